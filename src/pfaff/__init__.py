@@ -1,0 +1,8 @@
+"""pfaff: constrained multibody robot dynamics on the constraint manifold."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("pfaff")
+except PackageNotFoundError:  # running from a source tree without install
+    __version__ = "0.0.0+unknown"

@@ -1,0 +1,110 @@
+"""Linear algebra for constrained dynamics: projectors, pseudo-inverses, rank.
+
+Every rank decision uses an *absolute* singular-value threshold ``rank_tol``
+(in the units of the matrix), as Aghili (Sec. 2, eq. 4, 15 and Sec. 8, eq. 70)
+requires: a direction whose singular value is below the threshold counts as
+unconstrained, which is what lets a simulation pass through singular
+configurations and accept redundant constraint rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+DEFAULT_RANK_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class RowSpace:
+    """SVD split of a matrix ``A`` (m x n) with an absolute threshold.
+
+    Attributes
+    ----------
+    V1 : (n, r) orthonormal basis of the row space R(A^T) = N(A)^perp.
+    U1 : (m, r) orthonormal basis of the range R(A).
+    sigma : (r,) singular values kept (all >= rank_tol).
+    sigma_all : all singular values, descending.
+    rank : numerical rank r.
+    """
+
+    V1: np.ndarray
+    U1: np.ndarray
+    sigma: np.ndarray
+    sigma_all: np.ndarray
+    rank: int
+
+
+def row_space(A: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> RowSpace:
+    """Thin SVD of ``A`` keeping singular values ``>= rank_tol`` (absolute)."""
+    A = np.atleast_2d(np.asarray(A, dtype=float))
+    m, n = A.shape
+    if m == 0:
+        return RowSpace(np.zeros((n, 0)), np.zeros((0, 0)), np.zeros(0), np.zeros(0), 0)
+    U, s, Vt = np.linalg.svd(A, full_matrices=False)
+    r = int(np.count_nonzero(s >= rank_tol))
+    return RowSpace(Vt[:r].T, U[:, :r], s[:r], s, r)
+
+
+def numerical_rank(A: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> int:
+    """Number of singular values of ``A`` at or above the absolute ``rank_tol``."""
+    return row_space(A, rank_tol).rank
+
+
+def pinv(A: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> np.ndarray:
+    """Moore-Penrose pseudo-inverse with an absolute singular-value threshold."""
+    rs = row_space(A, rank_tol)
+    return (rs.V1 / rs.sigma) @ rs.U1.T
+
+
+def null_projector(A: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> np.ndarray:
+    """Orthogonal projector onto N(A): ``P = I - A^+ A = V2 V2^T`` (Aghili eq. 4, 15)."""
+    A = np.atleast_2d(np.asarray(A, dtype=float))
+    V1 = row_space(A, rank_tol).V1
+    return np.eye(A.shape[1]) - V1 @ V1.T
+
+
+def null_space(A: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> np.ndarray:
+    """Orthonormal basis (n, n - r) of N(A) (the columns V2 of Aghili eq. 4)."""
+    A = np.atleast_2d(np.asarray(A, dtype=float))
+    n = A.shape[1]
+    if A.shape[0] == 0:
+        return np.eye(n)
+    _, s, Vt = np.linalg.svd(A, full_matrices=True)
+    r = int(np.count_nonzero(s >= rank_tol))
+    return Vt[r:].T.copy()
+
+
+def weighted_pinv(A: np.ndarray, W: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> np.ndarray:
+    """W-weighted pseudo-inverse ``A^{+W} = W^-1 A^T (A W^-1 A^T)^+``.
+
+    For full-row-rank ``A`` it is the generalized inverse that gives the
+    solution of ``A x = b`` of least ``x^T W x`` (Aghili Sec. 2.1.1, eq. 8-10).
+    The rank decision is made on ``A`` itself (absolute ``rank_tol``): the
+    constraint is replaced by its well-conditioned row-space rows ``V1^T``, so
+    redundant or vanishing rows do not enter the inverse.
+    """
+    A = np.atleast_2d(np.asarray(A, dtype=float))
+    rs = row_space(A, rank_tol)
+    if rs.rank == 0:
+        return np.zeros((A.shape[1], A.shape[0]))
+    WinvV1 = np.linalg.solve(W, rs.V1)
+    G = rs.V1.T @ WinvV1
+    # A = U1 S V1^T, so A^{+W} = W^-1 V1 (V1^T W^-1 V1)^-1 S^-1 U1^T
+    return WinvV1 @ np.linalg.solve(G, (rs.U1 / rs.sigma).T)
+
+
+def metric_projection(
+    v: np.ndarray, A: np.ndarray, M: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL
+) -> np.ndarray:
+    """Project ``v`` onto N(A) in the metric of ``M``.
+
+    Returns ``v - M^-1 A^T (A M^-1 A^T)^+ A v``: the admissible velocity closest
+    to ``v`` in kinetic energy, i.e. the result of the impulse that removes the
+    violating component with the least change of kinetic energy.
+    """
+    A = np.atleast_2d(np.asarray(A, dtype=float))
+    if A.shape[0] == 0:
+        return np.array(v, dtype=float)
+    return v - weighted_pinv(A, M, rank_tol) @ (A @ v)
