@@ -42,6 +42,12 @@ def row_space(A: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> RowSpace:
     m, n = A.shape
     if m == 0:
         return RowSpace(np.zeros((n, 0)), np.zeros((0, 0)), np.zeros(0), np.zeros(0), 0)
+    if m == 1:  # one row: the SVD is its norm and direction
+        s = float(np.sqrt(A[0] @ A[0]))
+        sig = np.array([s])
+        if s >= rank_tol:
+            return RowSpace((A[0] / s)[:, None], np.ones((1, 1)), sig, sig, 1)
+        return RowSpace(np.zeros((n, 0)), np.zeros((1, 0)), np.zeros(0), sig, 0)
     U, s, Vt = np.linalg.svd(A, full_matrices=False)
     r = int(np.count_nonzero(s >= rank_tol))
     return RowSpace(Vt[:r].T, U[:, :r], s[:r], s, r)

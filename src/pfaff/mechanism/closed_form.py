@@ -15,6 +15,7 @@ is ``sum_k l_k u'(c_k . q) c_k^T`` and its drift ``-sum_k l_k u(c_k . q) (c_k . 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -23,47 +24,50 @@ import numpy as np
 from pfaff.mechanism.base import FrameState, Mechanism, ModelError, Snapshot
 
 
-def _rotz(a: float) -> np.ndarray:
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-
-
 def planar_point_state(
-    base: np.ndarray,
+    base: Sequence[float],
     lengths: Sequence[float],
-    coeffs: np.ndarray,
-    q: np.ndarray,
-    v: np.ndarray,
+    coeffs: Sequence[Sequence[float]],
+    q: Sequence[float],
+    v: Sequence[float],
 ) -> FrameState:
     """Frame state of the point ``base + sum_k l_k u(coeffs[k] . q)``.
 
     The frame's x axis points along the last segment; its angular velocity is
-    ``coeffs[-1] . v``.
+    ``coeffs[-1] . v``. Scalar arithmetic on lists: these models have a
+    handful of segments and coordinates, where NumPy's per-call cost dominates.
     """
-    coeffs = np.atleast_2d(coeffs)
-    nv = coeffs.shape[1]
-    phi = coeffs @ q
-    w = coeffs @ v
-    L = np.asarray(lengths, dtype=float)
-    c, s = np.cos(phi), np.sin(phi)
-    p = np.array([base[0] + L @ c, base[1] + L @ s, 0.0])
-    J = np.zeros((6, nv))
-    J[0] = -(L * s) @ coeffs
-    J[1] = (L * c) @ coeffs
-    J[5] = coeffs[-1]
-    drift = np.zeros(6)
-    drift[0] = -(L * c) @ (w * w)
-    drift[1] = -(L * s) @ (w * w)
-    return FrameState(p=p, R=_rotz(phi[-1]), J=J, drift=drift)
+    nv = len(coeffs[0])
+    px, py = float(base[0]), float(base[1])
+    J0, J1 = [0.0] * nv, [0.0] * nv
+    dx = dy = 0.0
+    for L, c in zip(lengths, coeffs):
+        phi = sum(ci * qi for ci, qi in zip(c, q))
+        w = sum(ci * vi for ci, vi in zip(c, v))
+        cs, sn = math.cos(phi), math.sin(phi)
+        px += L * cs
+        py += L * sn
+        for j in range(nv):
+            J0[j] -= L * sn * c[j]
+            J1[j] += L * cs * c[j]
+        dx -= L * cs * w * w
+        dy -= L * sn * w * w
+    zero = [0.0] * nv
+    return FrameState(
+        p=np.array([px, py, 0.0]),
+        R=np.array([[cs, -sn, 0.0], [sn, cs, 0.0], [0.0, 0.0, 1.0]]),
+        J=np.array([J0, J1, zero, zero, zero, list(coeffs[-1])]),
+        drift=np.array([dx, dy, 0.0, 0.0, 0.0, 0.0]),
+    )
 
 
 class _PlanarClosedForm(Mechanism):
     """Shared frame machinery of the closed-form planar models."""
 
     nq = nv = 2
-    # frame name -> (lengths, coefficient rows)
-    _points: dict[str, tuple[tuple[float, ...], np.ndarray]]
-    base = np.zeros(2)
+    # frame name -> (segment lengths, coefficient rows c_k)
+    _points: dict[str, tuple[tuple[float, ...], tuple[tuple[float, ...], ...]]]
+    base = (0.0, 0.0)
     polylines: list[list[str]]
 
     @property
@@ -76,7 +80,7 @@ class _PlanarClosedForm(Mechanism):
             if n not in self._points:
                 self.check_frames([n])
             L, C = self._points[n]
-            out[n] = planar_point_state(self.base, L, C, q, v)
+            out[n] = planar_point_state(self.base, L, C, q.tolist(), v.tolist())
         return out
 
 
@@ -99,11 +103,11 @@ class SliderCrankChain(_PlanarClosedForm):
         if not l > 0:
             raise ModelError(f"slider-crank: length must be > 0 m, got {l!r}")
         self.m, self.l, self.g = float(m), float(l), float(g)
-        e1, e12 = np.array([1.0, 0.0]), np.array([1.0, 1.0])
+        e1, e12 = (1.0, 0.0), (1.0, 1.0)
         self._points = {
-            "base": ((0.0,), e1[None]),
-            "crank_tip": ((l,), e1[None]),
-            "slider": ((l, l), np.stack([e1, e12])),
+            "base": ((0.0,), (e1,)),
+            "crank_tip": ((l,), (e1,)),
+            "slider": ((l, l), (e1, e12)),
         }
         self.polylines = [["base", "crank_tip", "slider"]]
 
@@ -112,16 +116,18 @@ class SliderCrankChain(_PlanarClosedForm):
         snap = Snapshot(q=q, v=v, frames=self._frames(q, v, frames))
         if dynamics:
             m, l, g = self.m, self.l, self.g
-            s1, c1 = np.sin(q[0]), np.cos(q[0])
-            s2, c2 = np.sin(q[1]), np.cos(q[1])
-            s12, c12 = np.sin(q[0] + q[1]), np.cos(q[0] + q[1])
-            ml2 = m * l * l
-            M = ml2 * np.array([[3 + 2 * c2, 1 + c2], [1 + c2, 1.0]])
-            grav = m * l * g * np.array([c12 + 2 * c1, c12])
-            cor = ml2 * s2 * np.array([-(v[1] ** 2 + 2 * v[0] * v[1]), v[0] ** 2])
-            snap.M, snap.g, snap.h = M, grav, cor + grav
-            snap.kinetic = 0.5 * float(v @ M @ v)
-            snap.potential = m * g * l * (2 * s1 + s12)
+            q1, q2 = float(q[0]), float(q[1])
+            v1, v2 = float(v[0]), float(v[1])
+            s1, c1, s2, c2 = math.sin(q1), math.cos(q1), math.sin(q2), math.cos(q2)
+            s12, c12 = math.sin(q1 + q2), math.cos(q1 + q2)
+            ml2, mlg = m * l * l, m * l * g
+            m11, m12, m22 = ml2 * (3 + 2 * c2), ml2 * (1 + c2), ml2
+            g1, g2 = mlg * (c12 + 2 * c1), mlg * c12
+            snap.M = np.array([[m11, m12], [m12, m22]])
+            snap.g = np.array([g1, g2])
+            snap.h = np.array([g1 - ml2 * s2 * (v2 * v2 + 2 * v1 * v2), g2 + ml2 * s2 * v1 * v1])
+            snap.kinetic = 0.5 * (m11 * v1 * v1 + 2 * m12 * v1 * v2 + m22 * v2 * v2)
+            snap.potential = mlg * (2 * s1 + s12)
         return snap
 
 
@@ -169,17 +175,17 @@ class YZArm(_PlanarClosedForm):
                 raise ModelError(f"YZ arm link {i}: mass must be > 0 kg, got {k.m!r}")
         L0, L1, L2, L3, L4 = links
         self.links = tuple(links)
-        self.base = np.asarray(base, dtype=float)
+        self.base = (float(base[0]), float(base[1]))
         self.A = L0.m * L0.lg**2 + L2.m * L2.lg**2 + L3.m * L0.l**2 + L4.m * L0.l**2
         self.B = L1.m * L1.lg**2 + L2.m * L1.l**2 + L3.m * L3.lg**2 + L4.m * L4.lg**2
         self.R = L2.m * L1.l * L2.lg + L3.m * L0.l * L3.lg - L4.m * L0.l * L4.lg
         self.M11 = self.A + L0.I + L2.I
         self.M22 = self.B + L1.I + L3.I + L4.I
-        e1, e2 = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+        e1, e2 = (1.0, 0.0), (0.0, 1.0)
         self._points = {
-            "base": ((0.0,), e1[None]),
-            "elbow": ((L0.l,), e1[None]),
-            "tip": ((L0.l, L4.l), np.stack([e1, e2])),
+            "base": ((0.0,), (e1,)),
+            "elbow": ((L0.l,), (e1,)),
+            "tip": ((L0.l, L4.l), (e1, e2)),
         }
         self.polylines = [["base", "elbow", "tip"]]
 
@@ -187,12 +193,12 @@ class YZArm(_PlanarClosedForm):
         v = np.zeros(2) if v is None else v
         snap = Snapshot(q=q, v=v, frames=self._frames(q, v, frames))
         if dynamics:
-            d = q[0] - q[1]
-            Rc, Rs = self.R * np.cos(d), self.R * np.sin(d)
-            M = np.array([[self.M11, -Rc], [-Rc, self.M22]])
-            snap.M = M
-            snap.h = np.array([-Rs * v[1] ** 2, Rs * v[0] ** 2])
+            d = float(q[0] - q[1])
+            v1, v2 = float(v[0]), float(v[1])
+            Rc, Rs = self.R * math.cos(d), self.R * math.sin(d)
+            snap.M = np.array([[self.M11, -Rc], [-Rc, self.M22]])
+            snap.h = np.array([-Rs * v2 * v2, Rs * v1 * v1])
             snap.g = np.zeros(2)
-            snap.kinetic = 0.5 * float(v @ M @ v)
+            snap.kinetic = 0.5 * (self.M11 * v1 * v1 - 2 * Rc * v1 * v2 + self.M22 * v2 * v2)
             snap.potential = 0.0
         return snap

@@ -1,0 +1,326 @@
+"""Concrete constraints: points on planes, surfaces and circles, loop closures,
+locked joints, and generic constraints from user functions.
+
+A "point" is fixed in a frame at a local ``offset`` (default: the frame
+origin); its world Jacobian and drift come from the frame's (see
+:class:`~pfaff.mechanism.FrameState`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from pfaff.constraints.base import Constraint
+from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
+
+
+def _vec(x, n: int, what: str) -> np.ndarray:
+    a = np.asarray(x, dtype=float).reshape(-1)
+    if a.shape != (n,) or not np.all(np.isfinite(a)):
+        raise ModelError(f"{what} must be {n} finite numbers, got {x!r}")
+    return a
+
+
+def _offset(point) -> np.ndarray | None:
+    return None if point is None else _vec(point, 3, "point offset")
+
+
+class PointOnPlane(Constraint):
+    """A frame's point stays on the plane ``n . p = d``: ``Phi = n . p - d``.
+
+    ``n`` is normalised, so ``Phi`` is the signed distance (m).
+    """
+
+    def __init__(self, frame: str, normal, offset: float = 0.0, point=None, name=None):
+        n = _vec(normal, 3, "plane normal")
+        if np.linalg.norm(n) == 0:
+            raise ModelError("plane normal must be non-zero")
+        self.n, self.d = n / np.linalg.norm(n), float(offset)
+        self.frame, self.point = frame, _offset(point)
+        self.frames = (frame,)
+        self.name = name or f"{frame} on plane"
+
+    def residual(self, snap: Snapshot) -> np.ndarray:
+        return np.array([self.n @ snap.frame(self.frame).point(self.point) - self.d])
+
+    def jacobian(self, snap: Snapshot) -> np.ndarray:
+        return (self.n @ snap.frame(self.frame).point_jacobian(self.point))[None]
+
+    def drift(self, snap: Snapshot) -> np.ndarray:
+        return np.array([self.n @ snap.frame(self.frame).point_drift(self.point, snap.v)])
+
+
+class PointOnSurface(Constraint):
+    """A frame's point stays on the surface ``f(p) = 0``: ``Phi = f(p)``.
+
+    Parameters
+    ----------
+    f : scalar function of the world point p (3,).
+    grad, hess : its gradient (3,) and Hessian (3, 3); central finite
+        differences (step ``fd_step``) when not given.
+    """
+
+    def __init__(
+        self,
+        frame: str,
+        f: Callable[[np.ndarray], float],
+        grad: Callable[[np.ndarray], np.ndarray] | None = None,
+        hess: Callable[[np.ndarray], np.ndarray] | None = None,
+        point=None,
+        fd_step: float = 1e-5,
+        name=None,
+    ):
+        self.f, self._grad, self._hess, self.h = f, grad, hess, fd_step
+        self.frame, self.point = frame, _offset(point)
+        self.frames = (frame,)
+        self.name = name or f"{frame} on surface"
+
+    def grad(self, p: np.ndarray) -> np.ndarray:
+        if self._grad is not None:
+            return np.asarray(self._grad(p), dtype=float)
+        E = np.eye(3) * self.h
+        return np.array([(self.f(p + e) - self.f(p - e)) / (2 * self.h) for e in E])
+
+    def hess(self, p: np.ndarray) -> np.ndarray:
+        if self._hess is not None:
+            return np.asarray(self._hess(p), dtype=float)
+        if self._grad is not None:
+            E = np.eye(3) * self.h
+            H = np.array([(self.grad(p + e) - self.grad(p - e)) / (2 * self.h) for e in E])
+            return 0.5 * (H + H.T)
+        h, f, E = self.h * 10, self.f, np.eye(3) * self.h * 10
+        H = np.empty((3, 3))
+        for i in range(3):
+            for j in range(3):
+                H[i, j] = (
+                    f(p + E[i] + E[j])
+                    - f(p + E[i] - E[j])
+                    - f(p - E[i] + E[j])
+                    + f(p - E[i] - E[j])
+                ) / (4 * h * h)
+        return H
+
+    def residual(self, snap: Snapshot) -> np.ndarray:
+        return np.array([float(self.f(snap.frame(self.frame).point(self.point)))])
+
+    def jacobian(self, snap: Snapshot) -> np.ndarray:
+        fs = snap.frame(self.frame)
+        return (self.grad(fs.point(self.point)) @ fs.point_jacobian(self.point))[None]
+
+    def drift(self, snap: Snapshot) -> np.ndarray:
+        fs = snap.frame(self.frame)
+        p = fs.point(self.point)
+        vp = fs.point_jacobian(self.point) @ snap.v
+        return np.array(
+            [self.grad(p) @ fs.point_drift(self.point, snap.v) + vp @ self.hess(p) @ vp]
+        )
+
+
+class PointsCoincide(Constraint):
+    """Two frames' points coincide along chosen world directions (loop closure).
+
+    ``Phi = D (p1 - p2)`` with the rows of ``D`` the directions (default: the
+    three world axes). With ``frame2=None`` the second point is the fixed
+    world point ``target``.
+    """
+
+    def __init__(
+        self,
+        frame1: str,
+        frame2: str | None = None,
+        point1=None,
+        point2=None,
+        target=(0.0, 0.0, 0.0),
+        directions: Sequence[Sequence[float]] | None = None,
+        name=None,
+    ):
+        D = np.eye(3) if directions is None else np.atleast_2d(np.asarray(directions, float))
+        if D.ndim != 2 or D.shape[1] != 3 or D.shape[0] == 0:
+            raise ModelError(f"directions must be k x 3 (k >= 1), got shape {D.shape}")
+        if np.any(np.linalg.norm(D, axis=1) == 0):
+            raise ModelError("directions must be non-zero vectors")
+        self.D = D / np.linalg.norm(D, axis=1, keepdims=True)
+        self.dim = self.D.shape[0]
+        self.frame1, self.frame2 = frame1, frame2
+        self.point1, self.point2 = _offset(point1), _offset(point2)
+        self.target = _vec(target, 3, "target")
+        self.frames = (frame1,) if frame2 is None else (frame1, frame2)
+        self.name = name or f"{frame1} = {frame2 or 'world point'}"
+
+    def residual(self, snap: Snapshot) -> np.ndarray:
+        p1 = snap.frame(self.frame1).point(self.point1)
+        p2 = self.target if self.frame2 is None else snap.frame(self.frame2).point(self.point2)
+        return self.D @ (p1 - p2)
+
+    def jacobian(self, snap: Snapshot) -> np.ndarray:
+        J = snap.frame(self.frame1).point_jacobian(self.point1)
+        if self.frame2 is not None:
+            J = J - snap.frame(self.frame2).point_jacobian(self.point2)
+        return self.D @ J
+
+    def drift(self, snap: Snapshot) -> np.ndarray:
+        d = snap.frame(self.frame1).point_drift(self.point1, snap.v)
+        if self.frame2 is not None:
+            d = d - snap.frame(self.frame2).point_drift(self.point2, snap.v)
+        return self.D @ d
+
+
+class PointOnCircle(Constraint):
+    """A frame's point stays on a circle in the x-y plane: ``Phi = |p - c| - rho``.
+
+    This is Aghili's particle on a circle (Sec. 5.4) when the frame is a
+    particle with coordinates (x, y).
+    """
+
+    def __init__(self, frame: str, center=(0.0, 0.0), radius: float = 1.0, point=None, name=None):
+        self.c = _vec(center, 2, "circle centre")
+        if not radius > 0:
+            raise ModelError(f"circle radius must be > 0, got {radius!r}")
+        self.rho = float(radius)
+        self.frame, self.point = frame, _offset(point)
+        self.frames = (frame,)
+        self.name = name or f"{frame} on circle"
+
+    def _d(self, snap):
+        fs = snap.frame(self.frame)
+        d = fs.point(self.point)[:2] - self.c
+        return fs, d, np.linalg.norm(d)
+
+    def residual(self, snap: Snapshot) -> np.ndarray:
+        return np.array([self._d(snap)[2] - self.rho])
+
+    def jacobian(self, snap: Snapshot) -> np.ndarray:
+        fs, d, r = self._d(snap)
+        return ((d / r) @ fs.point_jacobian(self.point)[:2])[None]
+
+    def drift(self, snap: Snapshot) -> np.ndarray:
+        fs, d, r = self._d(snap)
+        u = d / r
+        vp = fs.point_jacobian(self.point)[:2] @ snap.v
+        ap = fs.point_drift(self.point, snap.v)[:2]
+        return np.array([u @ ap + (vp @ vp - (u @ vp) ** 2) / r])
+
+
+class LockedJoint(Constraint):
+    """A one-dof joint held at ``value``: ``Phi = q_i - value``.
+
+    ``joint`` is a joint name (Pinocchio mechanisms) or a coordinate index
+    (mechanisms with ``nq == nv``).
+    """
+
+    def __init__(self, joint: str | int, value: float = 0.0, name=None):
+        self.joint, self.value = joint, float(value)
+        self.name = name or f"lock {joint}"
+        self.iq = self.iv = None
+
+    def bind(self, mechanism: Mechanism) -> None:
+        if isinstance(self.joint, str):
+            if not hasattr(mechanism, "joint_v_index"):
+                raise ModelError(f"{mechanism.name} has no joint names; give a coordinate index")
+            self.iv = mechanism.joint_v_index(self.joint)
+            self.iq = mechanism.model.joints[mechanism.model.getJointId(self.joint)].idx_q
+            if mechanism.model.joints[mechanism.model.getJointId(self.joint)].nv != 1:
+                raise ModelError(f"joint {self.joint!r} is not a one-dof joint")
+        else:
+            if mechanism.nq != mechanism.nv or not 0 <= int(self.joint) < mechanism.nv:
+                raise ModelError(
+                    f"coordinate index {self.joint!r} is invalid for {mechanism.name} "
+                    f"(valid: 0..{mechanism.nv - 1} when nq == nv)"
+                )
+            self.iq = self.iv = int(self.joint)
+        self._row = np.zeros((1, mechanism.nv))
+        self._row[0, self.iv] = 1.0
+
+    def residual(self, snap: Snapshot) -> np.ndarray:
+        return np.array([snap.q[self.iq] - self.value])
+
+    def jacobian(self, snap: Snapshot) -> np.ndarray:
+        return self._row
+
+    def drift(self, snap: Snapshot) -> np.ndarray:
+        return np.zeros(1)
+
+
+class FunctionConstraint(Constraint):
+    """A holonomic or Pfaffian constraint from user functions.
+
+    Parameters
+    ----------
+    dim : number of rows.
+    phi : ``q -> Phi(q)`` (holonomic; omit for a Pfaffian constraint).
+    jacobian : ``q -> A(q)`` (dim, nv); for a holonomic constraint, central
+        finite differences of ``phi`` along the mechanism's tangent
+        directions when not given. Required for a Pfaffian constraint.
+    drift : ``(q, v) -> A'(q, v) v``; central finite difference of
+        ``A(q(t)) v`` along ``v`` when not given.
+    fd_step : finite-difference step.
+
+    Use :func:`~pfaff.constraints.check_derivatives` to check a supplied
+    Jacobian against its residual.
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        phi: Callable[[np.ndarray], np.ndarray] | None = None,
+        jacobian: Callable[[np.ndarray], np.ndarray] | None = None,
+        drift: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+        fd_step: float = 1e-6,
+        name: str = "user constraint",
+    ):
+        if phi is None and jacobian is None:
+            raise ModelError("a user constraint needs phi (holonomic) or jacobian (Pfaffian)")
+        if int(dim) < 1:
+            raise ModelError(f"constraint dimension must be >= 1, got {dim!r}")
+        self.dim, self.holonomic = int(dim), phi is not None
+        self._phi, self._jac, self._drift, self.eps = phi, jacobian, drift, fd_step
+        self.name = name
+        self.mech: Mechanism | None = None
+
+    def bind(self, mechanism: Mechanism) -> None:
+        self.mech = mechanism
+
+    def _shape(self, x, shape, what):
+        a = np.asarray(x, dtype=float)
+        if a.shape != shape:
+            a = a.reshape(shape) if a.size == int(np.prod(shape)) else a
+        if a.shape != shape:
+            raise ModelError(f"{self.name}: {what} has shape {np.shape(x)}, expected {shape}")
+        return a
+
+    def residual(self, snap: Snapshot) -> np.ndarray:
+        if not self.holonomic:
+            return super().residual(snap)
+        return self._shape(self._phi(snap.q), (self.dim,), "phi(q)")
+
+    def _A(self, q: np.ndarray) -> np.ndarray:
+        nv = self.mech.nv
+        if self._jac is not None:
+            return self._shape(self._jac(q), (self.dim, nv), "jacobian(q)")
+        A = np.empty((self.dim, nv))
+        for i in range(nv):
+            e = np.zeros(nv)
+            e[i] = self.eps
+            A[:, i] = (
+                np.asarray(self._phi(self.mech.integrate(q, e)), float).reshape(-1)
+                - np.asarray(self._phi(self.mech.integrate(q, -e)), float).reshape(-1)
+            ) / (2 * self.eps)
+        return A
+
+    def jacobian(self, snap: Snapshot) -> np.ndarray:
+        return self._A(snap.q)
+
+    def drift(self, snap: Snapshot) -> np.ndarray:
+        q, v = snap.q, snap.v
+        if self._drift is not None:
+            return self._shape(self._drift(q, v), (self.dim,), "drift(q, v)")
+        s = float(np.linalg.norm(v))
+        if s == 0.0:
+            return np.zeros(self.dim)
+        h = self.eps / s
+        dA = (self._A(self.mech.integrate(q, h * v)) - self._A(self.mech.integrate(q, -h * v))) / (
+            2 * h
+        )
+        return dA @ v

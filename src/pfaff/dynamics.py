@@ -1,0 +1,210 @@
+"""Projection-operator dynamics of constrained multibody systems (Aghili).
+
+Plain functions of arrays. Notation (design.md Sec. 2)::
+
+    M a + h = tau - F,   F = A^T lambda,   A a = -drift,   drift = A' v
+    P = I - A^+ A                      projector onto N(A)       (eq. 4, 15)
+    C v = -A^+ drift                   normal acceleration       (eq. 13, 16)
+
+The SVD decides the rank with an absolute threshold ``rank_tol``, so
+redundant rows and singular configurations (A losing rank) need no special
+case: a direction whose singular value falls below the threshold is treated
+as unconstrained (Aghili Sec. 8, eq. 70).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pfaff.linalg import DEFAULT_RANK_TOL, row_space
+
+VARIANTS = ("Mc", "Mc1", "Mc2")
+
+
+@dataclass(frozen=True)
+class Projection:
+    """Projector terms of one state.
+
+    Attributes
+    ----------
+    P : (n, n) orthogonal projector onto N(A).
+    Cv : (n,) normal acceleration ``C v = -A^+ drift`` (Aghili eq. 16).
+    V1 : (n, r) orthonormal basis of N(A)^perp.
+    rank : numerical rank r of A.
+    sigma_min : smallest singular value of A (0 if A has no rows).
+    """
+
+    P: np.ndarray
+    Cv: np.ndarray
+    V1: np.ndarray
+    rank: int
+    sigma_min: float
+
+
+def projection(A: np.ndarray, drift: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> Projection:
+    """``P = I - A^+ A`` and ``C v = -A^+ A' v`` from one SVD (Aghili eq. 4, 15, 16)."""
+    n = A.shape[1]
+    if A.shape[0] == 0:
+        return Projection(np.eye(n), np.zeros(n), np.zeros((n, 0)), 0, 0.0)
+    rs = row_space(A, rank_tol)
+    V1 = rs.V1
+    P = np.eye(n) - V1 @ V1.T
+    Cv = -V1 @ ((rs.U1.T @ drift) / rs.sigma)
+    smin = float(rs.sigma_all[-1]) if A.shape[0] <= n else 0.0
+    return Projection(P, Cv, V1, rs.rank, smin)
+
+
+def constraint_inertia(
+    M: np.ndarray, P: np.ndarray, variant: str = "Mc", gamma: float | None = None
+) -> np.ndarray:
+    """A constraint inertia matrix (Aghili eq. 23-24, 28, 29).
+
+    - ``"Mc"``:  ``M_c = M + P M - (P M)^T``  (p.d., not symmetric; Theorem 2)
+    - ``"Mc1"``: ``M'_c = P M P + (I - P) M (I - P)``  (symmetric p.d.; Prop. 1)
+    - ``"Mc2"``: ``M''_c = P M + gamma (I - P)``  (invertible; Prop. 2), gamma
+      defaults to ``||M||_2`` as the paper suggests.
+    """
+    if variant == "Mc":
+        PM = P @ M
+        return M + PM - PM.T
+    Q = np.eye(M.shape[0]) - P
+    if variant == "Mc1":
+        return P @ M @ P + Q @ M @ Q
+    if variant == "Mc2":
+        g = np.linalg.norm(M, 2) if gamma is None else gamma
+        return P @ M + g * Q
+    raise ValueError(
+        f"unknown constraint inertia variant {variant!r}; valid: {', '.join(VARIANTS)}"
+    )
+
+
+def direct_dynamics(
+    M: np.ndarray,
+    h: np.ndarray,
+    tau: np.ndarray,
+    proj: Projection,
+    variant: str = "Mc",
+    gamma: float | None = None,
+) -> np.ndarray:
+    """Acceleration from ``M_c a = P (tau - h) + C_c v`` (Aghili eq. 22, 27, 29).
+
+    ``C_c v = M C v`` for ``M_c``, ``(I - 2P) M C v`` for ``M'_c`` and
+    ``gamma C v`` for ``M''_c``. All three give the same ``a``.
+    """
+    P, Cv = proj.P, proj.Cv
+    rhs = P @ (tau - h)
+    if variant == "Mc":
+        PM = P @ M
+        return np.linalg.solve(M + PM - PM.T, rhs + M @ Cv)
+    if variant == "Mc1":
+        MCv = M @ Cv
+        return np.linalg.solve(constraint_inertia(M, P, "Mc1"), rhs + MCv - 2 * P @ MCv)
+    if variant == "Mc2":
+        g = np.linalg.norm(M, 2) if gamma is None else gamma
+        return np.linalg.solve(constraint_inertia(M, P, "Mc2", g), rhs + g * Cv)
+    raise ValueError(
+        f"unknown constraint inertia variant {variant!r}; valid: {', '.join(VARIANTS)}"
+    )
+
+
+def constraint_force(
+    M: np.ndarray, h: np.ndarray, tau: np.ndarray, P: np.ndarray, a: np.ndarray
+) -> np.ndarray:
+    """Generalized constraint force ``F = (I - P)(tau - h) - (I - P) M a`` (Aghili eq. 32)."""
+    r = tau - h - M @ a
+    return r - P @ r
+
+
+def multipliers(
+    A: np.ndarray, F: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL
+) -> tuple[np.ndarray, int]:
+    """Least-norm Lagrange multipliers ``lambda = (A^+)^T F`` and the rank of A.
+
+    When A is rank deficient a component in N(A^T) is undetermined (Aghili
+    Remark 4); the minimum-norm one is returned.
+    """
+    if A.shape[0] == 0:
+        return np.zeros(0), 0
+    rs = row_space(A, rank_tol)
+    return rs.U1 @ ((rs.V1.T @ F) / rs.sigma), rs.rank
+
+
+def projected_inverse_dynamics(
+    M: np.ndarray, h: np.ndarray, P: np.ndarray, a: np.ndarray
+) -> np.ndarray:
+    """Potent torque that produces ``a``: ``f_par = P (M a + h)`` (Aghili eq. 21).
+
+    Any ``tau`` with ``P tau = f_par`` produces the admissible acceleration ``a``;
+    ``f_par`` itself is the one of least Euclidean norm.
+    """
+    return P @ (M @ a + h)
+
+
+def decoupling_residual(M: np.ndarray, P: np.ndarray) -> float:
+    """``||(I - P) M P||_2 / ||M||_2``: zero iff N(A) is invariant under M (Prop. 3).
+
+    For a symmetric positive-definite M, invariance under M is invariance
+    under M^-1; then the cross coupling ``mu`` of eq. (32) vanishes and the
+    constraint force depends on the impotent input ``f_perp`` only.
+    """
+    Q = np.eye(M.shape[0]) - P
+    return float(np.linalg.norm(Q @ M @ P, 2) / np.linalg.norm(M, 2))
+
+
+def is_decoupled(M: np.ndarray, P: np.ndarray, tol: float = 1e-9) -> bool:
+    """Proposition 3's test: is N(A) invariant under M (to ``tol`` relative)?"""
+    return decoupling_residual(M, P) <= tol
+
+
+def kkt_matrix(M: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """``[[M, A^T], [A, 0]]`` of the classical Lagrange-multiplier method."""
+    m = A.shape[0]
+    return np.block([[M, A.T], [A, np.zeros((m, m))]])
+
+
+def kkt_dynamics(
+    M: np.ndarray, h: np.ndarray, tau: np.ndarray, A: np.ndarray, drift: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """KKT baseline: solve ``[M A^T; A 0][a; lambda] = [tau - h; -drift]``.
+
+    Returns ``(a, lambda, cond)`` with the 2-norm condition number of the
+    KKT matrix. Raises ``numpy.linalg.LinAlgError`` when the matrix is
+    singular (redundant rows, singular configurations) -- the situation the
+    projection method is built for.
+    """
+    K = kkt_matrix(M, A)
+    n = M.shape[0]
+    sol = np.linalg.solve(K, np.concatenate([tau - h, -drift]))
+    return sol[:n], sol[n:], float(np.linalg.cond(K))
+
+
+@dataclass(frozen=True)
+class ConstrainedSolution:
+    """Acceleration and constraint force at one state (and the projector terms)."""
+
+    a: np.ndarray
+    F: np.ndarray
+    lam: np.ndarray
+    proj: Projection
+
+
+def solve(
+    M: np.ndarray,
+    h: np.ndarray,
+    tau: np.ndarray,
+    A: np.ndarray,
+    drift: np.ndarray,
+    rank_tol: float = DEFAULT_RANK_TOL,
+    variant: str = "Mc",
+    with_force: bool = True,
+) -> ConstrainedSolution:
+    """Direct dynamics, constraint force (eq. 32) and multipliers in one call."""
+    proj = projection(A, drift, rank_tol)
+    a = direct_dynamics(M, h, tau, proj, variant)
+    if not with_force:
+        return ConstrainedSolution(a, np.zeros(0), np.zeros(0), proj)
+    F = constraint_force(M, h, tau, proj.P, a)
+    lam, _ = multipliers(A, F, rank_tol)
+    return ConstrainedSolution(a, F, lam, proj)

@@ -1,0 +1,23 @@
+"""Time stepping, drift correction, sampled-data control, Trajectory."""
+
+from pfaff.simulate.correction import newton_project, project_velocity
+from pfaff.simulate.integrator import INTEGRATORS, SimOptions, project_state, simulate
+from pfaff.simulate.trajectory import (
+    SERIES_DOC,
+    InitialStateError,
+    SimulationError,
+    Trajectory,
+)
+
+__all__ = [
+    "INTEGRATORS",
+    "SERIES_DOC",
+    "InitialStateError",
+    "SimOptions",
+    "SimulationError",
+    "Trajectory",
+    "newton_project",
+    "project_state",
+    "project_velocity",
+    "simulate",
+]

@@ -1,0 +1,53 @@
+"""Drift correction (design.md Sec. 3; Aghili Sec. 6, eq. 39).
+
+After each step: Newton-Raphson ``q <- integrate(q, -A^+ Phi(q))`` on the
+holonomic rows until ``max |Phi| < position_tol``, then the velocity is
+projected onto N(A) in the metric of M (the impulse that removes the
+violating component with the least change of kinetic energy). Pfaffian rows
+take part only in the velocity projection.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pfaff.constraints.base import ConstraintSet
+from pfaff.linalg import metric_projection, pinv
+
+
+def newton_project(
+    cset: ConstraintSet,
+    q: np.ndarray,
+    position_tol: float = 1e-12,
+    max_iter: int = 20,
+    rank_tol: float = 1e-9,
+) -> tuple[np.ndarray, float, int]:
+    """Bring ``q`` onto ``Phi(q) = 0`` by Newton-Raphson with the pseudo-inverse.
+
+    Returns ``(q, max |Phi|, iterations)``; the caller decides whether the
+    final residual is acceptable.
+    """
+    mech = cset.mechanism
+    phi, A = cset.residual(q)
+    err = float(np.abs(phi).max()) if phi.size else 0.0
+    it = 0
+    while err > position_tol and it < max_iter:
+        dq = pinv(A, rank_tol) @ phi
+        if not np.all(np.isfinite(dq)):
+            break
+        q = mech.integrate(q, -dq)
+        phi, A = cset.residual(q)
+        new = float(np.abs(phi).max())
+        it += 1
+        if not new < err and new > position_tol:
+            err = new
+            break  # no progress: stop rather than wander
+        err = new
+    return q, err, it
+
+
+def project_velocity(
+    v: np.ndarray, A: np.ndarray, M: np.ndarray, rank_tol: float = 1e-9
+) -> np.ndarray:
+    """Velocity projected onto N(A) in the metric of M (least kinetic-energy change)."""
+    return metric_projection(v, A, M, rank_tol)

@@ -1,0 +1,320 @@
+"""Time stepping on the constraint manifold.
+
+One step: fixed-step RK4 (default) or an adaptive SciPy integrator over
+``[t, t + dt]`` on the projection direct dynamics (Aghili eq. 22/25), then
+the drift correction of design.md Sec. 3 (Newton-Raphson on the positions,
+M-metric projection of the velocity). A sampled-data controller is called at
+its own period ``control_dt`` and its torque is held in between (zero-order
+hold).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from pfaff import dynamics as dyn
+from pfaff.constraints.base import ConstraintEval, ConstraintSet
+from pfaff.mechanism.base import Snapshot
+from pfaff.simulate.correction import newton_project, project_velocity
+from pfaff.simulate.trajectory import InitialStateError, SimulationError, Trajectory
+
+Controller = Callable[[float, Snapshot], np.ndarray]
+ADAPTIVE = ("RK45", "DOP853", "Radau")
+INTEGRATORS = ("rk4", *ADAPTIVE)
+
+
+@dataclass
+class SimOptions:
+    """Options of :func:`simulate`.
+
+    Attributes
+    ----------
+    dt : integrator step [s] (> 0).
+    integrator : ``"rk4"`` (fixed step) or a SciPy ``solve_ivp`` method
+        (``"RK45"``, ``"DOP853"``, ``"Radau"``) run over each step interval.
+    rtol, atol : tolerances of the adaptive integrator.
+    control_dt : controller period [s]; default ``dt``.
+    position_tol : Newton-Raphson tolerance on ``max |Phi|`` (units of Phi).
+    max_newton : iteration bound of the position correction.
+    rank_tol : absolute singular-value threshold of the SVD (units of A).
+    variant : constraint inertia matrix ``"Mc"``, ``"Mc1"`` or ``"Mc2"``.
+    method : ``"projection"`` (Aghili) or ``"kkt"`` (baseline for comparison).
+    record_every : record one sample every this many steps.
+    potential_offset : subtracted from the mechanism's potential energy
+        (choose the zero of the potential).
+    progress : show a progress bar (default: when stderr is a terminal).
+    """
+
+    dt: float = 1e-3
+    integrator: str = "rk4"
+    rtol: float = 1e-10
+    atol: float = 1e-12
+    control_dt: float | None = None
+    position_tol: float = 1e-12
+    max_newton: int = 20
+    rank_tol: float = 1e-9
+    variant: str = "Mc"
+    method: str = "projection"
+    record_every: int = 1
+    potential_offset: float = 0.0
+    progress: bool | None = None
+
+    def validate(self) -> None:
+        if not (np.isfinite(self.dt) and self.dt > 0):
+            raise ValueError(f"dt must be > 0 s, got {self.dt!r}")
+        if self.control_dt is not None and not self.control_dt >= self.dt:
+            raise ValueError(f"control_dt must be >= dt = {self.dt} s, got {self.control_dt!r}")
+        if self.integrator not in INTEGRATORS:
+            raise ValueError(
+                f"unknown integrator {self.integrator!r}; valid: {', '.join(INTEGRATORS)}"
+            )
+        if self.variant not in dyn.VARIANTS:
+            raise ValueError(f"unknown variant {self.variant!r}; valid: {', '.join(dyn.VARIANTS)}")
+        if self.method not in ("projection", "kkt"):
+            raise ValueError(f"unknown method {self.method!r}; valid: projection, kkt")
+        if not self.position_tol > 0 or not self.rank_tol > 0:
+            raise ValueError("position_tol and rank_tol must be > 0")
+        if int(self.record_every) < 1:
+            raise ValueError(f"record_every must be >= 1, got {self.record_every!r}")
+
+
+class _Evaluator:
+    """Per-state evaluation: snapshot -> constraints -> acceleration."""
+
+    def __init__(self, cset: ConstraintSet, opt: SimOptions) -> None:
+        self.cset, self.opt = cset, opt
+        self.mech = cset.mechanism
+        self.frames = cset.frames
+        self.kkt_cond_max = 0.0
+
+    def terms(self, q: np.ndarray, v: np.ndarray) -> tuple[Snapshot, ConstraintEval]:
+        snap = self.mech.compute(q, v, self.frames)
+        return snap, self.cset.evaluate(snap)
+
+    def accel(self, snap: Snapshot, ev: ConstraintEval, tau: np.ndarray) -> np.ndarray:
+        if self.opt.method == "kkt":
+            a, _, cond = dyn.kkt_dynamics(snap.M, snap.h, tau, ev.A, ev.drift)
+            self.kkt_cond_max = max(self.kkt_cond_max, cond)
+            return a
+        proj = dyn.projection(ev.A, ev.drift, self.opt.rank_tol)
+        return dyn.direct_dynamics(snap.M, snap.h, tau, proj, self.opt.variant)
+
+    def __call__(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        snap, ev = self.terms(q, v)
+        return self.accel(snap, ev, tau)
+
+
+def _check_finite(name: str, x: np.ndarray, t: float, step: int, traj: Trajectory) -> None:
+    if not np.all(np.isfinite(x)):
+        bad = int(np.flatnonzero(~np.isfinite(x))[0])
+        raise SimulationError(
+            f"non-finite {name}[{bad}] = {x[bad]} at t = {t:.6g} s (step {step})", traj
+        )
+
+
+def _rk4(ev: _Evaluator, q, v, a1, tau, dt):
+    mech = ev.mech
+    h2 = 0.5 * dt
+    v2 = v + h2 * a1
+    a2 = ev(mech.integrate(q, h2 * v), v2, tau)
+    v3 = v + h2 * a2
+    a3 = ev(mech.integrate(q, h2 * v2), v3, tau)
+    v4 = v + dt * a3
+    a4 = ev(mech.integrate(q, dt * v3), v4, tau)
+    vbar = (v + 2 * v2 + 2 * v3 + v4) / 6.0
+    return mech.integrate(q, dt * vbar), v + dt * (a1 + 2 * a2 + 2 * a3 + a4) / 6.0, vbar
+
+
+def _adaptive(ev: _Evaluator, q, v, tau, dt, opt: SimOptions):
+    from scipy.integrate import solve_ivp
+
+    n = q.size
+
+    def f(_t, y):
+        return np.concatenate([y[n:], ev(y[:n], y[n:], tau)])
+
+    sol = solve_ivp(
+        f, (0.0, dt), np.concatenate([q, v]), method=opt.integrator, rtol=opt.rtol, atol=opt.atol
+    )
+    if not sol.success:
+        raise RuntimeError(sol.message)
+    y = sol.y[:, -1]
+    return y[:n], y[n:], 0.5 * (v + y[n:])
+
+
+def project_state(
+    cset: ConstraintSet, q: np.ndarray, v: np.ndarray, opt: SimOptions | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bring an initial state onto the constraint manifold (positions, then velocity).
+
+    Raises :class:`InitialStateError` when Newton-Raphson cannot reach
+    ``max(1e3 position_tol, 1e-9)``.
+    """
+    opt = opt or SimOptions()
+    mech = cset.mechanism
+    mech.check_state(q, v)
+    q1, err, it = newton_project(cset, q, opt.position_tol, 50, opt.rank_tol)
+    if not err <= max(1e3 * opt.position_tol, 1e-9):
+        raise InitialStateError(
+            f"the initial state cannot be brought onto the constraint manifold: "
+            f"max |Phi| = {err:.3g} after {it} Newton-Raphson iterations"
+        )
+    snap = mech.compute(q1, v, cset.frames)
+    ev = cset.evaluate(snap)
+    return q1, project_velocity(v, ev.A, snap.M, opt.rank_tol)
+
+
+def simulate(
+    cset: ConstraintSet,
+    q0: np.ndarray,
+    v0: np.ndarray,
+    t_end: float,
+    options: SimOptions | None = None,
+    controller: Controller | None = None,
+    tau: np.ndarray | None = None,
+) -> Trajectory:
+    """Simulate a constrained mechanism from ``(q0, v0)`` to ``t_end``.
+
+    Parameters
+    ----------
+    cset : the constraints (and, through them, the mechanism).
+    q0, v0 : initial state; projected onto the constraint manifold first.
+    t_end : final time [s].
+    options : integrator, tolerances, controller period (see :class:`SimOptions`).
+    controller : ``tau = controller(t, snapshot)``, called every ``control_dt``
+        and held in between; if it has a ``signals`` dict, it is recorded.
+    tau : constant torque when there is no controller (default zero).
+
+    Returns
+    -------
+    Trajectory. On failure a :class:`SimulationError` carries the partial one.
+    """
+    opt = options or SimOptions()
+    opt.validate()
+    if not (np.isfinite(t_end) and t_end > 0):
+        raise ValueError(f"t_end must be > 0 s, got {t_end!r}")
+    mech = cset.mechanism
+    q0 = np.asarray(q0, dtype=float)
+    v0 = np.asarray(v0, dtype=float)
+    mech.check_state(q0, v0)
+    if opt.integrator in ADAPTIVE and mech.nq != mech.nv:
+        raise ValueError(f"adaptive integrators need nq == nv; {mech.name} has a Lie-group q")
+    q, v = project_state(cset, q0, v0, opt)
+    ev = _Evaluator(cset, opt)
+    m, m_h = cset.dim, len(cset.holonomic_rows)
+    traj = Trajectory(mech.nq, mech.nv, m, m_h)
+    tau_held = np.zeros(mech.nv) if tau is None else np.asarray(tau, dtype=float).copy()
+    control_dt = opt.control_dt or opt.dt
+    n_steps = int(round(t_end / opt.dt))
+    work = corr = 0.0
+    next_ctrl = 0.0
+    newton_it = 0
+    show = sys.stderr.isatty() if opt.progress is None else opt.progress
+    bar = None
+    if show and n_steps >= 2000:
+        from tqdm import tqdm
+
+        bar = tqdm(total=n_steps, desc=mech.name, unit="step", mininterval=0.5, leave=False)
+    try:
+        for k in range(n_steps + 1):
+            t = k * opt.dt
+            snap, cev = ev.terms(q, v)
+            if controller is not None and t >= next_ctrl - 1e-9 * opt.dt:
+                tau_held = np.asarray(controller(t, snap), dtype=float)
+                _check_finite("controller torque", tau_held, t, k, traj)
+                next_ctrl += control_dt
+            try:
+                a = ev.accel(snap, cev, tau_held)
+            except np.linalg.LinAlgError as exc:
+                raise SimulationError(
+                    f"{opt.method} dynamics failed at t = {t:.6g} s (step {k}): {exc}", traj
+                ) from None
+            _check_finite("acceleration", a, t, k, traj)
+            if k % opt.record_every == 0 or k == n_steps:
+                _record(traj, t, snap, cev, a, tau_held, opt, work, corr, newton_it)
+                if controller is not None and hasattr(controller, "signals"):
+                    traj.append_signals(controller.signals)
+            if k == n_steps:
+                break
+            try:
+                if opt.integrator == "rk4":
+                    q1, v1, vbar = _rk4(ev, q, v, a, tau_held, opt.dt)
+                else:
+                    q1, v1, vbar = _adaptive(ev, q, v, tau_held, opt.dt, opt)
+            except (np.linalg.LinAlgError, RuntimeError) as exc:
+                raise SimulationError(
+                    f"{opt.method} dynamics failed in the step from t = {t:.6g} s "
+                    f"(step {k}): {exc}",
+                    traj,
+                ) from None
+            _check_finite("q", q1, t + opt.dt, k + 1, traj)
+            _check_finite("v", v1, t + opt.dt, k + 1, traj)
+            work += opt.dt * float(tau_held @ vbar)
+            # drift correction (design.md Sec. 3): positions by Newton-Raphson only
+            # when the step left them off the manifold, then the velocity in M
+            s1 = mech.compute(q1, v1, cset.frames)
+            ev1 = cset.evaluate(s1)
+            err = float(np.abs(ev1.phi).max()) if ev1.phi.size else 0.0
+            newton_it = 0
+            if err > opt.position_tol:
+                q1, err, newton_it = newton_project(
+                    cset, q1, opt.position_tol, opt.max_newton, opt.rank_tol
+                )
+                s1 = mech.compute(q1, v1, cset.frames)
+                ev1 = cset.evaluate(s1)
+            if err > opt.position_tol:
+                traj.newton_failures += 1
+                if not err <= 1e-6:
+                    raise SimulationError(
+                        f"position correction failed at t = {t + opt.dt:.6g} s (step {k + 1}): "
+                        f"max |Phi| = {err:.3g} after {newton_it} iterations",
+                        traj,
+                    )
+            v2 = project_velocity(v1, ev1.A, s1.M, opt.rank_tol)
+            corr += 0.5 * float(v2 @ s1.M @ v2 - v1 @ s1.M @ v1)
+            q, v = q1, v2
+            traj.steps = k + 1
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    traj.kkt_cond_max = ev.kkt_cond_max
+    return traj
+
+
+def _record(traj, t, snap, cev, a, tau, opt, work, corr, newton_it):
+    if opt.method == "kkt" and cev.A.shape[0]:
+        K = dyn.kkt_matrix(snap.M, cev.A)
+        sol = np.linalg.lstsq(K, np.concatenate([tau - snap.h, -cev.drift]), rcond=None)[0]
+        lam = sol[snap.M.shape[0] :]
+        F = cev.A.T @ lam
+        proj = dyn.projection(cev.A, cev.drift, opt.rank_tol)
+    else:
+        proj = dyn.projection(cev.A, cev.drift, opt.rank_tol)
+        F = dyn.constraint_force(snap.M, snap.h, tau, proj.P, a)
+        lam, _ = dyn.multipliers(cev.A, F, opt.rank_tol)
+    potential = snap.potential - opt.potential_offset
+    traj.append(
+        t=t,
+        q=snap.q,
+        v=snap.v,
+        a=a,
+        tau=tau,
+        F=F,
+        phi=cev.phi,
+        av=cev.A @ snap.v,
+        rank=proj.rank,
+        sigma_min=proj.sigma_min,
+        kinetic=snap.kinetic,
+        potential=potential,
+        energy=snap.kinetic + potential,
+        work=work,
+        correction_energy=corr,
+        newton_iterations=newton_it,
+    )
+    traj.rows["lambda"].append(lam)

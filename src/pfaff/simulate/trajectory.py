@@ -1,0 +1,118 @@
+"""Trajectory: the sampled record of a simulation, with energy bookkeeping."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: array name -> description (written to trajectory.npz and documented in the report)
+SERIES_DOC = {
+    "t": "time of each sample [s]",
+    "q": "configuration q (T, nq)",
+    "v": "generalized velocity v (T, nv)",
+    "a": "generalized acceleration a (T, nv)",
+    "tau": "applied joint torque tau, held by the controller (T, nv)",
+    "lambda": "least-norm Lagrange multipliers (T, m)",
+    "F": "generalized constraint force F = A^T lambda, Aghili eq. 32 (T, nv)",
+    "phi": "holonomic residuals Phi(q) after correction (T, m_holonomic)",
+    "av": "velocity constraint residuals A v (T, m)",
+    "rank": "numerical rank of A (T,)",
+    "sigma_min": "smallest singular value of A (T,)",
+    "kinetic": "kinetic energy [J] (T,)",
+    "potential": "potential energy [J], the scenario's zero (T,)",
+    "energy": "total energy kinetic + potential [J] (T,)",
+    "work": "work done by tau since t = 0 [J] (T,)",
+    "correction_energy": "energy changed by the drift corrections since t = 0 [J] (T,)",
+    "newton_iterations": "Newton-Raphson iterations of the position correction after each step (T,)",
+}
+
+
+class SimulationError(RuntimeError):
+    """A simulation failed; ``trajectory`` holds what was computed before."""
+
+    def __init__(self, message: str, trajectory: Trajectory | None = None) -> None:
+        super().__init__(message)
+        self.trajectory = trajectory
+
+
+class InitialStateError(ValueError):
+    """The initial state cannot be brought onto the constraint manifold."""
+
+
+@dataclass
+class Trajectory:
+    """Samples of a run (one per recorded step).
+
+    ``arrays()`` returns the ``trajectory.npz`` contract: ``t, q, v, tau,
+    lambda, F, phi`` plus ``a, av, rank, sigma_min`` and the energy series,
+    plus any ``signals`` that a controller or scenario recorded.
+    """
+
+    nq: int
+    nv: int
+    m: int
+    m_h: int
+    rows: dict[str, list] = field(default_factory=dict)
+    signals: dict[str, list] = field(default_factory=dict)
+    steps: int = 0
+    newton_failures: int = 0
+
+    def __post_init__(self) -> None:
+        for k in SERIES_DOC:
+            self.rows.setdefault(k, [])
+
+    def append(self, **values) -> None:
+        for k, val in values.items():
+            self.rows[k].append(val)
+
+    def append_signals(self, signals: dict[str, float | np.ndarray]) -> None:
+        n = len(self.rows["t"]) - 1
+        for k, val in signals.items():
+            col = self.signals.setdefault(k, [np.nan] * n)
+            col.extend([np.nan] * (n - len(col)))
+            col.append(val)
+
+    def __len__(self) -> int:
+        return len(self.rows["t"])
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        shapes = {
+            "q": (self.nq,),
+            "v": (self.nv,),
+            "a": (self.nv,),
+            "tau": (self.nv,),
+            "F": (self.nv,),
+            "lambda": (self.m,),
+            "av": (self.m,),
+            "phi": (self.m_h,),
+        }
+        out = {}
+        for k, col in self.rows.items():
+            shape = shapes.get(k, ())
+            out[k] = np.array(col, dtype=float).reshape((len(col), *shape))
+        n = len(self)
+        for k, col in self.signals.items():
+            col = list(col) + [np.nan] * (n - len(col))
+            out[k] = np.asarray(col, dtype=float)
+        return out
+
+    @property
+    def t(self) -> np.ndarray:
+        return np.asarray(self.rows["t"])
+
+    def max_constraint_violation(self) -> float:
+        phi = self.arrays()["phi"]
+        return float(np.abs(phi).max()) if phi.size else 0.0
+
+    def max_velocity_constraint_violation(self) -> float:
+        av = self.arrays()["av"]
+        return float(np.abs(av).max()) if av.size else 0.0
+
+    def energy_drift_rel(self, reference: float | None = None) -> float:
+        """``max |E(t) - E(0)| / |E(0)|`` (or over ``reference`` if given)."""
+        E = np.asarray(self.rows["energy"])
+        if E.size == 0:
+            return float("nan")
+        ref = abs(E[0]) if reference is None else abs(reference)
+        return float(np.abs(E - E[0]).max() / ref) if ref > 0 else float("inf")
