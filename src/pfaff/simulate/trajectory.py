@@ -24,7 +24,7 @@ SERIES_DOC = {
     "energy": "total energy kinetic + potential [J] (T,)",
     "work": "work done by tau since t = 0 [J] (T,)",
     "correction_energy": "energy changed by the drift corrections since t = 0 [J] (T,)",
-    "newton_iterations": "Newton-Raphson iterations of the position correction after each step (T,)",
+    "newton_iterations": "Newton-Raphson iterations of the last position correction (T,)",
 }
 
 
