@@ -77,6 +77,7 @@ def write_report(
     series_doc: Mapping[str, str],
     description: str = "",
     polylines_xy: Sequence[np.ndarray] | None = None,
+    animation_t: np.ndarray | None = None,
     static_lines: Sequence[tuple[np.ndarray, np.ndarray]] | None = None,
     extra_plots: Mapping[str, bytes | Callable[[], bytes]] | None = None,
     coordinate_names: Sequence[str] | None = None,
@@ -103,6 +104,8 @@ def write_report(
         Array name in ``trajectory.npz`` -> description, tabulated in the report.
     description : str
         Scenario description (docstring), shown escaped.
+    animation_t : (T',) sample times of ``polylines_xy`` when they are a
+        subsample of the run (default: ``arrays["t"]``).
     polylines_xy : sequence of (T, npts, 2) arrays, optional
         Planar polylines sampled at ``arrays["t"]``; if given, ``animation.gif``
         is written (see :func:`pfaff.report.animation.animate_planar`).
@@ -141,7 +144,7 @@ def write_report(
     gif = None
     if polylines_xy is not None:
         try:
-            t = _get(arrays, "t")
+            t = _get(arrays, "t") if animation_t is None else np.asarray(animation_t)
             if t is None:
                 raise ValueError("arrays['t'] is missing or empty")
             title = str(summary.get("scenario", ""))

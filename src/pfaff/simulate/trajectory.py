@@ -57,6 +57,7 @@ class Trajectory:
     signals: dict[str, list] = field(default_factory=dict)
     steps: int = 0
     newton_failures: int = 0
+    kkt_cond_max: float = 0.0
 
     def __post_init__(self) -> None:
         for k in SERIES_DOC:

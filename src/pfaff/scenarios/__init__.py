@@ -1,0 +1,27 @@
+"""Named, parametrised case studies (design.md Sec. 5)."""
+
+from pfaff.scenarios import four_bar, particle_circle, slider_crank  # noqa: F401  (registration)
+from pfaff.scenarios.registry import (
+    SCENARIOS,
+    Param,
+    ParameterError,
+    Scenario,
+    ScenarioResult,
+    get_scenario,
+    parse_sets,
+    scenario,
+)
+from pfaff.scenarios.runner import OutputExistsError, run_scenario
+
+__all__ = [
+    "SCENARIOS",
+    "OutputExistsError",
+    "Param",
+    "ParameterError",
+    "Scenario",
+    "ScenarioResult",
+    "get_scenario",
+    "parse_sets",
+    "run_scenario",
+    "scenario",
+]

@@ -1,0 +1,70 @@
+"""Helpers shared by scenarios: timed simulation, planar drawings, crossings."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from pfaff.constraints.base import ConstraintSet
+from pfaff.mechanism.base import Mechanism
+from pfaff.simulate import SimOptions, Trajectory, simulate
+
+
+def timed_simulate(
+    cset: ConstraintSet, q0, v0, t_end: float, options: SimOptions, **kw
+) -> tuple[Trajectory, float]:
+    """Run :func:`~pfaff.simulate.simulate` and return ``(trajectory, wall seconds)``."""
+    t0 = time.perf_counter()
+    traj = simulate(cset, q0, v0, t_end, options, **kw)
+    return traj, time.perf_counter() - t0
+
+
+def planar_polylines(
+    mech: Mechanism, q: np.ndarray, polylines: Sequence[Sequence[str]], max_frames: int = 200
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """Positions (T', npts, 2) of each polyline's frames at evenly spaced samples.
+
+    Returns the polylines and the sample indices used (at most ``max_frames``).
+    """
+    idx = np.unique(np.linspace(0, len(q) - 1, min(len(q), max_frames)).astype(int))
+    names = sorted({n for line in polylines for n in line})
+    out = [np.zeros((len(idx), len(line), 2)) for line in polylines]
+    for k, i in enumerate(idx):
+        snap = mech.compute(q[i], None, names, dynamics=False)
+        for line, arr in zip(polylines, out):
+            for j, n in enumerate(line):
+                arr[k, j] = snap.frames[n].p[:2]
+    return out, idx
+
+
+def sign_changes(x: np.ndarray) -> int:
+    """Number of sign changes of a sampled continuous function (zeros skipped)."""
+    s = np.sign(x)
+    s = s[s != 0]
+    return int(np.count_nonzero(s[1:] != s[:-1]))
+
+
+def hermite_crossings(t: np.ndarray, x: np.ndarray, xdot: np.ndarray) -> np.ndarray:
+    """Times where ``x`` crosses zero upwards, by cubic Hermite interpolation.
+
+    The cubic through ``(x, x')`` at both ends of a sample interval is solved
+    by Newton's method from the linear estimate: error O(dt^4).
+    """
+    out = []
+    for k in np.flatnonzero((x[:-1] < 0) & (x[1:] >= 0)):
+        h = t[k + 1] - t[k]
+        x0, x1, d0, d1 = x[k], x[k + 1], xdot[k] * h, xdot[k + 1] * h
+        s = -x0 / (x1 - x0)
+        for _ in range(20):
+            h00, h10 = 2 * s**3 - 3 * s**2 + 1, s**3 - 2 * s**2 + s
+            h01, h11 = -2 * s**3 + 3 * s**2, s**3 - s**2
+            f = h00 * x0 + h10 * d0 + h01 * x1 + h11 * d1
+            df = (6 * s**2 - 6 * s) * (x0 - x1) + (3 * s**2 - 4 * s + 1) * d0 + (3 * s**2 - 2 * s) * d1
+            step = f / df
+            s -= step
+            if abs(step) < 1e-15:
+                break
+        out.append(t[k] + s * h)
+    return np.array(out)

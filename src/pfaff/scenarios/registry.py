@@ -1,0 +1,182 @@
+"""Scenario registry and parameter validation (design.md Sec. 5).
+
+A scenario is a function of a validated parameter set that builds a system,
+runs it and computes its metrics. Parameters are declared with a default, a
+type, an optional range and a description; ``--set KEY=VALUE`` overrides are
+parsed with the declared type (never ``eval``), and unknown keys or
+out-of-range values are refused with a message that names the valid ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+class ParameterError(ValueError):
+    """A bad scenario name, parameter key or value (exit status 2)."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """A scenario parameter.
+
+    Attributes
+    ----------
+    default : default value; its type (bool, int, float, str) is the parameter's.
+    doc : one-line description with units and source (paper table / equation).
+    low, high : inclusive bounds for numbers (None: unbounded).
+    positive : the value must be > 0.
+    choices : allowed values for strings.
+    """
+
+    default: Any
+    doc: str
+    low: float | None = None
+    high: float | None = None
+    positive: bool = False
+    choices: tuple[str, ...] | None = None
+
+    @property
+    def type(self) -> type:
+        return type(self.default)
+
+    def parse(self, key: str, raw: Any) -> Any:
+        typ = self.type
+        if isinstance(raw, str):
+            text = raw.strip()
+            try:
+                if typ is bool:
+                    low = text.lower()
+                    if low not in ("true", "false", "1", "0", "yes", "no"):
+                        raise ValueError
+                    value = low in ("true", "1", "yes")
+                elif typ is int:
+                    value = int(text)
+                elif typ is float:
+                    value = float(text)
+                else:
+                    value = text
+            except ValueError:
+                raise ParameterError(
+                    f"parameter {key!r} expects a {typ.__name__}, got {raw!r}"
+                ) from None
+        else:
+            value = raw
+            if typ is float and isinstance(raw, int) and not isinstance(raw, bool):
+                value = float(raw)
+            if not isinstance(value, typ) or (typ is not bool and isinstance(value, bool)):
+                raise ParameterError(
+                    f"parameter {key!r} expects a {typ.__name__}, got {raw!r}"
+                )
+        return self.check(key, value)
+
+    def check(self, key: str, value: Any) -> Any:
+        if isinstance(value, float) and not np.isfinite(value):
+            raise ParameterError(f"parameter {key!r} must be finite, got {value!r}")
+        if self.positive and not value > 0:
+            raise ParameterError(f"parameter {key!r} must be > 0, got {value!r}")
+        if self.low is not None and value < self.low:
+            raise ParameterError(f"parameter {key!r} must be >= {self.low}, got {value!r}")
+        if self.high is not None and value > self.high:
+            raise ParameterError(f"parameter {key!r} must be <= {self.high}, got {value!r}")
+        if self.choices is not None and value not in self.choices:
+            raise ParameterError(
+                f"parameter {key!r} must be one of {', '.join(self.choices)}; got {value!r}"
+            )
+        return value
+
+
+@dataclass
+class ScenarioResult:
+    """What a scenario function returns to the runner.
+
+    Attributes
+    ----------
+    trajectory : the main simulation's Trajectory (possibly partial).
+    metrics : scenario-specific numbers (names are contracts).
+    wall_time_s : wall time of the main simulation only.
+    status, message : "ok" or "failed" and why.
+    polylines_xy : for planar animations, one (T', npts, 2) array per polyline.
+    animation_t : (T',) times of the polyline samples.
+    static_lines : grey background lines [(xs, ys), ...] (ground, guides).
+    extra_plots : name -> PNG bytes or a callable returning them.
+    series_doc : documentation of scenario-specific arrays in ``extra_arrays``.
+    extra_arrays : arrays added to trajectory.npz.
+    notes : text shown in the report (chosen values, discrepancies).
+    """
+
+    trajectory: Any
+    metrics: dict[str, Any]
+    wall_time_s: float
+    status: str = "ok"
+    message: str = ""
+    polylines_xy: list[np.ndarray] | None = None
+    animation_t: np.ndarray | None = None
+    static_lines: list[tuple[np.ndarray, np.ndarray]] | None = None
+    extra_plots: dict[str, Any] = field(default_factory=dict)
+    series_doc: dict[str, str] = field(default_factory=dict)
+    extra_arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    notes: str = ""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    func: Callable[[dict[str, Any]], ScenarioResult]
+    params: dict[str, Param]
+
+    @property
+    def doc(self) -> str:
+        return (self.func.__doc__ or "").strip()
+
+    @property
+    def description(self) -> str:
+        return self.doc.splitlines()[0] if self.doc else ""
+
+    def resolve(self, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Defaults plus validated overrides; unknown keys are refused."""
+        values = {k: p.default for k, p in self.params.items()}
+        for key, raw in (overrides or {}).items():
+            if key not in self.params:
+                raise ParameterError(
+                    f"unknown parameter {key!r} for scenario {self.name!r}; valid keys: "
+                    + ", ".join(sorted(self.params))
+                )
+            values[key] = self.params[key].parse(key, raw)
+        return values
+
+
+SCENARIOS: dict[str, Scenario] = {}
+
+
+def scenario(name: str, **params: Param):
+    """Register a scenario function under ``name`` with its parameters."""
+
+    def deco(func):
+        SCENARIOS[name] = Scenario(name, func, dict(params))
+        return func
+
+    return deco
+
+
+def get_scenario(name: str) -> Scenario:
+    if name not in SCENARIOS:
+        raise ParameterError(
+            f"unknown scenario {name!r}; valid scenarios: {', '.join(sorted(SCENARIOS))}"
+        )
+    return SCENARIOS[name]
+
+
+def parse_sets(items: list[str]) -> dict[str, str]:
+    """Parse ``KEY=VALUE`` strings of ``--set``."""
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ParameterError(f"--set expects KEY=VALUE, got {item!r}")
+        out[key.strip()] = value
+    return out
