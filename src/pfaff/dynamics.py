@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pfaff.linalg import DEFAULT_RANK_TOL, row_space
+from pfaff.linalg import solve as linsolve
 
 VARIANTS = ("Mc", "Mc1", "Mc2")
 
@@ -32,6 +33,8 @@ class Projection:
     P : (n, n) orthogonal projector onto N(A).
     Cv : (n,) normal acceleration ``C v = -A^+ drift`` (Aghili eq. 16).
     V1 : (n, r) orthonormal basis of N(A)^perp.
+    U1 : (m, r) orthonormal basis of R(A).
+    sigma : (r,) singular values kept.
     rank : numerical rank r of A.
     sigma_min : smallest singular value of A (0 if A has no rows).
     """
@@ -39,6 +42,8 @@ class Projection:
     P: np.ndarray
     Cv: np.ndarray
     V1: np.ndarray
+    U1: np.ndarray
+    sigma: np.ndarray
     rank: int
     sigma_min: float
 
@@ -47,13 +52,15 @@ def projection(A: np.ndarray, drift: np.ndarray, rank_tol: float = DEFAULT_RANK_
     """``P = I - A^+ A`` and ``C v = -A^+ A' v`` from one SVD (Aghili eq. 4, 15, 16)."""
     n = A.shape[1]
     if A.shape[0] == 0:
-        return Projection(np.eye(n), np.zeros(n), np.zeros((n, 0)), 0, 0.0)
+        return Projection(
+            np.eye(n), np.zeros(n), np.zeros((n, 0)), np.zeros((0, 0)), np.zeros(0), 0, 0.0
+        )
     rs = row_space(A, rank_tol)
     V1 = rs.V1
     P = np.eye(n) - V1 @ V1.T
     Cv = -V1 @ ((rs.U1.T @ drift) / rs.sigma)
     smin = float(rs.sigma_all[-1]) if A.shape[0] <= n else 0.0
-    return Projection(P, Cv, V1, rs.rank, smin)
+    return Projection(P, Cv, V1, rs.U1, rs.sigma, rs.rank, smin)
 
 
 def constraint_inertia(
@@ -97,13 +104,13 @@ def direct_dynamics(
     rhs = P @ (tau - h)
     if variant == "Mc":
         PM = P @ M
-        return np.linalg.solve(M + PM - PM.T, rhs + M @ Cv)
+        return linsolve(M + PM - PM.T, rhs + M @ Cv)
     if variant == "Mc1":
         MCv = M @ Cv
-        return np.linalg.solve(constraint_inertia(M, P, "Mc1"), rhs + MCv - 2 * P @ MCv)
+        return linsolve(constraint_inertia(M, P, "Mc1"), rhs + MCv - 2 * P @ MCv)
     if variant == "Mc2":
         g = np.linalg.norm(M, 2) if gamma is None else gamma
-        return np.linalg.solve(constraint_inertia(M, P, "Mc2", g), rhs + g * Cv)
+        return linsolve(constraint_inertia(M, P, "Mc2", g), rhs + g * Cv)
     raise ValueError(
         f"unknown constraint inertia variant {variant!r}; valid: {', '.join(VARIANTS)}"
     )
@@ -129,6 +136,11 @@ def multipliers(
         return np.zeros(0), 0
     rs = row_space(A, rank_tol)
     return rs.U1 @ ((rs.V1.T @ F) / rs.sigma), rs.rank
+
+
+def projected_multipliers(proj: Projection, F: np.ndarray) -> np.ndarray:
+    """:func:`multipliers` from an existing :class:`Projection` (no second SVD)."""
+    return proj.U1 @ ((proj.V1.T @ F) / proj.sigma)
 
 
 def projected_inverse_dynamics(
@@ -176,7 +188,7 @@ def kkt_dynamics(
     """
     K = kkt_matrix(M, A)
     n = M.shape[0]
-    sol = np.linalg.solve(K, np.concatenate([tau - h, -drift]))
+    sol = linsolve(K, np.concatenate([tau - h, -drift]))
     return sol[:n], sol[n:], float(np.linalg.cond(K))
 
 
@@ -206,5 +218,4 @@ def solve(
     if not with_force:
         return ConstrainedSolution(a, np.zeros(0), np.zeros(0), proj)
     F = constraint_force(M, h, tau, proj.P, a)
-    lam, _ = multipliers(A, F, rank_tol)
-    return ConstrainedSolution(a, F, lam, proj)
+    return ConstrainedSolution(a, F, projected_multipliers(proj, F), proj)

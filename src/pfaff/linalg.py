@@ -12,8 +12,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import lapack
 
 DEFAULT_RANK_TOL = 1e-9
+
+
+def solve(M: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Solve ``M x = b`` by LU (LAPACK ``gesv`` called directly: the per-call
+    cost matters for the small systems of a simulation step).
+
+    Raises ``numpy.linalg.LinAlgError`` for a singular matrix.
+    """
+    _, _, x, info = lapack.dgesv(M, b)
+    if info > 0:
+        raise np.linalg.LinAlgError(f"singular matrix (zero pivot at {info})")
+    if info < 0:
+        raise ValueError(f"invalid argument {-info} to gesv")
+    return x
+
+
+def svd(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Thin SVD ``A = U diag(s) Vt`` (LAPACK ``gesdd``; NumPy as a fallback)."""
+    U, s, Vt, info = lapack.dgesdd(A, full_matrices=0)
+    if info != 0:
+        return np.linalg.svd(A, full_matrices=False)
+    return U, s, Vt
 
 
 @dataclass(frozen=True)
@@ -48,7 +71,7 @@ def row_space(A: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> RowSpace:
         if s >= rank_tol:
             return RowSpace((A[0] / s)[:, None], np.ones((1, 1)), sig, sig, 1)
         return RowSpace(np.zeros((n, 0)), np.zeros((1, 0)), np.zeros(0), sig, 0)
-    U, s, Vt = np.linalg.svd(A, full_matrices=False)
+    U, s, Vt = svd(A)
     r = int(np.count_nonzero(s >= rank_tol))
     return RowSpace(Vt[:r].T, U[:, :r], s[:r], s, r)
 
@@ -95,10 +118,10 @@ def weighted_pinv(A: np.ndarray, W: np.ndarray, rank_tol: float = DEFAULT_RANK_T
     rs = row_space(A, rank_tol)
     if rs.rank == 0:
         return np.zeros((A.shape[1], A.shape[0]))
-    WinvV1 = np.linalg.solve(W, rs.V1)
+    WinvV1 = solve(W, rs.V1)
     G = rs.V1.T @ WinvV1
     # A = U1 S V1^T, so A^{+W} = W^-1 V1 (V1^T W^-1 V1)^-1 S^-1 U1^T
-    return WinvV1 @ np.linalg.solve(G, (rs.U1 / rs.sigma).T)
+    return WinvV1 @ solve(G, (rs.U1 / rs.sigma).T)
 
 
 def metric_projection(
@@ -113,4 +136,9 @@ def metric_projection(
     A = np.atleast_2d(np.asarray(A, dtype=float))
     if A.shape[0] == 0:
         return np.array(v, dtype=float)
-    return v - weighted_pinv(A, M, rank_tol) @ (A @ v)
+    V1 = row_space(A, rank_tol).V1
+    if V1.shape[1] == 0:
+        return np.array(v, dtype=float)
+    # N(A) = N(V1^T): v - M^-1 V1 (V1^T M^-1 V1)^-1 V1^T v
+    X = solve(M, V1)
+    return v - X @ solve(V1.T @ X, V1.T @ v)

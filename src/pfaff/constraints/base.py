@@ -142,18 +142,21 @@ class ConstraintSet:
         phi = np.concatenate(hol) if hol else np.zeros(0)
         return ConstraintEval(A, drift, phi, self.holonomic_rows)
 
-    def residual(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Holonomic residual and Jacobian rows at ``q`` (kinematics only).
-
-        Returns ``(phi, A_h)``: used by the Newton-Raphson position correction.
-        """
-        snap = self.mechanism.compute(q, None, self.frames, dynamics=False)
+    def holonomic_terms(self, snap: Snapshot) -> tuple[np.ndarray, np.ndarray]:
+        """``(Phi, A_h)`` of the holonomic rows from a (kinematics) snapshot."""
         hol = [c for c in self.constraints if c.holonomic]
         if not hol:
             return np.zeros(0), np.zeros((0, self.mechanism.nv))
         phi = np.concatenate([c.residual(snap) for c in hol])
         A = np.vstack([c.jacobian(snap) for c in hol])
         return phi, A
+
+    def residual(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Holonomic residual and Jacobian rows at ``q`` (kinematics only).
+
+        Returns ``(phi, A_h)``: used by the Newton-Raphson position correction.
+        """
+        return self.holonomic_terms(self.mechanism.compute(q, None, self.frames, dynamics=False))
 
 
 def check_derivatives(

@@ -43,6 +43,7 @@ class PinocchioMechanism(Mechanism):
         self.polylines = [list(p) for p in polylines]
         self._frame_ids = {f.name: i for i, f in enumerate(model.frames)}
         self._a0 = np.zeros(self.nv)
+        self._lower = np.tril_indices(self.nv, -1)
         for i in range(1, model.njoints):
             if model.inertias[i].mass < 0:
                 raise ModelError(f"joint {model.names[i]!r} carries a negative mass")
@@ -88,8 +89,8 @@ class PinocchioMechanism(Mechanism):
         names = list(frames)
         snap = Snapshot(q=q, v=v)
         if dynamics:
-            M = pin.crba(model, data, q)
-            M = np.triu(M) + np.triu(M, 1).T
+            M = pin.crba(model, data, q).copy()  # upper triangle filled
+            M[self._lower] = M.T[self._lower]
             snap.M = M
             snap.h = pin.nonLinearEffects(model, data, q, v).copy()
             snap.g = pin.computeGeneralizedGravity(model, data, q).copy()
@@ -103,14 +104,14 @@ class PinocchioMechanism(Mechanism):
                 fid = self._frame_ids.get(n)
                 if fid is None:
                     self.check_frames([n])
+                # eigenpy returns views into `data` (reused by the next state): copy
                 oMf = data.oMf[fid]
-                J = pin.getFrameJacobian(model, data, fid, _LWA)
                 acc = pin.getFrameClassicalAcceleration(model, data, fid, _LWA)
                 snap.frames[n] = FrameState(
                     p=oMf.translation.copy(),
                     R=oMf.rotation.copy(),
-                    J=J,
-                    drift=np.concatenate([acc.linear, acc.angular]),
+                    J=pin.getFrameJacobian(model, data, fid, _LWA),
+                    drift=acc.vector.copy(),
                 )
         return snap
 

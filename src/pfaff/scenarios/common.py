@@ -61,7 +61,11 @@ def hermite_crossings(t: np.ndarray, x: np.ndarray, xdot: np.ndarray) -> np.ndar
             h00, h10 = 2 * s**3 - 3 * s**2 + 1, s**3 - 2 * s**2 + s
             h01, h11 = -2 * s**3 + 3 * s**2, s**3 - s**2
             f = h00 * x0 + h10 * d0 + h01 * x1 + h11 * d1
-            df = (6 * s**2 - 6 * s) * (x0 - x1) + (3 * s**2 - 4 * s + 1) * d0 + (3 * s**2 - 2 * s) * d1
+            df = (
+                (6 * s**2 - 6 * s) * (x0 - x1)
+                + (3 * s**2 - 4 * s + 1) * d0
+                + (3 * s**2 - 2 * s) * d1
+            )
             step = f / df
             s -= step
             if abs(step) < 1e-15:

@@ -36,7 +36,9 @@ def closure_state(theta1: float, l0: float, l1: float, l2: float, l3: float) -> 
 
 @scenario(
     "four-bar",
-    parallelogram=Param(False, "true: crank = rocker, coupler = ground (redundant row at the fold)"),
+    parallelogram=Param(
+        False, "true: crank = rocker, coupler = ground (redundant row at the fold)"
+    ),
     ground=Param(1.0, "ground link length l0 [m]", positive=True),
     crank=Param(0.4, "crank length l1 [m] (non-parallelogram case)", positive=True),
     coupler=Param(1.1, "coupler length l2 [m] (non-parallelogram case)", positive=True),
@@ -82,7 +84,9 @@ def four_bar(p: dict) -> ScenarioResult:
         gravity=(0.0, -p["g"], 0.0),
         name="four-bar",
     )
-    loop = PointsCoincide("crank_tip", "rocker_tip", directions=[(1, 0, 0), (0, 1, 0)], name="loop")
+    loop = PointsCoincide(
+        "crank_tip", "rocker_tip", directions=[(1, 0, 0), (0, 1, 0)], name="loop"
+    )
     cset = ConstraintSet(mech, [loop])
     V0 = mech.compute(q0).potential
     opt = SimOptions(dt=p["dt"], potential_offset=V0)

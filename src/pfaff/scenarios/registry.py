@@ -69,9 +69,7 @@ class Param:
             if typ is float and isinstance(raw, int) and not isinstance(raw, bool):
                 value = float(raw)
             if not isinstance(value, typ) or (typ is not bool and isinstance(value, bool)):
-                raise ParameterError(
-                    f"parameter {key!r} expects a {typ.__name__}, got {raw!r}"
-                )
+                raise ParameterError(f"parameter {key!r} expects a {typ.__name__}, got {raw!r}")
         return self.check(key, value)
 
     def check(self, key: str, value: Any) -> Any:

@@ -108,7 +108,9 @@ def run_scenario(
     atomic_savez(out / "trajectory.npz", **arrays)
     atomic_write_json(out / "summary.json", summary)
     if report and arrays:
-        description = sc.doc + ("\n\n" + result.notes if result is not None and result.notes else "")
+        description = sc.doc + (
+            "\n\n" + result.notes if result is not None and result.notes else ""
+        )
         write_report(
             out,
             summary,

@@ -13,6 +13,7 @@ import numpy as np
 
 from pfaff.constraints.base import ConstraintSet
 from pfaff.linalg import metric_projection, pinv
+from pfaff.mechanism.base import Snapshot
 
 
 def newton_project(
@@ -21,29 +22,34 @@ def newton_project(
     position_tol: float = 1e-12,
     max_iter: int = 20,
     rank_tol: float = 1e-9,
-) -> tuple[np.ndarray, float, int]:
+    start: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, float, int, Snapshot | None]:
     """Bring ``q`` onto ``Phi(q) = 0`` by Newton-Raphson with the pseudo-inverse.
 
-    Returns ``(q, max |Phi|, iterations)``; the caller decides whether the
-    final residual is acceptable.
+    ``start`` may give ``(Phi, A_h)`` at ``q`` when the caller has them.
+    Returns ``(q, max |Phi|, iterations, snapshot)`` where ``snapshot`` is the
+    kinematics snapshot at the returned ``q`` (None if no iteration was
+    made); the caller decides whether the final residual is acceptable.
     """
     mech = cset.mechanism
-    phi, A = cset.residual(q)
+    phi, A = cset.residual(q) if start is None else start
     err = float(np.abs(phi).max()) if phi.size else 0.0
     it = 0
+    snap = None
     while err > position_tol and it < max_iter:
         dq = pinv(A, rank_tol) @ phi
         if not np.all(np.isfinite(dq)):
             break
         q = mech.integrate(q, -dq)
-        phi, A = cset.residual(q)
+        snap = mech.compute(q, None, cset.frames, dynamics=False)
+        phi, A = cset.holonomic_terms(snap)
         new = float(np.abs(phi).max())
         it += 1
         if not new < err and new > position_tol:
             err = new
             break  # no progress: stop rather than wander
         err = new
-    return q, err, it
+    return q, err, it, snap
 
 
 def project_velocity(

@@ -95,17 +95,18 @@ class _Evaluator:
         snap = self.mech.compute(q, v, self.frames)
         return snap, self.cset.evaluate(snap)
 
-    def accel(self, snap: Snapshot, ev: ConstraintEval, tau: np.ndarray) -> np.ndarray:
+    def accel(self, snap: Snapshot, ev: ConstraintEval, tau: np.ndarray):
+        """Acceleration and the projection (None for the KKT baseline)."""
         if self.opt.method == "kkt":
             a, _, cond = dyn.kkt_dynamics(snap.M, snap.h, tau, ev.A, ev.drift)
             self.kkt_cond_max = max(self.kkt_cond_max, cond)
-            return a
+            return a, None
         proj = dyn.projection(ev.A, ev.drift, self.opt.rank_tol)
-        return dyn.direct_dynamics(snap.M, snap.h, tau, proj, self.opt.variant)
+        return dyn.direct_dynamics(snap.M, snap.h, tau, proj, self.opt.variant), proj
 
     def __call__(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> np.ndarray:
         snap, ev = self.terms(q, v)
-        return self.accel(snap, ev, tau)
+        return self.accel(snap, ev, tau)[0]
 
 
 def _check_finite(name: str, x: np.ndarray, t: float, step: int, traj: Trajectory) -> None:
@@ -157,7 +158,7 @@ def project_state(
     opt = opt or SimOptions()
     mech = cset.mechanism
     mech.check_state(q, v)
-    q1, err, it = newton_project(cset, q, opt.position_tol, 50, opt.rank_tol)
+    q1, err, it, _ = newton_project(cset, q, opt.position_tol, 50, opt.rank_tol)
     if not err <= max(1e3 * opt.position_tol, 1e-9):
         raise InitialStateError(
             f"the initial state cannot be brought onto the constraint manifold: "
@@ -228,14 +229,14 @@ def simulate(
                 _check_finite("controller torque", tau_held, t, k, traj)
                 next_ctrl += control_dt
             try:
-                a = ev.accel(snap, cev, tau_held)
+                a, proj = ev.accel(snap, cev, tau_held)
             except np.linalg.LinAlgError as exc:
                 raise SimulationError(
                     f"{opt.method} dynamics failed at t = {t:.6g} s (step {k}): {exc}", traj
                 ) from None
             _check_finite("acceleration", a, t, k, traj)
             if k % opt.record_every == 0 or k == n_steps:
-                _record(traj, t, snap, cev, a, tau_held, opt, work, corr, newton_it)
+                _record(traj, t, snap, cev, a, proj, tau_held, opt, work, corr, newton_it)
                 if controller is not None and hasattr(controller, "signals"):
                     traj.append_signals(controller.signals)
             if k == n_steps:
@@ -258,14 +259,18 @@ def simulate(
             # when the step left them off the manifold, then the velocity in M
             s1 = mech.compute(q1, v1, cset.frames)
             ev1 = cset.evaluate(s1)
-            err = float(np.abs(ev1.phi).max()) if ev1.phi.size else 0.0
-            newton_it = 0
-            if err > opt.position_tol:
-                q1, err, newton_it = newton_project(
-                    cset, q1, opt.position_tol, opt.max_newton, opt.rank_tol
-                )
-                s1 = mech.compute(q1, v1, cset.frames)
-                ev1 = cset.evaluate(s1)
+            A1 = ev1.A
+            q1, err, newton_it, kin = newton_project(
+                cset,
+                q1,
+                opt.position_tol,
+                opt.max_newton,
+                opt.rank_tol,
+                start=(ev1.phi, A1[ev1.holonomic_rows]),
+            )
+            if kin is not None:
+                # A at the corrected q; the metric M is kept from 1e-12 away
+                A1 = cset.evaluate(kin).A
             if err > opt.position_tol:
                 traj.newton_failures += 1
                 if not err <= 1e-6:
@@ -274,7 +279,7 @@ def simulate(
                         f"max |Phi| = {err:.3g} after {newton_it} iterations",
                         traj,
                     )
-            v2 = project_velocity(v1, ev1.A, s1.M, opt.rank_tol)
+            v2 = project_velocity(v1, A1, s1.M, opt.rank_tol)
             corr += 0.5 * float(v2 @ s1.M @ v2 - v1 @ s1.M @ v1)
             q, v = q1, v2
             traj.steps = k + 1
@@ -287,17 +292,16 @@ def simulate(
     return traj
 
 
-def _record(traj, t, snap, cev, a, tau, opt, work, corr, newton_it):
-    if opt.method == "kkt" and cev.A.shape[0]:
+def _record(traj, t, snap, cev, a, proj, tau, opt, work, corr, newton_it):
+    if proj is None:  # KKT baseline: multipliers from the (regularised) KKT system
+        proj = dyn.projection(cev.A, cev.drift, opt.rank_tol)
         K = dyn.kkt_matrix(snap.M, cev.A)
-        sol = np.linalg.lstsq(K, np.concatenate([tau - snap.h, -cev.drift]), rcond=None)[0]
-        lam = sol[snap.M.shape[0] :]
+        rhs = np.concatenate([tau - snap.h, -cev.drift])
+        lam = np.linalg.lstsq(K, rhs, rcond=None)[0][snap.M.shape[0] :]
         F = cev.A.T @ lam
-        proj = dyn.projection(cev.A, cev.drift, opt.rank_tol)
     else:
-        proj = dyn.projection(cev.A, cev.drift, opt.rank_tol)
         F = dyn.constraint_force(snap.M, snap.h, tau, proj.P, a)
-        lam, _ = dyn.multipliers(cev.A, F, opt.rank_tol)
+        lam = dyn.projected_multipliers(proj, F)
     potential = snap.potential - opt.potential_offset
     traj.append(
         t=t,
