@@ -18,13 +18,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pfaff.linalg import DEFAULT_RANK_TOL, row_space
+from pfaff.linalg import DEFAULT_RANK_TOL, row_space, svd
 from pfaff.linalg import solve as linsolve
 
 VARIANTS = ("Mc", "Mc1", "Mc2")
 
 
-@dataclass(frozen=True)
 class Projection:
     """Projector terms of one state.
 
@@ -36,31 +35,40 @@ class Projection:
     U1 : (m, r) orthonormal basis of R(A).
     sigma : (r,) singular values kept.
     rank : numerical rank r of A.
-    sigma_min : smallest singular value of A (0 if A has no rows).
+    sigma_min : smallest singular value of A (0 if A has no rows or m > n).
     """
 
-    P: np.ndarray
-    Cv: np.ndarray
-    V1: np.ndarray
-    U1: np.ndarray
-    sigma: np.ndarray
-    rank: int
-    sigma_min: float
+    __slots__ = ("P", "Cv", "V1", "U1", "sigma", "rank", "sigma_min")
+
+    def __init__(self, P, Cv, V1, U1, sigma, rank, sigma_min):
+        self.P, self.Cv, self.V1, self.U1 = P, Cv, V1, U1
+        self.sigma, self.rank, self.sigma_min = sigma, rank, sigma_min
+
+
+_EYE: dict[int, np.ndarray] = {}
+
+
+def _eye(n: int) -> np.ndarray:
+    I = _EYE.get(n)
+    if I is None:
+        I = _EYE[n] = np.eye(n)
+        I.flags.writeable = False
+    return I
 
 
 def projection(A: np.ndarray, drift: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> Projection:
     """``P = I - A^+ A`` and ``C v = -A^+ A' v`` from one SVD (Aghili eq. 4, 15, 16)."""
-    n = A.shape[1]
-    if A.shape[0] == 0:
+    m, n = A.shape
+    if m == 0:
         return Projection(
             np.eye(n), np.zeros(n), np.zeros((n, 0)), np.zeros((0, 0)), np.zeros(0), 0, 0.0
         )
-    rs = row_space(A, rank_tol)
-    V1 = rs.V1
-    P = np.eye(n) - V1 @ V1.T
-    Cv = -V1 @ ((rs.U1.T @ drift) / rs.sigma)
-    smin = float(rs.sigma_all[-1]) if A.shape[0] <= n else 0.0
-    return Projection(P, Cv, V1, rs.U1, rs.sigma, rs.rank, smin)
+    U, s, Vt = svd(A)
+    r = int((s >= rank_tol).sum())
+    V1, U1, sig = Vt[:r].T, U[:, :r], s[:r]
+    P = _eye(n) - V1 @ V1.T
+    Cv = -V1 @ ((U1.T @ drift) / sig)
+    return Projection(P, Cv, V1, U1, sig, r, float(s[-1]) if m <= n else 0.0)
 
 
 def constraint_inertia(

@@ -28,7 +28,7 @@ class ModelError(ValueError):
     """A mechanism or constraint was built from invalid data."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class FrameState:
     """Kinematics of one frame at one state.
 
@@ -134,6 +134,7 @@ class Mechanism(ABC):
         v: np.ndarray | None = None,
         frames: Iterable[str] = (),
         dynamics: bool = True,
+        extras: bool = True,
     ) -> Snapshot:
         """Compute the snapshot at ``(q, v)``.
 
@@ -145,6 +146,8 @@ class Mechanism(ABC):
             drift) are needed.
         dynamics : if False, only the frame kinematics are computed (used by
             the position correction, which needs no inertia).
+        extras : if False, the gravity torque ``g`` and the energies are
+            skipped (the intermediate stages of an integrator need only M, h).
         """
 
     def neutral(self) -> np.ndarray:

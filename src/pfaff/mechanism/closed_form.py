@@ -111,7 +111,7 @@ class SliderCrankChain(_PlanarClosedForm):
         }
         self.polylines = [["base", "crank_tip", "slider"]]
 
-    def compute(self, q, v=None, frames=(), dynamics=True) -> Snapshot:
+    def compute(self, q, v=None, frames=(), dynamics=True, extras=True) -> Snapshot:
         v = np.zeros(2) if v is None else v
         snap = Snapshot(q=q, v=v, frames=self._frames(q, v, frames))
         if dynamics:
@@ -189,7 +189,7 @@ class YZArm(_PlanarClosedForm):
         }
         self.polylines = [["base", "elbow", "tip"]]
 
-    def compute(self, q, v=None, frames=(), dynamics=True) -> Snapshot:
+    def compute(self, q, v=None, frames=(), dynamics=True, extras=True) -> Snapshot:
         v = np.zeros(2) if v is None else v
         snap = Snapshot(q=q, v=v, frames=self._frames(q, v, frames))
         if dynamics:

@@ -81,6 +81,7 @@ class PinocchioMechanism(Mechanism):
         v: np.ndarray | None = None,
         frames: Iterable[str] = (),
         dynamics: bool = True,
+        extras: bool = True,
     ) -> Snapshot:
         model, data = self.model, self.data
         have_v = v is not None
@@ -93,9 +94,10 @@ class PinocchioMechanism(Mechanism):
             M[self._lower] = M.T[self._lower]
             snap.M = M
             snap.h = pin.nonLinearEffects(model, data, q, v).copy()
-            snap.g = pin.computeGeneralizedGravity(model, data, q).copy()
-            snap.kinetic = 0.5 * float(v @ M @ v)
-            snap.potential = float(pin.computePotentialEnergy(model, data, q))
+            if extras:
+                snap.g = pin.computeGeneralizedGravity(model, data, q).copy()
+                snap.kinetic = 0.5 * float(v @ M @ v)
+                snap.potential = float(pin.computePotentialEnergy(model, data, q))
         if names:
             pin.forwardKinematics(model, data, q, v, self._a0)
             pin.computeJointJacobians(model, data)
@@ -105,11 +107,11 @@ class PinocchioMechanism(Mechanism):
                 if fid is None:
                     self.check_frames([n])
                 # eigenpy returns views into `data` (reused by the next state): copy
-                oMf = data.oMf[fid]
+                H = data.oMf[fid].homogeneous  # a fresh 4x4 array
                 acc = pin.getFrameClassicalAcceleration(model, data, fid, _LWA)
                 snap.frames[n] = FrameState(
-                    p=oMf.translation.copy(),
-                    R=oMf.rotation.copy(),
+                    p=H[:3, 3],
+                    R=H[:3, :3],
                     J=pin.getFrameJacobian(model, data, fid, _LWA),
                     drift=acc.vector.copy(),
                 )

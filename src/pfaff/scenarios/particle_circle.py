@@ -36,7 +36,7 @@ def pendulum_period(theta_amp: float, g: float, rho: float) -> float:
     theta0=Param(0.0, "initial angle from the x axis [rad] (0: level with the centre)"),
     omega0=Param(0.0, "initial angular velocity [rad/s]"),
     t_end=Param(10.0, "simulated time [s]", positive=True),
-    dt=Param(1e-3, "integrator step [s]", positive=True),
+    dt=Param(5e-3, "integrator step [s]", positive=True),
     integrator=Param("rk4", "rk4 or an adaptive SciPy method", choices=("rk4", "RK45", "DOP853")),
 )
 def particle_circle(p: dict) -> ScenarioResult:

@@ -91,8 +91,10 @@ class _Evaluator:
         self.frames = cset.frames
         self.kkt_cond_max = 0.0
 
-    def terms(self, q: np.ndarray, v: np.ndarray) -> tuple[Snapshot, ConstraintEval]:
-        snap = self.mech.compute(q, v, self.frames)
+    def terms(
+        self, q: np.ndarray, v: np.ndarray, extras: bool = True
+    ) -> tuple[Snapshot, ConstraintEval]:
+        snap = self.mech.compute(q, v, self.frames, extras=extras)
         return snap, self.cset.evaluate(snap)
 
     def accel(self, snap: Snapshot, ev: ConstraintEval, tau: np.ndarray):
@@ -105,7 +107,7 @@ class _Evaluator:
         return dyn.direct_dynamics(snap.M, snap.h, tau, proj, self.opt.variant), proj
 
     def __call__(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> np.ndarray:
-        snap, ev = self.terms(q, v)
+        snap, ev = self.terms(q, v, extras=False)
         return self.accel(snap, ev, tau)[0]
 
 
@@ -257,7 +259,7 @@ def simulate(
             work += opt.dt * float(tau_held @ vbar)
             # drift correction (design.md Sec. 3): positions by Newton-Raphson only
             # when the step left them off the manifold, then the velocity in M
-            s1 = mech.compute(q1, v1, cset.frames)
+            s1 = mech.compute(q1, v1, cset.frames, extras=False)
             ev1 = cset.evaluate(s1)
             A1 = ev1.A
             q1, err, newton_it, kin = newton_project(
