@@ -41,6 +41,15 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
 def _atomic_write(path: str | os.PathLike, fill: Callable[[IO[bytes]], None]) -> Path:
     """Create ``path`` atomically; ``fill`` writes the content into an open binary file."""
     target = Path(path)
@@ -54,6 +63,7 @@ def _atomic_write(path: str | os.PathLike, fill: Callable[[IO[bytes]], None]) ->
             fill(tmp)
             tmp.flush()
             os.fsync(tmp.fileno())
+        os.chmod(tmp_name, 0o666 & ~_UMASK)  # mkstemp makes 0600; use the usual mode
         os.replace(tmp_name, target)
     except BaseException:
         try:

@@ -1,0 +1,123 @@
+"""The ``pfaff`` command (design.md Sec. 4).
+
+::
+
+    pfaff list                                     scenario names with a description
+    pfaff run NAME [--out DIR] [--set KEY=VALUE]... [--force]
+    pfaff bench [NAME...]                          the benchmark suite, a table of figures
+    pfaff --version
+
+Exit status: 0 ok; 2 bad command line or parameters; 3 the simulation failed
+(results so far are saved).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pfaff import __version__
+
+EXIT_OK, EXIT_USAGE, EXIT_FAILED = 0, 2, 3
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit status 2
+        self.exit(EXIT_USAGE, f"pfaff: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="pfaff", description="Constrained multibody dynamics on the manifold.")
+    p.add_argument("--version", action="version", version=f"pfaff {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.add_parser("list", help="list the scenarios")
+    run = sub.add_parser("run", help="run a scenario and write its outputs")
+    run.add_argument("name", help="scenario name (see `pfaff list`)")
+    run.add_argument("--out", type=Path, default=None, help="output folder (default runs/NAME)")
+    run.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a scenario parameter (repeatable)",
+    )
+    run.add_argument("--force", action="store_true", help="write into a non-empty folder")
+    run.add_argument("--params", action="store_true", help="list the scenario's parameters")
+    bench = sub.add_parser("bench", help="run the benchmark suite")
+    bench.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
+    return p
+
+
+def _cmd_list() -> int:
+    from pfaff.scenarios import SCENARIOS
+
+    width = max(len(n) for n in SCENARIOS)
+    for name in sorted(SCENARIOS):
+        print(f"{name:<{width}}  {SCENARIOS[name].description}")
+    return EXIT_OK
+
+
+def _cmd_params(name: str) -> int:
+    from pfaff.scenarios import get_scenario
+
+    sc = get_scenario(name)
+    for key, par in sc.params.items():
+        print(f"{key:<14} {par.type.__name__:<6} default {par.default!r:<14} {par.doc}")
+    return EXIT_OK
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from pfaff.scenarios import ParameterError, get_scenario, parse_sets, run_scenario
+
+    try:
+        if args.params:
+            return _cmd_params(args.name)
+        get_scenario(args.name)
+        overrides = parse_sets(args.set)
+        out = args.out if args.out is not None else Path("runs") / args.name
+        summary = run_scenario(args.name, overrides, out, force=args.force)
+    except ParameterError as exc:
+        print(f"pfaff: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(
+        f"{args.name}: {summary['status']}  (sim {summary['sim_time_s']:.3g} s, "
+        f"realtime x{summary['realtime_factor']:.3g}, "
+        f"max |Phi| {summary['max_constraint_violation']:.3g})"
+    )
+    for key, value in summary["metrics"].items():
+        print(f"  {key} = {value}")
+    print(f"report: {(out / 'report.html').resolve()}")
+    if summary["status"] != "ok":
+        print(f"pfaff: simulation failed: {summary['message']}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _cmd_bench(names: list[str]) -> int:
+    from pfaff.bench import format_table, run_benchmarks
+
+    try:
+        rows = run_benchmarks(names or None)
+    except ValueError as exc:
+        print(f"pfaff: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(format_table(rows))
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit status."""
+    args = _parser().parse_args(argv)
+    if args.command == "list":
+        return _cmd_list()
+    if args.command == "run":
+        return _cmd_run(args)
+    if args.command == "bench":
+        return _cmd_bench(args.names)
+    _parser().print_help()
+    return EXIT_USAGE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
