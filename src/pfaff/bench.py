@@ -1,0 +1,302 @@
+"""The benchmark suite behind ``pfaff bench`` (design.md Sec. 4, 8).
+
+Each benchmark is a function of no arguments that returns result rows::
+
+    {"benchmark", "figure", "value", "unit", "target", "note"}
+
+``target`` is ``"<= x"``, ``">= x"``, ``"== word"`` or ``""``. Times are the
+median over repeated loops (``time.perf_counter``, after a warm-up, garbage
+collector off) divided by the calls per loop, on the calling thread. Peers
+(Pinocchio's constrained dynamics, MuJoCo) do the same work in the same process.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import re
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pinocchio as pin
+
+from pfaff import dynamics as D
+from pfaff.constraints import ConstraintSet, PointsCoincide
+from pfaff.mechanism import PinocchioMechanism, load_robot, robot_urdf
+from pfaff.mechanism.robots import package_dir
+
+Row = dict[str, object]
+PANDA_FRAME = "panda_hand_tcp"
+PANDA_TARGET = (0.4, 0.0, 0.4)
+N_STATES = 200
+REPEATS = 7
+
+
+def row(
+    bench: str, figure: str, value: object, unit: str = "", target: str = "", note: str = ""
+) -> Row:
+    """One result row (see the module docstring for the keys)."""
+    return dict(benchmark=bench, figure=figure, value=value, unit=unit, target=target, note=note)
+
+
+def median_us(loop: Callable[[], object], calls: int, repeats: int = REPEATS) -> float:
+    """Median time per call in microseconds of ``loop()``, which makes ``calls`` calls."""
+    loop()  # warm-up (caches, lazy allocations)
+    times = []
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            loop()
+            times.append(time.perf_counter() - t0)
+    finally:
+        if enabled:
+            gc.enable()
+    return statistics.median(times) / calls * 1e6
+
+
+# -- panda-dd ---------------------------------------------------------------------------
+def panda_states(n: int = N_STATES, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Random Panda states ``(Q, V, TAU)``, each ``(n, 7)``.
+
+    ``q`` is uniform within the joint limits, ``v`` and ``tau`` uniform in [-1, 1].
+    """
+    model = load_robot("panda").model
+    rng = np.random.default_rng(seed)
+    Q = rng.uniform(model.lowerPositionLimit, model.upperPositionLimit, (n, model.nq))
+    V = rng.uniform(-1.0, 1.0, (n, model.nv))
+    TAU = rng.uniform(-1.0, 1.0, (n, model.nv))
+    return Q, V, TAU
+
+
+def _panda_solvers() -> tuple[Callable, Callable, Callable]:
+    """Projection, KKT and Pinocchio accelerations ``f(q, v, tau)`` for the TCP point."""
+    mech: PinocchioMechanism = load_robot("panda")
+    cs = ConstraintSet(mech, [PointsCoincide(PANDA_FRAME, target=list(PANDA_TARGET))])
+    frames = cs.frames
+
+    def projection(q, v, tau):
+        snap = mech.compute(q, v, frames, extras=False)
+        ev = cs.evaluate(snap)
+        return D.direct_dynamics(snap.M, snap.h, tau, D.projection(ev.A, ev.drift))
+
+    def kkt(q, v, tau):
+        snap = mech.compute(q, v, frames, extras=False)
+        ev = cs.evaluate(snap)
+        return D.kkt_dynamics(snap.M, snap.h, tau, ev.A, ev.drift)[0]
+
+    m = mech.model
+    fr = m.frames[m.getFrameId(PANDA_FRAME)]
+    cm = pin.RigidConstraintModel(
+        pin.ContactType.CONTACT_3D,
+        m,
+        fr.parentJoint,
+        fr.placement,
+        pin.ReferenceFrame.LOCAL_WORLD_ALIGNED,
+    )
+    cms = pin.StdVec_RigidConstraintModel()
+    cms.append(cm)
+    cds = pin.StdVec_RigidConstraintData()
+    cds.append(cm.createData())
+    pd = m.createData()
+    pin.initConstraintDynamics(m, pd, cms, cds)
+
+    def pinocchio(q, v, tau):
+        return pin.constraintDynamics(m, pd, q, v, tau, cms, cds)
+
+    return projection, kkt, pinocchio
+
+
+def projection_vs_pinocchio(states: tuple[np.ndarray, np.ndarray, np.ndarray]) -> dict:
+    """Largest disagreement between the projection dynamics and Pinocchio's.
+
+    Returns ``{"max_abs": max |a - a_pin|, "max_rel": max |a - a_pin|_inf /
+    max(1, |a_pin|_inf)}`` over the states.
+    """
+    projection, _, pinocchio = _panda_solvers()
+    max_abs = max_rel = 0.0
+    for q, v, tau in zip(*states):
+        a, a_pin = projection(q, v, tau), np.array(pinocchio(q, v, tau))
+        err = float(np.max(np.abs(a - a_pin)))
+        max_abs = max(max_abs, err)
+        max_rel = max(max_rel, err / max(1.0, float(np.max(np.abs(a_pin)))))
+    return {"max_abs": max_abs, "max_rel": max_rel}
+
+
+def bench_panda_dd() -> list[Row]:
+    """Projection direct dynamics of the Panda with a 3-row point constraint vs peers."""
+    states = panda_states(N_STATES, 0)
+    triples = list(zip(*states))
+    projection, kkt, pinocchio = _panda_solvers()
+
+    def timed(f):
+        return median_us(lambda: [f(q, v, tau) for q, v, tau in triples], len(triples))
+
+    t_proj, t_pin, t_kkt = timed(projection), timed(pinocchio), timed(kkt)
+    wit = projection_vs_pinocchio(states)
+    b, n = "panda-dd", f"{N_STATES} states, median of {REPEATS}"
+    return [
+        row(b, "projection dynamics", t_proj, "us", "<= 40", f"compute+evaluate+SVD+eq.22; {n}"),
+        row(b, "pinocchio constraintDynamics", t_pin, "us", "", f"CONTACT_3D, same states; {n}"),
+        row(b, "ratio projection/pinocchio", t_proj / t_pin, "", "", "reported, no target"),
+        row(
+            b,
+            "KKT baseline",
+            t_kkt,
+            "us",
+            "",
+            f"compute+evaluate+kkt_dynamics (with cond(K)); {n}",
+        ),
+        row(b, "max |a - a_pin|", wit["max_abs"], "rad/s^2", "", "correctness witness"),
+        row(b, "max rel |a - a_pin|", wit["max_rel"], "", "<= 1e-9", "/ max(1, |a_pin|_inf)"),
+    ]
+
+
+# -- panda-mujoco ------------------------------------------------------------------------
+def mujoco_panda():
+    """The Panda URDF compiled by MuJoCo (visual meshes dropped, contacts disabled)."""
+    import mujoco
+
+    xml = re.sub(r"<\?xml[^>]*\?>", "", robot_urdf("panda").read_text())
+    xml = xml.replace("package://", str(package_dir()) + "/")
+    compiler = '<mujoco><compiler discardvisual="true" fusestatic="false"/></mujoco>'
+    xml = re.sub(r"(<robot\b[^>]*>)", r"\1" + compiler, xml, count=1)
+    model = mujoco.MjModel.from_xml_string(xml)
+    model.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+    return mujoco, model
+
+
+def bench_panda_mujoco() -> list[Row]:
+    """MuJoCo ``mj_forward`` per state of the Panda (unconstrained; optional peer)."""
+    b = "panda-mujoco"
+    try:
+        mujoco, model = mujoco_panda()
+        data = mujoco.MjData(model)
+        Q, V, TAU = panda_states(N_STATES, 0)
+        n = Q.shape[1]
+        data.qpos[n:] = 0.5 * (model.jnt_range[n:, 0] + model.jnt_range[n:, 1])  # fingers
+
+        def loop():
+            for q, v, tau in zip(Q, V, TAU):
+                data.qpos[:n], data.qvel[:n], data.qfrc_applied[:n] = q, v, tau
+                mujoco.mj_forward(model, data)
+
+        t = median_us(loop, N_STATES)
+    except Exception as exc:  # optional peer: never crash the suite
+        return [row(b, "mj_forward", math.nan, "us", "", f"skipped: {type(exc).__name__}: {exc}")]
+    note = (
+        f"unconstrained, nv={model.nv} (finger joints kept, mimic ignored), contacts off, "
+        "state written from Python"
+    )
+    return [row(b, "mj_forward", t, "us", "", note)]
+
+
+# -- scenarios ---------------------------------------------------------------------------
+def bench_scenarios() -> list[Row]:
+    """Every shipped scenario once: real-time factor, constraint violation, status."""
+    from pfaff.scenarios import SCENARIOS, run_scenario
+
+    rows = []
+    for name in sorted(SCENARIOS):
+        try:
+            s = run_scenario(name)
+        except Exception as exc:
+            rows.append(row("scenarios", f"{name} status", "error", "", "== ok", str(exc)))
+            continue
+        note = f"sim {s['sim_time_s']:.3g} s in {s['wall_time_s']:.3g} s wall"
+        rows += [
+            row("scenarios", f"{name} realtime factor", s["realtime_factor"], "x", ">= 10", note),
+            row("scenarios", f"{name} max |phi|", s["max_constraint_violation"], "", "<= 1e-10"),
+            row("scenarios", f"{name} status", s["status"], "", "== ok", s.get("message") or ""),
+        ]
+    return rows
+
+
+BENCHMARKS: dict[str, Callable[[], list[Row]]] = {
+    "panda-dd": bench_panda_dd,
+    "panda-mujoco": bench_panda_mujoco,
+    "scenarios": bench_scenarios,
+}
+
+
+def run_benchmarks(names: list[str] | None = None) -> list[dict]:
+    """Run the named benchmarks (all when ``names`` is empty or None), in order.
+
+    Raises
+    ------
+    ValueError
+        If a name is unknown; the message lists the valid ones. Nothing is run then.
+    """
+    names = list(names) if names else list(BENCHMARKS)
+    bad = [n for n in names if n not in BENCHMARKS]
+    if bad:
+        raise ValueError(
+            f"unknown benchmark {', '.join(map(repr, bad))}; "
+            f"valid benchmarks: {', '.join(BENCHMARKS)}"
+        )
+    rows: list[dict] = []
+    for n in names:
+        rows += BENCHMARKS[n]()
+    return rows
+
+
+# -- table -------------------------------------------------------------------------------
+def format_value(value: object) -> str:
+    """4 significant digits for floats, ``str`` otherwise."""
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.4g}"
+    return str(value)
+
+
+def meets_target(value: object, target: str) -> str:
+    """``"yes"``/``"no"`` against ``"<= x"``, ``">= x"`` or ``"== word"``; ``"-"`` without one."""
+    m = re.fullmatch(r"\s*(<=|>=|==)\s*(\S+)\s*", target or "")
+    if m is None:
+        return "-"
+    op, ref = m.groups()
+    if op == "==":
+        return "yes" if str(value) == ref else "no"
+    try:
+        x, r = float(value), float(ref)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return "no"
+    if math.isnan(x):
+        return "no"
+    return "yes" if (x <= r if op == "<=" else x >= r) else "no"
+
+
+COLUMNS = ("benchmark", "figure", "value", "unit", "target", "ok", "note")
+
+
+def format_table(rows: list[dict]) -> str:
+    """An aligned text table: benchmark, figure, value, unit, target, ok, note.
+
+    Values are right-aligned, the other columns left-aligned; ``ok`` is
+    ``yes``/``no`` when the row has a target, ``-`` otherwise.
+    """
+    cells = [
+        [
+            str(r.get("benchmark", "")),
+            str(r.get("figure", "")),
+            format_value(r.get("value", "")),
+            str(r.get("unit", "")),
+            str(r.get("target", "")),
+            meets_target(r.get("value"), str(r.get("target", ""))),
+            str(r.get("note", "")),
+        ]
+        for r in rows
+    ]
+    widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(COLUMNS)]
+
+    def line(cols: list[str]) -> str:
+        parts = [
+            c.rjust(w) if i == 2 else c.ljust(w) for i, (c, w) in enumerate(zip(cols, widths))
+        ]
+        return "  ".join(parts).rstrip()
+
+    out = [line(list(COLUMNS)), line(["-" * w for w in widths])]
+    out += [line(c) for c in cells]
+    return "\n".join(out)

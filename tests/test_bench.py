@@ -1,0 +1,121 @@
+"""Tests of the benchmark suite's plumbing (pfaff.bench) -- no timing assertions.
+
+Independent witness: Pinocchio's own constrained dynamics
+(``pin.constraintDynamics``) against the projection direct dynamics on random
+Panda states, the correctness figure that ``panda-dd`` reports.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+import pytest
+
+from pfaff import bench
+from pfaff.bench import format_table, meets_target, run_benchmarks
+
+ROWS = [
+    dict(benchmark="b1", figure="fast", value=12.3456, unit="us", target="<= 40", note="n"),
+    dict(benchmark="b1", figure="slow", value=123.456, unit="us", target="<= 40", note=""),
+    dict(benchmark="long-benchmark", figure="rtf", value=9.5, unit="x", target=">= 10", note=""),
+    dict(benchmark="b2", figure="rtf ok", value=250.0, unit="x", target=">= 10", note=""),
+    dict(benchmark="b2", figure="ratio", value=3.0, unit="", target="", note="no target"),
+    dict(benchmark="b2", figure="status", value="ok", unit="", target="== ok", note=""),
+    dict(benchmark="b2", figure="missing", value=math.nan, unit="us", target="<= 1", note=""),
+]
+
+
+def _columns(table: str) -> tuple[list[int], list[list[str]]]:
+    """Column start offsets (from the rule of dashes) and the cells of every line."""
+    lines = table.splitlines()
+    rule = lines[1]
+    starts = [i for i, ch in enumerate(rule) if ch == "-" and (i == 0 or rule[i - 1] == " ")]
+    bounds = list(zip(starts, starts[1:] + [None]))
+    return starts, [[ln[s:e].strip() for s, e in bounds] for ln in lines]
+
+
+def test_format_table_aligns_columns_and_marks_ok() -> None:
+    table = format_table(ROWS)
+    lines = table.splitlines()
+    assert len(lines) == 2 + len(ROWS) and "\t" not in table
+    starts, cells = _columns(table)
+    header = ["benchmark", "figure", "value", "unit", "target", "ok", "note"]
+    assert cells[0] == header
+    # every line is blank just before each column start: the columns line up
+    for ln in lines[2:]:
+        assert all(ln[s - 1] == " " for s in starts[1:] if s <= len(ln))
+    body = cells[2:]
+    assert [c[0] for c in body] == [r["benchmark"] for r in ROWS]
+    assert [c[1] for c in body] == [r["figure"] for r in ROWS]
+    assert [c[2] for c in body] == ["12.35", "123.5", "9.5", "250", "3", "ok", "nan"]
+    assert [c[3] for c in body] == [r["unit"] for r in ROWS]
+    assert [c[4] for c in body] == [r["target"] for r in ROWS]
+    assert [c[5] for c in body] == ["yes", "no", "no", "yes", "-", "yes", "no"]
+    # values are right-aligned: they all end in the value column's last character
+    end = starts[3] - 2
+    assert all(ln[end - 1] != " " for ln in lines[2:])
+
+
+def test_meets_target_parses_bounds() -> None:
+    assert meets_target(40.0, "<= 40") == "yes"
+    assert meets_target(40.01, "<=40") == "no"
+    assert meets_target(10, ">= 10") == "yes"
+    assert meets_target(1e-11, "<= 1e-10") == "yes"
+    assert meets_target("failed", "== ok") == "no"
+    assert meets_target("n/a", "<= 1") == "no"
+    assert meets_target(5.0, "") == "-"
+
+
+def test_unknown_benchmark_names_the_valid_ones() -> None:
+    with pytest.raises(ValueError) as err:
+        run_benchmarks(["panda-dd", "nope"])
+    msg = str(err.value)
+    assert "'nope'" in msg
+    assert "valid benchmarks: panda-dd, panda-mujoco, scenarios" in msg
+
+
+def test_unknown_name_runs_nothing(monkeypatch) -> None:
+    called = []
+    monkeypatch.setattr(bench, "BENCHMARKS", {"a": lambda: called.append("a") or []})
+    with pytest.raises(ValueError, match="valid benchmarks: a"):
+        run_benchmarks(["a", "nope"])
+    assert called == []
+
+
+def test_run_benchmarks_dispatch(monkeypatch) -> None:
+    fake = {
+        "x": lambda: [bench.row("x", "f", 1.0, "us", "<= 2")],
+        "y": lambda: [bench.row("y", "g", "ok")],
+    }
+    monkeypatch.setattr(bench, "BENCHMARKS", fake)
+    assert [r["benchmark"] for r in run_benchmarks(None)] == ["x", "y"]
+    assert [r["benchmark"] for r in run_benchmarks([])] == ["x", "y"]
+    rows = run_benchmarks(["y", "x"])
+    assert [r["benchmark"] for r in rows] == ["y", "x"]
+    assert set(rows[1]) == {"benchmark", "figure", "value", "unit", "target", "note"}
+
+
+def test_mujoco_peer_is_skipped_not_crashing(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "mujoco", None)  # `import mujoco` raises ImportError
+    rows = bench.bench_panda_mujoco()
+    assert len(rows) == 1 and rows[0]["benchmark"] == "panda-mujoco"
+    assert rows[0]["note"].startswith("skipped:") and "mujoco" in rows[0]["note"]
+    assert meets_target(rows[0]["value"], rows[0]["target"]) == "-"
+    assert "panda-mujoco" in format_table(rows)
+
+
+def test_panda_states_in_limits_and_reproducible() -> None:
+    Q, V, TAU = bench.panda_states(50, seed=3)
+    model = bench.load_robot("panda").model
+    assert Q.shape == V.shape == TAU.shape == (50, 7)
+    assert np.all(Q >= model.lowerPositionLimit) and np.all(Q <= model.upperPositionLimit)
+    assert np.all(np.abs(V) <= 1) and np.all(np.abs(TAU) <= 1)
+    np.testing.assert_array_equal(bench.panda_states(50, seed=3)[0], Q)
+
+
+def test_projection_agrees_with_pinocchio_constraint_dynamics() -> None:
+    wit = bench.projection_vs_pinocchio(bench.panda_states(8, seed=1))
+    assert wit["max_rel"] <= 1e-9
+    assert 0.0 <= wit["max_abs"] <= 1e-9 * 1e3  # accelerations are O(1e2) at most here
