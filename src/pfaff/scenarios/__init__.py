@@ -1,6 +1,11 @@
 """Named, parametrised case studies (design.md Sec. 5)."""
 
-from pfaff.scenarios import four_bar, particle_circle, slider_crank  # noqa: F401  (registration)
+from pfaff.scenarios import (  # noqa: F401  (registration)
+    four_bar,
+    panda_contact,
+    particle_circle,
+    slider_crank,
+)
 from pfaff.scenarios.registry import (
     SCENARIOS,
     Param,

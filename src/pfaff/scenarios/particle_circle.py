@@ -24,7 +24,11 @@ def closed_form_force(q: np.ndarray, v: np.ndarray, m: float, g: float, rho: flo
 
 
 def pendulum_period(theta_amp: float, g: float, rho: float) -> float:
-    """Exact period ``4 sqrt(rho/g) K(k)``, ``k = sin(theta_amp / 2)`` (amplitude from the bottom)."""
+    """Exact pendulum period ``4 sqrt(rho/g) K(k)``, ``k = sin(theta_amp / 2)``.
+
+    ``theta_amp`` is the amplitude measured from the bottom; ``K`` is the
+    complete elliptic integral of the first kind (SciPy's ``ellipk(k^2)``).
+    """
     return 4.0 * np.sqrt(rho / g) * float(ellipk(np.sin(theta_amp / 2) ** 2))
 
 
