@@ -17,9 +17,9 @@ from pfaff.simulate import SimOptions
     robot=Param("panda", "robot of example-robot-data", choices=tuple(sorted(ROBOTS))),
     urdf=Param("", "a URDF file to use instead of `robot` (fixed base, no joint locked)"),
     frame=Param("panda_hand_tcp", "the frame whose origin stays on the plane"),
-    height=Param(0.3, "plane z = height [m] in the base frame"),
+    height=Param(0.1, "plane z = height [m] in the base frame"),
     t_end=Param(5.0, "simulated time [s]", positive=True),
-    dt=Param(2e-3, "integrator step [s]", positive=True),
+    dt=Param(3e-3, "integrator step [s]", positive=True),
 )
 def panda_contact(p: dict) -> ScenarioResult:
     """Panda arm (example-robot-data URDF) whose tool point slides on a table, passive.
