@@ -72,6 +72,7 @@ def test_four_bar_figures(parallelogram):
     if parallelogram == "true":
         assert m["constraint_rank_min"] == 1  # a loop row is redundant at the fold
         assert m["fold_crossings"] >= 4  # it swings through the folded configurations
+        assert m["branch_deviation_max"] <= 1e-8  # and stays on the parallelogram branch
     else:
         assert m["constraint_rank_min"] == 2
         assert m["crank_turns"] > 5  # the crank turns over: not a small oscillation

@@ -60,7 +60,9 @@ def four_bar(p: dict) -> ScenarioResult:
     lengths are (l0, l1, l0, l1) with l1 = crank and the run starts at the
     folded configuration (all links on the x axis), where the two loop rows
     become linearly dependent: A has rank 1 (constraint_rank_min) and the KKT
-    matrix is singular, while the projection method proceeds. The potential
+    matrix is singular, while the projection method proceeds;
+    branch_deviation_max = max |q3 - q1| shows that the motion stays on the
+    parallelogram branch through every fold. The potential
     zero is the lowest configuration of the closed chain (found by scanning
     the crank angle over 721 points), as for the other scenarios.
     """
@@ -105,6 +107,11 @@ def four_bar(p: dict) -> ScenarioResult:
         "crank_turns": float((a["q"][-1, 0] - a["q"][0, 0]) / (2 * np.pi)),
         "fold_crossings": sign_changes(np.sin(a["q"][:, 0])) if p["parallelogram"] else 0,
     }
+    if p["parallelogram"]:
+        # on the parallelogram branch the rocker stays parallel to the crank (q3 = q1);
+        # the anti-parallelogram branch meets it at every fold
+        dq = np.angle(np.exp(1j * (a["q"][:, 2] - a["q"][:, 0])))
+        metrics["branch_deviation_max"] = float(np.abs(dq).max())
     lines, idx = planar_polylines(mech, a["q"], mech.polylines)
     ground = (np.array([0.0, l0]), np.zeros(2))
     return ScenarioResult(
