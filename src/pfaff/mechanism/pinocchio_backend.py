@@ -118,11 +118,15 @@ class PinocchioMechanism(Mechanism):
         return snap
 
 
-def _check_file(path: str | Path, kind: str) -> Path:
+def _load(path: str | Path, kind: str, build, name: str | None) -> PinocchioMechanism:
     p = Path(path)
     if not p.is_file():
         raise ModelError(f"{kind} file {str(p)!r} does not exist")
-    return p
+    try:
+        model = build(str(p))
+    except (RuntimeError, ValueError) as exc:
+        raise ModelError(f"{kind} file {str(p)!r} does not parse: {exc}") from None
+    return PinocchioMechanism(model, name=name or p.stem)
 
 
 def from_urdf(path: str | Path, name: str | None = None) -> PinocchioMechanism:
@@ -130,12 +134,7 @@ def from_urdf(path: str | Path, name: str | None = None) -> PinocchioMechanism:
 
     Raises :class:`ModelError` if the file does not exist or does not parse.
     """
-    p = _check_file(path, "URDF")
-    try:
-        model = pin.buildModelFromUrdf(str(p))
-    except (RuntimeError, ValueError) as exc:
-        raise ModelError(f"URDF file {str(p)!r} does not parse: {exc}") from None
-    return PinocchioMechanism(model, name=name or p.stem)
+    return _load(path, "URDF", pin.buildModelFromUrdf, name)
 
 
 def from_mjcf(path: str | Path, name: str | None = None) -> PinocchioMechanism:
@@ -143,9 +142,4 @@ def from_mjcf(path: str | Path, name: str | None = None) -> PinocchioMechanism:
 
     Raises :class:`ModelError` if the file does not exist or does not parse.
     """
-    p = _check_file(path, "MJCF")
-    try:
-        model = pin.buildModelFromMJCF(str(p))
-    except (RuntimeError, ValueError) as exc:
-        raise ModelError(f"MJCF file {str(p)!r} does not parse: {exc}") from None
-    return PinocchioMechanism(model, name=name or p.stem)
+    return _load(path, "MJCF", pin.buildModelFromMJCF, name)
