@@ -56,7 +56,9 @@ def _cases():
     out.append(
         ("sv just below tol", _with_singular_values(rng, 4, 6, [2.0, 0.5, 1.0, 0.7e-9]), 3, 0.7e-9)
     )
-    out.append(("rank 2 of 5x7", rng.standard_normal((5, 2)) @ rng.standard_normal((2, 7)), 2, 0.0))
+    out.append(
+        ("rank 2 of 5x7", rng.standard_normal((5, 2)) @ rng.standard_normal((2, 7)), 2, 0.0)
+    )
     return out
 
 
