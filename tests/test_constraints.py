@@ -206,15 +206,8 @@ _CONTINUOUS_URDF = """<robot name="wheel_arm">
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="BUG: LockedJoint on a continuous (unbounded revolute, JointModelRUBZ: nq = 2, "
-    "nv = 1) joint uses Phi = q[idx_q] - value = cos(theta) - value: at theta = value = 0.4 "
-    "Phi = 0.521 instead of 0, and check_derivatives reports a Jacobian error of 1.78 "
-    "(theta = 0.9); a URDF 'continuous' joint loads as such a joint",
-)
 def test_locked_continuous_joint(tmp_path):
+    """A URDF continuous joint is stored as (cos t, sin t): Phi = wrap(t - value)."""
     path = tmp_path / "wheel_arm.urdf"
     path.write_text(_CONTINUOUS_URDF)
     mech = from_urdf(path)
@@ -276,19 +269,14 @@ def test_function_constraint_finite_difference_jacobian_and_drift(panda):
         assert np.abs(_fdrift(q, v)).max() > 0.1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ModelError,
-    reason="BUG: a FunctionConstraint built from phi alone (the library's own FD Jacobian "
-    "and FD drift, default fd_step=1e-6) fails require_consistent (tol 1e-6): at the first "
-    "seed-12 Panda state check_derivatives reports a drift error of 1.2e-4, and the FD drift "
-    "differs from the analytic one by 6.5e-5 (|drift| = 3.39), because the drift nests two "
-    "central differences with the same 1e-6 step (roundoff amplified by |v|^2/step^2)",
-)
 def test_function_constraint_default_fd_is_self_consistent(panda):
+    """phi alone: the drift is one second difference of Phi (step 1e-4 / |v|), accurate
+    to ~1e-8 against the analytic drift; the check skips FD-vs-FD rows and passes."""
     cs = ConstraintSet(panda, [FunctionConstraint(2, _fphi)])
     for q, v in _states(panda, 12):
-        require_consistent(cs, q, v)  # raises ModelError: drift error ~2e-4 > 1e-6
+        require_consistent(cs, q, v)
+        e = cs.evaluate(panda.compute(q, v, (), dynamics=False))
+        assert np.abs(e.drift - _fdrift(q, v)).max() <= 1e-6 * (1 + v @ v)
 
 
 def test_require_consistent_rejects_wrong_jacobian(panda):

@@ -398,13 +398,6 @@ def test_from_mjcf_two_link_pendulum_matches_planar_chain(tmp_path):
         assert np.abs(b.h).max() > 1e-3  # non-trivial Coriolis terms
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="BUG: from_mjcf ignores <option gravity=...>: Pinocchio's MJCF parser keeps "
-    "the default (0, 0, -9.81), so a file with in-plane gravity gets g = 0 torques "
-    "(h off by 5.17 N m at q = (2.33, -1.34))",
-)
 def test_from_mjcf_honours_gravity_option(tmp_path):
     path = tmp_path / "pendulum2.xml"
     path.write_text(_MJCF.format(option='<option gravity="0 -9.81 0"/>'))

@@ -190,9 +190,11 @@ def kkt_dynamics(
     """KKT baseline: solve ``[M A^T; A 0][a; lambda] = [tau - h; -drift]``.
 
     Returns ``(a, lambda, cond)`` with the 2-norm condition number of the
-    KKT matrix. Raises ``numpy.linalg.LinAlgError`` when the matrix is
-    singular (redundant rows, singular configurations) -- the situation the
-    projection method is built for.
+    KKT matrix. With redundant rows or at singular configurations the matrix
+    is singular: LU either raises ``numpy.linalg.LinAlgError`` or, when
+    rounding hides the zero pivot, returns multipliers that are an arbitrary
+    split of the force among dependent rows (condition number ~1e17) -- the
+    situation the projection method is built for.
     """
     K = kkt_matrix(M, A)
     n = M.shape[0]

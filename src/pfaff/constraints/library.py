@@ -204,25 +204,28 @@ class PointOnCircle(Constraint):
 
 
 class LockedJoint(Constraint):
-    """A one-dof joint held at ``value``: ``Phi = q_i - value``.
+    """A one-dof joint held at angle or position ``value``: ``Phi = q_i - value``.
 
     ``joint`` is a joint name (Pinocchio mechanisms) or a coordinate index
-    (mechanisms with ``nq == nv``).
+    (mechanisms with ``nq == nv``). A continuous (unbounded revolute) joint,
+    stored as ``(cos t, sin t)``, gives ``Phi = wrap(t - value)`` in (-pi, pi].
     """
 
     def __init__(self, joint: str | int, value: float = 0.0, name=None):
         self.joint, self.value = joint, float(value)
         self.name = name or f"lock {joint}"
         self.iq = self.iv = None
+        self.unbounded = False
 
     def bind(self, mechanism: Mechanism) -> None:
         if isinstance(self.joint, str):
             if not hasattr(mechanism, "joint_v_index"):
                 raise ModelError(f"{mechanism.name} has no joint names; give a coordinate index")
             self.iv = mechanism.joint_v_index(self.joint)
-            self.iq = mechanism.model.joints[mechanism.model.getJointId(self.joint)].idx_q
-            if mechanism.model.joints[mechanism.model.getJointId(self.joint)].nv != 1:
+            jm = mechanism.model.joints[mechanism.model.getJointId(self.joint)]
+            if jm.nv != 1 or jm.nq not in (1, 2):
                 raise ModelError(f"joint {self.joint!r} is not a one-dof joint")
+            self.iq, self.unbounded = jm.idx_q, jm.nq == 2
         else:
             if mechanism.nq != mechanism.nv or not 0 <= int(self.joint) < mechanism.nv:
                 raise ModelError(
@@ -234,6 +237,10 @@ class LockedJoint(Constraint):
         self._row[0, self.iv] = 1.0
 
     def residual(self, snap: Snapshot) -> np.ndarray:
+        if self.unbounded:
+            c, s = snap.q[self.iq], snap.q[self.iq + 1]
+            d = np.arctan2(s, c) - self.value
+            return np.array([(d + np.pi) % (2 * np.pi) - np.pi])
         return np.array([snap.q[self.iq] - self.value])
 
     def jacobian(self, snap: Snapshot) -> np.ndarray:
@@ -253,12 +260,16 @@ class FunctionConstraint(Constraint):
     jacobian : ``q -> A(q)`` (dim, nv); for a holonomic constraint, central
         finite differences of ``phi`` along the mechanism's tangent
         directions when not given. Required for a Pfaffian constraint.
-    drift : ``(q, v) -> A'(q, v) v``; central finite difference of
-        ``A(q(t)) v`` along ``v`` when not given.
-    fd_step : finite-difference step.
+    drift : ``(q, v) -> A'(q, v) v``; when not given, the second difference
+        of ``Phi`` along ``v`` (holonomic, from ``phi`` alone) or the central
+        difference of the given ``A(q(t)) v`` along ``v``.
+    fd_step : finite-difference step of the Jacobian and of ``A(q(t))``.
+    drift_step : step of the second difference of ``Phi`` (default 1e-4:
+        truncation and roundoff both ~1e-8).
 
     Use :func:`~pfaff.constraints.check_derivatives` to check a supplied
-    Jacobian against its residual.
+    Jacobian against its residual (for finite-difference derivatives the
+    check compares a difference with itself and says nothing).
     """
 
     def __init__(
@@ -268,6 +279,7 @@ class FunctionConstraint(Constraint):
         jacobian: Callable[[np.ndarray], np.ndarray] | None = None,
         drift: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
         fd_step: float = 1e-6,
+        drift_step: float = 1e-4,
         name: str = "user constraint",
     ):
         if phi is None and jacobian is None:
@@ -276,6 +288,8 @@ class FunctionConstraint(Constraint):
             raise ModelError(f"constraint dimension must be >= 1, got {dim!r}")
         self.dim, self.holonomic = int(dim), phi is not None
         self._phi, self._jac, self._drift, self.eps = phi, jacobian, drift, fd_step
+        self.drift_step = drift_step
+        self.supplied_derivatives = jacobian is not None or drift is not None
         self.name = name
         self.mech: Mechanism | None = None
 
@@ -319,6 +333,14 @@ class FunctionConstraint(Constraint):
         s = float(np.linalg.norm(v))
         if s == 0.0:
             return np.zeros(self.dim)
+        if self._jac is None:
+            # A'v = d^2/dh^2 Phi(q(h)) along v: one second difference of Phi (step
+            # fd_drift_step / |v|: truncation ~step^2, roundoff ~1e-16 / step^2)
+            h = self.drift_step / s
+            f = lambda x: np.asarray(self._phi(x), dtype=float).reshape(-1)
+            fp, f0, fm = f(self.mech.integrate(q, h * v)), f(q), f(self.mech.integrate(q, -h * v))
+            return (fp - 2 * f0 + fm) / (h * h)
+        # a given A: one central difference of A(q(h)) v along v
         h = self.eps / s
         dA = (self._A(self.mech.integrate(q, h * v)) - self._A(self.mech.integrate(q, -h * v))) / (
             2 * h

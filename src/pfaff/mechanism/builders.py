@@ -9,7 +9,8 @@ Frame names made by the builders (``<c>`` is the chain or body name):
 - planar chain: ``<c>_base`` (fixed, at the base), ``<c>_link<i>`` (body frame
   of link i at its proximal joint, x along the link), ``<c>_tip`` (end of the
   last link); links are numbered from 1.
-- free body: ``<c>`` (the body frame, origin at the body's reference point).
+- planar free body: ``<c>`` (the body frame, origin at the body's reference point).
+- 3D free body: ``<c>_body`` (the frame of the free-flyer joint ``<c>``).
 """
 
 from __future__ import annotations

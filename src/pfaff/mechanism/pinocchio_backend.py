@@ -7,6 +7,7 @@ acceleration (frame drift J'v), joint Jacobians -- and returns the snapshot.
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -124,7 +125,7 @@ def _load(path: str | Path, kind: str, build, name: str | None) -> PinocchioMech
         raise ModelError(f"{kind} file {str(p)!r} does not exist")
     try:
         model = build(str(p))
-    except (RuntimeError, ValueError) as exc:
+    except (RuntimeError, ValueError, ET.ParseError) as exc:
         raise ModelError(f"{kind} file {str(p)!r} does not parse: {exc}") from None
     return PinocchioMechanism(model, name=name or p.stem)
 
@@ -137,9 +138,29 @@ def from_urdf(path: str | Path, name: str | None = None) -> PinocchioMechanism:
     return _load(path, "URDF", pin.buildModelFromUrdf, name)
 
 
+def _mjcf_gravity(path: str) -> np.ndarray | None:
+    """The ``<option gravity="gx gy gz">`` of an MJCF file, if it sets one."""
+    option = ET.parse(path).getroot().find("option")
+    if option is None or option.get("gravity") is None:
+        return None
+    g = np.array([float(x) for x in option.get("gravity").split()])
+    if g.shape != (3,):
+        raise ModelError(f"MJCF file {path!r}: option gravity must have 3 numbers")
+    return g
+
+
+def _build_mjcf(path: str) -> pin.Model:
+    model = pin.buildModelFromMJCF(path)
+    # Pinocchio's MJCF parser keeps its default gravity; MuJoCo's <option> sets it
+    g = _mjcf_gravity(path)
+    if g is not None:
+        model.gravity = pin.Motion(g, np.zeros(3))
+    return model
+
+
 def from_mjcf(path: str | Path, name: str | None = None) -> PinocchioMechanism:
-    """Build a mechanism from an MJCF (MuJoCo XML) file.
+    """Build a mechanism from an MJCF (MuJoCo XML) file, honouring ``<option gravity>``.
 
     Raises :class:`ModelError` if the file does not exist or does not parse.
     """
-    return _load(path, "MJCF", pin.buildModelFromMJCF, name)
+    return _load(path, "MJCF", _build_mjcf, name)
