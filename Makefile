@@ -21,7 +21,6 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 
 demo: $(VENV)/.installed
 	$(BIN)/pfaff run slider-crank --out runs/slider-crank --force
-	@echo "report: $(CURDIR)/runs/slider-crank/report.html"
 
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests benchmarks
