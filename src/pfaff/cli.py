@@ -68,18 +68,23 @@ def _cmd_params(name: str) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from pfaff.scenarios import ParameterError, get_scenario, parse_sets, run_scenario
+    from pfaff.report.output import check_out_dir, write_run
+    from pfaff.scenarios import ParameterError, execute, get_scenario, parse_sets
 
     try:
         if args.params:
             return _cmd_params(args.name)
-        get_scenario(args.name)
+        sc = get_scenario(args.name)
         overrides = parse_sets(args.set)
+        sc.resolve(overrides)  # refuse bad parameters before touching the folder
         out = args.out if args.out is not None else Path("runs") / args.name
-        summary = run_scenario(args.name, overrides, out, force=args.force)
+        check_out_dir(out, args.force)
+        run = execute(args.name, overrides)
     except ParameterError as exc:
         print(f"pfaff: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    write_run(run, out)
+    summary = run.summary
     print(
         f"{args.name}: {summary['status']}  (sim {summary['sim_time_s']:.3g} s, "
         f"realtime x{summary['realtime_factor']:.3g}, "

@@ -1,7 +1,9 @@
 """Report layer: plots, animation, self-contained HTML report, atomic file output.
 
-Everything here takes plain arrays and dicts; nothing imports the simulation
-layers. Figures are drawn on private matplotlib ``Figure`` objects (no pyplot).
+The plotting and writing functions take plain arrays and dicts; only
+:mod:`pfaff.report.output` (writing a scenario ``Run`` into a folder) reads
+the scenarios layer above. Figures are drawn on private matplotlib ``Figure``
+objects (no pyplot).
 """
 
 from .animation import animate_planar

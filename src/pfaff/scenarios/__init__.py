@@ -16,15 +16,16 @@ from pfaff.scenarios.registry import (
     parse_sets,
     scenario,
 )
-from pfaff.scenarios.runner import OutputExistsError, run_scenario
+from pfaff.scenarios.runner import Run, execute, run_scenario
 
 __all__ = [
     "SCENARIOS",
-    "OutputExistsError",
     "Param",
     "ParameterError",
+    "Run",
     "Scenario",
     "ScenarioResult",
+    "execute",
     "get_scenario",
     "parse_sets",
     "run_scenario",

@@ -1,21 +1,20 @@
-"""Run a scenario and write its outputs (design.md Sec. 4).
+"""Run a scenario: validate its parameters, simulate, and summarise (design.md Sec. 4-5).
 
-Outputs in DIR: ``summary.json``, ``trajectory.npz``, PNG plots, ``report.html``
-and, for planar scenarios, ``animation.gif`` -- each written atomically. A
-run that fails midway still writes what it has, with ``"status": "failed"``.
+Writing the outputs (summary.json, trajectory.npz, plots, report.html) is the
+report layer's job (:func:`pfaff.report.output.write_run`); this module only
+produces the :class:`Run` it writes.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from pfaff import __version__
 from pfaff.mechanism.base import ModelError
-from pfaff.report import atomic_savez, atomic_write_json, write_report
-from pfaff.scenarios.registry import ParameterError, ScenarioResult, get_scenario
+from pfaff.scenarios.registry import ParameterError, Scenario, ScenarioResult, get_scenario
 from pfaff.simulate.trajectory import (
     SERIES_DOC,
     InitialStateError,
@@ -24,18 +23,29 @@ from pfaff.simulate.trajectory import (
 )
 
 
-class OutputExistsError(ParameterError):
-    """The output folder is not empty and ``force`` was not given."""
+@dataclass
+class Run:
+    """A finished (or failed) scenario run: what the report layer writes.
 
+    Attributes
+    ----------
+    scenario : the scenario that ran.
+    summary : the summary.json contract.
+    arrays : the trajectory.npz contents.
+    series_doc : documentation of every array in ``arrays``.
+    result : what the scenario returned (None if the simulation raised).
+    """
 
-def check_out_dir(out_dir: Path, force: bool) -> None:
-    if out_dir.exists():
-        if not out_dir.is_dir():
-            raise OutputExistsError(f"output path {str(out_dir)!r} exists and is not a folder")
-        if any(out_dir.iterdir()) and not force:
-            raise OutputExistsError(
-                f"output folder {str(out_dir)!r} is not empty; use --force to overwrite"
-            )
+    scenario: Scenario
+    summary: dict[str, Any]
+    arrays: dict[str, np.ndarray]
+    series_doc: dict[str, str]
+    result: ScenarioResult | None
+
+    @property
+    def description(self) -> str:
+        notes = self.result.notes if self.result is not None else ""
+        return self.scenario.doc + ("\n\n" + notes if notes else "")
 
 
 def _summary(name, params, result: ScenarioResult | None, traj: Trajectory | None, status, msg):
@@ -61,43 +71,26 @@ def _summary(name, params, result: ScenarioResult | None, traj: Trajectory | Non
     }
 
 
-def run_scenario(
-    name: str,
-    overrides: dict[str, Any] | None = None,
-    out_dir: str | Path | None = None,
-    force: bool = False,
-    report: bool = True,
-) -> dict[str, Any]:
-    """Validate parameters, run the scenario, write its outputs; return the summary.
+def execute(name: str, overrides: dict[str, Any] | None = None) -> Run:
+    """Validate parameters and run the scenario.
 
-    Raises :class:`ParameterError` (bad name, key, value, or a non-empty
-    output folder without ``force``) before anything is run or written.
-    Simulation failures do not raise: the summary has ``status = "failed"``
-    and the partial results are written.
+    Raises :class:`ParameterError` for a bad name, key or value, bad model
+    data (URDF, frame, mass) or an initial state off the constraint manifold.
+    A simulation failure does not raise: the run has ``status = "failed"``
+    and keeps the partial trajectory.
     """
     sc = get_scenario(name)
     params = sc.resolve(overrides)
-    out = Path(out_dir) if out_dir is not None else None
-    if out is not None:
-        check_out_dir(out, force)
     result: ScenarioResult | None = None
-    traj = None
     try:
         result = sc.func(params)
-        traj = result.trajectory
-        status, msg = result.status, result.message
+        traj, status, msg = result.trajectory, result.status, result.message
+    except SimulationError as exc:
+        traj, status, msg = exc.trajectory, "failed", str(exc)
     except (ModelError, InitialStateError, ValueError) as exc:
         if isinstance(exc, ParameterError):
             raise
-        # bad model data or an initial state off the manifold: bad parameters
         raise ParameterError(str(exc)) from None
-    except SimulationError as exc:
-        traj = exc.trajectory
-        status, msg = "failed", str(exc)
-    summary = _summary(name, params, result, traj, status, msg)
-    if out is None:
-        return summary
-    out.mkdir(parents=True, exist_ok=True)
     arrays = traj.arrays() if traj is not None else {}
     docs = dict(SERIES_DOC)
     if traj is not None:
@@ -105,21 +98,10 @@ def run_scenario(
     if result is not None:
         arrays.update(result.extra_arrays)
         docs.update(result.series_doc)
-    atomic_savez(out / "trajectory.npz", **arrays)
-    atomic_write_json(out / "summary.json", summary)
-    if report and arrays:
-        description = sc.doc + (
-            "\n\n" + result.notes if result is not None and result.notes else ""
-        )
-        write_report(
-            out,
-            summary,
-            arrays,
-            {k: v for k, v in docs.items() if k in arrays},
-            description=description,
-            polylines_xy=result.polylines_xy if result is not None else None,
-            animation_t=result.animation_t if result is not None else None,
-            static_lines=result.static_lines if result is not None else None,
-            extra_plots=result.extra_plots if result is not None else None,
-        )
-    return summary
+    summary = _summary(name, params, result, traj, status, msg)
+    return Run(sc, summary, arrays, {k: v for k, v in docs.items() if k in arrays}, result)
+
+
+def run_scenario(name: str, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run a scenario and return its summary (no files; see ``pfaff.report.write_run``)."""
+    return execute(name, overrides).summary

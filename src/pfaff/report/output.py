@@ -1,0 +1,55 @@
+"""Write a scenario run into a folder (design.md Sec. 4).
+
+Outputs in DIR: ``summary.json``, ``trajectory.npz``, PNG plots, ``report.html``
+and, for planar scenarios, ``animation.gif`` -- each written atomically. A
+failed run still writes what it has, with ``"status": "failed"``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pfaff.report.io import atomic_savez, atomic_write_json
+from pfaff.report.writer import write_report
+from pfaff.scenarios.registry import ParameterError
+from pfaff.scenarios.runner import Run
+
+
+class OutputExistsError(ParameterError):
+    """The output folder is not empty and ``force`` was not given."""
+
+
+def check_out_dir(out_dir: str | Path, force: bool) -> None:
+    """Refuse a non-empty folder (or a file in the way) unless ``force``."""
+    out = Path(out_dir)
+    if out.exists():
+        if not out.is_dir():
+            raise OutputExistsError(f"output path {str(out)!r} exists and is not a folder")
+        if any(out.iterdir()) and not force:
+            raise OutputExistsError(
+                f"output folder {str(out)!r} is not empty; use --force to overwrite"
+            )
+
+
+def write_run(run: Run, out_dir: str | Path, report: bool = True) -> list[Path]:
+    """Write ``trajectory.npz``, ``summary.json`` and the report of a run."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [
+        atomic_savez(out / "trajectory.npz", **run.arrays),
+        atomic_write_json(out / "summary.json", run.summary),
+    ]
+    res = run.result
+    if report and run.arrays:
+        written += write_report(
+            out,
+            run.summary,
+            run.arrays,
+            run.series_doc,
+            description=run.description,
+            polylines_xy=res.polylines_xy if res is not None else None,
+            animation_t=res.animation_t if res is not None else None,
+            static_lines=res.static_lines if res is not None else None,
+            extra_plots=res.extra_plots if res is not None else None,
+        )
+    return written
