@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pfaff.report.io import atomic_savez, atomic_write_json
+from pfaff.report.plots import plot_series
 from pfaff.report.writer import write_report
 from pfaff.scenarios.registry import ParameterError
 from pfaff.scenarios.runner import Run
@@ -31,6 +32,19 @@ def check_out_dir(out_dir: str | Path, force: bool) -> None:
             )
 
 
+def _scenario_plots(run: Run) -> dict:
+    """The scenario's plot specifications as callables drawing PNGs."""
+    t = run.arrays["t"]
+    return {
+        name: (
+            lambda spec=spec: plot_series(
+                t, spec["series"], spec["title"], spec["ylabel"], spec.get("log", False)
+            )
+        )
+        for name, spec in run.result.plots.items()
+    }
+
+
 def write_run(run: Run, out_dir: str | Path, report: bool = True) -> list[Path]:
     """Write ``trajectory.npz``, ``summary.json`` and the report of a run."""
     out = Path(out_dir)
@@ -50,6 +64,6 @@ def write_run(run: Run, out_dir: str | Path, report: bool = True) -> list[Path]:
             polylines_xy=res.polylines_xy if res is not None else None,
             animation_t=res.animation_t if res is not None else None,
             static_lines=res.static_lines if res is not None else None,
-            extra_plots=res.extra_plots if res is not None else None,
+            extra_plots=_scenario_plots(run) if res is not None else None,
         )
     return written

@@ -121,6 +121,14 @@ def four_bar(p: dict) -> ScenarioResult:
         polylines_xy=lines,
         animation_t=a["t"][idx],
         static_lines=[ground],
+        plots={
+            "loop_rank": {
+                "title": "loop-closure Jacobian: smallest singular value and rank",
+                "ylabel": "sigma_min(A) [m], rank",
+                "log": False,
+                "series": {"sigma_min(A)": a["sigma_min"], "rank(A)": a["rank"]},
+            }
+        },
         notes=f"link lengths (l0, l1, l2, l3) = ({l0}, {l1}, {l2}, {l3}) m; start crank angle "
         f"{theta1:.4g} rad.",
     )

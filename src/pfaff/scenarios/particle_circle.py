@@ -105,5 +105,13 @@ def particle_circle(p: dict) -> ScenarioResult:
             "F_closed_form": "Aghili Sec. 5.4 closed-form constraint force (T, 2)",
             "animation_index": "sample indices drawn in animation.gif",
         },
+        plots={
+            "constraint_force_error": {
+                "title": "constraint force vs. Aghili's closed form (Sec. 5.4)",
+                "ylabel": "|F - F_closed_form| / (m g)",
+                "log": True,
+                "series": {"error": np.abs(F - Fcf).max(axis=1) / weight},
+            }
+        },
         notes=notes,
     )

@@ -101,7 +101,8 @@ class ScenarioResult:
     polylines_xy : for planar animations, one (T', npts, 2) array per polyline.
     animation_t : (T',) times of the polyline samples.
     static_lines : grey background lines [(xs, ys), ...] (ground, guides).
-    extra_plots : name -> PNG bytes or a callable returning them.
+    plots : scenario plots as data, drawn by the report layer: file stem ->
+        ``{"title", "ylabel", "log", "series": {label: (T,) array}}``.
     series_doc : documentation of scenario-specific arrays in ``extra_arrays``.
     extra_arrays : arrays added to trajectory.npz.
     notes : text shown in the report (chosen values, discrepancies).
@@ -115,7 +116,7 @@ class ScenarioResult:
     polylines_xy: list[np.ndarray] | None = None
     animation_t: np.ndarray | None = None
     static_lines: list[tuple[np.ndarray, np.ndarray]] | None = None
-    extra_plots: dict[str, Any] = field(default_factory=dict)
+    plots: dict[str, dict[str, Any]] = field(default_factory=dict)
     series_doc: dict[str, str] = field(default_factory=dict)
     extra_arrays: dict[str, np.ndarray] = field(default_factory=dict)
     notes: str = ""

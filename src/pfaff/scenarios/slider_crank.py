@@ -88,5 +88,13 @@ def slider_crank(p: dict) -> ScenarioResult:
         polylines_xy=lines,
         animation_t=a["t"][idx],
         static_lines=[rail],
+        plots={
+            "singularity": {
+                "title": "distance to the singular configurations (A = 0 at cos q1 = 0)",
+                "ylabel": "|cos q1|, smallest singular value of A [m]",
+                "log": True,
+                "series": {"|cos q1|": np.abs(c1), "sigma_min(A)": a["sigma_min"]},
+            }
+        },
         notes=notes,
     )
