@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -21,13 +20,15 @@ def timed_simulate(
     return traj, time.perf_counter() - t0
 
 
-def planar_polylines(
-    mech: Mechanism, q: np.ndarray, polylines: Sequence[Sequence[str]], max_frames: int = 200
-) -> tuple[list[np.ndarray], np.ndarray]:
-    """Positions (T', npts, 2) of each polyline's frames at evenly spaced samples.
+def planar_animation(
+    mech: Mechanism, t: np.ndarray, q: np.ndarray, max_frames: int = 200
+) -> dict[str, object]:
+    """``polylines_xy`` and ``animation_t`` of a ScenarioResult for a planar mechanism.
 
-    Returns the polylines and the sample indices used (at most ``max_frames``).
+    The origins of the frames in each of ``mech.polylines`` at (at most
+    ``max_frames``) evenly spaced samples, as (T', npts, 2) arrays.
     """
+    polylines = mech.polylines
     idx = np.unique(np.linspace(0, len(q) - 1, min(len(q), max_frames)).astype(int))
     names = sorted({n for line in polylines for n in line})
     out = [np.zeros((len(idx), len(line), 2)) for line in polylines]
@@ -36,7 +37,7 @@ def planar_polylines(
         for line, arr in zip(polylines, out):
             for j, n in enumerate(line):
                 arr[k, j] = snap.frames[n].p[:2]
-    return out, idx
+    return {"polylines_xy": out, "animation_t": t[idx]}
 
 
 def sign_changes(x: np.ndarray) -> int:

@@ -6,7 +6,7 @@ import numpy as np
 
 from pfaff.constraints import ConstraintSet, PointsCoincide
 from pfaff.mechanism import PlanarChain, PlanarLink, planar_chains
-from pfaff.scenarios.common import planar_polylines, sign_changes, timed_simulate
+from pfaff.scenarios.common import planar_animation, sign_changes, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.simulate import SimOptions
 
@@ -112,14 +112,12 @@ def four_bar(p: dict) -> ScenarioResult:
         # the anti-parallelogram branch meets it at every fold
         dq = np.angle(np.exp(1j * (a["q"][:, 2] - a["q"][:, 0])))
         metrics["branch_deviation_max"] = float(np.abs(dq).max())
-    lines, idx = planar_polylines(mech, a["q"], mech.polylines)
     ground = (np.array([0.0, l0]), np.zeros(2))
     return ScenarioResult(
         traj,
         metrics,
         wall,
-        polylines_xy=lines,
-        animation_t=a["t"][idx],
+        **planar_animation(mech, a["t"], a["q"]),
         static_lines=[ground],
         plots={
             "loop_rank": {

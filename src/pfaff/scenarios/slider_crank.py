@@ -6,7 +6,7 @@ import numpy as np
 
 from pfaff.constraints import ConstraintSet, PointOnPlane
 from pfaff.mechanism import PlanarLink, SliderCrankChain, planar_chain
-from pfaff.scenarios.common import planar_polylines, sign_changes, timed_simulate
+from pfaff.scenarios.common import planar_animation, sign_changes, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.simulate import SimOptions, SimulationError, simulate
 
@@ -79,14 +79,12 @@ def slider_crank(p: dict) -> ScenarioResult:
         metrics["kkt_max_condition"] = cond
         metrics["kkt_failed"] = failed
         notes = "KKT baseline: " + msg
-    lines, idx = planar_polylines(mech, a["q"], mech.polylines)
     rail = (np.array([-2.2 * l, 2.2 * l]), np.zeros(2))
     return ScenarioResult(
         traj,
         metrics,
         wall,
-        polylines_xy=lines,
-        animation_t=a["t"][idx],
+        **planar_animation(mech, a["t"], a["q"]),
         static_lines=[rail],
         plots={
             "singularity": {
