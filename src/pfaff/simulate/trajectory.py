@@ -102,13 +102,17 @@ class Trajectory:
     def t(self) -> np.ndarray:
         return np.asarray(self.rows["t"])
 
+    def _abs_max(self, key: str) -> float:
+        x = np.asarray(self.rows[key], dtype=float)
+        return float(np.abs(x).max()) if x.size else 0.0
+
     def max_constraint_violation(self) -> float:
-        phi = self.arrays()["phi"]
-        return float(np.abs(phi).max()) if phi.size else 0.0
+        """Max over the run of the largest holonomic residual ``|Phi_i(q)|``."""
+        return self._abs_max("phi")
 
     def max_velocity_constraint_violation(self) -> float:
-        av = self.arrays()["av"]
-        return float(np.abs(av).max()) if av.size else 0.0
+        """Max over the run of the largest ``|(A v)_i|``."""
+        return self._abs_max("av")
 
     def energy_drift_rel(self, reference: float | None = None) -> float:
         """``max |E(t) - E(0)| / |E(0)|`` (or over ``reference`` if given)."""
