@@ -57,3 +57,32 @@ def project_velocity(
 ) -> np.ndarray:
     """Velocity projected onto N(A) in the metric of M (least kinetic-energy change)."""
     return metric_projection(v, A, M, rank_tol)
+
+
+def correct_state(
+    cset: ConstraintSet, q: np.ndarray, v: np.ndarray, opt
+) -> tuple[np.ndarray, np.ndarray, float, int, float]:
+    """The drift correction after one step (design.md Sec. 3).
+
+    Newton-Raphson on the holonomic rows, then the velocity projected onto
+    N(A) at the corrected ``q`` in the metric M (evaluated before the
+    correction, 1e-12 away). ``opt`` provides ``position_tol``,
+    ``max_newton`` and ``rank_tol``.
+
+    Returns ``(q, v, max |Phi|, Newton iterations, kinetic-energy change)``.
+    """
+    snap = cset.mechanism.compute(q, v, cset.frames, extras=False)
+    ev = cset.evaluate(snap)
+    q, err, iters, kin = newton_project(
+        cset,
+        q,
+        opt.position_tol,
+        opt.max_newton,
+        opt.rank_tol,
+        start=(ev.phi, ev.A[ev.holonomic_rows]),
+    )
+    A = ev.A if kin is None else cset.evaluate(kin).A
+    M = snap.M
+    v_new = project_velocity(v, A, M, opt.rank_tol)
+    dE = 0.5 * float(v_new @ M @ v_new - v @ M @ v)
+    return q, v_new, err, iters, dE

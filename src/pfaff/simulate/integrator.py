@@ -19,7 +19,7 @@ import numpy as np
 from pfaff import dynamics as dyn
 from pfaff.constraints.base import ConstraintEval, ConstraintSet
 from pfaff.mechanism.base import Snapshot
-from pfaff.simulate.correction import newton_project, project_velocity
+from pfaff.simulate.correction import correct_state, newton_project, project_velocity
 from pfaff.simulate.trajectory import InitialStateError, SimulationError, Trajectory
 
 Controller = Callable[[float, Snapshot], np.ndarray]
@@ -257,22 +257,8 @@ def simulate(
             _check_finite("q", q1, t + opt.dt, k + 1, traj)
             _check_finite("v", v1, t + opt.dt, k + 1, traj)
             work += opt.dt * float(tau_held @ vbar)
-            # drift correction (design.md Sec. 3): positions by Newton-Raphson only
-            # when the step left them off the manifold, then the velocity in M
-            s1 = mech.compute(q1, v1, cset.frames, extras=False)
-            ev1 = cset.evaluate(s1)
-            A1 = ev1.A
-            q1, err, newton_it, kin = newton_project(
-                cset,
-                q1,
-                opt.position_tol,
-                opt.max_newton,
-                opt.rank_tol,
-                start=(ev1.phi, A1[ev1.holonomic_rows]),
-            )
-            if kin is not None:
-                # A at the corrected q; the metric M is kept from 1e-12 away
-                A1 = cset.evaluate(kin).A
+            q1, v2, err, newton_it, dE = correct_state(cset, q1, v1, opt)
+            corr += dE
             if err > opt.position_tol:
                 traj.newton_failures += 1
                 if not err <= 1e-6:
@@ -281,16 +267,14 @@ def simulate(
                         f"max |Phi| = {err:.3g} after {newton_it} iterations",
                         traj,
                     )
-            v2 = project_velocity(v1, A1, s1.M, opt.rank_tol)
-            corr += 0.5 * float(v2 @ s1.M @ v2 - v1 @ s1.M @ v1)
             q, v = q1, v2
             traj.steps = k + 1
             if bar is not None:
                 bar.update(1)
     finally:
+        traj.kkt_cond_max = ev.kkt_cond_max
         if bar is not None:
             bar.close()
-    traj.kkt_cond_max = ev.kkt_cond_max
     return traj
 
 
