@@ -163,14 +163,14 @@ def projected_inverse_dynamics(
 
 
 def decoupling_residual(M: np.ndarray, P: np.ndarray) -> float:
-    """``||(I - P) M P||_2 / ||M||_2``: zero iff N(A) is invariant under M (Prop. 3).
+    """``||(I - P) M P||_F / ||M||_F``: zero iff N(A) is invariant under M (Prop. 3).
 
     For a symmetric positive-definite M, invariance under M is invariance
     under M^-1; then the cross coupling ``mu`` of eq. (32) vanishes and the
     constraint force depends on the impotent input ``f_perp`` only.
     """
-    Q = np.eye(M.shape[0]) - P
-    return float(np.linalg.norm(Q @ M @ P, 2) / np.linalg.norm(M, 2))
+    MP = M @ P
+    return float(np.linalg.norm(MP - P @ MP) / np.linalg.norm(M))
 
 
 def is_decoupled(M: np.ndarray, P: np.ndarray, tol: float = 1e-9) -> bool:

@@ -97,11 +97,13 @@ def null_projector(A: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> np.ndar
 def null_space(A: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> np.ndarray:
     """Orthonormal basis (n, n - r) of N(A) (the columns V2 of Aghili eq. 4)."""
     A = np.atleast_2d(np.asarray(A, dtype=float))
-    n = A.shape[1]
-    if A.shape[0] == 0:
+    m, n = A.shape
+    if m == 0:
         return np.eye(n)
-    _, s, Vt = np.linalg.svd(A, full_matrices=True)
-    r = int(np.count_nonzero(s >= rank_tol))
+    _, s, Vt, info = lapack.dgesdd(A, full_matrices=1)
+    if info != 0:
+        _, s, Vt = np.linalg.svd(A, full_matrices=True)
+    r = int((s >= rank_tol).sum())
     return Vt[r:].T.copy()
 
 

@@ -28,12 +28,16 @@ class Constraint(ABC):
     ----------
     dim : number of rows.
     holonomic : True for ``Phi(q) = 0``, False for a Pfaffian ``A(q) v = 0``.
+    unilateral : a contact that can only push: its normal force ``-lambda``
+        must stay >= 0 (the side ``Phi >= 0`` is free). The dynamics treat the
+        row as bilateral; a simulation stops when the contact would pull.
     frames : frame names whose kinematics the constraint reads.
     name : label used in reports and messages.
     """
 
     dim: int = 1
     holonomic: bool = True
+    unilateral: bool = False
     frames: tuple[str, ...] = ()
     name: str = "constraint"
     #: False when both A and the drift are finite differences of the residual
@@ -121,6 +125,15 @@ class ConstraintSet:
             k += c.dim
         self._rows = np.array(rows, dtype=int)
         return self._rows
+
+    @property
+    def unilateral_rows(self) -> np.ndarray:
+        rows, k = [], 0
+        for c in self.constraints:
+            if c.unilateral:
+                rows += range(k, k + c.dim)
+            k += c.dim
+        return np.array(rows, dtype=int)
 
     @property
     def row_names(self) -> list[str]:

@@ -30,10 +30,15 @@ def _offset(point) -> np.ndarray | None:
 class PointOnPlane(Constraint):
     """A frame's point stays on the plane ``n . p = d``: ``Phi = n . p - d``.
 
-    ``n`` is normalised, so ``Phi`` is the signed distance (m).
+    ``n`` is normalised, so ``Phi`` is the signed distance (m). With
+    ``unilateral=True`` the plane can only push the point along ``+n``: the
+    normal force ``-lambda`` (N) must stay >= 0.
     """
 
-    def __init__(self, frame: str, normal, offset: float = 0.0, point=None, name=None):
+    def __init__(
+        self, frame: str, normal, offset: float = 0.0, point=None, name=None, unilateral=False
+    ):
+        self.unilateral = bool(unilateral)
         n = _vec(normal, 3, "plane normal")
         if np.linalg.norm(n) == 0:
             raise ModelError("plane normal must be non-zero")

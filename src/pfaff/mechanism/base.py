@@ -85,6 +85,9 @@ class Snapshot:
     g : (nv,) gravity torque (the part of ``h`` at ``v = 0``).
     kinetic, potential : energies (J); potential with the model's own zero.
     frames : kinematics of the frames that were asked for.
+    measured : sensor readings a simulation attaches for a controller, e.g.
+        ``"F"`` and ``"lambda"``: the constraint force produced by the torque
+        held up to this instant (what a force sensor reads before the update).
     """
 
     q: np.ndarray
@@ -95,6 +98,7 @@ class Snapshot:
     kinetic: float = 0.0
     potential: float = 0.0
     frames: dict[str, FrameState] = field(default_factory=dict)
+    measured: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def energy(self) -> float:

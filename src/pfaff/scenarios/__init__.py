@@ -4,7 +4,9 @@ from pfaff.scenarios import (  # noqa: F401  (registration)
     four_bar,
     panda_contact,
     particle_circle,
+    planar_arm_force,
     slider_crank,
+    slider_crank_pidc,
 )
 from pfaff.scenarios.registry import (
     SCENARIOS,

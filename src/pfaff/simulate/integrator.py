@@ -85,10 +85,10 @@ class SimOptions:
 class _Evaluator:
     """Per-state evaluation: snapshot -> constraints -> acceleration."""
 
-    def __init__(self, cset: ConstraintSet, opt: SimOptions) -> None:
+    def __init__(self, cset: ConstraintSet, opt: SimOptions, extra_frames=()) -> None:
         self.cset, self.opt = cset, opt
         self.mech = cset.mechanism
-        self.frames = cset.frames
+        self.frames = tuple(dict.fromkeys((*cset.frames, *extra_frames)))
         self.kkt_cond_max = 0.0
 
     def terms(
@@ -207,7 +207,10 @@ def simulate(
     if opt.integrator in ADAPTIVE and mech.nq != mech.nv:
         raise ValueError(f"adaptive integrators need nq == nv; {mech.name} has a Lie-group q")
     q, v = project_state(cset, q0, v0, opt)
-    ev = _Evaluator(cset, opt)
+    ctrl_frames = tuple(getattr(controller, "frames", ()))
+    mech.check_frames(ctrl_frames)
+    ev = _Evaluator(cset, opt, ctrl_frames)
+    unilateral = cset.unilateral_rows
     m, m_h = cset.dim, len(cset.holonomic_rows)
     traj = Trajectory(mech.nq, mech.nv, m, m_h)
     tau_held = np.zeros(mech.nv) if tau is None else np.asarray(tau, dtype=float).copy()
@@ -227,7 +230,13 @@ def simulate(
             t = k * opt.dt
             snap, cev = ev.terms(q, v)
             if controller is not None and t >= next_ctrl - 1e-9 * opt.dt:
+                snap.measured = _sensors(snap, cev, tau_held, ev)
                 tau_held = np.asarray(controller(t, snap), dtype=float)
+                if tau_held.shape != (mech.nv,):
+                    raise ValueError(
+                        f"controller returned a torque of shape {tau_held.shape}, "
+                        f"expected ({mech.nv},)"
+                    )
                 _check_finite("controller torque", tau_held, t, k, traj)
                 next_ctrl += control_dt
             try:
@@ -237,6 +246,8 @@ def simulate(
                     f"{opt.method} dynamics failed at t = {t:.6g} s (step {k}): {exc}", traj
                 ) from None
             _check_finite("acceleration", a, t, k, traj)
+            if unilateral.size:
+                _check_contact(snap, cev, a, proj, tau_held, unilateral, cset, t, k, traj)
             if k % opt.record_every == 0 or k == n_steps:
                 _record(traj, t, snap, cev, a, proj, tau_held, opt, work, corr, newton_it)
                 if controller is not None and hasattr(controller, "signals"):
@@ -276,6 +287,31 @@ def simulate(
         if bar is not None:
             bar.close()
     return traj
+
+
+def _sensors(snap, cev, tau, ev: _Evaluator) -> dict[str, np.ndarray]:
+    """What a force sensor reads just before the controller's update: the
+    constraint force and multipliers produced by the torque held until now."""
+    a, proj = ev.accel(snap, cev, tau)
+    if proj is None:
+        proj = dyn.projection(cev.A, cev.drift, ev.opt.rank_tol)
+    F = dyn.constraint_force(snap.M, snap.h, tau, proj.P, a)
+    return {"F": F, "lambda": dyn.projected_multipliers(proj, F)}
+
+
+def _check_contact(snap, cev, a, proj, tau, rows, cset, t, k, traj):
+    """Stop when a unilateral contact would pull (normal force -lambda < 0)."""
+    if proj is None:
+        proj = dyn.projection(cev.A, cev.drift)
+    F = dyn.constraint_force(snap.M, snap.h, tau, proj.P, a)
+    fn = -dyn.projected_multipliers(proj, F)[rows]
+    if np.any(fn < 0):
+        i = int(rows[np.argmin(fn)])
+        raise SimulationError(
+            f"unilateral contact {cset.row_names[i]!r} would open at t = {t:.6g} s "
+            f"(step {k}): normal force {fn.min():.3g} N < 0",
+            traj,
+        )
 
 
 def _record(traj, t, snap, cev, a, proj, tau, opt, work, corr, newton_it):

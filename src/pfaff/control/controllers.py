@@ -1,0 +1,225 @@
+"""Sampled-data controllers ``tau = controller(t, snapshot)`` (Aghili Sec. 7).
+
+:class:`ProjectedController` combines projected inverse-dynamics motion
+control (eq. 45-46), optional constraint-force control (eq. 51-52), optional
+passive joints (eq. 55-62, condition 64) and an optional weight W for mixed
+units (Sec. 7.2). :class:`ComputedTorque` is the baseline that ignores the
+projection. Each controller keeps its internal signals of the last sample in
+``self.signals`` (recorded by :func:`pfaff.simulate.simulate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pfaff import dynamics as dyn
+from pfaff.constraints.base import ConstraintSet
+from pfaff.control.laws import (
+    TaskError,
+    force_control_torque,
+    passive_joint_torque,
+    pidc_torque,
+    task_acceleration,
+)
+from pfaff.control.tasks import Task
+from pfaff.linalg import DEFAULT_RANK_TOL, null_space
+from pfaff.mechanism.base import ModelError, Snapshot
+
+Reference = Callable[[float], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+def gain(value, k: int, what: str) -> np.ndarray:
+    """A positive gain as a (k,) vector; refuses a wrong shape or sign."""
+    g = np.asarray(value, dtype=float)
+    if g.ndim == 0:
+        g = np.full(k, float(g))
+    if g.shape != (k,):
+        raise ValueError(f"gain {what} must be a scalar or have shape ({k},), got {g.shape}")
+    if not np.all(np.isfinite(g)) or np.any(g <= 0):
+        raise ValueError(f"gain {what} must be > 0, got {value!r}")
+    return g
+
+
+@dataclass
+class ForceReference:
+    """Desired multipliers and the PI gains of eq. (52).
+
+    ``lambda_d(t)`` gives the desired multipliers (m,); ``F_d = A^T lambda_d``.
+    For a unilateral plane contact the normal force is ``-lambda``.
+    """
+
+    lambda_d: Callable[[float], np.ndarray]
+    kf: float = 0.5
+    ki: float = 20.0
+
+    def __post_init__(self) -> None:
+        if not self.kf >= 0 or not self.ki >= 0:
+            raise ValueError(f"force gains must be >= 0, got kf={self.kf!r}, ki={self.ki!r}")
+
+
+def resolve_joints(mechanism, joints: Sequence[str | int]) -> np.ndarray:
+    """Indices in v of joints given by name (one-dof joints) or index."""
+    out = []
+    for j in joints:
+        if isinstance(j, str):
+            if not hasattr(mechanism, "joint_v_index"):
+                raise ModelError(f"{mechanism.name} has no joint names; give indices")
+            out.append(mechanism.joint_v_index(j))
+        else:
+            if not 0 <= int(j) < mechanism.nv:
+                raise ModelError(f"joint index {j} out of range; valid: 0..{mechanism.nv - 1}")
+            out.append(int(j))
+    return np.array(out, dtype=int)
+
+
+class ProjectedController:
+    """PIDC (+ force control) (+ passive joints) on a constrained mechanism.
+
+    Parameters
+    ----------
+    cset : the constraints (the controller's model of them).
+    task : independent coordinates theta (k = dim N(A) rows).
+    reference : ``t -> (theta_d, theta_d', theta_d'')``.
+    kp, kd : PD gains G_P, G_D of eq. (46) (scalars or (k,)).
+    force : desired multipliers and PI gains (hybrid control), or None.
+    actuated : actuated joints (names or indices); the others are passive.
+    W : weight of Sec. 7.2 for mixed units (motion channel), or None.
+    """
+
+    def __init__(
+        self,
+        cset: ConstraintSet,
+        task: Task,
+        reference: Reference,
+        kp=100.0,
+        kd=20.0,
+        force: ForceReference | None = None,
+        actuated: Sequence[str | int] | None = None,
+        W: np.ndarray | None = None,
+        rank_tol: float = DEFAULT_RANK_TOL,
+    ) -> None:
+        self.cset, self.task, self.reference = cset, task, reference
+        self.mech = cset.mechanism
+        task.bind(self.mech)
+        self.kp, self.kd = gain(kp, task.dim, "kp"), gain(kd, task.dim, "kd")
+        self.force = force
+        self.actuated = None if actuated is None else resolve_joints(self.mech, actuated)
+        if W is not None:
+            W = np.asarray(W, dtype=float)
+            if W.shape != (self.mech.nv, self.mech.nv):
+                raise ValueError(f"W must be {self.mech.nv}x{self.mech.nv}, got {W.shape}")
+        self.W, self.rank_tol = W, rank_tol
+        self.frames = tuple(dict.fromkeys((*cset.frames, *task.frames)))
+        self.signals: dict[str, float | np.ndarray] = {}
+        self._integral = np.zeros(cset.dim)
+        self._lam_cmd: np.ndarray | None = None
+        self._t_last: float | None = None
+
+    def check(self, q: np.ndarray) -> None:
+        """Refuse a task that does not parametrise N(A) at ``q`` (raise :class:`TaskError`)."""
+        snap = self.mech.compute(q, np.zeros(self.mech.nv), self.frames)
+        A = self.cset.evaluate(snap).A
+        N = null_space(A, self.rank_tol)
+        JN = self.task.jacobian(snap) @ N
+        if JN.shape[0] != JN.shape[1]:
+            raise TaskError(
+                f"the task has {JN.shape[0]} coordinates but N(A) has dimension {JN.shape[1]}: "
+                "Lambda cannot span N(A)"
+            )
+        s = np.linalg.svd(JN, compute_uv=False)
+        if s.size and s[-1] < 1e-6 * max(s[0], 1e-300):
+            raise TaskError(
+                f"the task coordinates do not parametrise N(A) here: J_theta N is singular "
+                f"(singular values {s[0]:.3g} ... {s[-1]:.3g})"
+            )
+
+    def __call__(self, t: float, snap: Snapshot) -> np.ndarray:
+        cev = self.cset.evaluate(snap)
+        proj = dyn.projection(cev.A, cev.drift, self.rank_tol)
+        task = self.task
+        J = task.jacobian(snap)
+        th_d, dth_d, ddth_d = (np.asarray(x, dtype=float) for x in self.reference(t))
+        e = task.error(th_d, snap)
+        de = dth_d - J @ snap.v
+        N = null_space(cev.A, self.rank_tol)
+        u_p, s_task = task_acceleration(
+            J, task.drift(snap), N, proj.Cv, ddth_d + self.kd * de + self.kp * e
+        )
+        f_par = pidc_torque(snap.M, snap.h, proj.P, u_p, cev.A, self.W, self.rank_tol)
+        sig = {"task_error": e, "task_sigma_min": s_task}
+        tau = f_par
+        if self.force is not None:
+            tau = tau + self._force_part(t, snap, cev, proj, f_par, sig)
+        if self.actuated is not None:
+            tau, sigma, resid = passive_joint_torque(proj.P, self.actuated, tau, N)
+            sig["controllability_sigma"] = sigma
+            sig["controllable"] = float(sigma > self.rank_tol)
+            sig["passive_torque"] = resid
+        sig["decoupling_residual"] = dyn.decoupling_residual(snap.M, proj.P)
+        sig["u_p"] = u_p
+        self.signals = sig
+        return tau
+
+    def _force_part(self, t, snap, cev, proj, f_par, sig) -> np.ndarray:
+        """f_perp of eq. (51) with the PI law (52) on the measured force.
+
+        The force sensor reads the force the previous torque produced; it is
+        compared with the force that torque was commanded to produce (the
+        reading lags the command by one sample), so a step in lambda_d is
+        followed without a kick.
+        """
+        lam_d = np.asarray(self.force.lambda_d(t), dtype=float)
+        if lam_d.shape != (self.cset.dim,):
+            raise ValueError(f"lambda_d(t) must have shape ({self.cset.dim},), got {lam_d.shape}")
+        lam_meas = snap.measured.get("lambda")
+        dt = 0.0 if self._t_last is None else t - self._t_last
+        e_lam = np.zeros_like(lam_d)
+        if lam_meas is not None and self._lam_cmd is not None:
+            e_lam = self._lam_cmd - lam_meas
+        self._integral += e_lam * dt
+        lam_u = lam_d + self.force.kf * e_lam + self.force.ki * self._integral
+        self._lam_cmd, self._t_last = lam_d, t
+        u_F = cev.A.T @ lam_u
+        sig["lambda_d"] = lam_d
+        sig["force_error"] = e_lam
+        return force_control_torque(snap.M, snap.h, proj, f_par, u_F)
+
+
+class ComputedTorque:
+    """Baseline: computed-torque control on the unconstrained model.
+
+    ``tau = M a_d + h + A^T lambda_d`` with ``a_d`` resolved from the task PD
+    by the pseudo-inverse of the task Jacobian, ignoring the constraint (no
+    projection; the classical hybrid controller when ``lambda_d`` is given).
+    """
+
+    def __init__(
+        self,
+        cset: ConstraintSet,
+        task: Task,
+        reference: Reference,
+        kp=100.0,
+        kd=20.0,
+        lambda_d: Callable[[float], np.ndarray] | None = None,
+    ) -> None:
+        self.cset, self.task, self.reference, self.lambda_d = cset, task, reference, lambda_d
+        task.bind(cset.mechanism)
+        self.kp, self.kd = gain(kp, task.dim, "kp"), gain(kd, task.dim, "kd")
+        self.frames = tuple(dict.fromkeys((*cset.frames, *task.frames)))
+        self.signals: dict[str, float | np.ndarray] = {}
+
+    def __call__(self, t: float, snap: Snapshot) -> np.ndarray:
+        J = self.task.jacobian(snap)
+        th_d, dth_d, ddth_d = (np.asarray(x, dtype=float) for x in self.reference(t))
+        e = self.task.error(th_d, snap)
+        ref = ddth_d + self.kd * (dth_d - J @ snap.v) + self.kp * e
+        a_d = np.linalg.lstsq(J, ref - self.task.drift(snap), rcond=None)[0]
+        tau = snap.M @ a_d + snap.h
+        if self.lambda_d is not None:
+            A = self.cset.evaluate(snap).A
+            tau = tau + A.T @ np.asarray(self.lambda_d(t), dtype=float)
+        self.signals = {"task_error": e}
+        return tau
