@@ -340,7 +340,7 @@ def test_decoupling_residual_generic_arm(panda):
         assert not D.is_decoupled(snap.M, P)
         Q = np.eye(7) - P
         assert r == pytest.approx(
-            np.linalg.norm(Q @ snap.M @ P, 2) / np.linalg.norm(snap.M, 2), rel=1e-12
+            np.linalg.norm(Q @ snap.M @ P, "fro") / np.linalg.norm(snap.M, "fro"), rel=1e-12
         )
 
 
