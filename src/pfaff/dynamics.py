@@ -36,13 +36,15 @@ class Projection:
     sigma : (r,) singular values kept.
     rank : numerical rank r of A.
     sigma_min : smallest singular value of A (0 if A has no rows or m > n).
+    N : (n, n - r) orthonormal basis of N(A) when asked for, else None.
     """
 
-    __slots__ = ("P", "Cv", "V1", "U1", "sigma", "rank", "sigma_min")
+    __slots__ = ("P", "Cv", "V1", "U1", "sigma", "rank", "sigma_min", "N")
 
     def __init__(self, P, Cv, V1, U1, sigma, rank, sigma_min):
         self.P, self.Cv, self.V1, self.U1 = P, Cv, V1, U1
         self.sigma, self.rank, self.sigma_min = sigma, rank, sigma_min
+        self.N = None
 
 
 _EYE: dict[int, np.ndarray] = {}
@@ -56,19 +58,30 @@ def _eye(n: int) -> np.ndarray:
     return I
 
 
-def projection(A: np.ndarray, drift: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> Projection:
-    """``P = I - A^+ A`` and ``C v = -A^+ A' v`` from one SVD (Aghili eq. 4, 15, 16)."""
+def projection(
+    A: np.ndarray, drift: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL, with_null: bool = False
+) -> Projection:
+    """``P = I - A^+ A`` and ``C v = -A^+ A' v`` from one SVD (Aghili eq. 4, 15, 16).
+
+    With ``with_null=True`` the full SVD is taken and ``proj.N`` holds an
+    orthonormal basis V2 of N(A) (the independent directions of Sec. 7.1).
+    """
     m, n = A.shape
     if m == 0:
-        return Projection(
+        proj = Projection(
             np.eye(n), np.zeros(n), np.zeros((n, 0)), np.zeros((0, 0)), np.zeros(0), 0, 0.0
         )
-    U, s, Vt = svd(A)
+        proj.N = np.eye(n)
+        return proj
+    U, s, Vt = svd(A, full=with_null)
     r = int((s >= rank_tol).sum())
     V1, U1, sig = Vt[:r].T, U[:, :r], s[:r]
     P = _eye(n) - V1 @ V1.T
     Cv = -V1 @ ((U1.T @ drift) / sig)
-    return Projection(P, Cv, V1, U1, sig, r, float(s[-1]) if m <= n else 0.0)
+    proj = Projection(P, Cv, V1, U1, sig, r, float(s[-1]) if m <= n else 0.0)
+    if with_null:
+        proj.N = Vt[r:].T
+    return proj
 
 
 def constraint_inertia(

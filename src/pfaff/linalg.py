@@ -31,11 +31,11 @@ def solve(M: np.ndarray, b: np.ndarray) -> np.ndarray:
     return x
 
 
-def svd(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Thin SVD ``A = U diag(s) Vt`` (LAPACK ``gesdd``; NumPy as a fallback)."""
-    U, s, Vt, info = lapack.dgesdd(A, full_matrices=0)
+def svd(A: np.ndarray, full: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """SVD ``A = U diag(s) Vt``, thin unless ``full`` (LAPACK ``gesdd``; NumPy as a fallback)."""
+    U, s, Vt, info = lapack.dgesdd(A, full_matrices=int(full))
     if info != 0:
-        return np.linalg.svd(A, full_matrices=False)
+        return np.linalg.svd(A, full_matrices=full)
     return U, s, Vt
 
 
@@ -97,12 +97,9 @@ def null_projector(A: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> np.ndar
 def null_space(A: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> np.ndarray:
     """Orthonormal basis (n, n - r) of N(A) (the columns V2 of Aghili eq. 4)."""
     A = np.atleast_2d(np.asarray(A, dtype=float))
-    m, n = A.shape
-    if m == 0:
-        return np.eye(n)
-    _, s, Vt, info = lapack.dgesdd(A, full_matrices=1)
-    if info != 0:
-        _, s, Vt = np.linalg.svd(A, full_matrices=True)
+    if A.shape[0] == 0:
+        return np.eye(A.shape[1])
+    _, s, Vt = svd(A, full=True)
     r = int((s >= rank_tol).sum())
     return Vt[r:].T.copy()
 

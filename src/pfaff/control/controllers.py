@@ -138,18 +138,18 @@ class ProjectedController:
 
     def __call__(self, t: float, snap: Snapshot) -> np.ndarray:
         cev = self.cset.evaluate(snap)
-        proj = dyn.projection(cev.A, cev.drift, self.rank_tol)
+        proj = dyn.projection(cev.A, cev.drift, self.rank_tol, with_null=True)
+        N = proj.N
         task = self.task
         J = task.jacobian(snap)
         th_d, dth_d, ddth_d = (np.asarray(x, dtype=float) for x in self.reference(t))
         e = task.error(th_d, snap)
         de = dth_d - J @ snap.v
-        N = null_space(cev.A, self.rank_tol)
-        u_p, s_task = task_acceleration(
+        u_p, task_ok = task_acceleration(
             J, task.drift(snap), N, proj.Cv, ddth_d + self.kd * de + self.kp * e
         )
         f_par = pidc_torque(snap.M, snap.h, proj.P, u_p, cev.A, self.W, self.rank_tol)
-        sig = {"task_error": e, "task_sigma_min": s_task}
+        sig = {"task_error": e, "task_regular": float(task_ok)}
         tau = f_par
         if self.force is not None:
             tau = tau + self._force_part(t, snap, cev, proj, f_par, sig)

@@ -24,7 +24,7 @@ def task_acceleration(
     N: np.ndarray,
     Cv: np.ndarray,
     theta_dd_ref: np.ndarray,
-) -> tuple[np.ndarray, float]:
+) -> tuple[np.ndarray, bool]:
     """Admissible acceleration realising ``theta'' = theta_dd_ref`` (Aghili eq. 40-41, 46).
 
     With ``N`` an orthonormal basis of N(A), ``Lambda = N (J N)^-1`` spans N(A)
@@ -32,18 +32,19 @@ def task_acceleration(
     acceleration with ``A u_p = -A' v`` and ``J u_p + J' v = theta''_ref``:
     ``u_p = C v + N z``, ``(J N) z = theta''_ref - J' v - J C v``.
 
-    Returns ``(u_p, sigma_min(J N))``; when ``J N`` is not square (the task
-    does not have dim N(A) rows) the least-squares, least-norm ``z`` is used
-    and ``sigma_min`` is 0.
+    Returns ``(u_p, ok)``; when ``J N`` is not square (the task does not have
+    dim N(A) rows, e.g. at a singular configuration where N(A) grows) or is
+    singular, the least-squares, least-norm ``z`` is used and ``ok`` is False.
     """
     JN = J @ N
     rhs = theta_dd_ref - Jdot_v - J @ Cv
     if JN.shape[0] == JN.shape[1] and JN.size:
-        s = np.linalg.svd(JN, compute_uv=False)
-        z = linsolve(JN, rhs) if s[-1] > 0 else np.linalg.lstsq(JN, rhs, rcond=None)[0]
-        return Cv + N @ z, float(s[-1])
+        try:
+            return Cv + N @ linsolve(JN, rhs), True
+        except np.linalg.LinAlgError:
+            pass
     z = np.linalg.lstsq(JN, rhs, rcond=None)[0] if JN.size else np.zeros(N.shape[1])
-    return Cv + N @ z, 0.0
+    return Cv + N @ z, False
 
 
 def sqrt_spd(W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -3,6 +3,7 @@
 from pfaff.scenarios import (  # noqa: F401  (registration)
     four_bar,
     panda_contact,
+    panda_table,
     particle_circle,
     planar_arm_force,
     slider_crank,

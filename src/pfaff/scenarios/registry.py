@@ -105,6 +105,8 @@ class ScenarioResult:
         ``{"title", "ylabel", "log", "series": {label: (T,) array}}``.
     series_doc : documentation of scenario-specific arrays in ``extra_arrays``.
     extra_arrays : arrays added to trajectory.npz.
+    scene3d : a 3D scene as data, written as a standalone ``scene.html`` by
+        the report layer: ``{"urdf", "q", "t", "locked", "points", "plane"}``.
     notes : text shown in the report (chosen values, discrepancies).
     """
 
@@ -119,6 +121,7 @@ class ScenarioResult:
     plots: dict[str, dict[str, Any]] = field(default_factory=dict)
     series_doc: dict[str, str] = field(default_factory=dict)
     extra_arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    scene3d: dict[str, Any] | None = None
     notes: str = ""
 
 
