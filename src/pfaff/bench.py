@@ -155,6 +155,26 @@ def bench_panda_dd() -> list[Row]:
     ]
 
 
+# -- panda-control -----------------------------------------------------------------------
+def bench_panda_control() -> list[Row]:
+    """One hybrid PIDC + force-control evaluation of the panda-table task (Aghili Sec. 7)."""
+    from pfaff.scenarios import get_scenario
+    from pfaff.scenarios.panda_table import build
+    from pfaff.simulate import project_state
+
+    mech, cset, ctrl, q0 = build(get_scenario("panda-table").resolve({}))
+    rng = np.random.default_rng(0)
+    snaps = []
+    for _ in range(50):
+        q, v = project_state(cset, q0 + rng.uniform(-0.05, 0.05, 7), rng.uniform(-0.3, 0.3, 7))
+        snap = mech.compute(q, v, ctrl.frames)
+        snap.measured = {"lambda": np.array([-5.0]), "F": np.zeros(7)}
+        snaps.append(snap)
+    t_us = median_us(lambda: [ctrl(0.7, s) for s in snaps], len(snaps))
+    note = "ProjectedController: projection + N(A), 6-row task, eq. 45-46 + 51-52; 50 states"
+    return [row("panda-control", "PIDC + force control", t_us, "us", "<= 60", note)]
+
+
 # -- panda-mujoco ------------------------------------------------------------------------
 def mujoco_panda():
     """The Panda URDF compiled by MuJoCo (visual meshes dropped, contacts disabled)."""
@@ -223,6 +243,7 @@ def bench_scenarios() -> list[Row]:
 
 BENCHMARKS: dict[str, Callable[[], list[Row]]] = {
     "panda-dd": bench_panda_dd,
+    "panda-control": bench_panda_control,
     "panda-mujoco": bench_panda_mujoco,
     "scenarios": bench_scenarios,
 }

@@ -158,7 +158,6 @@ class ProjectedController:
             sig["controllability_sigma"] = sigma
             sig["controllable"] = float(sigma > self.rank_tol)
             sig["passive_torque"] = resid
-        sig["decoupling_residual"] = dyn.decoupling_residual(snap.M, proj.P)
         sig["u_p"] = u_p
         self.signals = sig
         return tau

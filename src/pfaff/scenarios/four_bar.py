@@ -6,7 +6,7 @@ import numpy as np
 
 from pfaff.constraints import ConstraintSet, PointsCoincide
 from pfaff.mechanism import PlanarChain, PlanarLink, planar_chains
-from pfaff.scenarios.common import planar_animation, sign_changes, timed_simulate
+from pfaff.scenarios.common import decoupling, planar_animation, sign_changes, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.simulate import SimOptions
 
@@ -101,6 +101,7 @@ def four_bar(p: dict) -> ScenarioResult:
     traj, wall = timed_simulate(cset, q0, v0, p["t_end"], opt)
     a = traj.arrays()
     metrics = {
+        **decoupling(cset, a["q"], every=20),
         "energy_drift_rel": traj.energy_drift_rel(),
         "constraint_rank_min": int(a["rank"].min()),
         "sigma_min_min": float(a["sigma_min"].min()),

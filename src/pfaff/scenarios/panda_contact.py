@@ -7,7 +7,7 @@ import numpy as np
 from pfaff.constraints import ConstraintSet, PointOnPlane
 from pfaff.mechanism import from_urdf, load_robot
 from pfaff.mechanism.robots import ROBOTS
-from pfaff.scenarios.common import timed_simulate
+from pfaff.scenarios.common import decoupling, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.simulate import SimOptions
 
@@ -50,6 +50,7 @@ def panda_contact(p: dict) -> ScenarioResult:
         [mech.compute(q, None, [p["frame"]], dynamics=False).frames[p["frame"]].p for q in a["q"]]
     )
     metrics = {
+        **decoupling(cset, a["q"], every=20),
         "energy_drift_rel": float(np.abs(E - E[0]).max() / ref) if ref > 0 else float("nan"),
         "max_kinetic_energy": ref,
         "tool_travel": float(np.linalg.norm(np.diff(tool, axis=0), axis=1).sum()),

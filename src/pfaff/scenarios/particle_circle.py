@@ -7,7 +7,7 @@ from scipy.special import ellipk
 
 from pfaff.constraints import ConstraintSet, PointOnCircle
 from pfaff.mechanism import planar_particle
-from pfaff.scenarios.common import hermite_crossings, timed_simulate
+from pfaff.scenarios.common import decoupling, hermite_crossings, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.simulate import SimOptions
 
@@ -66,6 +66,7 @@ def particle_circle(p: dict) -> ScenarioResult:
     Fcf = closed_form_force(q, v, m, g, rho)
     weight = m * g if g > 0 else m * rho * max(w, 1e-12) ** 2
     metrics = {
+        **decoupling(cset, a["q"], every=20),
         "energy_drift_rel": traj.energy_drift_rel(),
         "constraint_force_max_error": float(np.abs(F - Fcf).max() / weight),
     }

@@ -8,7 +8,7 @@ from pfaff.constraints import ConstraintSet, PointOnPlane
 from pfaff.control import ComputedTorque, ForceReference, FrameTask, ProjectedController
 from pfaff.control.laws import min_norm_torque
 from pfaff.mechanism import PlanarLink, planar_chain
-from pfaff.scenarios.common import planar_animation, timed_simulate
+from pfaff.scenarios.common import decoupling, planar_animation, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.simulate import SimOptions
 
@@ -128,8 +128,7 @@ def planar_arm_force(p: dict) -> ScenarioResult:
         "max_force_error_after": float(np.abs(fn_d - fn)[after].max()),
         "min_contact_force": float(fn.min()),
         "min_norm_gap": float(np.max(gaps)),
-        "decoupled": bool(np.nanmax(a["decoupling_residual"]) <= 1e-9),
-        "decoupling_residual_max": float(np.nanmax(a["decoupling_residual"])),
+        **decoupling(cset, a["q"], every=10),
     }
     if p["baseline"]:
         # against a bilateral line, so that an opening contact shows as a negative force

@@ -6,7 +6,7 @@ import numpy as np
 
 from pfaff.constraints import ConstraintSet, PointOnPlane
 from pfaff.mechanism import PlanarLink, SliderCrankChain, planar_chain
-from pfaff.scenarios.common import planar_animation, sign_changes, timed_simulate
+from pfaff.scenarios.common import decoupling, planar_animation, sign_changes, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.simulate import SimOptions, SimulationError, simulate
 
@@ -68,6 +68,7 @@ def slider_crank(p: dict) -> ScenarioResult:
     a = traj.arrays()
     c1 = np.cos(a["q"][:, 0])
     metrics = {
+        **decoupling(cset, a["q"], every=20),
         "singular_crossings": sign_changes(c1),
         "min_abs_cos_q1_sampled": float(np.abs(c1).min()),
         "energy_drift_rel": traj.energy_drift_rel(),

@@ -7,7 +7,7 @@ import numpy as np
 from pfaff.constraints import ConstraintSet, PointOnPlane
 from pfaff.control import JointTask, ProjectedController
 from pfaff.mechanism import SliderCrankChain
-from pfaff.scenarios.common import planar_animation, sign_changes, timed_simulate
+from pfaff.scenarios.common import decoupling, planar_animation, sign_changes, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.simulate import SimOptions
 
@@ -75,8 +75,7 @@ def slider_crank_pidc(p: dict) -> ScenarioResult:
         "passive_torque_max": float(np.abs(a["tau"][:, 1]).max()),
         "uncontrollable_samples": int(np.sum(a["controllable"] < 0.5)),
         "singular_crossings": sign_changes(np.cos(a["q"][:, 0])),
-        "decoupled": bool(np.nanmax(a["decoupling_residual"]) <= 1e-9),
-        "decoupling_residual_max": float(np.nanmax(a["decoupling_residual"])),
+        **decoupling(cset, a["q"], every=10),
     }
     return ScenarioResult(
         traj,
