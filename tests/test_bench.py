@@ -73,7 +73,7 @@ def test_unknown_benchmark_names_the_valid_ones() -> None:
         run_benchmarks(["panda-dd", "nope"])
     msg = str(err.value)
     assert "'nope'" in msg
-    assert "valid benchmarks: panda-dd, panda-mujoco, scenarios" in msg
+    assert "valid benchmarks: panda-dd, panda-control, panda-mujoco, scenarios" in msg
 
 
 def test_unknown_name_runs_nothing(monkeypatch) -> None:

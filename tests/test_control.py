@@ -196,3 +196,21 @@ def test_planar_arm_force_figures_and_the_coupled_baseline():
     assert not m["decoupled"]
     # ignoring the projection couples motion into the force channel
     assert m["baseline_max_force_error_after"] > 100 * m["max_force_error_after"]
+
+
+def test_panda_table_figures(tmp_path):
+    from pfaff.report.output import write_run
+    from pfaff.scenarios import execute
+
+    run = execute("panda-table", {"t_end": "2"})
+    s, m = run.summary, run.summary["metrics"]
+    assert s["status"] == "ok"
+    assert m["max_position_error_after"] <= 1e-3
+    assert m["max_force_error_after"] <= 1e-2
+    assert m["min_contact_force"] > 0
+    assert m["min_norm_gap"] <= 1e-8
+    # with the contact force prescribed, the torque producing a motion is unique
+    assert m["torque_norm_ratio_vs_computed_torque"] == pytest.approx(1.0, abs=1e-3)
+    names = {p.name for p in write_run(run, tmp_path)}
+    assert {"scene.html", "report.html", "summary.json"} <= names
+    assert "scene.html" in (tmp_path / "report.html").read_text()

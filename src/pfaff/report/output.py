@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pfaff.report.io import atomic_savez, atomic_write_json
+from pfaff.report.io import atomic_savez, atomic_write_json, atomic_write_text
 from pfaff.report.plots import plot_series
 from pfaff.report.writer import write_report
 from pfaff.scenarios.registry import ParameterError
@@ -45,6 +45,25 @@ def _scenario_plots(run: Run) -> dict:
     }
 
 
+def _write_scene(out: Path, run: Run) -> Path:
+    """The scenario's 3D scene as a standalone ``scene.html``."""
+    from pfaff.mechanism.robots import package_dir
+    from pfaff.report.scene3d import scene_html
+
+    sc = run.result.scene3d
+    html = scene_html(
+        sc["urdf"],
+        package_dir(),
+        sc["q"],
+        sc["t"],
+        locked_joints=sc.get("locked"),
+        extra_points=sc.get("points"),
+        plane=sc.get("plane"),
+        title=run.summary["scenario"],
+    )
+    return atomic_write_text(out / "scene.html", html)
+
+
 def write_run(run: Run, out_dir: str | Path, report: bool = True) -> list[Path]:
     """Write ``trajectory.npz``, ``summary.json`` and the report of a run."""
     out = Path(out_dir)
@@ -54,13 +73,19 @@ def write_run(run: Run, out_dir: str | Path, report: bool = True) -> list[Path]:
         atomic_write_json(out / "summary.json", run.summary),
     ]
     res = run.result
+    description = run.description
+    if report and res is not None and res.scene3d is not None:
+        written.append(_write_scene(out, run))
+        description += (
+            "\n\n3D scene: open scene.html (in this folder) in a browser; it needs no network."
+        )
     if report and run.arrays:
         written += write_report(
             out,
             run.summary,
             run.arrays,
             run.series_doc,
-            description=run.description,
+            description=description,
             polylines_xy=res.polylines_xy if res is not None else None,
             animation_t=res.animation_t if res is not None else None,
             static_lines=res.static_lines if res is not None else None,
