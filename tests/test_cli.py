@@ -160,3 +160,23 @@ def test_console_script_version():
         [sys.executable, "-m", "pfaff.cli", "--version"], capture_output=True, text=True
     )
     assert res.returncode == 0 and res.stdout.startswith("pfaff ")
+
+
+@pytest.mark.parametrize(
+    "sets, message",
+    [
+        (["task=slider_y"], "do not parametrise N(A)"),
+        (["kp=-3"], "gain kp must be > 0"),
+        (["actuated=5"], "joint index 5 out of range; valid: 0..1"),
+        (["actuated=crank"], "comma-separated joint indices"),
+    ],
+)
+def test_control_bad_input_exits_2(tmp_path, capsys, sets, message):
+    out = tmp_path / "run"
+    argv = ["run", "slider-crank-pidc", "--out", str(out)]
+    for s in sets:
+        argv += ["--set", s]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pfaff.constraints import ConstraintSet, PointOnPlane
-from pfaff.control import JointTask, ProjectedController
+from pfaff.control import FrameTask, JointTask, ProjectedController
 from pfaff.mechanism import SliderCrankChain
 from pfaff.scenarios.common import decoupling, planar_animation, sign_changes, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
@@ -27,6 +27,27 @@ def crank_reference(center: float, amplitude: float, freq: float):
     return ref
 
 
+def _task(name: str, l: float, ref):
+    """The task and its reference from the crank reference, on the branch q2 = -2 q1."""
+    if name == "q1":
+        return JointTask([0], ["q1"]), ref
+    if name == "q2":
+        return JointTask([1], ["q2"]), lambda t: tuple(-2 * x for x in ref(t))
+    if name == "slider_x":  # x_C = 2 l cos q1
+
+        def ref_x(t):
+            q, dq, ddq = (float(x[0]) for x in ref(t))
+            c, s = np.cos(q), np.sin(q)
+            return (
+                np.array([2 * l * c]),
+                np.array([-2 * l * s * dq]),
+                np.array([-2 * l * (c * dq * dq + s * ddq)]),
+            )
+
+        return FrameTask("slider", "x"), ref_x
+    return FrameTask("slider", "y"), lambda t: (np.zeros(1), np.zeros(1), np.zeros(1))
+
+
 @scenario(
     "slider-crank-pidc",
     m=Param(1.0, "point mass at each link end [kg] (Aghili eq. 68)", positive=True),
@@ -37,6 +58,13 @@ def crank_reference(center: float, amplitude: float, freq: float):
     kp=Param(400.0, "G_P of eq. (46) [1/s^2]"),
     kd=Param(40.0, "G_D of eq. (46) [1/s]"),
     initial_error=Param(0.05, "initial crank-angle error [rad]"),
+    task=Param(
+        "q1",
+        "independent coordinate: crank angle q1, rod angle q2, slider x (or slider y, "
+        "which the constraint fixes and so cannot parametrise N(A): refused)",
+        choices=("q1", "q2", "slider_x", "slider_y"),
+    ),
+    actuated=Param("0", "actuated joints, comma-separated indices (0: crank, 1: rod)"),
     settle_s=Param(0.5, "metrics 'after' start at this time [s]", low=0.0),
     t_end=Param(5.0, "simulated time [s]", positive=True),
     dt=Param(5e-3, "integrator step = controller period [s]", positive=True),
@@ -52,13 +80,19 @@ def slider_crank_pidc(p: dict) -> ScenarioResult:
     controllability condition (64), N(A) n B^perp = {0}, is checked at every
     controller sample (uncontrollable_samples counts where it fails). The
     controller runs at 1/dt with zero-order hold on the same model as the plant.
+    The tracking error is reported on the crank angle whatever the task.
     """
     mech = SliderCrankChain(p["m"], p["l"], p["g"])
     cset = ConstraintSet(mech, [PointOnPlane("slider", (0.0, 1.0, 0.0), name="y_C = 0")])
     ref = crank_reference(np.pi / 2, p["amplitude"], p["freq"])
-    ctrl = ProjectedController(
-        cset, JointTask([0], ["q1"]), ref, kp=p["kp"], kd=p["kd"], actuated=[0]
-    )
+    task, task_ref = _task(p["task"], p["l"], ref)
+    try:
+        actuated = [int(j) for j in p["actuated"].split(",") if j.strip()]
+    except ValueError:
+        raise ValueError(
+            f"actuated must be comma-separated joint indices (0, 1), got {p['actuated']!r}"
+        ) from None
+    ctrl = ProjectedController(cset, task, task_ref, kp=p["kp"], kd=p["kd"], actuated=actuated)
     q1 = float(ref(0.0)[0][0]) + p["initial_error"]
     q0 = np.array([q1, -2 * q1])
     ctrl.check(q0)
@@ -66,13 +100,14 @@ def slider_crank_pidc(p: dict) -> ScenarioResult:
     traj, wall = timed_simulate(cset, q0, np.zeros(2), p["t_end"], opt, controller=ctrl)
     a = traj.arrays()
     t = a["t"]
+    passive = [j for j in range(2) if j not in ctrl.actuated]
     q1d = np.array([ref(ti)[0][0] for ti in t])
     err = a["q"][:, 0] - q1d
     after = t >= p["settle_s"]
     metrics = {
         "rms_tracking_error": float(np.sqrt(np.mean(err**2))),
         "max_tracking_error_after": float(np.abs(err[after]).max()) if after.any() else np.nan,
-        "passive_torque_max": float(np.abs(a["tau"][:, 1]).max()),
+        "passive_torque_max": float(np.abs(a["tau"][:, passive]).max()) if passive else 0.0,
         "uncontrollable_samples": int(np.sum(a["controllable"] < 0.5)),
         "singular_crossings": sign_changes(np.cos(a["q"][:, 0])),
         **decoupling(cset, a["q"], every=10),
@@ -96,9 +131,12 @@ def slider_crank_pidc(p: dict) -> ScenarioResult:
                 },
             },
             "torques": {
-                "title": "joint torques: crank (actuated) and rod (passive)",
+                "title": "joint torques (passive joints carry none)",
                 "ylabel": "tau [N m]",
-                "series": {"crank": a["tau"][:, 0], "rod (passive)": a["tau"][:, 1]},
+                "series": {
+                    name + (" (passive)" if j in passive else ""): a["tau"][:, j]
+                    for j, name in enumerate(("crank", "rod"))
+                },
             },
         },
     )
