@@ -214,3 +214,13 @@ def test_panda_table_figures(tmp_path):
     names = {p.name for p in write_run(run, tmp_path)}
     assert {"scene.html", "report.html", "summary.json"} <= names
     assert "scene.html" in (tmp_path / "report.html").read_text()
+
+
+def test_multiplier_error_bound_eq53(panda_table):
+    """Aghili eq. (53): sigma_min(A) |e_lambda| <= |e_F| with e_F = A^T e_lambda."""
+    mech, cs, snap, ev, rng = panda_table
+    A = np.vstack([ev.A, rng.normal(size=(2, 7))])  # a full-rank 3-row A
+    smin = np.linalg.svd(A, compute_uv=False)[-1]
+    for _ in range(20):
+        e_lam = rng.normal(size=3)
+        assert smin * np.linalg.norm(e_lam) <= np.linalg.norm(A.T @ e_lam) * (1 + 1e-12)

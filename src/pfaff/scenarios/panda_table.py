@@ -108,7 +108,7 @@ def build(p: dict):
     settle_s=Param(0.5, "metrics 'after' start at this time [s]", low=0.0),
     baseline=Param(True, "also run the computed-torque baseline on the same task"),
     t_end=Param(4.0, "simulated time [s]", positive=True),
-    dt=Param(4e-3, "integrator step = controller period [s]", positive=True),
+    dt=Param(5e-3, "integrator step = controller period [s] (200 Hz control)", positive=True),
 )
 def panda_table(p: dict) -> ScenarioResult:
     """Panda (7 joints, URDF of example-robot-data) drawing a circle on a table while pressing.
