@@ -106,6 +106,7 @@ class ProjectedController:
         task.bind(self.mech)
         self.kp, self.kd = gain(kp, task.dim, "kp"), gain(kd, task.dim, "kd")
         self.force = force
+        self.needs_sensors = force is not None  # the force sensor feeds eq. (52)
         self.actuated = None if actuated is None else resolve_joints(self.mech, actuated)
         if W is not None:
             W = np.asarray(W, dtype=float)
@@ -205,6 +206,7 @@ class ComputedTorque:
         lambda_d: Callable[[float], np.ndarray] | None = None,
     ) -> None:
         self.cset, self.task, self.reference, self.lambda_d = cset, task, reference, lambda_d
+        self.needs_sensors = False
         task.bind(cset.mechanism)
         self.kp, self.kd = gain(kp, task.dim, "kp"), gain(kd, task.dim, "kd")
         self.frames = tuple(dict.fromkeys((*cset.frames, *task.frames)))

@@ -112,7 +112,7 @@ class _Evaluator:
 
 
 def _check_finite(name: str, x: np.ndarray, t: float, step: int, traj: Trajectory) -> None:
-    if not np.all(np.isfinite(x)):
+    if not np.isfinite(x).all():
         bad = int(np.flatnonzero(~np.isfinite(x))[0])
         raise SimulationError(
             f"non-finite {name}[{bad}] = {x[bad]} at t = {t:.6g} s (step {step})", traj
@@ -190,6 +190,8 @@ def simulate(
     options : integrator, tolerances, controller period (see :class:`SimOptions`).
     controller : ``tau = controller(t, snapshot)``, called every ``control_dt``
         and held in between; if it has a ``signals`` dict, it is recorded.
+        Before each call ``snapshot.measured`` holds the force-sensor
+        readings (unless the controller sets ``needs_sensors = False``).
     tau : constant torque when there is no controller (default zero).
 
     Returns
@@ -230,7 +232,8 @@ def simulate(
             t = k * opt.dt
             snap, cev = ev.terms(q, v)
             if controller is not None and t >= next_ctrl - 1e-9 * opt.dt:
-                snap.measured = _sensors(snap, cev, tau_held, ev)
+                if getattr(controller, "needs_sensors", True):
+                    snap.measured = _sensors(snap, cev, tau_held, ev)
                 tau_held = np.asarray(controller(t, snap), dtype=float)
                 if tau_held.shape != (mech.nv,):
                     raise ValueError(
@@ -246,10 +249,13 @@ def simulate(
                     f"{opt.method} dynamics failed at t = {t:.6g} s (step {k}): {exc}", traj
                 ) from None
             _check_finite("acceleration", a, t, k, traj)
-            if unilateral.size:
-                _check_contact(snap, cev, a, proj, tau_held, unilateral, cset, t, k, traj)
-            if k % opt.record_every == 0 or k == n_steps:
-                _record(traj, t, snap, cev, a, proj, tau_held, opt, work, corr, newton_it)
+            record = k % opt.record_every == 0 or k == n_steps
+            if record or unilateral.size:
+                forces = _forces(snap, cev, a, proj, tau_held, opt)
+                if unilateral.size:
+                    _check_contact(forces[1], unilateral, cset, t, k, traj)
+            if record:
+                _record(traj, t, snap, cev, a, forces, tau_held, opt, work, corr, newton_it)
                 if controller is not None and hasattr(controller, "signals"):
                     traj.append_signals(controller.signals)
             if k == n_steps:
@@ -265,8 +271,9 @@ def simulate(
                     f"(step {k}): {exc}",
                     traj,
                 ) from None
-            _check_finite("q", q1, t + opt.dt, k + 1, traj)
-            _check_finite("v", v1, t + opt.dt, k + 1, traj)
+            if not (np.isfinite(q1).all() and np.isfinite(v1).all()):
+                _check_finite("q", q1, t + opt.dt, k + 1, traj)
+                _check_finite("v", v1, t + opt.dt, k + 1, traj)
             work += opt.dt * float(tau_held @ vbar)
             q1, v2, err, newton_it, dE = correct_state(cset, q1, v1, opt)
             corr += dE
@@ -299,12 +306,21 @@ def _sensors(snap, cev, tau, ev: _Evaluator) -> dict[str, np.ndarray]:
     return {"F": F, "lambda": dyn.projected_multipliers(proj, F)}
 
 
-def _check_contact(snap, cev, a, proj, tau, rows, cset, t, k, traj):
-    """Stop when a unilateral contact would pull (normal force -lambda < 0)."""
-    if proj is None:
-        proj = dyn.projection(cev.A, cev.drift)
+def _forces(snap, cev, a, proj, tau, opt):
+    """Constraint force and multipliers at a state: ``(F, lambda, proj)``."""
+    if proj is None:  # KKT baseline: multipliers from the (regularised) KKT system
+        proj = dyn.projection(cev.A, cev.drift, opt.rank_tol)
+        K = dyn.kkt_matrix(snap.M, cev.A)
+        rhs = np.concatenate([tau - snap.h, -cev.drift])
+        lam = np.linalg.lstsq(K, rhs, rcond=None)[0][snap.M.shape[0] :]
+        return cev.A.T @ lam, lam, proj
     F = dyn.constraint_force(snap.M, snap.h, tau, proj.P, a)
-    fn = -dyn.projected_multipliers(proj, F)[rows]
+    return F, dyn.projected_multipliers(proj, F), proj
+
+
+def _check_contact(lam, rows, cset, t, k, traj):
+    """Stop when a unilateral contact would pull (normal force -lambda < 0)."""
+    fn = -lam[rows]
     if np.any(fn < 0):
         i = int(rows[np.argmin(fn)])
         raise SimulationError(
@@ -314,16 +330,8 @@ def _check_contact(snap, cev, a, proj, tau, rows, cset, t, k, traj):
         )
 
 
-def _record(traj, t, snap, cev, a, proj, tau, opt, work, corr, newton_it):
-    if proj is None:  # KKT baseline: multipliers from the (regularised) KKT system
-        proj = dyn.projection(cev.A, cev.drift, opt.rank_tol)
-        K = dyn.kkt_matrix(snap.M, cev.A)
-        rhs = np.concatenate([tau - snap.h, -cev.drift])
-        lam = np.linalg.lstsq(K, rhs, rcond=None)[0][snap.M.shape[0] :]
-        F = cev.A.T @ lam
-    else:
-        F = dyn.constraint_force(snap.M, snap.h, tau, proj.P, a)
-        lam = dyn.projected_multipliers(proj, F)
+def _record(traj, t, snap, cev, a, forces, tau, opt, work, corr, newton_it):
+    F, lam, proj = forces
     potential = snap.potential - opt.potential_offset
     traj.append(
         t=t,
