@@ -119,12 +119,17 @@ def inverses(w_other: np.ndarray) -> dict[str, Inverse]:
 
 
 def task_jacobian(mech, frame: str, rows: slice | list[int]) -> Callable[[np.ndarray], tuple]:
-    """``q -> (J, M, pose)`` for a frame of a mechanism (world-aligned rows ``rows``)."""
+    """``q -> (J, M, x)`` for a frame of a mechanism (world-aligned Jacobian rows ``rows``).
+
+    ``x`` is the task coordinate vector: the selected position coordinates if
+    ``rows`` picks linear rows only, else ``(p, R.ravel())``.
+    """
+    position = isinstance(rows, list) and all(r < 3 for r in rows)
 
     def f(q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         snap = mech.compute(q, None, [frame], extras=False)
         fs = snap.frames[frame]
-        return fs.J[rows], snap.M, np.r_[fs.p, fs.R.ravel()]
+        return fs.J[rows], snap.M, (fs.p[rows] if position else np.r_[fs.p, fs.R.ravel()])
 
     return f
 
