@@ -246,7 +246,10 @@ def test_redundant_chain_scenario_reaches_its_figures():
         assert m[f"loop_task_closure_{name}"] < 1e-8
     arrays = run.arrays
     assert arrays["q"].shape == (401, 3) and np.isfinite(arrays["v"]).all()
-    assert set(run.result.plots["joint_drift_3r"]["series"]) == {"lift", "pinv", "other"}
+    for plot in ("joint_drift_3r", "joint_drift_panda"):  # drawn against the trajectory's t
+        series = run.result.plots[plot]["series"]
+        assert set(series) == {"lift", "pinv", "other"}
+        assert all(len(x) == len(arrays["t"]) for x in series.values())
     assert run.result.polylines_xy[0].shape[1:] == (5, 2)
 
 

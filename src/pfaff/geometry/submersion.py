@@ -41,21 +41,23 @@ class SingularPostureError(ValueError):
     """``J`` has lost rank: the fiber jumps dimension and the lift is undefined (Altafini A2)."""
 
 
-def _check_rank(J: np.ndarray, rank_tol: float) -> None:
-    s = svd(np.atleast_2d(J))[1]
-    if s.size < J.shape[0] or s[-1] < rank_tol:
+def vertical_basis(J: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> np.ndarray:
+    """(n, n - m) orthonormal basis of the vertical space ``ker J`` (Altafini eq. (13)).
+
+    One full SVD; raises :class:`SingularPostureError` if the smallest of the
+    m singular values is below the absolute ``rank_tol``.
+    """
+    J = np.atleast_2d(J)
+    m = J.shape[0]
+    _, s, Vt = svd(J, full=True)
+    if s.size < m or s[m - 1] < rank_tol:
         smin = s[-1] if s.size else 0.0
         raise SingularPostureError(
-            f"singular posture: the {J.shape[0]}x{J.shape[1]} task Jacobian has smallest "
+            f"singular posture: the {m}x{J.shape[1]} task Jacobian has smallest "
             f"singular value {smin:.3g} < rank_tol {rank_tol:g} (assumption A2 of Altafini "
             "fails); the horizontal lift is undefined here"
         )
-
-
-def vertical_basis(J: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> np.ndarray:
-    """(n, n - m) orthonormal basis of the vertical space ``ker J`` (Altafini eq. (13))."""
-    _check_rank(J, rank_tol)
-    return null_space(J, rank_tol)
+    return Vt[m:].T.copy()
 
 
 def horizontal_lift_matrix(

@@ -136,7 +136,7 @@ def redundant_chain(p: dict) -> ScenarioResult:
     xdp_lin = _circle(p["radius_panda"], p["period"], ex, ez)
     rp = _chain_metrics(
         panda, "panda_hand_tcp", slice(None), Q0_PANDA,
-        lambda t: np.r_[xdp_lin(t), 0.0, 0.0, 0.0], p, max(50, p["steps"] // 2),
+        lambda t: np.r_[xdp_lin(t), 0.0, 0.0, 0.0], p, p["steps"],
         W_OTHER_PANDA, rng,
     )  # fmt: skip
     metrics = {}
