@@ -2,10 +2,12 @@
 
 from pfaff.scenarios import (  # noqa: F401  (registration)
     four_bar,
+    geometry_scenarios,
     panda_contact,
     panda_table,
     particle_circle,
     planar_arm_force,
+    redundant_chain,
     slider_crank,
     slider_crank_pidc,
 )
