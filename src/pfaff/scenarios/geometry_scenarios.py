@@ -53,7 +53,7 @@ def _arm(p: dict):
     q2_start=Param(0.8, "start posture, joint 2 (relative) [rad]"),
     q1_end=Param(1.2, "end posture, joint 1 [rad]"),
     q2_end=Param(1.8, "end posture, joint 2 (relative) [rad]"),
-    dt=Param(1e-3, "step of the independent RK4 simulation [s]", positive=True, high=0.05),
+    dt=Param(5e-3, "step of the independent RK4 simulation [s]", positive=True, high=0.05),
 )
 def geodesic(p: dict) -> ScenarioResult:
     """Geodesic of the inertia metric between two postures (Arimoto eq. (8), (20), (22)).
@@ -188,7 +188,7 @@ def curvature(p: dict) -> ScenarioResult:
     fd_err = max(
         float(np.abs(christoffel_first(mech, q) - christoffel_fd(mech, q)).max()) for q in postures
     )
-    opt = SimOptions(dt=1e-3, integrator="rk4", record_every=10)
+    opt = SimOptions(dt=5e-3, integrator="rk4", record_every=2)
     traj, wall = timed_simulate(
         ConstraintSet(mech, []), q_star, np.array([1.0, -0.5]), p["t_end"], opt
     )
