@@ -179,6 +179,8 @@ def simulate(
     options: SimOptions | None = None,
     controller: Controller | None = None,
     tau: np.ndarray | None = None,
+    stop: Callable[[float, Snapshot, ConstraintEval], bool] | None = None,
+    t0: float = 0.0,
 ) -> Trajectory:
     """Simulate a constrained mechanism from ``(q0, v0)`` to ``t_end``.
 
@@ -193,6 +195,10 @@ def simulate(
         Before each call ``snapshot.measured`` holds the force-sensor
         readings (unless the controller sets ``needs_sensors = False``).
     tau : constant torque when there is no controller (default zero).
+    stop : ``stop(t, snapshot, constraint_eval) -> bool``, checked at every
+        step after the sample is recorded: True ends the run there (an event,
+        e.g. a contact to switch on); ``trajectory.stopped_at`` holds the time.
+    t0 : time of the initial state (for runs chained across events).
 
     Returns
     -------
@@ -229,7 +235,7 @@ def simulate(
         bar = tqdm(total=n_steps, desc=mech.name, unit="step", mininterval=0.5, leave=False)
     try:
         for k in range(n_steps + 1):
-            t = k * opt.dt
+            t = t0 + k * opt.dt
             snap, cev = ev.terms(q, v)
             if controller is not None and t >= next_ctrl - 1e-9 * opt.dt:
                 if getattr(controller, "needs_sensors", True):
@@ -250,6 +256,7 @@ def simulate(
                 ) from None
             _check_finite("acceleration", a, t, k, traj)
             record = k % opt.record_every == 0 or k == n_steps
+            forces = None
             if record or unilateral.size:
                 forces = _forces(snap, cev, a, proj, tau_held, opt)
                 if unilateral.size:
@@ -259,6 +266,13 @@ def simulate(
                 if controller is not None and hasattr(controller, "signals"):
                     traj.append_signals(controller.signals)
             if k == n_steps:
+                break
+            if stop is not None and stop(t, snap, cev):
+                if not record:
+                    _record(
+                        traj, t, snap, cev, a, forces_now(), tau_held, opt, work, corr, newton_it
+                    )
+                traj.stopped_at = t
                 break
             try:
                 if opt.integrator == "rk4":

@@ -58,6 +58,7 @@ class Trajectory:
     steps: int = 0
     newton_failures: int = 0
     kkt_cond_max: float = 0.0
+    stopped_at: float | None = None
 
     def __post_init__(self) -> None:
         for k in SERIES_DOC:
