@@ -252,3 +252,25 @@ def test_slider_crank_passes_singular_configurations():
     assert traj.max_velocity_constraint_violation() <= 1e-9
     assert traj.energy_drift_rel() <= 1e-4
     assert arr["energy"][0] == pytest.approx(18.0, rel=1e-12)  # 0.5 v^T M v at q = 0
+
+
+def test_stop_event_ends_the_run_and_t0_shifts_time():
+    """A falling particle stopped when it reaches y = 0.5 (free fall: t = sqrt(2 * 0.5 / g))."""
+    from pfaff.mechanism import planar_particle
+
+    mech = planar_particle(1.0)
+    cs = ConstraintSet(mech, [])
+    tr = simulate(
+        cs,
+        np.array([0.0, 1.0]),
+        np.zeros(2),
+        2.0,
+        SimOptions(dt=1e-3),
+        stop=lambda t, s, c: s.q[1] <= 0.5,
+        t0=3.0,
+    )
+    a = tr.arrays()
+    t_hit = np.sqrt(2 * 0.5 / 9.81)
+    assert tr.stopped_at == a["t"][-1]
+    assert abs(tr.stopped_at - 3.0 - t_hit) <= 1e-3 + 1e-12
+    assert a["q"][-1, 1] <= 0.5 < a["q"][-2, 1]

@@ -269,9 +269,8 @@ def simulate(
                 break
             if stop is not None and stop(t, snap, cev):
                 if not record:
-                    _record(
-                        traj, t, snap, cev, a, forces_now(), tau_held, opt, work, corr, newton_it
-                    )
+                    forces = forces or _forces(snap, cev, a, proj, tau_held, opt)
+                    _record(traj, t, snap, cev, a, forces, tau_held, opt, work, corr, newton_it)
                 traj.stopped_at = t
                 break
             try:
