@@ -1,0 +1,251 @@
+"""Coordinated dynamic hybrid position/force control (Yoshikawa & Zheng, IJRR 1993).
+
+- :func:`whole_system_matrix` -- ``K`` of eq. (31), ``K X = B`` with
+  ``X = (q'', r'', F_hS, f_F)``; :func:`check_whole_system` tests its
+  nonsingularity through Appendix A (``K_33 > 0`` and ``E_F T^-1 I_B^-1 T^-T E_F^T > 0``).
+- :class:`YZController` -- the linearising law (eq. 32-37) with the servo
+  compensators (eq. 41-43), sampled (zero-order hold of its own, on the grid
+  ``k control_dt``); free motion is ``C = 0``.
+
+This module is in the control layer: the grasp (``S, W, A_S`` and their rates)
+and the object-motion constraints (``E_P, E_F`` and rates) are passed in by
+the caller (``pfaff.manipulation.grasp`` / ``objects`` build them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def whole_system_matrix(M, J, S, W_S, T, I_B, E_F) -> np.ndarray:
+    """``K`` of eq. (31): rows (23), (25), (27), (28)."""
+    n, nr, d, C = M.shape[0], T.shape[0], S.shape[1], E_F.shape[0]
+    K = np.zeros((n + nr + d + C, n + nr + d + C))
+    StJ = S.T @ J
+    K[:n, :n] = M
+    K[:n, n + nr : n + nr + d] = StJ.T
+    K[n : n + nr, n : n + nr] = T.T @ I_B @ T
+    K[n : n + nr, n + nr : n + nr + d] = -T.T @ W_S
+    K[n : n + nr, n + nr + d :] = E_F.T
+    K[n + nr : n + nr + d, :n] = StJ
+    K[n + nr : n + nr + d, n : n + nr] = -W_S.T @ T
+    K[n + nr + d :, n : n + nr] = E_F
+    return K
+
+
+def check_whole_system(M, J, S, W_S, T, I_B, E_F, tol: float = 1e-10) -> float:
+    """Appendix A: raise ValueError unless ``K`` is nonsingular; return ``min eig K_33``.
+
+    ``K_33 = S^T J M^-1 J^T S + W_S^T I_B^-1 W_S - W_S^T I_B^-1 T^-T E_F^T G^-1
+    E_F T^-1 I_B^-1 W_S`` with ``G = E_F T^-1 I_B^-1 T^-T E_F^T`` (eq. A3).
+    """
+    StJ = S.T @ J
+    Ti = np.linalg.inv(T)
+    IBi = np.linalg.inv(I_B)
+    K33 = StJ @ np.linalg.solve(M, StJ.T) + W_S.T @ IBi @ W_S
+    if E_F.shape[0]:
+        G = E_F @ Ti @ IBi @ Ti.T @ E_F.T
+        if np.linalg.eigvalsh(0.5 * (G + G.T)).min() <= tol:
+            raise ValueError("K is singular: E_F T^-1 I_B^-1 T^-T E_F^T is not positive definite")
+        Y = E_F @ Ti @ IBi @ W_S
+        K33 -= Y.T @ np.linalg.solve(G, Y)
+    lo = float(np.linalg.eigvalsh(0.5 * (K33 + K33.T)).min())
+    if not lo > tol * max(1.0, np.abs(K33).max()):
+        raise ValueError(
+            f"K of eq. (31) is singular: K_33 is not positive definite (min eigenvalue "
+            f"{lo:.3g}); S^T J must have full row rank (arms away from singular postures) "
+            "and W_S full rank (Appendix A)"
+        )
+    return lo
+
+
+@dataclass
+class GraspState:
+    """What the grasp and object model give at one state (passed by the caller).
+
+    S, W : eq. (9), (11) at the current orientation; S_rate, W_rate their time
+    derivatives; A_S : orthonormal internal-force basis (eq. 12); T, T_rate :
+    eq. (4) and its derivative; E_P, E_F, E_P_rate, E_F_rate : eq. (19-22);
+    r_P : controlled position (eq. 18).
+    """
+
+    S: np.ndarray
+    W: np.ndarray
+    S_rate: np.ndarray
+    W_rate: np.ndarray
+    A_S: np.ndarray
+    T: np.ndarray
+    T_rate: np.ndarray
+    E_P: np.ndarray
+    E_F: np.ndarray
+    E_P_rate: np.ndarray
+    E_F_rate: np.ndarray
+    r_P: np.ndarray
+
+
+Reference = Callable[[float], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+class YZController:
+    """Eq. (32)-(37) with servo compensators (41)-(43), sampled at ``control_dt``.
+
+    Parameters
+    ----------
+    arm_idx : velocity indices of the arm joints in the plant (n of them).
+    tips : frame names of the end effectors (one per arm).
+    rows : rows of a frame's 6 x nv Jacobian that form ``v_hi`` (``[0, 1, 5]``
+        in the plane: v_x, v_y, w_z; ``range(6)`` in 3D).
+    object_state : ``(snap) -> (r, r')`` of the object.
+    model : ``(r, r', mode) -> GraspState`` (grasp + object constraints;
+        ``mode`` is the index of the current object-constraint set).
+    I_B, Q_r : the controller's object model: ``I_B`` (n_r x n_r) and
+        ``Q_r(r, r')`` of eq. (5).
+    measure : ``(snap, mode) -> (F_h, f_F)``: measured hand wrenches (world,
+        stacked) and constraint forces, from the plant's sensors.
+    reference : ``(t, mode) -> (r_Pd, r_Pd', r_Pd'', f_Fd, f_ISd)``.
+    K_V, K_P, K_IF, K_II : servo gains of eq. (41)-(43); ``K_V``, ``K_P`` may be
+        dicts ``mode -> gains`` (r_P changes size with the constraints).
+    control_dt : period [s] of the sampled law (zero-order hold).
+    unloaded_start : integrators start at ``-f_d(0)/K`` so the forces begin at
+        zero (a step 0 -> f_d whose error the servo removes, eq. 45-46).
+    """
+
+    needs_sensors = True
+
+    def __init__(
+        self,
+        arm_idx,
+        tips,
+        rows,
+        object_state,
+        model,
+        I_B,
+        Q_r,
+        measure,
+        reference,
+        K_V,
+        K_P,
+        K_IF,
+        K_II,
+        control_dt: float = 2e-3,
+        unloaded_start: bool = False,
+    ) -> None:
+        self.arm_idx = np.asarray(arm_idx, dtype=int)
+        self.tips, self.rows = tuple(tips), list(rows)
+        self.frames = self.tips
+        self.object_state, self.model, self.measure = object_state, model, measure
+        self.I_B, self.Q_r, self.reference = np.asarray(I_B, float), Q_r, reference
+        self.K_V, self.K_P = K_V, K_P  # arrays, or dicts mode -> array
+        self.K_IF, self.K_II = np.atleast_1d(K_IF), np.atleast_1d(K_II)
+        self.control_dt = float(control_dt)
+        self.unloaded_start = unloaded_start
+        self.mode = 0
+        self.reset()
+
+    def reset(self) -> None:
+        """Restart the integrators and sample at the next call."""
+        self.int_F: np.ndarray | None = None
+        self.int_I: np.ndarray | None = None
+        self._prev: tuple | None = None
+        self._next = -np.inf
+        self._tau: np.ndarray | None = None
+        self.signals: dict[str, float] = {}
+
+    def set_mode(self, mode: int) -> None:
+        """Switch the object-constraint set (e.g. free <-> in contact); resample now."""
+        if mode != self.mode:
+            self.mode = mode
+            self.int_F = None
+            self._prev = None
+        self._next = -np.inf
+
+    def arm_terms(self, snap):
+        """``J``, ``J' q'`` of the stacked arms (eq. 1-2) on the arm coordinates."""
+        J = np.vstack([snap.frames[f].J[self.rows][:, self.arm_idx] for f in self.tips])
+        Jd = np.concatenate([snap.frames[f].drift[self.rows] for f in self.tips])
+        return J, Jd
+
+    def __call__(self, t: float, snap) -> np.ndarray:
+        if self._tau is not None and t < self._next - 1e-9 * self.control_dt:
+            return self._tau
+        k = np.floor(t / self.control_dt + 1e-6)
+        self._next = (k + 1) * self.control_dt
+        self._tau = self._law(t, snap)
+        return self._tau
+
+    def _law(self, t: float, snap) -> np.ndarray:
+        a = self.arm_idx
+        M = snap.M[np.ix_(a, a)]
+        h = snap.h[a]
+        qd = snap.v[a]
+        J, Jdqd = self.arm_terms(snap)
+        r, rd = self.object_state(snap)
+        g = self.model(r, rd, self.mode)
+        S, W, A_S, T = g.S, g.W, g.A_S, g.T
+        W_S = W @ S
+        r_Pd, r_Pd_dot, r_Pd_dd, f_Fd, f_ISd = self.reference(t, self.mode)
+        C = g.E_F.shape[0]
+        # measured forces (snap.measured: the force the held torque produced)
+        F_h, f_F = self.measure(snap, self.mode)
+        F_hS = np.linalg.pinv(S) @ F_h
+        f_IS = A_S.T @ F_hS
+        dt = self.control_dt
+        if self.int_I is None:
+            self.int_I = -f_ISd / self.K_II if self.unloaded_start else np.zeros_like(f_ISd)
+            prev_I = None
+        else:
+            prev_I = self._prev[1] if self._prev else None
+        if self.int_F is None or self.int_F.shape != f_Fd.shape:
+            self.int_F = -f_Fd / self.K_IF if self.unloaded_start and C else np.zeros(C)
+            prev_F = None
+        else:
+            prev_F = self._prev[0] if self._prev else None
+        # eq. (42)-(43): the exact integral of the sampled error over the last hold
+        # interval: the force measured now was produced with the previous desired value
+        if prev_F is not None:
+            self.int_F = self.int_F + dt * (prev_F - f_F)
+        if prev_I is not None:
+            self.int_I = self.int_I + dt * (prev_I - f_IS)
+        self._prev = (f_Fd.copy(), f_ISd.copy())
+        # eq. (41)-(43)
+        r_P = g.r_P
+        rP_dot = g.E_P @ rd
+        KV = self.K_V[self.mode] if isinstance(self.K_V, dict) else self.K_V
+        KP = self.K_P[self.mode] if isinstance(self.K_P, dict) else self.K_P
+        u1 = r_Pd_dd + KV * (r_Pd_dot - rP_dot) + KP * (r_Pd - r_P)
+        u2 = f_Fd + self.K_IF * self.int_F if C else np.zeros(0)
+        u3 = f_ISd + self.K_II * self.int_I
+        # eq. (35)
+        E = np.vstack([g.E_P, g.E_F])
+        rhs = np.concatenate([u1 - g.E_P_rate @ rd, -g.E_F_rate @ rd])
+        r_dd = np.linalg.solve(E, rhs)
+        # eq. (34) with (S^T J)^+ (= J^+ (S^T)^+ when J J^+ = I): S^T J q''_d = eq. (B4)
+        StJ = S.T @ J
+        W_S_rate = g.W_rate @ S + W @ g.S_rate
+        WsT_T_rate = W_S_rate.T @ T + W_S.T @ g.T_rate
+        StJ_rate_qd = g.S_rate.T @ (J @ qd) + S.T @ Jdqd
+        q_dd = np.linalg.lstsq(StJ, W_S.T @ T @ r_dd + WsT_T_rate @ rd - StJ_rate_qd, rcond=None)[
+            0
+        ]
+        # eq. (37), (33), (36), (32)
+        Ti_T = np.linalg.inv(T).T
+        F_hSd = (
+            np.linalg.pinv(W_S) @ (self.I_B @ T @ r_dd + self.Q_r(r, rd) + Ti_T @ g.E_F.T @ u2)
+            + A_S @ u3
+        )
+        tau_arm = M @ q_dd + h + J.T @ S @ F_hSd
+        tau = np.zeros(snap.v.size)
+        tau[a] = tau_arm
+        self.signals = {
+            **{f"r_P_{i}": float(v) for i, v in enumerate(r_P)},
+            **{f"r_Pd_{i}": float(v) for i, v in enumerate(r_Pd)},
+            **{f"f_F_{i}": float(v) for i, v in enumerate(f_F)},
+            **{f"f_Fd_{i}": float(v) for i, v in enumerate(f_Fd)},
+            **{f"f_IS_{i}": float(v) for i, v in enumerate(f_IS)},
+            **{f"f_ISd_{i}": float(v) for i, v in enumerate(f_ISd)},
+            "mode": float(self.mode),
+        }
+        return tau
