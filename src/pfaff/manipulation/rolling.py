@@ -1,0 +1,271 @@
+"""Rolling contact of a hemispherical fingertip on a planar contour (Arimoto & Yoshida 2010, Sec. 6).
+
+Geometry. The object is a planar body (frame ``obj``: position ``p``, angle
+``theta``) carrying a :class:`~pfaff.manipulation.contours.Contour` ``gamma(s)``
+in its local frame; the fingertip is a disc of radius ``r`` centred at the
+origin ``c`` of the finger's tip frame (angle ``phi`` = sum of the finger's
+joint angles, the paper's ``phi_i = e_i^T q_i``). The contact point is the
+foot point of ``c`` on the contour (its normal passes through ``c``), found by
+:meth:`Contour.foot_point` in the object frame; ``n``, ``t`` are the world
+outward normal and tangent there, ``kappa`` the object curvature, ``d`` the
+distance ``n . (c - gamma_w)``.
+
+Constraints (``e = c - p``, ``S`` = rotation by +90 deg, ``omega = theta'``):
+
+- contact, eq. (67): ``Q = d - r = 0`` (holonomic). By the envelope theorem
+  ``dQ = n . w dt`` with the relative velocity ``w = c' - p' - omega S e``, so
+  ``A_Q = n^T (J_c - J_o(c))`` with ``J_o(c) = J_p + S e J_theta`` (the object's
+  Jacobian at the point coinciding with ``c``).
+- rolling, eq. (71): zero relative velocity of the two material contact points
+  along ``t``: ``t . w + r (omega - phi') = 0`` (Pfaffian), ``A_R = t^T (J_c -
+  J_o(c)) + r (J_theta - J_phi)``.
+
+Drifts (``a = 0``): with ``s' = t . w / (1 + kappa d)`` (the foot-point rate, exact
+off the manifold too), ``n' = omega S n + kappa s' t``, ``t' = omega S t - kappa s' n``
+and ``w'|_{a=0} = J_c' v - J_p' v - alpha S e - omega S (c' - p')``:
+``drift_Q = n' . w + n . w'``, ``drift_R = t' . w + t . w' + r (alpha_o - alpha_phi)``.
+
+On the manifold (``d = r``) the rolling form is ``(1 + kappa r) ds + r (dtheta -
+dphi)``, so ``(kappa + 1/r) s' = phi' - theta'`` (the planar rolling ODE) and the
+form is exact: ``R = s + r (theta + psi(s) - phi)`` is conserved (eq. 81, with
+``psi`` the normal angle), which :func:`frobenius_defect` checks numerically.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.integrate import solve_ivp
+from scipy.interpolate import CubicSpline
+
+from pfaff.constraints.base import Constraint, ConstraintSet
+from pfaff.manipulation.contours import Contour
+from pfaff.mechanism.base import Snapshot
+
+__all__ = [
+    "ContactGeometry",
+    "RollingContact",
+    "ContactConstraint",
+    "RollingConstraint",
+    "rolling_constraints",
+    "integrate_arclength",
+    "frobenius_defect",
+]
+
+
+def _S(x: np.ndarray) -> np.ndarray:
+    return np.array([-x[1], x[0]])
+
+
+def _angle(R: np.ndarray) -> float:
+    return float(np.arctan2(R[1, 0], R[0, 0]))
+
+
+@dataclass(frozen=True)
+class ContactGeometry:
+    """Contact quantities at one state (world frame unless said otherwise)."""
+
+    u: float  #: contour parameter of the contact point
+    point: np.ndarray  #: contact point on the object, (2,)
+    t: np.ndarray  #: unit tangent
+    n: np.ndarray  #: outward unit normal (towards the fingertip centre)
+    kappa: float  #: object curvature at the contact, 1/m
+    c: np.ndarray  #: fingertip centre (2,)
+    e: np.ndarray  #: c - p (object origin to fingertip centre)
+    d: float  #: distance of c from the contour along n
+    JQ: np.ndarray  #: (2, nv) J_c - J_o(c), linear rows
+    Jrot: np.ndarray  #: (nv,) J_theta - J_phi
+    w: np.ndarray  #: relative velocity c' - (p' + omega S e)
+    wdot: np.ndarray  #: velocity-only part of w'
+    omega: float  #: object angular velocity
+    alpha: float  #: velocity-only part of theta'' - phi''
+    sdot: float  #: rate of the contact arclength s'
+    theta: float  #: object angle
+    phi: float  #: fingertip angle
+
+
+class RollingContact:
+    """A fingertip disc (radius ``r``, centre = origin of ``tip_frame``) on ``contour``.
+
+    The contour lives in ``object_frame`` (a planar body's frame). Geometry is
+    cached per state; the last contact parameter warm-starts the foot-point solver.
+    """
+
+    def __init__(
+        self, contour: Contour, object_frame: str, tip_frame: str, radius: float, name=None
+    ) -> None:
+        if not radius > 0:
+            raise ValueError(f"fingertip radius must be > 0 m, got {radius!r}")
+        self.contour, self.obj, self.tip, self.r = contour, object_frame, tip_frame, float(radius)
+        self.name = name or f"{tip_frame} on {object_frame}"
+        self._u: float | None = None
+        self._key: bytes | None = None
+        self._geo: ContactGeometry | None = None
+
+    def geometry(self, snap: Snapshot) -> ContactGeometry:
+        """Contact geometry and rates at the snapshot's state (needs both frames)."""
+        key = snap.q.tobytes() + snap.v.tobytes()
+        if key == self._key:
+            return self._geo
+        fo, ft = snap.frame(self.obj), snap.frame(self.tip)
+        R = fo.R[:2, :2]
+        p, c = fo.p[:2], ft.p[:2]
+        e = c - p
+        u = self.contour.foot_point(R.T @ e, self._u)
+        self._u = u
+        g, tl, nl, kappa = self.contour.local(u)
+        t, n = R @ tl, R @ nl
+        gw = p + R @ g
+        d = float(n @ (c - gw))
+        v = snap.v
+        Jo, Jt = fo.J, ft.J
+        Jop = Jo[:2] + np.outer(_S(e), Jo[5])
+        JQ = Jt[:2] - Jop
+        Jrot = Jo[5] - Jt[5]
+        omega = float(Jo[5] @ v)
+        w = JQ @ v
+        cdot, pdot = Jt[:2] @ v, Jo[:2] @ v
+        if fo.drift is not None and ft.drift is not None:
+            ao, at = fo.drift, ft.drift
+            wdot = at[:2] - ao[:2] - ao[5] * _S(e) - omega * _S(cdot - pdot)
+            alpha = float(ao[5] - at[5])
+        else:
+            wdot, alpha = np.zeros(2), 0.0
+        sdot = float(t @ w) / (1.0 + kappa * d)
+        geo = ContactGeometry(
+            u, gw, t, n, kappa, c, e, d, JQ, Jrot, w, wdot, omega, alpha, sdot,
+            _angle(fo.R), _angle(ft.R),
+        )  # fmt: skip
+        self._key, self._geo = key, geo
+        return geo
+
+    def arclength(self, snap: Snapshot) -> float:
+        """Arclength ``s`` of the contact point on the object contour, in ``[0, L)`` (m)."""
+        return float(self.contour.arclength(self.geometry(snap).u)[0])
+
+    def slip_velocity(self, snap: Snapshot) -> float:
+        """Relative tangential velocity of the two material contact points (m/s)."""
+        g = self.geometry(snap)
+        return float(g.t @ g.w + self.r * (g.Jrot @ snap.v))
+
+    def rolling_integral(self, snap: Snapshot) -> tuple[float, float]:
+        """``(s, theta + psi(s) - phi)``: ``R = s + r (theta + psi - phi)`` is conserved (eq. 81).
+
+        ``psi`` is the normal angle ``atan2(n_y, n_x)`` in the object frame. The
+        two parts are returned separately, wrapped (``s`` to ``[0, L)``, the angle
+        to ``(-pi, pi]``), so that a caller can unwrap each along a run.
+        """
+        g = self.geometry(snap)
+        _, _, nl, _ = self.contour.local(g.u)
+        ang = g.theta + np.arctan2(nl[1], nl[0]) - g.phi
+        return self.arclength(snap), float(np.angle(np.exp(1j * ang)))
+
+
+class ContactConstraint(Constraint):
+    """``Q = d - r = 0``: the fingertip touches the contour (eq. 67). Normal force = ``-lambda``."""
+
+    holonomic = True
+    dim = 1
+
+    def __init__(self, contact: RollingContact) -> None:
+        self.contact = contact
+        self.frames = (contact.obj, contact.tip)
+        self.name = f"contact {contact.name}"
+
+    def residual(self, snap: Snapshot) -> np.ndarray:
+        return np.array([self.contact.geometry(snap).d - self.contact.r])
+
+    def jacobian(self, snap: Snapshot) -> np.ndarray:
+        g = self.contact.geometry(snap)
+        return (g.n @ g.JQ)[None]
+
+    def drift(self, snap: Snapshot) -> np.ndarray:
+        g = self.contact.geometry(snap)
+        ndot = g.omega * _S(g.n) + g.kappa * g.sdot * g.t
+        return np.array([ndot @ g.w + g.n @ g.wdot])
+
+
+class RollingConstraint(Constraint):
+    """Pfaffian rolling constraint (eq. 71): ``t . w + r (omega - phi') = 0``.
+
+    Tangential force on the fingertip = ``-lambda`` along ``t``.
+    """
+
+    holonomic = False
+    dim = 1
+
+    def __init__(self, contact: RollingContact) -> None:
+        self.contact = contact
+        self.frames = (contact.obj, contact.tip)
+        self.name = f"rolling {contact.name}"
+
+    def jacobian(self, snap: Snapshot) -> np.ndarray:
+        g = self.contact.geometry(snap)
+        return (g.t @ g.JQ + self.contact.r * g.Jrot)[None]
+
+    def drift(self, snap: Snapshot) -> np.ndarray:
+        g = self.contact.geometry(snap)
+        tdot = g.omega * _S(g.t) - g.kappa * g.sdot * g.n
+        return np.array([tdot @ g.w + g.t @ g.wdot + self.contact.r * g.alpha])
+
+
+def rolling_constraints(contact: RollingContact) -> list[Constraint]:
+    """``[Q, R]`` of one contact: the contact and rolling constraints."""
+    return [ContactConstraint(contact), RollingConstraint(contact)]
+
+
+def integrate_arclength(
+    t: np.ndarray,
+    rel_rate: np.ndarray,
+    s0: float,
+    contour: Contour,
+    r: float,
+    rtol: float = 1e-12,
+) -> np.ndarray:
+    """Integrate ``(kappa(s) + 1/r) s' = phi' - theta'`` (planar rolling ODE).
+
+    ``rel_rate`` = ``phi' - theta'`` sampled at ``t``; it is interpolated by a
+    cubic spline and the ODE is solved by DOP853. Returns ``s(t)`` (unwrapped).
+    """
+    rate = CubicSpline(t, rel_rate)
+
+    def f(tt, y):
+        return [rate(tt) / (contour.curvature(y[0])[0] + 1.0 / r)]
+
+    sol = solve_ivp(f, (t[0], t[-1]), [s0], method="DOP853", t_eval=t, rtol=rtol, atol=1e-15)
+    return sol.y[0]
+
+
+def frobenius_defect(
+    cset: ConstraintSet, q: np.ndarray, rows: list[int], eps: float = 1e-6
+) -> float:
+    """Largest ``|d omega(X, Y)|`` of the Pfaffian rows over the constrained distribution.
+
+    ``d omega(X, Y) = X^T (D - D^T) Y`` with ``D_jk = d omega_k / d q_j`` (central
+    differences; coordinates with ``nq == nv``), for ``X, Y`` an orthonormal basis
+    of ``N(A)`` (all rows). Zero (to the difference error, ~1e-8) for an
+    integrable system (Frobenius); each row is normalised by its norm first.
+    """
+    mech = cset.mechanism
+    nv = mech.nv
+
+    def forms(qq):
+        A = cset.evaluate(mech.compute(qq, np.zeros(nv), cset.frames, dynamics=False)).A
+        return A[rows]
+
+    A = cset.evaluate(mech.compute(q, np.zeros(nv), cset.frames, dynamics=False)).A
+    _, sv, Vt = np.linalg.svd(A)
+    N = Vt[int(np.sum(sv > 1e-9)) :].T
+    W0 = forms(q)
+    scale = np.linalg.norm(W0, axis=1)
+    D = np.zeros((len(rows), nv, nv))
+    for j in range(nv):
+        dq = np.zeros(nv)
+        dq[j] = eps
+        D[:, j, :] = (forms(mech.integrate(q, dq)) - forms(mech.integrate(q, -dq))) / (2 * eps)
+    out = 0.0
+    for k in range(len(rows)):
+        dw = N.T @ (D[k] - D[k].T) @ N
+        out = max(out, float(np.abs(dw).max() / scale[k]))
+    return out
