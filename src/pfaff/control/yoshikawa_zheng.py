@@ -43,6 +43,13 @@ def check_whole_system(M, J, S, W_S, T, I_B, E_F, tol: float = 1e-10) -> float:
     E_F T^-1 I_B^-1 W_S`` with ``G = E_F T^-1 I_B^-1 T^-T E_F^T`` (eq. A3).
     """
     StJ = S.T @ J
+    sv = np.linalg.svd(StJ, compute_uv=False)
+    if sv.size < StJ.shape[0] or not sv.min() > tol * max(1.0, sv.max()):
+        raise ValueError(
+            f"S^T J is rank-deficient (smallest singular value {sv.min():.3g}): an arm is in "
+            "a singular posture along its grasp directions; the controller (eq. 34) and "
+            "Appendix A need J and W_S of full rank"
+        )
     Ti = np.linalg.inv(T)
     IBi = np.linalg.inv(I_B)
     K33 = StJ @ np.linalg.solve(M, StJ.T) + W_S.T @ IBi @ W_S
@@ -237,6 +244,7 @@ class YZController:
             + A_S @ u3
         )
         tau_arm = M @ q_dd + h + J.T @ S @ F_hSd
+        self.last = {"u1": u1, "u2": u2, "u3": u3, "q_dd": q_dd, "r_dd": r_dd, "F_hSd": F_hSd}
         tau = np.zeros(snap.v.size)
         tau[a] = tau_arm
         self.signals = {
