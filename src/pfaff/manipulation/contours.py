@@ -88,7 +88,7 @@ class Contour(ABC):
         return self._S[k] + self._panel_integral(self._knots[k], u)
 
     def param(self, s) -> np.ndarray:
-        """``u(s)``: the parameter at arclength ``s`` (wrapped into ``[0, L)``), Newton to 1e-14."""
+        """``u(s)``: the parameter at arclength ``s`` (wrapped into ``[0, L)``), by Newton."""
         s = np.mod(np.atleast_1d(np.asarray(s, dtype=float)), self.length)
         u = np.interp(s, self._S, self._knots)
         for _ in range(30):

@@ -1,4 +1,4 @@
-"""Rolling contact of a hemispherical fingertip on a planar contour (Arimoto & Yoshida 2010, Sec. 6).
+"""Rolling of a hemispherical fingertip on a planar contour (Arimoto & Yoshida 2010, Sec. 6).
 
 Geometry. The object is a planar body (frame ``obj``: position ``p``, angle
 ``theta``) carrying a :class:`~pfaff.manipulation.contours.Contour` ``gamma(s)``
@@ -163,7 +163,7 @@ class RollingContact:
 
 
 class ContactConstraint(Constraint):
-    """``Q = d - r = 0``: the fingertip touches the contour (eq. 67). Normal force = ``-lambda``."""
+    """``Q = d - r = 0``: the fingertip touches the contour (eq. 67); normal force ``-lambda``."""
 
     holonomic = True
     dim = 1
