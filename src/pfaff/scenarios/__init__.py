@@ -3,13 +3,16 @@
 from pfaff.scenarios import (  # noqa: F401  (registration)
     four_bar,
     geometry_scenarios,
+    handwriting,
     panda_contact,
     panda_table,
     particle_circle,
     planar_arm_force,
     redundant_chain,
+    rolling_grasp,
     slider_crank,
     slider_crank_pidc,
+    yoshikawa_zheng,
 )
 from pfaff.scenarios.registry import (
     SCENARIOS,

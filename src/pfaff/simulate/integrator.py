@@ -225,7 +225,7 @@ def simulate(
     control_dt = opt.control_dt or opt.dt
     n_steps = int(round(t_end / opt.dt))
     work = corr = 0.0
-    next_ctrl = 0.0
+    next_ctrl = t0
     newton_it = 0
     show = sys.stderr.isatty() if opt.progress is None else opt.progress
     bar = None
