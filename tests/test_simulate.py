@@ -274,3 +274,20 @@ def test_stop_event_ends_the_run_and_t0_shifts_time():
     assert tr.stopped_at == a["t"][-1]
     assert abs(tr.stopped_at - 3.0 - t_hit) <= 1e-3 + 1e-12
     assert a["q"][-1, 1] <= 0.5 < a["q"][-2, 1]
+
+
+def test_controller_period_holds_for_runs_started_at_t0():
+    """With t0 > 0 the controller is still sampled every control_dt (not every step)."""
+    from pfaff.mechanism import planar_particle
+
+    mech = planar_particle(1.0)
+    cs = ConstraintSet(mech, [])
+    calls = []
+
+    def ctrl(t, snap):
+        calls.append(t)
+        return np.zeros(2)
+
+    simulate(cs, np.zeros(2), np.zeros(2), 0.1, SimOptions(dt=1e-3, control_dt=4e-3), ctrl, t0=5.0)
+    assert len(calls) == 26  # samples at 5.000, 5.004, ..., 5.100
+    np.testing.assert_allclose(np.diff(calls), 4e-3, atol=1e-9)
