@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 from pfaff import __version__
@@ -111,8 +112,14 @@ def _cmd_bench(names: list[str]) -> int:
     return EXIT_OK
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as one line on stderr (e.g. a violated gain condition)."""
+    print(f"pfaff: warning: {message}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
+    warnings.showwarning = _show_warning
     args = _parser().parse_args(argv)
     if args.command == "list":
         return _cmd_list()
