@@ -50,6 +50,7 @@ __all__ = [
     "RollingConstraint",
     "rolling_constraints",
     "integrate_arclength",
+    "integrate_arclength_angle",
     "frobenius_defect",
 ]
 
@@ -235,6 +236,38 @@ def integrate_arclength(
 
     sol = solve_ivp(f, (t[0], t[-1]), [s0], method="DOP853", t_eval=t, rtol=rtol, atol=1e-15)
     return sol.y[0]
+
+
+def integrate_arclength_angle(
+    beta: np.ndarray, s0: float, contour: Contour, r: float, rtol: float = 1e-13
+) -> np.ndarray:
+    """Integrate the planar rolling ODE in the relative angle ``beta = phi - theta``.
+
+    ``(kappa(s) + 1/r) s' = beta'`` is, with ``d beta = beta' dt``, the autonomous
+    scalar ODE ``ds / d beta = 1 / (kappa(s) + 1/r)``: its solution is a function of
+    the value of ``beta`` alone (for any time history between samples), so
+    integrating it in ``beta`` from ``beta[0]`` (DOP853 with dense output over
+    ``[min beta, max beta]``) and evaluating it at the sampled ``beta`` (a state of
+    the simulation, ``phi = e^T q`` and ``theta``) has no time-sampling error: the
+    result is the exact ODE solution driven by the simulated motion. Equivalent to
+    integrating the time ODE with the cubic Hermite interpolant of ``beta``
+    through ``(beta, beta')`` at the samples. Returns ``s`` (unwrapped, m).
+    """
+    beta = np.asarray(beta, dtype=float)
+    b0 = float(beta[0])
+
+    def f(_b, y):
+        return [1.0 / (contour.curvature(y[0])[0] + 1.0 / r)]
+
+    s = np.full(beta.shape, float(s0))
+    for end, mask in ((beta.max(), beta > b0), (beta.min(), beta < b0)):
+        if np.any(mask):
+            sol = solve_ivp(
+                f, (b0, float(end)), [s0], method="DOP853", dense_output=True,
+                rtol=rtol, atol=1e-16,
+            )  # fmt: skip
+            s[mask] = sol.sol(beta[mask])[0]
+    return s
 
 
 def frobenius_defect(

@@ -11,6 +11,7 @@ from pfaff.manipulation.rolling import (
     RollingContact,
     frobenius_defect,
     integrate_arclength,
+    integrate_arclength_angle,
     rolling_constraints,
 )
 from pfaff.mechanism import ModelBuilder, PlanarChain, PlanarLink
@@ -192,13 +193,21 @@ def _result(p, mech, cset, contacts, contour, ctrl, traj, wall, gap0, frob) -> S
             s_geo[k, i], Rang[k, i] = c.rolling_integral(snap)
     L = contour.length
     s_unw = np.unwrap(s_geo, period=L, axis=0)
+    beta = np.column_stack([q[:, 0:2].sum(1) - q[:, 7], q[:, 2:5].sum(1) - q[:, 7]])
     s_ode = np.column_stack(
+        [
+            integrate_arclength_angle(beta[:, i], s_unw[0, i], contour, c.r)
+            for i, c in enumerate(contacts)
+        ]
+    )
+    mismatch = np.abs(s_ode - s_unw)
+    # diagnostic: the same ODE in time, driven by the sampled rates (spline of phi' - theta')
+    s_rate = np.column_stack(
         [
             integrate_arclength(t, rel[:, i], s_unw[0, i], contour, c.r)
             for i, c in enumerate(contacts)
         ]
     )
-    mismatch = np.abs(s_ode - s_unw)
     energy = a["kinetic"] + pot
     fn = -lam[:, [0, 2]]
     ft = -lam[:, [1, 3]]
@@ -210,6 +219,7 @@ def _result(p, mech, cset, contacts, contour, ctrl, traj, wall, gap0, frob) -> S
         "final_speed": float(np.abs(v[-1]).max()),
         "rolling_slip_max": float(np.abs(slip).max()),
         "arclength_ode_mismatch": float(mismatch.max()),
+        "arclength_ode_mismatch_sampled_rate": float(np.abs(s_rate - s_unw).max()),
         "energy_increase_max": float(max(0.0, np.diff(energy).max())),
         "min_normal_force": float(fn.min()),
         "max_tangential_ratio": float(ratio.max()),
