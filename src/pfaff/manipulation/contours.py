@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from bisect import bisect_right
 
 import numpy as np
 from scipy.interpolate import CubicSpline
@@ -62,14 +63,22 @@ class Contour(ABC):
     def derivs(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``gamma, gamma', gamma''`` at parameters ``u`` (N,), each (N, 2)."""
 
+    def scalar(self, u: float) -> tuple[float, float, float, float, float, float]:
+        """``(x, y, x', y', x'', y'')`` at one parameter ``u`` as Python floats.
+
+        The subclasses override it with ``math``-module code (the hot path of the
+        contact-point solver, ~1 us instead of ~10 us for a 1-element array).
+        """
+        g, g1, g2 = self.derivs(np.array([u], dtype=float))
+        return g[0, 0], g[0, 1], g1[0, 0], g1[0, 1], g2[0, 0], g2[0, 1]
+
     def local(self, u: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
         """``(gamma, t, n, kappa)`` at one parameter value ``u``."""
-        g, g1, g2 = self.derivs(np.array([u], dtype=float))
-        x1, y1 = g1[0]
+        x, y, x1, y1, x2, y2 = self.scalar(float(u))
         sp = math.hypot(x1, y1)
-        t = g1[0] / sp
-        kappa = (x1 * g2[0, 1] - y1 * g2[0, 0]) / sp**3
-        return g[0], t, np.array([t[1], -t[0]]), kappa
+        tx, ty = x1 / sp, y1 / sp
+        kappa = (x1 * y2 - y1 * x2) / sp**3
+        return np.array([x, y]), np.array([tx, ty]), np.array([ty, -tx]), kappa
 
     # -- arclength ----------------------------------------------------------------
     def _speed(self, u: np.ndarray) -> np.ndarray:
@@ -155,17 +164,18 @@ class Contour(ABC):
     def _newton_foot(self, c: np.ndarray, u: float, tol: float) -> float | None:
         h = self.U / 64
         cx, cy = float(c[0]), float(c[1])
+        scalar = self.scalar
         for _ in range(50):
-            g, g1, g2 = self.derivs(np.array([u]))
-            dx, dy = cx - g[0, 0], cy - g[0, 1]
-            f = dx * g1[0, 0] + dy * g1[0, 1]
-            df = -(g1[0, 0] ** 2 + g1[0, 1] ** 2) + dx * g2[0, 0] + dy * g2[0, 1]
+            x, y, x1, y1, x2, y2 = scalar(u)
+            dx, dy = cx - x, cy - y
+            f = dx * x1 + dy * y1
+            df = -(x1 * x1 + y1 * y1) + dx * x2 + dy * y2
             if df >= 0:  # not a distance minimum: outside the basin
                 return None
             step = min(max(f / df, -h), h)
             u -= step
             if abs(step) < tol * self.U:
-                return float(np.mod(u, self.U))
+                return u % self.U
         return None
 
 
@@ -181,6 +191,10 @@ class Circle(Contour):
     def derivs(self, u):
         c, s = np.cos(u), np.sin(u)
         return self.R * _xy(c, s), self.R * _xy(-s, c), -self.R * _xy(c, s)
+
+    def scalar(self, u):
+        R, c, s = self.R, math.cos(u), math.sin(u)
+        return R * c, R * s, -R * s, R * c, -R * c, -R * s
 
 
 class Ellipse(Contour):
@@ -199,6 +213,10 @@ class Ellipse(Contour):
         c, s = np.cos(u), np.sin(u)
         a, b = self.a, self.b
         return _xy(a * c, b * s), _xy(-a * s, b * c), _xy(-a * c, -b * s)
+
+    def scalar(self, u):
+        a, b, c, s = self.a, self.b, math.cos(u), math.sin(u)
+        return a * c, b * s, -a * s, b * c, -a * c, -b * s
 
 
 class Superellipse(Contour):
@@ -236,6 +254,27 @@ class Superellipse(Contour):
             _xy(rho * c, rho * s),
             _xy(rho1 * c - rho * s, rho1 * s + rho * c),
             _xy((rho2 - rho) * c - 2 * rho1 * s, (rho2 - rho) * s + 2 * rho1 * c),
+        )
+
+    def scalar(self, u):
+        c, s, a, b, p = math.cos(u), math.sin(u), self.a, self.b, self.p
+        X, Y = c / a, s / b
+        Xp2, Yp2 = X ** (p - 2), Y ** (p - 2)
+        Xp1, Yp1 = Xp2 * X, Yp2 * Y
+        Xp, Yp = Xp1 * X, Yp1 * Y
+        F = Xp + Yp
+        F1 = p * (-Xp1 * s / a + Yp1 * c / b)
+        F2 = p * ((p - 1) * Xp2 * (s / a) ** 2 - Xp + (p - 1) * Yp2 * (c / b) ** 2 - Yp)
+        rho = F ** (-1.0 / p)
+        rho1 = -rho / (p * F) * F1
+        rho2 = -(1.0 / p) * ((-1.0 / p - 1) * rho / F**2 * F1**2 + rho / F * F2)
+        return (
+            rho * c,
+            rho * s,
+            rho1 * c - rho * s,
+            rho1 * s + rho * c,
+            (rho2 - rho) * c - 2 * rho1 * s,
+            (rho2 - rho) * s + 2 * rho1 * c,
         )
 
 
@@ -298,6 +337,22 @@ class SplineContour(Contour):
         sub = np.linspace(0.0, 1.0, n_sub + 1)[:-1]
         fk = (knots[:-1, None] + np.diff(knots)[:, None] * sub[None, :]).ravel()
         super().__init__(knots=np.concatenate([fk, [self.U]]))
+        self._bx = [float(x) for x in self._cs.x]
+        self._coef = [tuple(float(v) for v in self._cs.c[:, k, :].ravel()) for k in range(len(P))]
+
+    def scalar(self, u):
+        u = u % self.U
+        k = min(max(bisect_right(self._bx, u) - 1, 0), len(self._coef) - 1)
+        a0, b0, a1, b1, a2, b2, a3, b3 = self._coef[k]  # (c3, c2, c1, c0) per coordinate
+        h = u - self._bx[k]
+        return (
+            ((a0 * h + a1) * h + a2) * h + a3,
+            ((b0 * h + b1) * h + b2) * h + b3,
+            (3 * a0 * h + 2 * a1) * h + a2,
+            (3 * b0 * h + 2 * b1) * h + b2,
+            6 * a0 * h + 2 * a1,
+            6 * b0 * h + 2 * b1,
+        )
 
     def derivs(self, u):
         u = np.mod(np.asarray(u, dtype=float), self.U)

@@ -33,6 +33,7 @@ form is exact: ``R = s + r (theta + psi(s) - phi)`` is conserved (eq. 81, with
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -90,7 +91,8 @@ class RollingContact:
     """A fingertip disc (radius ``r``, centre = origin of ``tip_frame``) on ``contour``.
 
     The contour lives in ``object_frame`` (a planar body's frame). Geometry is
-    cached per state; the last contact parameter warm-starts the foot-point solver.
+    cached per snapshot object (scalar ``math`` code); the last contact
+    parameter warm-starts the foot-point solver.
     """
 
     def __init__(
@@ -101,44 +103,56 @@ class RollingContact:
         self.contour, self.obj, self.tip, self.r = contour, object_frame, tip_frame, float(radius)
         self.name = name or f"{tip_frame} on {object_frame}"
         self._u: float | None = None
-        self._key: bytes | None = None
+        self._snap: Snapshot | None = None
         self._geo: ContactGeometry | None = None
 
     def geometry(self, snap: Snapshot) -> ContactGeometry:
         """Contact geometry and rates at the snapshot's state (needs both frames)."""
-        key = snap.q.tobytes() + snap.v.tobytes()
-        if key == self._key:
+        if snap is self._snap:  # the same snapshot object (held, so its id is not reused)
             return self._geo
         fo, ft = snap.frame(self.obj), snap.frame(self.tip)
-        R = fo.R[:2, :2]
-        p, c = fo.p[:2], ft.p[:2]
-        e = c - p
-        u = self.contour.foot_point(R.T @ e, self._u)
+        R = fo.R
+        r00, r01, r10, r11 = float(R[0, 0]), float(R[0, 1]), float(R[1, 0]), float(R[1, 1])
+        px, py, cx, cy = float(fo.p[0]), float(fo.p[1]), float(ft.p[0]), float(ft.p[1])
+        ex, ey = cx - px, cy - py
+        u = self.contour.foot_point((r00 * ex + r10 * ey, r01 * ex + r11 * ey), self._u)
         self._u = u
-        g, tl, nl, kappa = self.contour.local(u)
-        t, n = R @ tl, R @ nl
-        gw = p + R @ g
-        d = float(n @ (c - gw))
+        gx, gy, x1, y1, x2, y2 = self.contour.scalar(u)
+        sp = math.hypot(x1, y1)
+        tlx, tly = x1 / sp, y1 / sp
+        kappa = (x1 * y2 - y1 * x2) / sp**3
+        tx, ty = r00 * tlx + r01 * tly, r10 * tlx + r11 * tly
+        nx, ny = ty, -tx
+        gwx, gwy = px + r00 * gx + r01 * gy, py + r10 * gx + r11 * gy
+        d = nx * (cx - gwx) + ny * (cy - gwy)
         v = snap.v
         Jo, Jt = fo.J, ft.J
-        Jop = Jo[:2] + np.outer(_S(e), Jo[5])
-        JQ = Jt[:2] - Jop
+        JQ = Jt[:2] - Jo[:2]
+        JQ[0] += ey * Jo[5]  # - S e J_theta, S e = (-e_y, e_x)
+        JQ[1] -= ex * Jo[5]
         Jrot = Jo[5] - Jt[5]
         omega = float(Jo[5] @ v)
         w = JQ @ v
         cdot, pdot = Jt[:2] @ v, Jo[:2] @ v
         if fo.drift is not None and ft.drift is not None:
             ao, at = fo.drift, ft.drift
-            wdot = at[:2] - ao[:2] - ao[5] * _S(e) - omega * _S(cdot - pdot)
+            rel = cdot - pdot
+            wdot = np.array(
+                [
+                    at[0] - ao[0] + ao[5] * ey + omega * rel[1],
+                    at[1] - ao[1] - ao[5] * ex - omega * rel[0],
+                ]
+            )
             alpha = float(ao[5] - at[5])
         else:
             wdot, alpha = np.zeros(2), 0.0
-        sdot = float(t @ w) / (1.0 + kappa * d)
+        sdot = (tx * float(w[0]) + ty * float(w[1])) / (1.0 + kappa * d)
         geo = ContactGeometry(
-            u, gw, t, n, kappa, c, e, d, JQ, Jrot, w, wdot, omega, alpha, sdot,
-            _angle(fo.R), _angle(ft.R),
+            u, np.array([gwx, gwy]), np.array([tx, ty]), np.array([nx, ny]), kappa,
+            np.array([cx, cy]), np.array([ex, ey]), d, JQ, Jrot, w, wdot, omega, alpha, sdot,
+            math.atan2(r10, r00), _angle(ft.R),
         )  # fmt: skip
-        self._key, self._geo = key, geo
+        self._snap, self._geo = snap, geo
         return geo
 
     def arclength(self, snap: Snapshot) -> float:
