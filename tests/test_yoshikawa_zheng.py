@@ -285,3 +285,32 @@ def test_model_error_is_absorbed_by_the_servo():
 def test_bad_input(name, sets, match):
     with pytest.raises(ParameterError, match=match):
         execute(name, sets)
+
+
+def test_yz_contact_impact_switch_release():
+    """Task 3: impact at the paper's 0.068 m/s, force control, departure; chained runs."""
+    run = execute("yz-contact")
+    s, m, a = run.summary, run.summary["metrics"], run.arrays
+    assert s["status"] == "ok"
+    # the surface sits where the desired y speed (quartic decel, by hand) is 0.068 m/s
+    V, ta, tc = 0.025 / (0.4 - 0.1), 0.1, m["contact_time_s"]
+    u = (0.4 - tc) / ta
+    assert V * (3 * u**2 - 2 * u**3) == pytest.approx(0.068, rel=3e-3)  # lag ~5 um
+    assert m["impact_velocity"] == pytest.approx(0.068, rel=2e-3)
+    assert tc < m["switch_time_s"] < m["release_time_s"]
+    assert m["release_time_s"] == pytest.approx(0.8 - tc, abs=2e-3 + 1e-9)
+    assert m["max_constraint_force_error"] <= 5e-3
+    assert m["max_position_error_approach"] <= 1e-4
+    assert m["min_gap_after_release"] >= -1e-12
+    assert s["max_constraint_violation"] <= 1e-10
+    # plastic impact: the contact point stops along the normal and kinetic energy is lost
+    t, k = a["t"], int(np.searchsorted(a["t"], tc - 1e-12))
+    assert np.all(np.diff(t) > 0)
+    assert abs(a["v"][k, 5]) <= 1e-9 < a["v"][k - 1, 5]
+    assert a["kinetic"][k] < a["kinetic"][k - 1]
+    # forces: zero while free, at the threshold or above in contact, positive until release
+    fF, gap = a["constraint_force"], a["gap"]
+    contact = (t >= tc) & (t < m["release_time_s"])
+    np.testing.assert_array_equal(fF[~contact], 0.0)
+    assert fF[contact].min() > 0.2
+    assert np.abs(gap[contact]).max() <= 1e-12 and gap[t < tc].min() > 0

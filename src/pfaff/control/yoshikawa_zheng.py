@@ -169,6 +169,15 @@ class YZController:
             self._prev = None
         self._next = -np.inf
 
+    def interrupt(self) -> None:
+        """An event (e.g. an impact) samples the law at the next call and restarts the clock.
+
+        The force read at the event is not integrated: eq. (42)-(43) integrate the
+        force held over a sample interval, and an impulsive reading lasts no time.
+        """
+        self._prev = None
+        self._next = -np.inf
+
     def arm_terms(self, snap):
         """``J``, ``J' q'`` of the stacked arms (eq. 1-2) on the arm coordinates."""
         J = np.vstack([snap.frames[f].J[self.rows][:, self.arm_idx] for f in self.tips])
