@@ -118,6 +118,12 @@ class YZController:
     control_dt : period [s] of the sampled law (zero-order hold).
     unloaded_start : integrators start at ``-f_d(0)/K`` so the forces begin at
         zero (a step 0 -> f_d whose error the servo removes, eq. 45-46).
+    integral_rule : how eq. (42)-(43) integrate the force over a hold interval:
+        ``"trapezoid"`` (default) averages the force at the start of the hold (the
+        reading before the update plus the torque step's effect through ``K`` of
+        eq. 31) and the reading at its end, so the force error is centred over the
+        hold; ``"end"`` uses the reading at the end only (the error is then zero at
+        the end of each hold and equal to the whole drift within a hold at its start).
     """
 
     needs_sensors = True
@@ -139,6 +145,7 @@ class YZController:
         K_II,
         control_dt: float = 2e-3,
         unloaded_start: bool = False,
+        integral_rule: str = "trapezoid",
     ) -> None:
         self.arm_idx = np.asarray(arm_idx, dtype=int)
         self.tips, self.rows = tuple(tips), list(rows)
@@ -149,6 +156,9 @@ class YZController:
         self.K_IF, self.K_II = np.atleast_1d(K_IF), np.atleast_1d(K_II)
         self.control_dt = float(control_dt)
         self.unloaded_start = unloaded_start
+        if integral_rule not in ("trapezoid", "end"):
+            raise ValueError(f"integral_rule must be 'trapezoid' or 'end', got {integral_rule!r}")
+        self.integral_rule = integral_rule
         self.mode = 0
         self.reset()
 
@@ -159,6 +169,7 @@ class YZController:
         self._prev: tuple | None = None
         self._next = -np.inf
         self._tau: np.ndarray | None = None
+        self._start: tuple = (None, None)
         self.signals: dict[str, float] = {}
 
     def set_mode(self, mode: int) -> None:
@@ -169,6 +180,16 @@ class YZController:
             self._prev = None
         self._next = -np.inf
 
+    @property
+    def held_torque(self) -> np.ndarray | None:
+        """The torque held since the last sample (None before the first)."""
+        return self._tau
+
+    @property
+    def next_sample_time(self) -> float:
+        """Time of the next scheduled sample of the law."""
+        return self._next
+
     def interrupt(self) -> None:
         """An event (e.g. an impact) samples the law at the next call and restarts the clock.
 
@@ -177,6 +198,10 @@ class YZController:
         """
         self._prev = None
         self._next = -np.inf
+
+    def _hold_mean(self, start, end):
+        """Mean force over a hold: trapezoid of start and end (``"end"``: the end value)."""
+        return end if self.integral_rule == "end" or start is None else 0.5 * (start + end)
 
     def arm_terms(self, snap):
         """``J``, ``J' q'`` of the stacked arms (eq. 1-2) on the arm coordinates."""
@@ -219,12 +244,14 @@ class YZController:
             prev_F = None
         else:
             prev_F = self._prev[0] if self._prev else None
-        # eq. (42)-(43): the exact integral of the sampled error over the last hold
-        # interval: the force measured now was produced with the previous desired value
+        # eq. (42)-(43): the integral of the error over the last hold interval, whose
+        # desired value was the previous one. The force drifts within a hold (the state
+        # moves under the held torque): trapezoid of the force at the start of the hold
+        # (estimated after the update, below) and the force measured now at its end
         if prev_F is not None:
-            self.int_F = self.int_F + dt * (prev_F - f_F)
+            self.int_F = self.int_F + dt * (prev_F - self._hold_mean(self._start[0], f_F))
         if prev_I is not None:
-            self.int_I = self.int_I + dt * (prev_I - f_IS)
+            self.int_I = self.int_I + dt * (prev_I - self._hold_mean(self._start[1], f_IS))
         self._prev = (f_Fd.copy(), f_ISd.copy())
         # eq. (41)-(43)
         r_P = g.r_P
@@ -256,6 +283,15 @@ class YZController:
         self.last = {"u1": u1, "u2": u2, "u3": u3, "q_dd": q_dd, "r_dd": r_dd, "F_hSd": F_hSd}
         tau = np.zeros(snap.v.size)
         tau[a] = tau_arm
+        # force at the start of the next hold: the reading plus the effect of the torque
+        # step through the model's K of eq. (31) (exact with the exact model)
+        self._start = (f_F, f_IS)
+        if self.integral_rule == "trapezoid":
+            held = np.zeros(a.size) if self._tau is None else self._tau[a]
+            K = whole_system_matrix(M, J, S, W_S, T, self.I_B, g.E_F)
+            n, nr, d = a.size, T.shape[0], S.shape[1]
+            dX = np.linalg.solve(K, np.concatenate([tau_arm - held, np.zeros(K.shape[0] - n)]))
+            self._start = (f_F + dX[n + nr + d :], f_IS + A_S.T @ dX[n + nr : n + nr + d])
         self.signals = {
             **{f"r_P_{i}": float(v) for i, v in enumerate(r_P)},
             **{f"r_Pd_{i}": float(v) for i, v in enumerate(r_Pd)},

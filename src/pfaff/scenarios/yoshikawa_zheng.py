@@ -289,11 +289,13 @@ class YZSetup:
         f_F = -lam[4:5] if mode == 1 and lam.size > 4 else np.zeros(0)
         return F_h, f_F
 
-    def controller(self, reference, control_dt=2e-3, unloaded_start=False, mode=0):
+    def controller(
+        self, reference, control_dt=2e-3, unloaded_start=False, mode=0, rule="trapezoid"
+    ):
         c = YZController(
             [0, 1, 2, 3], ("arm1_tip", "arm2_tip"), [0, 1, 5], self.object_state, self.model,
             self.I_B, lambda r, rd: np.zeros(3), self.measure, reference, GAINS_V, GAINS_P,
-            K_IF, K_II, control_dt, unloaded_start,
+            K_IF, K_II, control_dt, unloaded_start, rule,
         )  # fmt: skip
         c.mode = mode
         return c
@@ -320,6 +322,12 @@ _COMMON = dict(
     ),
     dt=Param(2e-3, "integrator step [s] (= control period, 500 Hz, Sec. 5.1)", positive=True),
     control_dt=Param(2e-3, "controller period [s] (500 Hz, Sec. 5.1)", positive=True),
+    integral_rule=Param(
+        "trapezoid",
+        "force integral over a hold (eq. 42-43): mean of its start and end "
+        "forces, or the end reading only",
+        choices=("trapezoid", "end"),
+    ),
 )
 
 
@@ -363,7 +371,7 @@ def fit_decay(t, e) -> tuple[float, float]:
 
 def _decay_probe(su, cset, q0, ref, p, f_index) -> tuple[float, float, float, float]:
     """A short run from an unloaded grasp (integrators at -f_d/K): fitted force-loop rates."""
-    ctrl = su.controller(ref, p["control_dt"], unloaded_start=True, mode=1 if f_index else 0)
+    ctrl = su.controller(ref, p["control_dt"], True, 1 if f_index else 0, p["integral_rule"])
     opt = SimOptions(dt=p["control_dt"], control_dt=p["control_dt"], progress=False)
     tr = simulate(cset, q0, np.zeros(7), 0.06, opt, controller=ctrl)
     a = tr.arrays()
@@ -434,9 +442,11 @@ def yz_constrained(p: dict) -> ScenarioResult:
     Chosen layout: bases (-0.08, 0) and (0.08, 0), hole spacing 0.12 m, object
     from x = -0.025 to 0.025 at y = 0.13, surface at y = 0.14. Measured forces are
     the plant's multipliers (what the held torque produced, read at each sample).
-    The integral of eq. (42)-(43) is taken exactly over each hold interval (the
-    force read now was produced under the previous desired value), so with the
-    exact model a Table 2 step leaves no transient; the force-loop rates are
+    The integral of eq. (42)-(43) is taken over each hold interval against that
+    interval's desired value, with the trapezoid of the force at the start of the
+    hold (reading + the torque step through K of eq. 31) and at its end, so the
+    drift within a hold is centred and with the exact model a Table 2 step leaves
+    no transient; the force-loop rates are
     fitted in a 60 ms probe that starts from an unloaded grasp (integrators at
     -f_d/K): K_fit = (1 - rho)/dt, rho the per-sample error ratio (eq. 45-46
     sampled), next to the exponential rate -ln(rho)/dt.
@@ -464,7 +474,7 @@ def yz_constrained(p: dict) -> ScenarioResult:
         )  # fmt: skip
 
     q0 = su.initial_q(np.array([x0, y0, 0.0]))
-    ctrl = su.controller(ref, p["control_dt"], mode=1)
+    ctrl = su.controller(ref, p["control_dt"], mode=1, rule=p["integral_rule"])
     opt = SimOptions(dt=p["dt"], control_dt=p["control_dt"])
     traj, wall = timed_simulate(su.contact, q0, np.zeros(7), T, opt, controller=ctrl)
     a = traj.arrays()
@@ -541,7 +551,7 @@ def yz_free(p: dict) -> ScenarioResult:
         return (*r_d(t), np.zeros(0), np.array([SQRT2 * table2(t)[1]]))
 
     q0 = su.initial_q(np.array([x0, y0, 0.0]))
-    ctrl = su.controller(ref, p["control_dt"], mode=0)
+    ctrl = su.controller(ref, p["control_dt"], mode=0, rule=p["integral_rule"])
     opt = SimOptions(dt=p["dt"], control_dt=p["control_dt"])
     traj, wall = timed_simulate(su.free, q0, np.zeros(7), T, opt, controller=ctrl)
     a = traj.arrays()
@@ -689,55 +699,53 @@ def yz_contact(p: dict) -> ScenarioResult:
 
     dt = p["dt"]
     opt = SimOptions(dt=dt, control_dt=p["control_dt"])
-    ctrl = su.controller(ref, p["control_dt"], mode=0)
+    ctrl = su.controller(ref, p["control_dt"], mode=0, rule=p["integral_rule"])
     q0 = su.initial_q(np.array([x0, y0, 0.0]))
     phases = []
-    wall_t = time.perf_counter()
-    # 1. free motion until the contact is less than one step ahead
-    tr = simulate(su.free, q0, np.zeros(7), T, opt, controller=ctrl,
-                  stop=lambda t, s, c: gap(s.q) <= v_n(s.q, s.v) * dt)  # fmt: skip
-    phases.append(tr)
-    if tr.stopped_at is None:
-        raise ValueError(f"the object never reaches the surface y = {wall:.4f} m")
-    a = tr.arrays()
-    t, q, v = float(a["t"][-1]), a["q"][-1], a["v"][-1]
-    # ... then partial steps (same held torque) onto the surface
-    for _ in range(3):
-        g, vn = gap(q), v_n(q, v)
-        tc = min(g / vn, 0.999 * (ctrl._next - t)) if vn > 0 else 0.0
-        if g <= 1e-12 or tc <= 1e-9:
-            break
-        tr = simulate(su.free, q, v, tc, SimOptions(dt=tc, control_dt=tc), controller=ctrl,
-                      t0=t)  # fmt: skip
+
+    def run(cset, q, v, t, duration, stop=None, o=opt):
+        """One chained phase from (t, q, v); the plant keeps the held torque."""
+        tr = simulate(cset, q, v, duration, o, controller=ctrl, tau=ctrl.held_torque,
+                      stop=stop, t0=t)  # fmt: skip
         phases.append(tr)
         a = tr.arrays()
-        t, q, v = float(a["t"][-1]), a["q"][-1], a["v"][-1]
+        return tr, float(a["t"][-1]), a["q"][-1], a["v"][-1]
+
+    wall_t = time.perf_counter()
+    # 1. free motion until the contact is less than one step ahead ...
+    tr, t, q, v = run(su.free, q0, np.zeros(7), 0.0, T,
+                      lambda t, s, c: gap(s.q) <= v_n(s.q, s.v) * dt)  # fmt: skip
+    if tr.stopped_at is None:
+        raise ValueError(f"the object never reaches the surface y = {wall:.4f} m")
+    # ... then partial steps (same held torque, before the next sample) onto the surface
+    for _ in range(3):
+        g, vn = gap(q), v_n(q, v)
+        tc = min(g / vn, 0.999 * (ctrl.next_sample_time - t)) if vn > 0 else 0.0
+        if g <= 1e-12 or tc <= 1e-9:
+            break
+        tr, t, q, v = run(su.free, q, v, t, tc, o=SimOptions(dt=tc, control_dt=tc))
     impact_v, impact_gap = v_n(q, v), gap(q)
     t_contact = t
     # 2. plastic impact; motion control along y until the contact force reaches the threshold
     q, v = project_state(su.contact, q, v, opt)
     ctrl.interrupt()  # impact interrupt: sample now, clock restarts
+    # the free-object model cannot predict the torque step's effect while the surface
+    # holds the object: integrate the end-of-hold readings until the switch
+    ctrl.integral_rule = "end"
     thr = p["contact_force_threshold"]
-    tr = simulate(su.contact, q, v, T - t, opt, controller=ctrl, t0=t,
-                  stop=lambda t, s, c: -s.measured["lambda"][4] >= thr)  # fmt: skip
-    phases.append(tr)
+    tr, t, q, v = run(su.contact, q, v, t, T - t,
+                      lambda t, s, c: -s.measured["lambda"][4] >= thr)  # fmt: skip
     if tr.stopped_at is None:
         raise ValueError(f"the contact force never reaches the threshold {thr} N")
-    a = tr.arrays()
-    t, q, v = float(a["t"][-1]), a["q"][-1], a["v"][-1]
     t_switch = t
     # 3. force control along the normal until the desired normal force is withdrawn
     ctrl.set_mode(1)
-    tr = simulate(su.contact, q, v, max(t_r - t, dt), opt, controller=ctrl, t0=t,
-                  stop=lambda t, s, c: t >= t_r - 1e-9)  # fmt: skip
-    phases.append(tr)
-    a = tr.arrays()
-    t, q, v = float(a["t"][-1]), a["q"][-1], a["v"][-1]
+    ctrl.integral_rule = p["integral_rule"]
+    tr, t, q, v = run(su.contact, q, v, t, max(t_r - t, dt), lambda t, s, c: t >= t_r - 1e-9)
     t_release = t
     # 4. departure: motion control along y again; the contact row is dropped
     ctrl.set_mode(0)
-    tr = simulate(su.free, q, v, p["t_end"] - t, opt, controller=ctrl, t0=t)
-    phases.append(tr)
+    run(su.free, q, v, t, p["t_end"] - t)
     wall_s = time.perf_counter() - wall_t
     traj = _concat(phases, su.contact.dim)
     a = traj.arrays()
