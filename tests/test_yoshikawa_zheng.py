@@ -329,3 +329,21 @@ def test_yz_contact_impact_switch_release():
     np.testing.assert_array_equal(fF[~contact], 0.0)
     assert fF[contact].min() > 0.2
     assert np.abs(gap[contact]).max() <= 1e-12 and gap[t < tc].min() > 0
+
+
+@pytest.mark.parametrize("name", ["yz-free", "yz-contact"])
+def test_not_force_closure_grasp_fails_through_cli(name, tmp_path, capsys):
+    """Frictionless pins push only along the line between them: rank W_S = 1 < 3."""
+    from pfaff.cli import main
+
+    with pytest.raises(GraspError, match="not force-closure: rank W_S = 1 < 3"):
+        yz.YZSetup(0.12, [(-0.08, 0.0), (0.08, 0.0)], grasp_kind="frictionless_point")
+    out = tmp_path / "run"
+    assert main(["run", name, "--out", str(out), "--set", "grasp_type=frictionless_point"]) == 2
+    err = capsys.readouterr().err
+    assert "two frictionless_point grasps" in err
+    assert "not force-closure: rank W_S = 1 < 3" in err
+    assert not (out / "summary.json").exists()
+    # the same grasp, spaced 0: coincident pins cannot carry the moment
+    assert main(["run", name, "--out", str(out), "--set", "spacing=0"]) == 2
+    assert "not force-closure: rank W_S = 2 < 3" in capsys.readouterr().err

@@ -19,6 +19,8 @@ import numpy as np
 from pfaff.constraints import ConstraintSet, PointOnPlane, PointsCoincide
 from pfaff.control.yoshikawa_zheng import GraspState, YZController
 from pfaff.manipulation.grasp import (
+    GRASP_TYPES,
+    GraspError,
     GraspPoint,
     check_force_closure,
     grasp_matrices,
@@ -212,7 +214,12 @@ class YZSetup:
     ):
         self.grasps = planar_grasp(spacing, grasp_kind)
         _, _, W_S, _ = grasp_matrices(self.grasps, np.eye(2), plane=True)
-        check_force_closure(W_S)
+        try:
+            check_force_closure(W_S)
+        except GraspError as exc:
+            raise GraspError(
+                f"two {grasp_kind} grasps at (+-{spacing / 2:g}, 0) m on the object: {exc}"
+            ) from None
         if grasp_kind != "frictional_point":
             raise ValueError(f"the plant models pins (frictional_point); got {grasp_kind!r}")
         holes = [g.position for g in self.grasps]
@@ -322,6 +329,11 @@ _COMMON = dict(
     ),
     dt=Param(2e-3, "integrator step [s] (= control period, 500 Hz, Sec. 5.1)", positive=True),
     control_dt=Param(2e-3, "controller period [s] (500 Hz, Sec. 5.1)", positive=True),
+    grasp_type=Param(
+        "frictional_point",
+        "grasp type of both arms (Sec. 2.3; the plant models pins)",
+        choices=GRASP_TYPES,
+    ),
     integral_rule=Param(
         "trapezoid",
         "force integral over a hold (eq. 42-43): mean of its start and end "
@@ -334,7 +346,7 @@ _COMMON = dict(
 def _setup(p, wall_y=None, kind="frictional_point") -> YZSetup:
     return YZSetup(
         p["spacing"], [(-p["base_x"], 0.0), (p["base_x"], 0.0)], wall_y=wall_y,
-        contact_h=p.get("contact_h", 0.01), grasp_kind=kind,
+        contact_h=p.get("contact_h", 0.01), grasp_kind=p.get("grasp_type", kind),
         mass_error=p["model_mass_error"], inertia_error=p["model_inertia_error"],
     )  # fmt: skip
 
@@ -664,7 +676,6 @@ def yz_contact(p: dict) -> ScenarioResult:
     (a phase's last sample is replaced by the next phase's first; the wall's
     multiplier and residual are 0 while free). Layout as yz-free.
     """
-    su0 = _setup(p)
     x0, y0, D, Dy, T, ta, h = (p[k] for k in ("x0", "y0", "distance", "y_distance", "t_move",
                                                "t_acc", "contact_h"))  # fmt: skip
     if not ta < T / 2:
@@ -674,7 +685,6 @@ def yz_contact(p: dict) -> ScenarioResult:
     wall = y0 + smooth_move(t_c, T / 2, Dy, tay)[0] + h
     t_r = T - t_c
     su = _setup(p, wall_y=wall)
-    del su0
 
     def r_d(t):
         s, sd, sdd = smooth_move(t, T, D, ta)
