@@ -123,6 +123,19 @@ def test_grasp_rates_match_finite_differences():
     np.testing.assert_allclose(Wd, (Wp - Wm) / (2 * h), atol=1e-8)
 
 
+def test_setup_pin_matrices_and_fixed_A_S_match_the_generic_grasp():
+    su, rng = _setup(), np.random.default_rng(7)
+    for th, w in rng.normal(size=(4, 2)):
+        R = np.array([[math.cos(th), -math.sin(th)], [math.sin(th), math.cos(th)]])
+        S, W, W_S, r = grasp_matrices(su.grasps, R, plane=True)
+        Sd, Wd = grasp_rates(su.grasps, R, w, plane=True)
+        for mine, ref in zip(su.pin_matrices(th, w), (S, W, Sd, Wd)):
+            np.testing.assert_allclose(mine, ref, atol=1e-15)
+        A = orient_squeeze(internal_force_basis(W_S), S, r)
+        np.testing.assert_allclose(su.A_S, A, atol=1e-12)
+        np.testing.assert_allclose(W_S @ su.A_S, 0.0, atol=1e-15)
+
+
 # ------------------------------------------------------------------ object constraints
 
 

@@ -69,6 +69,14 @@ def check_whole_system(M, J, S, W_S, T, I_B, E_F, tol: float = 1e-10) -> float:
     return lo
 
 
+def _pinv_columns(S: np.ndarray) -> np.ndarray:
+    """``S^+``: ``S^T`` when the columns are orthonormal (every grasp type of Sec. 2.3)."""
+    StS = S.T @ S
+    if np.allclose(StS, np.eye(StS.shape[0]), rtol=0.0, atol=1e-12):
+        return S.T
+    return np.linalg.pinv(S)
+
+
 @dataclass
 class GraspState:
     """What the grasp and object model give at one state (passed by the caller).
@@ -231,7 +239,7 @@ class YZController:
         C = g.E_F.shape[0]
         # measured forces (snap.measured: the force the held torque produced)
         F_h, f_F = self.measure(snap, self.mode)
-        F_hS = np.linalg.pinv(S) @ F_h
+        F_hS = _pinv_columns(S) @ F_h
         f_IS = A_S.T @ F_hS
         dt = self.control_dt
         if self.int_I is None:
@@ -270,15 +278,16 @@ class YZController:
         W_S_rate = g.W_rate @ S + W @ g.S_rate
         WsT_T_rate = W_S_rate.T @ T + W_S.T @ g.T_rate
         StJ_rate_qd = g.S_rate.T @ (J @ qd) + S.T @ Jdqd
-        q_dd = np.linalg.lstsq(StJ, W_S.T @ T @ r_dd + WsT_T_rate @ rd - StJ_rate_qd, rcond=None)[
-            0
-        ]
-        # eq. (37), (33), (36), (32)
-        Ti_T = np.linalg.inv(T).T
-        F_hSd = (
-            np.linalg.pinv(W_S) @ (self.I_B @ T @ r_dd + self.Q_r(r, rd) + Ti_T @ g.E_F.T @ u2)
-            + A_S @ u3
+        b = W_S.T @ T @ r_dd + WsT_T_rate @ rd - StJ_rate_qd
+        q_dd = (
+            np.linalg.solve(StJ, b)
+            if StJ.shape[0] == StJ.shape[1]
+            else np.linalg.lstsq(StJ, b, rcond=None)[0]
         )
+        # eq. (37), (33), (36), (32)
+        F = self.I_B @ T @ r_dd + self.Q_r(r, rd) + np.linalg.solve(T.T, g.E_F.T @ u2)
+        # W_S^+ = W_S^T (W_S W_S^T)^-1 (W_S has full row rank: force closure)
+        F_hSd = W_S.T @ np.linalg.solve(W_S @ W_S.T, F) + A_S @ u3
         tau_arm = M @ q_dd + h + J.T @ S @ F_hSd
         self.last = {"u1": u1, "u2": u2, "u3": u3, "q_dd": q_dd, "r_dd": r_dd, "F_hSd": F_hSd}
         tau = np.zeros(snap.v.size)

@@ -24,7 +24,6 @@ from pfaff.manipulation.grasp import (
     GraspPoint,
     check_force_closure,
     grasp_matrices,
-    grasp_rates,
     internal_force_basis,
     orient_squeeze,
 )
@@ -213,7 +212,7 @@ class YZSetup:
         inertia_error=0.0,
     ):
         self.grasps = planar_grasp(spacing, grasp_kind)
-        _, _, W_S, _ = grasp_matrices(self.grasps, np.eye(2), plane=True)
+        S, _, W_S, r_list = grasp_matrices(self.grasps, np.eye(2), plane=True)
         try:
             check_force_closure(W_S)
         except GraspError as exc:
@@ -223,6 +222,10 @@ class YZSetup:
         if grasp_kind != "frictional_point":
             raise ValueError(f"the plant models pins (frictional_point); got {grasp_kind!r}")
         holes = [g.position for g in self.grasps]
+        # grasp frames turn with the object: W_S(th) = diag(R, 1) W_S(0), so N(W_S) in
+        # the grasp coordinates F_hS -- the internal-force basis A_S (eq. 12) -- is fixed
+        self.A_S = orient_squeeze(internal_force_basis(W_S), S, r_list)
+        self._eye3, self._zero3 = np.eye(3), np.zeros((3, 3))
         self.plant = YZTwoArmPlant(bases, holes=holes)
         self.elbows, self.h, self.wall_y = elbows, contact_h, wall_y
         xy = ((1, 0, 0), (0, 1, 0))
@@ -273,16 +276,31 @@ class YZSetup:
             )
         return worst
 
+    def pin_matrices(self, th: float, w: float):
+        """``(S, W, S', W')`` of the two pins at orientation th, rate w (eq. 9, 11).
+
+        Written out for planar pins (``S_i = diag(R, 1) [I_2 0]^T``, ``r_i = R c_i``);
+        equal to :func:`grasp_matrices` / :func:`grasp_rates` (tested), 10x cheaper.
+        """
+        c, s = math.cos(th), math.sin(th)
+        R = np.array([[c, -s], [s, c]])
+        Rd = w * np.array([[-s, -c], [c, -s]])
+        S, Sd = np.zeros((6, 4)), np.zeros((6, 4))
+        W, Wd = np.zeros((3, 6)), np.zeros((3, 6))
+        for i, g in enumerate(self.grasps):
+            S[3 * i : 3 * i + 2, 2 * i : 2 * i + 2] = R
+            Sd[3 * i : 3 * i + 2, 2 * i : 2 * i + 2] = Rd
+            r = R @ g.position[:2]
+            W[:, 3 * i : 3 * i + 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [-r[1], r[0], 1.0]]
+            Wd[2, 3 * i : 3 * i + 2] = (-w * r[0], -w * r[1])
+        return S, W, Sd, Wd
+
     def model(self, r, rd, mode):
         oc = self.constrained if mode == 1 else self.unconstrained
-        R = _rot2(r[2])
-        S, W, W_S, r_list = grasp_matrices(self.grasps, R, plane=True)
-        Sd, Wd = grasp_rates(self.grasps, R, rd[2], plane=True)
-        A_S = orient_squeeze(internal_force_basis(W_S), S, r_list)
-        Z = np.zeros((3, 3))
+        S, W, Sd, Wd = self.pin_matrices(float(r[2]), float(rd[2]))
         return GraspState(
-            S, W, Sd, Wd, A_S, np.eye(3), Z, oc.E_P(r), oc.E_F(r), oc.E_P_rate(r, rd),
-            oc.E_F_rate(r, rd), oc.r_P(r),
+            S, W, Sd, Wd, self.A_S, self._eye3, self._zero3, oc.E_P(r), oc.E_F(r),
+            oc.E_P_rate(r, rd), oc.E_F_rate(r, rd), oc.r_P(r),
         )  # fmt: skip
 
     @staticmethod
