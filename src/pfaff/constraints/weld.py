@@ -1,0 +1,148 @@
+"""Orientation locks and rigid welds between frames (holonomic, analytic derivatives).
+
+- :class:`FrameAligned` -- ``R_1 R_off = R_2`` (or a fixed world orientation):
+  ``Phi = D vee(skew(R_e))`` with ``R_e = R_1 R_off R_2^T`` (world-frame
+  orientation error; ``vee(skew(R_e)) = sin(angle) axis``, zero at ``R_e = I``).
+- :class:`Weld` -- a rigid grasp: the two frames' origins coincide (3 rows,
+  :class:`~pfaff.constraints.PointsCoincide`) and their orientations are locked
+  (3 rows, :class:`FrameAligned`). Its multipliers are the force and the moment
+  (world axes) that frame 1's body applies to frame 2's body at the point.
+
+Derivatives: with ``w = omega_1 - R_e omega_2`` (world), ``R_e' = [w]_x R_e`` and
+``d/dt vee(skew(R_e)) = G w``, ``G = (tr(R_e) I - R_e) / 2``; so
+``A = D G (J_w1 - R_e J_w2)`` (the angular rows of the frames' Jacobians, equal
+to them on the manifold where ``G = I``) and the drift
+``D (G' w + G (alpha_1 - R_e alpha_2 - [w]_x R_e omega_2))`` with
+``G' = (tr(R_e') I - R_e') / 2`` and ``alpha`` the frames' angular ``J' v``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from pfaff.constraints.base import Constraint
+from pfaff.constraints.library import PointsCoincide
+from pfaff.mechanism.base import ModelError, Snapshot
+
+
+def _skew(w: np.ndarray) -> np.ndarray:
+    return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a x b`` of two 3-vectors (np.cross is slow on single vectors)."""
+    a0, a1, a2 = a
+    b0, b1, b2 = b
+    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
+
+
+def _rotation(R, what: str) -> np.ndarray:
+    R = np.eye(3) if R is None else np.asarray(R, dtype=float)
+    if R.shape != (3, 3) or not np.allclose(R.T @ R, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
+        raise ModelError(f"{what} must be a 3 x 3 rotation matrix")
+    return R
+
+
+class FrameAligned(Constraint):
+    """Orientation lock ``R_1 R_off = R_2`` along chosen world axes (holonomic).
+
+    Parameters
+    ----------
+    frame1, frame2 : frame names; ``frame2=None`` locks frame 1 to the fixed
+        world orientation ``target`` (``R_1 R_off = target``).
+    offset : ``R_off`` (frame 2's orientation seen from frame 1 when aligned).
+    directions : k x 3 world directions of the kept rows (default: x, y, z);
+        e.g. ``((1, 0, 0), (0, 1, 0))`` locks the two tilts of a body on a table.
+    """
+
+    def __init__(
+        self,
+        frame1: str,
+        frame2: str | None = None,
+        offset=None,
+        target=None,
+        directions: Sequence[Sequence[float]] | None = None,
+        name: str | None = None,
+    ) -> None:
+        D = np.eye(3) if directions is None else np.atleast_2d(np.asarray(directions, float))
+        if D.ndim != 2 or D.shape[1] != 3 or D.shape[0] == 0:
+            raise ModelError(f"directions must be k x 3 (k >= 1), got shape {D.shape}")
+        if np.any(np.linalg.norm(D, axis=1) == 0):
+            raise ModelError("directions must be non-zero vectors")
+        self.D = D / np.linalg.norm(D, axis=1, keepdims=True)
+        self.dim = self.D.shape[0]
+        self.frame1, self.frame2 = frame1, frame2
+        self.R_off = _rotation(offset, "offset")
+        self.R_t = _rotation(target, "target")
+        self.frames = (frame1,) if frame2 is None else (frame1, frame2)
+        self.name = name or f"{frame1} aligned with {frame2 or 'world'}"
+        self._key: tuple | None = None
+        self._cache: tuple = ()
+
+    def _parts(self, snap: Snapshot):
+        """``(frame 1, R_e, G)``, cached for the last snapshot (three calls per state)."""
+        key = self._key
+        if key is not None and key[0] is snap and key[1] is snap.q:
+            return self._cache
+        f1 = snap.frame(self.frame1)
+        R2 = self.R_t if self.frame2 is None else snap.frame(self.frame2).R
+        Re = f1.R @ self.R_off @ R2.T
+        G = 0.5 * (np.trace(Re) * np.eye(3) - Re)
+        self._key, self._cache = (snap, snap.q), (f1, Re, G)
+        return self._cache
+
+    def residual(self, snap: Snapshot) -> np.ndarray:
+        _, Re, _ = self._parts(snap)
+        e = 0.5 * np.array([Re[2, 1] - Re[1, 2], Re[0, 2] - Re[2, 0], Re[1, 0] - Re[0, 1]])
+        return self.D @ e
+
+    def jacobian(self, snap: Snapshot) -> np.ndarray:
+        f1, Re, G = self._parts(snap)
+        Jw = f1.J[3:]
+        if self.frame2 is not None:
+            Jw = Jw - Re @ snap.frame(self.frame2).J[3:]
+        return self.D @ G @ Jw
+
+    def drift(self, snap: Snapshot) -> np.ndarray:
+        f1, Re, G = self._parts(snap)
+        v = snap.v
+        w = f1.J[3:] @ v
+        wd = f1.drift[3:].copy()
+        if self.frame2 is not None:
+            f2 = snap.frame(self.frame2)
+            w2 = f2.J[3:] @ v
+            Rw2 = Re @ w2
+            w = w - Rw2
+            wd = wd - Re @ f2.drift[3:] - _cross(w, Rw2)
+        Red = _skew(w) @ Re
+        Gd = 0.5 * (np.trace(Red) * np.eye(3) - Red)
+        return self.D @ (Gd @ w + G @ wd)
+
+
+class Weld(Constraint):
+    """Rigid grasp: frame 1's origin and orientation fixed to frame 2's (6 rows).
+
+    Rows 0-2: ``p_1 - p_2`` (world); rows 3-5: :class:`FrameAligned` with
+    ``R_1 R_off = R_2``. The multipliers ``(f, m)`` are the wrench (world axes,
+    about the common point) that frame 1's body applies to frame 2's body.
+    """
+
+    dim = 6
+
+    def __init__(self, frame1: str, frame2: str, offset=None, name: str | None = None) -> None:
+        self.frame1, self.frame2 = frame1, frame2
+        self.point = PointsCoincide(frame1, frame2)
+        self.aligned = FrameAligned(frame1, frame2, offset=offset)
+        self.frames = (frame1, frame2)
+        self.name = name or f"{frame1} welded to {frame2}"
+
+    def residual(self, snap: Snapshot) -> np.ndarray:
+        return np.concatenate([self.point.residual(snap), self.aligned.residual(snap)])
+
+    def jacobian(self, snap: Snapshot) -> np.ndarray:
+        return np.vstack([self.point.jacobian(snap), self.aligned.jacobian(snap)])
+
+    def drift(self, snap: Snapshot) -> np.ndarray:
+        return np.concatenate([self.point.drift(snap), self.aligned.drift(snap)])
