@@ -1,6 +1,7 @@
 """Named, parametrised case studies (design.md Sec. 5)."""
 
 from pfaff.scenarios import (  # noqa: F401  (registration)
+    dual_panda,
     four_bar,
     geometry_scenarios,
     handwriting,
