@@ -77,3 +77,9 @@ def test_dual_panda_box_figures():
     # sampled integral loops (eq. 45-46): fitted rates near K_IF = 100, K_II = 70
     assert abs(m["constraint_force_decay_rate"] - 100) < 15
     assert abs(m["internal_force_decay_rate"] - 70) < 15
+    # the 3D scene: both arms at their bases, the box keyed along its simulated pose
+    sc = run.result.scene3d
+    assert [r["prefix"] for r in sc["robots"]] == ["arm1", "arm2"]
+    assert np.allclose(sc["robots"][1]["base"][:3, 3], [0.0, 0.55, 0.0])
+    assert np.allclose(sc["boxes"][0]["poses"][:, :3], pos)
+    assert sc["robots"][0]["q"].shape == (len(pos), 7)

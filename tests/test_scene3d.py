@@ -225,3 +225,80 @@ const timer = setInterval(() => {{
     res = json.loads(out.stdout)
     assert res["status"] == ""
     assert res["sizes"] == [len(c) for c in _commands(page)] and res["n"] == len(res["sizes"])
+
+
+def test_two_robots_at_their_bases_and_a_moving_box():
+    """Two Pandas (composed plant of dual_arm_with_box) and a box keyed along its free flyer:
+    each robot's node sits at its base, the hand keys put it where the composed model's hand
+    frame is, and the box keys are the box poses."""
+    from pfaff.mechanism.compose import dual_arm_with_box
+
+    bases = [
+        pin.SE3(pin.rpy.rpyToMatrix(0, 0, np.pi / 2), np.array([0.0, -0.55, 0.0])),
+        pin.SE3(pin.rpy.rpyToMatrix(0.1, 0, -np.pi / 2), np.array([0.0, 0.55, 0.2])),
+    ]
+    hand_R = np.column_stack([(1.0, 0, 0), (0, 0, -1.0), (0, 1.0, 0)])
+    sys = dual_arm_with_box(bases, [(0, -0.05, 0), (0, 0.05, 0)], [hand_R, hand_R])
+    model, data = sys.mech.model, sys.mech.model.createData()
+    n = 12
+    t = np.arange(n) / FPS
+    q = np.tile(pin.neutral(model), (n, 1))
+    q[:, sys.arm_q[0]] += np.outer(np.sin(t), [0.3, 0.2, 0.1, -1.5, 0.2, 1.0, 0.4])
+    q[:, sys.arm_q[1]] += np.outer(np.cos(t), [-0.3, 0.1, 0.2, -1.2, 0.1, 1.2, 0.3])
+    rot = [pin.Quaternion(pin.rpy.rpyToMatrix(0.2 * s, 0.0, 0.7 * s)) for s in t]
+    q[:, sys.box_q] = [[0.1 * s, 0.02, 0.1, *r.coeffs()] for s, r in zip(t, rot)]
+    robots = [
+        {"urdf": robot_urdf("panda"), "q": q[:, iq], "base": b, "locked": FINGERS, "prefix": p}
+        for iq, b, p in zip(sys.arm_q, sys.bases, ("arm1", "arm2"))
+    ]
+    poses44 = np.array([pin.XYZQUATToSE3(x).homogeneous for x in q[:, sys.box_q]])
+    page = scene_html(
+        None,
+        package_dir(),
+        None,
+        t,
+        fps=FPS,
+        robots=robots,
+        boxes=[
+            {"size": (0.2, 0.1, 0.1), "poses": q[:, sys.box_q]},
+            {"size": (0.1, 0.1, 0.1), "poses": poses44, "name": "copy"},
+        ],
+        compress=False,
+    )
+    cmds = _decode(page)
+    objects = {c["path"]: c["object"] for c in cmds if c["type"] == "set_object"}
+    box = objects["/meshcat/pfaff/box0"]["geometries"][0]
+    assert (box["width"], box["height"], box["depth"]) == (0.2, 0.1, 0.1)
+    for arm in ("arm1", "arm2"):
+        assert f"/meshcat/{arm}/visuals/panda_hand_0" in objects
+    roots = {c["path"]: c["matrix"] for c in cmds if c["type"] == "set_transform"}
+    clips = {a["path"]: a["clip"] for a in cmds[-1]["animations"]}
+    assert len(clips) == 2 * len(LINKS) + 2
+    for clip in clips.values():
+        for track in clip["tracks"]:
+            assert len(track["keys"]) == n  # one key per sample
+    for name in ("box0", "copy"):
+        tracks = {tr["name"]: tr["keys"] for tr in clips[f"/meshcat/pfaff/{name}"]["tracks"]}
+        np.testing.assert_allclose([k["value"] for k in tracks[".position"]], q[:, 14:17])
+        quat = np.array([k["value"] for k in tracks[".quaternion"]])
+        np.testing.assert_allclose(np.abs(np.sum(quat * q[:, 17:], axis=1)), 1.0, atol=1e-6)
+    for i, arm in enumerate(("arm1", "arm2")):
+        base = np.array(roots[f"/meshcat/{arm}"]).reshape(4, 4).T  # column-major
+        np.testing.assert_allclose(base, bases[i].homogeneous, atol=1e-12)
+        keys = {
+            tr["name"]: tr["keys"]
+            for tr in clips[f"/meshcat/{arm}/visuals/panda_hand_0"]["tracks"]
+        }
+        fid = model.getFrameId(f"arm{i + 1}_panda_hand")
+        for k in (0, n // 2, n - 1):
+            pin.framesForwardKinematics(model, data, q[k])
+            local = pin.XYZQUATToSE3(
+                np.concatenate([keys[".position"][k]["value"], keys[".quaternion"][k]["value"]])
+            )
+            world = bases[i] * local  # the key is in the robot's frame, under its base node
+            np.testing.assert_allclose(world.translation, data.oMf[fid].translation, atol=2e-6)
+            np.testing.assert_allclose(world.rotation, data.oMf[fid].rotation, atol=2e-6)
+    with pytest.raises(ValueError, match=r"boxes\[0\]\['poses'\]"):
+        scene_html(None, package_dir(), None, t, boxes=[{"size": (1, 1, 1), "poses": q[:3]}])
+    with pytest.raises(ValueError, match=r"robots\[0\]\['base'\]"):
+        scene_html(None, package_dir(), None, t, robots=[{**robots[0], "base": np.eye(3)}])

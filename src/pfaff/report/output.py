@@ -52,14 +52,16 @@ def _write_scene(out: Path, run: Run) -> Path:
 
     sc = run.result.scene3d
     html = scene_html(
-        sc["urdf"],
+        sc.get("urdf"),
         package_dir(),
-        sc["q"],
+        sc.get("q"),
         sc["t"],
         locked_joints=sc.get("locked"),
         extra_points=sc.get("points"),
         plane=sc.get("plane"),
         title=run.summary["scenario"],
+        robots=sc.get("robots"),
+        boxes=sc.get("boxes"),
     )
     return atomic_write_text(out / "scene.html", html)
 

@@ -22,7 +22,7 @@ import gzip
 import html
 import struct
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -192,9 +192,9 @@ def _page(blob: bytes, title: str, compress: bool) -> str:
 
 
 def scene_html(
-    urdf_path: str | Path,
+    urdf_path: str | Path | None,
     package_dir: str | Path,
-    q_traj: np.ndarray,
+    q_traj: np.ndarray | None,
     t: np.ndarray,
     locked_joints: Mapping[str, float] | None = None,
     fps: int = 25,
@@ -203,16 +203,19 @@ def scene_html(
     title: str = "",
     plane: tuple[np.ndarray, np.ndarray, float] | None = None,
     compress: bool = True,
+    robots: Sequence[Mapping] | None = None,
+    boxes: Sequence[Mapping] | None = None,
 ) -> str:
-    """A self-contained HTML page animating a robot's visual meshes along a trajectory.
+    """A self-contained HTML page animating robots' visual meshes along a trajectory.
 
     Parameters
     ----------
-    urdf_path : path of the robot's URDF.
+    urdf_path : path of the robot's URDF (``None``: no primary robot, only ``robots``).
     package_dir : Pinocchio's package directory for ``package://`` meshes
         (``pfaff.mechanism.robots.package_dir()`` for example-robot-data).
     q_traj : (T, nq) array
-        Configurations of the model *after* locking ``locked_joints``.
+        Configurations of the model *after* locking ``locked_joints`` (``None`` when
+        ``urdf_path`` is ``None``).
     t : (T,) array
         Sample times [s], non-decreasing.
     locked_joints : joint name -> value; these joints are fixed and removed from q
@@ -227,6 +230,16 @@ def scene_html(
         A translucent square of side ``size`` [m] (e.g. the contact surface).
     compress : gzip the scene data (about 3x smaller; needs a browser with
         ``DecompressionStream``: Chrome 80, Firefox 113, Safari 16.4 or later).
+    robots : further robots, each a mapping with ``"urdf"`` (path), ``"q"`` ((T, nq_i),
+        after locking), optional ``"base"`` (4 x 4 placement of the robot's world in
+        the scene; identity), ``"locked"`` (as ``locked_joints``) and ``"prefix"``
+        (viewer node name; ``robot<i>``). Robot i's meshes are at
+        ``/meshcat/<prefix>/visuals/<geometry>``, keyed in the robot's own frame under
+        a node placed at ``base``.
+    boxes : boxes, each a mapping with ``"size"`` (3 edge lengths [m]), ``"poses"``
+        ((T, 7): position and quaternion x, y, z, w as Pinocchio's free flyer, or
+        (T, 4, 4)), optional ``"color"`` (0xRRGGBB) and ``"name"`` (``box<i>``):
+        animated at ``/meshcat/pfaff/<name>``.
 
     Returns
     -------
@@ -236,25 +249,67 @@ def scene_html(
     """
     try:
         import meshcat
-        from meshcat.animation import Animation, AnimationClip, AnimationTrack
-        from pinocchio.visualize import MeshcatVisualizer
+        from meshcat.animation import Animation
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("scene_html needs meshcat: pip install 'meshcat>=0.3.2'") from exc
-    import pinocchio as pin
 
     if int(fps) <= 0 or int(max_frames) <= 0:
         raise ValueError(f"fps and max_frames must be positive; got {fps}, {max_frames}")
-    model, visual = _models(Path(urdf_path), Path(package_dir), locked_joints)
-    q, t, pts, plane = _check(q_traj, t, model.nq, extra_points, plane)
+    entries = [] if urdf_path is None else [(urdf_path, q_traj, locked_joints, None, _ROOT)]
+    for i, rob in enumerate(robots or ()):
+        if "urdf" not in rob or "q" not in rob:
+            raise ValueError(f"robots[{i}] needs 'urdf' and 'q'; got keys {sorted(rob)}")
+        base = None if rob.get("base") is None else np.asarray(rob["base"], dtype=float)
+        if base is not None and base.shape != (4, 4):
+            raise ValueError(f"robots[{i}]['base'] must be 4 x 4; got shape {base.shape}")
+        entries.append((rob["urdf"], rob["q"], rob.get("locked"), base, rob.get("prefix")))
+    if not entries and not boxes:
+        raise ValueError("nothing to draw: give urdf_path, robots or boxes")
+    loaded = []
+    for k, (urdf, qk, locked, base, root) in enumerate(entries):
+        model, visual = _models(Path(urdf), Path(package_dir), locked)
+        if qk is None:
+            raise ValueError("q_traj is required with urdf_path")
+        q, t_chk, pts, plane_chk = _check(qk, t, model.nq, extra_points, plane)
+        loaded.append((model, visual, q, base, root or f"robot{k}"))
+    if not loaded:
+        q0 = np.zeros((len(np.asarray(t)), 0))
+        _, t_chk, pts, plane_chk = _check(q0, t, 0, extra_points, plane)
+    t, plane = t_chk, plane_chk
+    box_list = [_check_box(i, b, len(t)) for i, b in enumerate(boxes or ())]
     key_idx = _keyframes(t, int(fps), int(max_frames))
     t_keys = (t[key_idx] - t[0]) * fps  # meshcat key times are in frames of the clip's fps
 
     rec = _Recorder()
     vis = meshcat.Visualizer(window=rec)
+    anim = Animation(default_framerate=int(fps))
+    frames = t_keys.round(6).tolist()
+    seen = [np.zeros((0, 3))]
+    for model, visual, q, base, root in loaded:
+        seen.append(_add_robot(vis, anim, frames, key_idx, model, visual, q, base, root))
+    for name, size, color, pose in box_list:
+        seen.append(_add_box(vis, anim, frames, key_idx, name, size, color, pose))
+    _add_extras(vis, anim, frames, key_idx, pts, plane)
+
+    _camera(vis, np.vstack(seen + ([] if pts is None else [pts])))
+    if len(key_idx) > 1:
+        vis.set_animation(anim, play=True, repetitions=float("inf"))
+    return _page(rec.blob(), title, compress)
+
+
+def _add_robot(vis, anim, frames, key_idx, model, visual, q, base, root) -> np.ndarray:
+    """Load one robot under ``root`` (placed at ``base``) and key its geometries; returns
+    the keyed geometry positions in the world (for the camera)."""
+    import pinocchio as pin
+    from meshcat.animation import AnimationClip, AnimationTrack
+    from pinocchio.visualize import MeshcatVisualizer
+
     viz = MeshcatVisualizer(model, None, visual)
     viz.initViewer(viewer=vis)
     pin.forwardKinematics(model, viz.data, q[0])  # loading places the meshes at q[0]
-    viz.loadViewerModel(rootNodeName=_ROOT)
+    viz.loadViewerModel(rootNodeName=root)
+    if base is not None:
+        vis[root].set_transform(base)
 
     data, vdata = model.createData(), pin.GeometryData(visual)
     n_geom = len(visual.geometryObjects)
@@ -266,21 +321,59 @@ def scene_html(
         for g in range(n_geom):
             pos[k, g] = vdata.oMg[g].translation
             quat[k, g] = pin.Quaternion(vdata.oMg[g].rotation).coeffs()  # x, y, z, w
-    anim = Animation(default_framerate=int(fps))
-    frames = t_keys.round(6).tolist()
+    fps = anim.default_framerate
     for g, obj in enumerate(visual.geometryObjects):
         path = vis[viz.getViewerNodeName(obj, pin.GeometryType.VISUAL)].path
         tracks = {
             name: AnimationTrack(name, name.replace("position", "vector3"), frames, v.tolist())
             for name, v in (("position", pos[:, g].round(6)), ("quaternion", quat[:, g].round(7)))
         }
-        anim.clips[path] = AnimationClip(tracks, int(fps))
-    _add_extras(vis, anim, frames, key_idx, pts, plane)
+        anim.clips[path] = AnimationClip(tracks, fps)
+    pts = pos.reshape(-1, 3)
+    return pts if base is None else pts @ base[:3, :3].T + base[:3, 3]
 
-    _camera(vis, pos.reshape(-1, 3) if pts is None else np.vstack([pos.reshape(-1, 3), pts]))
-    if len(key_idx) > 1:
-        vis.set_animation(anim, play=True, repetitions=float("inf"))
-    return _page(rec.blob(), title, compress)
+
+def _check_box(i: int, box: Mapping, n: int):
+    """``(name, size, color, poses (n, 7))`` of ``boxes[i]`` (ValueError naming it)."""
+    import pinocchio as pin
+
+    size = np.asarray(box.get("size", ()), dtype=float)
+    if size.shape != (3,) or not np.all(size > 0):
+        raise ValueError(f"boxes[{i}]['size'] must be 3 positive lengths; got {size}")
+    poses = np.asarray(box.get("poses", ()), dtype=float)
+    if poses.shape == (n, 4, 4):
+        poses = np.array(
+            [np.concatenate([T[:3, 3], pin.Quaternion(T[:3, :3]).coeffs()]) for T in poses]
+        )
+    if poses.shape != (n, 7) or not np.all(np.isfinite(poses)):
+        raise ValueError(f"boxes[{i}]['poses'] must be finite, ({n}, 7) or ({n}, 4, 4)")
+    norm = np.linalg.norm(poses[:, 3:], axis=1, keepdims=True)
+    if not np.all(norm > 0):
+        raise ValueError(f"boxes[{i}]['poses'] has a zero quaternion")
+    poses = np.hstack([poses[:, :3], poses[:, 3:] / norm])
+    return str(box.get("name", f"box{i}")), size, int(box.get("color", 0xC8894B)), poses
+
+
+def _add_box(vis, anim, frames, key_idx, name, size, color, poses) -> np.ndarray:
+    """A box keyed along ``poses`` (position, quaternion x, y, z, w); returns its corners."""
+    import meshcat.geometry as mg
+    import pinocchio as pin
+    from meshcat.animation import AnimationClip, AnimationTrack
+
+    node = vis[f"pfaff/{name}"]
+    node.set_object(mg.Box(size.tolist()), mg.MeshPhongMaterial(color=color))
+    first = pin.XYZQUATToSE3(poses[key_idx[0]])
+    node.set_transform(first.homogeneous)
+    tracks = {
+        name: AnimationTrack(name, jstype, frames, v.tolist())
+        for name, jstype, v in (
+            ("position", "vector3", poses[key_idx, :3].round(6)),
+            ("quaternion", "quaternion", poses[key_idx, 3:].round(7)),
+        )
+    }
+    anim.clips[node.path] = AnimationClip(tracks, anim.default_framerate)
+    corners = np.array(np.meshgrid(*[(-s / 2, s / 2) for s in size])).reshape(3, -1).T
+    return np.vstack([poses[key_idx, :3], corners + poses[key_idx[0], :3]])
 
 
 # Decodes the scene data and replays its length-prefixed msgpack commands, in order.

@@ -49,6 +49,7 @@ from pfaff.manipulation.objects import (
     linear_function,
 )
 from pfaff.mechanism.compose import dual_arm_with_box
+from pfaff.mechanism.robots import ROBOTS, robot_urdf
 from pfaff.scenarios.common import timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.scenarios.yoshikawa_zheng import fit_decay, smooth_move
@@ -419,5 +420,19 @@ def _plots(t, pos, xd, ang, N, Nd, fIS, squeeze, tau):
     }
 
 
-def _scene(su, t, q):
-    return None
+def _scene(su, t, q) -> dict:
+    """``ScenarioResult.scene3d``: both Pandas at their bases, the box, the table."""
+    locked = {j: 0.0 for j in ROBOTS["panda"][1]}
+    robots = [
+        {"urdf": robot_urdf("panda"), "q": q[:, iq], "base": base, "locked": locked,
+         "prefix": f"arm{i + 1}"}
+        for i, (iq, base) in enumerate(zip(su.sys.arm_q, su.sys.bases))
+    ]  # fmt: skip
+    table = su.zc - su.sys.size[2] / 2
+    return {
+        "t": t,
+        "robots": robots,
+        "boxes": [{"size": su.sys.size, "poses": q[:, su.sys.box_q], "name": "box"}],
+        "points": q[:, su.sys.box_q][:, :3],
+        "plane": ((0.0, 0.0, table - 4e-4), (0.0, 0.0, 1.0), 0.4),
+    }
