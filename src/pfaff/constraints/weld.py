@@ -82,43 +82,58 @@ class FrameAligned(Constraint):
         self._cache: tuple = ()
 
     def _parts(self, snap: Snapshot):
-        """``(frame 1, R_e, G)``, cached for the last snapshot (three calls per state)."""
+        """``(frame 1, R_e, G, J_w)``, cached for the last snapshot (three calls per state).
+
+        ``J_w = J_w1 - R_e J_w2`` (``w = J_w v``); ``G`` as in the module docstring.
+        """
         key = self._key
         if key is not None and key[0] is snap and key[1] is snap.q:
             return self._cache
         f1 = snap.frame(self.frame1)
-        R2 = self.R_t if self.frame2 is None else snap.frame(self.frame2).R
-        Re = f1.R @ self.R_off @ R2.T
-        G = 0.5 * (np.trace(Re) * np.eye(3) - Re)
-        self._key, self._cache = (snap, snap.q), (f1, Re, G)
+        if self.frame2 is None:
+            Re = f1.R @ self.R_off @ self.R_t.T
+            Jw, f2 = f1.J[3:], None
+        else:
+            f2 = snap.frame(self.frame2)
+            Re = f1.R @ self.R_off @ f2.R.T
+            Jw = f1.J[3:] - Re @ f2.J[3:]
+        G = -0.5 * Re
+        tr = 0.5 * (Re[0, 0] + Re[1, 1] + Re[2, 2])
+        G[0, 0] += tr
+        G[1, 1] += tr
+        G[2, 2] += tr
+        self._key, self._cache = (snap, snap.q), (f1, f2, Re, G, Jw)
         return self._cache
 
     def residual(self, snap: Snapshot) -> np.ndarray:
-        _, Re, _ = self._parts(snap)
+        Re = self._parts(snap)[2]
         e = 0.5 * np.array([Re[2, 1] - Re[1, 2], Re[0, 2] - Re[2, 0], Re[1, 0] - Re[0, 1]])
         return self.D @ e
 
     def jacobian(self, snap: Snapshot) -> np.ndarray:
-        f1, Re, G = self._parts(snap)
-        Jw = f1.J[3:]
-        if self.frame2 is not None:
-            Jw = Jw - Re @ snap.frame(self.frame2).J[3:]
-        return self.D @ G @ Jw
+        _, _, _, G, Jw = self._parts(snap)
+        return (self.D @ G) @ Jw
 
     def drift(self, snap: Snapshot) -> np.ndarray:
-        f1, Re, G = self._parts(snap)
-        v = snap.v
-        w = f1.J[3:] @ v
-        wd = f1.drift[3:].copy()
-        if self.frame2 is not None:
-            f2 = snap.frame(self.frame2)
-            w2 = f2.J[3:] @ v
-            Rw2 = Re @ w2
-            w = w - Rw2
-            wd = wd - Re @ f2.drift[3:] - _cross(w, Rw2)
-        Red = _skew(w) @ Re
-        Gd = 0.5 * (np.trace(Red) * np.eye(3) - Red)
-        return self.D @ (Gd @ w + G @ wd)
+        return self.D @ self.drift3(snap)
+
+    def drift3(self, snap: Snapshot) -> np.ndarray:
+        """``G' w + G w'`` (3,): the drift of all three world rows."""
+        f1, f2, Re, G, Jw = self._parts(snap)
+        w = Jw @ snap.v
+        if f2 is None:
+            wd = f1.drift[3:]
+        else:
+            Rw2 = Re @ (f2.J[3:] @ snap.v)
+            wd = f1.drift[3:] - Re @ f2.drift[3:] - _cross(w, Rw2)
+        # G' w with G' = (tr(R_e') I - R_e') / 2, R_e' = [w]_x R_e
+        Red_w = _cross(w, Re @ w)
+        tr_d = (
+            w[1] * (Re[2, 0] - Re[0, 2])
+            + w[2] * (Re[0, 1] - Re[1, 0])
+            + w[0] * (Re[1, 2] - Re[2, 1])
+        )
+        return 0.5 * (tr_d * w - Red_w) + G @ wd
 
 
 class Weld(Constraint):
@@ -139,10 +154,16 @@ class Weld(Constraint):
         self.name = name or f"{frame1} welded to {frame2}"
 
     def residual(self, snap: Snapshot) -> np.ndarray:
-        return np.concatenate([self.point.residual(snap), self.aligned.residual(snap)])
+        p = snap.frame(self.frame1).p - snap.frame(self.frame2).p
+        return np.concatenate([p, self.aligned.residual(snap)])
 
     def jacobian(self, snap: Snapshot) -> np.ndarray:
-        return np.vstack([self.point.jacobian(snap), self.aligned.jacobian(snap)])
+        _, f2, _, G, Jw = self.aligned._parts(snap)
+        A = np.empty((6, Jw.shape[1]))
+        np.subtract(snap.frames[self.frame1].J[:3], f2.J[:3], out=A[:3])
+        np.matmul(G, Jw, out=A[3:])
+        return A
 
     def drift(self, snap: Snapshot) -> np.ndarray:
-        return np.concatenate([self.point.drift(snap), self.aligned.drift(snap)])
+        f1, f2 = snap.frames[self.frame1], snap.frames[self.frame2]
+        return np.concatenate([f1.drift[:3] - f2.drift[:3], self.aligned.drift3(snap)])
