@@ -119,6 +119,8 @@ class DualPandaSetup:
         self.I_B[3:, 3:] = self.I_body * (1 + p["model_inertia_error"])
         self.g = np.array([0.0, 0.0, -9.81])
         self.ctrl = None
+        self._state_key, self._state, self._T = None, None, None
+        self._W0 = np.hstack([np.eye(6), np.eye(6)])  # W of eq. (11) without the skew blocks
 
     def constraints(self, unilateral: bool = True) -> ConstraintSet:
         """Two welds (12 rows) + the table (height, unilateral; two tilts): 15 rows."""
@@ -139,21 +141,35 @@ class DualPandaSetup:
         return qb[:3], pin.Quaternion(qb[6], qb[3], qb[4], qb[5]).toRotationMatrix()
 
     def object_state(self, snap):
+        """``(r, r')`` of the box; cached for the last snapshot (the law and ``measure``)."""
+        key = self._state_key
+        if key is not None and key[0] is snap and key[1] is snap.q:
+            return self._state
         p, R = self.box_pose(snap.q)
         vb = snap.v[self.sys.box_v]
         r = np.concatenate([p, zyz_angles(R @ R_C)])
         vel = np.concatenate([R @ vb[:3], R @ vb[3:]])
-        return r, np.linalg.solve(euler_zyz_T(r), vel)
+        T = euler_zyz_T(r)
+        rd = np.linalg.solve(T, vel)
+        self._state_key, self._state = (snap, snap.q), (r, rd)
+        self._T = (r, rd, T, euler_zyz_T_rate(r, rd))
+        return r, rd
+
+    def _T_of(self, r, rd):
+        """``T(r)``, ``T'(r, r')`` (eq. 6-7), reused for the ``(r, r')`` of the last state."""
+        c = self._T
+        if c is not None and c[0] is r and c[1] is rd:
+            return c[2], c[3]
+        return euler_zyz_T(r), euler_zyz_T_rate(r, rd)
 
     def model(self, r, rd, mode):
-        T = euler_zyz_T(r)
+        T, Td = self._T_of(r, rd)
         R_B = euler_zyz_R(r) @ R_C.T
         w = (T @ rd)[3:]
         S, W, Sd, Wd = self.rigid_matrices(R_B, w)
         Z = np.zeros((3, 6))
         return GraspState(
-            S, W, Sd, Wd, self.A_S, T, euler_zyz_T_rate(r, rd), self.E_P, self.E_F,
-            Z, Z, self.oc.r_P(r),
+            S, W, Sd, Wd, self.A_S, T, Td, self.E_P, self.E_F, Z, Z, self.oc.r_P(r),
         )  # fmt: skip
 
     def rigid_matrices(self, R_B, w):
@@ -163,34 +179,35 @@ class DualPandaSetup:
         :func:`grasp_matrices` / :func:`grasp_rates` (tested), several times cheaper.
         """
         S, Sd = np.zeros((12, 12)), np.zeros((12, 12))
-        W, Wd = np.zeros((6, 12)), np.zeros((6, 12))
+        W, Wd = self._W0.copy(), np.zeros((6, 12))
         wx = skew(w)
         for i, (g, c) in enumerate(zip(self.grasps, self.c)):
             RC = R_B @ g.R
             RCd = wx @ RC
             r = R_B @ c
-            for k in (0, 3):
-                S[6 * i + k : 6 * i + k + 3, 6 * i + k : 6 * i + k + 3] = RC
-                Sd[6 * i + k : 6 * i + k + 3, 6 * i + k : 6 * i + k + 3] = RCd
-            W[:, 6 * i : 6 * i + 6] = np.eye(6)
+            for k in (6 * i, 6 * i + 3):
+                S[k : k + 3, k : k + 3] = RC
+                Sd[k : k + 3, k : k + 3] = RCd
             W[3:, 6 * i : 6 * i + 3] = skew(r)
-            Wd[3:, 6 * i : 6 * i + 3] = skew(np.cross(w, r))
+            Wd[3:, 6 * i : 6 * i + 3] = wx @ skew(r) - skew(r) @ wx  # [w x r]_x
         return S, W, Sd, Wd
 
     def Q_r(self, r, rd):
         """Eq. (5): ``I_B T' r' + (-m g, w x I w)``."""
-        w = (euler_zyz_T(r) @ rd)[3:]
-        I = self.I_B[3:, 3:]
-        return self.I_B @ euler_zyz_T_rate(r, rd) @ rd + np.concatenate(
-            [-self.I_B[0, 0] * self.g, np.cross(w, I @ w)]
-        )
+        T, Td = self._T_of(r, rd)
+        w = (T @ rd)[3:]
+        Iw = self.I_B[3:, 3:] @ w
+        out = self.I_B @ (Td @ rd)
+        out[:3] -= self.I_B[0, 0] * self.g
+        out[3:] += skew(w) @ Iw
+        return out
 
     def measure(self, snap, mode):
         """Hand wrenches = the welds' multipliers; f_F = -E_F T^T w_env (eq. 27)."""
         lam = snap.measured["lambda"]
-        r, _ = self.object_state(snap)
+        r, rd = self.object_state(snap)
         w_env = np.array([0.0, 0.0, -lam[12], -lam[13], -lam[14], 0.0])
-        return lam[:12], -self.E_F @ euler_zyz_T(r).T @ w_env
+        return lam[:12], -self.E_F @ (self._T_of(r, rd)[0].T @ w_env)
 
     def internal(self, q, F_h) -> np.ndarray:
         """``f_IS = A_S^T S^T F_h`` (eq. 12; S has orthonormal columns)."""
