@@ -33,8 +33,8 @@ def _skew(w: np.ndarray) -> np.ndarray:
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``a x b`` of two 3-vectors (np.cross is slow on single vectors)."""
-    a0, a1, a2 = a
-    b0, b1, b2 = b
+    a0, a1, a2 = a.tolist()
+    b0, b1, b2 = b.tolist()
     return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
 
 
@@ -80,6 +80,10 @@ class FrameAligned(Constraint):
         self.name = name or f"{frame1} aligned with {frame2 or 'world'}"
         self._key: tuple | None = None
         self._cache: tuple = ()
+        # constant factors of R_e (identity ones skipped), D = I skipped
+        self._R_right = self.R_off @ self.R_t.T
+        self._off = None if np.array_equal(self.R_off, np.eye(3)) else self.R_off
+        self._Dm = None if np.array_equal(self.D, np.eye(3)) else self.D
 
     def _parts(self, snap: Snapshot):
         """``(frame 1, R_e, G, J_w)``, cached for the last snapshot (three calls per state).
@@ -91,31 +95,29 @@ class FrameAligned(Constraint):
             return self._cache
         f1 = snap.frame(self.frame1)
         if self.frame2 is None:
-            Re = f1.R @ self.R_off @ self.R_t.T
+            Re = f1.R @ self._R_right
             Jw, f2 = f1.J[3:], None
         else:
             f2 = snap.frame(self.frame2)
-            Re = f1.R @ self.R_off @ f2.R.T
+            Re = (f1.R if self._off is None else f1.R @ self._off) @ f2.R.T
             Jw = f1.J[3:] - Re @ f2.J[3:]
         G = -0.5 * Re
-        tr = 0.5 * (Re[0, 0] + Re[1, 1] + Re[2, 2])
-        G[0, 0] += tr
-        G[1, 1] += tr
-        G[2, 2] += tr
+        G.flat[::4] += 0.5 * (Re[0, 0] + Re[1, 1] + Re[2, 2])
         self._key, self._cache = (snap, snap.q), (f1, f2, Re, G, Jw)
         return self._cache
 
     def residual(self, snap: Snapshot) -> np.ndarray:
         Re = self._parts(snap)[2]
         e = 0.5 * np.array([Re[2, 1] - Re[1, 2], Re[0, 2] - Re[2, 0], Re[1, 0] - Re[0, 1]])
-        return self.D @ e
+        return e if self._Dm is None else self._Dm @ e
 
     def jacobian(self, snap: Snapshot) -> np.ndarray:
         _, _, _, G, Jw = self._parts(snap)
-        return (self.D @ G) @ Jw
+        return (G if self._Dm is None else self._Dm @ G) @ Jw
 
     def drift(self, snap: Snapshot) -> np.ndarray:
-        return self.D @ self.drift3(snap)
+        d = self.drift3(snap)
+        return d if self._Dm is None else self._Dm @ d
 
     def drift3(self, snap: Snapshot) -> np.ndarray:
         """``G' w + G w'`` (3,): the drift of all three world rows."""
@@ -124,16 +126,13 @@ class FrameAligned(Constraint):
         if f2 is None:
             wd = f1.drift[3:]
         else:
-            Rw2 = Re @ (f2.J[3:] @ snap.v)
-            wd = f1.drift[3:] - Re @ f2.drift[3:] - _cross(w, Rw2)
+            # R_e (w_2, alpha_2) in one product
+            Rw2, Ra2 = (Re @ np.column_stack([f2.J[3:] @ snap.v, f2.drift[3:]])).T
+            wd = f1.drift[3:] - Ra2 - _cross(w, Rw2)
         # G' w with G' = (tr(R_e') I - R_e') / 2, R_e' = [w]_x R_e
-        Red_w = _cross(w, Re @ w)
-        tr_d = (
-            w[1] * (Re[2, 0] - Re[0, 2])
-            + w[2] * (Re[0, 1] - Re[1, 0])
-            + w[0] * (Re[1, 2] - Re[2, 1])
-        )
-        return 0.5 * (tr_d * w - Red_w) + G @ wd
+        w0, w1, w2 = w.tolist()
+        tr_d = w0 * (Re[1, 2] - Re[2, 1]) + w1 * (Re[2, 0] - Re[0, 2]) + w2 * (Re[0, 1] - Re[1, 0])
+        return 0.5 * (tr_d * w - _cross(w, Re @ w)) + G @ wd
 
 
 class Weld(Constraint):
@@ -154,8 +153,10 @@ class Weld(Constraint):
         self.name = name or f"{frame1} welded to {frame2}"
 
     def residual(self, snap: Snapshot) -> np.ndarray:
-        p = snap.frame(self.frame1).p - snap.frame(self.frame2).p
-        return np.concatenate([p, self.aligned.residual(snap)])
+        Re = self.aligned._parts(snap)[2]
+        p = (snap.frame(self.frame1).p - snap.frame(self.frame2).p).tolist()
+        e = [Re[2, 1] - Re[1, 2], Re[0, 2] - Re[2, 0], Re[1, 0] - Re[0, 1]]
+        return np.array(p + [0.5 * x for x in e])
 
     def jacobian(self, snap: Snapshot) -> np.ndarray:
         _, f2, _, G, Jw = self.aligned._parts(snap)
