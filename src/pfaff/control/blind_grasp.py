@@ -4,7 +4,8 @@ The control uses only the fingers' joint angles and velocities and their
 parameters (link lengths through the forward kinematics of the tip frames,
 tip radii): no object pose, shape or contact-force measurement.
 
-    u_i = -c_i q_i' + (-1)^i f_d / (r_1 + r_2) J_i^T (x_01 - x_02) + (-1)^i r_i N e_i,
+    u_i = -c_i q_i' + (-1)^i f_d / (r_1 + r_2) J_i^T (x_01 - x_02) + (-1)^i r_i N e_i
+          - k_q (q_i - q_i,ref),
     N   = k_r (r_1 phi_1 - r_2 phi_2 - Phi_0),      phi_i = e_i^T q_i,
 
 with ``x_0i`` the fingertip centres, ``J_i = d x_0i / d q_i`` and ``e_1 = (1, 1)``,
@@ -17,7 +18,8 @@ of a joint-space potential, which makes the whole law passive:
 
     u_i = -c_i q_i' - dV/dq_i,   with
     V(q_1, q_2) = f_d / (2 (r_1 + r_2)) |x_01 - x_02|^2
-                  + k_r / 2 (r_1 phi_1 - r_2 phi_2 - Phi_0)^2.
+                  + k_r / 2 (r_1 phi_1 - r_2 phi_2 - Phi_0)^2
+                  + k_q / 2 |q - q_ref|^2   (posture term, see below).
 
 Indeed ``d/dq_1 |x_01 - x_02|^2 / 2 = J_1^T (x_01 - x_02)`` and ``d/dq_2 = -J_2^T (x_01 -
 x_02)`` (the alternating sign), and ``d/dq_i (r_1 phi_1 - r_2 phi_2) = -(-1)^i r_i e_i``.
@@ -28,6 +30,20 @@ the sum) is used: with the sum, the scenario's grasp slid slowly towards the
 finger bases (a saddle of the squeeze potential: energy 0.0766 -> 0.0736 J and
 speed 0.07 -> 0.57 rad/s over 5 s), with the difference it settles (wrench
 residual 1e-7 after 5 s); ``k_r = 0`` gives the bare squeeze.
+
+Posture term (added, not in the paper). With the two terms above the ellipse
+and spline grasps did not come to rest: after the fast phase (force balance
+1e-7) the whole grasp drifted at a constant ~7e-4 rad/s (ellipse; 5.5e-3
+spline), the speed proportional to ``1/c`` and independent of ``k_r``
+(200...10000), the energy falling linearly (8e-9 J/s): ``V`` keeps a small
+slope along a direction that leaves ``|x_01 - x_02|`` and ``r_1 phi_1 - r_2
+phi_2`` unchanged (mostly finger 2's redundant joint), i.e. the rest states of
+the two-term potential are not isolated and not critical. A weak joint
+posture spring ``k_q/2 |q - q_ref|^2`` (``q_ref`` = the pre-shape at the first
+call; ``k_q = 0.01 N m/rad`` against a squeeze stiffness ``f_d/(r_1+r_2)
+|J|^2 ~ 0.1 N m/rad``) adds stiffness along it: still blind (joint angles
+only) and passive (a gradient), and any rest state is still a force/torque
+balance of the object; the grasp force then differs slightly from ``f_d``.
 
 Closed loop. The rolling and contact constraints are ideal (workless), the
 object is free in the horizontal plane (g = 0), hence for the energy
@@ -76,6 +92,8 @@ class BlindGrasp:
     k_r : gain of the rotational-moment term, N/m (>= 0).
     nv : size of the torque vector (the object's coordinates get zero).
     phi0 : rolled-arclength reference ``Phi_0``; None: taken at the first call.
+    k_q : gain of the joint posture term (N m/rad, >= 0; reference = the
+        joint angles at the first call), see the module docstring.
     """
 
     needs_sensors = False
@@ -90,6 +108,7 @@ class BlindGrasp:
         k_r: float,
         nv: int,
         phi0: float | None = None,
+        k_q: float = 0.0,
     ) -> None:
         if not (np.isfinite(f_d) and f_d > 0):
             raise ValueError(f"the desired squeezing force f_d must be > 0 N, got {f_d!r}")
@@ -107,6 +126,11 @@ class BlindGrasp:
         self.r = np.asarray(radii, dtype=float)
         self.f_d, self.c, self.k_r, self.nv = float(f_d), c, float(k_r), int(nv)
         self.phi0 = phi0
+        if not k_q >= 0:
+            raise ValueError(f"k_q must be >= 0 N m/rad, got {k_q!r}")
+        self.k_q = float(k_q)
+        self._fingers = np.concatenate(self.idx)
+        self.q_ref: np.ndarray | None = None
         self.signals: dict[str, float] = {}
 
     def _terms(self, snap: Snapshot):
@@ -116,6 +140,8 @@ class BlindGrasp:
         rolled = float(self.r[0] * phi[0] - self.r[1] * phi[1])
         if self.phi0 is None:
             self.phi0 = rolled
+        if self.q_ref is None:
+            self.q_ref = snap.q[self._fingers].copy()
         return x, J, rolled
 
     def potential(self, snap: Snapshot) -> float:
@@ -123,7 +149,12 @@ class BlindGrasp:
         x, _, rolled = self._terms(snap)
         dx = x[0] - x[1]
         k = self.f_d / self.r.sum()
-        return 0.5 * k * float(dx @ dx) + 0.5 * self.k_r * (rolled - self.phi0) ** 2
+        dq = snap.q[self._fingers] - self.q_ref
+        return (
+            0.5 * k * float(dx @ dx)
+            + 0.5 * self.k_r * (rolled - self.phi0) ** 2
+            + 0.5 * self.k_q * float(dq @ dq)
+        )
 
     def __call__(self, t: float, snap: Snapshot) -> np.ndarray:
         x, J, rolled = self._terms(snap)
@@ -135,10 +166,10 @@ class BlindGrasp:
             sign = -1.0 if i == 0 else 1.0  # (-1)^i with fingers numbered 1, 2
             idx = self.idx[i]
             tau[idx] = -self.c[i] * snap.v[idx] + sign * k * (J[i].T @ dx) + sign * self.r[i] * N
+        tau[self._fingers] -= self.k_q * (snap.q[self._fingers] - self.q_ref)
         self.signals = {
             "squeeze_force": k * float(np.linalg.norm(dx)),
             "rotational_moment_N": N,
-            "control_potential": 0.5 * k * float(dx @ dx)
-            + 0.5 * self.k_r * (rolled - self.phi0) ** 2,
+            "control_potential": self.potential(snap),
         }
         return tau

@@ -102,6 +102,7 @@ def initial_configuration(contour: Contour, pose, radii, gaps, approach, tip2_an
     f_d=Param(1.0, "desired squeezing force f_d [N] (> 0)", positive=True),
     damping=Param(0.008, "joint damping c_i [N m s/rad]", positive=True),
     k_r=Param(200.0, "rotational-moment gain k_r [N/m] (derived term, see blind_grasp)", low=0.0),
+    k_q=Param(0.01, "joint posture gain k_q [N m/rad] (added term, see blind_grasp)", low=0.0),
     r1=Param(0.010, "fingertip radius r_1 [m]", positive=True),
     r2=Param(0.012, "fingertip radius r_2 [m]", positive=True),
     mass=Param(0.030, "object mass M [kg]", positive=True),
@@ -166,7 +167,14 @@ def rolling_grasp(p: dict) -> ScenarioResult:
     opt = SimOptions(dt=p["dt"], control_dt=p["dt"])
     q0, _ = project_state(cset, q0, np.zeros(8), opt)
     ctrl = BlindGrasp(
-        ("f1_tip", "f2_tip"), ([0, 1], [2, 3, 4]), radii, p["f_d"], p["damping"], p["k_r"], 8
+        ("f1_tip", "f2_tip"),
+        ([0, 1], [2, 3, 4]),
+        radii,
+        p["f_d"],
+        p["damping"],
+        p["k_r"],
+        8,
+        k_q=p["k_q"],
     )
     frob = frobenius_defect(cset, q0, [1, 3])
     traj, wall = timed_simulate(cset, q0, np.zeros(8), p["t_end"], opt, controller=ctrl)
@@ -206,6 +214,7 @@ def _result(p, mech, cset, contacts, contour, ctrl, traj, wall, gap0, frob) -> S
         ]
     )
     mismatch = np.abs(s_ode - s_unw)
+    tail = max(1, (T - 1) // 10)
     # diagnostic: the same ODE in time, driven by the sampled rates (spline of phi' - theta')
     s_rate = np.column_stack(
         [
@@ -230,6 +239,9 @@ def _result(p, mech, cset, contacts, contour, ctrl, traj, wall, gap0, frob) -> S
         "max_tangential_ratio": float(ratio.max()),
         "final_normal_forces": [float(x) for x in fn[-1]],
         "energy_drop": float(energy[0] - energy[-1]),
+        "final_dissipation_rate": float(  # over the last tenth of the run (J/s)
+            (energy[-1 - tail] - energy[-1]) / (t[-1] - t[-1 - tail])
+        ),
         "frobenius_defect": frob,
         "rolling_integral_drift": float(np.abs(R_unw - R_unw[0]).max()),
         "initial_gap": [float(g) for g in gap0],
@@ -311,7 +323,9 @@ def _result(p, mech, cset, contacts, contour, ctrl, traj, wall, gap0, frob) -> S
         },
         notes=(
             "Rotational-moment term of the blind grasping law derived as the gradient of "
-            "k_r/2 (r1 phi1 + r2 phi2 - Phi0)^2 (the paper's magnitude N was not recovered); "
+            "k_r/2 (r1 phi1 - r2 phi2 - Phi0)^2 (the paper's magnitude N was not recovered), "
+            "plus a weak joint posture term k_q/2 |q - q_ref|^2 (not in the paper: without it "
+            "the ellipse and spline grasps drift, see pfaff.control.blind_grasp); "
             f"Frobenius defect of the rolling forms at the start: {frob:.2g}."
         ),
     )
