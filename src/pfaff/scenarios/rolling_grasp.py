@@ -126,7 +126,10 @@ def rolling_grasp(p: dict) -> ScenarioResult:
     Links (chosen, the paper gives no table here): finger 1 60/50 mm, 40/30 g;
     finger 2 50/40/30 mm, 40/30/20 g; uniform bars; bases at x = -/+ 45 mm.
     The blind grasping law (pfaff.control.blind_grasp) uses the finger joints
-    only. Constraints: contact Q_i (eq. 67) and rolling (eq. 71) per finger.
+    only: f_d = 1 N, c = 0.008 N m s/rad, k_r = 200 N/m (derived rotational
+    term), k_q = 0.01 N m/rad (added posture term; k_q = 0 leaves the ellipse
+    and spline grasps drifting at 7e-4 / 5.5e-3 rad/s).
+    Constraints: contact Q_i (eq. 67) and rolling (eq. 71) per finger.
     The contact arclength s_i is read from the geometry at every sample and,
     independently, integrated from the rolling ODE (kappa + 1/r_i) s' =
     phi_i' - theta' in the relative angle beta_i = phi_i - theta (exact for the
