@@ -23,6 +23,16 @@ def _vec(x, n: int, what: str) -> np.ndarray:
     return a
 
 
+def unit_directions(directions: Sequence[Sequence[float]] | None) -> np.ndarray:
+    """Rows of unit world directions (k x 3, k >= 1); the three axes when None."""
+    D = np.eye(3) if directions is None else np.atleast_2d(np.asarray(directions, float))
+    if D.ndim != 2 or D.shape[1] != 3 or D.shape[0] == 0:
+        raise ModelError(f"directions must be k x 3 (k >= 1), got shape {D.shape}")
+    if np.any(np.linalg.norm(D, axis=1) == 0):
+        raise ModelError("directions must be non-zero vectors")
+    return D / np.linalg.norm(D, axis=1, keepdims=True)
+
+
 def _offset(point) -> np.ndarray | None:
     return None if point is None else _vec(point, 3, "point offset")
 
@@ -141,12 +151,7 @@ class PointsCoincide(Constraint):
         directions: Sequence[Sequence[float]] | None = None,
         name=None,
     ):
-        D = np.eye(3) if directions is None else np.atleast_2d(np.asarray(directions, float))
-        if D.ndim != 2 or D.shape[1] != 3 or D.shape[0] == 0:
-            raise ModelError(f"directions must be k x 3 (k >= 1), got shape {D.shape}")
-        if np.any(np.linalg.norm(D, axis=1) == 0):
-            raise ModelError("directions must be non-zero vectors")
-        self.D = D / np.linalg.norm(D, axis=1, keepdims=True)
+        self.D = unit_directions(directions)
         self.dim = self.D.shape[0]
         self.frame1, self.frame2 = frame1, frame2
         self.point1, self.point2 = _offset(point1), _offset(point2)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pfaff.constraints.base import Constraint
-from pfaff.constraints.library import PointsCoincide
+from pfaff.constraints.library import PointsCoincide, unit_directions
 from pfaff.mechanism.base import ModelError, Snapshot
 
 
@@ -66,12 +66,7 @@ class FrameAligned(Constraint):
         directions: Sequence[Sequence[float]] | None = None,
         name: str | None = None,
     ) -> None:
-        D = np.eye(3) if directions is None else np.atleast_2d(np.asarray(directions, float))
-        if D.ndim != 2 or D.shape[1] != 3 or D.shape[0] == 0:
-            raise ModelError(f"directions must be k x 3 (k >= 1), got shape {D.shape}")
-        if np.any(np.linalg.norm(D, axis=1) == 0):
-            raise ModelError("directions must be non-zero vectors")
-        self.D = D / np.linalg.norm(D, axis=1, keepdims=True)
+        self.D = unit_directions(directions)
         self.dim = self.D.shape[0]
         self.frame1, self.frame2 = frame1, frame2
         self.R_off = _rotation(offset, "offset")
