@@ -14,6 +14,7 @@ from pfaff.scenarios import (  # noqa: F401  (registration)
     slider_crank,
     slider_crank_pidc,
     yoshikawa_zheng,
+    yoshikawa_zheng_contact,
 )
 from pfaff.scenarios.registry import (
     SCENARIOS,

@@ -1,0 +1,250 @@
+"""Yoshikawa-Zheng task 3 (IJRR 1993, Sec. 5): free motion, impact, constrained motion, release.
+
+The plant, the controller wiring and the shared helpers are in
+:mod:`pfaff.scenarios.yoshikawa_zheng`; this module chains the phases.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from pfaff.scenarios.common import planar_animation
+from pfaff.scenarios.registry import Param, ScenarioResult, scenario
+from pfaff.scenarios.yoshikawa_zheng import (
+    _COMMON,
+    SQRT2,
+    TABLE2_STEPS,
+    _plots,
+    _setup,
+    _static,
+    forth_back,
+    internal_force,
+    smooth_move,
+    step_mask,
+    table2,
+)
+from pfaff.simulate import SimOptions, Trajectory, project_state, simulate
+
+# ----------------------------------------------------------------------------- task 3
+
+
+def _concat(trajs, m: int) -> Trajectory:
+    """One Trajectory of chained phases (constraint sets of different size).
+
+    A phase's last sample is dropped when the next phase starts at the same time
+    (the state there is the next phase's first sample: after the impact
+    projection or with the switched controller). Rows of the wall missing in free
+    phases are 0: no contact force, no constraint residual.
+    """
+    nq, nv = trajs[0].nq, trajs[0].nv
+    out = Trajectory(nq, nv, m, m)
+    widths = {"lambda": m, "av": m, "phi": m}
+    for i, tr in enumerate(trajs):
+        n = len(tr)
+        if i + 1 < len(trajs) and len(trajs[i + 1]) and trajs[i + 1].t[0] <= tr.t[-1] + 1e-12:
+            n -= 1
+        start = len(out)
+        for key, col in tr.rows.items():
+            rows = col[:n]
+            if key in widths:
+                rows = [np.pad(np.asarray(r, float), (0, m - len(r))) for r in rows]
+            out.rows.setdefault(key, []).extend(rows)
+        for key, col in tr.signals.items():
+            dst = out.signals.setdefault(key, [])
+            dst.extend([np.nan] * (start - len(dst)))
+            dst.extend(list(col[:n]) + [np.nan] * (n - len(col[:n])))
+        out.steps += tr.steps
+        out.newton_failures += tr.newton_failures
+    for dst in out.signals.values():
+        dst.extend([np.nan] * (len(out) - len(dst)))
+    return out
+
+
+def _impact_time(D: float, T: float, ta: float, v_imp: float) -> float:
+    """Time in the decelerating end of :func:`smooth_move` where the speed is ``v_imp``."""
+    V = D / (T - ta)
+    if not 0.0 < v_imp < V:
+        raise ValueError(
+            f"impact_velocity = {v_imp} m/s must lie in (0, {V:.4f}) m/s, the peak desired "
+            "y speed: the surface is placed where the desired approach speed equals it"
+        )
+    lo, hi = T - ta, T  # speed falls monotonically from V to 0 here
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if smooth_move(mid, T, D, ta)[1] > v_imp else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+@scenario(
+    "yz-contact",
+    **_COMMON,
+    y_distance=Param(0.025, "desired y goes forth and back through this [m] (Sec. 5.3)"),
+    contact_h=Param(0.01, "the object's contact point is (0, contact_h) in its frame [m]"),
+    impact_velocity=Param(
+        0.068, "desired normal speed where the surface is placed [m/s] (Sec. 5.3)", positive=True
+    ),
+    contact_force_threshold=Param(
+        0.2,
+        "contact force at which y switches from motion to force control [N] (chosen)",
+        positive=True,
+    ),  # fmt: skip
+    t_end=Param(0.9, "end of the run [s] (free motion after t_move)", positive=True),
+)
+def yz_contact(p: dict) -> ScenarioResult:
+    """Yoshikawa-Zheng task 3: free motion, impact, constrained motion, departure (Sec. 5).
+
+    The yz-free reference (x: +0.05 m in 0.8 s; y: forth and back through 0.025 m)
+    with a surface y = wall above the start, placed where the desired y speed
+    falls to ``impact_velocity`` (0.068 m/s) while decelerating: the object hits it
+    at t_c (plastic impact: ``project_state`` projects the velocity in the metric
+    M onto the contact constraints; an impact interrupt resamples the controller
+    and its 2 ms clock restarts there). Motion control along y continues until
+    the sensed contact force reaches ``contact_force_threshold`` (0.2 N, chosen);
+    then r_P = (x, phi) with f_F following Table 2 (force control, K_IF = 100).
+    At t_r = t_move - t_c the desired y comes back to the surface with speed
+    -0.068 m/s: the desired normal force is withdrawn, y returns to motion
+    control and the object leaves the surface (the plant's contact row is
+    dropped; the gap is checked to stay open). Each phase is one ``simulate``
+    run chained with ``stop`` / ``t0``; the report's trajectory concatenates them
+    (a phase's last sample is replaced by the next phase's first; the wall's
+    multiplier and residual are 0 while free). Layout as yz-free.
+    """
+    x0, y0, D, Dy, T, ta, h = (p[k] for k in ("x0", "y0", "distance", "y_distance", "t_move",
+                                               "t_acc", "contact_h"))  # fmt: skip
+    if not ta < T / 2:
+        raise ValueError(f"t_acc = {ta} s must be < t_move/2 = {T / 2} s")
+    tay = ta / 2
+    t_c = _impact_time(Dy, T / 2, tay, p["impact_velocity"])
+    wall = y0 + smooth_move(t_c, T / 2, Dy, tay)[0] + h
+    t_r = T - t_c
+    su = _setup(p, wall_y=wall)
+
+    def r_d(t):
+        s, sd, sdd = smooth_move(t, T, D, ta)
+        u, ud, udd = forth_back(t, T, Dy, tay)
+        return np.array([x0 + s, y0 + u, 0.0]), np.array([sd, ud, 0.0]), np.array([sdd, udd, 0.0])
+
+    su.check_path([r_d(ti)[0] for ti in np.linspace(0, T, 81)])
+
+    def ref(t, mode):
+        r, rd, rdd = r_d(t)
+        fF, fI = table2(t)
+        fI = np.array([SQRT2 * fI])
+        if mode == 0:
+            return r, rd, rdd, np.zeros(0), fI
+        return r[[0, 2]], rd[[0, 2]], rdd[[0, 2]], np.array([fF]), fI
+
+    def gap(q):
+        return wall - (q[5] + h * math.cos(q[6]))
+
+    def v_n(q, v):
+        return v[5] - h * math.sin(q[6]) * v[6]
+
+    dt = p["dt"]
+    opt = SimOptions(dt=dt, control_dt=p["control_dt"])
+    ctrl = su.controller(ref, p["control_dt"], mode=0, rule=p["integral_rule"])
+    q0 = su.initial_q(np.array([x0, y0, 0.0]))
+    phases = []
+
+    def run(cset, q, v, t, duration, stop=None, o=opt):
+        """One chained phase from (t, q, v); the plant keeps the held torque."""
+        tr = simulate(cset, q, v, duration, o, controller=ctrl, tau=ctrl.held_torque,
+                      stop=stop, t0=t)  # fmt: skip
+        phases.append(tr)
+        a = tr.arrays()
+        return tr, float(a["t"][-1]), a["q"][-1], a["v"][-1]
+
+    wall_t = time.perf_counter()
+    # 1. free motion until the contact is less than one step ahead ...
+    tr, t, q, v = run(su.free, q0, np.zeros(7), 0.0, T,
+                      lambda t, s, c: gap(s.q) <= v_n(s.q, s.v) * dt)  # fmt: skip
+    if tr.stopped_at is None:
+        raise ValueError(f"the object never reaches the surface y = {wall:.4f} m")
+    # ... then partial steps (same held torque, before the next sample) onto the surface
+    for _ in range(3):
+        g, vn = gap(q), v_n(q, v)
+        tc = min(g / vn, 0.999 * (ctrl.next_sample_time - t)) if vn > 0 else 0.0
+        if g <= 1e-12 or tc <= 1e-9:
+            break
+        tr, t, q, v = run(su.free, q, v, t, tc, o=SimOptions(dt=tc, control_dt=tc))
+    impact_v, impact_gap = v_n(q, v), gap(q)
+    t_contact = t
+    # 2. plastic impact; motion control along y until the contact force reaches the threshold
+    q, v = project_state(su.contact, q, v, opt)
+    ctrl.interrupt()  # impact interrupt: sample now, clock restarts
+    # the free-object model cannot predict the torque step's effect while the surface
+    # holds the object: integrate the end-of-hold readings until the switch
+    ctrl.integral_rule = "end"
+    thr = p["contact_force_threshold"]
+    tr, t, q, v = run(su.contact, q, v, t, T - t,
+                      lambda t, s, c: -s.measured["lambda"][4] >= thr)  # fmt: skip
+    if tr.stopped_at is None:
+        raise ValueError(f"the contact force never reaches the threshold {thr} N")
+    t_switch = t
+    # 3. force control along the normal until the desired normal force is withdrawn
+    ctrl.set_mode(1)
+    ctrl.integral_rule = p["integral_rule"]
+    tr, t, q, v = run(su.contact, q, v, t, max(t_r - t, dt), lambda t, s, c: t >= t_r - 1e-9)
+    t_release = t
+    # 4. departure: motion control along y again; the contact row is dropped
+    ctrl.set_mode(0)
+    run(su.free, q, v, t, p["t_end"] - t)
+    wall_s = time.perf_counter() - wall_t
+    traj = _concat(phases, su.contact.dim)
+    a = traj.arrays()
+    t, qq = a["t"], a["q"]
+    pos = qq[:, 4:7]
+    pos_d = np.array([r_d(ti)[0] for ti in t])
+    lam_wall = a["lambda"][:, 4]
+    fF = -lam_wall
+    fI = np.array([internal_force(su, qi, lam) for qi, lam in zip(qq, a["lambda"])])
+    fd = np.array([table2(ti) for ti in t])
+    in_contact = (t >= t_contact - 1e-12) & (t < t_release - 1e-12)
+    controlled = (t >= t_switch - 1e-12) & (t < t_release - 1e-12)
+    fFd = np.where(controlled, fd[:, 0], np.nan)
+    excl = p["step_exclusion_s"]
+    events = (0.0, *TABLE2_STEPS, t_contact, t_switch, t_release)
+    keep = step_mask(t, events, excl)
+    free = ~in_contact
+    gaps = np.array([gap(qi) for qi in qq])
+    metrics = {
+        "impact_velocity": float(impact_v),
+        "contact_time_s": float(t_contact),
+        "switch_time_s": float(t_switch),
+        "release_time_s": float(t_release),
+        "max_constraint_force_error": float(np.abs(fF - fd[:, 0])[controlled & keep].max()),
+        "max_position_error_free": float(np.abs(pos[:, :2] - pos_d[:, :2])[free].max()),
+        "max_position_error_approach": float(
+            np.abs(pos[:, :2] - pos_d[:, :2])[t < t_contact - 1e-12].max()
+        ),
+        "max_position_error_x": float(np.abs(pos[:, 0] - pos_d[:, 0]).max()),
+        "max_orientation_error": float(np.abs(pos[:, 2]).max()),
+        "max_internal_force_error": float(np.abs(fI - fd[:, 1])[keep].max()),
+        "impact_gap_m": float(impact_gap),
+        "min_gap_after_release": float(gaps[t >= t_release].min()),
+        "surface_y": float(wall),
+    }
+    plots = _plots(t, pos, pos_d, ["x", "y", "phi"], fF, fFd, fI, fd[:, 1], a["tau"])
+    plots["positions"]["series"]["surface - contact_h"] = np.full(t.size, wall - h)
+    plots["contact"] = {
+        "title": "gap to the surface and phases (0 free, 1 contact, 2 force control)",
+        "ylabel": "gap [m] / phase",
+        "series": {"gap x 100": 100 * gaps,
+                   "phase": in_contact.astype(float) + controlled.astype(float)},
+    }  # fmt: skip
+    return ScenarioResult(
+        traj, metrics, wall_s, **planar_animation(su.plant, t, qq),
+        static_lines=_static(su, (x0, x0 + D)),
+        plots=plots,
+        extra_arrays={"constraint_force": fF, "internal_force": fI, "desired_forces": fd,
+                      "gap": gaps},
+        series_doc={
+            "constraint_force": "f_F: normal force of the object on the surface [N] (0 free)",
+            "internal_force": "average push of the two pins f_IS/sqrt(2) [N]",
+            "desired_forces": "Table 2 (constraint, internal) [N]",
+            "gap": "distance of the contact point below the surface [m]",
+        },
+    )  # fmt: skip
