@@ -264,10 +264,23 @@ def run_benchmarks(names: list[str] | None = None) -> list[dict]:
             f"unknown benchmark {', '.join(map(repr, bad))}; "
             f"valid benchmarks: {', '.join(BENCHMARKS)}"
         )
+    _spin(WARMUP_S)
     rows: list[dict] = []
     for n in names:
         rows += BENCHMARKS[n]()
     return rows
+
+
+#: busy time before the first figure, so that the CPU clock has ramped up
+WARMUP_S = 0.5
+
+
+def _spin(seconds: float) -> None:
+    """Keep one core busy for ``seconds`` (a cold core reads 30-60 % slower)."""
+    end = time.perf_counter() + seconds
+    x = np.ones((64, 64))
+    while time.perf_counter() < end:
+        x = x @ x * 1e-3
 
 
 # -- table -------------------------------------------------------------------------------
