@@ -170,15 +170,34 @@ def shoot_geodesic(
     metric(source, p0)
     metric(source, p1)
 
-    def F(v0):
-        return integrate_geodesic(source, p0, v0, 1.0, 2).q[-1] - p1
+    return shoot(
+        lambda v0, n_s: integrate_geodesic(source, p0, v0, 1.0, n_s),
+        v_start,
+        p1,
+        tol,
+        n_samples,
+        max_nfev,
+        "shooting",
+    )
 
-    sol = least_squares(F, v_start, xtol=1e-15, ftol=1e-15, gtol=1e-15, max_nfev=max_nfev)
-    geo = integrate_geodesic(source, p0, sol.x, 1.0, n_samples)
+
+def shoot(integrate, x_start, p1, tol: float, n_samples: int, max_nfev: int, what: str):
+    """Single shooting: solve ``integrate(x, 2).q[-1] = p1`` for ``x`` by least squares.
+
+    ``integrate(x, n_samples)`` returns a geodesic whose ``q`` ends at ``t = 1``;
+    the converged one is returned with its ``residual`` set, or :class:`BVPError`
+    is raised with the residual in the message.
+    """
+
+    def F(x):
+        return integrate(x, 2).q[-1] - p1
+
+    sol = least_squares(F, x_start, xtol=1e-15, ftol=1e-15, gtol=1e-15, max_nfev=max_nfev)
+    geo = integrate(sol.x, n_samples)
     geo.residual = float(np.abs(geo.q[-1] - p1).max())
     if not np.isfinite(geo.residual) or geo.residual > tol:
         raise BVPError(
-            f"shooting did not converge: max |q(1) - p1| = {geo.residual:.3g} rad "
+            f"{what} did not converge: max |q(1) - p1| = {geo.residual:.3g} "
             f"(tolerance {tol:.1g}); solver: {sol.message}"
         )
     return geo

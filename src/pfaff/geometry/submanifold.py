@@ -20,10 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.integrate import solve_ivp
-from scipy.optimize import least_squares
 
 from pfaff.constraints.base import ConstraintSet
-from pfaff.geometry.geodesic import ATOL, RTOL, BVPError, Geodesic
+from pfaff.geometry.geodesic import ATOL, RTOL, BVPError, Geodesic, shoot
 from pfaff.geometry.metric import check_metric, check_posture, geodesic_acceleration
 from pfaff.linalg import null_space
 
@@ -191,18 +190,15 @@ def shoot_constrained_geodesic(
     _, A0 = cset.residual(p0)
     P = kernel_basis(A0)
 
-    def F(eta):
-        return integrate_constrained_geodesic(cset, p0, P @ eta, 1.0, 2).q[-1] - p1
-
-    sol = least_squares(F, P.T @ (p1 - p0), xtol=1e-15, ftol=1e-15, gtol=1e-15, max_nfev=max_nfev)
-    geo = integrate_constrained_geodesic(cset, p0, P @ sol.x, 1.0, n_samples)
-    geo.residual = float(np.abs(geo.q[-1] - p1).max())
-    if not np.isfinite(geo.residual) or geo.residual > tol:
-        raise BVPError(
-            f"constrained shooting did not converge: max |q(1) - p1| = {geo.residual:.3g} "
-            f"(tolerance {tol:.1g}); solver: {sol.message}"
-        )
-    return geo
+    return shoot(
+        lambda eta, n_s: integrate_constrained_geodesic(cset, p0, P @ eta, 1.0, n_s),
+        P.T @ (p1 - p0),
+        p1,
+        tol,
+        n_samples,
+        max_nfev,
+        "constrained shooting",
+    )
 
 
 def submanifold_distance(cset: ConstraintSet, p0, p1, tol: float = 1e-9) -> float:
