@@ -7,7 +7,7 @@ import numpy as np
 from pfaff.constraints import ConstraintSet, PointOnPlane
 from pfaff.mechanism import from_urdf, load_robot
 from pfaff.mechanism.robots import ROBOTS
-from pfaff.scenarios.common import decoupling, timed_simulate
+from pfaff.scenarios.common import decoupling, frame_path, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.simulate import SimOptions
 
@@ -46,9 +46,7 @@ def panda_contact(p: dict) -> ScenarioResult:
     a = traj.arrays()
     E, K = a["energy"], a["kinetic"]
     ref = float(K.max())
-    tool = np.array(
-        [mech.compute(q, None, [p["frame"]], dynamics=False).frames[p["frame"]].p for q in a["q"]]
-    )
+    tool = frame_path(mech, a["q"], p["frame"])
     metrics = {
         **decoupling(cset, a["q"], every=20),
         "energy_drift_rel": float(np.abs(E - E[0]).max() / ref) if ref > 0 else float("nan"),

@@ -16,10 +16,9 @@ from pfaff.control import (
     ProjectedController,
     StackedTask,
 )
-from pfaff.control.laws import min_norm_torque
 from pfaff.mechanism import load_robot, robot_urdf
 from pfaff.mechanism.robots import ROBOTS
-from pfaff.scenarios.common import decoupling, timed_simulate
+from pfaff.scenarios.common import decoupling, frame_path, min_norm_gap, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.simulate import SimOptions, SimulationError
 
@@ -139,24 +138,16 @@ def panda_table(p: dict) -> ScenarioResult:
     traj, wall = timed_simulate(cset, q0, np.zeros(7), p["t_end"], opt, controller=ctrl)
     a = traj.arrays()
     t, after = a["t"], a["t"] >= p["settle_s"]
-    tool = np.array([mech.compute(q, None, [TOOL], False).frames[TOOL].p for q in a["q"]])
+    tool = frame_path(mech, a["q"], TOOL)
     xy_d = np.array([ref(ti)[0][:2] for ti in t])
     pos_err = np.linalg.norm(tool[:, :2] - xy_d, axis=1)
     fn = -a["lambda"][:, 0]
-    gaps = []
-    for i in range(len(t)):
-        snap = mech.compute(a["q"][i], a["v"][i], cset.frames)
-        A = cset.evaluate(snap).A
-        P = np.eye(7) - np.linalg.pinv(A) @ A
-        gaps.append(
-            np.linalg.norm(P @ a["tau"][i]) - min_norm_torque(snap.M, snap.h, A, a["a"][i])
-        )
     tau_norm = float(np.linalg.norm(a["tau"], axis=1).mean())
     metrics = {
         "max_position_error_after": float(pos_err[after].max()),
         "max_force_error_after": float(np.abs(fn - p["force"])[after].max()),
         "min_contact_force": float(fn.min()),
-        "min_norm_gap": float(np.max(gaps)),
+        "min_norm_gap": min_norm_gap(cset, a),
         "mean_torque_norm": tau_norm,
         **decoupling(cset, a["q"], every=10),
     }

@@ -6,9 +6,14 @@ import numpy as np
 
 from pfaff.constraints import ConstraintSet, PointOnPlane
 from pfaff.control import ComputedTorque, ForceReference, FrameTask, ProjectedController
-from pfaff.control.laws import min_norm_torque
 from pfaff.mechanism import PlanarLink, planar_chain
-from pfaff.scenarios.common import decoupling, planar_animation, timed_simulate
+from pfaff.scenarios.common import (
+    decoupling,
+    frame_path,
+    min_norm_gap,
+    planar_animation,
+    timed_simulate,
+)
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.simulate import SimOptions
 
@@ -119,25 +124,15 @@ def planar_arm_force(p: dict) -> ScenarioResult:
     traj, wall = timed_simulate(cset, q0, np.zeros(2), p["t_end"], opt, controller=ctrl)
     a = traj.arrays()
     t, after = a["t"], a["t"] >= p["settle_s"]
-    tip_x = np.array(
-        [mech.compute(q, None, ["arm_tip"], False).frames["arm_tip"].p[0] for q in a["q"]]
-    )
+    tip_x = frame_path(mech, a["q"], "arm_tip")[:, 0]
     x_err = tip_x - np.array([ref(ti)[0][0] for ti in t])
     fn = -a["lambda"][:, 0]
     fn_d = np.array([f_n(ti) for ti in t])
-    gaps = []
-    for i in range(len(t)):
-        snap = mech.compute(a["q"][i], a["v"][i], cset.frames)
-        A = cset.evaluate(snap).A
-        P = np.eye(2) - np.linalg.pinv(A) @ A
-        gaps.append(
-            np.linalg.norm(P @ a["tau"][i]) - min_norm_torque(snap.M, snap.h, A, a["a"][i])
-        )
     metrics = {
         "max_tracking_error_after": float(np.abs(x_err[after]).max()),
         "max_force_error_after": float(np.abs(fn_d - fn)[after].max()),
         "min_contact_force": float(fn.min()),
-        "min_norm_gap": float(np.max(gaps)),
+        "min_norm_gap": min_norm_gap(cset, a),
         **decoupling(cset, a["q"], every=10),
     }
     if p["baseline"]:
