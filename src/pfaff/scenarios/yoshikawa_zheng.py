@@ -91,6 +91,18 @@ def forth_back(t: float, T: float, D: float, ta: float) -> tuple[float, float, f
     return D - s, -sd, -sdd
 
 
+def free_reference(x0: float, y0: float, T: float, D: float, ta: float, Dy: float, tay: float):
+    """Tasks 2 and 3: x moves D in T (:func:`smooth_move`), y goes forth and back
+    through Dy (:func:`forth_back`), orientation held; ``t -> (r, r', r'')``."""
+
+    def r_d(t):
+        s, sd, sdd = smooth_move(t, T, D, ta)
+        u, ud, udd = forth_back(t, T, Dy, tay)
+        return np.array([x0 + s, y0 + u, 0.0]), np.array([sd, ud, 0.0]), np.array([sdd, udd, 0.0])
+
+    return r_d
+
+
 class YZTwoArmPlant(Mechanism):
     """Two YZ arms + a planar object: ``q = (q1_a, q2_a, q1_b, q2_b, x, y, theta)``.
 
@@ -569,10 +581,7 @@ def yz_free(p: dict) -> ScenarioResult:
         raise ValueError(f"t_acc = {ta} s must be < t_move/2 = {T / 2} s")
     tay = ta / 2
 
-    def r_d(t):
-        s, sd, sdd = smooth_move(t, T, D, ta)
-        u, ud, udd = forth_back(t, T, Dy, tay)
-        return np.array([x0 + s, y0 + u, 0.0]), np.array([sd, ud, 0.0]), np.array([sdd, udd, 0.0])
+    r_d = free_reference(x0, y0, T, D, ta, Dy, tay)
 
     su.check_path([r_d(ti)[0] for ti in np.linspace(0, T, 81)])
 

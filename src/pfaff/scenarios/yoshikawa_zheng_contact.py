@@ -20,7 +20,7 @@ from pfaff.scenarios.yoshikawa_zheng import (
     _plots,
     _setup,
     _static,
-    forth_back,
+    free_reference,
     internal_force,
     smooth_move,
     step_mask,
@@ -122,10 +122,7 @@ def yz_contact(p: dict) -> ScenarioResult:
     t_r = T - t_c
     su = _setup(p, wall_y=wall)
 
-    def r_d(t):
-        s, sd, sdd = smooth_move(t, T, D, ta)
-        u, ud, udd = forth_back(t, T, Dy, tay)
-        return np.array([x0 + s, y0 + u, 0.0]), np.array([sd, ud, 0.0]), np.array([sdd, udd, 0.0])
+    r_d = free_reference(x0, y0, T, D, ta, Dy, tay)
 
     su.check_path([r_d(ti)[0] for ti in np.linspace(0, T, 81)])
 
