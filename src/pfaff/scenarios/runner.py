@@ -49,9 +49,8 @@ class Run:
 
 
 def _summary(name, params, result: ScenarioResult | None, traj: Trajectory | None, status, msg):
-    arrays = traj.arrays() if traj is not None and len(traj) else {}
-    t = arrays.get("t", np.zeros(0))
-    sim_time = float(t[-1]) if t.size else 0.0
+    has = traj is not None and len(traj) > 0
+    sim_time = float(traj.t[-1]) if has else 0.0
     wall = result.wall_time_s if result is not None else float("nan")
     return {
         "scenario": name,
@@ -63,9 +62,9 @@ def _summary(name, params, result: ScenarioResult | None, traj: Trajectory | Non
         "steps": int(traj.steps) if traj is not None else 0,
         "wall_time_s": wall,
         "realtime_factor": sim_time / wall if wall and wall > 0 else float("nan"),
-        "max_constraint_violation": traj.max_constraint_violation() if arrays else float("nan"),
+        "max_constraint_violation": traj.max_constraint_violation() if has else float("nan"),
         "max_velocity_constraint_violation": (
-            traj.max_velocity_constraint_violation() if arrays else float("nan")
+            traj.max_velocity_constraint_violation() if has else float("nan")
         ),
         "metrics": dict(result.metrics) if result is not None else {},
     }
