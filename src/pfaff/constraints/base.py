@@ -60,6 +60,15 @@ class Constraint(ABC):
     def drift(self, snap: Snapshot) -> np.ndarray:
         """``A'(q, v) v`` (dim,)."""
 
+    def terms(self, snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """``(A, drift, Phi)`` at one state (``Phi`` None for a Pfaffian constraint).
+
+        A constraint whose three quantities share work overrides this to compute
+        them in one pass; :meth:`ConstraintSet.evaluate` calls it once per state.
+        """
+        phi = self.residual(snap) if self.holonomic else None
+        return self.jacobian(snap), self.drift(snap), phi
+
 
 @dataclass(frozen=True)
 class ConstraintEval:
@@ -101,7 +110,20 @@ class ConstraintSet:
         c.bind(self.mechanism)
         self.constraints.append(c)
         self._rows = None
+        self._layout: list[tuple[Constraint, slice, slice | None]] | None = None
         return self
+
+    def _blocks(self) -> list[tuple[Constraint, slice, slice | None]]:
+        """Each constraint with its rows in ``A`` and (holonomic) in ``Phi``."""
+        if getattr(self, "_layout", None) is None:
+            out, k, kh = [], 0, 0
+            for c in self.constraints:
+                hol = slice(kh, kh + c.dim) if c.holonomic else None
+                out.append((c, slice(k, k + c.dim), hol))
+                k += c.dim
+                kh += c.dim if c.holonomic else 0
+            self._layout = out
+        return self._layout
 
     @property
     def dim(self) -> int:
@@ -148,15 +170,15 @@ class ConstraintSet:
         if not self.constraints:
             z = np.zeros(0)
             return ConstraintEval(np.zeros((0, nv)), z, z, np.zeros(0, dtype=int))
-        if len(self.constraints) == 1:
-            c = self.constraints[0]
-            phi = c.residual(snap) if c.holonomic else np.zeros(0)
-            return ConstraintEval(c.jacobian(snap), c.drift(snap), phi, self.holonomic_rows)
-        A = np.vstack([c.jacobian(snap) for c in self.constraints])
-        drift = np.concatenate([c.drift(snap) for c in self.constraints])
-        hol = [c.residual(snap) for c in self.constraints if c.holonomic]
-        phi = np.concatenate(hol) if hol else np.zeros(0)
-        return ConstraintEval(A, drift, phi, self.holonomic_rows)
+        hol_rows = self.holonomic_rows
+        blocks = self._blocks()
+        m = blocks[-1][1].stop
+        A, drift, phi = np.empty((m, nv)), np.empty(m), np.empty(hol_rows.size)
+        for c, rows, hrows in blocks:
+            A[rows], drift[rows], res = c.terms(snap)
+            if hrows is not None:
+                phi[hrows] = res
+        return ConstraintEval(A, drift, phi, hol_rows)
 
     def holonomic_terms(self, snap: Snapshot) -> tuple[np.ndarray, np.ndarray]:
         """``(Phi, A_h)`` of the holonomic rows from a (kinematics) snapshot."""

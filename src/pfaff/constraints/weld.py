@@ -102,8 +102,7 @@ class FrameAligned(Constraint):
         return self._cache
 
     def residual(self, snap: Snapshot) -> np.ndarray:
-        Re = self._parts(snap)[2]
-        e = 0.5 * np.array([Re[2, 1] - Re[1, 2], Re[0, 2] - Re[2, 0], Re[1, 0] - Re[0, 1]])
+        e = _vee_skew(self._parts(snap)[2])
         return e if self._Dm is None else self._Dm @ e
 
     def jacobian(self, snap: Snapshot) -> np.ndarray:
@@ -114,20 +113,55 @@ class FrameAligned(Constraint):
         d = self.drift3(snap)
         return d if self._Dm is None else self._Dm @ d
 
+    def terms(self, snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        _, _, Re, G, Jw = self._parts(snap)
+        e = _vee_skew(Re)
+        d = self.drift3(snap)
+        if self._Dm is None:
+            return G @ Jw, d, e
+        return (self._Dm @ G) @ Jw, self._Dm @ d, self._Dm @ e
+
     def drift3(self, snap: Snapshot) -> np.ndarray:
-        """``G' w + G w'`` (3,): the drift of all three world rows."""
-        f1, f2, Re, G, Jw = self._parts(snap)
-        w = Jw @ snap.v
-        if f2 is None:
-            wd = f1.drift[3:]
-        else:
-            # R_e (w_2, alpha_2) in one product
-            Rw2, Ra2 = (Re @ np.column_stack([f2.J[3:] @ snap.v, f2.drift[3:]])).T
-            wd = f1.drift[3:] - Ra2 - _cross(w, Rw2)
-        # G' w with G' = (tr(R_e') I - R_e') / 2, R_e' = [w]_x R_e
-        w0, w1, w2 = w.tolist()
-        tr_d = w0 * (Re[1, 2] - Re[2, 1]) + w1 * (Re[2, 0] - Re[0, 2]) + w2 * (Re[0, 1] - Re[1, 0])
-        return 0.5 * (tr_d * w - _cross(w, Re @ w)) + G @ wd
+        """``G' w + G w'`` (3,): the drift of all three world rows.
+
+        Written out in floats: a dozen 3-vector products, where NumPy's per-call
+        overhead would dominate.
+        """
+        f1, f2, Re, _, Jw = self._parts(snap)
+        v = snap.v
+        w0, w1, w2 = (Jw @ v).tolist()
+        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = Re.tolist()
+        a0, a1, a2 = f1.drift[3:].tolist()
+        if f2 is not None:
+            # w' = alpha_1 - R_e alpha_2 - w x (R_e omega_2)
+            o0, o1, o2 = (f2.J[3:] @ v).tolist()
+            b0, b1, b2 = f2.drift[3:].tolist()
+            u0 = r00 * o0 + r01 * o1 + r02 * o2
+            u1 = r10 * o0 + r11 * o1 + r12 * o2
+            u2 = r20 * o0 + r21 * o1 + r22 * o2
+            a0 -= r00 * b0 + r01 * b1 + r02 * b2 + (w1 * u2 - w2 * u1)
+            a1 -= r10 * b0 + r11 * b1 + r12 * b2 + (w2 * u0 - w0 * u2)
+            a2 -= r20 * b0 + r21 * b1 + r22 * b2 + (w0 * u1 - w1 * u0)
+        # G' w = (tr(R_e') w - R_e' w) / 2 with R_e' = [w]_x R_e: tr(R_e') = tr_d,
+        # R_e' w = w x (R_e w)
+        tr_d = w0 * (r12 - r21) + w1 * (r20 - r02) + w2 * (r01 - r10)
+        c0 = r00 * w0 + r01 * w1 + r02 * w2
+        c1 = r10 * w0 + r11 * w1 + r12 * w2
+        c2 = r20 * w0 + r21 * w1 + r22 * w2
+        # G w' = (tr(R_e) w' - R_e w') / 2
+        tr = r00 + r11 + r22
+        return 0.5 * np.array(
+            [
+                tr_d * w0 - (w1 * c2 - w2 * c1) + tr * a0 - (r00 * a0 + r01 * a1 + r02 * a2),
+                tr_d * w1 - (w2 * c0 - w0 * c2) + tr * a1 - (r10 * a0 + r11 * a1 + r12 * a2),
+                tr_d * w2 - (w0 * c1 - w1 * c0) + tr * a2 - (r20 * a0 + r21 * a1 + r22 * a2),
+            ]
+        )
+
+
+def _vee_skew(Re: np.ndarray) -> np.ndarray:
+    """``vee(skew(R_e))`` = ``sin(angle) axis`` (3,)."""
+    return 0.5 * np.array([Re[2, 1] - Re[1, 2], Re[0, 2] - Re[2, 0], Re[1, 0] - Re[0, 1]])
 
 
 class Weld(Constraint):
@@ -163,3 +197,16 @@ class Weld(Constraint):
     def drift(self, snap: Snapshot) -> np.ndarray:
         f1, f2 = snap.frames[self.frame1], snap.frames[self.frame2]
         return np.concatenate([f1.drift[:3] - f2.drift[:3], self.aligned.drift3(snap)])
+
+    def terms(self, snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        f1, f2, Re, G, Jw = self.aligned._parts(snap)
+        A = np.empty((6, Jw.shape[1]))
+        np.subtract(f1.J[:3], f2.J[:3], out=A[:3])
+        np.matmul(G, Jw, out=A[3:])
+        drift = np.empty(6)
+        np.subtract(f1.drift[:3], f2.drift[:3], out=drift[:3])
+        drift[3:] = self.aligned.drift3(snap)
+        phi = np.empty(6)
+        np.subtract(f1.p, f2.p, out=phi[:3])
+        phi[3:] = _vee_skew(Re)
+        return A, drift, phi

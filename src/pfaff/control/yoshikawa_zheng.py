@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pfaff.linalg import solve
+
 
 def whole_system_matrix(M, J, S, W_S, T, I_B, E_F) -> np.ndarray:
     """``K`` of eq. (31): rows (23), (25), (27), (28)."""
@@ -72,9 +74,22 @@ def check_whole_system(M, J, S, W_S, T, I_B, E_F, tol: float = 1e-10) -> float:
 def _pinv_columns(S: np.ndarray) -> np.ndarray:
     """``S^+``: ``S^T`` when the columns are orthonormal (every grasp type of Sec. 2.3)."""
     StS = S.T @ S
-    if np.allclose(StS, np.eye(StS.shape[0]), rtol=0.0, atol=1e-12):
+    StS.flat[:: StS.shape[0] + 1] -= 1.0
+    if np.abs(StS).max() <= 1e-12:
         return S.T
     return np.linalg.pinv(S)
+
+
+def _min_norm_solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Minimum-norm solution of ``A x = b`` for ``A`` of full row rank (``A^T (A A^T)^-1 b``).
+
+    Square ``A``: LU. Falls back to least squares if ``A A^T`` is singular.
+    """
+    m, n = A.shape
+    try:
+        return solve(A, b) if m == n else A.T @ solve(A @ A.T, b)
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(A, b, rcond=None)[0]
 
 
 @dataclass
@@ -156,6 +171,10 @@ class YZController:
         integral_rule: str = "trapezoid",
     ) -> None:
         self.arm_idx = np.asarray(arm_idx, dtype=int)
+        a = self.arm_idx
+        contiguous = a.size and np.array_equal(a, np.arange(a[0], a[0] + a.size))
+        # M's arm block: a slice view when the arm joints are contiguous (no fancy index)
+        self._arm_block = (slice(a[0], a[0] + a.size),) * 2 if contiguous else np.ix_(a, a)
         self.tips, self.rows = tuple(tips), list(rows)
         self.frames = self.tips
         self.object_state, self.model, self.measure = object_state, model, measure
@@ -178,6 +197,7 @@ class YZController:
         self._next = -np.inf
         self._tau: np.ndarray | None = None
         self._start: tuple = (None, None)
+        self._checked = False
         self.signals: dict[str, float] = {}
 
     def set_mode(self, mode: int) -> None:
@@ -227,7 +247,7 @@ class YZController:
 
     def _law(self, t: float, snap) -> np.ndarray:
         a = self.arm_idx
-        M = snap.M[np.ix_(a, a)]
+        M = snap.M[self._arm_block]
         h = snap.h[a]
         qd = snap.v[a]
         J, Jdqd = self.arm_terms(snap)
@@ -272,22 +292,23 @@ class YZController:
         # eq. (35)
         E = np.vstack([g.E_P, g.E_F])
         rhs = np.concatenate([u1 - g.E_P_rate @ rd, -g.E_F_rate @ rd])
-        r_dd = np.linalg.solve(E, rhs)
+        r_dd = solve(E, rhs)
         # eq. (34) with (S^T J)^+ (= J^+ (S^T)^+ when J J^+ = I): S^T J q''_d = eq. (B4)
         StJ = S.T @ J
         W_S_rate = g.W_rate @ S + W @ g.S_rate
         WsT_T_rate = W_S_rate.T @ T + W_S.T @ g.T_rate
         StJ_rate_qd = g.S_rate.T @ (J @ qd) + S.T @ Jdqd
         b = W_S.T @ T @ r_dd + WsT_T_rate @ rd - StJ_rate_qd
-        q_dd = (
-            np.linalg.solve(StJ, b)
-            if StJ.shape[0] == StJ.shape[1]
-            else np.linalg.lstsq(StJ, b, rcond=None)[0]
-        )
+        if not self._checked:  # Appendix A, once: K of eq. (31) must be nonsingular
+            check_whole_system(M, J, S, W_S, T, self.I_B, g.E_F)
+            self._checked = True
+        q_dd = _min_norm_solve(StJ, b)
         # eq. (37), (33), (36), (32)
-        F = self.I_B @ T @ r_dd + self.Q_r(r, rd) + np.linalg.solve(T.T, g.E_F.T @ u2)
+        F = self.I_B @ (T @ r_dd) + self.Q_r(r, rd)
+        if C:
+            F += solve(T.T, g.E_F.T @ u2)
         # W_S^+ = W_S^T (W_S W_S^T)^-1 (W_S has full row rank: force closure)
-        F_hSd = W_S.T @ np.linalg.solve(W_S @ W_S.T, F) + A_S @ u3
+        F_hSd = W_S.T @ solve(W_S @ W_S.T, F) + A_S @ u3
         tau_arm = M @ q_dd + h + J.T @ S @ F_hSd
         self.last = {"u1": u1, "u2": u2, "u3": u3, "q_dd": q_dd, "r_dd": r_dd, "F_hSd": F_hSd}
         tau = np.zeros(snap.v.size)
@@ -299,7 +320,7 @@ class YZController:
             held = np.zeros(a.size) if self._tau is None else self._tau[a]
             K = whole_system_matrix(M, J, S, W_S, T, self.I_B, g.E_F)
             n, nr, d = a.size, T.shape[0], S.shape[1]
-            dX = np.linalg.solve(K, np.concatenate([tau_arm - held, np.zeros(K.shape[0] - n)]))
+            dX = solve(K, np.concatenate([tau_arm - held, np.zeros(K.shape[0] - n)]))
             self._start = (f_F + dX[n + nr + d :], f_IS + A_S.T @ dX[n + nr : n + nr + d])
         self.signals = {
             **{f"r_P_{i}": float(v) for i, v in enumerate(r_P)},

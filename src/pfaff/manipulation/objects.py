@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -23,7 +24,7 @@ Vec = Callable[[np.ndarray], np.ndarray]
 def euler_zyz_T(r: np.ndarray) -> np.ndarray:
     """``T = diag(I_3, T_r)`` of eq. (6-7) for Z-Y-Z Euler angles ``(phi, theta, psi)``."""
     phi, theta = float(r[3]), float(r[4])
-    sp, cp, st, ct = np.sin(phi), np.cos(phi), np.sin(theta), np.cos(theta)
+    sp, cp, st, ct = math.sin(phi), math.cos(phi), math.sin(theta), math.cos(theta)
     T = np.eye(6)
     T[3:, 3:] = [[0.0, -sp, cp * st], [0.0, cp, sp * st], [1.0, 0.0, ct]]
     return T
@@ -33,7 +34,7 @@ def euler_zyz_T_rate(r: np.ndarray, rd: np.ndarray) -> np.ndarray:
     """``T'`` of eq. (7) along ``r' = rd``."""
     phi, theta = float(r[3]), float(r[4])
     dp, dt = float(rd[3]), float(rd[4])
-    sp, cp, st, ct = np.sin(phi), np.cos(phi), np.sin(theta), np.cos(theta)
+    sp, cp, st, ct = math.sin(phi), math.cos(phi), math.sin(theta), math.cos(theta)
     Td = np.zeros((6, 6))
     Td[3:, 3:] = [
         [0.0, -cp * dp, -sp * st * dp + cp * ct * dt],
@@ -48,9 +49,11 @@ def euler_zyz_R(r: np.ndarray) -> np.ndarray:
     a, b, c = (float(x) for x in r[3:6])
 
     def rz(t):
-        return np.array([[np.cos(t), -np.sin(t), 0.0], [np.sin(t), np.cos(t), 0.0], [0, 0, 1.0]])
+        ct, st = math.cos(t), math.sin(t)
+        return np.array([[ct, -st, 0.0], [st, ct, 0.0], [0.0, 0.0, 1.0]])
 
-    ry = np.array([[np.cos(b), 0.0, np.sin(b)], [0.0, 1.0, 0.0], [-np.sin(b), 0.0, np.cos(b)]])
+    cb, sb = math.cos(b), math.sin(b)
+    ry = np.array([[cb, 0.0, sb], [0.0, 1.0, 0.0], [-sb, 0.0, cb]])
     return rz(a) @ ry @ rz(c)
 
 

@@ -152,20 +152,20 @@ class DualPandaSetup:
         T = euler_zyz_T(r)
         rd = np.linalg.solve(T, vel)
         self._state_key, self._state = (snap, snap.q), (r, rd)
-        self._T = (r, rd, T, euler_zyz_T_rate(r, rd))
+        self._T = (r, rd, T, euler_zyz_T_rate(r, rd), R, vel[3:])
         return r, rd
 
     def _T_of(self, r, rd):
-        """``T(r)``, ``T'(r, r')`` (eq. 6-7), reused for the ``(r, r')`` of the last state."""
+        """``T(r)``, ``T'(r, r')`` (eq. 6-7), the box rotation and angular velocity;
+        reused for the ``(r, r')`` of the last state."""
         c = self._T
         if c is not None and c[0] is r and c[1] is rd:
-            return c[2], c[3]
-        return euler_zyz_T(r), euler_zyz_T_rate(r, rd)
+            return c[2:]
+        T = euler_zyz_T(r)
+        return T, euler_zyz_T_rate(r, rd), euler_zyz_R(r) @ R_C.T, (T @ rd)[3:]
 
     def model(self, r, rd, mode):
-        T, Td = self._T_of(r, rd)
-        R_B = euler_zyz_R(r) @ R_C.T
-        w = (T @ rd)[3:]
+        T, Td, R_B, w = self._T_of(r, rd)
         S, W, Sd, Wd = self.rigid_matrices(R_B, w)
         Z = np.zeros((3, 6))
         return GraspState(
@@ -194,8 +194,7 @@ class DualPandaSetup:
 
     def Q_r(self, r, rd):
         """Eq. (5): ``I_B T' r' + (-m g, w x I w)``."""
-        T, Td = self._T_of(r, rd)
-        w = (T @ rd)[3:]
+        _, Td, _, w = self._T_of(r, rd)
         Iw = self.I_B[3:, 3:] @ w
         out = self.I_B @ (Td @ rd)
         out[:3] -= self.I_B[0, 0] * self.g

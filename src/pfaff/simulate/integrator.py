@@ -97,13 +97,17 @@ class _Evaluator:
         snap = self.mech.compute(q, v, self.frames, extras=extras)
         return snap, self.cset.evaluate(snap)
 
-    def accel(self, snap: Snapshot, ev: ConstraintEval, tau: np.ndarray):
-        """Acceleration and the projection (None for the KKT baseline)."""
+    def accel(self, snap: Snapshot, ev: ConstraintEval, tau: np.ndarray, proj=None):
+        """Acceleration and the projection (None for the KKT baseline).
+
+        ``proj``: the projection already taken at this state (one SVD per state).
+        """
         if self.opt.method == "kkt":
             a, _, cond = dyn.kkt_dynamics(snap.M, snap.h, tau, ev.A, ev.drift)
             self.kkt_cond_max = max(self.kkt_cond_max, cond)
             return a, None
-        proj = dyn.projection(ev.A, ev.drift, self.opt.rank_tol)
+        if proj is None:
+            proj = dyn.projection(ev.A, ev.drift, self.opt.rank_tol)
         return dyn.direct_dynamics(snap.M, snap.h, tau, proj, self.opt.variant), proj
 
     def __call__(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> np.ndarray:
@@ -237,9 +241,10 @@ def simulate(
         for k in range(n_steps + 1):
             t = t0 + k * opt.dt
             snap, cev = ev.terms(q, v)
+            proj = None
             if controller is not None and t >= next_ctrl - 1e-9 * opt.dt:
                 if getattr(controller, "needs_sensors", True):
-                    snap.measured = _sensors(snap, cev, tau_held, ev)
+                    snap.measured, proj = _sensors(snap, cev, tau_held, ev)
                 tau_held = np.asarray(controller(t, snap), dtype=float)
                 if tau_held.shape != (mech.nv,):
                     raise ValueError(
@@ -249,7 +254,7 @@ def simulate(
                 _check_finite("controller torque", tau_held, t, k, traj)
                 next_ctrl += control_dt
             try:
-                a, proj = ev.accel(snap, cev, tau_held)
+                a, proj = ev.accel(snap, cev, tau_held, proj)
             except np.linalg.LinAlgError as exc:
                 raise SimulationError(
                     f"{opt.method} dynamics failed at t = {t:.6g} s (step {k}): {exc}", traj
@@ -309,14 +314,17 @@ def simulate(
     return traj
 
 
-def _sensors(snap, cev, tau, ev: _Evaluator) -> dict[str, np.ndarray]:
+def _sensors(snap, cev, tau, ev: _Evaluator):
     """What a force sensor reads just before the controller's update: the
-    constraint force and multipliers produced by the torque held until now."""
+    constraint force and multipliers produced by the torque held until now.
+
+    Returns ``(readings, projection)``; the projection is reused for the step.
+    """
     a, proj = ev.accel(snap, cev, tau)
     if proj is None:
         proj = dyn.projection(cev.A, cev.drift, ev.opt.rank_tol)
     F = dyn.constraint_force(snap.M, snap.h, tau, proj.P, a)
-    return {"F": F, "lambda": dyn.projected_multipliers(proj, F)}
+    return {"F": F, "lambda": dyn.projected_multipliers(proj, F)}, proj
 
 
 def _forces(snap, cev, a, proj, tau, opt):
