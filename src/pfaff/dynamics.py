@@ -59,12 +59,17 @@ def _eye(n: int) -> np.ndarray:
 
 
 def projection(
-    A: np.ndarray, drift: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL, with_null: bool = False
+    A: np.ndarray,
+    drift: np.ndarray,
+    rank_tol: float = DEFAULT_RANK_TOL,
+    with_null: bool = False,
+    svd_fn=svd,
 ) -> Projection:
     """``P = I - A^+ A`` and ``C v = -A^+ A' v`` from one SVD (Aghili eq. 4, 15, 16).
 
     With ``with_null=True`` the full SVD is taken and ``proj.N`` holds an
     orthonormal basis V2 of N(A) (the independent directions of Sec. 7.1).
+    ``svd_fn``: the factorisation (e.g. a :class:`~pfaff.linalg.LastSVD`).
     """
     m, n = A.shape
     if m == 0:
@@ -73,7 +78,7 @@ def projection(
         )
         proj.N = np.eye(n)
         return proj
-    U, s, Vt = svd(A, full=with_null)
+    U, s, Vt = svd_fn(A, full=with_null)
     r = int((s >= rank_tol).sum())
     V1, U1, sig = Vt[:r].T, U[:, :r], s[:r]
     P = _eye(n) - V1 @ V1.T

@@ -39,6 +39,30 @@ def svd(A: np.ndarray, full: bool = False) -> tuple[np.ndarray, np.ndarray, np.n
     return U, s, Vt
 
 
+class LastSVD:
+    """:func:`svd` that keeps the last thin factorisation and returns it again
+    when it is asked for the same matrix (exact equality).
+
+    A simulation factors ``A(q)`` for the velocity correction at the end of a
+    step and again for the dynamics at the start of the next one, at the same
+    ``q``: the second factorisation is then skipped.
+    """
+
+    def __init__(self) -> None:
+        self._A: np.ndarray | None = None
+        self._f: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def __call__(self, A: np.ndarray, full: bool = False):
+        if full:
+            return svd(A, full=True)
+        last = self._A
+        if last is not None and last.shape == A.shape and np.array_equal(last, A):
+            return self._f
+        self._f = svd(A)
+        self._A = A.copy()
+        return self._f
+
+
 @dataclass(frozen=True)
 class RowSpace:
     """SVD split of a matrix ``A`` (m x n) with an absolute threshold.
@@ -59,8 +83,11 @@ class RowSpace:
     rank: int
 
 
-def row_space(A: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> RowSpace:
-    """Thin SVD of ``A`` keeping singular values ``>= rank_tol`` (absolute)."""
+def row_space(A: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL, svd_fn=svd) -> RowSpace:
+    """Thin SVD of ``A`` keeping singular values ``>= rank_tol`` (absolute).
+
+    ``svd_fn``: the factorisation (e.g. a :class:`LastSVD`).
+    """
     A = np.atleast_2d(np.asarray(A, dtype=float))
     m, n = A.shape
     if m == 0:
@@ -71,7 +98,7 @@ def row_space(A: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> RowSpace:
         if s >= rank_tol:
             return RowSpace((A[0] / s)[:, None], np.ones((1, 1)), sig, sig, 1)
         return RowSpace(np.zeros((n, 0)), np.zeros((1, 0)), np.zeros(0), sig, 0)
-    U, s, Vt = svd(A)
+    U, s, Vt = svd_fn(A)
     r = int(np.count_nonzero(s >= rank_tol))
     return RowSpace(Vt[:r].T, U[:, :r], s[:r], s, r)
 
@@ -124,7 +151,7 @@ def weighted_pinv(A: np.ndarray, W: np.ndarray, rank_tol: float = DEFAULT_RANK_T
 
 
 def metric_projection(
-    v: np.ndarray, A: np.ndarray, M: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL
+    v: np.ndarray, A: np.ndarray, M: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL, svd_fn=svd
 ) -> np.ndarray:
     """Project ``v`` onto N(A) in the metric of ``M``.
 
@@ -135,7 +162,7 @@ def metric_projection(
     A = np.atleast_2d(np.asarray(A, dtype=float))
     if A.shape[0] == 0:
         return np.array(v, dtype=float)
-    V1 = row_space(A, rank_tol).V1
+    V1 = row_space(A, rank_tol, svd_fn).V1
     if V1.shape[1] == 0:
         return np.array(v, dtype=float)
     # N(A) = N(V1^T): v - M^-1 V1 (V1^T M^-1 V1)^-1 V1^T v

@@ -114,49 +114,54 @@ class FrameAligned(Constraint):
         return d if self._Dm is None else self._Dm @ d
 
     def terms(self, snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        _, _, Re, G, Jw = self._parts(snap)
+        parts = self._parts(snap)
+        _, _, Re, G, Jw = parts
         e = _vee_skew(Re)
-        d = self.drift3(snap)
+        d = _drift3(parts, snap.v)
         if self._Dm is None:
             return G @ Jw, d, e
         return (self._Dm @ G) @ Jw, self._Dm @ d, self._Dm @ e
 
     def drift3(self, snap: Snapshot) -> np.ndarray:
-        """``G' w + G w'`` (3,): the drift of all three world rows.
+        """``G' w + G w'`` (3,): the drift of all three world rows."""
+        return _drift3(self._parts(snap), snap.v)
 
-        Written out in floats: a dozen 3-vector products, where NumPy's per-call
-        overhead would dominate.
-        """
-        f1, f2, Re, _, Jw = self._parts(snap)
-        v = snap.v
-        w0, w1, w2 = (Jw @ v).tolist()
-        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = Re.tolist()
-        a0, a1, a2 = f1.drift[3:].tolist()
-        if f2 is not None:
-            # w' = alpha_1 - R_e alpha_2 - w x (R_e omega_2)
-            o0, o1, o2 = (f2.J[3:] @ v).tolist()
-            b0, b1, b2 = f2.drift[3:].tolist()
-            u0 = r00 * o0 + r01 * o1 + r02 * o2
-            u1 = r10 * o0 + r11 * o1 + r12 * o2
-            u2 = r20 * o0 + r21 * o1 + r22 * o2
-            a0 -= r00 * b0 + r01 * b1 + r02 * b2 + (w1 * u2 - w2 * u1)
-            a1 -= r10 * b0 + r11 * b1 + r12 * b2 + (w2 * u0 - w0 * u2)
-            a2 -= r20 * b0 + r21 * b1 + r22 * b2 + (w0 * u1 - w1 * u0)
-        # G' w = (tr(R_e') w - R_e' w) / 2 with R_e' = [w]_x R_e: tr(R_e') = tr_d,
-        # R_e' w = w x (R_e w)
-        tr_d = w0 * (r12 - r21) + w1 * (r20 - r02) + w2 * (r01 - r10)
-        c0 = r00 * w0 + r01 * w1 + r02 * w2
-        c1 = r10 * w0 + r11 * w1 + r12 * w2
-        c2 = r20 * w0 + r21 * w1 + r22 * w2
-        # G w' = (tr(R_e) w' - R_e w') / 2
-        tr = r00 + r11 + r22
-        return 0.5 * np.array(
-            [
-                tr_d * w0 - (w1 * c2 - w2 * c1) + tr * a0 - (r00 * a0 + r01 * a1 + r02 * a2),
-                tr_d * w1 - (w2 * c0 - w0 * c2) + tr * a1 - (r10 * a0 + r11 * a1 + r12 * a2),
-                tr_d * w2 - (w0 * c1 - w1 * c0) + tr * a2 - (r20 * a0 + r21 * a1 + r22 * a2),
-            ]
-        )
+
+def _drift3(parts: tuple, v: np.ndarray) -> np.ndarray:
+    """:meth:`FrameAligned.drift3` from its ``_parts``.
+
+    Written out in floats: a dozen 3-vector products, where NumPy's per-call
+    overhead would dominate.
+    """
+    f1, f2, Re, _, Jw = parts
+    w0, w1, w2 = (Jw @ v).tolist()
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = Re.tolist()
+    a0, a1, a2 = f1.drift[3:].tolist()
+    if f2 is not None:
+        # w' = alpha_1 - R_e alpha_2 - w x (R_e omega_2)
+        o0, o1, o2 = (f2.J[3:] @ v).tolist()
+        b0, b1, b2 = f2.drift[3:].tolist()
+        u0 = r00 * o0 + r01 * o1 + r02 * o2
+        u1 = r10 * o0 + r11 * o1 + r12 * o2
+        u2 = r20 * o0 + r21 * o1 + r22 * o2
+        a0 -= r00 * b0 + r01 * b1 + r02 * b2 + (w1 * u2 - w2 * u1)
+        a1 -= r10 * b0 + r11 * b1 + r12 * b2 + (w2 * u0 - w0 * u2)
+        a2 -= r20 * b0 + r21 * b1 + r22 * b2 + (w0 * u1 - w1 * u0)
+    # G' w = (tr(R_e') w - R_e' w) / 2 with R_e' = [w]_x R_e: tr(R_e') = tr_d,
+    # R_e' w = w x (R_e w)
+    tr_d = w0 * (r12 - r21) + w1 * (r20 - r02) + w2 * (r01 - r10)
+    c0 = r00 * w0 + r01 * w1 + r02 * w2
+    c1 = r10 * w0 + r11 * w1 + r12 * w2
+    c2 = r20 * w0 + r21 * w1 + r22 * w2
+    # G w' = (tr(R_e) w' - R_e w') / 2
+    tr = r00 + r11 + r22
+    return 0.5 * np.array(
+        [
+            tr_d * w0 - (w1 * c2 - w2 * c1) + tr * a0 - (r00 * a0 + r01 * a1 + r02 * a2),
+            tr_d * w1 - (w2 * c0 - w0 * c2) + tr * a1 - (r10 * a0 + r11 * a1 + r12 * a2),
+            tr_d * w2 - (w0 * c1 - w1 * c0) + tr * a2 - (r20 * a0 + r21 * a1 + r22 * a2),
+        ]
+    )
 
 
 def _vee_skew(Re: np.ndarray) -> np.ndarray:
@@ -205,7 +210,7 @@ class Weld(Constraint):
         np.matmul(G, Jw, out=A[3:])
         drift = np.empty(6)
         np.subtract(f1.drift[:3], f2.drift[:3], out=drift[:3])
-        drift[3:] = self.aligned.drift3(snap)
+        drift[3:] = _drift3((f1, f2, Re, G, Jw), snap.v)
         phi = np.empty(6)
         np.subtract(f1.p, f2.p, out=phi[:3])
         phi[3:] = _vee_skew(Re)

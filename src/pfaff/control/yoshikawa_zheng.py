@@ -176,6 +176,10 @@ class YZController:
         # M's arm block: a slice view when the arm joints are contiguous (no fancy index)
         self._arm_block = (slice(a[0], a[0] + a.size),) * 2 if contiguous else np.ix_(a, a)
         self.tips, self.rows = tuple(tips), list(rows)
+        # rows of the 6 x nv frame Jacobians: a slice when all six are kept
+        rs = slice(None) if self.rows == list(range(6)) else self.rows
+        self._J_block = (rs, self._arm_block[1]) if contiguous else np.ix_(self.rows, a)
+        self._rows_sel = rs
         self.frames = self.tips
         self.object_state, self.model, self.measure = object_state, model, measure
         self.I_B, self.Q_r, self.reference = np.asarray(I_B, float), Q_r, reference
@@ -233,8 +237,8 @@ class YZController:
 
     def arm_terms(self, snap):
         """``J``, ``J' q'`` of the stacked arms (eq. 1-2) on the arm coordinates."""
-        J = np.vstack([snap.frames[f].J[self.rows][:, self.arm_idx] for f in self.tips])
-        Jd = np.concatenate([snap.frames[f].drift[self.rows] for f in self.tips])
+        J = np.vstack([snap.frames[f].J[self._J_block] for f in self.tips])
+        Jd = np.concatenate([snap.frames[f].drift[self._rows_sel] for f in self.tips])
         return J, Jd
 
     def __call__(self, t: float, snap) -> np.ndarray:

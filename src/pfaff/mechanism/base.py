@@ -28,7 +28,7 @@ class ModelError(ValueError):
     """A mechanism or constraint was built from invalid data."""
 
 
-@dataclass
+@dataclass(slots=True)
 class FrameState:
     """Kinematics of one frame at one state.
 
@@ -72,7 +72,7 @@ class FrameState:
         return self.drift[:3] + np.cross(self.drift[3:], r) + np.cross(w, np.cross(w, r))
 
 
-@dataclass
+@dataclass(slots=True)
 class Snapshot:
     """Everything one state ``(q, v)`` determines, computed once.
 

@@ -44,7 +44,7 @@ class PinocchioMechanism(Mechanism):
         self.polylines = [list(p) for p in polylines]
         self._frame_ids = {f.name: i for i, f in enumerate(model.frames)}
         self._a0 = np.zeros(self.nv)
-        self._lower = np.tril_indices(self.nv, -1)
+        self._lower = np.tril(np.ones((self.nv, self.nv), dtype=bool), -1)
         for i in range(1, model.njoints):
             if model.inertias[i].mass < 0:
                 raise ModelError(f"joint {model.names[i]!r} carries a negative mass")
@@ -92,7 +92,7 @@ class PinocchioMechanism(Mechanism):
         snap = Snapshot(q=q, v=v)
         if dynamics:
             M = pin.crba(model, data, q).copy()  # upper triangle filled
-            M[self._lower] = M.T[self._lower]
+            np.copyto(M, M.T, where=self._lower)
             snap.M = M
             snap.h = pin.nonLinearEffects(model, data, q, v).copy()
             if extras:
@@ -103,18 +103,18 @@ class PinocchioMechanism(Mechanism):
             pin.forwardKinematics(model, data, q, v, self._a0)
             pin.computeJointJacobians(model, data)
             pin.updateFramePlacements(model, data)
+            oMf, out, ids = data.oMf, snap.frames, self._frame_ids
             for n in names:
-                fid = self._frame_ids.get(n)
+                fid = ids.get(n)
                 if fid is None:
                     self.check_frames([n])
                 # eigenpy returns views into `data` (reused by the next state): copy
-                H = data.oMf[fid].homogeneous  # a fresh 4x4 array
-                acc = pin.getFrameClassicalAcceleration(model, data, fid, _LWA)
-                snap.frames[n] = FrameState(
-                    p=H[:3, 3],
-                    R=H[:3, :3],
-                    J=pin.getFrameJacobian(model, data, fid, _LWA),
-                    drift=acc.vector.copy(),
+                H = oMf[fid].homogeneous  # a fresh 4x4 array
+                out[n] = FrameState(
+                    H[:3, 3],
+                    H[:3, :3],
+                    pin.getFrameJacobian(model, data, fid, _LWA),
+                    pin.getFrameClassicalAcceleration(model, data, fid, _LWA).vector.copy(),
                 )
         return snap
 

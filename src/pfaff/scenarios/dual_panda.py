@@ -121,6 +121,8 @@ class DualPandaSetup:
         self.ctrl = None
         self._state_key, self._state, self._T = None, None, None
         self._W0 = np.hstack([np.eye(6), np.eye(6)])  # W of eq. (11) without the skew blocks
+        self._R_hands = np.hstack([g.R for g in self.grasps])
+        self._c_hands = np.array(self.c).T
 
     def constraints(self, unilateral: bool = True) -> ConstraintSet:
         """Two welds (12 rows) + the table (height, unilateral; two tilts): 15 rows."""
@@ -178,18 +180,19 @@ class DualPandaSetup:
         ``S_i = diag(R_B R_i, R_B R_i)``, ``W_i = [[I, 0], [[R_B c_i]_x, I]]``; equal to
         :func:`grasp_matrices` / :func:`grasp_rates` (tested), several times cheaper.
         """
-        S, Sd = np.zeros((12, 12)), np.zeros((12, 12))
-        W, Wd = self._W0.copy(), np.zeros((6, 12))
         wx = skew(w)
-        for i, (g, c) in enumerate(zip(self.grasps, self.c)):
-            RC = R_B @ g.R
-            RCd = wx @ RC
-            r = R_B @ c
-            for k in (6 * i, 6 * i + 3):
-                S[k : k + 3, k : k + 3] = RC
-                Sd[k : k + 3, k : k + 3] = RCd
-            W[3:, 6 * i : 6 * i + 3] = skew(r)
-            Wd[3:, 6 * i : 6 * i + 3] = wx @ skew(r) - skew(r) @ wx  # [w x r]_x
+        RC = R_B @ self._R_hands  # [R_B R_1, R_B R_2] (3 x 6)
+        RCd = wx @ RC
+        S, Sd = np.zeros((12, 12)), np.zeros((12, 12))
+        for k in range(4):  # blocks (force, moment) x (hand 1, hand 2)
+            b = slice(3 * k, 3 * k + 3)
+            h = slice(3 * (k // 2), 3 * (k // 2) + 3)
+            S[b, b], Sd[b, b] = RC[:, h], RCd[:, h]
+        W, Wd = self._W0.copy(), np.zeros((6, 12))
+        r1, r2 = (R_B @ self._c_hands).T  # R_B c_i
+        P1, P2 = skew(r1), skew(r2)
+        W[3:, 0:3], W[3:, 6:9] = P1, P2
+        Wd[3:, 0:3], Wd[3:, 6:9] = wx @ P1 - P1 @ wx, wx @ P2 - P2 @ wx  # [w x r]_x
         return S, W, Sd, Wd
 
     def Q_r(self, r, rd):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from pfaff.constraints.base import ConstraintSet
-from pfaff.linalg import metric_projection, pinv
+from pfaff.linalg import metric_projection, pinv, svd
 from pfaff.mechanism.base import Snapshot
 
 
@@ -53,14 +53,14 @@ def newton_project(
 
 
 def project_velocity(
-    v: np.ndarray, A: np.ndarray, M: np.ndarray, rank_tol: float = 1e-9
+    v: np.ndarray, A: np.ndarray, M: np.ndarray, rank_tol: float = 1e-9, svd_fn=svd
 ) -> np.ndarray:
     """Velocity projected onto N(A) in the metric of M (least kinetic-energy change)."""
-    return metric_projection(v, A, M, rank_tol)
+    return metric_projection(v, A, M, rank_tol, svd_fn)
 
 
 def correct_state(
-    cset: ConstraintSet, q: np.ndarray, v: np.ndarray, opt
+    cset: ConstraintSet, q: np.ndarray, v: np.ndarray, opt, svd_fn=svd
 ) -> tuple[np.ndarray, np.ndarray, float, int, float]:
     """The drift correction after one step (design.md Sec. 3).
 
@@ -68,6 +68,9 @@ def correct_state(
     N(A) at the corrected ``q`` in the metric M (evaluated before the
     correction, 1e-12 away). ``opt`` provides ``position_tol``,
     ``max_newton`` and ``rank_tol``.
+
+    ``svd_fn`` factors A for the velocity projection (a
+    :class:`~pfaff.linalg.LastSVD` lets the next step reuse it).
 
     Returns ``(q, v, max |Phi|, Newton iterations, kinetic-energy change)``.
     """
@@ -83,6 +86,6 @@ def correct_state(
     )
     A = ev.A if kin is None else cset.evaluate(kin).A
     M = snap.M
-    v_new = project_velocity(v, A, M, opt.rank_tol)
+    v_new = project_velocity(v, A, M, opt.rank_tol, svd_fn)
     dE = 0.5 * float(v_new @ M @ v_new - v @ M @ v)
     return q, v_new, err, iters, dE

@@ -18,6 +18,7 @@ import numpy as np
 
 from pfaff import dynamics as dyn
 from pfaff.constraints.base import ConstraintEval, ConstraintSet
+from pfaff.linalg import LastSVD
 from pfaff.mechanism.base import Snapshot
 from pfaff.simulate.correction import correct_state, newton_project, project_velocity
 from pfaff.simulate.trajectory import InitialStateError, SimulationError, Trajectory
@@ -90,6 +91,7 @@ class _Evaluator:
         self.mech = cset.mechanism
         self.frames = tuple(dict.fromkeys((*cset.frames, *extra_frames)))
         self.kkt_cond_max = 0.0
+        self.svd = LastSVD()  # A(q) factored once per q (correction, then the next step)
 
     def terms(
         self, q: np.ndarray, v: np.ndarray, extras: bool = True
@@ -107,7 +109,7 @@ class _Evaluator:
             self.kkt_cond_max = max(self.kkt_cond_max, cond)
             return a, None
         if proj is None:
-            proj = dyn.projection(ev.A, ev.drift, self.opt.rank_tol)
+            proj = dyn.projection(ev.A, ev.drift, self.opt.rank_tol, svd_fn=self.svd)
         return dyn.direct_dynamics(snap.M, snap.h, tau, proj, self.opt.variant), proj
 
     def __call__(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> np.ndarray:
@@ -293,7 +295,7 @@ def simulate(
                 _check_finite("q", q1, t + opt.dt, k + 1, traj)
                 _check_finite("v", v1, t + opt.dt, k + 1, traj)
             work += opt.dt * float(tau_held @ vbar)
-            q1, v2, err, newton_it, dE = correct_state(cset, q1, v1, opt)
+            q1, v2, err, newton_it, dE = correct_state(cset, q1, v1, opt, ev.svd)
             corr += dE
             if err > opt.position_tol:
                 traj.newton_failures += 1
