@@ -81,7 +81,8 @@ class FrameAligned(Constraint):
         self._Dm = None if np.array_equal(self.D, np.eye(3)) else self.D
 
     def _parts(self, snap: Snapshot):
-        """``(frame 1, R_e, G, J_w)``, cached for the last snapshot (three calls per state).
+        """``(frame 1, frame 2, R_e, G, J_w)`` (``R_e`` as nested lists), cached for the
+        last snapshot.
 
         ``J_w = J_w1 - R_e J_w2`` (``w = J_w v``); ``G`` as in the module docstring.
         """
@@ -96,13 +97,15 @@ class FrameAligned(Constraint):
             f2 = snap.frame(self.frame2)
             Re = (f1.R if self._off is None else f1.R @ self._off) @ f2.R.T
             Jw = f1.J[3:] - Re @ f2.J[3:]
-        G = -0.5 * Re
-        G.flat[::4] += 0.5 * (Re[0, 0] + Re[1, 1] + Re[2, 2])
-        self._key, self._cache = (snap, snap.q), (f1, f2, Re, G, Jw)
+        Rl = Re.tolist()
+        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = Rl
+        t = r00 + r11 + r22
+        G = -0.5 * np.array([[r00 - t, r01, r02], [r10, r11 - t, r12], [r20, r21, r22 - t]])
+        self._key, self._cache = (snap, snap.q), (f1, f2, Rl, G, Jw)
         return self._cache
 
     def residual(self, snap: Snapshot) -> np.ndarray:
-        e = _vee_skew(self._parts(snap)[2])
+        e = np.array(_vee_skew(self._parts(snap)[2]))
         return e if self._Dm is None else self._Dm @ e
 
     def jacobian(self, snap: Snapshot) -> np.ndarray:
@@ -115,8 +118,8 @@ class FrameAligned(Constraint):
 
     def terms(self, snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         parts = self._parts(snap)
-        _, _, Re, G, Jw = parts
-        e = _vee_skew(Re)
+        _, _, Rl, G, Jw = parts
+        e = np.array(_vee_skew(Rl))
         d = _drift3(parts, snap.v)
         if self._Dm is None:
             return G @ Jw, d, e
@@ -133,9 +136,9 @@ def _drift3(parts: tuple, v: np.ndarray) -> np.ndarray:
     Written out in floats: a dozen 3-vector products, where NumPy's per-call
     overhead would dominate.
     """
-    f1, f2, Re, _, Jw = parts
+    f1, f2, Rl, _, Jw = parts
     w0, w1, w2 = (Jw @ v).tolist()
-    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = Re.tolist()
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = Rl
     a0, a1, a2 = f1.drift[3:].tolist()
     if f2 is not None:
         # w' = alpha_1 - R_e alpha_2 - w x (R_e omega_2)
@@ -164,9 +167,10 @@ def _drift3(parts: tuple, v: np.ndarray) -> np.ndarray:
     )
 
 
-def _vee_skew(Re: np.ndarray) -> np.ndarray:
-    """``vee(skew(R_e))`` = ``sin(angle) axis`` (3,)."""
-    return 0.5 * np.array([Re[2, 1] - Re[1, 2], Re[0, 2] - Re[2, 0], Re[1, 0] - Re[0, 1]])
+def _vee_skew(Rl: list) -> list:
+    """``vee(skew(R_e))`` = ``sin(angle) axis`` of ``R_e`` given as nested lists."""
+    (_, r01, r02), (r10, _, r12), (r20, r21, _) = Rl
+    return [0.5 * (r21 - r12), 0.5 * (r02 - r20), 0.5 * (r10 - r01)]
 
 
 class Weld(Constraint):
@@ -187,10 +191,8 @@ class Weld(Constraint):
         self.name = name or f"{frame1} welded to {frame2}"
 
     def residual(self, snap: Snapshot) -> np.ndarray:
-        Re = self.aligned._parts(snap)[2]
         p = (snap.frame(self.frame1).p - snap.frame(self.frame2).p).tolist()
-        e = [Re[2, 1] - Re[1, 2], Re[0, 2] - Re[2, 0], Re[1, 0] - Re[0, 1]]
-        return np.array(p + [0.5 * x for x in e])
+        return np.array(p + _vee_skew(self.aligned._parts(snap)[2]))
 
     def jacobian(self, snap: Snapshot) -> np.ndarray:
         _, f2, _, G, Jw = self.aligned._parts(snap)
@@ -204,14 +206,13 @@ class Weld(Constraint):
         return np.concatenate([f1.drift[:3] - f2.drift[:3], self.aligned.drift3(snap)])
 
     def terms(self, snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        f1, f2, Re, G, Jw = self.aligned._parts(snap)
+        parts = self.aligned._parts(snap)
+        f1, f2, Rl, G, Jw = parts
         A = np.empty((6, Jw.shape[1]))
         np.subtract(f1.J[:3], f2.J[:3], out=A[:3])
         np.matmul(G, Jw, out=A[3:])
         drift = np.empty(6)
         np.subtract(f1.drift[:3], f2.drift[:3], out=drift[:3])
-        drift[3:] = _drift3((f1, f2, Re, G, Jw), snap.v)
-        phi = np.empty(6)
-        np.subtract(f1.p, f2.p, out=phi[:3])
-        phi[3:] = _vee_skew(Re)
+        drift[3:] = _drift3(parts, snap.v)
+        phi = np.array((f1.p - f2.p).tolist() + _vee_skew(Rl))
         return A, drift, phi

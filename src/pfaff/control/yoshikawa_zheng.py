@@ -80,6 +80,18 @@ def _pinv_columns(S: np.ndarray) -> np.ndarray:
     return np.linalg.pinv(S)
 
 
+_SIGNALS = ("r_P", "r_Pd", "f_F", "f_Fd", "f_IS", "f_ISd")
+_NAMES: dict[tuple[int, ...], list[str]] = {}
+
+
+def _signal_names(sizes: tuple[int, ...]) -> list[str]:
+    """``r_P_0, ..., f_ISd_k``: the recorded signal names for these vector sizes."""
+    names = _NAMES.get(sizes)
+    if names is None:
+        names = _NAMES[sizes] = [f"{p}_{i}" for p, n in zip(_SIGNALS, sizes) for i in range(n)]
+    return names
+
+
 def _min_norm_solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Minimum-norm solution of ``A x = b`` for ``A`` of full row rank (``A^T (A A^T)^-1 b``).
 
@@ -326,13 +338,8 @@ class YZController:
             n, nr, d = a.size, T.shape[0], S.shape[1]
             dX = solve(K, np.concatenate([tau_arm - held, np.zeros(K.shape[0] - n)]))
             self._start = (f_F + dX[n + nr + d :], f_IS + A_S.T @ dX[n + nr : n + nr + d])
-        self.signals = {
-            **{f"r_P_{i}": float(v) for i, v in enumerate(r_P)},
-            **{f"r_Pd_{i}": float(v) for i, v in enumerate(r_Pd)},
-            **{f"f_F_{i}": float(v) for i, v in enumerate(f_F)},
-            **{f"f_Fd_{i}": float(v) for i, v in enumerate(f_Fd)},
-            **{f"f_IS_{i}": float(v) for i, v in enumerate(f_IS)},
-            **{f"f_ISd_{i}": float(v) for i, v in enumerate(f_ISd)},
-            "mode": float(self.mode),
-        }
+        vals = (r_P, r_Pd, f_F, f_Fd, f_IS, f_ISd)
+        names = _signal_names(tuple(x.size for x in vals))
+        self.signals = dict(zip(names, np.concatenate(vals).tolist()))
+        self.signals["mode"] = float(self.mode)
         return tau

@@ -123,6 +123,10 @@ class DualPandaSetup:
         self._W0 = np.hstack([np.eye(6), np.eye(6)])  # W of eq. (11) without the skew blocks
         self._R_hands = np.hstack([g.R for g in self.grasps])
         self._c_hands = np.array(self.c).T
+        # S = diag(RC_1, RC_1, RC_2, RC_2) filled from RC = [RC_1, RC_2] by one index
+        k, a, b = np.meshgrid(range(4), range(3), range(3), indexing="ij")
+        self._S_at = ((3 * k + a).ravel(), (3 * k + b).ravel())
+        self._RC_at = (a.ravel(), (3 * (k // 2) + b).ravel())
 
     def constraints(self, unilateral: bool = True) -> ConstraintSet:
         """Two welds (12 rows) + the table (height, unilateral; two tilts): 15 rows."""
@@ -180,19 +184,17 @@ class DualPandaSetup:
         ``S_i = diag(R_B R_i, R_B R_i)``, ``W_i = [[I, 0], [[R_B c_i]_x, I]]``; equal to
         :func:`grasp_matrices` / :func:`grasp_rates` (tested), several times cheaper.
         """
-        wx = skew(w)
+        wx = _skew(*w.tolist())
         RC = R_B @ self._R_hands  # [R_B R_1, R_B R_2] (3 x 6)
         RCd = wx @ RC
         S, Sd = np.zeros((12, 12)), np.zeros((12, 12))
-        for k in range(4):  # blocks (force, moment) x (hand 1, hand 2)
-            b = slice(3 * k, 3 * k + 3)
-            h = slice(3 * (k // 2), 3 * (k // 2) + 3)
-            S[b, b], Sd[b, b] = RC[:, h], RCd[:, h]
+        S[self._S_at], Sd[self._S_at] = RC[self._RC_at], RCd[self._RC_at]
         W, Wd = self._W0.copy(), np.zeros((6, 12))
-        r1, r2 = (R_B @ self._c_hands).T  # R_B c_i
-        P1, P2 = skew(r1), skew(r2)
-        W[3:, 0:3], W[3:, 6:9] = P1, P2
-        Wd[3:, 0:3], Wd[3:, 6:9] = wx @ P1 - P1 @ wx, wx @ P2 - P2 @ wx  # [w x r]_x
+        w0, w1, w2 = w.tolist()
+        for col, (x, y, z) in zip((0, 6), (R_B @ self._c_hands).T.tolist()):  # r = R_B c_i
+            W[3:, col : col + 3] = _skew(x, y, z)
+            # [r]_x' = [w x r]_x
+            Wd[3:, col : col + 3] = _skew(w1 * z - w2 * y, w2 * x - w0 * z, w0 * y - w1 * x)
         return S, W, Sd, Wd
 
     def Q_r(self, r, rd):
@@ -257,6 +259,11 @@ class DualPandaSetup:
             q[self.sys.arm_q[i]] = self.arm_ik(i, x)
         q[self.sys.box_q] = [x, 0.0, self.zc, 0.0, 0.0, 0.0, 1.0]
         return q
+
+
+def _skew(x: float, y: float, z: float) -> np.ndarray:
+    """``[r]_x`` from three floats (:func:`~pfaff.manipulation.grasp.skew` without checks)."""
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
 
 
 def squeeze_basis(W_S, S, r_list) -> np.ndarray:
