@@ -39,6 +39,19 @@ def svd(A: np.ndarray, full: bool = False) -> tuple[np.ndarray, np.ndarray, np.n
     return U, s, Vt
 
 
+def skew3(w: np.ndarray) -> np.ndarray:
+    """``[w]_x`` of a 3-vector (``[w]_x b = w x b``)."""
+    x, y, z = w.tolist()
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+
+
+def cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a x b`` of two 3-vectors (``np.cross`` costs several microseconds per call)."""
+    a0, a1, a2 = a.tolist()
+    b0, b1, b2 = b.tolist()
+    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
+
+
 class LastSVD:
     """:func:`svd` that keeps the last thin factorisation and returns it again
     when it is asked for the same matrix (exact equality).

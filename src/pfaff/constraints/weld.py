@@ -27,17 +27,6 @@ from pfaff.constraints.library import PointsCoincide, unit_directions
 from pfaff.mechanism.base import ModelError, Snapshot
 
 
-def _skew(w: np.ndarray) -> np.ndarray:
-    return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
-
-
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a x b`` of two 3-vectors (np.cross is slow on single vectors)."""
-    a0, a1, a2 = a.tolist()
-    b0, b1, b2 = b.tolist()
-    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
-
-
 def _rotation(R, what: str) -> np.ndarray:
     R = np.eye(3) if R is None else np.asarray(R, dtype=float)
     if R.shape != (3, 3) or not np.allclose(R.T @ R, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pfaff.linalg import cross3, skew3
+
 
 class ModelError(ValueError):
     """A mechanism or constraint was built from invalid data."""
@@ -58,7 +60,7 @@ class FrameState:
             return Jv
         r = self.R @ offset
         Jw = self.J[3:]
-        return Jv - np.cross(r, Jw.T).T
+        return Jv - skew3(r) @ Jw
 
     def point_drift(self, offset: np.ndarray | None, v: np.ndarray) -> np.ndarray:
         """(3,) classical acceleration ``J_p' v`` of a point fixed in the frame.
@@ -69,7 +71,7 @@ class FrameState:
             return self.drift[:3]
         r = self.R @ offset
         w = self.J[3:] @ v
-        return self.drift[:3] + np.cross(self.drift[3:], r) + np.cross(w, np.cross(w, r))
+        return self.drift[:3] + cross3(self.drift[3:], r) + cross3(w, cross3(w, r))
 
 
 @dataclass(slots=True)
