@@ -153,6 +153,10 @@ def test_full_run_meets_balance_and_rest_figures(shape):
     assert m["final_wrench_residual"] < 1e-3
     assert m["final_speed"] < 1e-4
     assert m["min_normal_force"] > 0
+    # Morse-Lyapunov: V on the 4-dim leaf has a nondegenerate minimum at the rest state
+    ev = m["morse_hessian_eigenvalues"]
+    assert len(ev) == 4 and m["morse_minimum"] and ev[0] > 1e-3
+    assert m["leaf_gradient_norm"] < 1e-5
 
 
 def test_without_posture_term_the_ellipse_grasp_drifts():
@@ -161,6 +165,10 @@ def test_without_posture_term_the_ellipse_grasp_drifts():
     assert m["final_wrench_residual"] < 1e-3
     assert m["final_speed"] > 3e-4
     assert m["final_dissipation_rate"] > 1e-9
+    # ... because the two-term V is degenerate on the leaf (not Morse) and keeps a slope
+    ev = m["morse_hessian_eigenvalues"]
+    assert not m["morse_minimum"] and abs(ev[0]) < 1e-3 * ev[-1]
+    assert m["leaf_gradient_norm"] > 1e-6
 
 
 def test_arclength_ode_matches_geometry_for_slow_motion():

@@ -6,6 +6,7 @@ import numpy as np
 
 from pfaff.constraints import ConstraintSet
 from pfaff.control.blind_grasp import BlindGrasp
+from pfaff.geometry.morse import leaf_hessian
 from pfaff.manipulation.contours import Contour, Ellipse, SplineContour, Superellipse
 from pfaff.manipulation.rolling import (
     RollingContact,
@@ -231,6 +232,11 @@ def _result(p, mech, cset, contacts, contour, ctrl, traj, wall, gap0, frob) -> S
     ratio = np.abs(ft) / np.maximum(fn, 1e-300)
     resid = wr[:, 0] / p["f_d"]
     R_unw = s_unw + np.array(radii_of(contacts)) * np.unwrap(Rang, axis=0)
+    # Morse test of V restricted to the constraint leaf at the final state (geometry.morse)
+    frames = tuple(dict.fromkeys((*cset.frames, *ctrl.frames)))
+    leaf = leaf_hessian(
+        lambda qq: ctrl.potential(mech.compute(qq, None, frames, dynamics=False)), cset, q[-1]
+    )
     metrics = {
         "final_wrench_residual": float(resid[-1]),
         "final_speed": float(np.abs(v[-1]).max()),
@@ -246,6 +252,9 @@ def _result(p, mech, cset, contacts, contour, ctrl, traj, wall, gap0, frob) -> S
             (energy[-1 - tail] - energy[-1]) / (t[-1] - t[-1 - tail])
         ),
         "frobenius_defect": frob,
+        "leaf_gradient_norm": float(np.linalg.norm(leaf.gradient)),
+        "morse_hessian_eigenvalues": [float(x) for x in leaf.eigenvalues],
+        "morse_minimum": leaf.is_morse_minimum(),
         "rolling_integral_drift": float(np.abs(R_unw - R_unw[0]).max()),
         "initial_gap": [float(g) for g in gap0],
         "contour_length": L,
