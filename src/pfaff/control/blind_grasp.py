@@ -44,6 +44,12 @@ call; ``k_q = 0.01 N m/rad`` against a squeeze stiffness ``f_d/(r_1+r_2)
 |J|^2 ~ 0.1 N m/rad``) adds stiffness along it: still blind (joint angles
 only) and passive (a gradient), and any rest state is still a force/torque
 balance of the object; the grasp force then differs slightly from ``f_d``.
+:func:`pfaff.geometry.morse.leaf_hessian` measures it: ``V`` restricted to the
+4-dimensional constraint leaf at the rest state of ``rolling-grasp`` (ellipse,
+5 s) has Hessian eigenvalues (0.0088, 0.0100, 0.0173, 0.0355) with ``k_q =
+0.01`` -- a nondegenerate (Morse) minimum -- and (-8e-6, -2e-7, 0.013, 0.027)
+with a leaf gradient of 7e-6 with ``k_q = 0``: two flat directions, no critical
+point, hence the drift.
 
 Closed loop. The rolling and contact constraints are ideal (workless), the
 object is free in the horizontal plane (g = 0), hence for the energy
