@@ -69,10 +69,16 @@ class Trajectory:
             self.rows[k].append(val)
 
     def append_signals(self, signals: dict[str, float | np.ndarray]) -> None:
+        """Record the controller's signals for the last sample (NaN where a signal
+        was missing earlier)."""
         n = len(self.rows["t"]) - 1
+        cols = self.signals
         for k, val in signals.items():
-            col = self.signals.setdefault(k, [np.nan] * n)
-            col.extend([np.nan] * (n - len(col)))
+            col = cols.get(k)
+            if col is None:
+                col = cols[k] = [np.nan] * n
+            elif len(col) < n:
+                col.extend([np.nan] * (n - len(col)))
             col.append(val)
 
     def __len__(self) -> int:
