@@ -39,9 +39,9 @@ def svd(A: np.ndarray, full: bool = False) -> tuple[np.ndarray, np.ndarray, np.n
     return U, s, Vt
 
 
-def skew3(w: np.ndarray) -> np.ndarray:
+def skew(w) -> np.ndarray:
     """``[w]_x`` of a 3-vector (``[w]_x b = w x b``)."""
-    x, y, z = w.tolist()
+    x, y, z = np.asarray(w, dtype=float).tolist()
     return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
 
 

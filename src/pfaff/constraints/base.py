@@ -103,19 +103,20 @@ class ConstraintSet:
     def __init__(self, mechanism: Mechanism, constraints: Sequence[Constraint] = ()) -> None:
         self.mechanism = mechanism
         self.constraints: list[Constraint] = []
+        self._layout: list[tuple[Constraint, slice, slice | None]] | None = None
+        self._rows: np.ndarray | None = None
         for c in constraints:
             self.add(c)
 
     def add(self, c: Constraint) -> ConstraintSet:
         c.bind(self.mechanism)
         self.constraints.append(c)
-        self._rows = None
-        self._layout: list[tuple[Constraint, slice, slice | None]] | None = None
+        self._layout = self._rows = None
         return self
 
     def _blocks(self) -> list[tuple[Constraint, slice, slice | None]]:
         """Each constraint with its rows in ``A`` and (holonomic) in ``Phi``."""
-        if getattr(self, "_layout", None) is None:
+        if self._layout is None:
             out, k, kh = [], 0, 0
             for c in self.constraints:
                 hol = slice(kh, kh + c.dim) if c.holonomic else None
@@ -138,24 +139,15 @@ class ConstraintSet:
 
     @property
     def holonomic_rows(self) -> np.ndarray:
-        if getattr(self, "_rows", None) is not None:
-            return self._rows
-        rows, k = [], 0
-        for c in self.constraints:
-            if c.holonomic:
-                rows += range(k, k + c.dim)
-            k += c.dim
-        self._rows = np.array(rows, dtype=int)
+        if self._rows is None:
+            rows = [range(r.start, r.stop) for c, r, h in self._blocks() if h is not None]
+            self._rows = np.array([i for r in rows for i in r], dtype=int)
         return self._rows
 
     @property
     def unilateral_rows(self) -> np.ndarray:
-        rows, k = [], 0
-        for c in self.constraints:
-            if c.unilateral:
-                rows += range(k, k + c.dim)
-            k += c.dim
-        return np.array(rows, dtype=int)
+        rows = [range(r.start, r.stop) for c, r, _ in self._blocks() if c.unilateral]
+        return np.array([i for r in rows for i in r], dtype=int)
 
     @property
     def row_names(self) -> list[str]:

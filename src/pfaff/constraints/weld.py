@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pfaff.constraints.base import Constraint
-from pfaff.constraints.library import PointsCoincide, unit_directions
+from pfaff.constraints.library import unit_directions
 from pfaff.mechanism.base import ModelError, Snapshot
 
 
@@ -34,7 +34,20 @@ def _rotation(R, what: str) -> np.ndarray:
     return R
 
 
-class FrameAligned(Constraint):
+class _OnePass(Constraint):
+    """A holonomic constraint whose ``A``, drift and ``Phi`` come from one :meth:`terms`."""
+
+    def residual(self, snap: Snapshot) -> np.ndarray:
+        return self.terms(snap)[2]
+
+    def jacobian(self, snap: Snapshot) -> np.ndarray:
+        return self.terms(snap)[0]
+
+    def drift(self, snap: Snapshot) -> np.ndarray:
+        return self.terms(snap)[1]
+
+
+class FrameAligned(_OnePass):
     """Orientation lock ``R_1 R_off = R_2`` along chosen world axes (holonomic).
 
     Parameters
@@ -93,19 +106,8 @@ class FrameAligned(Constraint):
         self._key, self._cache = (snap, snap.q), (f1, f2, Rl, G, Jw)
         return self._cache
 
-    def residual(self, snap: Snapshot) -> np.ndarray:
-        e = np.array(_vee_skew(self._parts(snap)[2]))
-        return e if self._Dm is None else self._Dm @ e
-
-    def jacobian(self, snap: Snapshot) -> np.ndarray:
-        _, _, _, G, Jw = self._parts(snap)
-        return (G if self._Dm is None else self._Dm @ G) @ Jw
-
-    def drift(self, snap: Snapshot) -> np.ndarray:
-        d = self.drift3(snap)
-        return d if self._Dm is None else self._Dm @ d
-
     def terms(self, snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(D G J_w, D (G' w + G w'), D vee(skew(R_e)))`` in one pass."""
         parts = self._parts(snap)
         _, _, Rl, G, Jw = parts
         e = np.array(_vee_skew(Rl))
@@ -114,13 +116,10 @@ class FrameAligned(Constraint):
             return G @ Jw, d, e
         return (self._Dm @ G) @ Jw, self._Dm @ d, self._Dm @ e
 
-    def drift3(self, snap: Snapshot) -> np.ndarray:
-        """``G' w + G w'`` (3,): the drift of all three world rows."""
-        return _drift3(self._parts(snap), snap.v)
-
 
 def _drift3(parts: tuple, v: np.ndarray) -> np.ndarray:
-    """:meth:`FrameAligned.drift3` from its ``_parts``.
+    """``G' w + G w'`` (3,): the drift of all three world rows, from
+    :meth:`FrameAligned._parts`.
 
     Written out in floats: a dozen 3-vector products, where NumPy's per-call
     overhead would dominate.
@@ -162,7 +161,7 @@ def _vee_skew(Rl: list) -> list:
     return [0.5 * (r21 - r12), 0.5 * (r02 - r20), 0.5 * (r10 - r01)]
 
 
-class Weld(Constraint):
+class Weld(_OnePass):
     """Rigid grasp: frame 1's origin and orientation fixed to frame 2's (6 rows).
 
     Rows 0-2: ``p_1 - p_2`` (world); rows 3-5: :class:`FrameAligned` with
@@ -174,34 +173,15 @@ class Weld(Constraint):
 
     def __init__(self, frame1: str, frame2: str, offset=None, name: str | None = None) -> None:
         self.frame1, self.frame2 = frame1, frame2
-        self.point = PointsCoincide(frame1, frame2)
         self.aligned = FrameAligned(frame1, frame2, offset=offset)
         self.frames = (frame1, frame2)
         self.name = name or f"{frame1} welded to {frame2}"
 
-    def residual(self, snap: Snapshot) -> np.ndarray:
-        p = (snap.frame(self.frame1).p - snap.frame(self.frame2).p).tolist()
-        return np.array(p + _vee_skew(self.aligned._parts(snap)[2]))
-
-    def jacobian(self, snap: Snapshot) -> np.ndarray:
-        _, f2, _, G, Jw = self.aligned._parts(snap)
-        A = np.empty((6, Jw.shape[1]))
-        np.subtract(snap.frames[self.frame1].J[:3], f2.J[:3], out=A[:3])
-        np.matmul(G, Jw, out=A[3:])
-        return A
-
-    def drift(self, snap: Snapshot) -> np.ndarray:
-        f1, f2 = snap.frames[self.frame1], snap.frames[self.frame2]
-        return np.concatenate([f1.drift[:3] - f2.drift[:3], self.aligned.drift3(snap)])
-
     def terms(self, snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        parts = self.aligned._parts(snap)
-        f1, f2, Rl, G, Jw = parts
-        A = np.empty((6, Jw.shape[1]))
-        np.subtract(f1.J[:3], f2.J[:3], out=A[:3])
-        np.matmul(G, Jw, out=A[3:])
-        drift = np.empty(6)
-        np.subtract(f1.drift[:3], f2.drift[:3], out=drift[:3])
-        drift[3:] = _drift3(parts, snap.v)
-        phi = np.array((f1.p - f2.p).tolist() + _vee_skew(Rl))
-        return A, drift, phi
+        f1, f2 = snap.frames[self.frame1], snap.frames[self.frame2]
+        A_rot, d_rot, e_rot = self.aligned.terms(snap)
+        return (
+            np.vstack([f1.J[:3] - f2.J[:3], A_rot]),
+            np.concatenate([f1.drift[:3] - f2.drift[:3], d_rot]),
+            np.concatenate([f1.p - f2.p, e_rot]),
+        )

@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from pfaff.geometry.screws import ScrewChain, _joint_axis, poe_partials, skew
+from pfaff.geometry.screws import ScrewChain, _joint_axis, poe_partials
+from pfaff.linalg import skew
 
 
 def swap(x: np.ndarray) -> np.ndarray:

@@ -20,12 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from pfaff.linalg import skew
+
 _AXES = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
-
-
-def skew(w: np.ndarray) -> np.ndarray:
-    """The 3x3 matrix ``w^`` with ``w^ x = w x x``."""
-    return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
 
 
 def twist_exp(xi: np.ndarray, theta: float) -> np.ndarray:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pfaff.linalg import cross3, skew  # skew(r): the paper's P_i for r = C_i - B
+
 GRASP_TYPES = ("rigid", "frictional_point", "frictionless_point")
 
 
@@ -35,12 +37,6 @@ def block_diag(*blocks) -> np.ndarray:
 
 class GraspError(ValueError):
     """A grasp description that cannot be used (e.g. not force-closure)."""
-
-
-def skew(r: np.ndarray) -> np.ndarray:
-    """Cross-product matrix ``[r]_x`` (the paper's ``P_i`` for ``r`` = C_i - B)."""
-    x, y, z = np.asarray(r, dtype=float)
-    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
 
 
 def contact_constraint_matrix(
@@ -122,7 +118,7 @@ def grasp_matrix_rate(r_list, w: np.ndarray, plane: bool = False) -> np.ndarray:
             rd = float(w) * np.array([-r[1], r[0]])
             Wd[2, :2] = (-rd[1], rd[0])
         else:
-            Wd[3:, :3] = skew(np.cross(w, r))
+            Wd[3:, :3] = skew(cross3(w, r))
         blocks.append(Wd)
     return np.hstack(blocks)
 

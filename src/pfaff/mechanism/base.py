@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pfaff.linalg import cross3, skew3
+from pfaff.linalg import cross3, skew
 
 
 class ModelError(ValueError):
@@ -60,7 +60,7 @@ class FrameState:
             return Jv
         r = self.R @ offset
         Jw = self.J[3:]
-        return Jv - skew3(r) @ Jw
+        return Jv - skew(r) @ Jw
 
     def point_drift(self, offset: np.ndarray | None, v: np.ndarray) -> np.ndarray:
         """(3,) classical acceleration ``J_p' v`` of a point fixed in the frame.

@@ -33,13 +33,13 @@ from scipy.optimize import least_squares
 from pfaff.constraints import ConstraintSet, PointOnPlane
 from pfaff.constraints.weld import FrameAligned, Weld
 from pfaff.control.yoshikawa_zheng import GraspState, YZController
+from pfaff.linalg import cross3, skew
 from pfaff.manipulation.grasp import (
     GraspError,
     GraspPoint,
     check_force_closure,
     grasp_matrices,
     internal_force_basis,
-    skew,
 )
 from pfaff.manipulation.objects import (
     ObjectConstraints,
@@ -184,17 +184,15 @@ class DualPandaSetup:
         ``S_i = diag(R_B R_i, R_B R_i)``, ``W_i = [[I, 0], [[R_B c_i]_x, I]]``; equal to
         :func:`grasp_matrices` / :func:`grasp_rates` (tested), several times cheaper.
         """
-        wx = _skew(*w.tolist())
+        wx = skew(w)
         RC = R_B @ self._R_hands  # [R_B R_1, R_B R_2] (3 x 6)
         RCd = wx @ RC
         S, Sd = np.zeros((12, 12)), np.zeros((12, 12))
         S[self._S_at], Sd[self._S_at] = RC[self._RC_at], RCd[self._RC_at]
         W, Wd = self._W0.copy(), np.zeros((6, 12))
-        w0, w1, w2 = w.tolist()
-        for col, (x, y, z) in zip((0, 6), (R_B @ self._c_hands).T.tolist()):  # r = R_B c_i
-            W[3:, col : col + 3] = _skew(x, y, z)
-            # [r]_x' = [w x r]_x
-            Wd[3:, col : col + 3] = _skew(w1 * z - w2 * y, w2 * x - w0 * z, w0 * y - w1 * x)
+        for col, r in zip((0, 6), (R_B @ self._c_hands).T):  # r = R_B c_i
+            W[3:, col : col + 3] = skew(r)
+            Wd[3:, col : col + 3] = skew(cross3(w, r))  # [r]_x' = [w x r]_x
         return S, W, Sd, Wd
 
     def Q_r(self, r, rd):
@@ -259,11 +257,6 @@ class DualPandaSetup:
             q[self.sys.arm_q[i]] = self.arm_ik(i, x)
         q[self.sys.box_q] = [x, 0.0, self.zc, 0.0, 0.0, 0.0, 1.0]
         return q
-
-
-def _skew(x: float, y: float, z: float) -> np.ndarray:
-    """``[r]_x`` from three floats (:func:`~pfaff.manipulation.grasp.skew` without checks)."""
-    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
 
 
 def squeeze_basis(W_S, S, r_list) -> np.ndarray:

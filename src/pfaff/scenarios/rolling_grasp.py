@@ -233,9 +233,8 @@ def _result(p, mech, cset, contacts, contour, ctrl, traj, wall, gap0, frob) -> S
     resid = wr[:, 0] / p["f_d"]
     R_unw = s_unw + np.array(radii_of(contacts)) * np.unwrap(Rang, axis=0)
     # Morse test of V restricted to the constraint leaf at the final state (geometry.morse)
-    frames = tuple(dict.fromkeys((*cset.frames, *ctrl.frames)))
     leaf = leaf_hessian(
-        lambda qq: ctrl.potential(mech.compute(qq, None, frames, dynamics=False)), cset, q[-1]
+        lambda qq: ctrl.potential(mech.compute(qq, None, cset.frames, dynamics=False)), cset, q[-1]
     )
     metrics = {
         "final_wrench_residual": float(resid[-1]),

@@ -117,6 +117,7 @@ class YZTwoArmPlant(Mechanism):
         self.m, self.I = float(mass), float(inertia)
         self.holes = [np.array([h[0], h[1], 0.0]) for h in holes]
         self._names = [f"arm{i + 1}_{f}" for i in range(2) for f in ("base", "elbow", "tip")]
+        self._own: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}
         self.polylines = [
             ["arm1_base", "arm1_elbow", "arm1_tip"],
             ["arm2_base", "arm2_elbow", "arm2_tip"],
@@ -127,13 +128,22 @@ class YZTwoArmPlant(Mechanism):
     def frame_names(self):
         return [*self._names, "object", *[f"hole{i + 1}" for i in range(len(self.holes))]]
 
+    def _split(self, frames: tuple[str, ...]) -> tuple[list[str], list[str]]:
+        """Each arm's own frame names among ``frames`` (``arm1_tip`` -> ``tip``), cached."""
+        out = self._own.get(frames)
+        if out is None:
+            out = self._own[frames] = tuple(
+                [f.split("_", 1)[1] for f in frames if f.startswith(f"arm{i + 1}_")]
+                for i in range(2)
+            )
+        return out
+
     def compute(self, q, v=None, frames=(), dynamics=True, extras=True) -> Snapshot:
         v = np.zeros(7) if v is None else v
-        frames = list(frames)
+        frames = tuple(frames)
         snap = Snapshot(q=q, v=v)
         sub = []
-        for i, arm in enumerate(self.arms):
-            own = [f.split("_", 1)[1] for f in frames if f.startswith(f"arm{i + 1}_")]
+        for i, (arm, own) in enumerate(zip(self.arms, self._split(frames))):
             s = arm.compute(q[2 * i : 2 * i + 2], v[2 * i : 2 * i + 2], own, dynamics)
             sub.append(s)
             for n, fs in s.frames.items():
