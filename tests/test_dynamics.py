@@ -108,6 +108,14 @@ def test_variants_agree_random_matrices(kind):
         for variant in VARIANTS:
             a = D.direct_dynamics(M, h, tau, proj, variant)
             assert _rel(a, a_ref) <= 1e-10, variant
+        # the certified QR: taken only for full row rank, the same dynamics and forces
+        pq = D.projection(A, drift, qr=True)
+        assert (pq.Rinv is not None) == (kind == "full-rank") and pq.rank == 2
+        a = D.direct_dynamics(M, h, tau, pq)
+        assert _rel(a, a_ref) <= 1e-10
+        F = D.constraint_force(M, h, tau, pq.P, a)
+        if kind == "full-rank":
+            assert _rel(D.projected_multipliers(pq, F), lam0) <= 1e-9
         sol = D.solve(M, h, tau, A, drift)
         # the force is unique even where the multipliers are not
         assert _rel(sol.F, A0.T @ lam0) <= 1e-10

@@ -12,6 +12,7 @@ import pytest
 
 from pfaff.linalg import (
     DEFAULT_RANK_TOL,
+    full_row_rank_qr,
     metric_projection,
     null_projector,
     null_space,
@@ -258,3 +259,30 @@ def test_metric_projection_minimises_kinetic_energy_change(redundant):
     assert np.abs(metric_projection(w, A, M) - w).max() <= 1e-13 * np.abs(w).max()
     # with M = I it is the orthogonal projection P v
     assert np.abs(metric_projection(v, A, np.eye(n)) - null_projector(A) @ v).max() <= 1e-13
+
+
+@pytest.mark.parametrize(("name", "A", "rank", "dropped"), CASES, ids=IDS)
+def test_full_row_rank_qr_certifies_only_what_the_svd_keeps(name, A, rank, dropped):
+    """Accepted only when the SVD keeps every row; then Q spans the same row space
+    and ``Q R^-T`` is numpy's pseudo-inverse."""
+    f = full_row_rank_qr(A, TOL)
+    m = A.shape[0]
+    s = np.linalg.svd(A, compute_uv=False)
+    if f is None:
+        # declined: rank deficient, tall, or too close to the threshold to certify
+        assert rank < m or s.min() < 2.0 * TOL * np.sqrt(m) or A.shape[0] > A.shape[1]
+        return
+    assert rank == m and s.min() >= 2.0 * TOL
+    Q, Rinv = f
+    np.testing.assert_allclose(Q.T @ Q, np.eye(m), atol=1e-13)
+    np.testing.assert_allclose(Q @ Q.T, np.eye(A.shape[1]) - null_projector(A, TOL), atol=1e-12)
+    np.testing.assert_allclose(Q @ Rinv.T, np.linalg.pinv(A), atol=1e-9 * np.abs(Rinv).max())
+
+
+def test_full_row_rank_qr_declines_at_the_threshold():
+    """Singular value 1.5 rank_tol: kept by the SVD, but not certified by the QR
+    (the caller then takes the SVD); 1e3 rank_tol is certified."""
+    rng = np.random.default_rng(7)
+    assert full_row_rank_qr(_with_singular_values(rng, 4, 6, [2.0, 0.5, 1.0, 1.5e-9])) is None
+    assert full_row_rank_qr(_with_singular_values(rng, 4, 6, [2.0, 0.5, 1.0, 1e-6])) is not None
+    assert full_row_rank_qr(np.zeros((0, 4))) is None

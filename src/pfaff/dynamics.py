@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pfaff.linalg import DEFAULT_RANK_TOL, row_space, svd
+from pfaff.linalg import DEFAULT_RANK_TOL, full_row_rank_qr, identity, row_space, svd
 from pfaff.linalg import solve as linsolve
 
 VARIANTS = ("Mc", "Mc1", "Mc2")
@@ -37,25 +37,17 @@ class Projection:
     rank : numerical rank r of A.
     sigma_min : smallest singular value of A (0 if A has no rows or m > n).
     N : (n, n - r) orthonormal basis of N(A) when asked for, else None.
+    Rinv : for a projection taken by QR (``projection(..., qr=True)``): ``R^-1``
+        of ``A^T = V1 R``; then ``U1`` and ``sigma`` are None and ``sigma_min``
+        is NaN (not computed).
     """
 
-    __slots__ = ("P", "Cv", "V1", "U1", "sigma", "rank", "sigma_min", "N")
+    __slots__ = ("P", "Cv", "V1", "U1", "sigma", "rank", "sigma_min", "N", "Rinv")
 
     def __init__(self, P, Cv, V1, U1, sigma, rank, sigma_min):
         self.P, self.Cv, self.V1, self.U1 = P, Cv, V1, U1
         self.sigma, self.rank, self.sigma_min = sigma, rank, sigma_min
-        self.N = None
-
-
-_EYE: dict[int, np.ndarray] = {}
-
-
-def _eye(n: int) -> np.ndarray:
-    I = _EYE.get(n)
-    if I is None:
-        I = _EYE[n] = np.eye(n)
-        I.flags.writeable = False
-    return I
+        self.N = self.Rinv = None
 
 
 def projection(
@@ -64,14 +56,31 @@ def projection(
     rank_tol: float = DEFAULT_RANK_TOL,
     with_null: bool = False,
     svd_fn=svd,
+    qr: bool = False,
 ) -> Projection:
     """``P = I - A^+ A`` and ``C v = -A^+ A' v`` from one SVD (Aghili eq. 4, 15, 16).
 
     With ``with_null=True`` the full SVD is taken and ``proj.N`` holds an
     orthonormal basis V2 of N(A) (the independent directions of Sec. 7.1).
     ``svd_fn``: the factorisation (e.g. a :class:`~pfaff.linalg.LastSVD`).
+
+    With ``qr=True`` a QR of ``A^T`` is used instead when it certifies full row
+    rank with every singular value above ``rank_tol``
+    (:func:`~pfaff.linalg.full_row_rank_qr`): then the SVD's rank decision
+    would keep every row, and ``P = I - Q Q^T``, ``A^+ = Q R^-T`` are the same
+    operators at a third of the cost. The singular values are not computed
+    (``sigma_min`` is NaN): the integrator uses it for its intermediate stages.
     """
     m, n = A.shape
+    if qr and not with_null:
+        f = full_row_rank_qr(A, rank_tol)
+        if f is not None:
+            Q, Rinv = f
+            proj = Projection(
+                identity(n) - Q @ Q.T, -(Q @ (drift @ Rinv)), Q, None, None, m, np.nan
+            )
+            proj.Rinv = Rinv
+            return proj
     if m == 0:
         proj = Projection(
             np.eye(n), np.zeros(n), np.zeros((n, 0)), np.zeros((0, 0)), np.zeros(0), 0, 0.0
@@ -81,7 +90,7 @@ def projection(
     U, s, Vt = svd_fn(A, full=with_null)
     r = int((s >= rank_tol).sum())
     V1, U1, sig = Vt[:r].T, U[:, :r], s[:r]
-    P = _eye(n) - V1 @ V1.T
+    P = identity(n) - V1 @ V1.T
     Cv = -V1 @ ((U1.T @ drift) / sig)
     proj = Projection(P, Cv, V1, U1, sig, r, float(s[-1]) if m <= n else 0.0)
     if with_null:
@@ -166,6 +175,8 @@ def multipliers(
 
 def projected_multipliers(proj: Projection, F: np.ndarray) -> np.ndarray:
     """:func:`multipliers` from an existing :class:`Projection` (no second SVD)."""
+    if proj.Rinv is not None:  # QR, full row rank: (A^+)^T F = R^-1 Q^T F
+        return proj.Rinv @ (proj.V1.T @ F)
     return proj.U1 @ ((proj.V1.T @ F) / proj.sigma)
 
 

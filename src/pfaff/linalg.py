@@ -76,6 +76,51 @@ class LastSVD:
         return self._f
 
 
+def full_row_rank_qr(
+    A: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Thin QR ``A^T = Q R`` when it certifies that every singular value of ``A``
+    is above ``rank_tol``; else None (the caller takes the SVD).
+
+    Certificate: ``sigma_min(A) = sigma_min(R) >= 1 / ||R^-1||_F``; the QR is
+    accepted when that bound is at least ``2 rank_tol``, so the SVD would keep
+    all ``m`` rows and both give the same ``A^+ = Q R^-T`` and the same
+    projector ``I - Q Q^T``. About three times cheaper than the SVD for the
+    15 x 20 constraint matrix of two arms holding a box.
+
+    Returns ``(Q, R^-1)``: ``Q`` (n, m) with orthonormal columns spanning the
+    row space of ``A``, ``R^-1`` (m, m) upper triangular.
+    """
+    m, n = A.shape
+    if m == 0 or m > n:
+        return None
+    qr, tau, _, info = lapack.dgeqrf(A.T)
+    if info != 0:
+        return None
+    Rinv, info = lapack.dtrtrs(qr[:m], identity(m))  # reads the upper triangle only
+    if info != 0:
+        return None  # an exact zero on the diagonal: rank deficient
+    nrm = float(np.sqrt(np.einsum("ij,ij->", Rinv, Rinv)))
+    if not nrm * 2.0 * rank_tol <= 1.0:  # also False for inf / nan
+        return None
+    Q, _, info = lapack.dorgqr(qr, tau)
+    if info != 0:
+        return None
+    return Q, Rinv
+
+
+_EYES: dict[int, np.ndarray] = {}
+
+
+def identity(n: int) -> np.ndarray:
+    """The n x n identity, cached and read-only (no allocation per step)."""
+    I = _EYES.get(n)
+    if I is None:
+        I = _EYES[n] = np.eye(n)
+        I.flags.writeable = False
+    return I
+
+
 @dataclass(frozen=True)
 class RowSpace:
     """SVD split of a matrix ``A`` (m x n) with an absolute threshold.

@@ -99,22 +99,26 @@ class _Evaluator:
         snap = self.mech.compute(q, v, self.frames, extras=extras)
         return snap, self.cset.evaluate(snap)
 
-    def accel(self, snap: Snapshot, ev: ConstraintEval, tau: np.ndarray, proj=None):
+    def accel(
+        self, snap: Snapshot, ev: ConstraintEval, tau: np.ndarray, proj=None, qr: bool = False
+    ):
         """Acceleration and the projection (None for the KKT baseline).
 
         ``proj``: the projection already taken at this state (one SVD per state).
+        ``qr``: allow the certified full-rank QR (:func:`~pfaff.dynamics.projection`),
+        for states whose singular values are not recorded (the RK4 stages).
         """
         if self.opt.method == "kkt":
             a, _, cond = dyn.kkt_dynamics(snap.M, snap.h, tau, ev.A, ev.drift)
             self.kkt_cond_max = max(self.kkt_cond_max, cond)
             return a, None
         if proj is None:
-            proj = dyn.projection(ev.A, ev.drift, self.opt.rank_tol, svd_fn=self.svd)
+            proj = dyn.projection(ev.A, ev.drift, self.opt.rank_tol, svd_fn=self.svd, qr=qr)
         return dyn.direct_dynamics(snap.M, snap.h, tau, proj, self.opt.variant), proj
 
     def __call__(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> np.ndarray:
         snap, ev = self.terms(q, v, extras=False)
-        return self.accel(snap, ev, tau)[0]
+        return self.accel(snap, ev, tau, qr=True)[0]
 
 
 def _check_finite(name: str, x: np.ndarray, t: float, step: int, traj: Trajectory) -> None:
