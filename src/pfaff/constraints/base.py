@@ -69,6 +69,18 @@ class Constraint(ABC):
         phi = self.residual(snap) if self.holonomic else None
         return self.jacobian(snap), self.drift(snap), phi
 
+    def write(
+        self, snap: Snapshot, A: np.ndarray, drift: np.ndarray, phi: np.ndarray | None
+    ) -> None:
+        """Write :meth:`terms` into the given (dim, nv), (dim,), (dim,) arrays (views of
+        the stacked ones; ``phi`` None for a Pfaffian constraint).
+
+        A constraint that can fill them in place (no temporaries to copy) overrides this.
+        """
+        A[...], drift[...], res = self.terms(snap)
+        if phi is not None:
+            phi[...] = res
+
 
 @dataclass(frozen=True)
 class ConstraintEval:
@@ -167,9 +179,7 @@ class ConstraintSet:
         m = blocks[-1][1].stop
         A, drift, phi = np.empty((m, nv)), np.empty(m), np.empty(hol_rows.size)
         for c, rows, hrows in blocks:
-            A[rows], drift[rows], res = c.terms(snap)
-            if hrows is not None:
-                phi[hrows] = res
+            c.write(snap, A[rows], drift[rows], None if hrows is None else phi[hrows])
         return ConstraintEval(A, drift, phi, hol_rows)
 
     def holonomic_terms(self, snap: Snapshot) -> tuple[np.ndarray, np.ndarray]:
@@ -177,9 +187,8 @@ class ConstraintSet:
         hol = [c for c in self.constraints if c.holonomic]
         if not hol:
             return np.zeros(0), np.zeros((0, self.mechanism.nv))
-        phi = np.concatenate([c.residual(snap) for c in hol])
-        A = np.vstack([c.jacobian(snap) for c in hol])
-        return phi, A
+        terms = [c.terms(snap) for c in hol]
+        return np.concatenate([t[2] for t in terms]), np.vstack([t[0] for t in terms])
 
     def residual(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Holonomic residual and Jacobian rows at ``q`` (kinematics only).

@@ -35,7 +35,12 @@ def _rotation(R, what: str) -> np.ndarray:
 
 
 class _OnePass(Constraint):
-    """A holonomic constraint whose ``A``, drift and ``Phi`` come from one :meth:`terms`."""
+    """A holonomic constraint whose ``A``, drift and ``Phi`` come from one :meth:`write`."""
+
+    def terms(self, snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        A, d, phi = np.empty((self.dim, snap.v.size)), np.empty(self.dim), np.empty(self.dim)
+        self.write(snap, A, d, phi)
+        return A, d, phi
 
     def residual(self, snap: Snapshot) -> np.ndarray:
         return self.terms(snap)[2]
@@ -75,56 +80,46 @@ class FrameAligned(_OnePass):
         self.R_t = _rotation(target, "target")
         self.frames = (frame1,) if frame2 is None else (frame1, frame2)
         self.name = name or f"{frame1} aligned with {frame2 or 'world'}"
-        self._key: tuple | None = None
-        self._cache: tuple = ()
         # constant factors of R_e (identity ones skipped), D = I skipped
         self._R_right = self.R_off @ self.R_t.T
         self._off = None if np.array_equal(self.R_off, np.eye(3)) else self.R_off
         self._Dm = None if np.array_equal(self.D, np.eye(3)) else self.D
 
-    def _parts(self, snap: Snapshot):
-        """``(frame 1, frame 2, R_e, G, J_w)`` (``R_e`` as nested lists), cached for the
-        last snapshot.
+    def write(self, snap: Snapshot, A: np.ndarray, d: np.ndarray, phi: np.ndarray) -> None:
+        """``A = D G J_w``, ``d = D (G' w + G w')``, ``phi = D vee(skew(R_e))`` into
+        the given arrays, in one pass.
 
         ``J_w = J_w1 - R_e J_w2`` (``w = J_w v``); ``G`` as in the module docstring.
         """
-        key = self._key
-        if key is not None and key[0] is snap and key[1] is snap.q:
-            return self._cache
-        f1 = snap.frame(self.frame1)
+        f1 = snap.frames[self.frame1]
         if self.frame2 is None:
             Re = f1.R @ self._R_right
             Jw, f2 = f1.J[3:], None
         else:
-            f2 = snap.frame(self.frame2)
+            f2 = snap.frames[self.frame2]
             Re = (f1.R if self._off is None else f1.R @ self._off) @ f2.R.T
             Jw = f1.J[3:] - Re @ f2.J[3:]
         Rl = Re.tolist()
         (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = Rl
         t = r00 + r11 + r22
         G = -0.5 * np.array([[r00 - t, r01, r02], [r10, r11 - t, r12], [r20, r21, r22 - t]])
-        self._key, self._cache = (snap, snap.q), (f1, f2, Rl, G, Jw)
-        return self._cache
-
-    def terms(self, snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(D G J_w, D (G' w + G w'), D vee(skew(R_e)))`` in one pass."""
-        parts = self._parts(snap)
-        _, _, Rl, G, Jw = parts
-        e = np.array(_vee_skew(Rl))
-        d = _drift3(parts, snap.v)
+        e = [0.5 * (r21 - r12), 0.5 * (r02 - r20), 0.5 * (r10 - r01)]  # vee(skew(R_e))
+        dr = _drift3(f1, f2, Rl, Jw, snap.v)
         if self._Dm is None:
-            return G @ Jw, d, e
-        return (self._Dm @ G) @ Jw, self._Dm @ d, self._Dm @ e
+            np.matmul(G, Jw, out=A)
+            d[:], phi[:] = dr, e
+        else:
+            np.matmul(self._Dm @ G, Jw, out=A)
+            d[:], phi[:] = self._Dm @ dr, self._Dm @ e
 
 
-def _drift3(parts: tuple, v: np.ndarray) -> np.ndarray:
-    """``G' w + G w'`` (3,): the drift of all three world rows, from
-    :meth:`FrameAligned._parts`.
+def _drift3(f1, f2, Rl: list, Jw: np.ndarray, v: np.ndarray) -> list[float]:
+    """``G' w + G w'``: the drift of all three world rows of :class:`FrameAligned`
+    (frames 1 and 2, ``R_e`` as nested lists, ``J_w``).
 
     Written out in floats: a dozen 3-vector products, where NumPy's per-call
     overhead would dominate.
     """
-    f1, f2, Rl, _, Jw = parts
     w0, w1, w2 = (Jw @ v).tolist()
     (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = Rl
     a0, a1, a2 = f1.drift[3:].tolist()
@@ -146,19 +141,11 @@ def _drift3(parts: tuple, v: np.ndarray) -> np.ndarray:
     c2 = r20 * w0 + r21 * w1 + r22 * w2
     # G w' = (tr(R_e) w' - R_e w') / 2
     tr = r00 + r11 + r22
-    return 0.5 * np.array(
-        [
-            tr_d * w0 - (w1 * c2 - w2 * c1) + tr * a0 - (r00 * a0 + r01 * a1 + r02 * a2),
-            tr_d * w1 - (w2 * c0 - w0 * c2) + tr * a1 - (r10 * a0 + r11 * a1 + r12 * a2),
-            tr_d * w2 - (w0 * c1 - w1 * c0) + tr * a2 - (r20 * a0 + r21 * a1 + r22 * a2),
-        ]
-    )
-
-
-def _vee_skew(Rl: list) -> list:
-    """``vee(skew(R_e))`` = ``sin(angle) axis`` of ``R_e`` given as nested lists."""
-    (_, r01, r02), (r10, _, r12), (r20, r21, _) = Rl
-    return [0.5 * (r21 - r12), 0.5 * (r02 - r20), 0.5 * (r10 - r01)]
+    return [
+        0.5 * (tr_d * w0 - (w1 * c2 - w2 * c1) + tr * a0 - (r00 * a0 + r01 * a1 + r02 * a2)),
+        0.5 * (tr_d * w1 - (w2 * c0 - w0 * c2) + tr * a1 - (r10 * a0 + r11 * a1 + r12 * a2)),
+        0.5 * (tr_d * w2 - (w0 * c1 - w1 * c0) + tr * a2 - (r20 * a0 + r21 * a1 + r22 * a2)),
+    ]
 
 
 class Weld(_OnePass):
@@ -177,11 +164,10 @@ class Weld(_OnePass):
         self.frames = (frame1, frame2)
         self.name = name or f"{frame1} welded to {frame2}"
 
-    def terms(self, snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def write(self, snap: Snapshot, A: np.ndarray, d: np.ndarray, phi: np.ndarray) -> None:
+        """Position rows, then :meth:`FrameAligned.write` into rows 3-5."""
         f1, f2 = snap.frames[self.frame1], snap.frames[self.frame2]
-        A_rot, d_rot, e_rot = self.aligned.terms(snap)
-        return (
-            np.vstack([f1.J[:3] - f2.J[:3], A_rot]),
-            np.concatenate([f1.drift[:3] - f2.drift[:3], d_rot]),
-            np.concatenate([f1.p - f2.p, e_rot]),
-        )
+        np.subtract(f1.J[:3], f2.J[:3], out=A[:3])
+        np.subtract(f1.drift[:3], f2.drift[:3], out=d[:3])
+        np.subtract(f1.p, f2.p, out=phi[:3])
+        self.aligned.write(snap, A[3:], d[3:], phi[3:])
