@@ -97,6 +97,33 @@ def test_run_benchmarks_dispatch(monkeypatch) -> None:
     assert set(rows[1]) == {"benchmark", "figure", "value", "unit", "target", "note"}
 
 
+def test_scenario_rows_report_the_median_of_the_runs(monkeypatch) -> None:
+    """Realtime factor: median of the runs (spread in the note); an issue's own
+    figure gets its own row; a failed run's status is the one reported."""
+    import pfaff.scenarios as sc
+
+    factors = {"dual-panda-box": iter([4.0, 7.0, 5.5]), "b": iter([20.0, 30.0, 25.0])}
+
+    def fake(name, overrides):
+        rt = next(factors[name])
+        status = "failed" if name == "b" and rt == 30.0 else "ok"
+        return dict(realtime_factor=rt, sim_time_s=2.0, max_constraint_violation=rt * 1e-14,
+                    status=status, message="boom" if status != "ok" else None)  # fmt: skip
+
+    monkeypatch.setattr(sc, "SCENARIOS", {"dual-panda-box": None, "b": None})
+    monkeypatch.setattr(sc, "run_scenario", fake)
+    monkeypatch.setattr(bench, "SCENARIO_VARIANTS", ())
+    rows = {(r["figure"], r["target"]): r for r in bench.bench_scenarios(runs=3)}
+    rt = rows[("dual-panda-box realtime factor", ">= 10")]
+    assert rt["value"] == 5.5 and "median of 3 runs (4 .. 7)" in rt["note"]
+    assert rows[("dual-panda-box realtime factor", ">= 5")]["value"] == 5.5
+    assert rows[("dual-panda-box max |phi|", "<= 1e-10")]["value"] == 7e-14
+    assert rows[("b realtime factor", ">= 10")]["value"] == 25.0
+    assert ("b realtime factor", ">= 5") not in rows
+    status = rows[("b status", "== ok")]
+    assert status["value"] == "failed" and status["note"] == "boom"
+
+
 def test_mujoco_peer_is_skipped_not_crashing(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "mujoco", None)  # `import mujoco` raises ImportError
     rows = bench.bench_panda_mujoco()

@@ -217,26 +217,56 @@ def bench_panda_mujoco() -> list[Row]:
 # -- scenarios ---------------------------------------------------------------------------
 #: non-default parameter sets that are part of an issue's figures
 SCENARIO_VARIANTS = (("four-bar", {"parallelogram": "true"}),)
+#: runs per scenario; the real-time factor reported is their median (design.md Sec. 8)
+SCENARIO_RUNS = 3
+#: real-time figures of an issue that differ from the design target of 10x
+ISSUE_REALTIME = {"dual-panda-box": (5.0, "issue 7")}
 
 
-def bench_scenarios() -> list[Row]:
-    """Every shipped scenario once: real-time factor, constraint violation, status."""
+def bench_scenarios(runs: int = SCENARIO_RUNS) -> list[Row]:
+    """Every shipped scenario ``runs`` times: median real-time factor (with the
+    spread in the note), largest constraint violation, status."""
     from pfaff.scenarios import SCENARIOS, run_scenario
 
     rows = []
-    runs = [(name, {}) for name in sorted(SCENARIOS)] + list(SCENARIO_VARIANTS)
-    for name, overrides in runs:
+    cases = [(name, {}) for name in sorted(SCENARIOS)] + list(SCENARIO_VARIANTS)
+    for name, overrides in cases:
         label = name + "".join(f" {k}={v}" for k, v in overrides.items())
         try:
-            s = run_scenario(name, overrides)
+            out = [run_scenario(name, overrides) for _ in range(runs)]
         except Exception as exc:
             rows.append(row("scenarios", f"{label} status", "error", "", "== ok", str(exc)))
             continue
-        note = f"sim {s['sim_time_s']:.3g} s in {s['wall_time_s']:.3g} s wall"
+        rt = sorted(s["realtime_factor"] for s in out)
+        s = out[0]
+        med = statistics.median(rt)
+        note = (
+            f"median of {runs} runs ({rt[0]:.3g} .. {rt[-1]:.3g}); "
+            f"sim {s['sim_time_s']:.3g} s in {s['sim_time_s'] / med:.3g} s wall"
+        )
+        rows.append(row("scenarios", f"{label} realtime factor", med, "x", ">= 10", note))
+        if name in ISSUE_REALTIME and not overrides:
+            bound, issue = ISSUE_REALTIME[name]
+            rows.append(
+                row("scenarios", f"{label} realtime factor", med, "x", f">= {bound:g}", issue)
+            )
+        bad = [x for x in out if x["status"] != "ok"]
         rows += [
-            row("scenarios", f"{label} realtime factor", s["realtime_factor"], "x", ">= 10", note),
-            row("scenarios", f"{label} max |phi|", s["max_constraint_violation"], "", "<= 1e-10"),
-            row("scenarios", f"{label} status", s["status"], "", "== ok", s.get("message") or ""),
+            row(
+                "scenarios",
+                f"{label} max |phi|",
+                max(x["max_constraint_violation"] for x in out),
+                "",
+                "<= 1e-10",
+            ),
+            row(
+                "scenarios",
+                f"{label} status",
+                (bad or out)[0]["status"],
+                "",
+                "== ok",
+                (bad or out)[0].get("message") or "",
+            ),
         ]
     return rows
 
