@@ -28,6 +28,8 @@ from pfaff.manipulation.objects import (
     euler_zyz_T,
     euler_zyz_T_rate,
     planar_contact_surface,
+    velocity_map,
+    velocity_map_rate,
 )
 from pfaff.scenarios import yoshikawa_zheng as yz
 from pfaff.scenarios.registry import ParameterError
@@ -148,6 +150,14 @@ def test_euler_T_is_the_angular_velocity_map():
     np.testing.assert_allclose(euler_zyz_T(r)[3:, 3:] @ rd[3:], w, atol=1e-8)
     Td = (euler_zyz_T(r + h * rd) - euler_zyz_T(r - h * rd)) / (2 * h)
     np.testing.assert_allclose(euler_zyz_T_rate(r, rd), Td, atol=1e-8)
+    # velocity_map (eq. 4) dispatches on the size of r: eq. (7) in 3D ...
+    np.testing.assert_array_equal(velocity_map(r), euler_zyz_T(r))
+    Td = (velocity_map(r + h * rd) - velocity_map(r - h * rd)) / (2 * h)
+    np.testing.assert_allclose(velocity_map_rate(r, rd), Td, atol=1e-8)
+    # ... and the identity in the plane, where theta' is the angular velocity
+    rp = np.array([0.1, -0.2, 0.7])
+    np.testing.assert_array_equal(velocity_map(rp), np.eye(3))
+    np.testing.assert_array_equal(velocity_map_rate(rp, rd[:3]), np.zeros((3, 3)))
 
 
 def test_contact_surface_E_F_and_rate():
