@@ -254,6 +254,34 @@ def test_slider_crank_passes_singular_configurations():
     assert arr["energy"][0] == pytest.approx(18.0, rel=1e-12)  # 0.5 v^T M v at q = 0
 
 
+def test_qr_stages_give_the_svd_trajectory(monkeypatch):
+    """The RK4 stages take the certified QR (pfaff.linalg.full_row_rank_qr) where A
+    has full row rank: the trajectory through the slider-crank's singular
+    configurations is the one of SVD-only stages, to rounding."""
+    import pfaff.dynamics as dyn
+
+    mech = SliderCrankChain(m=1.0, l=1.0, g=9.81)
+    cs = ConstraintSet(mech, [PointOnPlane("slider", [0.0, 1.0, 0.0])])
+
+    def run():
+        return simulate(cs, np.zeros(2), np.array([6.0, -12.0]), 1.0, SimOptions(dt=5e-3))
+
+    taken = []
+    qr = dyn.full_row_rank_qr
+
+    def counted(A, tol):
+        taken.append(qr(A, tol))
+        return taken[-1]
+
+    monkeypatch.setattr(dyn, "full_row_rank_qr", counted)
+    with_qr = run().arrays()
+    monkeypatch.setattr(dyn, "full_row_rank_qr", lambda A, tol: None)
+    svd_only = run().arrays()
+    assert sum(f is not None for f in taken) == 3 * 200  # every stage of every step
+    for k in ("q", "v", "lambda", "sigma_min"):
+        np.testing.assert_allclose(with_qr[k], svd_only[k], rtol=0, atol=1e-10)
+
+
 def test_stop_event_ends_the_run_and_t0_shifts_time():
     """A falling particle stopped when it reaches y = 0.5 (free fall: t = sqrt(2 * 0.5 / g))."""
     from pfaff.mechanism import planar_particle

@@ -76,6 +76,18 @@ class LastSVD:
         return self._f
 
 
+_EYES: dict[int, np.ndarray] = {}
+
+
+def identity(n: int) -> np.ndarray:
+    """The n x n identity, cached and read-only (no allocation per step)."""
+    I = _EYES.get(n)
+    if I is None:
+        I = _EYES[n] = np.eye(n)
+        I.flags.writeable = False
+    return I
+
+
 def full_row_rank_qr(
     A: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL
 ) -> tuple[np.ndarray, np.ndarray] | None:
@@ -107,18 +119,6 @@ def full_row_rank_qr(
     if info != 0:
         return None
     return Q, Rinv
-
-
-_EYES: dict[int, np.ndarray] = {}
-
-
-def identity(n: int) -> np.ndarray:
-    """The n x n identity, cached and read-only (no allocation per step)."""
-    I = _EYES.get(n)
-    if I is None:
-        I = _EYES[n] = np.eye(n)
-        I.flags.writeable = False
-    return I
 
 
 @dataclass(frozen=True)
