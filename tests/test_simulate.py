@@ -282,6 +282,27 @@ def test_qr_stages_give_the_svd_trajectory(monkeypatch):
         np.testing.assert_allclose(with_qr[k], svd_only[k], rtol=0, atol=1e-10)
 
 
+def test_simulation_runs_blas_on_one_thread_and_restores_the_pool():
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    seen = []
+
+    def ctrl(t, snap):
+        seen.append(blas_threads())
+        return np.zeros(2)
+
+    cs = _circle()
+    q0, v0 = _circle_state()
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        simulate(cs, q0, v0, 0.01, SimOptions(dt=2e-3), controller=ctrl)
+        assert blas_threads() == before
+    assert seen and all(n == [1] * len(before) for n in seen)
+
+
 def test_stop_event_ends_the_run_and_t0_shifts_time():
     """A falling particle stopped when it reaches y = 0.5 (free fall: t = sqrt(2 * 0.5 / g))."""
     from pfaff.mechanism import planar_particle

@@ -15,6 +15,23 @@ import numpy as np
 from scipy.linalg import lapack
 
 DEFAULT_RANK_TOL = 1e-9
+_BLAS: list = []  # the threadpoolctl controller, made at first use (it scans the loaded libraries)
+
+
+def single_threaded_blas():
+    """BLAS/LAPACK on one thread (``threadpoolctl``), from now until the returned
+    limiter's ``restore_original_limits()`` (or the end of a ``with`` block).
+
+    pfaff's matrices are tens of rows: a BLAS thread pool adds only hand-over and
+    spinning, and with several processes on few cores (``pytest -n 2``, a busy
+    host) the spinning threads take the cores from the work. A simulation runs
+    under this limit; the previous limits are restored when it ends.
+    """
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
 
 
 def solve(M: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ import numpy as np
 
 from pfaff import dynamics as dyn
 from pfaff.constraints.base import ConstraintEval, ConstraintSet
-from pfaff.linalg import LastSVD
+from pfaff.linalg import LastSVD, single_threaded_blas
 from pfaff.mechanism.base import Snapshot
 from pfaff.simulate.correction import correct_state, newton_project, project_velocity
 from pfaff.simulate.trajectory import InitialStateError, SimulationError, Trajectory
@@ -243,6 +243,7 @@ def simulate(
         from tqdm import tqdm
 
         bar = tqdm(total=n_steps, desc=mech.name, unit="step", mininterval=0.5, leave=False)
+    blas = single_threaded_blas()  # small matrices: one BLAS thread (restored below)
     try:
         for k in range(n_steps + 1):
             t = t0 + k * opt.dt
@@ -314,6 +315,7 @@ def simulate(
             if bar is not None:
                 bar.update(1)
     finally:
+        blas.restore_original_limits()
         traj.kkt_cond_max = ev.kkt_cond_max
         if bar is not None:
             bar.close()
