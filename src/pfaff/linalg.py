@@ -9,13 +9,21 @@ configurations and accept redundant constraint rows.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import lapack
 
 DEFAULT_RANK_TOL = 1e-9
-_BLAS: list = []  # the threadpoolctl controller, made at first use (it scans the loaded libraries)
+
+
+@functools.cache
+def _blas_pools():
+    """The threadpoolctl controller, made once (it scans the loaded libraries, ~1 ms)."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
 
 
 def single_threaded_blas():
@@ -27,11 +35,7 @@ def single_threaded_blas():
     host) the spinning threads take the cores from the work. A simulation runs
     under this limit; the previous limits are restored when it ends.
     """
-    if not _BLAS:
-        from threadpoolctl import ThreadpoolController
-
-        _BLAS.append(ThreadpoolController())
-    return _BLAS[0].limit(limits=1, user_api="blas")
+    return _blas_pools().limit(limits=1, user_api="blas")
 
 
 def solve(M: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -184,11 +184,8 @@ class ConstraintSet:
 
     def holonomic_terms(self, snap: Snapshot) -> tuple[np.ndarray, np.ndarray]:
         """``(Phi, A_h)`` of the holonomic rows from a (kinematics) snapshot."""
-        hol = [c for c in self.constraints if c.holonomic]
-        if not hol:
-            return np.zeros(0), np.zeros((0, self.mechanism.nv))
-        terms = [c.terms(snap) for c in hol]
-        return np.concatenate([t[2] for t in terms]), np.vstack([t[0] for t in terms])
+        ev = self.evaluate(snap)
+        return ev.phi, ev.A[ev.holonomic_rows]
 
     def residual(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Holonomic residual and Jacobian rows at ``q`` (kinematics only).
