@@ -123,7 +123,7 @@ def sweep_plots(
     ok = table[table["status"] == "ok"]
     if ok.empty or not varied:
         return {}
-    params = [c for c in table.columns if c in varied]
+    params = [k for k in varied if k in table.columns]
     plots = {}
     for metric in metric_columns(table, list(table.columns[: table.columns.get_loc("status")])):
         if len(plots) >= MAX_PLOTS:
