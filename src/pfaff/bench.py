@@ -261,11 +261,103 @@ def bench_scenarios(runs: int = SCENARIO_RUNS) -> list[Row]:
     return rows
 
 
+# -- sweep -------------------------------------------------------------------------------
+#: the throughput points: particle-circle runs of about a second each
+SWEEP_POINTS = 8
+SWEEP_FIXED = {"t_end": "4"}
+#: the overhead points: particle-circle runs of two steps, two sweep sizes
+SWEEP_TRIVIAL = {"t_end": "0.01"}
+SWEEP_SIZES = (10, 40)
+
+
+def _timed_sweep(client, grid: dict, fixed: dict, out) -> tuple[float, object]:
+    from pfaff.sweep import run_sweep
+
+    t0 = time.perf_counter()
+    res = run_sweep("particle-circle", out, grid=grid, fixed=fixed, scheduler=client,
+                    point_files=False, force=True)  # fmt: skip
+    return time.perf_counter() - t0, res
+
+
+def _warm_worker() -> None:
+    """Import the scenarios and run one trivial point (on a Dask worker)."""
+    from pfaff.scenarios import execute
+
+    execute("particle-circle", SWEEP_TRIVIAL)
+
+
+def _thetas(n: int) -> dict:
+    return {"theta0": [f"{0.05 * i:.2f}" for i in range(n)]}
+
+
+def bench_sweep() -> list[Row]:
+    """``pfaff sweep`` on local Dask clusters (issue 16, design.md Sec. 8).
+
+    The same 8 points on a 1-worker and a 2-worker cluster (started and warmed
+    up beforehand); Dask's cost per point from the difference of two sweep
+    sizes of trivial points, less the same points run serially here; the
+    sweep's metrics against those serial runs, to the last bit.
+    """
+    import tempfile
+
+    from distributed import Client, LocalCluster
+
+    from pfaff.scenarios import execute
+
+    b = "sweep"
+    times, starts, ok = {}, {}, True
+    with tempfile.TemporaryDirectory(prefix="pfaff-bench-sweep-") as tmp:
+        for n in (1, 2):
+            t0 = time.perf_counter()
+            with (
+                LocalCluster(n_workers=n, threads_per_worker=1, dashboard_address=None,
+                             silence_logs=40) as cluster,
+                Client(cluster, set_as_default=False) as client,
+            ):  # fmt: skip
+                client.wait_for_workers(n)
+                client.run(_warm_worker)  # imports, caches
+                starts[n] = time.perf_counter() - t0
+                grid = _thetas(SWEEP_POINTS)
+                times[n], res = _timed_sweep(client, grid, SWEEP_FIXED, f"{tmp}/w{n}")
+                ok &= res.count("ok") == SWEEP_POINTS
+                if n == 1:
+                    small, _ = _timed_sweep(client, _thetas(SWEEP_SIZES[0]), SWEEP_TRIVIAL,
+                                            f"{tmp}/s")  # fmt: skip
+                    big, trivial = _timed_sweep(client, _thetas(SWEEP_SIZES[1]), SWEEP_TRIVIAL,
+                                                f"{tmp}/b")  # fmt: skip
+    serial, same = [], True
+    for _, row in trivial.table.iterrows():
+        t0 = time.perf_counter()
+        summary = execute("particle-circle", {**SWEEP_TRIVIAL, "theta0": float(row["theta0"])})
+        serial.append(time.perf_counter() - t0)
+        values = [summary["max_constraint_violation"], *summary["metrics"].values()]
+        got = [row["max_constraint_violation"], *(row[k] for k in summary["metrics"])]
+        same &= all(a == c or (a != a and c != c) for a, c in zip(values, got))
+    per_point = (big - small) / (SWEEP_SIZES[1] - SWEEP_SIZES[0])
+    overhead_ms = (per_point - statistics.median(serial)) * 1e3
+    ratio = times[2] / times[1]
+    n = f"{SWEEP_POINTS} particle-circle points, t_end={SWEEP_FIXED['t_end']} s"
+    return [
+        row(b, "8 points: 2 workers / 1 worker", ratio, "", "<= 0.6",
+            f"{n}: {times[1]:.3g} s on 1 worker, {times[2]:.3g} s on 2"),
+        row(b, "throughput gain per added worker", times[1] / times[2] - 1, "", ">= 0.85",
+            "design.md Sec. 8: (T1/T2 - 1) for one added worker"),
+        row(b, "points ok", "yes" if ok else "no", "", "== yes", n),
+        row(b, "Dask overhead per trivial point", overhead_ms, "ms", "<= 50",
+            f"slope of {SWEEP_SIZES[0]} and {SWEEP_SIZES[1]}-point sweeps on 1 worker "
+            "(rows written) less a serial run"),
+        row(b, "sweep metrics == serial runs", "yes" if same else "no", "", "== yes",
+            f"{SWEEP_SIZES[1]} trivial points, to the last bit"),
+        row(b, "local cluster start", starts[2], "s", "", "2 workers, until each ran a point"),
+    ]  # fmt: skip
+
+
 BENCHMARKS: dict[str, Callable[[], list[Row]]] = {
     "panda-dd": bench_panda_dd,
     "panda-control": bench_panda_control,
     "panda-mujoco": bench_panda_mujoco,
     "scenarios": bench_scenarios,
+    "sweep": bench_sweep,
 }
 
 

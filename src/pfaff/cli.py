@@ -178,6 +178,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     except ParameterError as exc:
         print(f"pfaff: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:  # while writing the table: every finished point is in rows/
+        print("pfaff: interrupted; run the same command again to finish", file=sys.stderr)
+        return EXIT_INTERRUPTED
     n, ok, failed = len(res.points), res.count("ok"), res.count("failed")
     print(f"{args.name}: {n} points, {ok} ok, {failed} failed" + (
         f", {n - ok - failed} not finished" if res.interrupted else ""))  # fmt: skip

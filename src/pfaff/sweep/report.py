@@ -33,9 +33,8 @@ MAX_ROWS = 500
 
 
 def _png(fig: Figure) -> bytes:
-    fig.tight_layout()
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
+    fig.savefig(buf, format="png", dpi=80)
     return buf.getvalue()
 
 
@@ -54,7 +53,7 @@ def _axis(values: pd.Series) -> tuple[np.ndarray, list[str] | None]:
 
 
 def _line(ok: pd.DataFrame, key: str, metric: str) -> bytes:
-    fig = Figure(figsize=(6.0, 3.6))
+    fig = Figure(figsize=(6.0, 3.6), layout="constrained")
     ax = fig.add_subplot()
     x, labels = _axis(ok[key])
     y = ok[metric].to_numpy(dtype=float)
@@ -71,7 +70,7 @@ def _line(ok: pd.DataFrame, key: str, metric: str) -> bytes:
 
 
 def _heat(ok: pd.DataFrame, keys: Sequence[str], metric: str, is_grid: bool) -> bytes:
-    fig = Figure(figsize=(6.0, 4.4))
+    fig = Figure(figsize=(6.0, 4.4), layout="constrained")
     ax = fig.add_subplot()
     y = ok[metric].to_numpy(dtype=float)
     norm = LogNorm() if _log_scale(y) else None
@@ -96,7 +95,7 @@ def _heat(ok: pd.DataFrame, keys: Sequence[str], metric: str, is_grid: bool) -> 
 
 
 def _scatter(ok: pd.DataFrame, keys: Sequence[str], metric: str) -> bytes:
-    fig = Figure(figsize=(3.0 * len(keys), 3.2))
+    fig = Figure(figsize=(3.0 * len(keys), 3.2), layout="constrained")
     y = ok[metric].to_numpy(dtype=float)
     for i, key in enumerate(keys):
         ax = fig.add_subplot(1, len(keys), i + 1)

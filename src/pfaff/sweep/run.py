@@ -21,6 +21,8 @@ __all__ = ["SweepResult", "run_sweep", "sweep"]
 
 #: at most one rewrite of results.parquet/.csv per this many seconds while running
 TABLE_EVERY_S = 2.0
+#: the files a finished sweep has (kept as they are when a resumed sweep has nothing to run)
+OUTPUTS = ("results.parquet", "results.csv", "report.html")
 
 
 @dataclass
@@ -103,8 +105,8 @@ def run_sweep(
         store.check(force)
     varied = list(grid or {}) + list(random or {})
     done: dict[str, dict[str, Any]] = {}
+    ids = {p.id for p in points}
     if store is not None and not force:
-        ids = {p.id for p in points}
         done = {k: v for k, v in store.finished().items() if k in ids}
     rows = dict(done)
     todo = [p for p in points if p.id not in done]
@@ -137,9 +139,12 @@ def run_sweep(
         interrupted = True
     finally:
         bar.close()
+    if store is not None and prepared:  # the files are the truth (Ctrl-C may hit a write)
+        rows.update({k: v for k, v in store.finished().items() if k in ids})
     table = build_table(points, rows, missing="interrupted" if interrupted else "pending")
     result = SweepResult(table, points, len(done), interrupted)
-    if store is not None and prepared:
+    unchanged = not todo and all((store.out / n).is_file() for n in OUTPUTS) if store else False
+    if store is not None and prepared and not unchanged:
         from pfaff.sweep.report import write_sweep_report
 
         result.written = store.write_table(table)
