@@ -4,11 +4,15 @@
 
     pfaff list                                     scenario names with a description
     pfaff run NAME [--out DIR] [--set KEY=VALUE]... [--force]
+    pfaff sweep NAME --out DIR [--grid KEY=V1,V2,...]... [--random KEY=LO:HI --samples N
+                [--seed S]] [--set KEY=VALUE]... [--workers N | --scheduler ADDRESS]
+                [--force] [--no-point-files]          many runs on Dask, a results table
     pfaff bench [NAME...]                          the benchmark suite, a table of figures
     pfaff --version
 
 Exit status: 0 ok; 2 bad command line or parameters; 3 the simulation failed
-(results so far are saved).
+(results so far are saved; for a sweep: some point failed); 130 a sweep was
+interrupted (finished points are kept).
 """
 
 from __future__ import annotations
