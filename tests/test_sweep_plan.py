@@ -158,3 +158,11 @@ def test_store_keeps_only_finished_rows(tmp_path):
     assert (tmp_path / "points" / "aaa" / "sub" / "x.txt").read_bytes() == b"hi"
     store.prepare(force=True)
     assert store.finished() == {} and not (tmp_path / "points").exists()
+
+
+def test_an_unreachable_scheduler_is_exit_2_and_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "sw"
+    cmd = ["sweep", PC, "--out", str(out), "--grid", "m=1", "--scheduler", "tcp://127.0.0.1:1"]
+    assert main(cmd) == 2
+    assert "cannot reach the Dask scheduler" in capsys.readouterr().err
+    assert not out.exists()

@@ -113,7 +113,7 @@ def run_sweep(
     if done and echo is not None:
         echo(f"{len(done)} of {len(points)} points already finished in {out}: skipped")
     failed = sum(r["status"] != "ok" for r in done.values())
-    bar = _Progress(len(points), len(done), failed, scenario, progress)
+    bar = _Progress(len(points), len(done), failed, scenario, False)
     last = [time.monotonic()]
 
     def on_result(point: Point, result: dict[str, Any], final: bool) -> None:
@@ -133,6 +133,7 @@ def run_sweep(
             if store is not None:
                 store.prepare(force)
                 prepared = True
+            bar = _Progress(len(points), len(done), failed, scenario, progress and bool(todo))
             if todo:
                 interrupted = run_points(client, scenario, todo, point_files, on_result)
     except KeyboardInterrupt:  # while the cluster was starting or stopping
