@@ -328,7 +328,9 @@ def bench_sweep() -> list[Row]:
     serial, same = [], True
     for _, row in trivial.table.iterrows():
         t0 = time.perf_counter()
-        summary = execute("particle-circle", {**SWEEP_TRIVIAL, "theta0": float(row["theta0"])})
+        summary = execute(
+            "particle-circle", {**SWEEP_TRIVIAL, "theta0": float(row["theta0"])}
+        ).summary
         serial.append(time.perf_counter() - t0)
         values = [summary["max_constraint_violation"], *summary["metrics"].values()]
         got = [row["max_constraint_violation"], *(row[k] for k in summary["metrics"])]
