@@ -265,9 +265,9 @@ def bench_scenarios(runs: int = SCENARIO_RUNS) -> list[Row]:
 #: the throughput points: particle-circle runs of about a second each
 SWEEP_POINTS = 8
 SWEEP_FIXED = {"t_end": "4"}
-#: the overhead points: particle-circle runs of two steps, two sweep sizes
+#: the overhead points: particle-circle runs of two steps
 SWEEP_TRIVIAL = {"t_end": "0.01"}
-SWEEP_SIZES = (10, 40)
+SWEEP_TRIVIAL_POINTS = 60
 
 
 def _timed_sweep(client, grid: dict, fixed: dict, out) -> tuple[float, object]:
@@ -287,16 +287,33 @@ def _warm_worker() -> None:
 
 
 def _thetas(n: int) -> dict:
-    return {"theta0": [f"{0.05 * i:.2f}" for i in range(n)]}
+    return {"theta0": [f"{0.01 * i:.2f}" for i in range(n)]}
+
+
+def _record_ms(folder: str, n: int = 50) -> float:
+    """Median time of writing one finished point's row file (atomic, fsync-ed)."""
+    from pfaff.sweep.store import SweepStore
+
+    store = SweepStore(folder, "particle-circle")
+    store.prepare(force=True)
+    row_ = {"status": "ok", "message": "", "wall_time_s": 1.0, "realtime_factor": 1.0,
+            "max_constraint_violation": 1e-13, "metrics": {"x": 1.0}}  # fmt: skip
+    times = []
+    for i in range(n):
+        t0 = time.perf_counter()
+        store.record(f"p{i}", row_, {})
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3
 
 
 def bench_sweep() -> list[Row]:
     """``pfaff sweep`` on local Dask clusters (issue 16, design.md Sec. 8).
 
     The same 8 points on a 1-worker and a 2-worker cluster (started and warmed
-    up beforehand); Dask's cost per point from the difference of two sweep
-    sizes of trivial points, less the same points run serially here; the
-    sweep's metrics against those serial runs, to the last bit.
+    up beforehand); Dask's cost per trivial point (a sweep of 60 two-step
+    points on 1 worker, no files, median of 3, less the same points run
+    serially here); the sweep's metrics against those serial runs, to the last
+    bit; the time to write a finished point's row file.
     """
     import tempfile
 
@@ -305,7 +322,7 @@ def bench_sweep() -> list[Row]:
     from pfaff.scenarios import execute
 
     b = "sweep"
-    times, starts, ok = {}, {}, True
+    times, starts, ok, per_point = {}, {}, True, []
     with tempfile.TemporaryDirectory(prefix="pfaff-bench-sweep-") as tmp:
         for n in (1, 2):
             t0 = time.perf_counter()
@@ -321,22 +338,22 @@ def bench_sweep() -> list[Row]:
                 times[n], res = _timed_sweep(client, grid, SWEEP_FIXED, f"{tmp}/w{n}")
                 ok &= res.count("ok") == SWEEP_POINTS
                 if n == 1:
-                    small, _ = _timed_sweep(client, _thetas(SWEEP_SIZES[0]), SWEEP_TRIVIAL,
-                                            f"{tmp}/s")  # fmt: skip
-                    big, trivial = _timed_sweep(client, _thetas(SWEEP_SIZES[1]), SWEEP_TRIVIAL,
-                                                f"{tmp}/b")  # fmt: skip
+                    grid = _thetas(SWEEP_TRIVIAL_POINTS)
+                    for _ in range(4):  # the first one warms up
+                        t, trivial = _timed_sweep(client, grid, SWEEP_TRIVIAL, None)
+                        per_point.append(t / SWEEP_TRIVIAL_POINTS)
+        record_ms = _record_ms(f"{tmp}/rows")
     serial, same = [], True
-    for _, row in trivial.table.iterrows():
+    for _, point in trivial.table.iterrows():
         t0 = time.perf_counter()
         summary = execute(
-            "particle-circle", {**SWEEP_TRIVIAL, "theta0": float(row["theta0"])}
+            "particle-circle", {**SWEEP_TRIVIAL, "theta0": float(point["theta0"])}
         ).summary
         serial.append(time.perf_counter() - t0)
         values = [summary["max_constraint_violation"], *summary["metrics"].values()]
-        got = [row["max_constraint_violation"], *(row[k] for k in summary["metrics"])]
+        got = [point["max_constraint_violation"], *(point[k] for k in summary["metrics"])]
         same &= all(a == c or (a != a and c != c) for a, c in zip(values, got))
-    per_point = (big - small) / (SWEEP_SIZES[1] - SWEEP_SIZES[0])
-    overhead_ms = (per_point - statistics.median(serial)) * 1e3
+    overhead_ms = (statistics.median(per_point[1:]) - statistics.median(serial)) * 1e3
     ratio = times[2] / times[1]
     n = f"{SWEEP_POINTS} particle-circle points, t_end={SWEEP_FIXED['t_end']} s"
     return [
@@ -346,10 +363,12 @@ def bench_sweep() -> list[Row]:
             "design.md Sec. 8: (T1/T2 - 1) for one added worker"),
         row(b, "points ok", "yes" if ok else "no", "", "== yes", n),
         row(b, "Dask overhead per trivial point", overhead_ms, "ms", "<= 50",
-            f"slope of {SWEEP_SIZES[0]} and {SWEEP_SIZES[1]}-point sweeps on 1 worker "
-            "(rows written) less a serial run"),
+            f"{SWEEP_TRIVIAL_POINTS} two-step points on 1 worker, median of 3, "
+            f"less a serial run ({statistics.median(serial) * 1e3:.3g} ms)"),
+        row(b, "row file per finished point", record_ms, "ms", "",
+            "atomic write + fsync, on the client"),
         row(b, "sweep metrics == serial runs", "yes" if same else "no", "", "== yes",
-            f"{SWEEP_SIZES[1]} trivial points, to the last bit"),
+            f"{SWEEP_TRIVIAL_POINTS} trivial points, to the last bit"),
         row(b, "local cluster start", starts[2], "s", "", "2 workers, until each ran a point"),
     ]  # fmt: skip
 

@@ -107,11 +107,14 @@ def run_points(
                 run_point, scenario, p.params, point_files, key=task_key(scenario, p, point_files)
             )
             futures[fut] = p
-        for fut in as_completed(list(futures), loop=client.loop):
+        # results are fetched by the client's event loop as tasks finish, not one by one here
+        done = as_completed(list(futures), loop=client.loop, with_results=True, raise_errors=False)
+        for fut, value in done:
             point = futures.pop(fut)
-            try:
-                result, final = fut.result(), True
-            except Exception as exc:  # KilledWorker, a lost connection, ...
+            if fut.status == "finished":
+                result, final = value, True
+            else:  # KilledWorker after too many lost workers, a lost connection, ...
+                exc = value[1] if isinstance(value, tuple) else value
                 result = {"row": failed_row(f"{type(exc).__name__}: {exc}"), "files": {}}
                 final = False
             fut.release()
