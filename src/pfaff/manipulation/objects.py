@@ -163,8 +163,9 @@ class ObjectConstraints:
         judged on the rows scaled to unit length: ``E`` is singular when the
         smallest singular value of the row-normalised matrix (dimensionless,
         1 for orthogonal rows) is at most ``independence_tol``, or when a
-        gradient vanishes (norm <= 1e-12, in the function's units per unit of r). (A condition number would be 1 for any nonzero 1x1
-        ``E``, however small.)
+        gradient vanishes (norm <= 1e-12, in the function's units per unit of
+        r). A condition number would be 1 for any nonzero 1x1 ``E``, however
+        small.
         """
         E = np.vstack([self.E_P(r), self.E_F(r)])
         norms = np.linalg.norm(E, axis=1)
