@@ -27,11 +27,13 @@ PC = "particle-circle"
 BIN = Path(sys.executable).parent
 
 
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
 def _same(a, b) -> bool:
-    """Equal to the last bit (NaN equals NaN)."""
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return True
-    return a == b
+    """Equal to the last bit (a figure that does not exist, None or NaN, on both sides)."""
+    return (_missing(a) and _missing(b)) or a == b
 
 
 def _assert_serial_equal(row: pd.Series, overrides: dict[str, str]) -> None:

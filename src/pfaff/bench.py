@@ -291,6 +291,11 @@ def _warm_worker() -> None:
     execute("particle-circle", SWEEP_TRIVIAL)
 
 
+def _missing(x: object) -> bool:
+    """A figure that does not exist: None (summary.json's null) or NaN (the table's)."""
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
 def _thetas(n: int) -> dict:
     return {"theta0": [f"{0.01 * i:.2f}" for i in range(n)]}
 
@@ -357,7 +362,7 @@ def bench_sweep() -> list[Row]:
         serial.append(time.perf_counter() - t0)
         values = [summary["max_constraint_violation"], *summary["metrics"].values()]
         got = [point["max_constraint_violation"], *(point[k] for k in summary["metrics"])]
-        same &= all(a == c or (a != a and c != c) for a, c in zip(values, got))
+        same &= all(a == c or (_missing(a) and _missing(c)) for a, c in zip(values, got))
     overhead_ms = (statistics.median(per_point[1:]) - statistics.median(serial)) * 1e3
     ratio = times[2] / times[1]
     n = f"{SWEEP_POINTS} particle-circle points, t_end={SWEEP_FIXED['t_end']} s"
