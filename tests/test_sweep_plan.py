@@ -166,3 +166,37 @@ def test_an_unreachable_scheduler_is_exit_2_and_writes_nothing(tmp_path, capsys)
     assert main(cmd) == 2
     assert "cannot reach the Dask scheduler" in capsys.readouterr().err
     assert not out.exists()
+
+
+def _synthetic(points, failed=()):
+    """Rows whose metric is a known function of the parameters."""
+    rows = {}
+    for p in points:
+        bad = p.id in failed
+        rows[p.id] = {
+            "status": "failed" if bad else "ok", "message": "diverged" if bad else "",
+            "wall_time_s": 1.0, "realtime_factor": 2.0, "max_constraint_violation": 1e-13,
+            "metrics": {} if bad else {"y": p.params["m"] * 10 + p.params["rho"]},
+        }  # fmt: skip
+    return rows
+
+
+def test_sweep_report_line_heat_scatter_and_failed_points():
+    from pfaff.sweep.report import render_sweep_report, sweep_plots
+
+    one = plan_points(PC, grid={"m": ["1", "2", "3"]})
+    table = build_table(one, _synthetic(one, failed={one[1].id}))
+    plots = sweep_plots(table, ["m"], ["m"])
+    assert list(plots) == ["y against m"] and plots["y against m"][:4] == b"\x89PNG"
+    html = render_sweep_report(PC, table, ["m"], ["m"])
+    assert "diverged" in html and one[1].id in html and "ok: 2" in html
+    two = plan_points(PC, grid={"m": ["1", "2"], "rho": ["1", "2", "3"]})
+    assert "y over m and rho" in sweep_plots(
+        build_table(two, _synthetic(two)), ["m", "rho"], ["m", "rho"]
+    )
+    rnd = plan_points(PC, random={"m": ("1", "2"), "rho": ("1", "2")}, samples=5)
+    assert "y over m and rho" in sweep_plots(build_table(rnd, _synthetic(rnd)), ["m", "rho"])
+    three = plan_points(PC, grid={"m": ["1", "2"], "rho": ["1", "2"], "g": ["1", "2"]})
+    assert "y against m, rho, g" in sweep_plots(
+        build_table(three, _synthetic(three)), ["m", "rho", "g"]
+    )

@@ -114,7 +114,8 @@ def _scatter(ok: pd.DataFrame, keys: Sequence[str], metric: str) -> bytes:
 def sweep_plots(
     table: pd.DataFrame, varied: Sequence[str], grid_keys: Sequence[str] = ()
 ) -> dict[str, bytes]:
-    """PNG plots ``{caption: bytes}`` of every numeric metric of the ``ok`` points.
+    """PNG plots ``{caption: bytes}`` of every numeric metric of the ``ok`` points
+    that varies over them.
 
     ``varied`` are the swept parameters; ``grid_keys`` those of them given as
     a grid (two grid parameters make a heat map, otherwise a scatter).
@@ -127,7 +128,9 @@ def sweep_plots(
     for metric in metric_columns(table, list(table.columns[: table.columns.get_loc("status")])):
         if len(plots) >= MAX_PLOTS:
             break
-        if not np.isfinite(ok[metric].to_numpy(dtype=float)).any():
+        y = ok[metric].to_numpy(dtype=float)
+        y = y[np.isfinite(y)]
+        if y.size == 0 or np.all(y == y[0]):  # nothing to see: the table has it
             continue
         if len(params) == 1:
             plots[f"{metric} against {params[0]}"] = _line(ok, params[0], metric)

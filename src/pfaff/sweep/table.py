@@ -81,8 +81,11 @@ def build_table(
 
 
 def metric_columns(table: pd.DataFrame, params: Sequence[str]) -> list[str]:
-    """The numeric columns worth plotting: the headline numbers and the metrics."""
-    skip = set(params) | {"point", "status", "message"}
+    """The numeric columns worth plotting: ``max_constraint_violation`` and the metrics.
+
+    (Wall time and real-time factor stay in the table: they measure the machine.)
+    """
+    skip = set(params) | {"point", "status", "message", "wall_time_s", "realtime_factor"}
     return [
         c
         for c in table.columns
