@@ -154,11 +154,12 @@ def test_a_worker_killed_mid_point_loses_nothing_and_counts_nothing_twice(tmp_pa
     from distributed import Client, LocalCluster
 
     from pfaff.sweep import run_sweep
+    from pfaff.sweep.engine import NO_DASHBOARD
 
     grid = {"theta0": ["0", "0.1", "0.6", "0.9"]}
     fixed = {"t_end": "2"}
     with (
-        LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster,
+        LocalCluster(n_workers=2, threads_per_worker=1, **NO_DASHBOARD) as cluster,
         Client(cluster, set_as_default=False) as client,
     ):
         client.wait_for_workers(2, timeout=120)

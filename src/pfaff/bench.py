@@ -330,6 +330,7 @@ def bench_sweep() -> list[Row]:
     from distributed import Client, LocalCluster
 
     from pfaff.scenarios import execute
+    from pfaff.sweep.engine import NO_DASHBOARD
 
     b = "sweep"
     times, starts, ok, per_point = {}, {}, True, []
@@ -337,8 +338,8 @@ def bench_sweep() -> list[Row]:
         for n in (1, 2):
             t0 = time.perf_counter()
             with (
-                LocalCluster(n_workers=n, threads_per_worker=1, dashboard_address=None,
-                             silence_logs=40) as cluster,
+                LocalCluster(n_workers=n, threads_per_worker=1, silence_logs=40,
+                             **NO_DASHBOARD) as cluster,
                 Client(cluster, set_as_default=False) as client,
             ):  # fmt: skip
                 client.wait_for_workers(n)

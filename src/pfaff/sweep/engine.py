@@ -20,7 +20,11 @@ from pfaff.scenarios import ParameterError
 from pfaff.sweep.points import Point
 from pfaff.sweep.task import failed_row, run_point
 
-__all__ = ["SchedulerError", "dask_client", "default_workers", "run_points"]
+__all__ = ["NO_DASHBOARD", "SchedulerError", "dask_client", "default_workers", "run_points"]
+
+
+#: a local cluster without the dashboard, its scheduler's HTTP server on a free port
+NO_DASHBOARD = {"dashboard_address": None, "scheduler_kwargs": {"dashboard_address": ":0"}}
 
 
 class SchedulerError(ParameterError):
@@ -63,7 +67,7 @@ def dask_client(workers: int | None = None, scheduler: Any = None) -> Iterator[A
             n_workers=n,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            **NO_DASHBOARD,
             silence_logs=logging.ERROR,
         )
         client = Client(cluster, set_as_default=False)
