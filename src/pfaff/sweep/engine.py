@@ -67,8 +67,9 @@ def dask_client(workers: int | None = None, scheduler: Any = None) -> Iterator[A
             n_workers=n,
             threads_per_worker=1,
             processes=True,
-            **NO_DASHBOARD,
             silence_logs=logging.ERROR,
+            preload=["pfaff.sweep.worker"],  # the workers leave Ctrl-C to the client
+            **NO_DASHBOARD,
         )
         client = Client(cluster, set_as_default=False)
     try:
