@@ -200,7 +200,13 @@ def test_ctrl_c_keeps_what_finished_and_exits_130(tmp_path):
     cmd = [BIN / "pfaff", "sweep", PC, "--out", out, "--grid", "theta0=0,0.2,0.4,0.6",
            "--set", "t_end=1", "--workers", "1", "--no-point-files", "--no-progress"]  # fmt: skip
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        # a background job inherits SIGINT ignored; give the child the terminal's default
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         for _ in range(3000):
