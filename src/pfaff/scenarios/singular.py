@@ -62,15 +62,16 @@ def kkt_at_states(cset: ConstraintSet, arrays: dict[str, np.ndarray]) -> dict[st
     Returns
     -------
     dict
-        ``kkt_cond`` (T,) 2-norm condition number of the KKT matrix (inf
-        where LU found it exactly singular); ``kkt_a`` (T, nv) and
+        ``kkt_cond`` (T,) 2-norm condition number of the KKT matrix (also
+        where the baseline refuses it: A rank-deficient by ``rank_tol``); ``kkt_a`` (T, nv) and
         ``kkt_lambda`` (T, m) the baseline's solution (NaN where LU failed);
         ``kkt_accel_deviation`` (T,) ``max_i |a_kkt - a|`` [units of a];
         ``kkt_lambda_deviation`` (T,) ``max_i |lambda_kkt - lambda|`` [units of
         lambda]; ``kkt_force_deviation`` (T,) ``max_i |A^T lambda_kkt - F|``
         [units of F] (the multiplier is not unique where A loses rank, the
         force ``F = A^T lambda`` is); ``kkt_solve_failures`` (int) samples
-        where LU raised.
+        where the baseline refused the state (A rank-deficient by ``rank_tol``,
+        the KKT matrix singular).
     """
     mech = cset.mechanism
     q, v, tau = arrays["q"], arrays["v"], arrays["tau"]
@@ -88,9 +89,9 @@ def kkt_at_states(cset: ConstraintSet, arrays: dict[str, np.ndarray]) -> dict[st
                 snap.M, snap.h, tau[k], ev.A, ev.drift
             )
             F_kkt[k] = ev.A.T @ lam_kkt[k]
-        except np.linalg.LinAlgError:
+        except np.linalg.LinAlgError as exc:
             failures += 1
-            cond[k] = np.inf
+            cond[k] = getattr(exc, "cond", np.inf)
     with np.errstate(invalid="ignore"):
         da = np.abs(a_kkt - arrays["a"]).max(axis=1)
         dF = np.abs(F_kkt - arrays["F"]).max(axis=1)
