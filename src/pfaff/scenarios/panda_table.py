@@ -18,8 +18,9 @@ from pfaff.control import (
 )
 from pfaff.mechanism import load_robot, robot_urdf
 from pfaff.mechanism.robots import ROBOTS
-from pfaff.scenarios.common import decoupling, frame_path, min_norm_gap, timed_simulate
+from pfaff.scenarios.common import decoupling, frame_path, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
+from pfaff.scenarios.witnesses import min_norm_gap
 from pfaff.simulate import SimOptions, SimulationError
 
 TOOL = "panda_hand_tcp"
@@ -147,7 +148,7 @@ def panda_table(p: dict) -> ScenarioResult:
         "max_position_error_after": float(pos_err[after].max()),
         "max_force_error_after": float(np.abs(fn - p["force"])[after].max()),
         "min_contact_force": float(fn.min()),
-        "min_norm_gap": min_norm_gap(cset, a),
+        "min_norm_gap": min_norm_gap(ctrl, a),
         "mean_torque_norm": tau_norm,
         **decoupling(cset, a["q"], every=10),
     }
