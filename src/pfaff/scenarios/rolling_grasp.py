@@ -15,6 +15,7 @@ from pfaff.manipulation.rolling import (
     integrate_arclength_angle,
     rolling_constraints,
 )
+from pfaff.manipulation.slip import material_slip
 from pfaff.mechanism import ModelBuilder, PlanarChain, PlanarLink
 from pfaff.scenarios.common import planar_animation, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
@@ -206,7 +207,7 @@ def _result(p, mech, cset, contacts, contour, ctrl, traj, wall, gap0, frob) -> S
             g = c.geometry(snap)
             pts[k, i], nrm[k, i] = g.point, g.n
             rel[k, i] = -g.Jrot @ v[k]  # phi' - theta'
-            slip[k, i] = c.slip_velocity(snap)
+            slip[k, i] = material_slip(mech.model, c, q[k], v[k])[0]
             s_geo[k, i], Rang[k, i] = c.rolling_integral(snap)
     L = contour.length
     s_unw = np.unwrap(s_geo, period=L, axis=0)
@@ -299,7 +300,8 @@ def _result(p, mech, cset, contacts, contour, ctrl, traj, wall, gap0, frob) -> S
             "tangential_force": "contact tangential forces -lambda_R [N]",
             "energy_closed_loop": "kinetic energy + controller potential V [J]",
             "wrench_residual": "|sum of the wrench vectors (eq. 77)| / f_d",
-            "slip": "relative tangential velocity at the contacts [m/s]",
+            "slip": "tangential velocity of the fingertip's material contact point relative "
+            "to the object's, from Pinocchio frame velocities (T, 2) [m/s]",
         },
         plots={
             "wrench_residual": {
