@@ -117,3 +117,41 @@ def test_force_before_sample_is_the_force_of_the_held_torque():
     # a different held torque gives a different reading
     a["tau"] = a["tau"] + np.array([0.0, 1.0])
     assert np.abs(force_before_sample(cset, a) - a["lambda"][1:]).min() >= 0.1  # N
+
+
+# -- passive joints (Aghili Sec. 7.4): the torque the plant receives ---------------------
+def _crank(actuated, extra=None, t_end=1.0):
+    """The slider-crank-pidc set-up (q1 task, through q1 = pi/2), run directly."""
+    from pfaff.control import ProjectedController
+    from pfaff.mechanism import SliderCrankChain
+    from pfaff.scenarios import slider_crank_pidc as sc
+
+    p = get_scenario("slider-crank-pidc").resolve({})
+    mech = SliderCrankChain(p["m"], p["l"], p["g"])
+    cset = ConstraintSet(mech, [PointOnPlane("slider", (0.0, 1.0, 0.0), name="y_C = 0")])
+    ref = sc.crank_reference(np.pi / 2, p["amplitude"], p["freq"])
+    task, task_ref = sc._task("q1", p["l"], ref)
+    ctrl = ProjectedController(cset, task, task_ref, kp=p["kp"], kd=p["kd"], actuated=actuated)
+    c = ctrl if extra is None else Wrapped(ctrl, lambda s: extra)
+    q1 = float(ref(0.0)[0][0]) + p["initial_error"]
+    opt = SimOptions(dt=p["dt"], control_dt=p["dt"])
+    return simulate(cset, np.array([q1, -2 * q1]), np.zeros(2), t_end, opt, controller=c).arrays()
+
+
+def test_passive_torque_max_reads_the_applied_torque_and_catches_a_loaded_passive_joint():
+    from pfaff.scenarios import slider_crank_pidc as sc
+
+    res = sc.slider_crank_pidc({**get_scenario("slider-crank-pidc").resolve({}), "t_end": 1.0})
+    a, m = res.trajectory.arrays(), res.metrics
+    assert np.cos(a["q"][:, 0]).min() < 0 < np.cos(a["q"][:, 0]).max()  # through q1 = pi/2
+    assert m["passive_torque_max"] <= 1e-9  # N m
+    assert m["passive_torque_max"] == np.abs(a["tau"][:, 1]).max()  # what the plant received
+    np.testing.assert_allclose(a["q"], _crank([0])["q"], rtol=0, atol=1e-12)  # same set-up
+    # the same motion as the PIDC with both joints actuated: the torque taken off the
+    # rod lies in N(A)^perp (eq. 57-61), so the zero is not bought with the motion
+    full = _crank(None)
+    assert np.abs(full["q"] - a["q"]).max() < 1e-9  # rad
+    assert np.abs(full["tau"][:, 1]).max() > 1.0  # N m: plain PIDC loads the rod joint
+    # a controller that puts 0.3 N m on the passive joint is caught
+    bad = _crank([0], extra=np.array([0.0, 0.3]))
+    assert np.abs(bad["tau"][:, 1]).max() == pytest.approx(0.3, abs=1e-9)

@@ -124,8 +124,12 @@ def panda_table(p: dict) -> ScenarioResult:
     table (7 coordinates, a square Jacobian) and adds A^T lambda_d;
     torque_norm_ratio_vs_computed_torque compares mean |tau|. (With the
     contact force prescribed the torque that produces a motion is unique,
-    M a + h + A^T lambda, so the ratio is expected near 1; the minimum-norm
-    property of eq. 48 is about the motion channel, measured by min_norm_gap.)
+    M a + h + A^T lambda, so the ratio is expected near 1.) min_norm_gap [N m]
+    is the largest distance between the torque the plant received and the
+    least-norm torque over all torques that give the task's commanded
+    acceleration and the force law's commanded multipliers, found by an
+    independent constrained least squares from M, h, A and the task Jacobian
+    (pfaff.scenarios.witnesses; eq. 45-48, 51-52).
     The baseline runs against a bilateral table: baseline_min_contact_force < 0
     means it would pull the tool off a real table; if it goes unstable
     (baseline_failed) its figures cover the samples before the failure.

@@ -140,6 +140,10 @@ def rolling_grasp(p: dict) -> ScenarioResult:
     (a spline through 4 kHz samples of the rate). Energy = kinetic + the
     controller's potential V. The controller runs at dt = 0.25 ms (4 kHz): its
     zero-order hold from rest injects ~dt^4 (pfaff.control.blind_grasp).
+    rolling_slip_max is the largest tangential velocity of a fingertip's
+    material contact point relative to the object's, from Pinocchio's frame
+    velocities and the contour geometry (pfaff.manipulation.slip), not from
+    the rolling rows that the velocity correction sets to zero.
     """
     contour = make_contour(p["shape"], p["points"])
     if not p["f_d"] > 0:
