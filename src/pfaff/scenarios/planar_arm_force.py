@@ -131,10 +131,10 @@ def planar_arm_force(p: dict) -> ScenarioResult:
     delta before it). At the former 250 Hz the sensor saw 3.3e-3 N before
     the samples; with G_F = 0.25 the 1e-3 N bound needs delta <= 1.25e-3 N,
     a period <= 1.2 ms: the controller runs at 1 kHz (a usual torque-control
-    rate), giving 2.0e-4 N at and 8.2e-4 N before the samples. A larger G_F
-    cannot do it at 500 Hz (it would need G_F > 1, at the edge of the
-    loop's stability), and smoothing the force step does not help (the
-    worst drift is in steady pressing, not at the step). An integral term
+    rate), giving 2.0e-4 N at and 8.2e-4 N before the samples. At 500 Hz
+    no G_F does it (it would need G_F > 1, beyond the sampled loop's
+    stability limit G_F < 1), and smoothing the force step does not help
+    (the worst drift is in steady pressing, not at the step). An integral term
     (G_I > 0) pays off only with model errors, so G_I defaults to 0 (the
     paper: "the integral term is not necessary").
     """
