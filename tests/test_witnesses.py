@@ -166,3 +166,18 @@ def test_force_before_sample_sees_the_drift_the_samples_hide():
     m = m["metrics"]
     assert m["max_force_error_after"] <= 1e-3
     assert m["max_force_error_before_sample"] >= 2.5e-3  # N
+
+
+def test_min_norm_gap_on_the_panda_catches_a_constraint_space_torque():
+    from pfaff.scenarios import panda_table as pt
+
+    p = get_scenario("panda-table").resolve({})
+    gaps = []
+    for push in (0.0, 2.0):  # N along the table normal, through A^T
+        mech, cset, ctrl, q0 = pt.build(p)
+        c = Wrapped(ctrl, lambda s, push=push, cs=cset: -push * cs.evaluate(s).A[0])
+        opt = SimOptions(dt=p["dt"], control_dt=p["dt"])
+        a = simulate(cset, q0, np.zeros(7), 0.2, opt, controller=c).arrays()
+        gaps.append(min_norm_gap(ctrl, a))
+    assert gaps[0] <= 1e-9  # N m; the Panda's torques are ~20 N m
+    assert gaps[1] >= 0.1
