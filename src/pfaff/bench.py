@@ -297,8 +297,9 @@ def _missing(x: object) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
-def _thetas(n: int) -> dict:
-    return {"theta0": [f"{0.01 * i:.2f}" for i in range(n)]}
+def _thetas(n: int, first: int = 0) -> dict:
+    """``n`` distinct initial angles (distinct points, so no Dask result is reused)."""
+    return {"theta0": [f"{0.01 * i:.2f}" for i in range(first, first + n)]}
 
 
 def _record_ms(folder: str, n: int = 50) -> float:
@@ -351,13 +352,14 @@ def bench_sweep() -> list[Row]:
             start = time.perf_counter() - t0
             one.run(_warm_worker)
             # interleaved, so that a change of the host's load hits both alike
-            for _ in range(SWEEP_REPEATS):
+            for rep in range(SWEEP_REPEATS):
                 for n, client in ((1, one), (2, two)):
-                    t, res = _timed_sweep(client, _thetas(SWEEP_POINTS), SWEEP_FIXED, None)
+                    grid = _thetas(SWEEP_POINTS, rep * SWEEP_POINTS)
+                    t, res = _timed_sweep(client, grid, SWEEP_FIXED, None)
                     times[n].append(t)
                     ok &= res.count("ok") == SWEEP_POINTS
-        grid = _thetas(SWEEP_TRIVIAL_POINTS)
-        for _ in range(4):  # the first one warms up
+        for rep in range(4):  # the first one warms up
+            grid = _thetas(SWEEP_TRIVIAL_POINTS, rep * SWEEP_TRIVIAL_POINTS)
             t, trivial = _timed_sweep(one, grid, SWEEP_TRIVIAL, None)
             per_point.append(t / SWEEP_TRIVIAL_POINTS)
         record_ms = _record_ms(f"{tmp}/rows")
