@@ -131,7 +131,11 @@ def _add_sweep_parser(sub) -> None:
     sw = sub.add_parser("sweep", help="run a scenario over a grid or random samples on Dask")
     sw.add_argument("name", help="scenario name (see `pfaff list`)")
     sw.add_argument(
-        "--out", type=Path, required=True, help="sweep folder (resumed if it holds one)"
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="sweep folder (resumed if it holds one)",
     )
     sw.add_argument(
         "--grid",
