@@ -191,9 +191,8 @@ def test_sweep_report_line_heat_scatter_and_failed_points():
     html = render_sweep_report(PC, table, ["m"], ["m"])
     assert "diverged" in html and one[1].id in html and "ok: 2" in html
     two = plan_points(PC, grid={"m": ["1", "2"], "rho": ["1", "2", "3"]})
-    assert "y over m and rho" in sweep_plots(
-        build_table(two, _synthetic(two)), ["m", "rho"], ["m", "rho"]
-    )
+    grid_table = build_table(two, _synthetic(two, failed={two[0].id}))  # a blank cell
+    assert "y over m and rho" in sweep_plots(grid_table, ["m", "rho"], ["m", "rho"])
     rnd = plan_points(PC, random={"m": ("1", "2"), "rho": ("1", "2")}, samples=5)
     assert "y over m and rho" in sweep_plots(build_table(rnd, _synthetic(rnd)), ["m", "rho"])
     three = plan_points(PC, grid={"m": ["1", "2"], "rho": ["1", "2"], "g": ["1", "2"]})

@@ -69,15 +69,25 @@ def _line(ok: pd.DataFrame, key: str, metric: str) -> bytes:
     return _png(fig)
 
 
-def _heat(ok: pd.DataFrame, keys: Sequence[str], metric: str, is_grid: bool) -> bytes:
+def _heat(table: pd.DataFrame, keys: Sequence[str], metric: str, is_grid: bool) -> bytes:
+    """A heat map over a grid (the points not ok are blank and marked), else a scatter."""
     fig = Figure(figsize=(6.0, 4.4), layout="constrained")
     ax = fig.add_subplot()
+    ok = table[table["status"] == "ok"]
     y = ok[metric].to_numpy(dtype=float)
     norm = LogNorm() if _log_scale(y) else None
     kx, ky = keys
     if is_grid:
-        grid = ok.pivot_table(index=ky, columns=kx, values=metric, aggfunc="mean")
+        values = table[metric].where(table["status"] == "ok").astype(float)
+        frame = table[[kx, ky]].assign(value=values, bad=(table["status"] != "ok").astype(float))
+        grid = frame.pivot_table(
+            index=ky, columns=kx, values="value", aggfunc="mean", dropna=False
+        )
+        bad = frame.pivot_table(index=ky, columns=kx, values="bad", aggfunc="max", dropna=False)
         img = ax.imshow(grid.to_numpy(dtype=float), origin="lower", aspect="auto", norm=norm)
+        for (i, j), b in np.ndenumerate(bad.to_numpy(dtype=float)):
+            if b > 0.5:
+                ax.text(j, i, "not ok", ha="center", va="center", color="#b00020")
         ax.set_xticks(range(grid.shape[1]), [format_value(v) for v in grid.columns])
         ax.set_yticks(range(grid.shape[0]), [format_value(v) for v in grid.index])
     else:
@@ -137,7 +147,7 @@ def sweep_plots(
         elif len(params) == 2:
             is_grid = set(params) <= set(grid_keys)
             plots[f"{metric} over {params[0]} and {params[1]}"] = _heat(
-                ok, params, metric, is_grid
+                table, params, metric, is_grid
             )
         else:
             plots[f"{metric} against {', '.join(params)}"] = _scatter(ok, params, metric)
