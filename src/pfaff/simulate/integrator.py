@@ -51,6 +51,8 @@ class SimOptions:
         Newton step is at most this in every coordinate of ``q`` (units of q;
         see :func:`~pfaff.simulate.newton_project`): near a fold ``|Phi|``
         small does not mean ``q`` close to the manifold.
+    position_floor : round-off level of ``Phi`` (units of Phi, <= position_tol):
+        no Newton step is taken from ``max |Phi| <= position_floor``.
     rank_tol : absolute singular-value threshold of the SVD (units of A).
     variant : constraint inertia matrix ``"Mc"``, ``"Mc1"`` or ``"Mc2"``.
     method : ``"projection"`` (Aghili) or ``"kkt"`` (baseline for comparison).
@@ -68,6 +70,7 @@ class SimOptions:
     position_tol: float = 1e-12
     max_newton: int = 20
     newton_step_tol: float = 1e-14
+    position_floor: float = 1e-15
     rank_tol: float = 1e-9
     variant: str = "Mc"
     method: str = "projection"
@@ -90,6 +93,11 @@ class SimOptions:
             raise ValueError(f"unknown method {self.method!r}; valid: projection, kkt")
         if not self.position_tol > 0 or not self.rank_tol > 0 or not self.newton_step_tol > 0:
             raise ValueError("position_tol, newton_step_tol and rank_tol must be > 0")
+        if not 0.0 <= self.position_floor <= self.position_tol:
+            raise ValueError(
+                f"position_floor must be in [0, position_tol = {self.position_tol:g}], "
+                f"got {self.position_floor!r}"
+            )
         if int(self.record_every) < 1:
             raise ValueError(f"record_every must be >= 1, got {self.record_every!r}")
 
@@ -188,7 +196,32 @@ def _adaptive(ev: _Evaluator, q, v, tau, dt, opt: SimOptions, t=0.0):
     if not sol.success:
         raise RuntimeError(sol.message)
     y = sol.y[:, -1]
-    return y[:n], y[n : 2 * n], 0.5 * (v + y[n : 2 * n]), float(y[-1])
+    q1, v1 = y[:n], y[n : 2 * n]
+    _branch_check(ev, v, v1, f(0.0, sol.y[:, 0])[n : 2 * n], f(dt, y)[n : 2 * n], dt)
+    return q1, v1, 0.5 * (v + v1), float(y[-1])
+
+
+def _branch_check(ev: _Evaluator, v0, v1, a0, a1, dt, ratio: float = 0.05) -> None:
+    """Refuse a step whose velocity jumped: the trapezoidal defect
+    ``d = v1 - v0 - dt (a0 + a1) / 2`` of a smooth motion is ``dt^3 |v'''| / 12``;
+    a crossing onto another branch at a fold of the constraint manifold turns
+    the velocity within the interval, ``|d| ~ |v|``.
+
+    The index-reduced ODE keeps ``Phi`` at its value after the last correction
+    (round-off, ~1e-16): from such a state its exact solution leaves a fold
+    along the level set ``Phi = c``, which turns onto the other branch (the
+    adaptive integrators resolve that turn, while conserving the energy).
+    Raises ``RuntimeError`` when ``max|d| > ratio (max|v| + dt max|a|)``.
+    """
+    d = float(np.abs(v1 - v0 - 0.5 * dt * (a0 + a1)).max())
+    scale = max(np.abs(v0).max(), np.abs(v1).max()) + dt * max(np.abs(a0).max(), np.abs(a1).max())
+    if d > ratio * scale:
+        raise RuntimeError(
+            f"branch check: the velocity jumped by {d:.3g} within one step (scale {scale:.3g}): "
+            f"the motion switched branch at a fold of the constraint manifold "
+            f"(sigma_min(A) -> 0); the adaptive integrators follow the level set of Phi "
+            f"onto the other branch -- use integrator='rk4'"
+        )
 
 
 def project_state(
@@ -202,7 +235,15 @@ def project_state(
     opt = opt or SimOptions()
     mech = cset.mechanism
     mech.check_state(q, v)
-    q1, err, it, _ = newton_project(cset, q, opt.position_tol, 50, opt.rank_tol)
+    q1, err, it, _ = newton_project(
+        cset,
+        q,
+        opt.position_tol,
+        50,
+        opt.rank_tol,
+        step_tol=opt.newton_step_tol,
+        floor=opt.position_floor,
+    )
     if not err <= max(1e3 * opt.position_tol, 1e-9):
         raise InitialStateError(
             f"the initial state cannot be brought onto the constraint manifold: "
