@@ -127,7 +127,8 @@ class ModelBuilder:
                 raise ModelError(f"{what}: length must be > 0 m, got {link.length!r}")
             if not (np.isfinite(link.com_offset) and np.isfinite(link.com_y)):
                 raise ModelError(
-                    f"{what}: centre of mass ({link.com_offset!r}, {link.com_y!r}) m must be finite"
+                    f"{what}: centre of mass ({link.com_offset!r}, {link.com_y!r}) m "
+                    "must be finite"
                 )
             jname = f"{chain.name}_joint{i}"
             jid = m.addJoint(parent, pin.JointModelRZ(), placement, jname)
