@@ -2,8 +2,8 @@
 
 Usage: ``python benchmarks/fold_convergence.py [N ...]`` (default: 1 2 10).
 For each row of N parallelograms (pfaff.scenarios.parallelogram_chain) started at
-crank angle 0.2 rad, rate -3 rad/s, it simulates 2 s (three fold crossings per
-second) with RK4 at dt = 5, 2.5, 1.25, 0.625, 0.3125 ms and prints the largest
+crank angle 0.2 rad, rate -3 rad/s, it simulates 2 s (five fold crossings)
+with RK4 at dt = 5, 2.5, 1.25, 0.625, 0.3125 ms and prints the largest
 joint-angle error at t_end against the reduced ODE (DOP853, rtol 1e-13), the
 ratio to the previous dt, and the largest energy change in one step. Slow
 (minutes for N = 10): an accuracy study, not part of the test suite.
