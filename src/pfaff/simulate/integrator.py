@@ -42,7 +42,10 @@ class SimOptions:
     ----------
     dt : integrator step [s] (> 0).
     integrator : ``"rk4"`` (fixed step) or a SciPy ``solve_ivp`` method
-        (``"RK45"``, ``"DOP853"``, ``"Radau"``) run over each step interval.
+        (``"RK45"``, ``"DOP853"``, ``"Radau"``) run over each step interval; an
+        interval whose velocity jumps (a switch of branch at a fold of the
+        constraint manifold) stops the run with a :class:`SimulationError`
+        naming the time (see ``_branch_check``).
     rtol, atol : tolerances of the adaptive integrator.
     control_dt : controller period [s]; default ``dt``.
     position_tol : Newton-Raphson tolerance on ``max |Phi|`` (units of Phi).
