@@ -127,3 +127,32 @@ def test_four_bar_fold_metrics_from_the_sigma_series():
     crank = execute("four-bar", {"t_end": "3"})
     assert crank.summary["metrics"]["fold_crossings"] == 0
     assert crank.summary["metrics"]["min_sigma"] > 0.1
+
+
+def test_rk4_is_fourth_order_through_folds_from_exact_branch_states(monkeypatch):
+    """Diagnosis of the remaining error (issue 19): with an oracle correction that
+    puts the state exactly on the parallelogram branch after every step (q and v
+    of the form (x, -x, x): Phi = 0 exactly, not to round-off), RK4 on the
+    projected dynamics converges at 4th order through the folds (>= 12x per
+    halving over three halvings from 5 ms). With the Newton correction the true
+    Phi keeps a round-off value c ~ 1e-16 m, and from Phi = c the projected ODE
+    leaves a fold along the level set Phi = c (README, "Folds")."""
+    import pfaff.simulate.integrator as integrator
+
+    def oracle(cset, q, v, opt, svd_fn=None):
+        qb, vb = branch_state(1, q[0], v[0])
+        return qb, vb, 0.0, 0, 0.0
+
+    monkeypatch.setattr(integrator, "correct_state", oracle)
+    cs = parallelogram_chain(1)
+    q0, v0 = branch_state(1, TH0, W0)
+    T = 1.0
+    q_ref = branch_state(1, *reduced_solution(1, TH0, W0, [T])[-1])[0]
+    errs = []
+    for dt in (5e-3, 2.5e-3, 1.25e-3, 6.25e-4):
+        a = simulate(cs, q0, v0, T, SimOptions(dt=dt)).arrays()
+        assert fold_crossings(a["sigma_min"]) == 3
+        errs.append(np.abs(a["q"][-1] - q_ref).max())
+    errs = np.array(errs)
+    assert np.all(errs[:-1] / errs[1:] >= 12.0), errs
+    assert errs[-1] <= 1e-10
