@@ -184,3 +184,56 @@ def test_force_elements_refuse_bad_input():
         simulate(cs, q, v, 0.01, forces=[lambda t, q, v: q])
     with pytest.raises(ValueError, match=r"returned shape \(3,\), expected \(2,\)"):
         simulate(cs, q, v, 0.01, forces=[AppliedForce(lambda t, q, v: np.zeros(3))])
+
+
+def test_spring_between_two_frames_is_minus_the_gradient_of_its_potential():
+    """Q = -dV/dq by central differences for a nonlinear spring between points
+    fixed (with offsets) in two moving frames; a damper's power is -c s'^2 with s'
+    the finite-difference rate of the distance along v."""
+    from pfaff.mechanism import PlanarChain, planar_chains
+
+    mech = planar_chains(
+        [
+            PlanarChain([PlanarLink(0.5, 1.0), PlanarLink(0.7, 1.0)], name="a"),
+            PlanarChain([PlanarLink(0.6, 1.0)], name="b", base=(1.0, 0.0)),
+        ]
+    )
+    spring = PointSpring(
+        "a_link2",
+        "b_tip",
+        stiffness=5.0,
+        rest_length=0.3,
+        cubic=2.0,
+        point1=(0.2, 0.05, 0.0),
+        point2=(-0.1, 0.0, 0.0),
+    )
+    damper = PointDamper("a_link2", "b_tip", damping=0.7, point1=(0.2, 0.05, 0.0))
+    for e in (spring, damper):
+        e.bind(mech)
+    rng = np.random.default_rng(7)
+    frames = ("a_link2", "b_tip")
+    for _ in range(8):
+        q, v = rng.uniform(-2, 2, 3), rng.uniform(-2, 2, 3)
+        snap = mech.compute(q, v, frames, dynamics=False)
+        Q = spring.force(0.0, snap)
+        h = 1e-6
+        grad = np.array(
+            [
+                (
+                    spring.potential(mech.compute(q + h * e, None, frames, dynamics=False))
+                    - spring.potential(mech.compute(q - h * e, None, frames, dynamics=False))
+                )
+                / (2 * h)
+                for e in np.eye(3)
+            ]
+        )
+        np.testing.assert_allclose(Q, -grad, rtol=0, atol=1e-7)
+
+        def dist(x):
+            s = mech.compute(x, None, frames, dynamics=False)
+            return np.linalg.norm(damper._geometry(s)[0])
+
+        sdot = (dist(q + h * v) - dist(q - h * v)) / (2 * h)
+        P = float(damper.force(0.0, snap) @ v)
+        assert P == pytest.approx(-0.7 * sdot**2, abs=1e-7)
+        assert P <= 0.0
