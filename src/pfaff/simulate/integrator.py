@@ -200,11 +200,11 @@ def _adaptive(ev: _Evaluator, q, v, tau, dt, opt: SimOptions, t=0.0):
         raise RuntimeError(sol.message)
     y = sol.y[:, -1]
     q1, v1 = y[:n], y[n : 2 * n]
-    _branch_check(ev, v, v1, f(0.0, sol.y[:, 0])[n : 2 * n], f(dt, y)[n : 2 * n], dt)
+    _branch_check(v, v1, f(0.0, sol.y[:, 0])[n : 2 * n], f(dt, y)[n : 2 * n], dt)
     return q1, v1, 0.5 * (v + v1), float(y[-1])
 
 
-def _branch_check(ev: _Evaluator, v0, v1, a0, a1, dt, ratio: float = 0.05) -> None:
+def _branch_check(v0, v1, a0, a1, dt, ratio: float = 0.05) -> None:
     """Refuse a step whose velocity jumped: the trapezoidal defect
     ``d = v1 - v0 - dt (a0 + a1) / 2`` of a smooth motion is ``dt^3 |v'''| / 12``;
     a crossing onto another branch at a fold of the constraint manifold turns
