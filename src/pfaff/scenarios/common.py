@@ -47,6 +47,24 @@ def sign_changes(x: np.ndarray) -> int:
     return int(np.count_nonzero(s[1:] != s[:-1]))
 
 
+def fold_crossings(sigma_min: np.ndarray) -> int:
+    """Fold crossings seen in a sampled ``sigma_min(A)`` series (issue 19).
+
+    Through a fold a singular value of A passes through zero like ``c |t - t_f|``:
+    the sample nearest the fold is a local minimum whose two neighbours sum to at
+    least 4 times it (for a V sampled at spacing h with the fold e <= h/2 from the
+    sample: ``(h - e + h + e) / e >= 4``). A local minimum (strictly below the
+    previous sample, not above the next) with ``s[k-1] + s[k+1] >= 3 s[k]`` counts;
+    a smooth minimum ``s0 + b t^2`` fails it unless ``s0 <= 2 b h^2`` (zero within
+    the sampling resolution). The end samples are not counted.
+    """
+    s = np.asarray(sigma_min, dtype=float)
+    if s.size < 3:
+        return 0
+    a, b, c = s[:-2], s[1:-1], s[2:]
+    return int(np.count_nonzero((b < a) & (b <= c) & (a + c >= 3.0 * b)))
+
+
 def hermite_crossings(t: np.ndarray, x: np.ndarray, xdot: np.ndarray) -> np.ndarray:
     """Times where ``x`` crosses zero upwards, by cubic Hermite interpolation.
 
