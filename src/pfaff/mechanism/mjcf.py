@@ -391,8 +391,8 @@ def _equalities(b: _Builder, q0: np.ndarray) -> list[Equality]:
             if sites:
                 p1, p2, R = np.zeros(3), np.zeros(3), np.eye(3)
             elif np.any(relpose[3:] != 0):
-                R = quat_to_matrix(relpose[3:])
-                p1, p2 = relpose[:3] + R @ anchor, anchor
+                # MuJoCo: body 1's point is relpose's position, body 2's the anchor
+                R, p1, p2 = quat_to_matrix(relpose[3:]), relpose[:3], anchor
             else:
                 T12 = T1.actInv(T2)
                 R, p1, p2 = T12.rotation, T12.act(anchor), anchor
