@@ -75,6 +75,10 @@ class PinocchioMechanism(Mechanism):
     def difference(self, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
         return pin.difference(self.model, q0, q1)
 
+    def dintegrate_dv(self, q: np.ndarray, dv: np.ndarray) -> np.ndarray:
+        """(nv, nv) derivative of ``integrate(q, dv)`` with respect to ``dv``."""
+        return pin.dIntegrate(self.model, q, dv, pin.ARG1)
+
     # -- per-state computation ----------------------------------------------
     def compute(
         self,

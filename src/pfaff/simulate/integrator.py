@@ -130,15 +130,31 @@ def _check_finite(name: str, x: np.ndarray, t: float, step: int, traj: Trajector
 
 
 def _rk4(ev: _Evaluator, q, v, a1, tau, dt):
+    """One RK4 step; on a Lie group (nq != nv) in Runge-Kutta-Munthe-Kaas form.
+
+    The stages move ``q`` along ``theta`` in the tangent space at ``q``:
+    ``q_i = integrate(q, theta_i)``, whose rate is ``theta' = J(theta)^-1 v_i`` with
+    ``J = d integrate / d theta`` (the exact inverse of dexp). With ``theta' = v_i``
+    instead -- right only on vector spaces -- the scheme falls to second order on
+    rotations (ball and free joints).
+    """
     mech = ev.mech
+    lie = mech.nq != mech.nv
+
+    def rate(theta, vi):
+        return np.linalg.solve(mech.dintegrate_dv(q, theta), vi) if lie else vi
+
     h2 = 0.5 * dt
     v2 = v + h2 * a1
     a2 = ev(mech.integrate(q, h2 * v), v2, tau)
+    d2 = rate(h2 * v, v2)
     v3 = v + h2 * a2
-    a3 = ev(mech.integrate(q, h2 * v2), v3, tau)
+    a3 = ev(mech.integrate(q, h2 * d2), v3, tau)
+    d3 = rate(h2 * d2, v3)
     v4 = v + dt * a3
-    a4 = ev(mech.integrate(q, dt * v3), v4, tau)
-    vbar = (v + 2 * v2 + 2 * v3 + v4) / 6.0
+    a4 = ev(mech.integrate(q, dt * d3), v4, tau)
+    d4 = rate(dt * d3, v4)
+    vbar = (v + 2 * d2 + 2 * d3 + d4) / 6.0
     return mech.integrate(q, dt * vbar), v + dt * (a1 + 2 * a2 + 2 * a3 + a4) / 6.0, vbar
 
 
