@@ -34,7 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.add_parser("list", help="list the scenarios")
     run = sub.add_parser("run", help="run a scenario and write its outputs")
-    run.add_argument("name", help="scenario name (see `pfaff list`)")
+    run.add_argument(
+        "name", help="scenario name (see `pfaff list`), FILE.xml, FILE.urdf or FILE.toml"
+    )
     run.add_argument("--out", type=Path, default=None, help="output folder (default runs/NAME)")
     run.add_argument(
         "--set",
@@ -78,7 +80,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         sc = get_scenario(args.name)
         overrides = parse_sets(args.set)
         sc.resolve(overrides)  # refuse bad parameters before touching the folder
-        out = args.out if args.out is not None else Path("runs") / args.name
+        out = args.out if args.out is not None else Path("runs") / Path(args.name).stem
         check_out_dir(out, args.force)
         run = execute(args.name, overrides)
     except ParameterError as exc:
