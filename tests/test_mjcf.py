@@ -97,7 +97,7 @@ def test_qpos_mapping_quaternion_order_and_hinge_ref():
     knee = next(j for j in leg.joints if j.name == "knee")
     assert abs(knee.ref - np.deg2rad(10.0)) <= 1e-15
     q_key, v_key = leg.keyframes["crouch"]
-    assert abs(q_key[knee.idx_q] - (0.1745 - np.deg2rad(10.0))) <= 1e-15
+    assert abs(q_key[knee.idx_q] - (0.1070 - np.deg2rad(10.0))) <= 1e-15
     assert not np.any(v_key)  # no qvel in the key: at rest
 
 
