@@ -1,0 +1,124 @@
+"""System files (TOML) and model files on the command line: outputs, refusals, witnesses."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from mjcf_support import OWN
+
+from pfaff.cli import main
+from pfaff.scenarios.model_file import load_model, run_system
+from pfaff.scenarios.registry import ParameterError
+from pfaff.scenarios.system_file import load_system
+from pfaff.simulate import SimOptions
+
+METRICS = {
+    "constraint_rows",
+    "constraint_rank",
+    "dof",
+    "assembly_displacement",
+    "energy_drift_rel",
+}
+
+
+def test_urdf_system_file_and_its_mjcf_twin_move_alike():
+    """Two parsers (Pinocchio's URDF, pfaff's MJCF) and two loop descriptions (2 planar
+    rows from the system file, MuJoCo's 3D connect) of one four-bar: the same motion."""
+    urdf, defaults, _, _ = load_system(OWN / "four_bar.toml")
+    twin = load_model(OWN / "four_bar_inertial.xml")
+    assert np.abs(urdf.q - twin.q).max() <= 1e-15  # the same start, read from both files
+    opt = dict(dt=1e-3, progress=False)
+    a = run_system(urdf, 0.3, SimOptions(**opt), "urdf")
+    b = run_system(twin, 0.3, SimOptions(**opt), "mjcf")
+    qa, qb = a.trajectory.arrays()["q"], b.trajectory.arrays()["q"]
+    assert qa.shape == qb.shape and np.ptp(qa[:, 0]) > 0.05  # it moves
+    assert np.abs(qa - qb).max() <= 1e-8
+    ma, mb = a.metrics, b.metrics
+    assert (ma["constraint_rows"], ma["constraint_rank"], ma["dof"]) == (2, 2, 1)
+    assert (mb["constraint_rows"], mb["constraint_rank"], mb["dof"]) == (3, 2, 1)
+    assert abs(ma["assembly_displacement"] - mb["assembly_displacement"]) <= 1e-12
+    assert defaults == {"t_end": 2.0, "dt": 1e-3, "integrator": "rk4"}
+
+
+_HEAD = 'model.file = "four_bar.urdf"\n'
+_LOOP = '[[constraints]]\ntype = "points_coincide"\nframe1 = "coupler_tip"\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (_HEAD + "colour = 3\n", ["colour", "unknown key", "valid keys", "constraints"]),
+        ("title = 'x'\n", ["model.file", "model.robot"]),
+        ('model.file = "nope.urdf"\n', ["model.file", "nope.urdf", "no such file"]),
+        ('model.robot = "r2d2"\n', ["model.robot", "r2d2", "panda"]),
+        (_HEAD + "gravity = [0, 0]\n", ["gravity", "3 numbers"]),
+        (_HEAD + "start.q = [1, 2]\n", ["start.q", "[1, 2]", "3 numbers"]),
+        (_HEAD + "start.joints = { knee = 1 }\n", ["start.joints.knee", "crank"]),
+        (_HEAD + "start.keyframe = 'a'\n", ["start.keyframe", "none in this model"]),
+        (_HEAD + "simulation.dt = -1\n", ["simulation.dt", "-1", "> 0"]),
+        (_HEAD + "simulation.integrator = 'euler'\n", ["simulation.integrator", "rk4"]),
+        (_HEAD + "simulation.steps = 3\n", ["simulation.steps", "t_end, dt, integrator"]),
+        (_HEAD + "plots = ['joint:nope']\n", ["plots[0]", "joint:nope", "frame:NAME"]),
+        (_HEAD + "[[constraints]]\ntype = 'glue'\n", ["constraints[0].type", "glue", "weld"]),
+        (_HEAD + _LOOP + "frame2 = 'ghost'\n", ["constraints[0]", "ghost", "valid frames"]),
+        (_HEAD + _LOOP + "directions = [[1, 0]]\n", ["constraints[0].directions[0]", "3"]),
+        (_HEAD + _LOOP + "colour = 1\n", ["constraints[0].colour", "frame2", "directions"]),
+        (_HEAD + "[[constraints]]\ntype = 'weld'\nframe1 = 'crank'\n", ["missing", "frame2"]),
+        (
+            _HEAD + "[[constraints]]\ntype = 'joint_coupling'\njoint1 = 'crank'\nratio = 'x'\n",
+            ["constraints[0].ratio", "finite number"],
+        ),
+        (_HEAD + "model.robot = 'panda'\n", ["exactly one"]),
+        ("model = [", ["not valid TOML"]),
+    ],
+)
+def test_bad_system_files_are_refused_naming_the_key(tmp_path, text, words):
+    (tmp_path / "four_bar.urdf").write_text((OWN / "four_bar.urdf").read_text())
+    f = tmp_path / "sys.toml"
+    f.write_text(text)
+    with pytest.raises(ParameterError) as exc:
+        load_system(f)
+    for w in words:
+        assert w in str(exc.value), str(exc.value)
+
+
+def test_pfaff_run_system_file_writes_the_contract(tmp_path, capsys):
+    src = (OWN / "four_bar.toml").read_text()
+    f = tmp_path / "four_bar.toml"
+    f.write_text('plots = ["lambda", "phi_rows", "joint:crank", "frame:coupler_tip"]\n' + src)
+    (tmp_path / "four_bar.urdf").write_text((OWN / "four_bar.urdf").read_text())
+    out = tmp_path / "out"
+    assert main(["run", str(f), "--out", str(out), "--set", "t_end=0.1"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "ok" and METRICS <= set(summary["metrics"])
+    assert summary["parameters"]["t_end"] == 0.1
+    assert summary["max_constraint_violation"] <= 1e-10
+    for name in ("report.html", "trajectory.npz", "lambda.png", "joint_crank.png", "scene.html"):
+        assert (out / name).is_file(), name
+    # a second run refuses the folder; a bad --set key is refused before writing
+    assert main(["run", str(f), "--out", str(out)]) == 2
+    assert main(["run", str(f), "--out", str(tmp_path / "o2"), "--set", "tend=1"]) == 2
+    assert not (tmp_path / "o2").exists()
+    assert "valid keys" in capsys.readouterr().err
+
+
+def test_pfaff_run_mjcf_file_and_refusals(tmp_path, capsys):
+    out = tmp_path / "leg"
+    assert main(["run", str(OWN / "leg.xml"), "--out", str(out), "--set", "t_end=0.05"]) == 0
+    m = json.loads((out / "summary.json").read_text())["metrics"]
+    assert (m["constraint_rows"], m["constraint_rank"], m["dof"]) == (3, 2, 7)
+    assert m["assembly_displacement"] > 1e-3
+    scene = (out / "scene.html").read_text()
+    assert "pfaff-scene" in scene
+    bad = tmp_path / "bad.xml"
+    bad.write_text(
+        '<mujoco><worldbody><body name="b"><joint type="screw"/></body></worldbody></mujoco>'
+    )
+    assert main(["run", str(bad), "--out", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err
+    assert "screw" in err and "valid" in err
+    assert not (tmp_path / "b").exists()
+    assert main(["run", str(tmp_path / "missing.xml")]) == 2
+    assert main(["run", str(OWN / "four_bar.xml"), "--set", "keyframe=shut"]) == 2
