@@ -422,6 +422,25 @@ def _check_counts(b: _Builder, path: str) -> None:
         )
 
 
+def _check_masses(b: _Builder, path: str) -> None:
+    """Every body that moves (a joint carries it) needs a finite mass > 0 and a positive
+    definite inertia (MuJoCo refuses the same); welded children count with their body."""
+    model = b.model
+    for name in b.bodies:
+        jid = int(model.frames[model.getFrameId(name)].parentJoint)
+        if jid == 0:
+            continue
+        Y = model.inertias[jid]
+        ev = np.linalg.eigvalsh(0.5 * (Y.inertia + Y.inertia.T))
+        if not (np.isfinite(Y.mass) and Y.mass > 0 and np.all(np.isfinite(ev)) and ev[0] > 0):
+            raise ModelError(
+                f"MJCF file {path!r}: body {name!r} moves (joint {model.names[jid]!r}) but has "
+                f"mass {float(Y.mass):.3g} kg and inertia eigenvalues "
+                f"{', '.join(f'{e:.3g}' for e in ev)} kg m^2; valid: mass > 0 and a "
+                "positive-definite inertia (geoms with size and density, or <inertial>)"
+            )
+
+
 def read_mjcf(path: str | Path) -> MjcfModel:
     """Read an MJCF file as data into a Pinocchio model with its equality constraints.
 
@@ -447,6 +466,7 @@ def read_mjcf(path: str | Path) -> MjcfModel:
     b = _Builder(root, str(p))
     b.world(wb)
     _check_counts(b, str(p))
+    _check_masses(b, str(p))
     model = b.model
     option = root.find("option")
     g = (
