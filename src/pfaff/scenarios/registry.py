@@ -167,6 +167,8 @@ def scenario(name: str, **params: Param):
 
 def get_scenario(name: str) -> Scenario:
     """The scenario called ``name``, or a model / system file (``.xml``, ``.urdf``, ``.toml``)."""
+    if name not in SCENARIOS and name.startswith("compare:"):
+        return file_scenario(name[len("compare:") :], compare=True)
     if name not in SCENARIOS and name.lower().endswith((".xml", ".urdf", ".toml")):
         return file_scenario(name)
     if name not in SCENARIOS:
@@ -176,8 +178,9 @@ def get_scenario(name: str) -> Scenario:
     return SCENARIOS[name]
 
 
-def file_scenario(path: str) -> Scenario:
-    """A model file (MJCF, URDF) or a system file (TOML) as a scenario; bad files raise
+def file_scenario(path: str, compare: bool = False) -> Scenario:
+    """A model file (MJCF, URDF) or a system file (TOML) as a scenario -- with
+    ``compare``, the MJCF file in MuJoCo and in pfaff side by side; bad files raise
     :class:`ParameterError` naming the problem."""
     from pathlib import Path
 
@@ -187,6 +190,10 @@ def file_scenario(path: str) -> Scenario:
     if not p.is_file():
         raise ParameterError(f"file {path!r} does not exist")
     try:
+        if compare:
+            from pfaff.scenarios.compare import compare_scenario
+
+            return compare_scenario(p)
         if p.suffix.lower() == ".toml":
             from pfaff.scenarios.system_file import system_scenario
 
