@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pytest
-from mjcf_support import OWN
+from mjcf_support import OWN, shared_model
 
 from pfaff.cli import main
 from pfaff.scenarios.model_file import load_model, run_system
@@ -122,3 +123,22 @@ def test_pfaff_run_mjcf_file_and_refusals(tmp_path, capsys):
     assert not (tmp_path / "b").exists()
     assert main(["run", str(tmp_path / "missing.xml")]) == 2
     assert main(["run", str(OWN / "four_bar.xml"), "--set", "keyframe=shut"]) == 2
+
+
+def test_pfaff_compare_violation_ratio_and_missing_mujoco(tmp_path, monkeypatch, capsys):
+    """On jdotv_connect_2d MuJoCo's soft loop opens by ~1e-4 m within a few steps; pfaff's
+    stays below 1e-10: a ratio above 1e6 (0.3 s here, 5 s in the README)."""
+    pytest.importorskip("mujoco", reason="MuJoCo is the peer: pip install -e '.[mujoco]'")
+    path = shared_model("jdotv_connect_2d")
+    out = tmp_path / "cmp"
+    assert main(["compare", str(path), "--out", str(out), "--set", "t_end=0.3"]) == 0
+    m = json.loads((out / "summary.json").read_text())["metrics"]
+    assert m["pfaff_violation_max"] <= 1e-10
+    assert m["mujoco_violation_max"] >= 1e-5
+    assert m["violation_ratio"] >= 1e6
+    assert m["mujoco_cost_per_sim_second_s"] > 0 and m["pfaff_cost_per_sim_second_s"] > 0
+    assert (out / "violation_pfaff_vs_mujoco.png").is_file()
+    monkeypatch.setitem(sys.modules, "mujoco", None)  # as on a machine without MuJoCo
+    assert main(["compare", str(path), "--out", str(tmp_path / "c2")]) == 2
+    assert "pip install -e '.[mujoco]'" in capsys.readouterr().err
+    assert not (tmp_path / "c2").exists()
