@@ -27,7 +27,8 @@ METRICS = {
 def test_urdf_system_file_and_its_mjcf_twin_move_alike():
     """Two parsers (Pinocchio's URDF, pfaff's MJCF) and two loop descriptions (2 planar
     rows from the system file, MuJoCo's 3D connect) of one four-bar: the same motion."""
-    urdf, defaults, _, _ = load_system(OWN / "four_bar.toml")
+    sf = load_system(OWN / "four_bar.toml")
+    urdf, defaults = sf.system, sf.simulation
     twin = load_model(OWN / "four_bar_inertial.xml")
     assert np.abs(urdf.q - twin.q).max() <= 1e-15  # the same start, read from both files
     opt = dict(dt=1e-3, progress=False)
@@ -142,3 +143,53 @@ def test_pfaff_compare_violation_ratio_and_missing_mujoco(tmp_path, monkeypatch,
     assert main(["compare", str(path), "--out", str(tmp_path / "c2")]) == 2
     assert "pip install -e '.[mujoco]'" in capsys.readouterr().err
     assert not (tmp_path / "c2").exists()
+
+
+_CTRL = (
+    _HEAD
+    + "start.joints = { crank = -1.0, coupler = 0.6, rocker = -1.3 }\n"
+    + _LOOP
+    + 'frame2 = "rocker_tip"\ndirections = [[1, 0, 0], [0, 0, 1]]\n'
+    + '[controller]\ntype = "pidc"\njoints = ["crank"]\n'
+)
+
+
+def test_system_file_controller_with_passive_joints(tmp_path):
+    """PIDC of the URDF four-bar with only the crank actuated: the coupler and rocker
+    joints receive no torque (Aghili eq. 55-62), and the crank's error follows the
+    critically damped closed form e(t) = e0 (1 + w t) exp(-w t), w = sqrt(kp) = kd / 2."""
+    (tmp_path / "four_bar.urdf").write_text((OWN / "four_bar.urdf").read_text())
+    f = tmp_path / "c.toml"
+    f.write_text(_CTRL + 'target = [-0.7]\nkp = 100.0\nkd = 20.0\nactuated = ["crank"]\n')
+    from pfaff.scenarios import execute
+
+    run = execute(str(f), {"t_end": 0.6, "dt": 2e-3})
+    tau = run.arrays["tau"]
+    assert np.abs(tau[:, 1:]).max() <= 1e-9  # coupler, rocker: passive
+    assert np.abs(tau[:, 0]).max() > 1e-2
+    q = run.arrays["q"]
+    e0, t = q[0, 0] + 0.7, run.arrays["t"]
+    closed = e0 * (1 + 10 * t) * np.exp(-10 * t)
+    assert np.abs((q[:, 0] + 0.7) - closed).max() <= 0.02 * abs(e0)
+    assert run.summary["metrics"]["task_error_final"] == pytest.approx(abs(q[-1, 0] + 0.7))
+    assert run.summary["max_constraint_violation"] <= 1e-10
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        ("target = [1]\ngain = 3\n", ["controller.gain", "valid keys"]),
+        ("target = [1, 2]\n", ["controller.target", "1 numbers"]),
+        ('target = [1]\nactuated = ["elbow"]\n', ["elbow", "valid joints"]),
+        ("target = [1]\nkp = -1\n", ["kp", "> 0"]),
+        ("", ["missing key 'target'"]),
+    ],
+)
+def test_bad_controller_tables_are_refused(tmp_path, extra, words):
+    (tmp_path / "four_bar.urdf").write_text((OWN / "four_bar.urdf").read_text())
+    f = tmp_path / "c.toml"
+    f.write_text(_CTRL + extra)
+    with pytest.raises(ParameterError) as exc:
+        load_system(f)
+    for w in words:
+        assert w in str(exc.value), str(exc.value)

@@ -28,12 +28,18 @@ what is valid. Keys::
     frame1 = "a"
     ...
 
+    [controller]                       # optional; see pfaff.scenarios.system_controller
+    type = "pidc"
+    joints = ["crank"]
+    target = [-0.8]
+
 Units: SI, radians; quaternion-free (orientations are 3 x 3 matrices).
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +53,7 @@ from pfaff.constraints.weld import FrameAligned, Weld
 from pfaff.mechanism.base import ModelError
 from pfaff.scenarios.model_file import ModelSystem, load_model, run_system
 from pfaff.scenarios.registry import Param, ParameterError, Scenario, ScenarioResult
+from pfaff.scenarios.system_controller import parse_controller
 from pfaff.simulate import INTEGRATORS, SimOptions
 
 if sys.version_info >= (3, 11):
@@ -99,7 +106,16 @@ CONSTRAINT_TYPES: dict[str, tuple[type, dict[str, tuple[str, bool]]]] = {
     ),
 }
 
-TOP_KEYS = ("title", "gravity", "plots", "model", "start", "simulation", "constraints")
+TOP_KEYS = (
+    "title",
+    "gravity",
+    "plots",
+    "model",
+    "start",
+    "simulation",
+    "constraints",
+    "controller",
+)
 SIM_KEYS = {"t_end": 5.0, "dt": 1e-3, "integrator": "rk4"}
 
 
@@ -221,8 +237,19 @@ def _plots(names: Any, system: ModelSystem) -> list[str]:
     return list(names)
 
 
-def load_system(path: str | Path) -> tuple[ModelSystem, dict[str, Any], list[str], str]:
-    """Parse and check a system file: ``(system, simulation defaults, plots, title)``."""
+@dataclass
+class SystemFile:
+    """A parsed, checked system file."""
+
+    system: ModelSystem
+    simulation: dict[str, Any]
+    plots: list[str]
+    title: str
+    controller: dict[str, Any] | None = None
+
+
+def load_system(path: str | Path) -> SystemFile:
+    """Parse and check a system file (every key; the controller is built once to check it)."""
     p = Path(path)
     try:
         data = tomllib.loads(p.read_text())
@@ -277,7 +304,10 @@ def load_system(path: str | Path) -> tuple[ModelSystem, dict[str, Any], list[str
     title = data.get("title", p.stem)
     if not isinstance(title, str):
         raise _err("title", title, "expected a string")
-    return system, defaults, plots, title
+    ctrl = data.get("controller")
+    if ctrl is not None:
+        parse_controller(ctrl, ConstraintSet(system.mechanism, system.constraints))
+    return SystemFile(system, defaults, plots, title, ctrl)
 
 
 def _robot(name: Any) -> ModelSystem:
@@ -316,19 +346,29 @@ def _extra_plots(result: ScenarioResult, system: ModelSystem, plots: list[str]) 
 def system_scenario(path: str | Path) -> Scenario:
     """A system file as a :class:`Scenario` (``--set t_end= dt= integrator=``)."""
     p = Path(path)
-    _, defaults, _, title = load_system(p)  # refuse a bad file before any output
+    sf = load_system(p)  # refuse a bad file before any output
 
     def run(params: dict) -> ScenarioResult:
-        system, _, plots, _ = load_system(p)
+        f = load_system(p)
+        system = f.system
         opt = SimOptions(dt=params["dt"], integrator=params["integrator"])
-        result = run_system(system, params["t_end"], opt, title)
-        _extra_plots(result, system, plots)
+        ctrl = None
+        if f.controller is not None:
+            cset = ConstraintSet(system.mechanism, system.constraints)
+            ctrl, opt.control_dt = parse_controller(f.controller, cset)
+        result = run_system(system, params["t_end"], opt, f.title, controller=ctrl)
+        if ctrl is not None:
+            q_end = result.trajectory.arrays()["q"][-1]
+            target = ctrl.reference(0.0)[0]
+            result.metrics["task_error_final"] = float(np.abs(target - q_end[ctrl.task.idx]).max())
+        _extra_plots(result, system, f.plots)
         return result
 
-    run.__doc__ = f"{title} (system file {p.name}).\n\n" + (__doc__ or "").split("\n\n")[0]
+    run.__doc__ = f"{sf.title} (system file {p.name}).\n\n" + (__doc__ or "").split("\n\n")[0]
+    d = sf.simulation
     params = {
-        "t_end": Param(defaults["t_end"], "simulated time [s]", positive=True),
-        "dt": Param(defaults["dt"], "integrator step [s]", positive=True),
-        "integrator": Param(defaults["integrator"], "time integrator", choices=INTEGRATORS),
+        "t_end": Param(d["t_end"], "simulated time [s]", positive=True),
+        "dt": Param(d["dt"], "integrator step [s]", positive=True),
+        "integrator": Param(d["integrator"], "time integrator", choices=INTEGRATORS),
     }
     return Scenario(str(path), run, params)
