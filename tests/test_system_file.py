@@ -193,3 +193,17 @@ def test_bad_controller_tables_are_refused(tmp_path, extra, words):
         load_system(f)
     for w in words:
         assert w in str(exc.value), str(exc.value)
+
+
+def test_urdf_without_visuals_runs_without_a_scene_and_says_so(tmp_path):
+    text = (OWN / "four_bar.urdf").read_text()
+    import re
+
+    f = tmp_path / "bare.urdf"
+    f.write_text(re.sub(r"<visual>.*?</visual>", "", text))
+    out = tmp_path / "o"
+    assert main(["run", str(f), "--out", str(out), "--set", "t_end=0.02"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert any("no 3D scene" in w for w in summary["warnings"])
+    assert not (out / "scene.html").exists() and (out / "report.html").is_file()
+    assert summary["metrics"]["constraint_rows"] == 0 and summary["metrics"]["dof"] == 3

@@ -13,6 +13,7 @@ the start to the assembled state), ``energy_drift_rel`` (largest
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,24 @@ def scene_boxes(mech: PinocchioMechanism, geoms: list, q: np.ndarray) -> list[di
     ]
 
 
+def _drawable_urdf(mech: PinocchioMechanism, path: str, warnings: list[str]) -> bool:
+    """True when the URDF has visual geometry Pinocchio can load (meshes found under
+    example-robot-data's package folder); otherwise a note says why there is no scene."""
+    from pfaff.mechanism.robots import package_dir
+
+    try:
+        geom = pin.buildGeomFromUrdf(
+            mech.model, path, pin.VISUAL, package_dirs=[str(package_dir())]
+        )
+    except (RuntimeError, ValueError) as exc:
+        warnings.append(f"no 3D scene: the URDF's visual geometry does not load ({exc})")
+        return False
+    if not len(geom.geometryObjects):
+        warnings.append("no 3D scene: the URDF has no <visual> geometry")
+        return False
+    return True
+
+
 def run_system(
     system: ModelSystem,
     t_end: float,
@@ -143,7 +162,7 @@ def run_system(
         "max_kinetic_energy": float(a["kinetic"].max()),
     }
     scene = {"t": a["t"]}
-    if system.urdf is not None:
+    if system.urdf is not None and _drawable_urdf(mech, system.urdf, system.warnings):
         scene.update(urdf=system.urdf, q=a["q"])
     elif system.geoms:
         scene["boxes"] = scene_boxes(mech, system.geoms, a["q"])
@@ -154,8 +173,8 @@ def run_system(
         f"Start: {system.start}, moved {asm.displacement:.3g} onto the manifold in "
         f"{asm.iterations} Newton-Raphson iterations (max |Phi| {asm.residual:.2g})."
     )
-    if system.warnings:
-        notes += " Not modelled: " + "; ".join(system.warnings) + "."
+    for w in system.warnings:  # into summary.json "warnings" (the runner records them)
+        warnings.warn(w, UserWarning, stacklevel=2)
     return ScenarioResult(
         traj,
         metrics,
