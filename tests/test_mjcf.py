@@ -211,3 +211,36 @@ def test_malformed_and_missing_files(tmp_path):
         read_mjcf(bad)
     with pytest.raises(ModelError, match="does not exist"):
         read_mjcf(tmp_path / "none.xml")
+
+
+_CLASSES = """<mujoco><compiler angle="radian"/>
+  <default><default class="arm"><joint type="ball" damping="0.1"/>
+    <geom type="capsule" size="0.02" fromto="0 0 0 0 0 -0.3"/></default></default>
+  <worldbody><body name="a" childclass="arm"><joint/><geom/>
+    <body name="b" pos="0 0 -0.3" axisangle="1 0 0 0.3"><joint/><geom/>
+      <body name="c" pos="0 0 -0.3" xyaxes="0 1 0 -1 0 0"><joint class="arm" type="hinge"
+        axis="1 0 0" ref="0.2"/><geom/></body></body></body></worldbody></mujoco>"""
+
+
+def test_default_classes_childclass_and_ignored_damping(tmp_path):
+    """Joint types from a childclass (ball, ball, then an explicit hinge), radians, axisangle
+    and xyaxes; the damping is reported as not modelled. Witness: MuJoCo's nq, nv, M."""
+    p = tmp_path / "classes.xml"
+    p.write_text(_CLASSES)
+    mj = read_mjcf(p)
+    assert [j.type for j in mj.joints] == ["ball", "ball", "hinge"]
+    assert mj.joints[2].ref == 0.2
+    assert any("damping is ignored" in w for w in mj.warnings)
+    mujoco = mujoco_or_skip()
+    m = mujoco.MjModel.from_xml_path(str(p))
+    d = mujoco.MjData(m)
+    mech = PinocchioMechanism(mj.model)
+    assert (mech.nq, mech.nv) == (m.nq, m.nv) == (9, 7)
+    for q in _random_states(mech, mj.q0, 3, seed=1, scale=1.0):
+        d.qpos[:] = mj.q_to_qpos(q)
+        mujoco.mj_forward(m, d)
+        Mm = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, d, Mm)
+        snap = mech.compute(q, None, mj.bodies)
+        assert np.abs(Mm - snap.M).max() <= 1e-12
+        assert np.abs(snap.frames["c"].p - d.xpos[3]).max() <= 1e-12
