@@ -244,3 +244,28 @@ def test_default_classes_childclass_and_ignored_damping(tmp_path):
         snap = mech.compute(q, None, mj.bodies)
         assert np.abs(Mm - snap.M).max() <= 1e-12
         assert np.abs(snap.frames["c"].p - d.xpos[3]).max() <= 1e-12
+
+
+def test_every_model_in_the_shared_folder_loads_and_assembles():
+    """Whatever MJCF files the shared folder holds (not only the six named above): read,
+    constrained and assembled to 1e-12, with MuJoCo's sizes when MuJoCo is here."""
+    from mjcf_support import shared_dir
+
+    folder = shared_dir()
+    if folder is None:
+        pytest.skip("MuJoCo's equality test models are not here (PFAFF_MUJOCO_MODELS)")
+    files = sorted(folder.glob("*.xml"))
+    assert len(files) >= 6
+    try:
+        import mujoco
+    except ImportError:
+        mujoco = None
+    for f in files:
+        mj = read_mjcf(f)
+        mech = PinocchioMechanism(mj.model, f.stem)
+        cset = ConstraintSet(mech, equality_constraints(mj.equalities))
+        start = next(iter(mj.keyframes.values()))[0] if mj.keyframes else mj.q0
+        assert assemble(cset, start).residual <= 1e-12, f.name
+        if mujoco is not None:
+            m = mujoco.MjModel.from_xml_path(str(f))
+            assert (mech.nq, mech.nv, len(mj.bodies)) == (m.nq, m.nv, m.nbody - 1), f.name
