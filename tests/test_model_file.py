@@ -130,11 +130,11 @@ def test_load_model_refusals(tmp_path):
     ["jdotv_connect_2d", "jdotv_connect_3d", "jdotv_weld_3d", "connect", "weld", "equality_site"],
 )
 def test_mujoco_models_passive_exact(name):
-    """MuJoCo's own equality models, passive from qpos0 (0.4 s here; 5 s in the README's
+    """MuJoCo's own equality models, passive from qpos0 (0.25 s here; 5 s in the README's
     table): the loops stay closed to 1e-10 and the energy is kept to 1e-6 of the
     largest kinetic energy. jdotv_connect_2d: 3 rows of rank 2."""
     s = load_model(shared_model(name))
-    res = run_system(s, 0.4, SimOptions(dt=1e-3, progress=False), name)
+    res = run_system(s, 0.25, SimOptions(dt=1e-3, progress=False), name)
     m = res.metrics
     assert res.trajectory.max_constraint_violation() <= 1e-10
     assert m["energy_drift_rel"] <= 1e-6

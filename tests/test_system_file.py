@@ -74,10 +74,15 @@ _LOOP = '[[constraints]]\ntype = "points_coincide"\nframe1 = "coupler_tip"\n'
         ),
         (_HEAD + "model.robot = 'panda'\n", ["exactly one"]),
         ("model = [", ["not valid TOML"]),
+        (
+            'model.file = "leg.xml"\nstart.q = [0, 0, 1, 2, 0, 0, 0, 0, 0, 0]\n',
+            ["start.q", "quaternions", "unit"],
+        ),
     ],
 )
 def test_bad_system_files_are_refused_naming_the_key(tmp_path, text, words):
     (tmp_path / "four_bar.urdf").write_text((OWN / "four_bar.urdf").read_text())
+    (tmp_path / "leg.xml").write_text((OWN / "leg.xml").read_text())
     f = tmp_path / "sys.toml"
     f.write_text(text)
     with pytest.raises(ParameterError) as exc:
@@ -128,11 +133,11 @@ def test_pfaff_run_mjcf_file_and_refusals(tmp_path, capsys):
 
 def test_pfaff_compare_violation_ratio_and_missing_mujoco(tmp_path, monkeypatch, capsys):
     """On jdotv_connect_2d MuJoCo's soft loop opens by ~1e-4 m within a few steps; pfaff's
-    stays below 1e-10: a ratio above 1e6 (0.3 s here, 5 s in the README)."""
+    stays below 1e-10: a ratio above 1e6 (0.2 s here, 5 s in the README)."""
     pytest.importorskip("mujoco", reason="MuJoCo is the peer: pip install -e '.[mujoco]'")
     path = shared_model("jdotv_connect_2d")
     out = tmp_path / "cmp"
-    assert main(["compare", str(path), "--out", str(out), "--set", "t_end=0.3"]) == 0
+    assert main(["compare", str(path), "--out", str(out), "--set", "t_end=0.2"]) == 0
     m = json.loads((out / "summary.json").read_text())["metrics"]
     assert m["pfaff_violation_max"] <= 1e-10
     assert m["mujoco_violation_max"] >= 1e-5

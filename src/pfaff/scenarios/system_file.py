@@ -205,6 +205,10 @@ def _start(system: ModelSystem, start: dict, where: str) -> None:
         system.start = f"keyframe {name!r}"
     elif "q" in start:
         system.q = _vector(f"{where}.q", start["q"], mech.nq)
+        if not pin.isNormalized(mech.model, system.q, 1e-9):
+            raise _err(
+                f"{where}.q", start["q"], "its quaternions (ball, free joints) must be unit"
+            )
         system.start = "the system file's q"
     elif "joints" in start:
         joints = start["joints"]
