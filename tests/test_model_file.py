@@ -142,3 +142,44 @@ def test_mujoco_models_passive_exact(name):
     assert m["dof"] == s.mechanism.nv - m["constraint_rank"]
     if name == "jdotv_connect_2d":
         assert (m["constraint_rows"], m["constraint_rank"], m["dof"]) == (3, 2, 2)
+
+
+@pytest.mark.parametrize("name", ["four_bar", "slider_crank"])
+def test_redundant_loop_accelerations_agree_with_pinocchio_proximal(name):
+    """Second witness: Pinocchio's constraintDynamics on the same 3D point loop (3 rows of
+    rank 2) with the proximal settings mu = 1e-12 (its defaults, mu = 0 and one
+    iteration, return NaN on this rank-deficient loop with Pinocchio 4.1)."""
+    import pinocchio as pin
+
+    s = load_model(OWN / f"{name}.xml")
+    mech, cset = s.mechanism, _cset(s)
+    m = mech.model
+    c = s.constraints[0]
+    f1, f2 = (m.frames[m.getFrameId(f)] for f in (c.frame1, c.frame2))
+    cm = pin.RigidConstraintModel(
+        pin.ContactType.CONTACT_3D,
+        m,
+        f1.parentJoint,
+        f1.placement,
+        f2.parentJoint,
+        f2.placement,
+        pin.ReferenceFrame.LOCAL,
+    )
+    cms, cds = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
+    cms.append(cm)
+    cds.append(cm.createData())
+    pdata = m.createData()
+    pin.initConstraintDynamics(m, pdata, cms, cds)
+    settings = pin.ProximalSettings(1e-14, 1e-12, 200)
+    asm = assemble(cset, s.q)
+    rng = np.random.default_rng(9)
+    for _ in range(6):
+        q = assemble(cset, mech.integrate(asm.q, 0.05 * rng.standard_normal(mech.nv))).q
+        A = cset.evaluate(mech.compute(q, None, cset.frames)).A
+        v = np.linalg.svd(A)[2][asm.rank :].T @ rng.standard_normal(mech.nv - asm.rank)
+        tau = rng.standard_normal(mech.nv)
+        snap = mech.compute(q, v, cset.frames)
+        ev = cset.evaluate(snap)
+        a = dyn.solve(snap.M, snap.h, tau, ev.A, ev.drift, with_force=False).a
+        a_pin = pin.constraintDynamics(m, pdata, q, v, tau, cms, cds, settings)
+        assert np.abs(a - a_pin).max() <= 1e-9 * max(1.0, np.abs(a).max())
