@@ -204,6 +204,12 @@ def test_bad_mjcf_is_refused_naming_the_element(tmp_path, body, equality, words)
         assert w in str(exc.value)
 
 
+def test_equality_site_viscosity_is_reported_as_ignored():
+    mj = read_mjcf(shared_model("equality_site"))
+    assert any("<option viscosity> is ignored" in w for w in mj.warnings)
+    assert not read_mjcf(shared_model("connect")).warnings
+
+
 def test_malformed_and_missing_files(tmp_path):
     bad = tmp_path / "bad.xml"
     bad.write_text("<mujoco><worldbody>")

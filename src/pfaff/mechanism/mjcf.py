@@ -167,6 +167,9 @@ def read_mjcf(path: str | Path) -> MjcfModel:
         else np.array([0, 0, -9.81])
     )
     model.gravity = pin.Motion(g, np.zeros(3))
+    for key in ("viscosity", "density", "wind"):  # fluid forces: not modelled
+        if option is not None and np.any(floats(option, key, None, (0,)) != 0):
+            b.warnings.append(f"<option {key}> is ignored (pfaff models no fluid forces)")
     for s, (jid, pl) in b.sites.items():
         fname = s if not model.existFrame(s) else f"site:{s}"
         model.addFrame(pin.Frame(fname, jid, 0, pl, pin.FrameType.OP_FRAME), False)
