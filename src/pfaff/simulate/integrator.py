@@ -114,7 +114,13 @@ class _Evaluator:
         for states whose singular values are not recorded (the RK4 stages).
         """
         if self.opt.method == "kkt":
-            a, _, cond = dyn.kkt_dynamics(snap.M, snap.h, tau, ev.A, ev.drift, self.opt.rank_tol)
+            try:
+                a, _, cond = dyn.kkt_dynamics(
+                    snap.M, snap.h, tau, ev.A, ev.drift, self.opt.rank_tol
+                )
+            except dyn.KKTSingularError as exc:
+                self.kkt_cond_max = max(self.kkt_cond_max, exc.cond)
+                raise
             self.kkt_cond_max = max(self.kkt_cond_max, cond)
             return a, None
         if proj is None:
