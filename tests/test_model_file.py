@@ -3,6 +3,8 @@ the passive figures (violation, energy) and the metrics' power to catch wrong in
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 from mjcf_support import OWN, shared_model
@@ -134,7 +136,9 @@ def test_mujoco_models_passive_exact(name):
     table): the loops stay closed to 1e-10 and the energy is kept to 1e-6 of the
     largest kinetic energy. jdotv_connect_2d: 3 rows of rank 2."""
     s = load_model(shared_model(name))
-    res = run_system(s, 0.25, SimOptions(dt=1e-3, progress=False), name)
+    viscous = name == "equality_site"  # <option viscosity="1">: reported, not modelled
+    with pytest.warns(UserWarning, match="viscosity") if viscous else contextlib.nullcontext():
+        res = run_system(s, 0.25, SimOptions(dt=1e-3, progress=False), name)
     m = res.metrics
     assert res.trajectory.max_constraint_violation() <= 1e-10
     assert m["energy_drift_rel"] <= 1e-6
