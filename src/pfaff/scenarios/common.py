@@ -7,8 +7,6 @@ import time
 import numpy as np
 
 from pfaff.constraints.base import ConstraintSet
-from pfaff.control.laws import min_norm_torque
-from pfaff.linalg import null_projector
 from pfaff.mechanism.base import Mechanism
 from pfaff.simulate import SimOptions, Trajectory, simulate
 
@@ -98,19 +96,3 @@ def decoupling(cset: ConstraintSet, q: np.ndarray, every: int = 1) -> dict[str, 
 def frame_path(mech: Mechanism, q: np.ndarray, frame: str) -> np.ndarray:
     """World positions (T, 3) of a frame's origin along the configurations ``q``."""
     return np.array([mech.compute(qi, None, [frame], dynamics=False).frames[frame].p for qi in q])
-
-
-def min_norm_gap(cset: ConstraintSet, arrays: dict[str, np.ndarray]) -> float:
-    """Largest ``|P tau| - min_lambda |M a + h + A^T lambda|`` over a run (Aghili eq. 48).
-
-    The applied torque's motion part against the least-norm torque producing the
-    recorded acceleration, found independently by least squares over lambda.
-    """
-    mech = cset.mechanism
-    gaps = []
-    for q, v, tau, a in zip(arrays["q"], arrays["v"], arrays["tau"], arrays["a"]):
-        snap = mech.compute(q, v, cset.frames)
-        A = cset.evaluate(snap).A
-        P = null_projector(A)
-        gaps.append(np.linalg.norm(P @ tau) - min_norm_torque(snap.M, snap.h, A, a))
-    return float(np.max(gaps))
