@@ -88,6 +88,11 @@ def test_readme_command_parses(command, capsys):
             main(argv)
         assert exc.value.code == 0
         return
+    if argv[:1] == ["compare"]:  # parse only: a comparison runs two simulations
+        pytest.importorskip("mujoco", reason="MuJoCo is the peer: pip install -e '.[mujoco]'")
+        sets = [argv[i + 1] for i, a in enumerate(argv) if a == "--set"]
+        get_scenario(f"compare:{argv[1]}").resolve(parse_sets(sets))
+        return
     if argv[:1] == ["run"]:
         assert main([*argv, "--params"]) == 0, capsys.readouterr().err
         sets = [argv[i + 1] for i, a in enumerate(argv) if a == "--set"]

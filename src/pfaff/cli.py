@@ -3,7 +3,8 @@
 ::
 
     pfaff list                                     scenario names with a description
-    pfaff run NAME [--out DIR] [--set KEY=VALUE]... [--force]
+    pfaff run NAME|FILE.toml|FILE.xml|FILE.urdf [--out DIR] [--set KEY=VALUE]... [--force]
+    pfaff compare FILE.xml [--out DIR] [--set KEY=VALUE]... [--force]
     pfaff bench [NAME...]                          the benchmark suite, a table of figures
     pfaff --version
 
@@ -37,7 +38,9 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.add_parser("list", help="list the scenarios")
     run = sub.add_parser("run", help="run a scenario and write its outputs")
-    run.add_argument("name", help="scenario name (see `pfaff list`)")
+    run.add_argument(
+        "name", help="scenario name (see `pfaff list`), FILE.xml, FILE.urdf or FILE.toml"
+    )
     run.add_argument("--out", type=Path, default=None, help="output folder (default runs/NAME)")
     run.add_argument(
         "--set",
@@ -48,6 +51,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--force", action="store_true", help="write into a non-empty folder")
     run.add_argument("--params", action="store_true", help="list the scenario's parameters")
+    cmp_ = sub.add_parser("compare", help="an MJCF model in MuJoCo and in pfaff, side by side")
+    cmp_.add_argument("file", help="MJCF file (.xml); needs pip install -e '.[mujoco]'")
+    cmp_.add_argument("--out", type=Path, default=None, help="output folder")
+    cmp_.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="t_end=..., dt=..."
+    )
+    cmp_.add_argument("--force", action="store_true", help="write into a non-empty folder")
     bench = sub.add_parser("bench", help="run the benchmark suite")
     bench.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
     return p
@@ -85,7 +95,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         sc = get_scenario(args.name)
         overrides = parse_sets(args.set)
         sc.resolve(overrides)  # refuse bad parameters before touching the folder
-        out = args.out if args.out is not None else Path("runs") / args.name
+        out = args.out if args.out is not None else Path("runs") / Path(args.name).stem
         check_out_dir(out, args.force)  # an unwritable folder is found before the run
         run = execute(args.name, overrides)
     except ParameterError as exc:
@@ -152,6 +162,12 @@ def main(argv: list[str] | None = None) -> int:
         return _cmd_list()
     if args.command == "run":
         return _cmd_run(args)
+    if args.command == "compare":
+        out = args.out or Path("runs") / f"{Path(args.file).stem}-compare"
+        ns = argparse.Namespace(
+            name=f"compare:{args.file}", out=out, set=args.set, force=args.force, params=False
+        )
+        return _cmd_run(ns)
     if args.command == "bench":
         return _cmd_bench(args.names)
     _parser().print_help()
