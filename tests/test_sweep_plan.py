@@ -199,3 +199,16 @@ def test_sweep_report_line_heat_scatter_and_failed_points():
     assert "y against m, rho, g" in sweep_plots(
         build_table(three, _synthetic(three)), ["m", "rho", "g"]
     )
+
+
+def test_a_system_file_is_swept_like_a_scenario():
+    from pathlib import Path
+
+    from pfaff.sweep.run import _canonical
+
+    name = _canonical(str(Path(__file__).parent / "models" / "four_bar.toml"))
+    assert Path(name).is_absolute() and Path(name).is_file()
+    pts = plan_points(name, grid={"t_end": ["0.1", "0.2"]})
+    assert [p.params["t_end"] for p in pts] == [0.1, 0.2]
+    with pytest.raises(ParameterError, match="nope"):
+        plan_points(name, grid={"nope": ["1"]})

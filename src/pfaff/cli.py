@@ -3,7 +3,8 @@
 ::
 
     pfaff list                                     scenario names with a description
-    pfaff run NAME [--out DIR] [--set KEY=VALUE]... [--force]
+    pfaff run NAME|FILE.toml|FILE.xml|FILE.urdf [--out DIR] [--set KEY=VALUE]... [--force]
+    pfaff compare FILE.xml [--out DIR] [--set KEY=VALUE]... [--force]
     pfaff sweep NAME --out DIR [--grid KEY=V1,V2,...]... [--random KEY=LO:HI --samples N
                 [--seed S]] [--set KEY=VALUE]... [--workers N | --scheduler ADDRESS]
                 [--force] [--no-point-files]          many runs on Dask, a results table
@@ -40,7 +41,9 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.add_parser("list", help="list the scenarios")
     run = sub.add_parser("run", help="run a scenario and write its outputs")
-    run.add_argument("name", help="scenario name (see `pfaff list`)")
+    run.add_argument(
+        "name", help="scenario name (see `pfaff list`), FILE.xml, FILE.urdf or FILE.toml"
+    )
     run.add_argument("--out", type=Path, default=None, help="output folder (default runs/NAME)")
     run.add_argument(
         "--set",
@@ -51,6 +54,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--force", action="store_true", help="write into a non-empty folder")
     run.add_argument("--params", action="store_true", help="list the scenario's parameters")
+    cmp_ = sub.add_parser("compare", help="an MJCF model in MuJoCo and in pfaff, side by side")
+    cmp_.add_argument("file", help="MJCF file (.xml); needs pip install -e '.[mujoco]'")
+    cmp_.add_argument("--out", type=Path, default=None, help="output folder")
+    cmp_.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="t_end=..., dt=..."
+    )
+    cmp_.add_argument("--force", action="store_true", help="write into a non-empty folder")
     _add_sweep_parser(sub)
     bench = sub.add_parser("bench", help="run the benchmark suite")
     bench.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
@@ -89,7 +99,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         sc = get_scenario(args.name)
         overrides = parse_sets(args.set)
         sc.resolve(overrides)  # refuse bad parameters before touching the folder
-        out = args.out if args.out is not None else Path("runs") / args.name
+        out = args.out if args.out is not None else Path("runs") / Path(args.name).stem
         check_out_dir(out, args.force)  # an unwritable folder is found before the run
         run = execute(args.name, overrides)
     except ParameterError as exc:
@@ -129,7 +139,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _add_sweep_parser(sub) -> None:
     """``pfaff sweep``: many runs of one scenario on Dask (issue 16)."""
     sw = sub.add_parser("sweep", help="run a scenario over a grid or random samples on Dask")
-    sw.add_argument("name", help="scenario name (see `pfaff list`)")
+    sw.add_argument("name", help="scenario name (see `pfaff list`) or FILE.toml/.xml/.urdf")
     sw.add_argument(
         "--out",
         type=Path,
@@ -255,6 +265,12 @@ def main(argv: list[str] | None = None) -> int:
         return _cmd_run(args)
     if args.command == "sweep":
         return _cmd_sweep(args)
+    if args.command == "compare":
+        out = args.out or Path("runs") / f"{Path(args.file).stem}-compare"
+        ns = argparse.Namespace(
+            name=f"compare:{args.file}", out=out, set=args.set, force=args.force, params=False
+        )
+        return _cmd_run(ns)
     if args.command == "bench":
         return _cmd_bench(args.names)
     _parser().print_help()

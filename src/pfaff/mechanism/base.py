@@ -168,6 +168,11 @@ class Mechanism(ABC):
         """Tangent vector ``dv`` with ``integrate(q0, dv) = q1``."""
         return q1 - q0
 
+    def dintegrate_dv(self, q: np.ndarray, dv: np.ndarray) -> np.ndarray:
+        """(nv, nv) derivative of ``integrate(q, dv)`` with respect to ``dv`` (identity
+        for vector spaces; the right Jacobian of the exponential on a Lie group)."""
+        return np.eye(self.nv)
+
     def check_frames(self, names: Iterable[str]) -> None:
         """Raise :class:`ModelError` naming any unknown frame and the valid ones."""
         known = set(self.frame_names)

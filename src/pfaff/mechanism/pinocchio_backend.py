@@ -90,6 +90,10 @@ class PinocchioMechanism(Mechanism):
     def difference(self, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
         return pin.difference(self.model, q0, q1)
 
+    def dintegrate_dv(self, q: np.ndarray, dv: np.ndarray) -> np.ndarray:
+        """(nv, nv) derivative of ``integrate(q, dv)`` with respect to ``dv``."""
+        return pin.dIntegrate(self.model, q, dv, pin.ARG1)
+
     # -- per-state computation ----------------------------------------------
     def compute(
         self,
@@ -252,29 +256,17 @@ def from_urdf(source: str | Path, name: str | None = None, gravity=None) -> Pino
     return mech
 
 
-def _mjcf_gravity(path: str) -> np.ndarray | None:
-    """The ``<option gravity="gx gy gz">`` of an MJCF file, if it sets one."""
-    option = ET.parse(path).getroot().find("option")
-    if option is None or option.get("gravity") is None:
-        return None
-    g = np.array([float(x) for x in option.get("gravity").split()])
-    if g.shape != (3,):
-        raise ModelError(f"MJCF file {path!r}: option gravity must have 3 numbers")
-    return g
-
-
-def _build_mjcf(path: str) -> pin.Model:
-    model = pin.buildModelFromMJCF(path)
-    # Pinocchio's MJCF parser keeps its default gravity; MuJoCo's <option> sets it
-    g = _mjcf_gravity(path)
-    if g is not None:
-        model.gravity = pin.Motion(g, np.zeros(3))
-    return model
-
-
 def from_mjcf(path: str | Path, name: str | None = None) -> PinocchioMechanism:
-    """Build a mechanism from an MJCF (MuJoCo XML) file, honouring ``<option gravity>``.
+    """Build a mechanism from an MJCF (MuJoCo XML) file: every body tree, ``<option gravity>``.
 
-    Raises :class:`ModelError` if the file does not exist or does not parse.
+    The XML is read as data by :func:`pfaff.mechanism.mjcf.read_mjcf` (Pinocchio's
+    importer drops body trees and can crash on equality sites); the ``<equality>``
+    section is turned into constraints by
+    :func:`pfaff.constraints.mjcf_equality.equality_constraints`.
+    Raises :class:`ModelError` if the file does not exist, does not parse or holds
+    what pfaff cannot represent (the message names the element).
     """
-    return _load(path, "MJCF", _build_mjcf, name)
+    from pfaff.mechanism.mjcf import read_mjcf
+
+    p = Path(path)
+    return PinocchioMechanism(read_mjcf(p).model, name=name or p.stem)

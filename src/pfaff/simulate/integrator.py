@@ -166,20 +166,36 @@ def _check_finite(name: str, x: np.ndarray, t: float, step: int, traj: Trajector
 
 
 def _rk4(ev: _Evaluator, q, v, a1, tau, dt, t=0.0, p1=0.0):
-    """One RK4 step; also the work of the non-conservative force elements over it,
-    ``dt (p1 + 2 p2 + 2 p3 + p4) / 6`` (RK4 on ``w' = Q_nc . v``)."""
+    """One RK4 step; on a Lie group (nq != nv) in Runge-Kutta-Munthe-Kaas form.
+
+    The stages move ``q`` along ``theta`` in the tangent space at ``q``:
+    ``q_i = integrate(q, theta_i)``, whose rate is ``theta' = J(theta)^-1 v_i`` with
+    ``J = d integrate / d theta`` (the exact inverse of dexp). With ``theta' = v_i``
+    instead -- right only on vector spaces -- the scheme falls to second order on
+    rotations (ball and free joints). Also returns the work of the
+    non-conservative force elements over the step, ``dt (p1 + 2 p2 + 2 p3 + p4) / 6``
+    (RK4 on ``w' = Q_nc . v``).
+    """
     mech = ev.mech
+    lie = mech.nq != mech.nv
+
+    def rate(theta, vi):
+        return np.linalg.solve(mech.dintegrate_dv(q, theta), vi) if lie else vi
+
     h2 = 0.5 * dt
     v2 = v + h2 * a1
     a2 = ev(mech.integrate(q, h2 * v), v2, tau, t + h2)
     p2 = ev.power
+    d2 = rate(h2 * v, v2)
     v3 = v + h2 * a2
-    a3 = ev(mech.integrate(q, h2 * v2), v3, tau, t + h2)
+    a3 = ev(mech.integrate(q, h2 * d2), v3, tau, t + h2)
     p3 = ev.power
+    d3 = rate(h2 * d2, v3)
     v4 = v + dt * a3
-    a4 = ev(mech.integrate(q, dt * v3), v4, tau, t + dt)
+    a4 = ev(mech.integrate(q, dt * d3), v4, tau, t + dt)
+    d4 = rate(dt * d3, v4)
     w = dt * (p1 + 2 * p2 + 2 * p3 + ev.power) / 6.0
-    vbar = (v + 2 * v2 + 2 * v3 + v4) / 6.0
+    vbar = (v + 2 * d2 + 2 * d3 + d4) / 6.0
     return mech.integrate(q, dt * vbar), v + dt * (a1 + 2 * a2 + 2 * a3 + a4) / 6.0, vbar, w
 
 

@@ -73,6 +73,14 @@ class _Progress:
             self.bar.close()
 
 
+def _canonical(name: str) -> str:
+    """A model or system file by its absolute path (the workers may not share the cwd)."""
+    path = Path(name)
+    if name.lower().endswith((".xml", ".urdf", ".toml")) and path.is_file():
+        return str(path.resolve())
+    return name
+
+
 def run_sweep(
     scenario: str,
     out: str | Path | None = None,
@@ -99,6 +107,7 @@ def run_sweep(
         from pfaff.scenarios import ParameterError
 
         raise ParameterError(f"--workers must be >= 1, got {workers}")
+    scenario = _canonical(scenario)
     points = plan_points(scenario, grid, random, samples, seed, fixed)
     store = SweepStore(out, scenario) if out is not None else None
     if store is not None:
@@ -174,7 +183,8 @@ def sweep(
 
     Parameters
     ----------
-    scenario : a scenario name (``pfaff list``).
+    scenario : a scenario name (``pfaff list``) or a model / system file
+        (``.xml``, ``.urdf``, ``.toml``, as ``pfaff run`` takes).
     out : the sweep folder (``results.parquet``, ``results.csv``, ``report.html``,
         ``points/``); None writes nothing. A folder holding an earlier run of
         the same sweep is resumed: its finished points are not run again.

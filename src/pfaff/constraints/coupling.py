@@ -1,0 +1,112 @@
+"""Joint couplings and row scaling.
+
+- :class:`JointCoupling` -- ``Phi = q_1 - c_0 - c_1 q_2`` between two one-dof
+  joints (a gear, a parallel-jaw gripper's mirrored fingers; MuJoCo's
+  ``<equality><joint polycoef="c0 c1 0 0 0">``); without ``joint2`` it locks
+  ``q_1 = c_0``. Linear in q: ``A`` is constant and the drift is zero.
+- :class:`Scaled` -- a constraint's rows multiplied by constant factors (MuJoCo's
+  weld ``torquescale`` on the rotational rows). A zero factor leaves an
+  identically zero row: the SVD's absolute threshold drops it from the rank.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pfaff.constraints.base import Constraint
+from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
+
+
+def _one_dof(mechanism: Mechanism, joint: str) -> tuple[int, int]:
+    """``(idx_q, idx_v)`` of a one-dof joint with one coordinate (ModelError naming it)."""
+    if not hasattr(mechanism, "model"):
+        raise ModelError(f"{mechanism.name} has no named joints; joint couplings need one")
+    model = mechanism.model
+    if not model.existJointName(joint):
+        valid = ", ".join(model.names[1:])
+        raise ModelError(f"unknown joint {joint!r} in {mechanism.name}; valid joints: {valid}")
+    jm = model.joints[model.getJointId(joint)]
+    if jm.nq != 1 or jm.nv != 1:
+        raise ModelError(
+            f"joint {joint!r} has nq {jm.nq}, nv {jm.nv}; a coupling needs a revolute or "
+            "prismatic joint with one coordinate"
+        )
+    return jm.idx_q, jm.idx_v
+
+
+class JointCoupling(Constraint):
+    """Linear coupling of two one-dof joints: ``Phi = q_1 - c_0 - c_1 q_2`` (rad or m).
+
+    Parameters
+    ----------
+    joint1, joint2 : joint names (Pinocchio mechanisms); ``joint2=None`` locks
+        joint 1 at ``offset``.
+    ratio : ``c_1``.
+    offset : ``c_0``.
+    """
+
+    def __init__(
+        self,
+        joint1: str,
+        joint2: str | None = None,
+        ratio: float = 1.0,
+        offset: float = 0.0,
+        name: str | None = None,
+    ) -> None:
+        self.joint1, self.joint2 = joint1, joint2
+        self.c0, self.c1 = float(offset), float(ratio)
+        if not (np.isfinite(self.c0) and np.isfinite(self.c1)):
+            raise ModelError(f"coupling offset and ratio must be finite, got {offset}, {ratio}")
+        self.name = name or f"{joint1} = {self.c0:g} + {self.c1:g} {joint2 or '1'}"
+        self._iq: list[int] = []
+
+    def bind(self, mechanism: Mechanism) -> None:
+        iq1, iv1 = _one_dof(mechanism, self.joint1)
+        self._row = np.zeros((1, mechanism.nv))
+        self._row[0, iv1] = 1.0
+        self._iq = [iq1]
+        if self.joint2 is not None:
+            iq2, iv2 = _one_dof(mechanism, self.joint2)
+            if iv2 == iv1:
+                raise ModelError(f"joint coupling {self.name!r} couples a joint with itself")
+            self._row[0, iv2] = -self.c1
+            self._iq.append(iq2)
+
+    def residual(self, snap: Snapshot) -> np.ndarray:
+        q2 = snap.q[self._iq[1]] if len(self._iq) > 1 else 0.0
+        return np.array([snap.q[self._iq[0]] - self.c0 - self.c1 * q2])
+
+    def jacobian(self, snap: Snapshot) -> np.ndarray:
+        return self._row
+
+    def drift(self, snap: Snapshot) -> np.ndarray:
+        return np.zeros(1)
+
+
+class Scaled(Constraint):
+    """The rows of ``inner`` multiplied by constant ``factors`` (same manifold where all
+    factors are non-zero; a zero factor removes that row's content)."""
+
+    def __init__(self, inner: Constraint, factors, name: str | None = None) -> None:
+        f = np.asarray(factors, dtype=float).reshape(-1)
+        if f.shape != (inner.dim,) or not np.all(np.isfinite(f)):
+            raise ModelError(f"factors must be {inner.dim} finite numbers, got {factors!r}")
+        self.inner, self.f = inner, f
+        self.dim, self.holonomic, self.frames = inner.dim, inner.holonomic, inner.frames
+        self.name = name or inner.name
+
+    def bind(self, mechanism: Mechanism) -> None:
+        self.inner.bind(mechanism)
+
+    def terms(self, snap: Snapshot):
+        A, d, phi = self.inner.terms(snap)
+        return self.f[:, None] * A, self.f * d, None if phi is None else self.f * phi
+
+    def residual(self, snap: Snapshot) -> np.ndarray:
+        return self.terms(snap)[2]
+
+    def jacobian(self, snap: Snapshot) -> np.ndarray:
+        return self.terms(snap)[0]
+
+    def drift(self, snap: Snapshot) -> np.ndarray:
+        return self.terms(snap)[1]

@@ -1,0 +1,277 @@
+"""MJCF read as data (mechanism.mjcf) against MuJoCo itself: sizes, bodies, equality rows,
+inertia, gravity, forward kinematics, the qpos <-> q mapping and the equality residuals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from mjcf_support import (
+    OWN,
+    SHARED_NAMES,
+    mujoco_equality_residual,
+    mujoco_or_skip,
+    shared_model,
+)
+
+from pfaff.constraints import ConstraintSet, check_derivatives
+from pfaff.constraints.mjcf_equality import equality_constraints
+from pfaff.mechanism import ModelError, PinocchioMechanism
+from pfaff.mechanism.mjcf import read_mjcf
+from pfaff.simulate.assembly import assemble
+
+OWN_NAMES = ("four_bar", "five_bar", "slider_crank", "gripper", "leg")
+
+
+def _path(name: str):
+    return OWN / f"{name}.xml" if name in OWN_NAMES else shared_model(name)
+
+
+def _system(name: str):
+    mj = read_mjcf(_path(name))
+    mech = PinocchioMechanism(mj.model, name)
+    return mj, mech, ConstraintSet(mech, equality_constraints(mj.equalities))
+
+
+def _random_states(mech, q0, n, seed, scale=0.4):
+    rng = np.random.default_rng(seed)
+    return [mech.integrate(q0, scale * rng.standard_normal(mech.nv)) for _ in range(n)]
+
+
+def _free_T(mj, q):
+    """v_mujoco = T v_pfaff: a free joint's linear velocity is in the world in MuJoCo."""
+    T = np.eye(mj.model.nv)
+    for j in mj.joints:
+        if j.type == "free":
+            R = pin.Quaternion(*np.roll(q[j.idx_q + 3 : j.idx_q + 7], 1)).matrix()
+            T[j.idx_v : j.idx_v + 3, j.idx_v : j.idx_v + 3] = R
+    return T
+
+
+@pytest.mark.parametrize("name", SHARED_NAMES + OWN_NAMES)
+def test_sizes_bodies_and_equality_rows_as_mujoco(name):
+    mujoco = mujoco_or_skip()
+    mj, mech, cset = _system(name)
+    m = mujoco.MjModel.from_xml_path(str(_path(name)))
+    d = mujoco.MjData(m)
+    rows = mujoco_equality_residual(mujoco, m, d, m.qpos0).size
+    assert (mech.nq, mech.nv, len(mj.bodies), cset.dim) == (m.nq, m.nv, m.nbody - 1, rows)
+    # qpos0 maps to pfaff's default posture and back
+    assert np.abs(mj.q_to_qpos(mj.q0) - m.qpos0).max() <= 1e-12
+
+
+@pytest.mark.parametrize("name", SHARED_NAMES + ("leg", "gripper"))
+def test_inertia_gravity_and_kinematics_as_mujoco(name):
+    """M(q), g(q) and every body's placement at random states: the XML inertias
+    (capsule = cylinder + hemispheres, fromto boxes), joint order, hinge ref and
+    quaternion order all agree with MuJoCo's compiler."""
+    mujoco = mujoco_or_skip()
+    mj, mech, _ = _system(name)
+    m = mujoco.MjModel.from_xml_path(str(_path(name)))
+    d = mujoco.MjData(m)
+    for q in _random_states(mech, mj.q0, 4, seed=3, scale=0.8):
+        d.qpos[:] = mj.q_to_qpos(q)
+        mujoco.mj_forward(m, d)
+        Mm = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, d, Mm)
+        T = _free_T(mj, q)
+        snap = mech.compute(q, None, mj.bodies)
+        scale = max(1.0, np.abs(Mm).max())
+        assert np.abs(T.T @ Mm @ T - snap.M).max() <= 1e-12 * scale
+        assert np.abs(T.T @ d.qfrc_bias - snap.g).max() <= 1e-10 * scale
+        for i, body in enumerate(mj.bodies, start=1):
+            fs = snap.frames[body]
+            assert np.abs(fs.p - d.xpos[i]).max() <= 1e-12
+            assert np.abs(fs.R - d.xmat[i].reshape(3, 3)).max() <= 1e-12
+
+
+def test_qpos_mapping_quaternion_order_and_hinge_ref():
+    """Closed forms of the mapping: free (p, w, x, y, z) -> (p, x, y, z, w), ball
+    (w, x, y, z) -> (x, y, z, w), hinge q = qpos - ref (ref in degrees)."""
+    mj = read_mjcf(shared_model("jdotv_connect_3d"))  # ball joint, then a free joint
+    qpos = np.array([0.1, 0.2, 0.3, 0.4, 1.0, 2.0, 3.0, 0.5, 0.6, 0.7, 0.8])
+    q = mj.qpos_to_q(qpos)
+    assert q.tolist() == [0.2, 0.3, 0.4, 0.1, 1.0, 2.0, 3.0, 0.6, 0.7, 0.8, 0.5]
+    assert np.abs(mj.q_to_qpos(q) - qpos).max() <= 1e-15
+    leg = read_mjcf(OWN / "leg.xml")
+    knee = next(j for j in leg.joints if j.name == "knee")
+    assert abs(knee.ref - np.deg2rad(10.0)) <= 1e-15
+    q_key, v_key = leg.keyframes["crouch"]
+    assert abs(q_key[knee.idx_q] - (0.1070 - np.deg2rad(10.0))) <= 1e-15
+    assert not np.any(v_key)  # no qvel in the key: at rest
+
+
+def test_free_joint_velocity_mapping_against_mujoco():
+    """qvel -> v at a random state: the free body's world-frame velocity of MuJoCo
+    (cvel-independent check: kinetic energy 1/2 qvel' M_mj qvel = 1/2 v' M v)."""
+    mujoco = mujoco_or_skip()
+    mj, mech, _ = _system("jdotv_connect_3d")
+    m = mujoco.MjModel.from_xml_path(str(shared_model("jdotv_connect_3d")))
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(7)
+    for q in _random_states(mech, mj.q0, 3, seed=8, scale=1.0):
+        qvel = rng.standard_normal(m.nv)
+        d.qpos[:], d.qvel[:] = mj.q_to_qpos(q), qvel
+        mujoco.mj_forward(m, d)
+        Mm = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, d, Mm)
+        v = mj.qvel_to_v(q, qvel)
+        assert abs(0.5 * qvel @ Mm @ qvel - mech.compute(q, v).kinetic) <= 1e-12
+        assert np.abs(mj.v_to_qvel(q, v) - qvel).max() <= 1e-14
+
+
+@pytest.mark.parametrize("name", SHARED_NAMES + OWN_NAMES)
+def test_equality_residuals_are_mujocos(name):
+    """Off the manifold pfaff's residual blocks have MuJoCo's norms (connect and weld
+    position rows: the same numbers); after pfaff's assembly MuJoCo's own residual
+    vanishes -- anchors, relpose, site frames and torquescale read as MuJoCo does."""
+    mujoco = mujoco_or_skip()
+    mj, mech, cset = _system(name)
+    m = mujoco.MjModel.from_xml_path(str(_path(name)))
+    d = mujoco.MjData(m)
+    for q in _random_states(mech, mj.q0, 3, seed=11, scale=0.3):
+        phi, _ = cset.residual(q)
+        r_mj = mujoco_equality_residual(mujoco, m, d, mj.q_to_qpos(q))
+        if not any(e.kind == "joint" for e in mj.equalities):
+            blocks = lambda x: np.linalg.norm(x.reshape(-1, 3), axis=1)  # noqa: E731
+            assert np.abs(blocks(phi) - blocks(r_mj)).max() <= 1e-12
+        asm = assemble(cset, q)
+        assert asm.residual <= 1e-12
+        assert np.abs(mujoco_equality_residual(mujoco, m, d, mj.q_to_qpos(asm.q))).max() <= 1e-11
+
+
+@pytest.mark.parametrize("name", ("jdotv_weld_3d", "weld", "equality_site", "gripper", "leg"))
+def test_equality_jacobians_and_drifts_against_finite_differences(name):
+    mj, mech, cset = _system(name)
+    rng = np.random.default_rng(5)
+    for q in _random_states(mech, mj.q0, 3, seed=6):
+        err = check_derivatives(cset, q, rng.standard_normal(mech.nv))
+        assert err["jacobian"] <= 1e-7 and err["drift"] <= 1e-6
+
+
+def test_derivative_check_catches_a_wrong_weld_jacobian():
+    """The finite-difference witness is not blind: a weld's orientation rows with the
+    Jacobian of the wrong sign are caught."""
+    from pfaff.constraints.quat_aligned import QuatAligned
+
+    class Wrong(QuatAligned):
+        def terms(self, snap):
+            A, dr, u = super().terms(snap)
+            return -A, dr, u
+
+    mj, mech, _ = _system("jdotv_weld_3d")
+    e = mj.equalities[0]
+    cset = ConstraintSet(mech, [Wrong(e.frame1, e.frame2, offset=e.R_rel)])
+    q = _random_states(mech, mj.q0, 1, seed=2)[0]
+    assert check_derivatives(cset, q, np.ones(mech.nv))["jacobian"] > 1e-3
+
+
+def _write(tmp_path, body: str, equality: str = "") -> str:
+    p = tmp_path / "m.xml"
+    p.write_text(f"<mujoco><worldbody>{body}</worldbody><equality>{equality}</equality></mujoco>")
+    return str(p)
+
+
+_ARM = (
+    '<body name="a"><joint name="j1" axis="0 1 0"/><geom size="0.1"/>'
+    '<body name="b" pos="1 0 0"><joint name="j2" axis="0 1 0"/><geom size="0.1"/>'
+    "</body></body>"
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "equality", "words"),
+    [
+        (_ARM, '<joint joint1="j1" joint2="j2" polycoef="0 1 0.5 0 0"/>', ["polycoef", "linear"]),
+        (_ARM, '<joint joint1="j1" joint2="nope"/>', ["joint2", "nope"]),
+        (_ARM, '<connect body1="a" body2="zz" anchor="0 0 0"/>', ["body2", "zz", "valid"]),
+        (_ARM, '<tendon tendon1="t"/>', ["<tendon", "connect, weld and joint"]),
+        ('<body name="m"><joint/><geom type="mesh" mesh="x"/></body>', "", ["mesh", "inertial"]),
+        ('<body name="f"><joint type="screw"/><geom size="1"/></body>', "", ["screw", "valid"]),
+        (
+            '<body name="n"><body name="c"><freejoint/><geom size="1"/></body></body>',
+            "",
+            ["free joint", "child of world"],
+        ),
+        ('<include file="x.xml"/>', "", ["<include>"]),
+        ('<body name="e" euler="0 0"><geom size="1"/></body>', "", ["euler", "3 finite"]),
+    ],
+)
+def test_bad_mjcf_is_refused_naming_the_element(tmp_path, body, equality, words):
+    with pytest.raises(ModelError) as exc:
+        read_mjcf(_write(tmp_path, body, equality))
+    for w in words:
+        assert w in str(exc.value)
+
+
+def test_equality_site_viscosity_is_reported_as_ignored():
+    mj = read_mjcf(shared_model("equality_site"))
+    assert any("<option viscosity> is ignored" in w for w in mj.warnings)
+    assert not read_mjcf(shared_model("connect")).warnings
+
+
+def test_malformed_and_missing_files(tmp_path):
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<mujoco><worldbody>")
+    with pytest.raises(ModelError, match="does not parse"):
+        read_mjcf(bad)
+    with pytest.raises(ModelError, match="does not exist"):
+        read_mjcf(tmp_path / "none.xml")
+
+
+_CLASSES = """<mujoco><compiler angle="radian"/>
+  <default><default class="arm"><joint type="ball" damping="0.1"/>
+    <geom type="capsule" size="0.02" fromto="0 0 0 0 0 -0.3"/></default></default>
+  <worldbody><body name="a" childclass="arm"><joint/><geom/>
+    <body name="b" pos="0 0 -0.3" axisangle="1 0 0 0.3"><joint/><geom/>
+      <body name="c" pos="0 0 -0.3" xyaxes="0 1 0 -1 0 0"><joint class="arm" type="hinge"
+        axis="1 0 0" ref="0.2"/><geom/></body></body></body></worldbody></mujoco>"""
+
+
+def test_default_classes_childclass_and_ignored_damping(tmp_path):
+    """Joint types from a childclass (ball, ball, then an explicit hinge), radians, axisangle
+    and xyaxes; the damping is reported as not modelled. Witness: MuJoCo's nq, nv, M."""
+    p = tmp_path / "classes.xml"
+    p.write_text(_CLASSES)
+    mj = read_mjcf(p)
+    assert [j.type for j in mj.joints] == ["ball", "ball", "hinge"]
+    assert mj.joints[2].ref == 0.2
+    assert any("damping is ignored" in w for w in mj.warnings)
+    mujoco = mujoco_or_skip()
+    m = mujoco.MjModel.from_xml_path(str(p))
+    d = mujoco.MjData(m)
+    mech = PinocchioMechanism(mj.model)
+    assert (mech.nq, mech.nv) == (m.nq, m.nv) == (9, 7)
+    for q in _random_states(mech, mj.q0, 3, seed=1, scale=1.0):
+        d.qpos[:] = mj.q_to_qpos(q)
+        mujoco.mj_forward(m, d)
+        Mm = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, d, Mm)
+        snap = mech.compute(q, None, mj.bodies)
+        assert np.abs(Mm - snap.M).max() <= 1e-12
+        assert np.abs(snap.frames["c"].p - d.xpos[3]).max() <= 1e-12
+
+
+def test_every_model_in_the_shared_folder_loads_and_assembles():
+    """Whatever MJCF files the shared folder holds (not only the six named above): read,
+    constrained and assembled to 1e-12, with MuJoCo's sizes when MuJoCo is here."""
+    from mjcf_support import shared_dir
+
+    folder = shared_dir()
+    if folder is None:
+        pytest.skip("MuJoCo's equality test models are not here (PFAFF_MUJOCO_MODELS)")
+    files = sorted(folder.glob("*.xml"))
+    assert len(files) >= 6
+    try:
+        import mujoco
+    except ImportError:
+        mujoco = None
+    for f in files:
+        mj = read_mjcf(f)
+        mech = PinocchioMechanism(mj.model, f.stem)
+        cset = ConstraintSet(mech, equality_constraints(mj.equalities))
+        start = next(iter(mj.keyframes.values()))[0] if mj.keyframes else mj.q0
+        assert assemble(cset, start).residual <= 1e-12, f.name
+        if mujoco is not None:
+            m = mujoco.MjModel.from_xml_path(str(f))
+            assert (mech.nq, mech.nv, len(mj.bodies)) == (m.nq, m.nv, m.nbody - 1), f.name

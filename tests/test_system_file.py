@@ -1,0 +1,214 @@
+"""System files (TOML) and model files on the command line: outputs, refusals, witnesses."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pytest
+from mjcf_support import OWN, shared_model
+
+from pfaff.cli import main
+from pfaff.scenarios.model_file import load_model, run_system
+from pfaff.scenarios.registry import ParameterError
+from pfaff.scenarios.system_file import load_system
+from pfaff.simulate import SimOptions
+
+METRICS = {
+    "constraint_rows",
+    "constraint_rank",
+    "dof",
+    "assembly_displacement",
+    "energy_drift_rel",
+}
+
+
+def test_urdf_system_file_and_its_mjcf_twin_move_alike():
+    """Two parsers (Pinocchio's URDF, pfaff's MJCF) and two loop descriptions (2 planar
+    rows from the system file, MuJoCo's 3D connect) of one four-bar: the same motion."""
+    sf = load_system(OWN / "four_bar.toml")
+    urdf, defaults = sf.system, sf.simulation
+    twin = load_model(OWN / "four_bar_inertial.xml")
+    assert np.abs(urdf.q - twin.q).max() <= 1e-15  # the same start, read from both files
+    opt = dict(dt=1e-3, progress=False)
+    a = run_system(urdf, 0.3, SimOptions(**opt), "urdf")
+    b = run_system(twin, 0.3, SimOptions(**opt), "mjcf")
+    qa, qb = a.trajectory.arrays()["q"], b.trajectory.arrays()["q"]
+    assert qa.shape == qb.shape and np.ptp(qa[:, 0]) > 0.05  # it moves
+    assert np.abs(qa - qb).max() <= 1e-8
+    ma, mb = a.metrics, b.metrics
+    assert (ma["constraint_rows"], ma["constraint_rank"], ma["dof"]) == (2, 2, 1)
+    assert (mb["constraint_rows"], mb["constraint_rank"], mb["dof"]) == (3, 2, 1)
+    assert abs(ma["assembly_displacement"] - mb["assembly_displacement"]) <= 1e-12
+    assert defaults == {"t_end": 2.0, "dt": 1e-3, "integrator": "rk4"}
+
+
+_HEAD = 'model.file = "four_bar.urdf"\n'
+_LOOP = '[[constraints]]\ntype = "points_coincide"\nframe1 = "coupler_tip"\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (_HEAD + "colour = 3\n", ["colour", "unknown key", "valid keys", "constraints"]),
+        ("title = 'x'\n", ["model.file", "model.robot"]),
+        ('model.file = "nope.urdf"\n', ["model.file", "nope.urdf", "no such file"]),
+        ('model.robot = "r2d2"\n', ["model.robot", "r2d2", "panda"]),
+        (_HEAD + "gravity = [0, 0]\n", ["gravity", "3 numbers"]),
+        (_HEAD + "start.q = [1, 2]\n", ["start.q", "[1, 2]", "3 numbers"]),
+        (_HEAD + "start.joints = { knee = 1 }\n", ["start.joints.knee", "crank"]),
+        (_HEAD + "start.keyframe = 'a'\n", ["start.keyframe", "none in this model"]),
+        (_HEAD + "simulation.dt = -1\n", ["simulation.dt", "-1", "> 0"]),
+        (_HEAD + "simulation.integrator = 'euler'\n", ["simulation.integrator", "rk4"]),
+        (_HEAD + "simulation.steps = 3\n", ["simulation.steps", "t_end, dt, integrator"]),
+        (_HEAD + "plots = ['joint:nope']\n", ["plots[0]", "joint:nope", "frame:NAME"]),
+        (_HEAD + "[[constraints]]\ntype = 'glue'\n", ["constraints[0].type", "glue", "weld"]),
+        (_HEAD + _LOOP + "frame2 = 'ghost'\n", ["constraints[0]", "ghost", "valid frames"]),
+        (_HEAD + _LOOP + "directions = [[1, 0]]\n", ["constraints[0].directions[0]", "3"]),
+        (_HEAD + _LOOP + "colour = 1\n", ["constraints[0].colour", "frame2", "directions"]),
+        (_HEAD + "[[constraints]]\ntype = 'weld'\nframe1 = 'crank'\n", ["missing", "frame2"]),
+        (
+            _HEAD + "[[constraints]]\ntype = 'joint_coupling'\njoint1 = 'crank'\nratio = 'x'\n",
+            ["constraints[0].ratio", "finite number"],
+        ),
+        (_HEAD + "model.robot = 'panda'\n", ["exactly one"]),
+        ("model = [", ["not valid TOML"]),
+        (
+            'model.file = "leg.xml"\nstart.q = [0, 0, 1, 2, 0, 0, 0, 0, 0, 0]\n',
+            ["start.q", "quaternions", "unit"],
+        ),
+    ],
+)
+def test_bad_system_files_are_refused_naming_the_key(tmp_path, text, words):
+    (tmp_path / "four_bar.urdf").write_text((OWN / "four_bar.urdf").read_text())
+    (tmp_path / "leg.xml").write_text((OWN / "leg.xml").read_text())
+    f = tmp_path / "sys.toml"
+    f.write_text(text)
+    with pytest.raises(ParameterError) as exc:
+        load_system(f)
+    for w in words:
+        assert w in str(exc.value), str(exc.value)
+
+
+def test_pfaff_run_system_file_writes_the_contract(tmp_path, capsys):
+    src = (OWN / "four_bar.toml").read_text()
+    f = tmp_path / "four_bar.toml"
+    f.write_text('plots = ["lambda", "phi_rows", "joint:crank", "frame:coupler_tip"]\n' + src)
+    (tmp_path / "four_bar.urdf").write_text((OWN / "four_bar.urdf").read_text())
+    out = tmp_path / "out"
+    assert main(["run", str(f), "--out", str(out), "--set", "t_end=0.1"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "ok" and METRICS <= set(summary["metrics"])
+    assert summary["parameters"]["t_end"] == 0.1
+    assert summary["max_constraint_violation"] <= 1e-10
+    for name in ("report.html", "trajectory.npz", "lambda.png", "joint_crank.png", "scene.html"):
+        assert (out / name).is_file(), name
+    # a second run refuses the folder; a bad --set key is refused before writing
+    assert main(["run", str(f), "--out", str(out)]) == 2
+    assert main(["run", str(f), "--out", str(tmp_path / "o2"), "--set", "tend=1"]) == 2
+    assert not (tmp_path / "o2").exists()
+    assert "valid keys" in capsys.readouterr().err
+
+
+def test_pfaff_run_mjcf_file_and_refusals(tmp_path, capsys):
+    out = tmp_path / "leg"
+    assert main(["run", str(OWN / "leg.xml"), "--out", str(out), "--set", "t_end=0.05"]) == 0
+    m = json.loads((out / "summary.json").read_text())["metrics"]
+    assert (m["constraint_rows"], m["constraint_rank"], m["dof"]) == (3, 2, 7)
+    assert m["assembly_displacement"] > 1e-3
+    scene = (out / "scene.html").read_text()
+    assert "pfaff-scene" in scene
+    bad = tmp_path / "bad.xml"
+    bad.write_text(
+        '<mujoco><worldbody><body name="b"><joint type="screw"/></body></worldbody></mujoco>'
+    )
+    assert main(["run", str(bad), "--out", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err
+    assert "screw" in err and "valid" in err
+    assert not (tmp_path / "b").exists()
+    assert main(["run", str(tmp_path / "missing.xml")]) == 2
+    assert main(["run", str(OWN / "four_bar.xml"), "--set", "keyframe=shut"]) == 2
+
+
+def test_pfaff_compare_violation_ratio_and_missing_mujoco(tmp_path, monkeypatch, capsys):
+    """On jdotv_connect_2d MuJoCo's soft loop opens by ~1e-4 m within a few steps; pfaff's
+    stays below 1e-10: a ratio above 1e6 (0.2 s here, 5 s in the README)."""
+    pytest.importorskip("mujoco", reason="MuJoCo is the peer: pip install -e '.[mujoco]'")
+    path = shared_model("jdotv_connect_2d")
+    out = tmp_path / "cmp"
+    assert main(["compare", str(path), "--out", str(out), "--set", "t_end=0.2"]) == 0
+    m = json.loads((out / "summary.json").read_text())["metrics"]
+    assert m["pfaff_violation_max"] <= 1e-10
+    assert m["mujoco_violation_max"] >= 1e-5
+    assert m["violation_ratio"] >= 1e6
+    assert m["mujoco_cost_per_sim_second_s"] > 0 and m["pfaff_cost_per_sim_second_s"] > 0
+    assert (out / "violation_pfaff_vs_mujoco.png").is_file()
+    monkeypatch.setitem(sys.modules, "mujoco", None)  # as on a machine without MuJoCo
+    assert main(["compare", str(path), "--out", str(tmp_path / "c2")]) == 2
+    assert "pip install -e '.[mujoco]'" in capsys.readouterr().err
+    assert not (tmp_path / "c2").exists()
+
+
+_CTRL = (
+    _HEAD
+    + "start.joints = { crank = -1.0, coupler = 0.6, rocker = -1.3 }\n"
+    + _LOOP
+    + 'frame2 = "rocker_tip"\ndirections = [[1, 0, 0], [0, 0, 1]]\n'
+    + '[controller]\ntype = "pidc"\njoints = ["crank"]\n'
+)
+
+
+def test_system_file_controller_with_passive_joints(tmp_path):
+    """PIDC of the URDF four-bar with only the crank actuated: the coupler and rocker
+    joints receive no torque (Aghili eq. 55-62), and the crank's error follows the
+    critically damped closed form e(t) = e0 (1 + w t) exp(-w t), w = sqrt(kp) = kd / 2."""
+    (tmp_path / "four_bar.urdf").write_text((OWN / "four_bar.urdf").read_text())
+    f = tmp_path / "c.toml"
+    f.write_text(_CTRL + 'target = [-0.7]\nkp = 100.0\nkd = 20.0\nactuated = ["crank"]\n')
+    from pfaff.scenarios import execute
+
+    run = execute(str(f), {"t_end": 0.6, "dt": 2e-3})
+    tau = run.arrays["tau"]
+    assert np.abs(tau[:, 1:]).max() <= 1e-9  # coupler, rocker: passive
+    assert np.abs(tau[:, 0]).max() > 1e-2
+    q = run.arrays["q"]
+    e0, t = q[0, 0] + 0.7, run.arrays["t"]
+    closed = e0 * (1 + 10 * t) * np.exp(-10 * t)
+    assert np.abs((q[:, 0] + 0.7) - closed).max() <= 0.02 * abs(e0)
+    assert run.summary["metrics"]["task_error_final"] == pytest.approx(abs(q[-1, 0] + 0.7))
+    assert run.summary["max_constraint_violation"] <= 1e-10
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        ("target = [1]\ngain = 3\n", ["controller.gain", "valid keys"]),
+        ("target = [1, 2]\n", ["controller.target", "1 numbers"]),
+        ('target = [1]\nactuated = ["elbow"]\n', ["elbow", "valid joints"]),
+        ("target = [1]\nkp = -1\n", ["kp", "> 0"]),
+        ("", ["missing key 'target'"]),
+    ],
+)
+def test_bad_controller_tables_are_refused(tmp_path, extra, words):
+    (tmp_path / "four_bar.urdf").write_text((OWN / "four_bar.urdf").read_text())
+    f = tmp_path / "c.toml"
+    f.write_text(_CTRL + extra)
+    with pytest.raises(ParameterError) as exc:
+        load_system(f)
+    for w in words:
+        assert w in str(exc.value), str(exc.value)
+
+
+def test_urdf_without_visuals_runs_without_a_scene_and_says_so(tmp_path):
+    text = (OWN / "four_bar.urdf").read_text()
+    import re
+
+    f = tmp_path / "bare.urdf"
+    f.write_text(re.sub(r"<visual>.*?</visual>", "", text))
+    out = tmp_path / "o"
+    assert main(["run", str(f), "--out", str(out), "--set", "t_end=0.02"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert any("no 3D scene" in w for w in summary["warnings"])
+    assert not (out / "scene.html").exists() and (out / "report.html").is_file()
+    assert summary["metrics"]["constraint_rows"] == 0 and summary["metrics"]["dof"] == 3
