@@ -18,6 +18,7 @@ LAYERS = [
     "manipulation",
     "scenarios",
     "report",
+    "sweep",  # many runs on Dask: scenarios + report below it
     "bench",  # the benchmark suite: everything above it, called by the cli
     "cli",
 ]

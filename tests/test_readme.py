@@ -98,6 +98,14 @@ def test_readme_command_parses(command, capsys):
         sets = [argv[i + 1] for i, a in enumerate(argv) if a == "--set"]
         get_scenario(argv[1]).resolve(parse_sets(sets))
         return
+    if argv[:1] == ["sweep"]:  # parsed and every point validated; nothing runs
+        from pfaff.cli import _parser
+        from pfaff.sweep import parse_grid, parse_random, plan_points
+
+        args = _parser().parse_args(argv)
+        grid, rnd = parse_grid(args.grid), parse_random(args.random)
+        assert plan_points(args.name, grid, rnd, args.samples, args.seed, parse_sets(args.set))
+        return
     assert main(argv) == 0, capsys.readouterr().err
 
 

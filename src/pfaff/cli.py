@@ -5,13 +5,16 @@
     pfaff list                                     scenario names with a description
     pfaff run NAME|FILE.toml|FILE.xml|FILE.urdf [--out DIR] [--set KEY=VALUE]... [--force]
     pfaff compare FILE.xml [--out DIR] [--set KEY=VALUE]... [--force]
+    pfaff sweep NAME --out DIR [--grid KEY=V1,V2,...]... [--random KEY=LO:HI --samples N
+                [--seed S]] [--set KEY=VALUE]... [--workers N | --scheduler ADDRESS]
+                [--force] [--no-point-files]          many runs on Dask, a results table
     pfaff bench [NAME...]                          the benchmark suite, a table of figures
     pfaff --version
 
 Exit status: 0 ok; 2 bad command line, parameters, model file or output folder
 (found before any step is simulated); 3 the simulation failed (results so far
-are saved); 130 interrupted by Ctrl-C (results so far are saved, status
-"interrupted").
+are saved; for a sweep: some point failed); 130 interrupted by Ctrl-C (results
+so far are saved, status "interrupted"; a sweep keeps its finished points).
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
         "--set", action="append", default=[], metavar="KEY=VALUE", help="t_end=..., dt=..."
     )
     cmp_.add_argument("--force", action="store_true", help="write into a non-empty folder")
+    _add_sweep_parser(sub)
     bench = sub.add_parser("bench", help="run the benchmark suite")
     bench.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
     return p
@@ -132,6 +136,103 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _add_sweep_parser(sub) -> None:
+    """``pfaff sweep``: many runs of one scenario on Dask (issue 16)."""
+    sw = sub.add_parser("sweep", help="run a scenario over a grid or random samples on Dask")
+    sw.add_argument("name", help="scenario name (see `pfaff list`) or FILE.toml/.xml/.urdf")
+    sw.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="sweep folder (resumed if it holds one)",
+    )
+    sw.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2,...",
+        help="values of a parameter; several --grid make the Cartesian product",
+    )
+    sw.add_argument(
+        "--random",
+        action="append",
+        default=[],
+        metavar="KEY=LO:HI",
+        help="uniform random values of a parameter (with --samples, --seed)",
+    )
+    sw.add_argument("--samples", type=int, default=None, metavar="N", help="random points")
+    sw.add_argument("--seed", type=int, default=0, metavar="S", help="seed of --random (0)")
+    sw.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a fixed parameter of every point (repeatable)",
+    )
+    where = sw.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes of the local Dask cluster (default: the cores)",
+    )
+    where.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="an existing Dask scheduler, e.g. tcp://127.0.0.1:8786",
+    )
+    sw.add_argument("--force", action="store_true", help="start over: remove an earlier sweep")
+    sw.add_argument(
+        "--no-point-files",
+        action="store_true",
+        help="only the table and report, no run folder per point",
+    )
+    sw.add_argument("--no-progress", action="store_true", help="no progress bar")  # fmt: skip
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from pfaff.scenarios import ParameterError, parse_sets
+    from pfaff.sweep import parse_grid, parse_random, run_sweep
+
+    try:
+        res = run_sweep(
+            args.name,
+            args.out,
+            grid=parse_grid(args.grid),
+            random=parse_random(args.random),
+            samples=args.samples,
+            seed=args.seed,
+            fixed=parse_sets(args.set),
+            workers=args.workers,
+            scheduler=args.scheduler,
+            force=args.force,
+            point_files=not args.no_point_files,
+            progress=not args.no_progress,
+            echo=print,
+        )
+    except ParameterError as exc:
+        print(f"pfaff: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:  # while writing the table: every finished point is in rows/
+        print("pfaff: interrupted; run the same command again to finish", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    n, ok, failed = len(res.points), res.count("ok"), res.count("failed")
+    print(f"{args.name}: {n} points, {ok} ok, {failed} failed" + (
+        f", {n - ok - failed} not finished" if res.interrupted else ""))  # fmt: skip
+    print(f"table: {(args.out / 'results.parquet').resolve()}")
+    print(f"report: {(args.out / 'report.html').resolve()}")
+    if res.interrupted:
+        print("pfaff: interrupted; run the same command again to finish", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if failed:
+        print(f"pfaff: {failed} points failed (see the table's message column)", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
 def _cmd_bench(names: list[str]) -> int:
     from pfaff.bench import format_table, run_benchmarks
 
@@ -162,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
         return _cmd_list()
     if args.command == "run":
         return _cmd_run(args)
+    if args.command == "sweep":
+        return _cmd_sweep(args)
     if args.command == "compare":
         out = args.out or Path("runs") / f"{Path(args.file).stem}-compare"
         ns = argparse.Namespace(

@@ -41,6 +41,8 @@ figcaption { font-style: italic; color: #555; }
 img { max-width: 100%; }
 .meta { color: #666; }
 """
+REPORT_CSS = _CSS
+"""The style sheet of pfaff's HTML pages (run and sweep reports)."""
 
 
 def format_value(x: Any) -> str:

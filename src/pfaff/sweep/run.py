@@ -1,0 +1,228 @@
+"""A whole sweep: plan and validate, check the folder, run on Dask, write the table and report."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from pfaff.sweep.engine import dask_client, run_points
+from pfaff.sweep.points import Point, plan_points
+from pfaff.sweep.store import SweepStore
+from pfaff.sweep.table import build_table
+
+__all__ = ["SweepResult", "run_sweep", "sweep"]
+
+#: at most one rewrite of results.parquet/.csv per this many seconds while running
+TABLE_EVERY_S = 2.0
+#: the files a finished sweep has (kept as they are when a resumed sweep has nothing to run)
+OUTPUTS = ("results.parquet", "results.csv", "report.html")
+
+
+@dataclass
+class SweepResult:
+    """What a sweep did.
+
+    Attributes
+    ----------
+    table : one row per point (see :mod:`pfaff.sweep.table`).
+    points : the points, in table order.
+    skipped : points that had finished in an earlier run of the sweep (resume).
+    interrupted : Ctrl-C stopped the sweep; unfinished points have status ``interrupted``.
+    written : files written (tables, report).
+    """
+
+    table: pd.DataFrame
+    points: list[Point]
+    skipped: int = 0
+    interrupted: bool = False
+    written: list[Path] = field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        return int((self.table["status"] == status).sum())
+
+
+class _Progress:
+    """A tqdm bar with the points done, failed and the ETA (or nothing)."""
+
+    def __init__(self, total: int, initial: int, failed: int, label: str, show: bool) -> None:
+        self.failed = failed
+        self.bar = None
+        if show:
+            from tqdm import tqdm
+
+            self.bar = tqdm(
+                total=total, initial=initial, desc=label, unit="point", file=sys.stderr
+            )
+            self.bar.set_postfix(failed=failed)
+
+    def update(self, status: str) -> None:
+        self.failed += status != "ok"
+        if self.bar is not None:
+            self.bar.set_postfix(failed=self.failed, refresh=False)
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _canonical(name: str) -> str:
+    """A model or system file by its absolute path (the workers may not share the cwd)."""
+    path = Path(name)
+    if name.lower().endswith((".xml", ".urdf", ".toml")) and path.is_file():
+        return str(path.resolve())
+    return name
+
+
+def run_sweep(
+    scenario: str,
+    out: str | Path | None = None,
+    *,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    random: Mapping[str, tuple[Any, Any]] | None = None,
+    samples: int | None = None,
+    seed: int = 0,
+    fixed: Mapping[str, Any] | None = None,
+    workers: int | None = None,
+    scheduler: Any = None,
+    force: bool = False,
+    point_files: bool = True,
+    progress: bool = False,
+    echo: Callable[[str], None] | None = None,
+) -> SweepResult:
+    """Run a sweep; see :func:`sweep` for the parameters.
+
+    ``echo`` receives one-line notes (how many points were already finished).
+    Raises :class:`pfaff.scenarios.ParameterError` (bad parameters, folder or
+    scheduler) before any point runs.
+    """
+    if workers is not None and workers < 1:
+        from pfaff.scenarios import ParameterError
+
+        raise ParameterError(f"--workers must be >= 1, got {workers}")
+    scenario = _canonical(scenario)
+    points = plan_points(scenario, grid, random, samples, seed, fixed)
+    store = SweepStore(out, scenario) if out is not None else None
+    if store is not None:
+        store.check(force)
+    varied = list(grid or {}) + list(random or {})
+    done: dict[str, dict[str, Any]] = {}
+    ids = {p.id for p in points}
+    if store is not None and not force:
+        done = {k: v for k, v in store.finished().items() if k in ids}
+    rows = dict(done)
+    todo = [p for p in points if p.id not in done]
+    if done and echo is not None:
+        echo(f"{len(done)} of {len(points)} points already finished in {out}: skipped")
+    failed = sum(r["status"] != "ok" for r in done.values())
+    bar = _Progress(len(points), len(done), failed, scenario, False)
+    last = [time.monotonic()]
+
+    def on_result(point: Point, result: dict[str, Any], final: bool) -> None:
+        row = result["row"]
+        if store is not None and final:
+            store.record(point.id, row, result["files"] if point_files else {})
+        rows[point.id] = row
+        bar.update(row["status"])
+        if store is not None and time.monotonic() - last[0] > TABLE_EVERY_S:
+            store.write_table(build_table(points, rows))
+            last[0] = time.monotonic()
+
+    interrupted = prepared = False
+    try:
+        with dask_client(workers, scheduler) if todo else nullcontext() as client:
+            # the scheduler is reachable: only now is the folder touched
+            if store is not None:
+                store.prepare(force)
+                prepared = True
+            bar = _Progress(len(points), len(done), failed, scenario, progress and bool(todo))
+            if todo:
+                interrupted = run_points(client, scenario, todo, point_files, on_result)
+    except KeyboardInterrupt:  # while the cluster was starting or stopping
+        interrupted = True
+    finally:
+        bar.close()
+    if store is not None and prepared:  # the files are the truth (Ctrl-C may hit a write)
+        rows.update({k: v for k, v in store.finished().items() if k in ids})
+    table = build_table(points, rows, missing="interrupted" if interrupted else "pending")
+    result = SweepResult(table, points, len(done), interrupted)
+    unchanged = not todo and all((store.out / n).is_file() for n in OUTPUTS) if store else False
+    if store is not None and prepared and not unchanged:
+        from pfaff.sweep.report import write_sweep_report
+
+        result.written = store.write_table(table)
+        result.written.append(
+            write_sweep_report(store.out, scenario, table, varied, list(grid or {}))
+        )
+    return result
+
+
+def sweep(
+    scenario: str,
+    out: str | Path | None = None,
+    *,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    random: Mapping[str, tuple[Any, Any]] | None = None,
+    samples: int | None = None,
+    seed: int = 0,
+    fixed: Mapping[str, Any] | None = None,
+    workers: int | None = None,
+    scheduler: Any = None,
+    force: bool = False,
+    point_files: bool = True,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Run one scenario over many parameter sets on Dask; return the results table.
+
+    Parameters
+    ----------
+    scenario : a scenario name (``pfaff list``) or a model / system file
+        (``.xml``, ``.urdf``, ``.toml``, as ``pfaff run`` takes).
+    out : the sweep folder (``results.parquet``, ``results.csv``, ``report.html``,
+        ``points/``); None writes nothing. A folder holding an earlier run of
+        the same sweep is resumed: its finished points are not run again.
+    grid : key -> values; the points are their Cartesian product.
+    random : key -> (low, high): ``samples`` uniform draws (integers inclusive)
+        with ``seed``, combined with every grid point.
+    fixed : key -> value for every point.
+    workers : worker processes of the local Dask cluster (default: the cores).
+    scheduler : an existing Dask scheduler's address (``tcp://HOST:PORT``) or a
+        ``distributed.Client``; then ``workers`` is not used.
+    force : start over in ``out``: remove an earlier sweep's files first.
+    point_files : write each point's run folder under ``out/points/<point>/``.
+    progress : show a progress bar on stderr.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per point: ``point``, the parameters, ``status``, ``message``,
+        ``wall_time_s``, ``realtime_factor``, ``max_constraint_violation`` and
+        the scenario's metrics.
+
+    Examples
+    --------
+    >>> import pfaff.sweep
+    >>> table = pfaff.sweep("particle-circle", grid={"theta0": [0.0, 0.5]},
+    ...                     fixed={"t_end": 0.5}, workers=2)  # doctest: +SKIP
+    """
+    return run_sweep(
+        scenario,
+        out,
+        grid=grid,
+        random=random,
+        samples=samples,
+        seed=seed,
+        fixed=fixed,
+        workers=workers,
+        scheduler=scheduler,
+        force=force,
+        point_files=point_files,
+        progress=progress,
+    ).table
