@@ -16,6 +16,7 @@ LAYERS = [
     "control",
     "geometry",
     "manipulation",
+    "systems",  # reusable assemblies (design.md Sec. 1); no module yet
     "scenarios",
     "report",
     "sweep",  # many runs on Dask: scenarios + report below it
@@ -30,14 +31,50 @@ def _layer_of(module: str) -> str | None:
     return parts[1] if len(parts) > 1 and parts[0] == "pfaff" else None
 
 
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(["pfaff", *parts])
+
+
+def _resolve(path: Path, node: ast.ImportFrom) -> str:
+    """The absolute module of ``from ... import``, relative ones resolved."""
+    if node.level == 0:
+        return node.module or ""
+    package = _module_name(path).split(".")
+    if path.name != "__init__.py":
+        package.pop()  # a module's package
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def _imports(path: Path) -> set[str]:
     out = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            out.add(node.module)
+        if isinstance(node, ast.ImportFrom):
+            out.add(_resolve(path, node))
         elif isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names)
     return out
+
+
+def _private_imports(path: Path) -> list[str]:
+    """``from pfaff.x import _name`` of another module (a private name across modules)."""
+    own = _module_name(path)
+    bad = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            module = _resolve(path, node)
+            if not module.startswith("pfaff") or module == own:
+                continue
+            bad += [
+                f"{own} imports {module}.{a.name}"
+                for a in node.names
+                if a.name.startswith("_") and not a.name.startswith("__")
+            ]
+    return bad
 
 
 def test_every_module_belongs_to_a_layer():
@@ -60,3 +97,17 @@ def test_layers_import_downward_only():
             if layer is not None and layer in LAYERS and LAYERS.index(layer) > own:
                 bad.append(f"{rel} imports {module}")
     assert not bad, "upward imports: " + "; ".join(bad)
+
+
+def test_no_private_name_is_imported_across_modules():
+    bad = [b for path in ROOT.rglob("*.py") for b in _private_imports(path)]
+    assert not bad, "private names imported: " + "; ".join(bad)
+
+
+def test_relative_imports_are_resolved():
+    """The checks see relative imports (report/ uses them)."""
+    writer = ROOT / "report" / "writer.py"
+    assert "pfaff.report.html" in _imports(writer)
+    fake = ast.parse("from .animation import x\nfrom ..linalg import y").body
+    assert _resolve(writer, fake[0]) == "pfaff.report.animation"
+    assert _resolve(writer, fake[1]) == "pfaff.linalg"

@@ -30,10 +30,10 @@ class QuatAligned(Constraint):
     dim = 3
 
     def __init__(self, frame1: str, frame2: str | None = None, offset=None, name=None) -> None:
-        from pfaff.constraints.weld import _rotation
+        from pfaff.constraints.weld import rotation_matrix
 
         self.frame1, self.frame2 = frame1, frame2
-        self.R_off = _rotation(offset, "offset")
+        self.R_off = rotation_matrix(offset, "offset")
         self.frames = (frame1,) if frame2 is None else (frame1, frame2)
         self.name = name or f"{frame1} aligned with {frame2 or 'world'}"
 

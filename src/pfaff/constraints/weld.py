@@ -27,7 +27,8 @@ from pfaff.constraints.library import unit_directions
 from pfaff.mechanism.base import ModelError, Snapshot
 
 
-def _rotation(R, what: str) -> np.ndarray:
+def rotation_matrix(R, what: str) -> np.ndarray:
+    """``R`` as a checked 3 x 3 rotation (identity for None); ``what`` names it in errors."""
     R = np.eye(3) if R is None else np.asarray(R, dtype=float)
     if R.shape != (3, 3) or not np.allclose(R.T @ R, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
         raise ModelError(f"{what} must be a 3 x 3 rotation matrix")
@@ -76,8 +77,8 @@ class FrameAligned(_OnePass):
         self.D = unit_directions(directions)
         self.dim = self.D.shape[0]
         self.frame1, self.frame2 = frame1, frame2
-        self.R_off = _rotation(offset, "offset")
-        self.R_t = _rotation(target, "target")
+        self.R_off = rotation_matrix(offset, "offset")
+        self.R_t = rotation_matrix(target, "target")
         self.frames = (frame1,) if frame2 is None else (frame1, frame2)
         self.name = name or f"{frame1} aligned with {frame2 or 'world'}"
         # constant factors of R_e (identity ones skipped), D = I skipped

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from pfaff.geometry.screws import ScrewChain, _joint_axis, poe_partials
+from pfaff.geometry.screws import ScrewChain, joint_axis, poe_partials
 from pfaff.linalg import skew
 
 
@@ -57,7 +57,7 @@ def line_vectors(model: pin.Model, frames: np.ndarray) -> np.ndarray:
     """
     L = np.zeros((len(frames), 6))
     for i, T in enumerate(frames):
-        a, revolute = _joint_axis(model.joints[i + 1])
+        a, revolute = joint_axis(model.joints[i + 1])
         e = T[:3, :3] @ a
         L[i] = np.r_[e, np.cross(T[:3, 3], e)] if revolute else np.r_[0, 0, 0, e]
     return L

@@ -94,7 +94,7 @@ class ScrewChain:
         return len(self.xi)
 
 
-def _joint_axis(jmodel) -> tuple[np.ndarray, bool]:
+def joint_axis(jmodel) -> tuple[np.ndarray, bool]:
     """(unit axis in the joint frame, is_revolute) of a one-dof joint model."""
     name = jmodel.shortname().replace("JointModel", "")
     if name in ("RX", "RY", "RZ", "PX", "PY", "PZ"):
@@ -126,7 +126,7 @@ def screw_chain(model: pin.Model, frame: str) -> ScrewChain:
     xi = np.zeros((nj - 1, 6))
     for i in range(1, nj):
         T.append(T[model.parents[i]] @ model.jointPlacements[i].homogeneous)
-        a, revolute = _joint_axis(model.joints[i])
+        a, revolute = joint_axis(model.joints[i])
         w = T[i][:3, :3] @ a
         xi[i - 1] = np.r_[np.cross(T[i][:3, 3], w), w] if revolute else np.r_[w, 0, 0, 0]
     f = model.frames[model.getFrameId(frame)]

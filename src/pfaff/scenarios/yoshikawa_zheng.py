@@ -351,7 +351,7 @@ class YZSetup:
 
 SQRT2 = math.sqrt(2.0)
 
-_COMMON = dict(
+YZ_COMMON_PARAMS = dict(
     spacing=Param(
         0.12, "hole spacing on the object [m] (chosen; 0 is not force-closure)", low=0.0
     ),
@@ -382,7 +382,7 @@ _COMMON = dict(
 )
 
 
-def _setup(p, wall_y=None, kind="frictional_point") -> YZSetup:
+def yz_setup(p, wall_y=None, kind="frictional_point") -> YZSetup:
     return YZSetup(
         p["spacing"], [(-p["base_x"], 0.0), (p["base_x"], 0.0)], wall_y=wall_y,
         contact_h=p.get("contact_h", 0.01), grasp_kind=p.get("grasp_type", kind),
@@ -434,7 +434,7 @@ def _decay_probe(su, cset, q0, ref, p, f_index) -> tuple[float, float, float, fl
     return (*kF, *kI)
 
 
-def _plots(t, pos, pos_d, labels, fF, fFd, fI, fId, tau):
+def yz_plots(t, pos, pos_d, labels, fF, fFd, fI, fId, tau):
     plots = {
         "positions": {
             "title": "object position vs desired (Figs. 7-9)",
@@ -466,7 +466,7 @@ def _plots(t, pos, pos_d, labels, fF, fFd, fI, fId, tau):
     return plots
 
 
-def _static(su: YZSetup, xs):
+def yz_static_lines(su: YZSetup, xs):
     lines = [(np.array([b[0] for b in (a.base for a in su.plant.arms)]), np.zeros(2))]
     if su.wall_y is not None:
         lines.append((np.array([xs[0] - 0.08, xs[1] + 0.08]), np.full(2, su.wall_y)))
@@ -475,7 +475,7 @@ def _static(su: YZSetup, xs):
 
 @scenario(
     "yz-constrained",
-    **_COMMON,
+    **YZ_COMMON_PARAMS,
     contact_h=Param(0.01, "the object's contact point is (0, contact_h) in its frame [m]"),
     surface_y=Param(0.14, "the constraint surface y = surface_y, parallel to x [m] (chosen)"),
     probe=Param(True, "also run the 60 ms unloaded-start probe that fits the force-loop rates"),
@@ -502,7 +502,7 @@ def yz_constrained(p: dict) -> ScenarioResult:
     -f_d/K): K_fit = (1 - rho)/dt, rho the per-sample error ratio (eq. 45-46
     sampled), next to the exponential rate -ln(rho)/dt.
     """
-    su = _setup(p, wall_y=p["surface_y"])
+    su = yz_setup(p, wall_y=p["surface_y"])
     y0 = p["surface_y"] - p["contact_h"]
     x0, D, T, ta = p["x0"], p["distance"], p["t_move"], p["t_acc"]
     if not ta < T / 2:
@@ -552,8 +552,8 @@ def yz_constrained(p: dict) -> ScenarioResult:
         )  # fmt: skip
     return ScenarioResult(
         traj, metrics, wall, **planar_animation(su.plant, t, a["q"]),
-        static_lines=_static(su, (x0, x0 + D)),
-        plots=_plots(t, pos, pos_d, ["x", "phi"], fF, fd[:, 0], fI, fd[:, 1], a["tau"]),
+        static_lines=yz_static_lines(su, (x0, x0 + D)),
+        plots=yz_plots(t, pos, pos_d, ["x", "phi"], fF, fd[:, 0], fI, fd[:, 1], a["tau"]),
         extra_arrays={"constraint_force": fF, "internal_force": fI, "desired_forces": fd},
         series_doc={
             "constraint_force": "f_F: normal force of the object on the surface [N]",
@@ -565,7 +565,7 @@ def yz_constrained(p: dict) -> ScenarioResult:
 
 @scenario(
     "yz-free",
-    **_COMMON,
+    **YZ_COMMON_PARAMS,
     y_distance=Param(0.025, "y goes forth and back through this [m] (Sec. 5.3)"),
     probe=Param(True, "also run the 60 ms unloaded-start probe that fits the internal-force rate"),
 )
@@ -578,7 +578,7 @@ def yz_free(p: dict) -> ScenarioResult:
     0.8 s (each half a quartic-accel / constant / decel move with t_acc/2), phi at 0;
     the internal force follows Table 2. Chosen layout as yz-constrained.
     """
-    su = _setup(p)
+    su = yz_setup(p)
     x0, y0, D, Dy, T, ta = (
         p["x0"],
         p["y0"],
@@ -618,8 +618,8 @@ def yz_free(p: dict) -> ScenarioResult:
         metrics["internal_force_decay_rate"] = _decay_probe(su, su.free, q0, ref, p, 0)[2]
     return ScenarioResult(
         traj, metrics, wall, **planar_animation(su.plant, t, a["q"]),
-        static_lines=_static(su, (x0, x0 + D)),
-        plots=_plots(t, pos, pos_d, ["x", "y", "phi"], None, None, fI, fd[:, 1], a["tau"]),
+        static_lines=yz_static_lines(su, (x0, x0 + D)),
+        plots=yz_plots(t, pos, pos_d, ["x", "y", "phi"], None, None, fI, fd[:, 1], a["tau"]),
         extra_arrays={"internal_force": fI, "desired_forces": fd},
         series_doc={
             "internal_force": "average push of the two pins f_IS/sqrt(2) [N]",

@@ -14,17 +14,17 @@ import numpy as np
 from pfaff.scenarios.common import planar_animation
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.scenarios.yoshikawa_zheng import (
-    _COMMON,
     SQRT2,
     TABLE2_STEPS,
-    _plots,
-    _setup,
-    _static,
+    YZ_COMMON_PARAMS,
     free_reference,
     internal_force,
     smooth_move,
     step_mask,
     table2,
+    yz_plots,
+    yz_setup,
+    yz_static_lines,
 )
 from pfaff.simulate import SimOptions, Trajectory, project_state, simulate
 
@@ -80,7 +80,7 @@ def _impact_time(D: float, T: float, ta: float, v_imp: float) -> float:
 
 @scenario(
     "yz-contact",
-    **_COMMON,
+    **YZ_COMMON_PARAMS,
     y_distance=Param(0.025, "desired y goes forth and back through this [m] (Sec. 5.3)"),
     contact_h=Param(0.01, "the object's contact point is (0, contact_h) in its frame [m]"),
     impact_velocity=Param(
@@ -120,7 +120,7 @@ def yz_contact(p: dict) -> ScenarioResult:
     t_c = _impact_time(Dy, T / 2, tay, p["impact_velocity"])
     wall = y0 + smooth_move(t_c, T / 2, Dy, tay)[0] + h
     t_r = T - t_c
-    su = _setup(p, wall_y=wall)
+    su = yz_setup(p, wall_y=wall)
 
     r_d = free_reference(x0, y0, T, D, ta, Dy, tay)
 
@@ -224,7 +224,7 @@ def yz_contact(p: dict) -> ScenarioResult:
         "min_gap_after_release": float(gaps[t >= t_release].min()),
         "surface_y": float(wall),
     }
-    plots = _plots(t, pos, pos_d, ["x", "y", "phi"], fF, fFd, fI, fd[:, 1], a["tau"])
+    plots = yz_plots(t, pos, pos_d, ["x", "y", "phi"], fF, fFd, fI, fd[:, 1], a["tau"])
     plots["positions"]["series"]["surface - contact_h"] = np.full(t.size, wall - h)
     plots["contact"] = {
         "title": "gap to the surface and phases (0 free, 1 contact, 2 force control)",
@@ -234,7 +234,7 @@ def yz_contact(p: dict) -> ScenarioResult:
     }  # fmt: skip
     return ScenarioResult(
         traj, metrics, wall_s, **planar_animation(su.plant, t, qq),
-        static_lines=_static(su, (x0, x0 + D)),
+        static_lines=yz_static_lines(su, (x0, x0 + D)),
         plots=plots,
         extra_arrays={"constraint_force": fF, "internal_force": fI, "desired_forces": fd,
                       "gap": gaps},
