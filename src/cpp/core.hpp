@@ -1,0 +1,7 @@
+#pragma once
+#include <string>
+#include "pinocchio/multibody.hpp"
+namespace pfaff
+{
+  pinocchio::Model load_model(const std::string & text);
+}
