@@ -89,6 +89,15 @@ NB_MODULE(_core, m)
       },
       "q"_a, "v"_a, "tau"_a, "acceleration, constraint force, multipliers, rank at (q, v, tau)")
     .def(
+      "acceleration",
+      [](System & s, const VecX & q, const VecX & v, const VecX & tau) {
+        VecX a;
+        s.acceleration(q, v, tau, a);
+        return a;
+      },
+      "q"_a, "v"_a, "tau"_a,
+      "acceleration at (q, v, tau) as an RK4 stage takes it (certified QR, else SVD)")
+    .def(
       "set_state", [](System & s, const VecX & q, const VecX & v) { s.set_state(q, v); }, "q"_a,
       "v"_a)
     .def("set_tau", [](System & s, const VecX & tau) { s.set_tau(tau); }, "tau"_a)

@@ -67,6 +67,9 @@ namespace pfaff
     Jp2_.setZero(3, nv);
     Gjw_.setZero(3, nv);
     q_ = pinocchio::neutral(model);
+    qs_ = q_;
+    q1_ = q_;
+    dv_.setZero(nv);
     v_.setZero(nv);
     tau_.setZero(nv);
   }
@@ -600,16 +603,20 @@ namespace pfaff
       // RK4 (integrator._rk4)
       const double h2 = 0.5 * dt;
       v2_ = v_ + h2 * a_;
-      pinocchio::integrate(model, q_, VecX(h2 * v_), qs_);
+      dv_ = h2 * v_;
+      pinocchio::integrate(model, q_, dv_, qs_);
       stage(qs_, v2_, a2_);
       v3_ = v_ + h2 * a2_;
-      pinocchio::integrate(model, q_, VecX(h2 * v2_), qs_);
+      dv_ = h2 * v2_;
+      pinocchio::integrate(model, q_, dv_, qs_);
       stage(qs_, v3_, a3_);
       v4_ = v_ + dt * a3_;
-      pinocchio::integrate(model, q_, VecX(dt * v3_), qs_);
+      dv_ = dt * v3_;
+      pinocchio::integrate(model, q_, dv_, qs_);
       stage(qs_, v4_, a4_);
       vbar_ = (v_ + 2.0 * v2_ + 2.0 * v3_ + v4_) / 6.0;
-      pinocchio::integrate(model, q_, VecX(dt * vbar_), q1_);
+      dv_ = dt * vbar_;
+      pinocchio::integrate(model, q_, dv_, q1_);
       v1_ = v_ + dt * (a_ + 2.0 * a2_ + 2.0 * a3_ + a4_) / 6.0;
       if (!finite_or("q", q1_, t + dt, k + 1, st) || !finite_or("v", v1_, t + dt, k + 1, st))
         return st;

@@ -3,10 +3,10 @@
 // Kept in its own compile unit: the Boost serialisation headers are heavy.
 #include "pinocchio/serialization.hpp"
 
-#include "core.hpp"
 
 namespace pfaff
 {
+  // declared in core.hpp (not included: this unit is rebuilt only when it changes)
   pinocchio::Model load_model(const std::string & text)
   {
     pinocchio::Model model;

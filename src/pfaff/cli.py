@@ -4,7 +4,7 @@
 
     pfaff list                                     scenario names with a description
     pfaff run NAME [--out DIR] [--set KEY=VALUE]... [--force]
-    pfaff bench [NAME...]                          the benchmark suite, a table of figures
+    pfaff bench [NAME...] [--json FILE]            the benchmark suite, a table of figures
     pfaff --version
 
 Exit status: 0 ok; 2 bad command line or parameters; 3 the simulation failed
@@ -47,6 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--params", action="store_true", help="list the scenario's parameters")
     bench = sub.add_parser("bench", help="run the benchmark suite")
     bench.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
+    bench.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     return p
 
 
@@ -100,8 +101,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_bench(names: list[str]) -> int:
-    from pfaff.bench import format_table, run_benchmarks
+def _cmd_bench(names: list[str], json_file: str | None = None) -> int:
+    from pfaff.bench import format_table, run_benchmarks, summary_json
 
     try:
         rows = run_benchmarks(names or None)
@@ -109,6 +110,10 @@ def _cmd_bench(names: list[str]) -> int:
         print(f"pfaff: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     print(format_table(rows))
+    if json_file:
+        import json
+
+        Path(json_file).write_text(json.dumps(summary_json(rows), indent=1, default=str) + "\n")
     return EXIT_OK
 
 
@@ -126,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         return _cmd_run(args)
     if args.command == "bench":
-        return _cmd_bench(args.names)
+        return _cmd_bench(args.names, args.json)
     _parser().print_help()
     return EXIT_USAGE
 

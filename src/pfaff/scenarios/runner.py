@@ -62,6 +62,7 @@ def _summary(name, params, result: ScenarioResult | None, traj: Trajectory | Non
         "steps": int(traj.steps) if traj is not None else 0,
         "wall_time_s": wall,
         "realtime_factor": sim_time / wall if wall and wall > 0 else float("nan"),
+        "engine": traj.engine if traj is not None else None,
         "max_constraint_violation": traj.max_constraint_violation() if has else float("nan"),
         "max_velocity_constraint_violation": (
             traj.max_velocity_constraint_violation() if has else float("nan")

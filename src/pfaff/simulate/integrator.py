@@ -10,22 +10,63 @@ hold).
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from pfaff import core
 from pfaff import dynamics as dyn
 from pfaff.constraints.base import ConstraintEval, ConstraintSet
 from pfaff.linalg import LastSVD, single_threaded_blas
 from pfaff.mechanism.base import Snapshot
+from pfaff.simulate import core_engine
 from pfaff.simulate.correction import correct_state, newton_project, project_velocity
 from pfaff.simulate.trajectory import InitialStateError, SimulationError, Trajectory
 
 Controller = Callable[[float, Snapshot], np.ndarray]
 ADAPTIVE = ("RK45", "DOP853", "Radau")
 INTEGRATORS = ("rk4", *ADAPTIVE)
+ENGINES = ("auto", "core", "numpy")
+
+
+_ENGINE_OVERRIDE: list[str] = []
+
+
+@contextlib.contextmanager
+def use_engine(engine: str):
+    """Within the block, every :func:`simulate` runs with ``engine`` in place of its
+    ``SimOptions.engine`` (``"numpy"`` or ``"auto"``: the two engines side by side on a
+    whole scenario, in the tests and ``pfaff bench``)."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; valid: {', '.join(ENGINES)}")
+    _ENGINE_OVERRIDE.append(engine)
+    try:
+        yield
+    finally:
+        _ENGINE_OVERRIDE.pop()
+
+
+def choose_engine(cset: ConstraintSet, opt: SimOptions, stop=None) -> str:
+    """The engine that runs ``cset`` under ``opt``: ``"core"`` or ``"numpy"``.
+
+    Raises ValueError when ``engine="core"`` is asked for a system the core cannot run.
+    """
+    engine = _ENGINE_OVERRIDE[-1] if _ENGINE_OVERRIDE else opt.engine
+    reason = core.unsupported_reason(cset)
+    if reason is None and opt.integrator != "rk4":
+        reason = f"integrator {opt.integrator!r} (the core runs rk4)"
+    if reason is None and opt.method != "projection":
+        reason = f"method {opt.method!r} (the core runs the projection method)"
+    if reason is None and stop is not None:
+        reason = "a stop callback (checked at every step in Python)"
+    if engine == "core" and reason is not None:
+        raise ValueError(f"engine='core' cannot run this system: {reason}")
+    if engine == "numpy" or reason is not None:
+        return "numpy"
+    return "core"
 
 
 @dataclass
@@ -48,6 +89,10 @@ class SimOptions:
     potential_offset : subtracted from the mechanism's potential energy
         (choose the zero of the potential).
     progress : show a progress bar (default: when stderr is a terminal).
+    engine : ``"core"`` (the compiled step core, :mod:`pfaff.core`), ``"numpy"``
+        (the reference engine) or ``"auto"``: the core whenever it can run the
+        system (Pinocchio mechanism, built-in constraints, RK4, projection method,
+        no ``stop`` callback), else NumPy. ``Trajectory.engine`` says which ran.
     """
 
     dt: float = 1e-3
@@ -63,6 +108,7 @@ class SimOptions:
     record_every: int = 1
     potential_offset: float = 0.0
     progress: bool | None = None
+    engine: str = "auto"
 
     def validate(self) -> None:
         if not (np.isfinite(self.dt) and self.dt > 0):
@@ -79,6 +125,8 @@ class SimOptions:
             raise ValueError(f"unknown method {self.method!r}; valid: projection, kkt")
         if not self.position_tol > 0 or not self.rank_tol > 0:
             raise ValueError("position_tol and rank_tol must be > 0")
+        if self.engine not in ENGINES:
+            raise ValueError(f"unknown engine {self.engine!r}; valid: {', '.join(ENGINES)}")
         if int(self.record_every) < 1:
             raise ValueError(f"record_every must be >= 1, got {self.record_every!r}")
 
@@ -243,8 +291,14 @@ def simulate(
         from tqdm import tqdm
 
         bar = tqdm(total=n_steps, desc=mech.name, unit="step", mininterval=0.5, leave=False)
+    traj.engine = choose_engine(cset, opt, stop)
     blas = single_threaded_blas()  # small matrices: one BLAS thread (restored below)
     try:
+        if traj.engine == "core":
+            frames = tuple(dict.fromkeys((*cset.frames, *ctrl_frames)))
+            return core_engine.run(
+                cset, q, v, n_steps, opt, controller, tau_held, t0, frames, traj, bar
+            )
         for k in range(n_steps + 1):
             t = t0 + k * opt.dt
             snap, cev = ev.terms(q, v)

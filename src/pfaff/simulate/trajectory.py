@@ -59,6 +59,7 @@ class Trajectory:
     newton_failures: int = 0
     kkt_cond_max: float = 0.0
     stopped_at: float | None = None
+    engine: str = "numpy"
 
     def __post_init__(self) -> None:
         for k in SERIES_DOC:
