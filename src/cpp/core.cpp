@@ -430,6 +430,14 @@ namespace pfaff
     rank = rs_.rank;
   }
 
+  void System::acceleration(const VecX & q, const VecX & v, const VecX & tau, VecX & a)
+  {
+    dynamics_state(q, v, false);
+    evaluate(q, v, true);
+    row_space(A, false, true, rs_stage_);
+    accel(tau, rs_stage_, a);
+  }
+
   void System::sensors(VecX & F, VecX & lam)
   {
     dynamics_state(q_, v_, false);

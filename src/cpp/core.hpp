@@ -134,6 +134,8 @@ namespace pfaff
     /// constraint force and multipliers for acceleration a.
     void forces(const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F, VecX & lam);
 
+    /// acceleration at (q, v, tau) as an RK4 stage takes it (certified QR, else SVD).
+    void acceleration(const VecX & q, const VecX & v, const VecX & tau, VecX & a);
     /// one-call solve (tests): a, F, lambda, rank at (q, v, tau).
     void solve(
       const VecX & q, const VecX & v, const VecX & tau, VecX & a, VecX & F, VecX & lam, int & rank);
