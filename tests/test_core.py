@@ -194,8 +194,8 @@ def test_dual_arm_box_terms(dual):
 
 @pytest.fixture(scope="module")
 def dual():
+    from pfaff.scenarios import get_scenario
     from pfaff.scenarios.dual_panda import DualPandaSetup
-    from pfaff.scenarios.registry import get_scenario
 
     return DualPandaSetup(get_scenario("dual-panda-box").resolve({}))
 
@@ -313,3 +313,38 @@ def test_engine_choice_and_errors(panda):
         msgs.append(str(exc.value))
         assert exc.value.trajectory is not None
     assert msgs[0].split(":")[0] == msgs[1].split(":")[0]
+
+
+# short runs of the scenarios that run on the core (overrides keep each a few seconds on
+# the NumPy engine; the passive ones are chaotic, so rounding differences grow by
+# about e per 0.2 s and a longer run would part the two engines beyond 1e-9)
+SCENARIO_RUNS = [
+    ("particle-circle", {"t_end": 2.0}),
+    ("four-bar", {"t_end": 1.0}),
+    ("slider-crank", {"model": "pinocchio", "t_end": 1.0}),
+    ("slider-crank-pidc", {"t_end": 1.0}),
+    ("panda-contact", {"t_end": 0.6}),
+    ("panda-table", {"t_end": 0.4}),
+    ("planar-arm-force", {"t_end": 0.6}),
+    ("dual-panda-box", {"t_move": 1.1, "probe": False}),
+]
+
+
+@pytest.mark.parametrize("name,overrides", SCENARIO_RUNS, ids=[n for n, _ in SCENARIO_RUNS])
+def test_scenario_runs_agree(name, overrides):
+    """The scenario on the core (auto) and on NumPy: same q, v, lambda to 1e-9."""
+    from pfaff.scenarios import get_scenario
+    from pfaff.simulate.integrator import use_engine
+
+    sc = get_scenario(name)
+    p = sc.resolve(overrides)
+    out = {}
+    for engine in ("numpy", "auto"):
+        with use_engine(engine):
+            tr = sc.func(p).trajectory
+        out[engine] = (tr.engine, tr.arrays())
+    assert out["numpy"][0] == "numpy" and out["auto"][0] == "core"
+    ref, got = out["numpy"][1], out["auto"][1]
+    assert ref["t"].shape == got["t"].shape
+    for key in ("q", "v", "lambda"):
+        assert _rel(got[key], ref[key]) <= 1e-9, key

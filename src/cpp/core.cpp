@@ -9,11 +9,13 @@
 
 #include <Eigen/Eigenvalues>
 
-#include "pinocchio/algorithm/compute-all-terms.hpp"
+#include "pinocchio/algorithm/crba.hpp"
 #include "pinocchio/algorithm/energy.hpp"
 #include "pinocchio/algorithm/frames.hpp"
 #include "pinocchio/algorithm/jacobian.hpp"
 #include "pinocchio/algorithm/joint-configuration.hpp"
+#include "pinocchio/algorithm/kinematics.hpp"
+#include "pinocchio/algorithm/rnea.hpp"
 
 namespace pfaff
 {
@@ -70,6 +72,7 @@ namespace pfaff
     qs_ = q_;
     q1_ = q_;
     dv_.setZero(nv);
+    a0_.setZero(nv);
     v_.setZero(nv);
     tau_.setZero(nv);
   }
@@ -116,10 +119,9 @@ namespace pfaff
   // -- per-state terms (PinocchioMechanism.compute) -----------------------------
   void System::frame_terms(bool with_velocity, const VecX & v)
   {
-    pinocchio::updateFramePlacements(model, data);
     for (auto & f : frames)
     {
-      const auto & oMf = data.oMf[f.id];
+      const auto & oMf = pinocchio::updateFramePlacement(model, data, f.id);
       f.p = oMf.translation();
       f.R = oMf.rotation();
       pinocchio::getFrameJacobian(model, data, f.id, pinocchio::LOCAL_WORLD_ALIGNED, f.J);
@@ -140,8 +142,12 @@ namespace pfaff
 
   void System::dynamics_state(const VecX & q, const VecX & v, bool extras)
   {
-    // M (upper triangle), nle, joint Jacobians and the zero-acceleration kinematics
-    pinocchio::computeAllTerms(model, data, q, v);
+    // M (upper triangle; CRBA in the WORLD convention also fills the joint Jacobians
+    // data.J), h = RNEA at a = 0, then the kinematics at a = 0 for the frames' drift
+    // (computeAllTerms does all of it and more: centroidal terms, energies, Jcom)
+    pinocchio::crba(model, data, q, pinocchio::Convention::WORLD);
+    pinocchio::nonLinearEffects(model, data, q, v);
+    pinocchio::forwardKinematics(model, data, q, v, a0_);
     M.triangularView<Eigen::Upper>() = data.M;
     M.triangularView<Eigen::StrictlyLower>() = data.M.transpose();
     h = data.nle;
@@ -346,12 +352,9 @@ namespace pfaff
         rs.V1.setIdentity(n, mm);
         rs.V1.applyOnTheLeft(qr_.householderQ());
         rs.rank = mm;
-        if (want_sigma)
-        {
-          const MatX R = qr_.matrixQR().topLeftCorner(mm, mm).triangularView<Eigen::Upper>();
-          svd_.compute(R);
-          rs.sigma_min = svd_.singularValues()(mm - 1);
-        }
+        if (want_sigma) // sigma_min(A) = sigma_min(R) = 1 / ||R^-1||_2
+          rs.sigma_min =
+            1.0 / std::sqrt((rs.W.transpose() * rs.W).selfadjointView<Eigen::Lower>().operatorNorm());
         else
           rs.sigma_min = kNaN;
         return;

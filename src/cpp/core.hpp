@@ -189,6 +189,6 @@ namespace pfaff
     MatX Gjw_;
     RowSpace rs_, rs_stage_, rs_newton_, rs_vel_;
     VecX a_, a2_, a3_, a4_, v2_, v3_, v4_, vbar_, qs_, q1_, v1_, F_, lam_, rhs_, tmp_, Cv_;
-    VecX dq_, dv_;
+    VecX dq_, dv_, a0_;
   };
 } // namespace pfaff
