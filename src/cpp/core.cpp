@@ -87,6 +87,7 @@ namespace pfaff
         return int(i);
     FrameKin f;
     f.id = id;
+    f.joint = model.frames[id].parentJoint;
     f.J.setZero(6, model.nv); // getFrameJacobian writes the supporting columns only
     frames.push_back(f);
     return int(frames.size()) - 1;
@@ -147,7 +148,11 @@ namespace pfaff
     // (computeAllTerms does all of it and more: centroidal terms, energies, Jcom)
     pinocchio::crba(model, data, q, pinocchio::Convention::WORLD);
     pinocchio::nonLinearEffects(model, data, q, v);
-    pinocchio::forwardKinematics(model, data, q, v, a0_);
+    // RNEA's forward pass leaves a_gf = a - X g (a: acceleration at zero joint
+    // acceleration, X the world-to-joint motion transform): a = a_gf + X g, taken
+    // for the joints that carry a frame (oMi from the CRBA pass, same q)
+    for (const auto & f : frames)
+      data.a[f.joint] = data.a_gf[f.joint] + data.oMi[f.joint].actInv(model.gravity);
     M.triangularView<Eigen::Upper>() = data.M;
     M.triangularView<Eigen::StrictlyLower>() = data.M.transpose();
     h = data.nle;

@@ -34,6 +34,7 @@ namespace pfaff
   struct FrameKin
   {
     pinocchio::FrameIndex id = 0;
+    pinocchio::JointIndex joint = 0; // parent joint
     Vec3 p = Vec3::Zero();
     Mat3 R = Mat3::Identity();
     Matrix6x J;

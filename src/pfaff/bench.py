@@ -242,7 +242,12 @@ def bench_panda_mujoco() -> list[Row]:
 
 # -- scenarios ---------------------------------------------------------------------------
 #: non-default parameter sets that are part of an issue's figures
-SCENARIO_VARIANTS = (("four-bar", {"parallelogram": "true"}),)
+SCENARIO_VARIANTS = (
+    ("four-bar", {"parallelogram": "true"}),
+    # the slider-crank on its Pinocchio model: the compiled core runs it (the default
+    # closed-form model of Aghili eq. 68 runs on the NumPy engine)
+    ("slider-crank", {"model": "pinocchio"}),
+)
 #: runs per scenario; the real-time factor reported is their median (design.md Sec. 8)
 SCENARIO_RUNS = 3
 #: real-time figures of an issue that differ from the design target of 10x
