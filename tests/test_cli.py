@@ -25,6 +25,7 @@ SUMMARY_KEYS = {
     "sim_time_s",
     "steps",
     "wall_time_s",
+    "warnings",
     "realtime_factor",
     "max_constraint_violation",
     "max_velocity_constraint_violation",

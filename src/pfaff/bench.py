@@ -254,6 +254,11 @@ SCENARIO_RUNS = 3
 ISSUE_REALTIME = {"dual-panda-box": (5.0, "issue 7")}
 
 
+def _finite(x) -> float:
+    """A summary figure as a float (null, for a run that has none, as NaN)."""
+    return float("nan") if x is None else float(x)
+
+
 def bench_scenarios(runs: int = SCENARIO_RUNS) -> list[Row]:
     """Every shipped scenario ``runs`` times: median real-time factor (with the
     spread in the note), largest constraint violation, status."""
@@ -268,7 +273,7 @@ def bench_scenarios(runs: int = SCENARIO_RUNS) -> list[Row]:
         except Exception as exc:
             rows.append(row("scenarios", f"{label} status", "error", "", "== ok", str(exc)))
             continue
-        rt = sorted(s["realtime_factor"] for s in out)
+        rt = sorted(_finite(s["realtime_factor"]) for s in out)
         s = out[0]
         med = statistics.median(rt)
         note = (
@@ -283,7 +288,7 @@ def bench_scenarios(runs: int = SCENARIO_RUNS) -> list[Row]:
                 row("scenarios", f"{label} realtime factor", med, "x", f">= {bound:g}", issue)
             )
         worst = next((x for x in out if x["status"] != "ok"), s)
-        phi = max(x["max_constraint_violation"] for x in out)
+        phi = max(_finite(x["max_constraint_violation"]) for x in out)
         rows += [
             row("scenarios", f"{label} max |phi|", phi, "", "<= 1e-10"),
             row("scenarios", f"{label} status", worst["status"], "", "== ok",

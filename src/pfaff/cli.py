@@ -7,8 +7,10 @@
     pfaff bench [NAME...] [--json FILE]            the benchmark suite, a table of figures
     pfaff --version
 
-Exit status: 0 ok; 2 bad command line or parameters; 3 the simulation failed
-(results so far are saved).
+Exit status: 0 ok; 2 bad command line, parameters, model file or output folder
+(found before any step is simulated); 3 the simulation failed (results so far
+are saved); 130 interrupted by Ctrl-C (results so far are saved, status
+"interrupted").
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 
 from pfaff import __version__
 
-EXIT_OK, EXIT_USAGE, EXIT_FAILED = 0, 2, 3
+EXIT_OK, EXIT_USAGE, EXIT_FAILED, EXIT_INTERRUPTED = 0, 2, 3, 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -69,6 +71,10 @@ def _cmd_params(name: str) -> int:
     return EXIT_OK
 
 
+def _fmt(x) -> str:
+    return "n/a" if x is None else f"{x:.3g}"
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from pfaff.report.output import check_out_dir, write_run
     from pfaff.scenarios import ParameterError, execute, get_scenario, parse_sets
@@ -80,17 +86,32 @@ def _cmd_run(args: argparse.Namespace) -> int:
         overrides = parse_sets(args.set)
         sc.resolve(overrides)  # refuse bad parameters before touching the folder
         out = args.out if args.out is not None else Path("runs") / args.name
-        check_out_dir(out, args.force)
+        check_out_dir(out, args.force)  # an unwritable folder is found before the run
         run = execute(args.name, overrides)
     except ParameterError as exc:
         print(f"pfaff: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    write_run(run, out)
+    except KeyboardInterrupt:  # before any step: nothing to save
+        print("pfaff: interrupted before the simulation started", file=sys.stderr)
+        return EXIT_INTERRUPTED
     summary = run.summary
+    try:
+        write_run(run, out)
+    except KeyboardInterrupt:
+        print(f"pfaff: interrupted while writing {out}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as exc:
+        print(f"pfaff: error: could not write the outputs to {str(out)!r}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    for line in summary["warnings"]:
+        print(f"pfaff: warning: {line}", file=sys.stderr)
+    if summary["status"] == "interrupted":
+        print(f"pfaff: {summary['message']}; results so far saved in {out}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     print(
         f"{args.name}: {summary['status']}  (sim {summary['sim_time_s']:.3g} s, "
-        f"realtime x{summary['realtime_factor']:.3g}, "
-        f"max |Phi| {summary['max_constraint_violation']:.3g})"
+        f"realtime x{_fmt(summary['realtime_factor'])}, "
+        f"max |Phi| {_fmt(summary['max_constraint_violation'])})"
     )
     for key, value in summary["metrics"].items():
         print(f"  {key} = {value}")
@@ -125,7 +146,10 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
     warnings.showwarning = _show_warning
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
     if args.command == "list":
         return _cmd_list()
     if args.command == "run":

@@ -214,19 +214,36 @@ def kkt_matrix(M: np.ndarray, A: np.ndarray) -> np.ndarray:
 
 
 def kkt_dynamics(
-    M: np.ndarray, h: np.ndarray, tau: np.ndarray, A: np.ndarray, drift: np.ndarray
+    M: np.ndarray,
+    h: np.ndarray,
+    tau: np.ndarray,
+    A: np.ndarray,
+    drift: np.ndarray,
+    rank_tol: float = DEFAULT_RANK_TOL,
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """KKT baseline: solve ``[M A^T; A 0][a; lambda] = [tau - h; -drift]``.
 
     Returns ``(a, lambda, cond)`` with the 2-norm condition number of the
-    KKT matrix. With redundant rows or at singular configurations the matrix
-    is singular: LU either raises ``numpy.linalg.LinAlgError`` or, when
-    rounding hides the zero pivot, returns multipliers that are an arbitrary
-    split of the force among dependent rows (condition number ~1e17) -- the
-    situation the projection method is built for.
+    KKT matrix. With M positive definite the KKT matrix is regular iff A has
+    full row rank; this is judged by the same absolute threshold as the
+    projection (the smallest singular value of A above ``rank_tol``, in the
+    units of A), not by LU meeting an exactly zero pivot -- rounding makes a
+    pivot of a singular matrix come out as 1e-17 on one BLAS kernel and 0 on
+    another. Raises ``numpy.linalg.LinAlgError`` (naming the rank and sigma_min)
+    with redundant rows or at a singular configuration: the situation the
+    projection method is built for.
     """
+    m, n = A.shape
+    if m:
+        s = svd(A)[1]
+        rank = int(np.count_nonzero(s > rank_tol))
+        if rank < m:
+            smin = float(s[-1]) if m <= n else 0.0
+            raise np.linalg.LinAlgError(
+                f"KKT matrix singular: A has rank {rank} < {m} rows "
+                f"(sigma_min {smin:.3g} <= rank_tol {rank_tol:g})"
+            )
     K = kkt_matrix(M, A)
-    n = M.shape[0]
     sol = linsolve(K, np.concatenate([tau - h, -drift]))
     return sol[:n], sol[n:], float(np.linalg.cond(K))
 

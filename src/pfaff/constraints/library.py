@@ -28,8 +28,11 @@ def unit_directions(directions: Sequence[Sequence[float]] | None) -> np.ndarray:
     D = np.eye(3) if directions is None else np.atleast_2d(np.asarray(directions, float))
     if D.ndim != 2 or D.shape[1] != 3 or D.shape[0] == 0:
         raise ModelError(f"directions must be k x 3 (k >= 1), got shape {D.shape}")
-    if np.any(np.linalg.norm(D, axis=1) == 0):
-        raise ModelError("directions must be non-zero vectors")
+    if not np.all(np.isfinite(D)) or np.any(np.linalg.norm(D, axis=1) < 1e-9):
+        raise ModelError(
+            "directions must be finite vectors of length >= 1e-9 (they are normalised), "
+            f"got {D.tolist()}"
+        )
     return D / np.linalg.norm(D, axis=1, keepdims=True)
 
 

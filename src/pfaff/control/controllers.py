@@ -18,11 +18,13 @@ import numpy as np
 from pfaff import dynamics as dyn
 from pfaff.constraints.base import ConstraintSet
 from pfaff.control.laws import (
+    TASK_REL_TOL,
     TaskError,
     force_control_torque,
     passive_joint_torque,
     pidc_torque,
     task_acceleration,
+    task_regularity,
 )
 from pfaff.control.tasks import Task
 from pfaff.linalg import DEFAULT_RANK_TOL, null_space
@@ -124,17 +126,18 @@ class ProjectedController:
         snap = self.mech.compute(q, np.zeros(self.mech.nv), self.frames)
         A = self.cset.evaluate(snap).A
         N = null_space(A, self.rank_tol)
-        JN = self.task.jacobian(snap) @ N
-        if JN.shape[0] != JN.shape[1]:
+        J = self.task.jacobian(snap)
+        if J.shape[0] != N.shape[1]:
             raise TaskError(
-                f"the task has {JN.shape[0]} coordinates but N(A) has dimension {JN.shape[1]}: "
+                f"the task has {J.shape[0]} coordinates but N(A) has dimension {N.shape[1]}: "
                 "Lambda cannot span N(A)"
             )
-        s = np.linalg.svd(JN, compute_uv=False)
-        if s.size and s[-1] < 1e-6 * max(s[0], 1e-300):
+        s, tol = task_regularity(J, N)
+        if s.size and not s[-1] > tol:
             raise TaskError(
                 f"the task coordinates do not parametrise N(A) here: J_theta N is singular "
-                f"(singular values {s[0]:.3g} ... {s[-1]:.3g})"
+                f"(smallest singular value {s[-1]:.3g} <= {tol:.3g} = "
+                f"{TASK_REL_TOL:g} ||J_theta||_F)"
             )
 
     def __call__(self, t: float, snap: Snapshot) -> np.ndarray:

@@ -18,12 +18,40 @@ class TaskError(ValueError):
     """The task coordinates do not parametrise N(A) (Lambda rank-deficient)."""
 
 
+TASK_REL_TOL = 1e-6
+"""``J_theta N`` counts as singular when its smallest singular value is at most
+this fraction of ``||J_theta||_F``: a threshold in the units of the task Jacobian
+that keeps its meaning for a 1x1 ``J_theta N`` (where a ratio of the product's own
+singular values is always 1)."""
+
+
+def task_regularity(
+    J: np.ndarray, N: np.ndarray, rel_tol: float = TASK_REL_TOL
+) -> tuple[np.ndarray, float]:
+    """Singular values of ``Lambda^-1 = J_theta N`` and the threshold they are judged by.
+
+    The task coordinates parametrise N(A) (Aghili eq. 43: ``Lambda = N (J N)^-1``
+    exists) iff ``J N`` is square and its smallest singular value exceeds
+    ``rel_tol ||J_theta||_F``. ``N`` is orthonormal, so ``||J N|| <= ||J_theta||``
+    and the threshold does not depend on round-off in the product (a task whose
+    ``J N`` is 5e-17 instead of 0 is as singular as one that rounds to 0).
+
+    Returns ``(s, tol)``: the singular values of ``J N`` (descending) and
+    ``tol = rel_tol ||J_theta||_F``; regular iff square and ``s[-1] > tol``.
+    """
+    JN = J @ N
+    s = np.linalg.svd(JN, compute_uv=False) if JN.size else np.zeros(0)
+    tol = rel_tol * (float(np.linalg.norm(J)) if J.size else 0.0)
+    return s, tol
+
+
 def task_acceleration(
     J: np.ndarray,
     Jdot_v: np.ndarray,
     N: np.ndarray,
     Cv: np.ndarray,
     theta_dd_ref: np.ndarray,
+    rel_tol: float = TASK_REL_TOL,
 ) -> tuple[np.ndarray, bool]:
     """Admissible acceleration realising ``theta'' = theta_dd_ref`` (Aghili eq. 40-41, 46).
 
@@ -32,19 +60,21 @@ def task_acceleration(
     acceleration with ``A u_p = -A' v`` and ``J u_p + J' v = theta''_ref``:
     ``u_p = C v + N z``, ``(J N) z = theta''_ref - J' v - J C v``.
 
-    Returns ``(u_p, ok)``; when ``J N`` is not square (the task does not have
-    dim N(A) rows, e.g. at a singular configuration where N(A) grows) or is
-    singular, the least-squares, least-norm ``z`` is used and ``ok`` is False.
+    Returns ``(u_p, ok)``. ``ok`` is False when ``J N`` is not square (the task
+    does not have dim N(A) rows, e.g. at a singular configuration where N(A)
+    grows) or when its smallest singular value is at most ``rel_tol ||J||_F``
+    (:func:`task_regularity`); ``z`` is then the least-squares, least-norm
+    solution with the directions below that threshold dropped.
     """
     JN = J @ N
     rhs = theta_dd_ref - Jdot_v - J @ Cv
-    if JN.shape[0] == JN.shape[1] and JN.size:
-        try:
-            return Cv + N @ linsolve(JN, rhs), True
-        except np.linalg.LinAlgError:
-            pass
-    z = np.linalg.lstsq(JN, rhs, rcond=None)[0] if JN.size else np.zeros(N.shape[1])
-    return Cv + N @ z, False
+    if not JN.size:
+        return Cv.copy(), False
+    U, s, Vt = np.linalg.svd(JN, full_matrices=False)
+    tol = rel_tol * float(np.linalg.norm(J))
+    keep = s > tol
+    z = Vt[keep].T @ ((U[:, keep].T @ rhs) / s[keep])
+    return Cv + N @ z, bool(JN.shape[0] == JN.shape[1] and keep.all())
 
 
 def sqrt_spd(W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

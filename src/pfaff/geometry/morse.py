@@ -67,17 +67,45 @@ class LeafHessian:
     gradient : (k,) leaf gradient ``Z^T grad V``.
     hessian : (k, k) Hessian of the restriction (the chart's second derivatives).
     eigenvalues : ascending eigenvalues of ``hessian``.
+    error : estimated absolute error of the entries of ``hessian`` (units of
+        V per chart unit squared): the truncation error by Richardson (the
+        Hessian at ``h`` against ``2 h``) plus the rounding bound
+        ``100 eps max|V| / h^2``.
     """
 
     Z: np.ndarray
     gradient: np.ndarray
     hessian: np.ndarray
     eigenvalues: np.ndarray
+    error: float
 
-    def is_morse_minimum(self, rel_tol: float = 1e-6) -> bool:
-        """All eigenvalues above ``rel_tol`` times the largest: a nondegenerate minimum."""
+    def is_morse_minimum(self, tol: float | None = None) -> bool:
+        """Every eigenvalue above ``tol``: a nondegenerate (Morse) minimum.
+
+        ``tol`` is absolute, in the units of the Hessian; the default is ten
+        times :attr:`error`, so an eigenvalue that the finite differences
+        cannot tell from zero never counts as positive (a ratio to the largest
+        eigenvalue would: it is 1 for a 1x1 Hessian whatever its size).
+        """
+        tol = 10.0 * self.error if tol is None else tol
         ev = self.eigenvalues
-        return bool(ev.size and ev[0] > rel_tol * max(abs(ev[-1]), 1e-300))
+        return bool(ev.size and ev[0] > tol)
+
+
+def _central_differences(f: Callable[[np.ndarray], float], f0: float, k: int, h: float):
+    """Gradient, Hessian and the largest |f| sampled, by central differences of step ``h``."""
+    E = h * np.eye(k)
+    fp = np.array([f(E[i]) for i in range(k)])
+    fm = np.array([f(-E[i]) for i in range(k)])
+    grad = (fp - fm) / (2 * h)
+    H = np.diag((fp - 2 * f0 + fm) / h**2)
+    fmax = max([abs(f0), *np.abs(fp), *np.abs(fm)])
+    for i in range(k):
+        for j in range(i + 1, k):
+            c = [f(E[i] + E[j]), f(E[i] - E[j]), f(E[j] - E[i]), f(-E[i] - E[j])]
+            H[i, j] = H[j, i] = (c[0] - c[1] - c[2] + c[3]) / (4 * h**2)
+            fmax = max(fmax, *map(abs, c))
+    return grad, H, fmax
 
 
 def leaf_hessian(
@@ -97,6 +125,8 @@ def leaf_hessian(
     q : a configuration on the constraints.
     h : step of the central differences in the chart (units of q); the
         truncation error is ``O(h^2)``, the rounding error ``O(eps |V| / h^2)``.
+        The differences are taken at ``h`` and ``2 h``; their difference
+        estimates the truncation error (:attr:`LeafHessian.error`).
     n_steps : RK4 steps per flow.
     """
     if not h > 0:
@@ -110,14 +140,8 @@ def leaf_hessian(
         return float(potential(leaf_flow(cset, q, Z @ a, n_steps)))
 
     f0 = float(potential(q))
-    E = h * np.eye(k)
-    fp = np.array([f(E[i]) for i in range(k)])
-    fm = np.array([f(-E[i]) for i in range(k)])
-    grad = (fp - fm) / (2 * h)
-    H = np.diag((fp - 2 * f0 + fm) / h**2)
-    for i in range(k):
-        for j in range(i + 1, k):
-            H[i, j] = H[j, i] = (
-                f(E[i] + E[j]) - f(E[i] - E[j]) - f(E[j] - E[i]) + f(-E[i] - E[j])
-            ) / (4 * h**2)
-    return LeafHessian(Z, grad, H, np.linalg.eigvalsh(H))
+    grad, H, fmax = _central_differences(f, f0, k, h)
+    _, H2, fmax2 = _central_differences(f, f0, k, 2 * h)
+    trunc = float(np.abs(H - H2).max()) / 3.0 if k else 0.0
+    error = trunc + 100 * np.finfo(float).eps * max(fmax, fmax2) / h**2
+    return LeafHessian(Z, grad, H, np.linalg.eigvalsh(H), error)

@@ -154,17 +154,37 @@ class ObjectConstraints:
         """``E_P'`` along ``r' = rd`` (eq. 22)."""
         return np.array([s.hessian(r) @ rd for s in self.positions]).reshape(-1, self.n_r)
 
-    def E(self, r: np.ndarray, cond_max: float = 1e8) -> np.ndarray:
+    def E(self, r: np.ndarray, independence_tol: float = 1e-8) -> np.ndarray:
         """``E = [E_P; E_F]`` (Sec. 2.4); raises ValueError when it is singular.
 
         The functions must be mutually independent (Sec. 2.4), i.e. ``E``
-        invertible: otherwise the constraint frame does not exist.
+        invertible: otherwise the constraint frame does not exist. Each row is
+        the gradient of one function, in its own units, so independence is
+        judged on the rows scaled to unit length: ``E`` is singular when the
+        smallest singular value of the row-normalised matrix (dimensionless,
+        1 for orthogonal rows) is at most ``independence_tol``, or when a
+        gradient vanishes (norm <= 1e-12, in the function's units per unit of
+        r). A condition number would be 1 for any nonzero 1x1 ``E``, however
+        small.
         """
         E = np.vstack([self.E_P(r), self.E_F(r)])
-        if not np.linalg.cond(E) < cond_max:
+        norms = np.linalg.norm(E, axis=1)
+        dead = norms <= 1e-12
+        sigma = 0.0
+        if not dead.any():
+            sigma = float(np.linalg.svd(E / norms[:, None], compute_uv=False)[-1])
+        if dead.any() or not sigma > independence_tol:
+            which = ", ".join(str(i) for i in np.flatnonzero(dead))
+            why = (
+                f"the gradient of row(s) {which} vanishes"
+                if dead.any()
+                else f"its row-normalised smallest singular value is {sigma:.3g} "
+                f"<= {independence_tol:g}"
+            )
             raise ValueError(
                 "the hypersurfaces p_i and position functions s_j are not independent "
-                f"at r = {np.round(r, 6).tolist()}: E = [E_P; E_F] is singular (eq. 17-18)"
+                f"at r = {np.round(r, 6).tolist()}: E = [E_P; E_F] is singular ({why}; "
+                "eq. 17-18)"
             )
         return E
 

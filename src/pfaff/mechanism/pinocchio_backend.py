@@ -66,6 +66,21 @@ class PinocchioMechanism(Mechanism):
         jid = self.model.getJointId(joint_name)
         return self.model.joints[jid].idx_v
 
+    def position_limits(self) -> list[tuple[str, int, float, float]]:
+        """``(joint name, index in q, lower, upper)`` of every one-dof joint with finite
+        position limits (from the URDF ``<limit>`` or MJCF ``range``)."""
+        model, out = self.model, []
+        lo, hi = model.lowerPositionLimit, model.upperPositionLimit
+        for j in range(1, model.njoints):
+            jm = model.joints[j]
+            if jm.nq != 1:
+                continue
+            i = jm.idx_q
+            # Pinocchio marks "no limit" with +-max double; a continuous joint has nq 2
+            if abs(lo[i]) < 1e100 and abs(hi[i]) < 1e100:
+                out.append((model.names[j], i, float(lo[i]), float(hi[i])))
+        return out
+
     def neutral(self) -> np.ndarray:
         return pin.neutral(self.model)
 
@@ -119,14 +134,83 @@ class PinocchioMechanism(Mechanism):
         return snap
 
 
+def _urdf_link_masses(path: str) -> None:
+    """Refuse a URDF ``<inertial>`` whose mass or inertia entries are not finite
+    numbers, or whose mass is negative (names the link)."""
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as exc:
+        raise ModelError(f"URDF file {path!r} does not parse: {exc}") from None
+    for link in root.iter("link"):
+        inertial = link.find("inertial")
+        if inertial is None:
+            continue
+        name = link.get("name", "?")
+        values = {}
+        mass = inertial.find("mass")
+        if mass is not None:
+            values["mass"] = mass.get("value")
+        inertia = inertial.find("inertia")
+        if inertia is not None:
+            values.update({k: inertia.get(k) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")})
+        for key, raw in values.items():
+            try:
+                x = float(raw)
+            except (TypeError, ValueError):
+                x = float("nan")
+            if not np.isfinite(x) or (key == "mass" and x < 0):
+                raise ModelError(
+                    f"URDF file {path!r}: link {name!r} has {key} = {raw!r}; "
+                    "valid: a finite number (a mass >= 0 kg)"
+                )
+
+
+def check_inertias(model: pin.Model, source: str) -> None:
+    """Refuse a model with a moving body whose mass or inertia is unusable.
+
+    Every moving body (the links a joint carries, fixed links merged in) needs
+    a finite mass > 0 kg, a finite centre of mass and a symmetric positive
+    definite rotational inertia: otherwise M(q) is singular or meaningless and
+    a simulation would run on garbage. The message names the links.
+    """
+    links: dict[int, list[str]] = {}
+    for f in model.frames:
+        if f.type == pin.FrameType.BODY:
+            links.setdefault(int(f.parentJoint), []).append(f.name)
+    for j in range(1, model.njoints):
+        Y = model.inertias[j]
+        mass, com, I = float(Y.mass), np.asarray(Y.lever), np.asarray(Y.inertia)
+        what = None
+        if not np.isfinite(mass) or mass <= 0:
+            what = f"mass {mass!r} kg (valid: finite and > 0)"
+        elif not (np.all(np.isfinite(com)) and np.all(np.isfinite(I))):
+            what = "a centre of mass or inertia that is not finite"
+        else:
+            ev = np.linalg.eigvalsh(0.5 * (I + I.T))
+            if not ev[0] > 0:
+                what = (
+                    f"a rotational inertia that is not positive definite (eigenvalues "
+                    f"{', '.join(f'{e:.3g}' for e in ev)} kg m^2)"
+                )
+        if what is not None:
+            names = ", ".join(repr(n) for n in links.get(j, [])) or "?"
+            raise ModelError(
+                f"{source}: link {names} (joint {model.names[j]!r}) has {what}; every moving "
+                "body needs a finite mass > 0 and a positive-definite inertia"
+            )
+
+
 def _load(path: str | Path, kind: str, build, name: str | None) -> PinocchioMechanism:
     p = Path(path)
     if not p.is_file():
         raise ModelError(f"{kind} file {str(p)!r} does not exist")
+    if kind == "URDF":
+        _urdf_link_masses(str(p))
     try:
         model = build(str(p))
     except (RuntimeError, ValueError, ET.ParseError) as exc:
         raise ModelError(f"{kind} file {str(p)!r} does not parse: {exc}") from None
+    check_inertias(model, f"{kind} file {str(p)!r}")
     return PinocchioMechanism(model, name=name or p.stem)
 
 

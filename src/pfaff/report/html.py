@@ -151,6 +151,10 @@ def render_report(
     parts.append(_table(headline, ("quantity", "value")))
     parts.append("<h2>Metrics</h2>")
     parts.append(_table(summary.get("metrics") or {}, ("metric", "value")))
+    if summary.get("warnings"):
+        parts.append("<h2>Warnings</h2><ul>")
+        parts += [f'<li class="note">{escape(str(w))}</li>' for w in summary["warnings"]]
+        parts.append("</ul>")
 
     if gif:
         parts.append("<h2>Animation</h2>")

@@ -2,11 +2,19 @@
 
 Outputs in DIR: ``summary.json``, ``trajectory.npz``, PNG plots, ``report.html``
 and, for planar scenarios, ``animation.gif`` -- each written atomically. A
-failed run still writes what it has, with ``"status": "failed"``.
+failed or interrupted run still writes what it has, with ``"status": "failed"``
+or ``"interrupted"``. The list of files a run wrote is kept in
+``DIR/.pfaff-files.json``: with ``--force`` the next run removes the files of
+the earlier run that it does not write again, and never a file pfaff did not
+write.
 """
 
 from __future__ import annotations
 
+import errno
+import json
+import os
+import tempfile
 from pathlib import Path
 
 from pfaff.report.io import atomic_savez, atomic_write_json, atomic_write_text
@@ -20,16 +28,71 @@ class OutputExistsError(ParameterError):
     """The output folder is not empty and ``force`` was not given."""
 
 
+MANIFEST = ".pfaff-files.json"
+"""Name of the file (in DIR) that lists the files the last run wrote."""
+
+
+def _probe_writable(out: Path) -> None:
+    """Create the folder, write, sync and remove a small file in it; then remove the
+    folders this created (a refused or failed run leaves nothing behind)."""
+    created = [p for p in (out, *out.parents) if not p.exists()]
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        fd, name = tempfile.mkstemp(prefix=".pfaff-probe.", dir=out)
+        try:
+            os.write(fd, b"\0" * 4096)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            os.unlink(name)
+    finally:
+        for p in created:
+            p.rmdir()
+
+
 def check_out_dir(out_dir: str | Path, force: bool) -> None:
-    """Refuse a non-empty folder (or a file in the way) unless ``force``."""
+    """Refuse an output folder that cannot take the run, before anything is simulated.
+
+    Refused (``OutputExistsError``, exit status 2): a path that is (or lies
+    under) a file, a folder without write permission, a full disk, and a
+    non-empty folder unless ``force``. The folder is created when missing.
+    """
     out = Path(out_dir)
-    if out.exists():
-        if not out.is_dir():
-            raise OutputExistsError(f"output path {str(out)!r} exists and is not a folder")
-        if any(out.iterdir()) and not force:
-            raise OutputExistsError(
-                f"output folder {str(out)!r} is not empty; use --force to overwrite"
-            )
+    if out.exists() and not out.is_dir():
+        raise OutputExistsError(f"output path {str(out)!r} exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise OutputExistsError(
+            f"output folder {str(out)!r} is not empty; use --force to overwrite"
+        )
+    try:
+        _probe_writable(out)
+    except OSError as exc:
+        reason = {
+            errno.ENOTDIR: "a parent of it is a file",
+            errno.EEXIST: "a parent of it is a file",
+            errno.EACCES: "permission denied",
+            errno.EPERM: "permission denied",
+            errno.EROFS: "read-only file system",
+            errno.ENOSPC: "no space left on the device",
+            errno.EDQUOT: "disk quota exceeded",
+        }.get(exc.errno, exc.strerror or str(exc))
+        raise OutputExistsError(
+            f"output folder {str(out)!r} cannot be written: {reason}; choose another --out"
+        ) from None
+
+
+def _previous_files(out: Path) -> list[Path]:
+    """The files the earlier run in ``out`` wrote (from its manifest)."""
+    try:
+        names = json.loads((out / MANIFEST).read_text())["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    files = []
+    for name in names:
+        p = out / str(name)
+        if isinstance(name, str) and p.parent == out and p.is_file():
+            files.append(p)
+    return files
 
 
 def _scenario_plots(run: Run) -> dict:
@@ -67,9 +130,14 @@ def _write_scene(out: Path, run: Run) -> Path:
 
 
 def write_run(run: Run, out_dir: str | Path, report: bool = True) -> list[Path]:
-    """Write ``trajectory.npz``, ``summary.json`` and the report of a run."""
+    """Write ``trajectory.npz``, ``summary.json`` and the report of a run.
+
+    Files of an earlier run in the folder that this run does not write again
+    are removed afterwards (only those listed in its manifest).
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    stale = _previous_files(out)
     written = [
         atomic_savez(out / "trajectory.npz", **run.arrays),
         atomic_write_json(out / "summary.json", run.summary),
@@ -93,4 +161,9 @@ def write_run(run: Run, out_dir: str | Path, report: bool = True) -> list[Path]:
             static_lines=res.static_lines if res is not None else None,
             extra_plots=_scenario_plots(run) if res is not None else None,
         )
+    names = sorted({p.name for p in written})
+    for p in stale:
+        if p.name not in names:
+            p.unlink(missing_ok=True)
+    atomic_write_json(out / MANIFEST, {"files": names})
     return written

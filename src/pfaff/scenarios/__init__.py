@@ -1,21 +1,14 @@
-"""Named, parametrised case studies (design.md Sec. 5)."""
+"""Named, parametrised case studies (design.md Sec. 5).
 
-from pfaff.scenarios import (  # noqa: F401  (registration)
-    dual_panda,
-    four_bar,
-    geometry_scenarios,
-    handwriting,
-    panda_contact,
-    panda_table,
-    particle_circle,
-    planar_arm_force,
-    redundant_chain,
-    rolling_grasp,
-    slider_crank,
-    slider_crank_pidc,
-    yoshikawa_zheng,
-    yoshikawa_zheng_contact,
-)
+Every module of this package is imported here, and each registers its
+scenarios with the :func:`scenario` decorator: a new scenario is one new file,
+with no list to edit. Scenarios of other packages come in through the
+entry-point group ``pfaff.scenarios`` (:func:`~pfaff.scenarios.registry.load_plugins`).
+"""
+
+import importlib
+import pkgutil
+
 from pfaff.scenarios.registry import (
     SCENARIOS,
     Param,
@@ -23,10 +16,16 @@ from pfaff.scenarios.registry import (
     Scenario,
     ScenarioResult,
     get_scenario,
+    load_plugins,
     parse_sets,
     scenario,
 )
 from pfaff.scenarios.runner import Run, execute, run_scenario
+
+for _module in pkgutil.iter_modules(__path__):
+    if not _module.name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_module.name}")
+load_plugins()
 
 __all__ = [
     "SCENARIOS",
@@ -37,6 +36,7 @@ __all__ = [
     "ScenarioResult",
     "execute",
     "get_scenario",
+    "load_plugins",
     "parse_sets",
     "run_scenario",
     "scenario",

@@ -159,10 +159,50 @@ def scenario(name: str, **params: Param):
     """Register a scenario function under ``name`` with its parameters."""
 
     def deco(func):
+        old = SCENARIOS.get(name)
+        if old is not None and old.func.__module__ != func.__module__:
+            raise ValueError(
+                f"scenario name {name!r} of {func.__module__} is taken by {old.func.__module__}"
+            )
         SCENARIOS[name] = Scenario(name, func, dict(params))
         return func
 
     return deco
+
+
+PLUGIN_GROUP = "pfaff.scenarios"
+"""Entry-point group through which another package adds scenarios."""
+
+
+def load_plugins() -> list[str]:
+    """Import the scenarios other packages declare in the ``pfaff.scenarios`` group.
+
+    A package adds scenarios with, in its ``pyproject.toml``::
+
+        [project.entry-points."pfaff.scenarios"]
+        my_study = "my_package.scenarios"
+
+    The module (or object) named is imported; its ``@scenario`` functions
+    register themselves. A plugin that fails to import is skipped with a
+    warning naming it; pfaff's own scenarios stay usable. Returns the names
+    of the entry points loaded.
+    """
+    import warnings
+    from importlib.metadata import entry_points
+
+    loaded = []
+    for ep in entry_points(group=PLUGIN_GROUP):
+        try:
+            ep.load()
+        except Exception as exc:  # a broken plugin must not take pfaff down
+            warnings.warn(
+                f"scenario plugin {ep.name!r} ({ep.value}) failed to load: "
+                f"{type(exc).__name__}: {exc}",
+                stacklevel=2,
+            )
+            continue
+        loaded.append(ep.name)
+    return loaded
 
 
 def get_scenario(name: str) -> Scenario:

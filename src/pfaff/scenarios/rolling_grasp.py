@@ -254,6 +254,7 @@ def _result(p, mech, cset, contacts, contour, ctrl, traj, wall, gap0, frob) -> S
         "leaf_gradient_norm": float(np.linalg.norm(leaf.gradient)),
         "morse_hessian_eigenvalues": [float(x) for x in leaf.eigenvalues],
         "morse_minimum": leaf.is_morse_minimum(),
+        "morse_hessian_error": leaf.error,
         "rolling_integral_drift": float(np.abs(R_unw - R_unw[0]).max()),
         "initial_gap": [float(g) for g in gap0],
         "contour_length": L,

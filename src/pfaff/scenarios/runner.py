@@ -7,6 +7,8 @@ produces the :class:`Run` it writes.
 
 from __future__ import annotations
 
+import time
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,8 +21,12 @@ from pfaff.simulate.trajectory import (
     SERIES_DOC,
     InitialStateError,
     SimulationError,
+    SimulationInterrupted,
     Trajectory,
 )
+
+STATUSES = ("ok", "failed", "interrupted")
+_LIBRARY_NOISE = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
 
 
 @dataclass
@@ -48,10 +54,14 @@ class Run:
         return self.scenario.doc + ("\n\n" + notes if notes else "")
 
 
-def _summary(name, params, result: ScenarioResult | None, traj: Trajectory | None, status, msg):
+def _number(x: float) -> float | None:
+    """A finite float, or None (JSON null) for a figure that does not exist."""
+    return float(x) if x is not None and np.isfinite(x) else None
+
+
+def _summary(name, params, result, traj, status, msg, wall, warns):
     has = traj is not None and len(traj) > 0
     sim_time = float(traj.t[-1]) if has else 0.0
-    wall = result.wall_time_s if result is not None else float("nan")
     return {
         "scenario": name,
         "pfaff_version": __version__,
@@ -60,37 +70,75 @@ def _summary(name, params, result: ScenarioResult | None, traj: Trajectory | Non
         "message": msg,
         "sim_time_s": sim_time,
         "steps": int(traj.steps) if traj is not None else 0,
-        "wall_time_s": wall,
-        "realtime_factor": sim_time / wall if wall and wall > 0 else float("nan"),
+        "wall_time_s": _number(wall),
+        "realtime_factor": _number(sim_time / wall) if wall and wall > 0 and has else None,
         "engine": traj.engine if traj is not None else None,
-        "max_constraint_violation": traj.max_constraint_violation() if has else float("nan"),
+        "max_constraint_violation": traj.max_constraint_violation() if has else None,
         "max_velocity_constraint_violation": (
-            traj.max_velocity_constraint_violation() if has else float("nan")
+            traj.max_velocity_constraint_violation() if has else None
         ),
+        "warnings": warns,
         "metrics": dict(result.metrics) if result is not None else {},
     }
+
+
+def _warning_lines(caught: list[warnings.WarningMessage]) -> list[str]:
+    """One line per distinct warning: category, text and where in the code it arose.
+
+    NumPy reports a floating-point problem (``invalid value encountered in
+    divide``) at the line of pfaff that did the arithmetic; that line names the
+    quantity.
+    """
+    out: list[str] = []
+    for w in caught:
+        if issubclass(w.category, _LIBRARY_NOISE):
+            continue
+        where = f"{w.filename.rsplit('/src/', 1)[-1]}:{w.lineno}"
+        text = " ".join(str(w.message).split())
+        line = f"{w.category.__name__}: {text} ({where})"
+        if line not in out:
+            out.append(line)
+    return out
 
 
 def execute(name: str, overrides: dict[str, Any] | None = None) -> Run:
     """Validate parameters and run the scenario.
 
     Raises :class:`ParameterError` for a bad name, key or value, bad model
-    data (URDF, frame, mass) or an initial state off the constraint manifold.
-    A simulation failure does not raise: the run has ``status = "failed"``
-    and keeps the partial trajectory.
+    data (URDF, frame, mass) or an initial state off the constraint manifold
+    -- anything found before the first step. A simulation failure (including
+    a ``LinAlgError``) does not raise: the run has ``status = "failed"`` and
+    keeps the partial trajectory; a Ctrl-C gives ``status = "interrupted"``
+    with the samples so far. Warnings raised during the run (NumPy
+    floating-point warnings, violated gain conditions) and joints that left
+    their limits are listed in ``summary["warnings"]``.
     """
     sc = get_scenario(name)
     params = sc.resolve(overrides)
     result: ScenarioResult | None = None
-    try:
-        result = sc.func(params)
-        traj, status, msg = result.trajectory, result.status, result.message
-    except SimulationError as exc:
-        traj, status, msg = exc.trajectory, "failed", str(exc)
-    except (ModelError, InitialStateError, ValueError) as exc:
-        if isinstance(exc, ParameterError):
-            raise
-        raise ParameterError(str(exc)) from None
+    traj: Trajectory | None = None
+    t_start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = sc.func(params)
+            traj, status, msg = result.trajectory, result.status, result.message
+        except SimulationInterrupted as exc:
+            traj, status, msg = exc.trajectory, "interrupted", str(exc)
+        except KeyboardInterrupt:
+            status, msg = "interrupted", "interrupted"
+        except SimulationError as exc:
+            traj, status, msg = exc.trajectory, "failed", str(exc)
+        except (np.linalg.LinAlgError, ArithmeticError) as exc:
+            status, msg = "failed", f"{type(exc).__name__}: {exc}"
+        except (ModelError, InitialStateError, ValueError) as exc:
+            if isinstance(exc, ParameterError):
+                raise
+            raise ParameterError(str(exc)) from None
+    wall = result.wall_time_s if result is not None else time.perf_counter() - t_start
+    warns = _warning_lines(caught)
+    if traj is not None:
+        warns += [w for w in traj.warnings if w not in warns]
     arrays = traj.arrays() if traj is not None else {}
     docs = dict(SERIES_DOC)
     if traj is not None:
@@ -98,7 +146,7 @@ def execute(name: str, overrides: dict[str, Any] | None = None) -> Run:
     if result is not None:
         arrays.update(result.extra_arrays)
         docs.update(result.series_doc)
-    summary = _summary(name, params, result, traj, status, msg)
+    summary = _summary(name, params, result, traj, status, msg, wall, warns)
     return Run(sc, summary, arrays, {k: v for k, v in docs.items() if k in arrays}, result)
 
 

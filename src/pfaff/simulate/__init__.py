@@ -6,6 +6,7 @@ from pfaff.simulate.trajectory import (
     SERIES_DOC,
     InitialStateError,
     SimulationError,
+    SimulationInterrupted,
     Trajectory,
 )
 
@@ -15,6 +16,7 @@ __all__ = [
     "InitialStateError",
     "SimOptions",
     "SimulationError",
+    "SimulationInterrupted",
     "Trajectory",
     "newton_project",
     "project_state",

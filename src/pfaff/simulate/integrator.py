@@ -24,7 +24,12 @@ from pfaff.linalg import LastSVD, single_threaded_blas
 from pfaff.mechanism.base import Snapshot
 from pfaff.simulate import core_engine
 from pfaff.simulate.correction import correct_state, newton_project, project_velocity
-from pfaff.simulate.trajectory import InitialStateError, SimulationError, Trajectory
+from pfaff.simulate.trajectory import (
+    InitialStateError,
+    SimulationError,
+    SimulationInterrupted,
+    Trajectory,
+)
 
 Controller = Callable[[float, Snapshot], np.ndarray]
 ADAPTIVE = ("RK45", "DOP853", "Radau")
@@ -157,7 +162,7 @@ class _Evaluator:
         for states whose singular values are not recorded (the RK4 stages).
         """
         if self.opt.method == "kkt":
-            a, _, cond = dyn.kkt_dynamics(snap.M, snap.h, tau, ev.A, ev.drift)
+            a, _, cond = dyn.kkt_dynamics(snap.M, snap.h, tau, ev.A, ev.drift, self.opt.rank_tol)
             self.kkt_cond_max = max(self.kkt_cond_max, cond)
             return a, None
         if proj is None:
@@ -260,7 +265,13 @@ def simulate(
 
     Returns
     -------
-    Trajectory. On failure a :class:`SimulationError` carries the partial one.
+    Trajectory. On failure a :class:`SimulationError` carries the partial one;
+    a Ctrl-C raises :class:`SimulationInterrupted` (a ``KeyboardInterrupt``)
+    carrying it. An error in the data (a ``ValueError``, e.g. a controller
+    refusing its task) before the first step propagates as it is; after the
+    first step it is a failed simulation (``SimulationError``), as is a
+    ``LinAlgError`` or floating-point error at any time. Joints that left the
+    model's position limits are listed once each in ``trajectory.warnings``.
     """
     opt = options or SimOptions()
     opt.validate()
@@ -293,6 +304,7 @@ def simulate(
         bar = tqdm(total=n_steps, desc=mech.name, unit="step", mininterval=0.5, leave=False)
     traj.engine = choose_engine(cset, opt, stop)
     blas = single_threaded_blas()  # small matrices: one BLAS thread (restored below)
+    t, k = t0, 0
     try:
         if traj.engine == "core":
             frames = tuple(dict.fromkeys((*cset.frames, *ctrl_frames)))
@@ -368,12 +380,52 @@ def simulate(
             traj.steps = k + 1
             if bar is not None:
                 bar.update(1)
+    except KeyboardInterrupt:
+        if traj.engine == "core":  # the core's steps so far
+            k = traj.steps
+            t = t0 + k * opt.dt
+        traj.trim()
+        raise SimulationInterrupted(
+            f"interrupted at t = {t:.6g} s (step {k} of {n_steps})", traj
+        ) from None
+    except (ValueError, ArithmeticError) as exc:
+        if traj.steps == 0 and not isinstance(exc, np.linalg.LinAlgError):
+            raise  # bad data found before any step: the caller's error
+        traj.trim()
+        raise SimulationError(
+            f"{type(exc).__name__} at t = {t:.6g} s (step {k}): {exc}", traj
+        ) from exc
     finally:
         blas.restore_original_limits()
         traj.kkt_cond_max = ev.kkt_cond_max
+        traj.warnings.extend(joint_limit_warnings(mech, traj))
         if bar is not None:
             bar.close()
     return traj
+
+
+def joint_limit_warnings(mech, traj: Trajectory) -> list[str]:
+    """One line per joint whose recorded position left the model's limits.
+
+    Only for mechanisms that declare limits (``mech.position_limits()``, e.g.
+    a URDF's ``<limit lower upper>``); unbounded coordinates are skipped.
+    """
+    limits = getattr(mech, "position_limits", None)
+    q = np.asarray(traj.rows["q"], dtype=float)
+    if limits is None or q.size == 0:
+        return []
+    out = []
+    t = np.asarray(traj.rows["t"][: len(q)], dtype=float)
+    for name, i, lo, hi in limits():
+        x = q[:, i]
+        bad = (x < lo - 1e-9) | (x > hi + 1e-9)
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            out.append(
+                f"joint {name!r} left its limits [{lo:.4g}, {hi:.4g}] at t = {t[first]:.4g} s "
+                f"(range reached {x.min():.4g} .. {x.max():.4g})"
+            )
+    return out
 
 
 def _sensors(snap, cev, tau, ev: _Evaluator):

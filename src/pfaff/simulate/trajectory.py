@@ -36,6 +36,18 @@ class SimulationError(RuntimeError):
         self.trajectory = trajectory
 
 
+class SimulationInterrupted(KeyboardInterrupt):
+    """The run was interrupted (Ctrl-C); ``trajectory`` holds the samples so far.
+
+    A subclass of ``KeyboardInterrupt``: code that does not catch it stops as
+    on any Ctrl-C.
+    """
+
+    def __init__(self, message: str, trajectory: Trajectory | None = None) -> None:
+        super().__init__(message)
+        self.trajectory = trajectory
+
+
 class InitialStateError(ValueError):
     """The initial state cannot be brought onto the constraint manifold."""
 
@@ -59,6 +71,7 @@ class Trajectory:
     newton_failures: int = 0
     kkt_cond_max: float = 0.0
     stopped_at: float | None = None
+    warnings: list[str] = field(default_factory=list)
     engine: str = "numpy"
 
     def __post_init__(self) -> None:
@@ -81,6 +94,15 @@ class Trajectory:
             elif len(col) < n:
                 col.extend([np.nan] * (n - len(col)))
             col.append(val)
+
+    def trim(self) -> None:
+        """Drop a sample that was only partly recorded (a run stopped inside
+        ``append``): every series keeps the samples that all of them have."""
+        n = min(len(col) for col in self.rows.values())
+        for col in self.rows.values():
+            del col[n:]
+        for col in self.signals.values():
+            del col[n:]
 
     def __len__(self) -> int:
         return len(self.rows["t"])
