@@ -79,60 +79,68 @@ def run(
     signals = controller is not None and hasattr(controller, "signals")
     needs_sensors = getattr(controller, "needs_sensors", True)
     next_ctrl = t0
-    k = done = 0
+    k = 0
     k_due = 0 if controller is not None else n_steps + 1  # next controller sample
+    sig_log: list[tuple[int, dict]] = []  # (records so far, the controller's signals)
 
-    def flush() -> None:
-        nonlocal done
-        n = system.recorded
-        for (name, _), b in zip(_SERIES[1:], bufs[1:]):
-            traj.rows[name].extend(b[done:n])
-        if signals:  # append_signals indexes the last sample by len(t)
-            for i in range(done, n):
-                traj.rows["t"].append(bufs[0][i])
-                traj.append_signals(controller.signals)
-        else:
-            traj.rows["t"].extend(bufs[0][done:n])
-        done = n
-        traj.steps = system.steps
-        traj.newton_failures = system.newton_failures
-
-    while k <= n_steps:
-        t = t0 + k * dt
-        if k == k_due:
-            snap = mech.compute(system.q, system.v, frames)
-            if needs_sensors:
-                F, lam = system.sensors()
-                snap.measured = {"F": F, "lambda": lam}
-            tau_held = np.asarray(controller(t, snap), dtype=float)
-            if tau_held.shape != (mech.nv,):
-                raise ValueError(
-                    f"controller returned a torque of shape {tau_held.shape}, "
-                    f"expected ({mech.nv},)"
-                )
-            if not np.isfinite(tau_held).all():
-                flush()
-                bad = int(np.flatnonzero(~np.isfinite(tau_held))[0])
+    try:
+        while k <= n_steps:
+            t = t0 + k * dt
+            if k == k_due:
+                snap = mech.compute(system.q, system.v, frames)
+                if needs_sensors:
+                    F, lam = system.sensors()
+                    snap.measured = {"F": F, "lambda": lam}
+                tau_held = np.asarray(controller(t, snap), dtype=float)
+                if tau_held.shape != (mech.nv,):
+                    raise ValueError(
+                        f"controller returned a torque of shape {tau_held.shape}, "
+                        f"expected ({mech.nv},)"
+                    )
+                if not np.isfinite(tau_held).all():
+                    bad = int(np.flatnonzero(~np.isfinite(tau_held))[0])
+                    raise SimulationError(
+                        f"non-finite controller torque[{bad}] = {tau_held[bad]} "
+                        f"at t = {t:.6g} s (step {k})",
+                        traj,
+                    )
+                system.set_tau(tau_held)
+                next_ctrl += control_dt
+                # the NumPy engine's test, step by step: t >= next_ctrl - 1e-9 dt
+                k_due = k + 1
+                while k_due <= n_steps and t0 + k_due * dt < next_ctrl - 1e-9 * dt:
+                    k_due += 1
+            k1 = min(k_due, k + CHUNK)
+            code, what, idx, value, t_err, step, iters = system.run(k, k1, n_steps, t0)
+            if signals:  # the signals of the samples recorded in this stretch
+                sig_log.append((system.recorded, dict(controller.signals)))
+            if code:
                 raise SimulationError(
-                    f"non-finite controller torque[{bad}] = {tau_held[bad]} at t = {t:.6g} s "
-                    f"(step {k})",
-                    traj,
+                    _message(cset, code, what, idx, value, t_err, step, iters), traj
                 )
-            system.set_tau(tau_held)
-            next_ctrl += control_dt
-            # the NumPy engine's test, step by step: t >= next_ctrl - 1e-9 dt
-            k_due = k + 1
-            while k_due <= n_steps and t0 + k_due * dt < next_ctrl - 1e-9 * dt:
-                k_due += 1
-        k1 = min(k_due, k + CHUNK)
-        code, what, idx, value, t_err, step, iters = system.run(k, k1, n_steps, t0)
-        flush()
-        if code:
-            raise SimulationError(_message(cset, code, what, idx, value, t_err, step, iters), traj)
-        if bar is not None:
-            bar.update(min(k1, n_steps) - k)
-        k = k1
+            if bar is not None:
+                bar.update(min(k1, n_steps) - k)
+            k = k1
+    finally:  # the samples into the trajectory, also for a partial run
+        _fill(traj, bufs, system, sig_log)
     return traj
+
+
+def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log) -> None:
+    """Move the recorded samples into ``traj`` (rows as the NumPy engine appends them,
+    signals per sample as :meth:`Trajectory.append_signals` records them)."""
+    n = system.recorded
+    for (name, _), b in zip(_SERIES[1:], bufs[1:]):
+        traj.rows[name].extend(b[:n])
+    t_col, t_buf, done = traj.rows["t"], bufs[0], 0
+    for upto, sig in sig_log:  # append_signals indexes the last sample by len(t)
+        for i in range(done, min(upto, n)):
+            t_col.append(t_buf[i])
+            traj.append_signals(sig)
+        done = max(done, min(upto, n))
+    t_col.extend(t_buf[done:n])
+    traj.steps = system.steps
+    traj.newton_failures = system.newton_failures
 
 
 def _message(cset, code, what, idx, value, t, step, iters) -> str:
