@@ -48,6 +48,8 @@ def unsupported_reason(cset: ConstraintSet) -> str | None:
     if _core is None:
         return f"the compiled core is not built ({_IMPORT_ERROR})"
     mech = cset.mechanism
+    if not cset.constraints:
+        return "no constraints (an unconstrained run stays on the NumPy engine)"
     if not isinstance(mech, PinocchioMechanism):
         return f"mechanism {mech.name!r} is not Pinocchio-backed"
     if type(mech).compute is not PinocchioMechanism.compute:
