@@ -172,6 +172,8 @@ def test_sigint_during_rolling_grasp(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a background job inherits SIGINT ignored; give the child the terminal's default
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 300
     while proc.poll() is None and _cpu_seconds(proc.pid) < 4.0:

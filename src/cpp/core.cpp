@@ -532,27 +532,31 @@ namespace pfaff
     dynamics_state(q, v, false);
     evaluate(q, v, false);
     const MatX & Mk = M; // kinematics_state below leaves M untouched
+    // correction.newton_project: stopped on the size of the step in q (issue 19)
     double err = abs_max(phi);
+    double last = std::numeric_limits<double>::infinity();
     int it = 0;
-    while (err > opt.position_tol && it < opt.max_newton)
+    while (m_h > 0 && it < opt.max_newton)
     {
       row_space(A_h, false, true, rs_newton_);
       dq_.noalias() = rs_newton_.V1 * (rs_newton_.W.transpose() * phi);
-      if (!dq_.allFinite())
+      const double step = dq_.size() ? dq_.cwiseAbs().maxCoeff() : 0.0;
+      if (!std::isfinite(step))
         break;
+      if (err <= opt.position_floor)
+        break; // Phi at its round-off level
+      if (err <= opt.position_tol && step <= opt.newton_step_tol)
+        break; // on the manifold, to newton_step_tol in q
+      if (it && !(step < last))
+        break; // no progress: the round-off floor
       dq_ = -dq_;
       pinocchio::integrate(model, q, dq_, qs_);
       q = qs_;
       kinematics_state(q);
       evaluate(q, v, false);
-      const double nw = abs_max(phi);
+      err = abs_max(phi);
+      last = step;
       ++it;
-      if (!(nw < err) && nw > opt.position_tol)
-      {
-        err = nw;
-        break;
-      }
-      err = nw;
     }
     newton_it = it;
     // velocity: v - M^-1 V1 (V1^T M^-1 V1)^-1 V1^T v  (linalg.metric_projection)

@@ -90,6 +90,8 @@ namespace pfaff
     double rank_tol = 1e-9;
     double position_tol = 1e-12;
     int max_newton = 20;
+    double newton_step_tol = 1e-14; // Newton also stops on its step in q
+    double position_floor = 1e-15;  // no Newton step from |Phi| at round-off
     int variant = 0; // 0: M_c, 1: M'_c, 2: M''_c
     double gamma = -1.0; // M''_c: <= 0 means ||M||_2
     int record_every = 1;

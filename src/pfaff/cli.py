@@ -16,6 +16,7 @@ are saved); 130 interrupted by Ctrl-C (results so far are saved, status
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import warnings
 from pathlib import Path
@@ -146,6 +147,8 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
     warnings.showwarning = _show_warning
+    if argv is None and hasattr(signal, "SIGPIPE"):  # `pfaff list | head`: quiet, like ls
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     try:
         args = _parser().parse_args(argv)
     except KeyboardInterrupt:

@@ -213,6 +213,14 @@ def kkt_matrix(M: np.ndarray, A: np.ndarray) -> np.ndarray:
     return np.block([[M, A.T], [A, np.zeros((m, m))]])
 
 
+class KKTSingularError(np.linalg.LinAlgError):
+    """The KKT matrix is singular (A rank-deficient); ``cond`` is its condition number."""
+
+    def __init__(self, message: str, cond: float) -> None:
+        super().__init__(message)
+        self.cond = cond
+
+
 def kkt_dynamics(
     M: np.ndarray,
     h: np.ndarray,
@@ -234,18 +242,20 @@ def kkt_dynamics(
     projection method is built for.
     """
     m, n = A.shape
+    K = kkt_matrix(M, A)
+    cond = float(np.linalg.cond(K))
     if m:
         s = svd(A)[1]
         rank = int(np.count_nonzero(s > rank_tol))
         if rank < m:
             smin = float(s[-1]) if m <= n else 0.0
-            raise np.linalg.LinAlgError(
+            raise KKTSingularError(
                 f"KKT matrix singular: A has rank {rank} < {m} rows "
-                f"(sigma_min {smin:.3g} <= rank_tol {rank_tol:g})"
+                f"(sigma_min {smin:.3g} <= rank_tol {rank_tol:g}; condition number {cond:.3g})",
+                cond,
             )
-    K = kkt_matrix(M, A)
     sol = linsolve(K, np.concatenate([tau - h, -drift]))
-    return sol[:n], sol[n:], float(np.linalg.cond(K))
+    return sol[:n], sol[n:], cond
 
 
 @dataclass(frozen=True)

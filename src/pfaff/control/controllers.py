@@ -188,6 +188,7 @@ class ProjectedController:
         u_F = cev.A.T @ lam_u
         sig["lambda_d"] = lam_d
         sig["force_error"] = e_lam
+        sig["lambda_u"] = lam_u  # the commanded multipliers of eq. (52)
         return force_control_torque(snap.M, snap.h, proj, f_par, u_F)
 
 

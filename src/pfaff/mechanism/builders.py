@@ -37,12 +37,15 @@ class PlanarLink:
         (default ``length / 2``; ``length`` for a point mass at the distal end).
     inertia : rotational inertia about the centre of mass, about z, kg m^2
         (0 for a point mass).
+    com_y : centre of mass off the link axis, along the link's y axis, m
+        (default 0: on the axis).
     """
 
     length: float
     mass: float
     com: float | None = None
     inertia: float = 0.0
+    com_y: float = 0.0
 
     @property
     def com_offset(self) -> float:
@@ -69,10 +72,10 @@ def _check_inertia(what: str, inertia: float) -> None:
         raise ModelError(f"{what}: rotational inertia must be >= 0 kg m^2, got {inertia!r}")
 
 
-def _planar_inertia(mass: float, com_x: float, izz: float) -> pin.Inertia:
+def _planar_inertia(mass: float, com_x: float, izz: float, com_y: float = 0.0) -> pin.Inertia:
     # Only Izz matters for motion in the plane; Ixx = Iyy = Izz / 2 (thin disc)
     # keeps the 3x3 inertia physically consistent.
-    return pin.Inertia(mass, np.array([com_x, 0.0, 0.0]), np.diag([izz / 2, izz / 2, izz]))
+    return pin.Inertia(mass, np.array([com_x, com_y, 0.0]), np.diag([izz / 2, izz / 2, izz]))
 
 
 class ModelBuilder:
@@ -122,10 +125,17 @@ class ModelBuilder:
             _check_inertia(what, link.inertia)
             if not np.isfinite(link.length) or link.length <= 0:
                 raise ModelError(f"{what}: length must be > 0 m, got {link.length!r}")
+            if not (np.isfinite(link.com_offset) and np.isfinite(link.com_y)):
+                raise ModelError(
+                    f"{what}: centre of mass ({link.com_offset!r}, {link.com_y!r}) m "
+                    "must be finite"
+                )
             jname = f"{chain.name}_joint{i}"
             jid = m.addJoint(parent, pin.JointModelRZ(), placement, jname)
             m.appendBodyToJoint(
-                jid, _planar_inertia(link.mass, link.com_offset, link.inertia), pin.SE3.Identity()
+                jid,
+                _planar_inertia(link.mass, link.com_offset, link.inertia, link.com_y),
+                pin.SE3.Identity(),
             )
             fid = m.addFrame(
                 pin.Frame(f"{chain.name}_link{i}", jid, pin.SE3.Identity(), pin.FrameType.BODY)

@@ -134,13 +134,15 @@ class PinocchioMechanism(Mechanism):
         return snap
 
 
-def _urdf_link_masses(path: str) -> None:
+def _urdf_link_masses(path: str, text: str | None = None) -> None:
     """Refuse a URDF ``<inertial>`` whose mass or inertia entries are not finite
-    numbers, or whose mass is negative (names the link)."""
+    numbers, or whose mass is negative (names the link). ``text``: the URDF itself
+    (then ``path`` only names it in messages)."""
+    label = f"URDF file {path!r}" if text is None else "URDF text"
     try:
-        root = ET.parse(path).getroot()
+        root = ET.parse(path).getroot() if text is None else ET.fromstring(text)
     except ET.ParseError as exc:
-        raise ModelError(f"URDF file {path!r} does not parse: {exc}") from None
+        raise ModelError(f"{label} does not parse: {exc}") from None
     for link in root.iter("link"):
         inertial = link.find("inertial")
         if inertial is None:
@@ -160,7 +162,7 @@ def _urdf_link_masses(path: str) -> None:
                 x = float("nan")
             if not np.isfinite(x) or (key == "mass" and x < 0):
                 raise ModelError(
-                    f"URDF file {path!r}: link {name!r} has {key} = {raw!r}; "
+                    f"{label}: link {name!r} has {key} = {raw!r}; "
                     "valid: a finite number (a mass >= 0 kg)"
                 )
 
@@ -214,12 +216,40 @@ def _load(path: str | Path, kind: str, build, name: str | None) -> PinocchioMech
     return PinocchioMechanism(model, name=name or p.stem)
 
 
-def from_urdf(path: str | Path, name: str | None = None) -> PinocchioMechanism:
-    """Build a mechanism from a URDF file (fixed base).
+def _is_urdf_text(source) -> bool:
+    return isinstance(source, str) and source.lstrip().startswith("<")
 
-    Raises :class:`ModelError` if the file does not exist or does not parse.
+
+def from_urdf(source: str | Path, name: str | None = None, gravity=None) -> PinocchioMechanism:
+    """Build a mechanism from a URDF file (fixed base), or from the URDF text itself.
+
+    Parameters
+    ----------
+    source : a path, or a string holding the URDF (it starts with ``<``).
+    name : label of the mechanism (default: the file's stem, or the robot's name).
+    gravity : gravity vector (3,) in m/s^2 (default Pinocchio's ``(0, 0, -9.81)``).
+
+    Raises :class:`ModelError` if the file does not exist, the text does not
+    parse, a mass or inertia is invalid, or gravity is not 3 finite numbers.
     """
-    return _load(path, "URDF", pin.buildModelFromUrdf, name)
+    g = None
+    if gravity is not None:
+        g = np.asarray(gravity, dtype=float).reshape(-1)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ModelError(f"gravity must be 3 finite numbers (m/s^2), got {gravity!r}")
+    if _is_urdf_text(source):
+        _urdf_link_masses("<URDF text>", source)
+        try:
+            model = pin.buildModelFromXML(source)
+        except (RuntimeError, ValueError) as exc:
+            raise ModelError(f"URDF text does not parse: {exc}") from None
+        check_inertias(model, "URDF text")
+        mech = PinocchioMechanism(model, name=name or model.name or "urdf")
+    else:
+        mech = _load(source, "URDF", pin.buildModelFromUrdf, name)
+    if g is not None:
+        mech.model.gravity = pin.Motion(g, np.zeros(3))
+    return mech
 
 
 def _mjcf_gravity(path: str) -> np.ndarray | None:

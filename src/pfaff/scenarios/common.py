@@ -7,8 +7,6 @@ import time
 import numpy as np
 
 from pfaff.constraints.base import ConstraintSet
-from pfaff.control.laws import min_norm_torque
-from pfaff.linalg import null_projector
 from pfaff.mechanism.base import Mechanism
 from pfaff.simulate import SimOptions, Trajectory, simulate
 
@@ -47,6 +45,24 @@ def sign_changes(x: np.ndarray) -> int:
     s = np.sign(x)
     s = s[s != 0]
     return int(np.count_nonzero(s[1:] != s[:-1]))
+
+
+def fold_crossings(sigma_min: np.ndarray) -> int:
+    """Fold crossings seen in a sampled ``sigma_min(A)`` series (issue 19).
+
+    Through a fold a singular value of A passes through zero like ``c |t - t_f|``:
+    the sample nearest the fold is a local minimum whose two neighbours sum to at
+    least 4 times it (for a V sampled at spacing h with the fold e <= h/2 from the
+    sample: ``(h - e + h + e) / e >= 4``). A local minimum (strictly below the
+    previous sample, not above the next) with ``s[k-1] + s[k+1] >= 3 s[k]`` counts;
+    a smooth minimum ``s0 + b t^2`` fails it unless ``s0 <= 2 b h^2`` (zero within
+    the sampling resolution). The end samples are not counted.
+    """
+    s = np.asarray(sigma_min, dtype=float)
+    if s.size < 3:
+        return 0
+    a, b, c = s[:-2], s[1:-1], s[2:]
+    return int(np.count_nonzero((b < a) & (b <= c) & (a + c >= 3.0 * b)))
 
 
 def hermite_crossings(t: np.ndarray, x: np.ndarray, xdot: np.ndarray) -> np.ndarray:
@@ -98,19 +114,3 @@ def decoupling(cset: ConstraintSet, q: np.ndarray, every: int = 1) -> dict[str, 
 def frame_path(mech: Mechanism, q: np.ndarray, frame: str) -> np.ndarray:
     """World positions (T, 3) of a frame's origin along the configurations ``q``."""
     return np.array([mech.compute(qi, None, [frame], dynamics=False).frames[frame].p for qi in q])
-
-
-def min_norm_gap(cset: ConstraintSet, arrays: dict[str, np.ndarray]) -> float:
-    """Largest ``|P tau| - min_lambda |M a + h + A^T lambda|`` over a run (Aghili eq. 48).
-
-    The applied torque's motion part against the least-norm torque producing the
-    recorded acceleration, found independently by least squares over lambda.
-    """
-    mech = cset.mechanism
-    gaps = []
-    for q, v, tau, a in zip(arrays["q"], arrays["v"], arrays["tau"], arrays["a"]):
-        snap = mech.compute(q, v, cset.frames)
-        A = cset.evaluate(snap).A
-        P = null_projector(A)
-        gaps.append(np.linalg.norm(P @ tau) - min_norm_torque(snap.M, snap.h, A, a))
-    return float(np.max(gaps))

@@ -6,7 +6,7 @@ import numpy as np
 
 from pfaff.constraints import ConstraintSet, PointsCoincide
 from pfaff.mechanism import PlanarChain, PlanarLink, planar_chains
-from pfaff.scenarios.common import decoupling, planar_animation, sign_changes, timed_simulate
+from pfaff.scenarios.common import decoupling, fold_crossings, planar_animation, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.simulate import SimOptions
 
@@ -62,7 +62,10 @@ def four_bar(p: dict) -> ScenarioResult:
     become linearly dependent: A has rank 1 (constraint_rank_min) and the KKT
     matrix is singular, while the projection method proceeds;
     branch_deviation_max = max |q3 - q1| shows that the motion stays on the
-    parallelogram branch through every fold. The potential
+    parallelogram branch through every fold. ``min_sigma`` is the smallest
+    recorded sigma_min(A) and ``fold_crossings`` the number of folds crossed,
+    both read from the recorded sigma_min series
+    (:func:`~pfaff.scenarios.common.fold_crossings`). The potential
     zero is the lowest configuration of the closed chain (found by scanning
     the crank angle over 721 points), as for the other scenarios.
     """
@@ -105,8 +108,9 @@ def four_bar(p: dict) -> ScenarioResult:
         "energy_drift_rel": traj.energy_drift_rel(),
         "constraint_rank_min": int(a["rank"].min()),
         "sigma_min_min": float(a["sigma_min"].min()),
+        "min_sigma": float(a["sigma_min"].min()),
         "crank_turns": float((a["q"][-1, 0] - a["q"][0, 0]) / (2 * np.pi)),
-        "fold_crossings": sign_changes(np.sin(a["q"][:, 0])) if p["parallelogram"] else 0,
+        "fold_crossings": fold_crossings(a["sigma_min"]),
     }
     if p["parallelogram"]:
         # on the parallelogram branch the rocker stays parallel to the crank (q3 = q1);

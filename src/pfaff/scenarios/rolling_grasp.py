@@ -15,6 +15,7 @@ from pfaff.manipulation.rolling import (
     integrate_arclength_angle,
     rolling_constraints,
 )
+from pfaff.manipulation.slip import material_slip
 from pfaff.mechanism import ModelBuilder, PlanarChain, PlanarLink
 from pfaff.scenarios.common import planar_animation, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
@@ -139,6 +140,10 @@ def rolling_grasp(p: dict) -> ScenarioResult:
     (a spline through 4 kHz samples of the rate). Energy = kinetic + the
     controller's potential V. The controller runs at dt = 0.25 ms (4 kHz): its
     zero-order hold from rest injects ~dt^4 (pfaff.control.blind_grasp).
+    rolling_slip_max is the largest tangential velocity of a fingertip's
+    material contact point relative to the object's, from Pinocchio's frame
+    velocities and the contour geometry (pfaff.manipulation.slip), not from
+    the rolling rows that the velocity correction sets to zero.
     """
     contour = make_contour(p["shape"], p["points"])
     if not p["f_d"] > 0:
@@ -206,7 +211,7 @@ def _result(p, mech, cset, contacts, contour, ctrl, traj, wall, gap0, frob) -> S
             g = c.geometry(snap)
             pts[k, i], nrm[k, i] = g.point, g.n
             rel[k, i] = -g.Jrot @ v[k]  # phi' - theta'
-            slip[k, i] = c.slip_velocity(snap)
+            slip[k, i] = material_slip(mech.model, c, q[k], v[k])[0]
             s_geo[k, i], Rang[k, i] = c.rolling_integral(snap)
     L = contour.length
     s_unw = np.unwrap(s_geo, period=L, axis=0)
@@ -300,7 +305,8 @@ def _result(p, mech, cset, contacts, contour, ctrl, traj, wall, gap0, frob) -> S
             "tangential_force": "contact tangential forces -lambda_R [N]",
             "energy_closed_loop": "kinetic energy + controller potential V [J]",
             "wrench_residual": "|sum of the wrench vectors (eq. 77)| / f_d",
-            "slip": "relative tangential velocity at the contacts [m/s]",
+            "slip": "tangential velocity of the fingertip's material contact point relative "
+            "to the object's, from Pinocchio frame velocities (T, 2) [m/s]",
         },
         plots={
             "wrench_residual": {

@@ -81,6 +81,11 @@ def slider_crank_pidc(p: dict) -> ScenarioResult:
     controller sample (uncontrollable_samples counts where it fails). The
     controller runs at 1/dt with zero-order hold on the same model as the plant.
     The tracking error is reported on the crank angle whatever the task.
+    passive_torque_max is read from the trajectory's ``tau``, the torque the
+    simulator held and applied on the passive joints (not the controller's
+    own residual); the tests also check that the motion equals that of the
+    PIDC with every joint actuated (the torque moved off the rod lies in
+    N(A)^perp).
     """
     mech = SliderCrankChain(p["m"], p["l"], p["g"])
     cset = ConstraintSet(mech, [PointOnPlane("slider", (0.0, 1.0, 0.0), name="y_C = 0")])

@@ -1,6 +1,14 @@
 """Time stepping, drift correction, sampled-data control, Trajectory."""
 
 from pfaff.simulate.correction import newton_project, project_velocity
+from pfaff.simulate.forces import (
+    AppliedForce,
+    ForceElement,
+    JointDamper,
+    JointSpring,
+    PointDamper,
+    PointSpring,
+)
 from pfaff.simulate.integrator import INTEGRATORS, SimOptions, project_state, simulate
 from pfaff.simulate.trajectory import (
     SERIES_DOC,
@@ -11,6 +19,12 @@ from pfaff.simulate.trajectory import (
 )
 
 __all__ = [
+    "AppliedForce",
+    "ForceElement",
+    "JointDamper",
+    "JointSpring",
+    "PointDamper",
+    "PointSpring",
     "INTEGRATORS",
     "SERIES_DOC",
     "InitialStateError",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from pfaff.constraints.base import ConstraintSet
-from pfaff.linalg import metric_projection, pinv, svd
+from pfaff.linalg import metric_projection, row_space, svd
 from pfaff.mechanism.base import Snapshot
 
 
@@ -23,8 +23,36 @@ def newton_project(
     max_iter: int = 20,
     rank_tol: float = 1e-9,
     start: tuple[np.ndarray, np.ndarray] | None = None,
+    step_tol: float = 1e-14,
+    svd_fn=svd,
+    floor: float = 1e-15,
 ) -> tuple[np.ndarray, float, int, Snapshot | None]:
-    """Bring ``q`` onto ``Phi(q) = 0`` by Newton-Raphson with the pseudo-inverse.
+    """Bring ``q`` onto ``Phi(q) = 0`` by Newton-Raphson with the pseudo-inverse
+    (Aghili eq. 39), stopped on the size of the step in ``q``.
+
+    Iteration k, with ``A_k = dPhi/dq`` of the holonomic rows at ``q_k`` and the
+    pseudo-inverse of :func:`~pfaff.linalg.pinv` (absolute ``rank_tol``, the
+    threshold of the velocity projection and of the dynamics)::
+
+        stop  if  max|Phi(q_k)| <= floor          (round-off level of Phi)
+        dq_k = A_k^+ Phi(q_k)
+        stop  if  max|Phi(q_k)| <= position_tol  and  max|dq_k| <= step_tol
+        stop  if  k >= 1  and  max|dq_k| >= max|dq_{k-1}|   (round-off floor reached)
+        stop  if  k = max_iter
+        q_{k+1} = integrate(q_k, -dq_k)
+
+    Why the step: ``|Phi| < position_tol`` alone leaves ``q`` off the manifold
+    by up to ``position_tol / sigma_min(A)``, which near a fold (sigma_min ->
+    0) is large; the M-metric velocity projection and ``C v = -A^+ A'v`` at
+    that ``q`` then turn it into an error of ``|Phi| v / sigma^2`` in ``v``
+    and ``|Phi| v^2 / sigma^3`` in ``a`` (issue 19). Conversely a step taken
+    from ``|Phi|`` at its round-off level (``floor``, units of Phi) moves ``q``
+    by ``noise / sigma`` off the manifold: none is taken. ``position_tol``
+    remains the acceptance test the caller applies. Away from folds the
+    predicted step ``dq_k`` is ``|Phi| / sigma`` and the extra check costs
+    nothing: its SVD of ``A_k`` at the returned ``q`` is the one the velocity
+    projection needs (``svd_fn``, e.g. a :class:`~pfaff.linalg.LastSVD`,
+    shares it when the constraint set has no Pfaffian rows).
 
     ``start`` may give ``(Phi, A_h)`` at ``q`` when the caller has them.
     Returns ``(q, max |Phi|, iterations, snapshot)`` where ``snapshot`` is the
@@ -36,19 +64,25 @@ def newton_project(
     err = float(np.abs(phi).max()) if phi.size else 0.0
     it = 0
     snap = None
-    while err > position_tol and it < max_iter:
-        dq = pinv(A, rank_tol) @ phi
-        if not np.all(np.isfinite(dq)):
+    last = np.inf
+    while phi.size and it < max_iter:
+        rs = row_space(A, rank_tol, svd_fn)
+        dq = rs.V1 @ ((rs.U1.T @ phi) / rs.sigma)
+        step = float(np.abs(dq).max()) if dq.size else 0.0
+        if not np.isfinite(step):
             break
+        if err <= floor:
+            break  # Phi at its round-off level: a step would move q by noise / sigma
+        if err <= position_tol and step <= step_tol:
+            break  # on the manifold, to step_tol in q
+        if it and not step < last:
+            break  # no progress: the round-off floor (or divergence) -- stop rather than wander
         q = mech.integrate(q, -dq)
         snap = mech.compute(q, None, cset.frames, dynamics=False)
         phi, A = cset.holonomic_terms(snap)
-        new = float(np.abs(phi).max())
+        err = float(np.abs(phi).max())
+        last = step
         it += 1
-        if not new < err and new > position_tol:
-            err = new
-            break  # no progress: stop rather than wander
-        err = new
     return q, err, it, snap
 
 
@@ -67,7 +101,7 @@ def correct_state(
     Newton-Raphson on the holonomic rows, then the velocity projected onto
     N(A) at the corrected ``q`` in the metric M (evaluated before the
     correction, 1e-12 away). ``opt`` provides ``position_tol``,
-    ``max_newton`` and ``rank_tol``.
+    ``max_newton``, ``newton_step_tol``, ``position_floor`` and ``rank_tol``.
 
     ``svd_fn`` factors A for the velocity projection (a
     :class:`~pfaff.linalg.LastSVD` lets the next step reuse it).
@@ -83,6 +117,9 @@ def correct_state(
         opt.max_newton,
         opt.rank_tol,
         start=(ev.phi, ev.A[ev.holonomic_rows]),
+        step_tol=opt.newton_step_tol,
+        svd_fn=svd_fn,
+        floor=opt.position_floor,
     )
     A = ev.A if kin is None else cset.evaluate(kin).A
     M = snap.M

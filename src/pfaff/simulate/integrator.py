@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +24,7 @@ from pfaff.linalg import LastSVD, single_threaded_blas
 from pfaff.mechanism.base import Snapshot
 from pfaff.simulate import core_engine
 from pfaff.simulate.correction import correct_state, newton_project, project_velocity
+from pfaff.simulate.forces import ForceElement, ForceSet
 from pfaff.simulate.trajectory import (
     InitialStateError,
     SimulationError,
@@ -54,7 +55,7 @@ def use_engine(engine: str):
         _ENGINE_OVERRIDE.pop()
 
 
-def choose_engine(cset: ConstraintSet, opt: SimOptions, stop=None) -> str:
+def choose_engine(cset: ConstraintSet, opt: SimOptions, stop=None, forces=()) -> str:
     """The engine that runs ``cset`` under ``opt``: ``"core"`` or ``"numpy"``.
 
     Raises ValueError when ``engine="core"`` is asked for a system the core cannot run.
@@ -67,6 +68,8 @@ def choose_engine(cset: ConstraintSet, opt: SimOptions, stop=None) -> str:
         reason = f"method {opt.method!r} (the core runs the projection method)"
     if reason is None and stop is not None:
         reason = "a stop callback (checked at every step in Python)"
+    if reason is None and forces:
+        reason = "force elements (evaluated at every stage in Python)"
     if engine == "core" and reason is not None:
         raise ValueError(f"engine='core' cannot run this system: {reason}")
     if engine == "numpy" or reason is not None:
@@ -82,11 +85,20 @@ class SimOptions:
     ----------
     dt : integrator step [s] (> 0).
     integrator : ``"rk4"`` (fixed step) or a SciPy ``solve_ivp`` method
-        (``"RK45"``, ``"DOP853"``, ``"Radau"``) run over each step interval.
+        (``"RK45"``, ``"DOP853"``, ``"Radau"``) run over each step interval; an
+        interval whose velocity jumps (a switch of branch at a fold of the
+        constraint manifold) stops the run with a :class:`SimulationError`
+        naming the time (see ``_branch_check``).
     rtol, atol : tolerances of the adaptive integrator.
     control_dt : controller period [s]; default ``dt``.
     position_tol : Newton-Raphson tolerance on ``max |Phi|`` (units of Phi).
     max_newton : iteration bound of the position correction.
+    newton_step_tol : the position correction also iterates until its next
+        Newton step is at most this in every coordinate of ``q`` (units of q;
+        see :func:`~pfaff.simulate.newton_project`): near a fold ``|Phi|``
+        small does not mean ``q`` close to the manifold.
+    position_floor : round-off level of ``Phi`` (units of Phi, <= position_tol):
+        no Newton step is taken from ``max |Phi| <= position_floor``.
     rank_tol : absolute singular-value threshold of the SVD (units of A).
     variant : constraint inertia matrix ``"Mc"``, ``"Mc1"`` or ``"Mc2"``.
     method : ``"projection"`` (Aghili) or ``"kkt"`` (baseline for comparison).
@@ -107,6 +119,8 @@ class SimOptions:
     control_dt: float | None = None
     position_tol: float = 1e-12
     max_newton: int = 20
+    newton_step_tol: float = 1e-14
+    position_floor: float = 1e-15
     rank_tol: float = 1e-9
     variant: str = "Mc"
     method: str = "projection"
@@ -128,8 +142,13 @@ class SimOptions:
             raise ValueError(f"unknown variant {self.variant!r}; valid: {', '.join(dyn.VARIANTS)}")
         if self.method not in ("projection", "kkt"):
             raise ValueError(f"unknown method {self.method!r}; valid: projection, kkt")
-        if not self.position_tol > 0 or not self.rank_tol > 0:
-            raise ValueError("position_tol and rank_tol must be > 0")
+        if not self.position_tol > 0 or not self.rank_tol > 0 or not self.newton_step_tol > 0:
+            raise ValueError("position_tol, newton_step_tol and rank_tol must be > 0")
+        if not 0.0 <= self.position_floor <= self.position_tol:
+            raise ValueError(
+                f"position_floor must be in [0, position_tol = {self.position_tol:g}], "
+                f"got {self.position_floor!r}"
+            )
         if self.engine not in ENGINES:
             raise ValueError(f"unknown engine {self.engine!r}; valid: {', '.join(ENGINES)}")
         if int(self.record_every) < 1:
@@ -139,10 +158,15 @@ class SimOptions:
 class _Evaluator:
     """Per-state evaluation: snapshot -> constraints -> acceleration."""
 
-    def __init__(self, cset: ConstraintSet, opt: SimOptions, extra_frames=()) -> None:
+    def __init__(
+        self, cset: ConstraintSet, opt: SimOptions, extra_frames=(), forces: ForceSet | None = None
+    ) -> None:
         self.cset, self.opt = cset, opt
         self.mech = cset.mechanism
-        self.frames = tuple(dict.fromkeys((*cset.frames, *extra_frames)))
+        self.forces = forces or None
+        self.power = 0.0  # power of the non-conservative force elements at the last call
+        f_frames = forces.frames if forces else ()
+        self.frames = tuple(dict.fromkeys((*cset.frames, *extra_frames, *f_frames)))
         self.kkt_cond_max = 0.0
         self.svd = LastSVD()  # A(q) factored once per q (correction, then the next step)
 
@@ -162,15 +186,24 @@ class _Evaluator:
         for states whose singular values are not recorded (the RK4 stages).
         """
         if self.opt.method == "kkt":
-            a, _, cond = dyn.kkt_dynamics(snap.M, snap.h, tau, ev.A, ev.drift, self.opt.rank_tol)
+            try:
+                a, _, cond = dyn.kkt_dynamics(
+                    snap.M, snap.h, tau, ev.A, ev.drift, self.opt.rank_tol
+                )
+            except dyn.KKTSingularError as exc:
+                self.kkt_cond_max = max(self.kkt_cond_max, exc.cond)
+                raise
             self.kkt_cond_max = max(self.kkt_cond_max, cond)
             return a, None
         if proj is None:
             proj = dyn.projection(ev.A, ev.drift, self.opt.rank_tol, svd_fn=self.svd, qr=qr)
         return dyn.direct_dynamics(snap.M, snap.h, tau, proj, self.opt.variant), proj
 
-    def __call__(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    def __call__(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray, t: float = 0.0):
         snap, ev = self.terms(q, v, extras=False)
+        if self.forces is not None:
+            Q, self.power = self.forces.evaluate(t, snap)
+            tau = tau + Q
         return self.accel(snap, ev, tau, qr=True)[0]
 
 
@@ -182,34 +215,72 @@ def _check_finite(name: str, x: np.ndarray, t: float, step: int, traj: Trajector
         )
 
 
-def _rk4(ev: _Evaluator, q, v, a1, tau, dt):
+def _rk4(ev: _Evaluator, q, v, a1, tau, dt, t=0.0, p1=0.0):
+    """One RK4 step; also the work of the non-conservative force elements over it,
+    ``dt (p1 + 2 p2 + 2 p3 + p4) / 6`` (RK4 on ``w' = Q_nc . v``)."""
     mech = ev.mech
     h2 = 0.5 * dt
     v2 = v + h2 * a1
-    a2 = ev(mech.integrate(q, h2 * v), v2, tau)
+    a2 = ev(mech.integrate(q, h2 * v), v2, tau, t + h2)
+    p2 = ev.power
     v3 = v + h2 * a2
-    a3 = ev(mech.integrate(q, h2 * v2), v3, tau)
+    a3 = ev(mech.integrate(q, h2 * v2), v3, tau, t + h2)
+    p3 = ev.power
     v4 = v + dt * a3
-    a4 = ev(mech.integrate(q, dt * v3), v4, tau)
+    a4 = ev(mech.integrate(q, dt * v3), v4, tau, t + dt)
+    w = dt * (p1 + 2 * p2 + 2 * p3 + ev.power) / 6.0
     vbar = (v + 2 * v2 + 2 * v3 + v4) / 6.0
-    return mech.integrate(q, dt * vbar), v + dt * (a1 + 2 * a2 + 2 * a3 + a4) / 6.0, vbar
+    return mech.integrate(q, dt * vbar), v + dt * (a1 + 2 * a2 + 2 * a3 + a4) / 6.0, vbar, w
 
 
-def _adaptive(ev: _Evaluator, q, v, tau, dt, opt: SimOptions):
+def _adaptive(ev: _Evaluator, q, v, tau, dt, opt: SimOptions, t=0.0):
+    """One interval of a SciPy integrator on ``y = (q, v, w)``, ``w' = Q_nc . v``
+    (the work of the non-conservative force elements)."""
     from scipy.integrate import solve_ivp
 
     n = q.size
 
-    def f(_t, y):
-        return np.concatenate([y[n:], ev(y[:n], y[n:], tau)])
+    def f(s, y):
+        a = ev(y[:n], y[n : 2 * n], tau, t + s)
+        return np.concatenate([y[n : 2 * n], a, [ev.power]])
 
     sol = solve_ivp(
-        f, (0.0, dt), np.concatenate([q, v]), method=opt.integrator, rtol=opt.rtol, atol=opt.atol
+        f,
+        (0.0, dt),
+        np.concatenate([q, v, [0.0]]),
+        method=opt.integrator,
+        rtol=opt.rtol,
+        atol=opt.atol,
     )
     if not sol.success:
         raise RuntimeError(sol.message)
     y = sol.y[:, -1]
-    return y[:n], y[n:], 0.5 * (v + y[n:])
+    q1, v1 = y[:n], y[n : 2 * n]
+    _branch_check(v, v1, f(0.0, sol.y[:, 0])[n : 2 * n], f(dt, y)[n : 2 * n], dt)
+    return q1, v1, 0.5 * (v + v1), float(y[-1])
+
+
+def _branch_check(v0, v1, a0, a1, dt, ratio: float = 0.05) -> None:
+    """Refuse a step whose velocity jumped: the trapezoidal defect
+    ``d = v1 - v0 - dt (a0 + a1) / 2`` of a smooth motion is ``dt^3 |v'''| / 12``;
+    a crossing onto another branch at a fold of the constraint manifold turns
+    the velocity within the interval, ``|d| ~ |v|``.
+
+    The index-reduced ODE keeps ``Phi`` at its value after the last correction
+    (round-off, ~1e-16): from such a state its exact solution leaves a fold
+    along the level set ``Phi = c``, which turns onto the other branch (the
+    adaptive integrators resolve that turn, while conserving the energy).
+    Raises ``RuntimeError`` when ``max|d| > ratio (max|v| + dt max|a|)``.
+    """
+    d = float(np.abs(v1 - v0 - 0.5 * dt * (a0 + a1)).max())
+    scale = max(np.abs(v0).max(), np.abs(v1).max()) + dt * max(np.abs(a0).max(), np.abs(a1).max())
+    if d > ratio * scale:
+        raise RuntimeError(
+            f"branch check: the velocity jumped by {d:.3g} within one step (scale {scale:.3g}): "
+            f"the motion switched branch at a fold of the constraint manifold "
+            f"(sigma_min(A) -> 0); the adaptive integrators follow the level set of Phi "
+            f"onto the other branch -- use integrator='rk4'"
+        )
 
 
 def project_state(
@@ -223,7 +294,15 @@ def project_state(
     opt = opt or SimOptions()
     mech = cset.mechanism
     mech.check_state(q, v)
-    q1, err, it, _ = newton_project(cset, q, opt.position_tol, 50, opt.rank_tol)
+    q1, err, it, _ = newton_project(
+        cset,
+        q,
+        opt.position_tol,
+        50,
+        opt.rank_tol,
+        step_tol=opt.newton_step_tol,
+        floor=opt.position_floor,
+    )
     if not err <= max(1e3 * opt.position_tol, 1e-9):
         raise InitialStateError(
             f"the initial state cannot be brought onto the constraint manifold: "
@@ -244,6 +323,7 @@ def simulate(
     tau: np.ndarray | None = None,
     stop: Callable[[float, Snapshot, ConstraintEval], bool] | None = None,
     t0: float = 0.0,
+    forces: Sequence[ForceElement] = (),
 ) -> Trajectory:
     """Simulate a constrained mechanism from ``(q0, v0)`` to ``t_end``.
 
@@ -262,6 +342,12 @@ def simulate(
         step after the sample is recorded: True ends the run there (an event,
         e.g. a contact to switch on); ``trajectory.stopped_at`` holds the time.
     t0 : time of the initial state (for runs chained across events).
+    forces : force elements (:mod:`pfaff.simulate.forces`: ``PointSpring``,
+        ``PointDamper``, ``JointSpring``, ``JointDamper``, ``AppliedForce``),
+        evaluated at every integrator stage and added to the torque. Spring
+        potentials are part of the recorded ``potential`` and ``energy``; the
+        work of the others is the series ``force_work``, so that
+        ``energy - energy[0] = work + force_work + correction_energy``.
 
     Returns
     -------
@@ -286,14 +372,15 @@ def simulate(
     q, v = project_state(cset, q0, v0, opt)
     ctrl_frames = tuple(getattr(controller, "frames", ()))
     mech.check_frames(ctrl_frames)
-    ev = _Evaluator(cset, opt, ctrl_frames)
+    fset = ForceSet(mech, forces)
+    ev = _Evaluator(cset, opt, ctrl_frames, fset)
     unilateral = cset.unilateral_rows
     m, m_h = cset.dim, len(cset.holonomic_rows)
     traj = Trajectory(mech.nq, mech.nv, m, m_h)
     tau_held = np.zeros(mech.nv) if tau is None else np.asarray(tau, dtype=float).copy()
     control_dt = opt.control_dt or opt.dt
     n_steps = int(round(t_end / opt.dt))
-    work = corr = 0.0
+    work = corr = force_work = 0.0
     next_ctrl = t0
     newton_it = 0
     show = sys.stderr.isatty() if opt.progress is None else opt.progress
@@ -302,7 +389,7 @@ def simulate(
         from tqdm import tqdm
 
         bar = tqdm(total=n_steps, desc=mech.name, unit="step", mininterval=0.5, leave=False)
-    traj.engine = choose_engine(cset, opt, stop)
+    traj.engine = choose_engine(cset, opt, stop, tuple(forces))
     blas = single_threaded_blas()  # small matrices: one BLAS thread (restored below)
     t, k = t0, 0
     try:
@@ -315,9 +402,10 @@ def simulate(
             t = t0 + k * opt.dt
             snap, cev = ev.terms(q, v)
             proj = None
+            Q, p1 = fset.evaluate(t, snap) if fset else (0.0, 0.0)
             if controller is not None and t >= next_ctrl - 1e-9 * opt.dt:
                 if getattr(controller, "needs_sensors", True):
-                    snap.measured, proj = _sensors(snap, cev, tau_held, ev)
+                    snap.measured, proj = _sensors(snap, cev, tau_held + Q, ev)
                 tau_held = np.asarray(controller(t, snap), dtype=float)
                 if tau_held.shape != (mech.nv,):
                     raise ValueError(
@@ -326,8 +414,9 @@ def simulate(
                     )
                 _check_finite("controller torque", tau_held, t, k, traj)
                 next_ctrl += control_dt
+            tau_all = tau_held + Q  # controller torque and force elements
             try:
-                a, proj = ev.accel(snap, cev, tau_held, proj)
+                a, proj = ev.accel(snap, cev, tau_all, proj)
             except np.linalg.LinAlgError as exc:
                 raise SimulationError(
                     f"{opt.method} dynamics failed at t = {t:.6g} s (step {k}): {exc}", traj
@@ -336,26 +425,28 @@ def simulate(
             record = k % opt.record_every == 0 or k == n_steps
             forces = None
             if record or unilateral.size:
-                forces = _forces(snap, cev, a, proj, tau_held, opt)
+                forces = _forces(snap, cev, a, proj, tau_all, opt)
                 if unilateral.size:
                     _check_contact(forces[1], unilateral, cset, t, k, traj)
             if record:
                 _record(traj, t, snap, cev, a, forces, tau_held, opt, work, corr, newton_it)
+                _record_forces(traj, fset, snap, force_work)
                 if controller is not None and hasattr(controller, "signals"):
                     traj.append_signals(controller.signals)
             if k == n_steps:
                 break
             if stop is not None and stop(t, snap, cev):
                 if not record:
-                    forces = forces or _forces(snap, cev, a, proj, tau_held, opt)
+                    forces = forces or _forces(snap, cev, a, proj, tau_all, opt)
                     _record(traj, t, snap, cev, a, forces, tau_held, opt, work, corr, newton_it)
+                _record_forces(traj, fset, snap, force_work)
                 traj.stopped_at = t
                 break
             try:
                 if opt.integrator == "rk4":
-                    q1, v1, vbar = _rk4(ev, q, v, a, tau_held, opt.dt)
+                    q1, v1, vbar, w_nc = _rk4(ev, q, v, a, tau_held, opt.dt, t, p1)
                 else:
-                    q1, v1, vbar = _adaptive(ev, q, v, tau_held, opt.dt, opt)
+                    q1, v1, vbar, w_nc = _adaptive(ev, q, v, tau_held, opt.dt, opt, t)
             except (np.linalg.LinAlgError, RuntimeError) as exc:
                 raise SimulationError(
                     f"{opt.method} dynamics failed in the step from t = {t:.6g} s "
@@ -366,6 +457,7 @@ def simulate(
                 _check_finite("q", q1, t + opt.dt, k + 1, traj)
                 _check_finite("v", v1, t + opt.dt, k + 1, traj)
             work += opt.dt * float(tau_held @ vbar)
+            force_work += w_nc
             q1, v2, err, newton_it, dE = correct_state(cset, q1, v1, opt, ev.svd)
             corr += dE
             if err > opt.position_tol:
@@ -463,6 +555,15 @@ def _check_contact(lam, rows, cset, t, k, traj):
             f"(step {k}): normal force {fn.min():.3g} N < 0",
             traj,
         )
+
+
+def _record_forces(traj, fset: ForceSet, snap, force_work: float) -> None:
+    """The force elements' share of the last sample: spring potential (added to
+    ``potential`` and ``energy``) and the work of the non-conservative ones."""
+    V = fset.potential(snap) if fset else 0.0
+    traj.rows["potential"][-1] += V
+    traj.rows["energy"][-1] += V
+    traj.append(force_work=force_work, force_potential=V)
 
 
 def _record(traj, t, snap, cev, a, forces, tau, opt, work, corr, newton_it):

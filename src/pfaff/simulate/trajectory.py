@@ -20,9 +20,11 @@ SERIES_DOC = {
     "rank": "numerical rank of A (T,)",
     "sigma_min": "smallest singular value of A (T,)",
     "kinetic": "kinetic energy [J] (T,)",
-    "potential": "potential energy [J], the scenario's zero (T,)",
+    "potential": "potential energy [J], the scenario's zero, with the force elements' (T,)",
+    "force_potential": "potential energy of the spring force elements [J] (T,)",
     "energy": "total energy kinetic + potential [J] (T,)",
     "work": "work done by tau since t = 0 [J] (T,)",
+    "force_work": "work done by the non-conservative force elements since t = 0 [J] (T,)",
     "correction_energy": "energy changed by the drift corrections since t = 0 [J] (T,)",
     "newton_iterations": "Newton-Raphson iterations of the last position correction (T,)",
 }

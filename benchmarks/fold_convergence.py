@@ -1,0 +1,55 @@
+"""Error at t_end against dt through folds: rows of parallelograms (issue 19).
+
+Usage: ``python benchmarks/fold_convergence.py [N ...]`` (default: 1 2 10).
+For each row of N parallelograms (pfaff.scenarios.parallelogram_chain) started at
+crank angle 0.2 rad, rate -3 rad/s, it simulates 2 s (five fold crossings)
+with RK4 at dt = 5, 2.5, 1.25, 0.625, 0.3125 ms and prints the largest
+joint-angle error at t_end against the reduced ODE (DOP853, rtol 1e-13), the
+ratio to the previous dt, and the largest energy change in one step. Slow
+(minutes for N = 10): an accuracy study, not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from pfaff.scenarios.parallelogram_chain import (  # noqa: E402
+    branch_state,
+    parallelogram_chain,
+    reduced_solution,
+)
+from pfaff.simulate import SimOptions, simulate  # noqa: E402
+
+TH0, W0, T = 0.2, -3.0, 2.0
+DTS = (5e-3, 2.5e-3, 1.25e-3, 6.25e-4, 3.125e-4)
+
+
+def table(n: int) -> list[tuple[float, float, float, float]]:
+    """Rows ``(dt, error [rad], ratio, largest one-step energy change [J])``."""
+    cs = parallelogram_chain(n)
+    q0, v0 = branch_state(n, TH0, W0)
+    q_ref = branch_state(n, *reduced_solution(n, TH0, W0, [T])[-1])[0]
+    rows, prev = [], np.nan
+    for dt in DTS:
+        a = simulate(cs, q0, v0, T, SimOptions(dt=dt)).arrays()
+        err = float(np.abs(a["q"][-1] - q_ref).max())
+        rows.append((dt, err, prev / err, float(np.abs(np.diff(a["energy"])).max())))
+        prev = err
+    return rows
+
+
+def main(argv: list[str]) -> int:
+    for n in [int(x) for x in argv] or [1, 2, 10]:
+        print(f"{n} parallelogram(s): dt [ms], error at t_end [rad], ratio, max |dE| per step [J]")
+        for dt, err, ratio, jump in table(n):
+            print(f"  {dt * 1e3:7.4f}  {err:9.2e}  {ratio:6.1f}  {jump:9.2e}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,307 @@
+"""Force elements evaluated at every integrator stage and counted in the energy.
+
+A force element adds a generalized force ``Q(t, q, v)`` (size nv) to the
+applied torque, so the equation of motion reads (design.md Sec. 2)::
+
+    M a + h = tau + sum_e Q_e(t, q, v) - F
+
+Unlike a controller's torque, held between samples (zero-order hold, first
+order accurate), ``Q`` is evaluated at every Runge-Kutta stage: a simulation
+with force elements keeps the integrator's order. Conservative elements
+(springs) report a potential ``V_e(q)`` with ``Q_e = -dV_e/dq``; it is added
+to the recorded ``potential`` and ``energy``. The others (dampers, the applied
+force ``tau(t, q, v)``) do work ``int Q_e . v dt``, integrated with the
+integrator's own quadrature and recorded as ``force_work``, so that
+``energy(t) - energy(0) = work + force_work + correction_energy``.
+
+Elements:
+
+- :class:`PointSpring` -- a spring between two points (a point fixed in a
+  frame and a point fixed in another frame or in the world), tension
+  ``k s + k3 s^3`` for the extension ``s = |p1 - p2| - L0`` (``k3 = 0``: linear),
+  or any law ``tension, potential = law(s)``.
+- :class:`PointDamper` -- a damper between two points, tension ``c s'``.
+- :class:`JointSpring`, :class:`JointDamper` -- on one coordinate of a one-dof joint.
+- :class:`AppliedForce` -- a generalized force ``tau(t, q, v)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
+
+
+def _finite(x, what: str, low: float = 0.0) -> float:
+    x = float(x)
+    if not (np.isfinite(x) and x >= low):
+        raise ModelError(f"{what} must be a finite number >= {low:g}, got {x!r}")
+    return x
+
+
+def _point(x, what: str) -> np.ndarray | None:
+    if x is None:
+        return None
+    a = np.asarray(x, dtype=float).reshape(-1)
+    if a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise ModelError(f"{what} must be 3 finite numbers, got {x!r}")
+    return a
+
+
+class ForceElement:
+    """One force element: ``Q(t, snapshot)`` (nv,) and, if conservative, ``V(snapshot)``.
+
+    Attributes
+    ----------
+    frames : frame names whose kinematics the element reads.
+    conservative : True when ``Q = -dV/dq`` (its work is in the potential).
+    name : label used in messages.
+    """
+
+    frames: tuple[str, ...] = ()
+    conservative: bool = False
+    name: str = "force element"
+
+    def bind(self, mechanism: Mechanism) -> None:
+        """Validate against a mechanism (frames, joints); raise :class:`ModelError`."""
+        mechanism.check_frames(self.frames)
+
+    def force(self, t: float, snap: Snapshot) -> np.ndarray:
+        """Generalized force ``Q`` (nv,) at time ``t`` and the snapshot's state."""
+        raise NotImplementedError
+
+    def potential(self, snap: Snapshot) -> float:
+        """Potential energy [J] (0 for a non-conservative element)."""
+        return 0.0
+
+
+class _TwoPoints(ForceElement):
+    """Two points: ``p1`` fixed in ``frame1`` at ``point1``; ``p2`` fixed in ``frame2``
+    at ``point2``, or the world point ``target`` when ``frame2`` is None."""
+
+    def __init__(self, frame1, frame2=None, point1=None, point2=None, target=(0.0, 0.0, 0.0)):
+        self.frame1, self.frame2 = frame1, frame2
+        self.point1 = _point(point1, "point1")
+        self.point2 = _point(point2, "point2")
+        self.target = _point(target, "target")
+        self.frames = (frame1,) if frame2 is None else (frame1, frame2)
+
+    def _geometry(self, snap: Snapshot) -> tuple[np.ndarray, np.ndarray]:
+        """``d = p1 - p2`` (3,) and its Jacobian ``J1 - J2`` (3, nv)."""
+        f1 = snap.frame(self.frame1)
+        J = f1.point_jacobian(self.point1)
+        p = f1.point(self.point1)
+        if self.frame2 is None:
+            return p - self.target, J
+        f2 = snap.frame(self.frame2)
+        return p - f2.point(self.point2), J - f2.point_jacobian(self.point2)
+
+
+class PointSpring(_TwoPoints):
+    """A spring between two points (see :class:`_TwoPoints` for the points).
+
+    Tension ``T(s) = k s + k3 s^3`` for the extension ``s = |p1 - p2| - L0``,
+    potential ``V = k s^2 / 2 + k3 s^4 / 4``; or, with ``law``, ``T, V = law(s)``.
+    Generalized force ``Q = -(J1 - J2)^T e T`` with ``e = (p1 - p2) / |p1 - p2|``
+    (for ``L0 = 0`` and a linear law ``Q = -k (J1 - J2)^T (p1 - p2)``, defined
+    also where the points meet).
+
+    Parameters
+    ----------
+    stiffness : k [N/m] (>= 0).
+    rest_length : L0 [m] (>= 0).
+    cubic : k3 [N/m^3] (>= 0): a hardening spring.
+    law : ``s -> (tension [N], potential [J])``, replacing ``k`` and ``k3``;
+        the tension must be dV/ds for the energy to balance.
+    """
+
+    conservative = True
+
+    def __init__(
+        self,
+        frame1: str,
+        frame2: str | None = None,
+        stiffness: float = 0.0,
+        rest_length: float = 0.0,
+        cubic: float = 0.0,
+        law: Callable[[float], tuple[float, float]] | None = None,
+        point1=None,
+        point2=None,
+        target=(0.0, 0.0, 0.0),
+        name: str | None = None,
+    ) -> None:
+        super().__init__(frame1, frame2, point1, point2, target)
+        self.k = _finite(stiffness, "spring stiffness [N/m]")
+        self.L0 = _finite(rest_length, "spring rest length [m]")
+        self.k3 = _finite(cubic, "cubic spring coefficient [N/m^3]")
+        self.law = law
+        self.name = name or f"spring {frame1}-{frame2 or 'world'}"
+
+    def _tension(self, s: float) -> tuple[float, float]:
+        if self.law is not None:
+            T, V = self.law(s)
+            return float(T), float(V)
+        return self.k * s + self.k3 * s**3, 0.5 * self.k * s * s + 0.25 * self.k3 * s**4
+
+    def force(self, t: float, snap: Snapshot) -> np.ndarray:
+        d, J = self._geometry(snap)
+        if self.L0 == 0.0 and self.law is None and self.k3 == 0.0:
+            return -self.k * (J.T @ d)
+        r = float(np.sqrt(d @ d))
+        if r == 0.0:
+            raise ValueError(f"{self.name}: the two points coincide; its direction is undefined")
+        T, _ = self._tension(r - self.L0)
+        return -(T / r) * (J.T @ d)
+
+    def potential(self, snap: Snapshot) -> float:
+        d, _ = self._geometry(snap)
+        return self._tension(float(np.sqrt(d @ d)) - self.L0)[1]
+
+
+class PointDamper(_TwoPoints):
+    """A linear damper between two points: tension ``c s'`` with ``s' = e . (J1 - J2) v``,
+    ``Q = -c s' (J1 - J2)^T e``; it dissipates ``c s'^2`` [W].
+
+    Where the two points meet (``|p1 - p2| < 1e-12`` m) the direction is undefined
+    and the damper applies no force.
+    """
+
+    def __init__(
+        self,
+        frame1: str,
+        frame2: str | None = None,
+        damping: float = 0.0,
+        point1=None,
+        point2=None,
+        target=(0.0, 0.0, 0.0),
+        name: str | None = None,
+    ) -> None:
+        super().__init__(frame1, frame2, point1, point2, target)
+        self.c = _finite(damping, "damping coefficient [N s/m]")
+        self.name = name or f"damper {frame1}-{frame2 or 'world'}"
+
+    def force(self, t: float, snap: Snapshot) -> np.ndarray:
+        d, J = self._geometry(snap)
+        r = float(np.sqrt(d @ d))
+        if r < 1e-12:
+            return np.zeros(J.shape[1])
+        e = d / r
+        Je = J.T @ e
+        return -self.c * float(Je @ snap.v) * Je
+
+
+class _Joint(ForceElement):
+    """A one-dof joint by name (Pinocchio mechanisms) or coordinate index (nq == nv)."""
+
+    def __init__(self, joint: str | int) -> None:
+        self.joint = joint
+        self.iq = self.iv = None
+
+    def bind(self, mechanism: Mechanism) -> None:
+        if isinstance(self.joint, str):
+            if not hasattr(mechanism, "joint_v_index"):
+                raise ModelError(f"{mechanism.name} has no joint names; give a coordinate index")
+            self.iv = mechanism.joint_v_index(self.joint)
+            jm = mechanism.model.joints[mechanism.model.getJointId(self.joint)]
+            if jm.nv != 1 or jm.nq != 1:
+                raise ModelError(
+                    f"joint {self.joint!r} is not a one-dof joint with one coordinate "
+                    "(revolute or prismatic with limits)"
+                )
+            self.iq = jm.idx_q
+        else:
+            if mechanism.nq != mechanism.nv or not 0 <= int(self.joint) < mechanism.nv:
+                raise ModelError(
+                    f"coordinate index {self.joint!r} is invalid for {mechanism.name} "
+                    f"(valid: 0..{mechanism.nv - 1} when nq == nv)"
+                )
+            self.iq = self.iv = int(self.joint)
+
+
+class JointSpring(_Joint):
+    """``Q_i = -k (q_i - rest)``, ``V = k (q_i - rest)^2 / 2`` on one joint coordinate."""
+
+    conservative = True
+
+    def __init__(self, joint: str | int, stiffness: float, rest: float = 0.0, name=None):
+        super().__init__(joint)
+        self.k = _finite(stiffness, "joint spring stiffness [N m/rad or N/m]")
+        self.rest = float(rest)
+        self.name = name or f"joint spring {joint}"
+
+    def force(self, t: float, snap: Snapshot) -> np.ndarray:
+        Q = np.zeros(snap.v.shape[0])
+        Q[self.iv] = -self.k * (snap.q[self.iq] - self.rest)
+        return Q
+
+    def potential(self, snap: Snapshot) -> float:
+        return 0.5 * self.k * float(snap.q[self.iq] - self.rest) ** 2
+
+
+class JointDamper(_Joint):
+    """``Q_i = -c v_i`` on one joint coordinate (dissipates ``c v_i^2``)."""
+
+    def __init__(self, joint: str | int, damping: float, name=None):
+        super().__init__(joint)
+        self.c = _finite(damping, "joint damping [N m s/rad or N s/m]")
+        self.name = name or f"joint damper {joint}"
+
+    def force(self, t: float, snap: Snapshot) -> np.ndarray:
+        Q = np.zeros(snap.v.shape[0])
+        Q[self.iv] = -self.c * snap.v[self.iv]
+        return Q
+
+
+class AppliedForce(ForceElement):
+    """A continuous generalized force ``tau(t, q, v)`` (nv,), evaluated at every stage."""
+
+    def __init__(self, fn: Callable[[float, np.ndarray, np.ndarray], np.ndarray], name=None):
+        if not callable(fn):
+            raise ModelError(f"AppliedForce needs a function tau(t, q, v), got {fn!r}")
+        self.fn = fn
+        self.name = name or "applied force"
+
+    def force(self, t: float, snap: Snapshot) -> np.ndarray:
+        Q = np.asarray(self.fn(t, snap.q, snap.v), dtype=float)
+        if Q.shape != snap.v.shape:
+            raise ValueError(
+                f"{self.name}: tau(t, q, v) returned shape {Q.shape}, expected {snap.v.shape}"
+            )
+        return Q
+
+
+class ForceSet:
+    """The force elements of one simulation, bound to its mechanism."""
+
+    def __init__(self, mechanism: Mechanism, elements: Sequence[ForceElement] = ()) -> None:
+        self.elements = list(elements)
+        for e in self.elements:
+            if not isinstance(e, ForceElement):
+                raise ModelError(
+                    f"force elements must be ForceElement instances (PointSpring, PointDamper, "
+                    f"JointSpring, JointDamper, AppliedForce), got {e!r}"
+                )
+            e.bind(mechanism)
+        self.frames = tuple(dict.fromkeys(f for e in self.elements for f in e.frames))
+        self.nv = mechanism.nv
+
+    def __bool__(self) -> bool:
+        return bool(self.elements)
+
+    def evaluate(self, t: float, snap: Snapshot) -> tuple[np.ndarray, float]:
+        """``(Q, P_nc)``: the total generalized force and the power of the
+        non-conservative elements ``sum Q_e . v`` [W]."""
+        Q = np.zeros(self.nv)
+        power = 0.0
+        for e in self.elements:
+            Qe = e.force(t, snap)
+            Q += Qe
+            if not e.conservative:
+                power += float(Qe @ snap.v)
+        return Q, power
+
+    def potential(self, snap: Snapshot) -> float:
+        """Sum of the conservative elements' potentials [J]."""
+        return float(sum(e.potential(snap) for e in self.elements if e.conservative))
