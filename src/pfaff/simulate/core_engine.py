@@ -139,6 +139,9 @@ def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log) -> None:
             traj.append_signals(sig)
         done = max(done, min(upto, n))
     t_col.extend(t_buf[done:n])
+    for key in ("force_work", "force_potential"):  # force elements run on NumPy: none here
+        if key in traj.rows:
+            traj.rows[key].extend([0.0] * n)
     traj.steps = system.steps
     traj.newton_failures = system.newton_failures
 
