@@ -146,3 +146,39 @@ def test_projection_agrees_with_pinocchio_constraint_dynamics() -> None:
     wit = bench.projection_vs_pinocchio(bench.panda_states(8, seed=1))
     assert wit["max_rel"] <= 1e-9
     assert 0.0 <= wit["max_abs"] <= 1e-9 * 1e3  # accelerations are O(1e2) at most here
+
+
+def test_bench_json_has_the_contract_keys(monkeypatch, tmp_path) -> None:
+    """``pfaff bench --json FILE``: projection_dynamics_us, pinocchio_constraint_dynamics_us,
+    ratio_vs_pinocchio and scenarios {NAME: {realtime_factor, engine}} (design.md Sec. 4)."""
+    import json
+
+    from pfaff.cli import main
+
+    fake = {
+        "panda-dd": lambda: [
+            bench.row("panda-dd", "core projection dynamics", 4.0, "us"),
+            bench.row("panda-dd", "projection dynamics", 30.0, "us"),
+            bench.row("panda-dd", "pinocchio constraintDynamics", 2.5, "us"),
+        ],
+        "scenarios": lambda: [
+            bench.row("scenarios", "four-bar realtime factor", 300.0, "x", ">= 10"),
+            bench.row("scenarios", "four-bar engine", "core"),
+            bench.row("scenarios", "dual-panda-box realtime factor", 30.0, "x", ">= 10"),
+            bench.row("scenarios", "dual-panda-box realtime factor", 30.0, "x", ">= 5"),
+            bench.row("scenarios", "dual-panda-box engine", "core"),
+        ],
+    }
+    monkeypatch.setattr(bench, "BENCHMARKS", fake)
+    monkeypatch.setattr(bench, "WARMUP_S", 0.0)
+    out = tmp_path / "bench.json"
+    assert main(["bench", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["projection_dynamics_us"] == 4.0 and data["projection_dynamics_engine"] == "core"
+    assert data["pinocchio_constraint_dynamics_us"] == 2.5
+    assert math.isclose(data["ratio_vs_pinocchio"], 1.6)
+    assert data["scenarios"] == {
+        "four-bar": {"realtime_factor": 300.0, "engine": "core"},
+        "dual-panda-box": {"realtime_factor": 30.0, "engine": "core"},
+    }
+    assert len(data["rows"]) == 8

@@ -27,6 +27,7 @@ SUMMARY_KEYS = {
     "wall_time_s",
     "warnings",
     "realtime_factor",
+    "engine",
     "max_constraint_violation",
     "max_velocity_constraint_violation",
     "metrics",
@@ -77,6 +78,7 @@ def test_run_writes_the_contract(tmp_path, capsys):
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary) == SUMMARY_KEYS
     assert summary["status"] == "ok" and summary["parameters"]["t_end"] == 1.0
+    assert summary["engine"] == "core"  # a Pinocchio particle on a circle: the core runs it
     data = np.load(out / "trajectory.npz")
     for key in ("t", "q", "v", "tau", "lambda", "F", "phi"):
         assert key in data.files

@@ -12,6 +12,7 @@ LAYERS = [
     "mechanism",
     "constraints",
     "dynamics",
+    "core",  # the compiled engine's conductor (pfaff._core behind it): design.md Sec. 1
     "simulate",
     "control",
     "geometry",

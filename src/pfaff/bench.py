@@ -59,6 +59,30 @@ def median_us(loop: Callable[[], object], calls: int, repeats: int = REPEATS) ->
     return statistics.median(times) / calls * 1e6
 
 
+def paired_us(loops: list[Callable[[], object]], calls: int, repeats: int = REPEATS):
+    """Per-call medians (us) of several loops timed in turn within each repeat, and the
+    median over the repeats of each loop's time over the last loop's (the peer's): a
+    busy host slows the loops side by side, so the ratio holds where the times do not.
+    """
+    for loop in loops:
+        loop()
+    times: list[list[float]] = [[] for _ in loops]
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            for i, loop in enumerate(loops):
+                t0 = time.perf_counter()
+                loop()
+                times[i].append(time.perf_counter() - t0)
+    finally:
+        if enabled:
+            gc.enable()
+    med = [statistics.median(t) / calls * 1e6 for t in times]
+    ratios = [statistics.median(a / b for a, b in zip(t, times[-1])) for t in times]
+    return med, ratios
+
+
 # -- panda-dd ---------------------------------------------------------------------------
 def panda_states(n: int = N_STATES, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Random Panda states ``(Q, V, TAU)``, each ``(n, 7)``.
@@ -111,6 +135,17 @@ def _panda_solvers() -> tuple[Callable, Callable, Callable]:
     return projection, kkt, pinocchio
 
 
+def _core_solver(mech: PinocchioMechanism) -> Callable | None:
+    """The compiled core's acceleration ``f(q, v, tau)`` for the same TCP point (None
+    when the core is not built): M, h, frames, A, drift, certified QR, eq. 22."""
+    from pfaff import core
+
+    if not core.available():
+        return None
+    cs = ConstraintSet(mech, [PointsCoincide(PANDA_FRAME, target=list(PANDA_TARGET))])
+    return core.build(cs).acceleration
+
+
 def projection_vs_pinocchio(states: tuple[np.ndarray, np.ndarray, np.ndarray]) -> dict:
     """Largest disagreement between the projection dynamics and Pinocchio's.
 
@@ -139,10 +174,41 @@ def bench_panda_dd() -> list[Row]:
     t_proj, t_pin, t_kkt = timed(projection), timed(pinocchio), timed(kkt)
     wit = projection_vs_pinocchio(states)
     b, n = "panda-dd", f"{N_STATES} states, median of {REPEATS}"
-    return [
-        row(b, "projection dynamics", t_proj, "us", "<= 40", f"compute+evaluate+SVD+eq.22; {n}"),
+    rows = []
+    core_f = _core_solver(load_robot("panda"))
+    if core_f is not None:
+        (t_core, t_pin2), (ratio, _) = paired_us(
+            [
+                lambda: [core_f(q, v, tau) for q, v, tau in triples],
+                lambda: [pinocchio(q, v, tau) for q, v, tau in triples],
+            ],
+            len(triples),
+            2 * REPEATS + 1,
+        )
+        err = max(
+            float(np.abs(core_f(q, v, tau) - np.asarray(pinocchio(q, v, tau))).max())
+            / max(1.0, float(np.abs(np.asarray(pinocchio(q, v, tau))).max()))
+            for q, v, tau in triples
+        )
+        rows = [
+            row(
+                b,
+                "core projection dynamics",
+                t_core,
+                "us",
+                "",
+                f"pfaff._core, 3 rows; {N_STATES} states",
+            ),
+            row(
+                b, "pinocchio (paired with core)", t_pin2, "us", "", "timed in turn with the core"
+            ),
+            row(b, "ratio core/pinocchio", ratio, "", "<= 2", "median of paired ratios; Sec. 8"),
+            row(b, "core max rel |a - a_pin|", err, "", "<= 1e-9", "/ max(1, |a_pin|_inf)"),
+        ]
+    return rows + [
+        row(b, "projection dynamics", t_proj, "us", "<= 40", f"NumPy engine, SVD+eq.22; {n}"),
         row(b, "pinocchio constraintDynamics", t_pin, "us", "", f"CONTACT_3D, same states; {n}"),
-        row(b, "ratio projection/pinocchio", t_proj / t_pin, "", "", "reported, no target"),
+        row(b, "ratio projection/pinocchio", t_proj / t_pin, "", "", "NumPy engine, no target"),
         row(
             b,
             "KKT baseline",
@@ -217,7 +283,12 @@ def bench_panda_mujoco() -> list[Row]:
 
 # -- scenarios ---------------------------------------------------------------------------
 #: non-default parameter sets that are part of an issue's figures
-SCENARIO_VARIANTS = (("four-bar", {"parallelogram": "true"}),)
+SCENARIO_VARIANTS = (
+    ("four-bar", {"parallelogram": "true"}),
+    # the slider-crank on its Pinocchio model: the compiled core runs it (the default
+    # closed-form model of Aghili eq. 68 runs on the NumPy engine)
+    ("slider-crank", {"model": "pinocchio"}),
+)
 #: runs per scenario; the real-time factor reported is their median (design.md Sec. 8)
 SCENARIO_RUNS = 3
 #: real-time figures of an issue that differ from the design target of 10x
@@ -251,6 +322,7 @@ def bench_scenarios(runs: int = SCENARIO_RUNS) -> list[Row]:
             f"sim {s['sim_time_s']:.3g} s in {s['sim_time_s'] / med:.3g} s wall"
         )
         rows.append(row("scenarios", f"{label} realtime factor", med, "x", ">= 10", note))
+        rows.append(row("scenarios", f"{label} engine", s.get("engine") or "", "", "", ""))
         if name in ISSUE_REALTIME and not overrides:
             bound, issue = ISSUE_REALTIME[name]
             rows.append(
@@ -425,6 +497,40 @@ def run_benchmarks(names: list[str] | None = None) -> list[dict]:
         for n in names:
             rows += BENCHMARKS[n]()
     return rows
+
+
+def summary_json(rows: list[dict]) -> dict:
+    """The machine-readable figures of ``pfaff bench --json`` (design.md Sec. 4).
+
+    ``projection_dynamics_us`` is the compiled core's time when it is built (the
+    engine a simulation uses), else the NumPy engine's; ``ratio_vs_pinocchio`` is its
+    ratio to Pinocchio's ``constraintDynamics`` on the same states, same process.
+    """
+    fig = {(r["benchmark"], r["figure"]): r["value"] for r in rows}
+    out: dict = {"rows": rows}
+    dd = "panda-dd"
+    if (dd, "pinocchio constraintDynamics") in fig:
+        core_t = fig.get((dd, "core projection dynamics"))
+        t = core_t if core_t is not None else fig[(dd, "projection dynamics")]
+        out["projection_dynamics_us"] = t
+        out["projection_dynamics_engine"] = "core" if core_t is not None else "numpy"
+        out["numpy_projection_dynamics_us"] = fig[(dd, "projection dynamics")]
+        paired = fig.get((dd, "pinocchio (paired with core)"))
+        t_pin = paired if core_t is not None and paired is not None else None
+        t_pin = t_pin or fig[(dd, "pinocchio constraintDynamics")]
+        out["pinocchio_constraint_dynamics_us"] = t_pin
+        out["ratio_vs_pinocchio"] = fig.get((dd, "ratio core/pinocchio")) or t / t_pin
+    scen: dict = {}
+    for r in rows:
+        if r["benchmark"] != "scenarios":
+            continue
+        f = str(r["figure"])
+        for key, suffix in (("realtime_factor", " realtime factor"), ("engine", " engine")):
+            if f.endswith(suffix) and key not in scen.get(f[: -len(suffix)], {}):
+                scen.setdefault(f[: -len(suffix)], {})[key] = r["value"]
+    if scen:
+        out["scenarios"] = scen
+    return out
 
 
 #: busy time before the first figure, so that the CPU clock has ramped up

@@ -8,7 +8,7 @@
     pfaff sweep NAME --out DIR [--grid KEY=V1,V2,...]... [--random KEY=LO:HI --samples N
                 [--seed S]] [--set KEY=VALUE]... [--workers N | --scheduler ADDRESS]
                 [--force] [--no-point-files]          many runs on Dask, a results table
-    pfaff bench [NAME...]                          the benchmark suite, a table of figures
+    pfaff bench [NAME...] [--json FILE]            the benchmark suite, a table of figures
     pfaff --version
 
 Exit status: 0 ok; 2 bad command line, parameters, model file or output folder
@@ -64,6 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_sweep_parser(sub)
     bench = sub.add_parser("bench", help="run the benchmark suite")
     bench.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
+    bench.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     return p
 
 
@@ -233,8 +234,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_bench(names: list[str]) -> int:
-    from pfaff.bench import format_table, run_benchmarks
+def _cmd_bench(names: list[str], json_file: str | None = None) -> int:
+    from pfaff.bench import format_table, run_benchmarks, summary_json
+    from pfaff.report.io import atomic_write_json
 
     try:
         rows = run_benchmarks(names or None)
@@ -242,6 +244,8 @@ def _cmd_bench(names: list[str]) -> int:
         print(f"pfaff: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     print(format_table(rows))
+    if json_file:
+        atomic_write_json(json_file, summary_json(rows))
     return EXIT_OK
 
 
@@ -272,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return _cmd_run(ns)
     if args.command == "bench":
-        return _cmd_bench(args.names)
+        return _cmd_bench(args.names, args.json)
     _parser().print_help()
     return EXIT_USAGE
 

@@ -72,6 +72,7 @@ def _summary(name, params, result, traj, status, msg, wall, warns):
         "steps": int(traj.steps) if traj is not None else 0,
         "wall_time_s": _number(wall),
         "realtime_factor": _number(sim_time / wall) if wall and wall > 0 and has else None,
+        "engine": traj.engine if traj is not None else None,
         "max_constraint_violation": traj.max_constraint_violation() if has else None,
         "max_velocity_constraint_violation": (
             traj.max_velocity_constraint_violation() if has else None

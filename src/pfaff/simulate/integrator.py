@@ -10,16 +10,19 @@ hold).
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from pfaff import core
 from pfaff import dynamics as dyn
 from pfaff.constraints.base import ConstraintEval, ConstraintSet
 from pfaff.linalg import LastSVD, single_threaded_blas
 from pfaff.mechanism.base import Snapshot
+from pfaff.simulate import core_engine
 from pfaff.simulate.correction import correct_state, newton_project, project_velocity
 from pfaff.simulate.forces import ForceElement, ForceSet
 from pfaff.simulate.trajectory import (
@@ -32,6 +35,52 @@ from pfaff.simulate.trajectory import (
 Controller = Callable[[float, Snapshot], np.ndarray]
 ADAPTIVE = ("RK45", "DOP853", "Radau")
 INTEGRATORS = ("rk4", *ADAPTIVE)
+ENGINES = ("auto", "core", "numpy")
+
+
+_ENGINE_OVERRIDE: list[str] = []
+
+
+@contextlib.contextmanager
+def use_engine(engine: str):
+    """Within the block, every :func:`simulate` runs with ``engine`` in place of its
+    ``SimOptions.engine`` (``"numpy"`` or ``"auto"``: the two engines side by side on a
+    whole scenario, in the tests and ``pfaff bench``)."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; valid: {', '.join(ENGINES)}")
+    _ENGINE_OVERRIDE.append(engine)
+    try:
+        yield
+    finally:
+        _ENGINE_OVERRIDE.pop()
+
+
+def choose_engine(cset: ConstraintSet, opt: SimOptions, stop=None, forces=()) -> str:
+    """The engine that runs ``cset`` under ``opt``: ``"core"`` or ``"numpy"``.
+
+    Raises ValueError when ``engine="core"`` is asked for a system the core cannot run.
+    """
+    engine = _ENGINE_OVERRIDE[-1] if _ENGINE_OVERRIDE else opt.engine
+    reason = core.unsupported_reason(cset)
+    mech = cset.mechanism
+    if reason is None and mech.nq != mech.nv:
+        reason = (
+            f"a Lie-group configuration (nq {mech.nq} != nv {mech.nv}): the NumPy engine's "
+            "RK4 stages are in Runge-Kutta-Munthe-Kaas form, the core's are not yet"
+        )
+    if reason is None and opt.integrator != "rk4":
+        reason = f"integrator {opt.integrator!r} (the core runs rk4)"
+    if reason is None and opt.method != "projection":
+        reason = f"method {opt.method!r} (the core runs the projection method)"
+    if reason is None and stop is not None:
+        reason = "a stop callback (checked at every step in Python)"
+    if reason is None and forces:
+        reason = "force elements (evaluated at every stage in Python)"
+    if engine == "core" and reason is not None:
+        raise ValueError(f"engine='core' cannot run this system: {reason}")
+    if engine == "numpy" or reason is not None:
+        return "numpy"
+    return "core"
 
 
 @dataclass
@@ -63,6 +112,10 @@ class SimOptions:
     potential_offset : subtracted from the mechanism's potential energy
         (choose the zero of the potential).
     progress : show a progress bar (default: when stderr is a terminal).
+    engine : ``"core"`` (the compiled step core, :mod:`pfaff.core`), ``"numpy"``
+        (the reference engine) or ``"auto"``: the core whenever it can run the
+        system (Pinocchio mechanism, built-in constraints, RK4, projection method,
+        no ``stop`` callback), else NumPy. ``Trajectory.engine`` says which ran.
     """
 
     dt: float = 1e-3
@@ -80,6 +133,7 @@ class SimOptions:
     record_every: int = 1
     potential_offset: float = 0.0
     progress: bool | None = None
+    engine: str = "auto"
 
     def validate(self) -> None:
         if not (np.isfinite(self.dt) and self.dt > 0):
@@ -101,6 +155,8 @@ class SimOptions:
                 f"position_floor must be in [0, position_tol = {self.position_tol:g}], "
                 f"got {self.position_floor!r}"
             )
+        if self.engine not in ENGINES:
+            raise ValueError(f"unknown engine {self.engine!r}; valid: {', '.join(ENGINES)}")
         if int(self.record_every) < 1:
             raise ValueError(f"record_every must be >= 1, got {self.record_every!r}")
 
@@ -355,9 +411,15 @@ def simulate(
         from tqdm import tqdm
 
         bar = tqdm(total=n_steps, desc=mech.name, unit="step", mininterval=0.5, leave=False)
+    traj.engine = choose_engine(cset, opt, stop, tuple(forces))
     blas = single_threaded_blas()  # small matrices: one BLAS thread (restored below)
     t, k = t0, 0
     try:
+        if traj.engine == "core":
+            frames = tuple(dict.fromkeys((*cset.frames, *ctrl_frames)))
+            return core_engine.run(
+                cset, q, v, n_steps, opt, controller, tau_held, t0, frames, traj, bar
+            )
         for k in range(n_steps + 1):
             t = t0 + k * opt.dt
             snap, cev = ev.terms(q, v)
@@ -433,6 +495,9 @@ def simulate(
             if bar is not None:
                 bar.update(1)
     except KeyboardInterrupt:
+        if traj.engine == "core":  # the core's steps so far
+            k = traj.steps
+            t = t0 + k * opt.dt
         traj.trim()
         raise SimulationInterrupted(
             f"interrupted at t = {t:.6g} s (step {k} of {n_steps})", traj

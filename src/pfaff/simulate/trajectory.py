@@ -74,6 +74,7 @@ class Trajectory:
     kkt_cond_max: float = 0.0
     stopped_at: float | None = None
     warnings: list[str] = field(default_factory=list)
+    engine: str = "numpy"
 
     def __post_init__(self) -> None:
         for k in SERIES_DOC:

@@ -1,0 +1,145 @@
+// The thin binding of pfaff._core (nanobind); the Python conductor is pfaff.core.
+#include <nanobind/nanobind.h>
+#include <nanobind/eigen/dense.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "core.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+using pfaff::System;
+using pfaff::VecX;
+
+using Buffer = nb::ndarray<double, nb::c_contig, nb::device::cpu>;
+
+NB_MODULE(_core, m)
+{
+  m.doc() = "pfaff's compiled step core (C++17 on Pinocchio); see pfaff.core";
+
+  nb::enum_<pfaff::Kind>(m, "Kind")
+    .value("PointOnPlane", pfaff::Kind::PointOnPlane)
+    .value("PointsCoincide", pfaff::Kind::PointsCoincide)
+    .value("PointOnCircle", pfaff::Kind::PointOnCircle)
+    .value("LockedJoint", pfaff::Kind::LockedJoint)
+    .value("FrameAligned", pfaff::Kind::FrameAligned)
+    .value("Weld", pfaff::Kind::Weld);
+
+  nb::class_<pfaff::Spec>(m, "Spec")
+    .def(nb::init<>())
+    .def_rw("kind", &pfaff::Spec::kind)
+    .def_rw("dim", &pfaff::Spec::dim)
+    .def_rw("unilateral", &pfaff::Spec::unilateral)
+    .def_rw("s1", &pfaff::Spec::s1)
+    .def_rw("s2", &pfaff::Spec::s2)
+    .def_rw("has_p1", &pfaff::Spec::has_p1)
+    .def_rw("has_p2", &pfaff::Spec::has_p2)
+    .def_rw("p1", &pfaff::Spec::p1)
+    .def_rw("p2", &pfaff::Spec::p2)
+    .def_rw("D", &pfaff::Spec::D)
+    .def_rw("D_identity", &pfaff::Spec::D_identity)
+    .def_rw("n", &pfaff::Spec::n)
+    .def_rw("d", &pfaff::Spec::d)
+    .def_rw("c", &pfaff::Spec::c)
+    .def_rw("rho", &pfaff::Spec::rho)
+    .def_rw("target", &pfaff::Spec::target)
+    .def_rw("R_off", &pfaff::Spec::R_off)
+    .def_rw("R_right", &pfaff::Spec::R_right)
+    .def_rw("iq", &pfaff::Spec::iq)
+    .def_rw("iv", &pfaff::Spec::iv)
+    .def_rw("unbounded", &pfaff::Spec::unbounded)
+    .def_rw("value", &pfaff::Spec::value);
+
+  nb::class_<pfaff::Options>(m, "Options")
+    .def(nb::init<>())
+    .def_rw("dt", &pfaff::Options::dt)
+    .def_rw("rank_tol", &pfaff::Options::rank_tol)
+    .def_rw("position_tol", &pfaff::Options::position_tol)
+    .def_rw("max_newton", &pfaff::Options::max_newton)
+    .def_rw("newton_step_tol", &pfaff::Options::newton_step_tol)
+    .def_rw("position_floor", &pfaff::Options::position_floor)
+    .def_rw("variant", &pfaff::Options::variant)
+    .def_rw("gamma", &pfaff::Options::gamma)
+    .def_rw("record_every", &pfaff::Options::record_every)
+    .def_rw("potential_offset", &pfaff::Options::potential_offset);
+
+  nb::class_<System>(m, "System")
+    .def(nb::init<const std::string &>(), "model_text"_a)
+    .def_prop_ro("nq", &System::nq)
+    .def_prop_ro("nv", &System::nv)
+    .def_prop_ro("rows", &System::rows)
+    .def_rw("options", &System::opt)
+    .def("add_frame", &System::add_frame, "name"_a)
+    .def("add", &System::add, "spec"_a)
+    .def(
+      "evaluate",
+      [](System & s, const VecX & q, const VecX & v) {
+        s.dynamics_state(q, v, false);
+        s.evaluate(q, v, true);
+        return nb::make_tuple(s.M, s.h, s.A, s.drift, s.phi);
+      },
+      "q"_a, "v"_a, "M, h, A, drift, Phi at (q, v)")
+    .def(
+      "solve",
+      [](System & s, const VecX & q, const VecX & v, const VecX & tau) {
+        VecX a, F, lam;
+        int rank = 0;
+        s.solve(q, v, tau, a, F, lam, rank);
+        return nb::make_tuple(a, F, lam, rank);
+      },
+      "q"_a, "v"_a, "tau"_a, "acceleration, constraint force, multipliers, rank at (q, v, tau)")
+    .def(
+      "acceleration",
+      [](System & s, const VecX & q, const VecX & v, const VecX & tau) {
+        VecX a;
+        s.acceleration(q, v, tau, a);
+        return a;
+      },
+      "q"_a, "v"_a, "tau"_a,
+      "acceleration at (q, v, tau) as an RK4 stage takes it (certified QR, else SVD)")
+    .def(
+      "set_state", [](System & s, const VecX & q, const VecX & v) { s.set_state(q, v); }, "q"_a,
+      "v"_a)
+    .def("set_tau", [](System & s, const VecX & tau) { s.set_tau(tau); }, "tau"_a)
+    .def_prop_ro("q", [](const System & s) { return VecX(s.q_); })
+    .def_prop_ro("v", [](const System & s) { return VecX(s.v_); })
+    .def(
+      "sensors",
+      [](System & s) {
+        VecX F, lam;
+        s.sensors(F, lam);
+        return nb::make_tuple(F, lam);
+      })
+    .def(
+      "set_buffers",
+      [](System & s, std::vector<Buffer> bufs, int capacity) {
+        std::vector<double *> ptrs;
+        for (auto & b : bufs)
+          ptrs.push_back(b.data());
+        s.set_buffers(ptrs, capacity);
+      },
+      "buffers"_a, "capacity"_a)
+    .def(
+      "run",
+      [](System & s, int k0, int k1, int n_steps, double t0) {
+        pfaff::Status st;
+        {
+          nb::gil_scoped_release release;
+          st = s.run(k0, k1, n_steps, t0);
+        }
+        return nb::make_tuple(st.code, st.what, st.index, st.value, st.t, st.step, st.iterations);
+      },
+      "k0"_a, "k1"_a, "n_steps"_a, "t0"_a)
+    .def("reset_counters",
+         [](System & s) {
+           s.work = s.corr = 0.0;
+           s.newton_it = s.newton_failures = s.recorded = s.steps = 0;
+         })
+    .def_ro("work", &System::work)
+    .def_ro("correction_energy", &System::corr)
+    .def_ro("newton_failures", &System::newton_failures)
+    .def_ro("recorded", &System::recorded)
+    .def_ro("steps", &System::steps);
+}

@@ -1,0 +1,664 @@
+// The compiled engine: per-state terms, constraint rows, projection, direct dynamics,
+// constraint force, RK4 step loop with the drift correction. See core.hpp; the NumPy
+// functions each block mirrors are named in its comment.
+#include "core.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <Eigen/Eigenvalues>
+
+#include "pinocchio/algorithm/crba.hpp"
+#include "pinocchio/algorithm/energy.hpp"
+#include "pinocchio/algorithm/frames.hpp"
+#include "pinocchio/algorithm/jacobian.hpp"
+#include "pinocchio/algorithm/joint-configuration.hpp"
+#include "pinocchio/algorithm/kinematics.hpp"
+#include "pinocchio/algorithm/rnea.hpp"
+
+namespace pfaff
+{
+  namespace
+  {
+    constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+    Mat3 skew(const Vec3 & r)
+    {
+      Mat3 S;
+      S << 0.0, -r.z(), r.y(), r.z(), 0.0, -r.x(), -r.y(), r.x(), 0.0;
+      return S;
+    }
+
+    double abs_max(const VecX & x) { return x.size() ? x.cwiseAbs().maxCoeff() : 0.0; }
+
+    // FrameState.point / point_jacobian / point_drift of a point fixed in a frame
+    void point_terms(
+      const FrameKin & f,
+      bool has_off,
+      const Vec3 & off,
+      Vec3 & p,
+      Matrix3x & Jp,
+      Vec3 & ap,
+      bool with_drift)
+    {
+      if (!has_off)
+      {
+        p = f.p;
+        Jp = f.J.topRows<3>();
+        if (with_drift)
+          ap = f.drift.head<3>();
+        return;
+      }
+      const Vec3 r = f.R * off;
+      p = f.p + r;
+      Jp.noalias() = f.J.topRows<3>() - skew(r) * f.J.bottomRows<3>();
+      if (with_drift)
+        ap = f.drift.head<3>() + f.drift.tail<3>().cross(r) + f.w.cross(f.w.cross(r));
+    }
+  } // namespace
+
+  System::System(const std::string & model_text)
+  : model(load_model(model_text))
+  , data(model)
+  {
+    const int nv = model.nv;
+    M.setZero(nv, nv);
+    h.setZero(nv);
+    Jp1_.setZero(3, nv);
+    Jp2_.setZero(3, nv);
+    Gjw_.setZero(3, nv);
+    q_ = pinocchio::neutral(model);
+    qs_ = q_;
+    q1_ = q_;
+    dv_.setZero(nv);
+    a0_.setZero(nv);
+    v_.setZero(nv);
+    tau_.setZero(nv);
+  }
+
+  int System::add_frame(const std::string & name)
+  {
+    if (!model.existFrame(name))
+      throw std::invalid_argument("unknown frame '" + name + "'");
+    const auto id = model.getFrameId(name);
+    for (size_t i = 0; i < frames.size(); ++i)
+      if (frames[i].id == id)
+        return int(i);
+    FrameKin f;
+    f.id = id;
+    f.joint = model.frames[id].parentJoint;
+    f.J.setZero(6, model.nv); // getFrameJacobian writes the supporting columns only
+    frames.push_back(f);
+    return int(frames.size()) - 1;
+  }
+
+  void System::add(const Spec & s)
+  {
+    auto slot_ok = [&](int k) { return k >= -1 && k < int(frames.size()); };
+    if (!slot_ok(s.s1) || !slot_ok(s.s2) || s.dim < 1)
+      throw std::invalid_argument("invalid constraint spec");
+    if (s.kind == Kind::LockedJoint && (s.iv < 0 || s.iv >= model.nv || s.iq < 0))
+      throw std::invalid_argument("invalid locked joint index");
+    if ((s.kind == Kind::PointsCoincide || s.kind == Kind::FrameAligned) && s.D.rows() != s.dim)
+      throw std::invalid_argument("directions must have dim rows");
+    specs.push_back(s);
+    for (int i = 0; i < s.dim; ++i)
+    {
+      hol_rows.push_back(m + i);
+      if (s.unilateral)
+        uni_rows.push_back(m + i);
+    }
+    m += s.dim;
+    m_h += s.dim; // every built-in type is holonomic
+    A.setZero(m, model.nv);
+    A_h.setZero(m_h, model.nv);
+    drift.setZero(m);
+    phi.setZero(m_h);
+  }
+
+  // -- per-state terms (PinocchioMechanism.compute) -----------------------------
+  void System::frame_terms(bool with_velocity, const VecX & v)
+  {
+    for (auto & f : frames)
+    {
+      const auto & oMf = pinocchio::updateFramePlacement(model, data, f.id);
+      f.p = oMf.translation();
+      f.R = oMf.rotation();
+      pinocchio::getFrameJacobian(model, data, f.id, pinocchio::LOCAL_WORLD_ALIGNED, f.J);
+      if (with_velocity)
+      {
+        f.drift = pinocchio::getFrameClassicalAcceleration(
+                    model, data, f.id, pinocchio::LOCAL_WORLD_ALIGNED)
+                    .toVector();
+        f.w.noalias() = f.J.bottomRows<3>() * v;
+      }
+      else
+      {
+        f.drift.setZero();
+        f.w.setZero();
+      }
+    }
+  }
+
+  void System::dynamics_state(const VecX & q, const VecX & v, bool extras)
+  {
+    // M (upper triangle; CRBA in the WORLD convention also fills the joint Jacobians
+    // data.J), h = RNEA at a = 0, then the kinematics at a = 0 for the frames' drift
+    // (computeAllTerms does all of it and more: centroidal terms, energies, Jcom)
+    pinocchio::crba(model, data, q, pinocchio::Convention::WORLD);
+    pinocchio::nonLinearEffects(model, data, q, v);
+    // RNEA's forward pass leaves a_gf = a - X g (a: acceleration at zero joint
+    // acceleration, X the world-to-joint motion transform): a = a_gf + X g, taken
+    // for the joints that carry a frame (oMi from the CRBA pass, same q)
+    for (const auto & f : frames)
+      data.a[f.joint] = data.a_gf[f.joint] + data.oMi[f.joint].actInv(model.gravity);
+    M.triangularView<Eigen::Upper>() = data.M;
+    M.triangularView<Eigen::StrictlyLower>() = data.M.transpose();
+    h = data.nle;
+    frame_terms(true, v);
+    if (extras)
+    {
+      kinetic = 0.5 * v.dot(M * v);
+      potential = pinocchio::computePotentialEnergy(model, data, q);
+    }
+  }
+
+  void System::kinematics_state(const VecX & q)
+  {
+    pinocchio::computeJointJacobians(model, data, q);
+    frame_terms(false, v_);
+  }
+
+  // -- constraint rows (constraints.library, constraints.weld) ------------------
+  void System::aligned_rows(
+    const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow, bool with_drift)
+  {
+    const int nv = model.nv;
+    const FrameKin & f1 = frames[s.s1];
+    Mat3 Re;
+    if (s.s2 < 0)
+    {
+      Re.noalias() = f1.R * s.R_right;
+      Gjw_ = f1.J.bottomRows<3>();
+    }
+    else
+    {
+      const FrameKin & f2 = frames[s.s2];
+      if (off_identity)
+        Re.noalias() = f1.R * f2.R.transpose();
+      else
+        Re.noalias() = (f1.R * R_off) * f2.R.transpose();
+      Gjw_.noalias() = f1.J.bottomRows<3>() - Re * f2.J.bottomRows<3>();
+    }
+    const double tr = Re.trace();
+    const Mat3 G = 0.5 * (tr * Mat3::Identity() - Re);
+    const Vec3 e(
+      0.5 * (Re(2, 1) - Re(1, 2)), 0.5 * (Re(0, 2) - Re(2, 0)), 0.5 * (Re(1, 0) - Re(0, 1)));
+    Vec3 dr = Vec3::Zero();
+    if (with_drift)
+    {
+      // _drift3: G' w + G w', w = J_w v, w' = alpha_1 - R_e alpha_2 - w x (R_e omega_2)
+      const Vec3 w = Gjw_ * v_stage_ref();
+      Vec3 a = f1.drift.tail<3>();
+      if (s.s2 >= 0)
+      {
+        const FrameKin & f2 = frames[s.s2];
+        const Vec3 u = Re * f2.w;
+        a -= Re * f2.drift.tail<3>() + w.cross(u);
+      }
+      const double tr_d = w.x() * (Re(1, 2) - Re(2, 1)) + w.y() * (Re(2, 0) - Re(0, 2))
+                          + w.z() * (Re(0, 1) - Re(1, 0));
+      const Vec3 c = Re * w;
+      dr = 0.5 * (tr_d * w - w.cross(c) + tr * a - Re * a);
+    }
+    if (s.D_identity)
+    {
+      A.middleRows(row, 3).noalias() = G * Gjw_;
+      drift.segment<3>(row) = dr;
+      phi.segment<3>(hrow) = e;
+    }
+    else
+    {
+      const int k = int(s.D.rows());
+      A.middleRows(row, k).noalias() = (s.D * G) * Gjw_;
+      drift.segment(row, k).noalias() = s.D * dr;
+      phi.segment(hrow, k).noalias() = s.D * e;
+    }
+    (void)nv;
+  }
+
+  void System::write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift)
+  {
+    Vec3 p1, p2, a1 = Vec3::Zero(), a2 = Vec3::Zero();
+    switch (s.kind)
+    {
+    case Kind::PointOnPlane: {
+      point_terms(frames[s.s1], s.has_p1, s.p1, p1, Jp1_, a1, with_drift);
+      phi(hrow) = s.n.dot(p1) - s.d;
+      A.row(row).noalias() = s.n.transpose() * Jp1_;
+      drift(row) = with_drift ? s.n.dot(a1) : 0.0;
+      break;
+    }
+    case Kind::PointsCoincide: {
+      point_terms(frames[s.s1], s.has_p1, s.p1, p1, Jp1_, a1, with_drift);
+      if (s.s2 >= 0)
+      {
+        point_terms(frames[s.s2], s.has_p2, s.p2, p2, Jp2_, a2, with_drift);
+        Jp1_ -= Jp2_;
+        a1 -= a2;
+        p1 -= p2;
+      }
+      else
+        p1 -= s.target;
+      if (s.D_identity)
+      {
+        A.middleRows(row, 3) = Jp1_;
+        drift.segment<3>(row) = with_drift ? a1 : Vec3::Zero();
+        phi.segment<3>(hrow) = p1;
+      }
+      else
+      {
+        A.middleRows(row, s.dim).noalias() = s.D * Jp1_;
+        if (with_drift)
+          drift.segment(row, s.dim).noalias() = s.D * a1;
+        else
+          drift.segment(row, s.dim).setZero();
+        phi.segment(hrow, s.dim).noalias() = s.D * p1;
+      }
+      break;
+    }
+    case Kind::PointOnCircle: {
+      point_terms(frames[s.s1], s.has_p1, s.p1, p1, Jp1_, a1, with_drift);
+      const Eigen::Vector2d d = p1.head<2>() - s.c;
+      const double r = d.norm();
+      const Eigen::Vector2d u = d / r;
+      phi(hrow) = r - s.rho;
+      A.row(row).noalias() = u.transpose() * Jp1_.topRows<2>();
+      if (with_drift)
+      {
+        const Eigen::Vector2d vp = Jp1_.topRows<2>() * v_stage_ref();
+        const double uv = u.dot(vp);
+        drift(row) = u.dot(a1.head<2>()) + (vp.dot(vp) - uv * uv) / r;
+      }
+      else
+        drift(row) = 0.0;
+      break;
+    }
+    case Kind::LockedJoint: {
+      if (s.unbounded)
+      {
+        const double dd = std::atan2(q(s.iq + 1), q(s.iq)) - s.value;
+        const double x = dd + M_PI, T = 2.0 * M_PI;
+        phi(hrow) = (x - T * std::floor(x / T)) - M_PI; // Python's floor modulo
+      }
+      else
+        phi(hrow) = q(s.iq) - s.value;
+      A.row(row).setZero();
+      A(row, s.iv) = 1.0;
+      drift(row) = 0.0;
+      break;
+    }
+    case Kind::FrameAligned: {
+      aligned_rows(s, s.R_off, s.R_off.isIdentity(0.0), row, hrow, with_drift);
+      break;
+    }
+    case Kind::Weld: {
+      const FrameKin & f1 = frames[s.s1];
+      const FrameKin & f2 = frames[s.s2];
+      A.middleRows(row, 3) = f1.J.topRows<3>() - f2.J.topRows<3>();
+      drift.segment<3>(row) =
+        with_drift ? Vec3(f1.drift.head<3>() - f2.drift.head<3>()) : Vec3::Zero();
+      phi.segment<3>(hrow) = f1.p - f2.p;
+      Spec al = s; // rows 3-5: FrameAligned(frame1, frame2, offset), D = I
+      al.D_identity = true;
+      aligned_rows(al, s.R_off, s.R_off.isIdentity(0.0), row + 3, hrow + 3, with_drift);
+      break;
+    }
+    }
+  }
+
+  void System::evaluate(const VecX & q, const VecX & v, bool with_drift)
+  {
+    vref_ = &v;
+    int row = 0, hrow = 0;
+    for (const auto & s : specs)
+    {
+      write_spec(s, row, hrow, q, with_drift);
+      row += s.dim;
+      hrow += s.dim;
+    }
+    for (int i = 0; i < m_h; ++i)
+      A_h.row(i) = A.row(hol_rows[i]);
+  }
+
+  // -- projection (linalg.full_row_rank_qr, linalg.row_space, dynamics.projection) ---
+  void System::row_space(const MatX & Am, bool want_sigma, bool allow_qr, RowSpace & rs)
+  {
+    const int mm = int(Am.rows()), n = int(Am.cols());
+    const double tol = opt.rank_tol;
+    if (mm == 0)
+    {
+      rs.V1.resize(n, 0);
+      rs.W.resize(0, 0);
+      rs.rank = 0;
+      rs.sigma_min = 0.0;
+      return;
+    }
+    if (allow_qr && mm <= n)
+    {
+      // certified QR of A^T: sigma_min(A) >= 1 / ||R^-1||_F >= 2 rank_tol
+      qr_.compute(Am.transpose());
+      rs.W.setIdentity(mm, mm);
+      qr_.matrixQR().topLeftCorner(mm, mm).triangularView<Eigen::Upper>().solveInPlace(rs.W);
+      const double nrm = rs.W.norm();
+      if (nrm * 2.0 * tol <= 1.0) // false for inf / nan
+      {
+        rs.V1.setIdentity(n, mm);
+        rs.V1.applyOnTheLeft(qr_.householderQ());
+        rs.rank = mm;
+        if (want_sigma) // sigma_min(A) = sigma_min(R) = 1 / ||R^-1||_2
+          rs.sigma_min =
+            1.0 / std::sqrt((rs.W.transpose() * rs.W).selfadjointView<Eigen::Lower>().operatorNorm());
+        else
+          rs.sigma_min = kNaN;
+        return;
+      }
+    }
+    svd_.compute(Am, Eigen::ComputeThinU | Eigen::ComputeThinV);
+    const VecX & s = svd_.singularValues();
+    int r = 0;
+    while (r < s.size() && s(r) >= tol)
+      ++r;
+    rs.rank = r;
+    rs.V1 = svd_.matrixV().leftCols(r);
+    rs.W = svd_.matrixU().leftCols(r) * s.head(r).cwiseInverse().asDiagonal();
+    rs.sigma_min = mm <= n ? s(s.size() - 1) : 0.0;
+  }
+
+  // -- direct dynamics (dynamics.direct_dynamics, Aghili eq. 22, 27, 29) ------------
+  void System::accel(const VecX & tau, const RowSpace & rs, VecX & a)
+  {
+    const int n = model.nv;
+    P.setIdentity(n, n);
+    P.noalias() -= rs.V1 * rs.V1.transpose();
+    Cv_.noalias() = -(rs.V1 * (rs.W.transpose() * drift));
+    tmp_ = tau - h;
+    rhs_.noalias() = P * tmp_;
+    if (opt.variant == 0)
+    {
+      PM.noalias() = P * M;
+      Mc = M + PM - PM.transpose();
+      rhs_.noalias() += M * Cv_;
+    }
+    else if (opt.variant == 1)
+    {
+      tmp_.noalias() = M * Cv_;
+      rhs_ += tmp_;
+      rhs_.noalias() -= 2.0 * (P * tmp_);
+      Qp = MatX::Identity(n, n) - P;
+      PM.noalias() = P * M;
+      Mc.noalias() = PM * P;
+      PM.noalias() = Qp * M;
+      Mc.noalias() += PM * Qp;
+    }
+    else
+    {
+      double g = opt.gamma;
+      if (!(g > 0.0))
+        g = M.selfadjointView<Eigen::Lower>().operatorNorm();
+      Qp = MatX::Identity(n, n) - P;
+      Mc.noalias() = P * M;
+      Mc += g * Qp;
+      rhs_ += g * Cv_;
+    }
+    lu_.compute(Mc);
+    a = lu_.solve(rhs_);
+  }
+
+  // -- constraint force and multipliers (dynamics.constraint_force, eq. 32) ---------
+  void System::forces(
+    const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F, VecX & lam)
+  {
+    tmp_ = tau - h;
+    tmp_.noalias() -= M * a;
+    F = tmp_;
+    F.noalias() -= P * tmp_;
+    lam.noalias() = rs.W * (rs.V1.transpose() * F);
+  }
+
+  void System::solve(
+    const VecX & q, const VecX & v, const VecX & tau, VecX & a, VecX & F, VecX & lam, int & rank)
+  {
+    dynamics_state(q, v, false);
+    evaluate(q, v, true);
+    row_space(A, true, false, rs_);
+    accel(tau, rs_, a);
+    forces(tau, rs_, a, F, lam);
+    rank = rs_.rank;
+  }
+
+  void System::acceleration(const VecX & q, const VecX & v, const VecX & tau, VecX & a)
+  {
+    dynamics_state(q, v, false);
+    evaluate(q, v, true);
+    row_space(A, false, true, rs_stage_);
+    accel(tau, rs_stage_, a);
+  }
+
+  void System::sensors(VecX & F, VecX & lam)
+  {
+    dynamics_state(q_, v_, false);
+    evaluate(q_, v_, true);
+    row_space(A, false, true, rs_);
+    accel(tau_, rs_, a_);
+    forces(tau_, rs_, a_, F, lam);
+  }
+
+  // -- the step loop (simulate.integrator, simulate.correction) --------------------
+  void System::set_buffers(const std::vector<double *> & bufs, int capacity)
+  {
+    if (bufs.size() != 17)
+      throw std::invalid_argument("17 record buffers expected");
+    bufs_ = bufs;
+    capacity_ = capacity;
+    recorded = 0;
+  }
+
+  void System::record(double t)
+  {
+    if (recorded >= capacity_)
+      throw std::runtime_error("record buffers full");
+    const int i = recorded++;
+    const int nq = model.nq, nv = model.nv;
+    auto row = [&](int b, const VecX & x) {
+      if (x.size())
+        Eigen::Map<VecX>(bufs_[b] + size_t(i) * x.size(), x.size()) = x;
+    };
+    bufs_[0][i] = t;
+    row(1, q_);
+    row(2, v_);
+    row(3, a_);
+    row(4, tau_);
+    row(5, F_);
+    row(6, lam_);
+    tmp_.noalias() = A * v_;
+    if (m)
+      Eigen::Map<VecX>(bufs_[7] + size_t(i) * m, m) = tmp_;
+    row(8, phi);
+    bufs_[9][i] = rs_.rank;
+    bufs_[10][i] = rs_.sigma_min;
+    const double pot = potential - opt.potential_offset;
+    bufs_[11][i] = kinetic;
+    bufs_[12][i] = pot;
+    bufs_[13][i] = kinetic + pot;
+    bufs_[14][i] = work;
+    bufs_[15][i] = corr;
+    bufs_[16][i] = newton_it;
+    (void)nq;
+    (void)nv;
+  }
+
+  bool System::finite_or(const char * what, const VecX & x, double t, int step, Status & st)
+  {
+    for (int i = 0; i < x.size(); ++i)
+      if (!std::isfinite(x(i)))
+      {
+        st.code = 1;
+        st.what = what;
+        st.index = i;
+        st.value = x(i);
+        st.t = t;
+        st.step = step;
+        return false;
+      }
+    return true;
+  }
+
+  double System::stage(const VecX & q, const VecX & v, VecX & a)
+  {
+    dynamics_state(q, v, false);
+    evaluate(q, v, true);
+    row_space(A, false, true, rs_stage_);
+    accel(tau_, rs_stage_, a);
+    return 0.0;
+  }
+
+  // Newton-Raphson on the holonomic rows, then the M-metric velocity projection at the
+  // corrected q with M before the correction (correction.correct_state)
+  Status System::correct(VecX & q, VecX & v)
+  {
+    Status st;
+    dynamics_state(q, v, false);
+    evaluate(q, v, false);
+    const MatX & Mk = M; // kinematics_state below leaves M untouched
+    // correction.newton_project: stopped on the size of the step in q (issue 19)
+    double err = abs_max(phi);
+    double last = std::numeric_limits<double>::infinity();
+    int it = 0;
+    while (m_h > 0 && it < opt.max_newton)
+    {
+      row_space(A_h, false, true, rs_newton_);
+      dq_.noalias() = rs_newton_.V1 * (rs_newton_.W.transpose() * phi);
+      const double step = dq_.size() ? dq_.cwiseAbs().maxCoeff() : 0.0;
+      if (!std::isfinite(step))
+        break;
+      if (err <= opt.position_floor)
+        break; // Phi at its round-off level
+      if (err <= opt.position_tol && step <= opt.newton_step_tol)
+        break; // on the manifold, to newton_step_tol in q
+      if (it && !(step < last))
+        break; // no progress: the round-off floor
+      dq_ = -dq_;
+      pinocchio::integrate(model, q, dq_, qs_);
+      q = qs_;
+      kinematics_state(q);
+      evaluate(q, v, false);
+      err = abs_max(phi);
+      last = step;
+      ++it;
+    }
+    newton_it = it;
+    // velocity: v - M^-1 V1 (V1^T M^-1 V1)^-1 V1^T v  (linalg.metric_projection)
+    row_space(A, false, true, rs_vel_);
+    VecX vn = v;
+    if (rs_vel_.rank > 0)
+    {
+      lu_.compute(Mk);
+      const MatX X = lu_.solve(rs_vel_.V1);
+      const MatX G = rs_vel_.V1.transpose() * X;
+      const VecX y = G.partialPivLu().solve(rs_vel_.V1.transpose() * v);
+      vn.noalias() -= X * y;
+    }
+    corr += 0.5 * (vn.dot(Mk * vn) - v.dot(Mk * v));
+    v = vn;
+    st.value = err;
+    st.iterations = it;
+    return st;
+  }
+
+  Status System::run(int k0, int k1, int n_steps, double t0)
+  {
+    Status st;
+    const double dt = opt.dt;
+    const bool check_contact = !uni_rows.empty();
+    for (int k = k0; k < k1 && k <= n_steps; ++k)
+    {
+      const double t = t0 + k * dt;
+      const bool rec = (k % opt.record_every == 0) || k == n_steps;
+      dynamics_state(q_, v_, rec);
+      evaluate(q_, v_, true);
+      row_space(A, rec, true, rs_);
+      accel(tau_, rs_, a_);
+      if (!finite_or("acceleration", a_, t, k, st))
+        return st;
+      if (rec || check_contact)
+      {
+        forces(tau_, rs_, a_, F_, lam_);
+        if (check_contact)
+        {
+          int worst = -1;
+          double fmin = 0.0;
+          for (int r : uni_rows)
+            if (-lam_(r) < 0.0 && (worst < 0 || -lam_(r) < fmin))
+            {
+              worst = r;
+              fmin = -lam_(r);
+            }
+          if (worst >= 0)
+          {
+            st.code = 2;
+            st.index = worst;
+            st.value = fmin;
+            st.t = t;
+            st.step = k;
+            return st;
+          }
+        }
+      }
+      if (rec)
+        record(t);
+      if (k == n_steps)
+        break;
+      // RK4 (integrator._rk4)
+      const double h2 = 0.5 * dt;
+      v2_ = v_ + h2 * a_;
+      dv_ = h2 * v_;
+      pinocchio::integrate(model, q_, dv_, qs_);
+      stage(qs_, v2_, a2_);
+      v3_ = v_ + h2 * a2_;
+      dv_ = h2 * v2_;
+      pinocchio::integrate(model, q_, dv_, qs_);
+      stage(qs_, v3_, a3_);
+      v4_ = v_ + dt * a3_;
+      dv_ = dt * v3_;
+      pinocchio::integrate(model, q_, dv_, qs_);
+      stage(qs_, v4_, a4_);
+      vbar_ = (v_ + 2.0 * v2_ + 2.0 * v3_ + v4_) / 6.0;
+      dv_ = dt * vbar_;
+      pinocchio::integrate(model, q_, dv_, q1_);
+      v1_ = v_ + dt * (a_ + 2.0 * a2_ + 2.0 * a3_ + a4_) / 6.0;
+      if (!finite_or("q", q1_, t + dt, k + 1, st) || !finite_or("v", v1_, t + dt, k + 1, st))
+        return st;
+      work += dt * tau_.dot(vbar_);
+      Status c = correct(q1_, v1_);
+      if (c.value > opt.position_tol)
+      {
+        ++newton_failures;
+        if (!(c.value <= 1e-6))
+        {
+          st.code = 3;
+          st.value = c.value;
+          st.iterations = c.iterations;
+          st.t = t + dt;
+          st.step = k + 1;
+          return st;
+        }
+      }
+      q_ = q1_;
+      v_ = v1_;
+      steps = k + 1;
+    }
+    return st;
+  }
+} // namespace pfaff

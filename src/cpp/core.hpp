@@ -1,0 +1,197 @@
+// pfaff._core: the compiled step core (design.md Sec. 1, 8; issue 18).
+//
+// The NumPy engine (pfaff.linalg, pfaff.dynamics, pfaff.constraints, pfaff.simulate) is
+// the reference, equation by equation; this file follows its conventions:
+//   M a + h = tau - F,  F = A^T lambda,  A a = -drift,  P = I - A^+ A  (absolute rank_tol)
+//   frames: world-aligned at the origin (LOCAL_WORLD_ALIGNED), J rows (linear, angular),
+//   drift = classical acceleration of the origin and angular acceleration at a = 0.
+// Model/data split: `System` holds the model, the constraint specs and preallocated
+// workspaces; one call per state fills the workspaces.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+#include <Eigen/LU>
+#include <Eigen/QR>
+#include <Eigen/SVD>
+
+#include "pinocchio/multibody.hpp"
+
+namespace pfaff
+{
+  using VecX = Eigen::VectorXd;
+  using MatX = Eigen::MatrixXd;
+  using Vec3 = Eigen::Vector3d;
+  using Mat3 = Eigen::Matrix3d;
+  using Matrix3x = Eigen::Matrix<double, 3, Eigen::Dynamic>;
+  using Matrix6x = Eigen::Matrix<double, 6, Eigen::Dynamic>;
+
+  pinocchio::Model load_model(const std::string & text);
+
+  /// Kinematics of one frame at one state (pfaff.mechanism.FrameState).
+  struct FrameKin
+  {
+    pinocchio::FrameIndex id = 0;
+    pinocchio::JointIndex joint = 0; // parent joint
+    Vec3 p = Vec3::Zero();
+    Mat3 R = Mat3::Identity();
+    Matrix6x J;
+    Eigen::Matrix<double, 6, 1> drift = Eigen::Matrix<double, 6, 1>::Zero();
+    Vec3 w = Vec3::Zero(); // angular velocity J_w v
+  };
+
+  enum class Kind
+  {
+    PointOnPlane,
+    PointsCoincide,
+    PointOnCircle,
+    LockedJoint,
+    FrameAligned,
+    Weld
+  };
+
+  /// One built-in constraint block (pfaff.constraints.library / weld).
+  struct Spec
+  {
+    Kind kind = Kind::PointOnPlane;
+    int dim = 1;
+    bool unilateral = false;
+    int s1 = -1, s2 = -1; // frame slots (-1: none / world)
+    bool has_p1 = false, has_p2 = false;
+    Vec3 p1 = Vec3::Zero(), p2 = Vec3::Zero(); // point offsets in the frames
+    MatX D;                                    // k x 3 unit directions
+    bool D_identity = true;
+    Vec3 n = Vec3::UnitZ();
+    double d = 0.0;                            // plane
+    Eigen::Vector2d c = Eigen::Vector2d::Zero();
+    double rho = 1.0;                          // circle
+    Vec3 target = Vec3::Zero();                // world point of PointsCoincide
+    Mat3 R_off = Mat3::Identity();             // FrameAligned / Weld offset
+    Mat3 R_right = Mat3::Identity();           // R_off R_target^T (world target)
+    int iq = -1, iv = -1;
+    bool unbounded = false;
+    double value = 0.0; // locked joint
+  };
+
+  /// Row-space factorisation of A with the absolute threshold: A^+ = V1 W^T.
+  /// QR (certified full row rank): V1 = Q, W = R^-1; SVD: V1, W = U1 diag(1/sigma).
+  struct RowSpace
+  {
+    MatX V1, W;
+    int rank = 0;
+    double sigma_min = 0.0;
+  };
+
+  struct Options
+  {
+    double dt = 1e-3;
+    double rank_tol = 1e-9;
+    double position_tol = 1e-12;
+    int max_newton = 20;
+    double newton_step_tol = 1e-14; // Newton also stops on its step in q
+    double position_floor = 1e-15;  // no Newton step from |Phi| at round-off
+    int variant = 0; // 0: M_c, 1: M'_c, 2: M''_c
+    double gamma = -1.0; // M''_c: <= 0 means ||M||_2
+    int record_every = 1;
+    double potential_offset = 0.0;
+  };
+
+  /// Status of a run segment; code 0 = ok.
+  struct Status
+  {
+    int code = 0; // 1 non-finite, 2 contact opens, 3 position correction failed
+    std::string what;
+    int index = -1;
+    double value = 0.0;
+    double t = 0.0;
+    int step = 0;
+    int iterations = 0;
+  };
+
+  class System
+  {
+  public:
+    explicit System(const std::string & model_text);
+
+    // -- set-up -----------------------------------------------------------
+    int add_frame(const std::string & name); // returns the slot
+    void add(const Spec & spec);
+    int nq() const { return model.nq; }
+    int nv() const { return model.nv; }
+    int rows() const { return m; }
+    int holonomic_rows() const { return m_h; }
+
+    // -- per-state terms ----------------------------------------------------
+    /// M, h (computeAllTerms) and the frames with drift at (q, v); energies if asked.
+    void dynamics_state(const VecX & q, const VecX & v, bool extras);
+    /// frame placements and Jacobians at q (no velocity): for the position correction.
+    void kinematics_state(const VecX & q);
+    /// stacked A, drift, Phi from the frames last computed (drift only with velocity).
+    void evaluate(const VecX & q, const VecX & v, bool with_drift);
+    /// row space of A (rows = all, or the holonomic ones) into rs.
+    void row_space(const MatX & A, bool want_sigma, bool allow_qr, RowSpace & rs);
+    /// acceleration from the projection direct dynamics at the current terms.
+    void accel(const VecX & tau, const RowSpace & rs, VecX & a);
+    /// constraint force and multipliers for acceleration a.
+    void forces(const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F, VecX & lam);
+
+    /// acceleration at (q, v, tau) as an RK4 stage takes it (certified QR, else SVD).
+    void acceleration(const VecX & q, const VecX & v, const VecX & tau, VecX & a);
+    /// one-call solve (tests): a, F, lambda, rank at (q, v, tau).
+    void solve(
+      const VecX & q, const VecX & v, const VecX & tau, VecX & a, VecX & F, VecX & lam, int & rank);
+
+    // -- the step loop ------------------------------------------------------
+    void set_state(const VecX & q, const VecX & v) { q_ = q; v_ = v; }
+    void set_tau(const VecX & tau) { tau_ = tau; }
+    /// the buffers (row-major, float64) the samples are written to.
+    void set_buffers(const std::vector<double *> & bufs, int capacity);
+    /// states k0 .. k1-1 (each: terms, record, step); stops after n_steps.
+    Status run(int k0, int k1, int n_steps, double t0);
+    /// force-sensor readings at the current state with the held torque.
+    void sensors(VecX & F, VecX & lam);
+
+    Options opt;
+    pinocchio::Model model;
+    pinocchio::Data data;
+    std::vector<FrameKin> frames;
+    std::vector<Spec> specs;
+    int m = 0, m_h = 0;
+    std::vector<int> hol_rows, uni_rows;
+
+    // per-state workspaces
+    MatX M, A, A_h, P, Mc, PM, Qp;
+    VecX h, drift, phi;
+    double kinetic = 0.0, potential = 0.0;
+
+    // step-loop state and counters
+    VecX q_, v_, tau_;
+    double work = 0.0, corr = 0.0;
+    int newton_it = 0, newton_failures = 0, recorded = 0, steps = 0;
+
+  private:
+    void frame_terms(bool with_velocity, const VecX & v);
+    void write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift);
+    void aligned_rows(
+      const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow, bool with_drift);
+    double stage(const VecX & q, const VecX & v, VecX & a); // RK4 stage acceleration
+    void record(double t);
+    Status correct(VecX & q, VecX & v);
+    bool finite_or(const char * what, const VecX & x, double t, int step, Status & st);
+
+    const VecX & v_stage_ref() const { return *vref_; }
+    const VecX * vref_ = nullptr; // the velocity of the state being evaluated
+    int capacity_ = 0;
+    std::vector<double *> bufs_;
+    Eigen::HouseholderQR<MatX> qr_;
+    Eigen::PartialPivLU<MatX> lu_;
+    Eigen::JacobiSVD<MatX> svd_;
+    Matrix3x Jp1_, Jp2_;
+    MatX Gjw_;
+    RowSpace rs_, rs_stage_, rs_newton_, rs_vel_;
+    VecX a_, a2_, a3_, a4_, v2_, v3_, v4_, vbar_, qs_, q1_, v1_, F_, lam_, rhs_, tmp_, Cv_;
+    VecX dq_, dv_, a0_;
+  };
+} // namespace pfaff

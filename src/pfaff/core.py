@@ -1,0 +1,134 @@
+"""The compiled step core ``pfaff._core``: which systems it can run, and its set-up.
+
+The core (C++17 on Pinocchio, ``src/cpp``) computes, per state, M and h
+(``computeAllTerms``), the frames' placements, world-aligned Jacobians and drift,
+the rows of the built-in constraints, the projection (certified full-row-rank QR,
+SVD with the absolute ``rank_tol`` otherwise), the direct dynamics with the three
+constraint inertia matrices, the constraint force and multipliers; and runs the RK4
+step loop with the Newton-Raphson position correction and the M-metric velocity
+projection. The NumPy engine (:mod:`pfaff.dynamics`, :mod:`pfaff.simulate`) stays
+the reference: the tests compare the two.
+
+It runs a :class:`~pfaff.constraints.ConstraintSet` whose mechanism is a
+:class:`~pfaff.mechanism.PinocchioMechanism` (its own ``compute``) and whose
+constraints are all of the built-in types :class:`PointOnPlane`,
+:class:`PointsCoincide`, :class:`PointOnCircle`, :class:`LockedJoint`,
+:class:`FrameAligned` and :class:`Weld` (not subclasses). Anything else runs on the
+NumPy engine; :func:`unsupported_reason` says why.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pfaff.constraints.base import ConstraintSet
+from pfaff.constraints.library import LockedJoint, PointOnCircle, PointOnPlane, PointsCoincide
+from pfaff.constraints.weld import FrameAligned, Weld
+from pfaff.mechanism.pinocchio_backend import PinocchioMechanism
+
+try:  # the extension is built at install; a source tree without it runs on NumPy
+    from pfaff import _core
+except ImportError as exc:  # pragma: no cover - only without a build
+    _core = None
+    _IMPORT_ERROR = str(exc)
+else:
+    _IMPORT_ERROR = ""
+
+SUPPORTED = (PointOnPlane, PointsCoincide, PointOnCircle, LockedJoint, FrameAligned, Weld)
+VARIANT_CODE = {"Mc": 0, "Mc1": 1, "Mc2": 2}
+
+
+def available() -> bool:
+    """True when the compiled core was built and imports."""
+    return _core is not None
+
+
+def unsupported_reason(cset: ConstraintSet) -> str | None:
+    """Why the core cannot run ``cset`` (None when it can)."""
+    if _core is None:
+        return f"the compiled core is not built ({_IMPORT_ERROR})"
+    mech = cset.mechanism
+    if not cset.constraints:
+        return "no constraints (an unconstrained run stays on the NumPy engine)"
+    if not isinstance(mech, PinocchioMechanism):
+        return f"mechanism {mech.name!r} is not Pinocchio-backed"
+    if type(mech).compute is not PinocchioMechanism.compute:
+        return f"mechanism {mech.name!r} overrides compute()"
+    for c in cset.constraints:
+        if type(c) not in SUPPORTED:
+            return f"constraint {c.name!r} ({type(c).__name__}) is not a built-in type"
+    return None
+
+
+def _identity(D: np.ndarray) -> bool:
+    return D.shape == (3, 3) and np.array_equal(D, np.eye(3))
+
+
+def _spec(system, c) -> object:
+    """The core's description of one built-in constraint."""
+    s = _core.Spec()
+    s.dim = int(c.dim)
+    s.unilateral = bool(c.unilateral)
+    K = _core.Kind
+    if isinstance(c, PointOnPlane):
+        s.kind, s.s1 = K.PointOnPlane, system.add_frame(c.frame)
+        s.n, s.d = c.n, c.d
+        _point(s, 1, c.point)
+    elif isinstance(c, PointOnCircle):
+        s.kind, s.s1 = K.PointOnCircle, system.add_frame(c.frame)
+        s.c, s.rho = c.c, c.rho
+        _point(s, 1, c.point)
+    elif isinstance(c, PointsCoincide):
+        s.kind, s.s1 = K.PointsCoincide, system.add_frame(c.frame1)
+        s.s2 = -1 if c.frame2 is None else system.add_frame(c.frame2)
+        _point(s, 1, c.point1)
+        _point(s, 2, c.point2)
+        s.target = c.target
+        s.D, s.D_identity = np.ascontiguousarray(c.D), _identity(c.D)
+    elif isinstance(c, LockedJoint):
+        s.kind, s.iq, s.iv = K.LockedJoint, int(c.iq), int(c.iv)
+        s.unbounded, s.value = bool(c.unbounded), c.value
+    elif isinstance(c, FrameAligned):
+        s.kind, s.s1 = K.FrameAligned, system.add_frame(c.frame1)
+        s.s2 = -1 if c.frame2 is None else system.add_frame(c.frame2)
+        s.R_off, s.R_right = c.R_off, c._R_right
+        s.D, s.D_identity = np.ascontiguousarray(c.D), _identity(c.D)
+    elif isinstance(c, Weld):
+        s.kind = K.Weld
+        s.s1, s.s2 = system.add_frame(c.frame1), system.add_frame(c.frame2)
+        s.R_off = c.aligned.R_off
+        s.D, s.D_identity = np.eye(3), True
+    else:  # pragma: no cover - unsupported_reason() filters these
+        raise TypeError(f"{type(c).__name__} is not supported by the core")
+    return s
+
+
+def _point(s, k: int, offset) -> None:
+    if offset is not None:
+        setattr(s, f"p{k}", np.asarray(offset, dtype=float))
+        setattr(s, f"has_p{k}", True)
+
+
+def build(cset: ConstraintSet):
+    """A ``pfaff._core.System`` for ``cset`` (check :func:`unsupported_reason` first).
+
+    The Pinocchio model crosses over as Pinocchio's own serialisation
+    (``Model.saveToString``, doubles written to round-trip precision).
+    """
+    reason = unsupported_reason(cset)
+    if reason is not None:
+        raise ValueError(f"the compiled core cannot run this system: {reason}")
+    system = _core.System(cset.mechanism.model.saveToString())
+    for c in cset.constraints:
+        system.add(_spec(system, c))
+    return system
+
+
+def options(system, opt) -> None:
+    """Copy a :class:`~pfaff.simulate.SimOptions` into the core's options."""
+    o = system.options
+    o.dt, o.rank_tol, o.position_tol = opt.dt, opt.rank_tol, opt.position_tol
+    o.max_newton, o.variant = int(opt.max_newton), VARIANT_CODE[opt.variant]
+    o.newton_step_tol, o.position_floor = opt.newton_step_tol, opt.position_floor
+    o.record_every, o.potential_offset = int(opt.record_every), opt.potential_offset
+    system.options = o

@@ -1,0 +1,160 @@
+"""The step loop on the compiled core (``SimOptions(engine="core")``).
+
+Python conducts: it calls the controller once per controller sample (with a
+snapshot and the force-sensor readings at that state) and hands the core the
+stretch of steps until the next sample; the core runs them -- terms, projection,
+RK4 stages, drift correction, recording into preallocated arrays -- without
+calling back. The sequence of operations is that of :func:`pfaff.simulate.simulate`
+on the NumPy engine, and the tests hold the two to the same trajectory.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pfaff import core
+from pfaff.constraints.base import ConstraintSet
+from pfaff.simulate.trajectory import SimulationError, Trajectory
+
+#: steps per call into the core when no controller sample comes sooner (keeps Ctrl-C
+#: and the progress bar responsive)
+CHUNK = 2000
+
+# the record buffers, in the order the core writes them: (name, per-sample size key)
+_SERIES = (
+    ("t", None),
+    ("q", "nq"),
+    ("v", "nv"),
+    ("a", "nv"),
+    ("tau", "nv"),
+    ("F", "nv"),
+    ("lambda", "m"),
+    ("av", "m"),
+    ("phi", "m_h"),
+    ("rank", None),
+    ("sigma_min", None),
+    ("kinetic", None),
+    ("potential", None),
+    ("energy", None),
+    ("work", None),
+    ("correction_energy", None),
+    ("newton_iterations", None),
+)
+
+
+def record_count(n_steps: int, every: int) -> int:
+    """Samples recorded by a full run: steps ``k % every == 0`` and the last one."""
+    return n_steps // every + 1 + (1 if n_steps % every else 0)
+
+
+def run(
+    cset: ConstraintSet,
+    q: np.ndarray,
+    v: np.ndarray,
+    n_steps: int,
+    opt,
+    controller,
+    tau_held: np.ndarray,
+    t0: float,
+    frames: tuple[str, ...],
+    traj: Trajectory,
+    bar=None,
+) -> Trajectory:
+    """Run ``n_steps`` steps from the (projected) state ``(q, v)`` on the core.
+
+    ``frames``: what a controller's snapshot holds (the constraints' and the
+    controller's frames). Raises :class:`SimulationError` as the NumPy engine does.
+    """
+    mech = cset.mechanism
+    system = core.build(cset)
+    core.options(system, opt)
+    sizes = {"nq": mech.nq, "nv": mech.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
+    cap = record_count(n_steps, int(opt.record_every))
+    bufs = [np.empty((cap,) if s is None else (cap, sizes[s])) for _, s in _SERIES]
+    system.set_buffers(bufs, cap)
+    system.set_state(q, v)
+    system.set_tau(tau_held)
+    control_dt = opt.control_dt or opt.dt
+    dt = opt.dt
+    signals = controller is not None and hasattr(controller, "signals")
+    needs_sensors = getattr(controller, "needs_sensors", True)
+    next_ctrl = t0
+    k = 0
+    k_due = 0 if controller is not None else n_steps + 1  # next controller sample
+    sig_log: list[tuple[int, dict]] = []  # (records so far, the controller's signals)
+
+    try:
+        while k <= n_steps:
+            t = t0 + k * dt
+            if k == k_due:
+                snap = mech.compute(system.q, system.v, frames)
+                if needs_sensors:
+                    F, lam = system.sensors()
+                    snap.measured = {"F": F, "lambda": lam}
+                tau_held = np.asarray(controller(t, snap), dtype=float)
+                if tau_held.shape != (mech.nv,):
+                    raise ValueError(
+                        f"controller returned a torque of shape {tau_held.shape}, "
+                        f"expected ({mech.nv},)"
+                    )
+                if not np.isfinite(tau_held).all():
+                    bad = int(np.flatnonzero(~np.isfinite(tau_held))[0])
+                    raise SimulationError(
+                        f"non-finite controller torque[{bad}] = {tau_held[bad]} "
+                        f"at t = {t:.6g} s (step {k})",
+                        traj,
+                    )
+                system.set_tau(tau_held)
+                next_ctrl += control_dt
+                # the NumPy engine's test, step by step: t >= next_ctrl - 1e-9 dt
+                k_due = k + 1
+                while k_due <= n_steps and t0 + k_due * dt < next_ctrl - 1e-9 * dt:
+                    k_due += 1
+            k1 = min(k_due, k + CHUNK)
+            code, what, idx, value, t_err, step, iters = system.run(k, k1, n_steps, t0)
+            if signals:  # the signals of the samples recorded in this stretch
+                sig_log.append((system.recorded, dict(controller.signals)))
+            if code:
+                raise SimulationError(
+                    _message(cset, code, what, idx, value, t_err, step, iters), traj
+                )
+            if bar is not None:
+                bar.update(min(k1, n_steps) - k)
+            k = k1
+    finally:  # the samples into the trajectory, also for a partial run
+        _fill(traj, bufs, system, sig_log)
+    return traj
+
+
+def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log) -> None:
+    """Move the recorded samples into ``traj`` (rows as the NumPy engine appends them,
+    signals per sample as :meth:`Trajectory.append_signals` records them)."""
+    n = system.recorded
+    for (name, _), b in zip(_SERIES[1:], bufs[1:]):
+        traj.rows[name].extend(b[:n])
+    t_col, t_buf, done = traj.rows["t"], bufs[0], 0
+    for upto, sig in sig_log:  # append_signals indexes the last sample by len(t)
+        for i in range(done, min(upto, n)):
+            t_col.append(t_buf[i])
+            traj.append_signals(sig)
+        done = max(done, min(upto, n))
+    t_col.extend(t_buf[done:n])
+    for key in ("force_work", "force_potential"):  # force elements run on NumPy: none here
+        if key in traj.rows:
+            traj.rows[key].extend([0.0] * n)
+    traj.steps = system.steps
+    traj.newton_failures = system.newton_failures
+
+
+def _message(cset, code, what, idx, value, t, step, iters) -> str:
+    if code == 1:
+        return f"non-finite {what}[{idx}] = {value} at t = {t:.6g} s (step {step})"
+    if code == 2:
+        return (
+            f"unilateral contact {cset.row_names[idx]!r} would open at t = {t:.6g} s "
+            f"(step {step}): normal force {value:.3g} N < 0"
+        )
+    return (
+        f"position correction failed at t = {t:.6g} s (step {step}): "
+        f"max |Phi| = {value:.3g} after {iters} iterations"
+    )
