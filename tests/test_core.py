@@ -286,7 +286,7 @@ def test_lie_group_runs_stay_on_numpy(dual):
     engine='core' refuses them, naming why (the per-state terms agree: above)."""
     cset = dual.constraints(unilateral=False)
     assert choose_engine(cset, SimOptions()) == "numpy"
-    with pytest.raises(ValueError, match="Lie-group configuration"):
+    with pytest.raises(ValueError, match="non-commutative Lie group"):
         choose_engine(cset, SimOptions(engine="core"))
 
 

@@ -57,6 +57,12 @@ def unsupported_reason(cset: ConstraintSet) -> str | None:
     for c in cset.constraints:
         if type(c) not in SUPPORTED:
             return f"constraint {c.name!r} ({type(c).__name__}) is not a built-in type"
+    names = [f.name for f in mech.model.frames]
+    for frame in cset.frames:
+        if names.count(frame) > 1:
+            return (
+                f"frame name {frame!r} is not unique in the model (the core finds frames by name)"
+            )
     return None
 
 

@@ -55,6 +55,28 @@ def use_engine(engine: str):
         _ENGINE_OVERRIDE.pop()
 
 
+_ABELIAN = (
+    "JointModelRUBX",
+    "JointModelRUBY",
+    "JointModelRUBZ",
+    "JointModelRevoluteUnboundedUnaligned",
+)
+
+
+def _non_abelian_joints(mech) -> list[str]:
+    """Joints whose configuration space is a non-commutative Lie group (ball, free,
+    planar): there the Munthe-Kaas stages differ from plain RK4 stages. A continuous
+    joint (the circle, nq 2 / nv 1) commutes, so the two agree on it."""
+    model = getattr(mech, "model", None)
+    if model is None or mech.nq == mech.nv:
+        return []
+    return [
+        model.names[j]
+        for j in range(1, model.njoints)
+        if model.joints[j].nq != model.joints[j].nv and model.joints[j].shortname() not in _ABELIAN
+    ]
+
+
 def choose_engine(cset: ConstraintSet, opt: SimOptions, stop=None, forces=()) -> str:
     """The engine that runs ``cset`` under ``opt``: ``"core"`` or ``"numpy"``.
 
@@ -62,11 +84,11 @@ def choose_engine(cset: ConstraintSet, opt: SimOptions, stop=None, forces=()) ->
     """
     engine = _ENGINE_OVERRIDE[-1] if _ENGINE_OVERRIDE else opt.engine
     reason = core.unsupported_reason(cset)
-    mech = cset.mechanism
-    if reason is None and mech.nq != mech.nv:
+    lie = _non_abelian_joints(cset.mechanism)
+    if reason is None and lie:
         reason = (
-            f"a Lie-group configuration (nq {mech.nq} != nv {mech.nv}): the NumPy engine's "
-            "RK4 stages are in Runge-Kutta-Munthe-Kaas form, the core's are not yet"
+            f"joints on a non-commutative Lie group ({', '.join(lie)}): the NumPy engine's "
+            "RK4 stages are in Runge-Kutta-Munthe-Kaas form there, the core's are not yet"
         )
     if reason is None and opt.integrator != "rk4":
         reason = f"integrator {opt.integrator!r} (the core runs rk4)"
