@@ -82,6 +82,20 @@ class Constraint(ABC):
             phi[...] = res
 
 
+class TermsConstraint(Constraint):
+    """A constraint computed in one pass: subclasses override :meth:`terms`, and
+    the residual, Jacobian and drift are read from it."""
+
+    def residual(self, snap: Snapshot) -> np.ndarray:
+        return self.terms(snap)[2]
+
+    def jacobian(self, snap: Snapshot) -> np.ndarray:
+        return self.terms(snap)[0]
+
+    def drift(self, snap: Snapshot) -> np.ndarray:
+        return self.terms(snap)[1]
+
+
 @dataclass(frozen=True)
 class ConstraintEval:
     """A ConstraintSet evaluated at one state.

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pfaff.constraints.base import Constraint
+from pfaff.constraints.base import Constraint, TermsConstraint
 from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
 
 
@@ -83,7 +83,7 @@ class JointCoupling(Constraint):
         return np.zeros(1)
 
 
-class Scaled(Constraint):
+class Scaled(TermsConstraint):
     """The rows of ``inner`` multiplied by constant ``factors`` (same manifold where all
     factors are non-zero; a zero factor removes that row's content)."""
 
@@ -101,12 +101,3 @@ class Scaled(Constraint):
     def terms(self, snap: Snapshot):
         A, d, phi = self.inner.terms(snap)
         return self.f[:, None] * A, self.f * d, None if phi is None else self.f * phi
-
-    def residual(self, snap: Snapshot) -> np.ndarray:
-        return self.terms(snap)[2]
-
-    def jacobian(self, snap: Snapshot) -> np.ndarray:
-        return self.terms(snap)[0]
-
-    def drift(self, snap: Snapshot) -> np.ndarray:
-        return self.terms(snap)[1]

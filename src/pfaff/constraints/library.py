@@ -40,6 +40,25 @@ def _offset(point) -> np.ndarray | None:
     return None if point is None else _vec(point, 3, "point offset")
 
 
+def joint_coordinate(mechanism: Mechanism, joint: str | int) -> tuple[int, int, int]:
+    """``(index in q, index in v, nq of the joint)`` of a one-dof joint, given by name
+    (Pinocchio mechanisms) or by coordinate index (mechanisms with nq == nv)."""
+    if isinstance(joint, str):
+        if not hasattr(mechanism, "joint_v_index"):
+            raise ModelError(f"{mechanism.name} has no joint names; give a coordinate index")
+        iv = mechanism.joint_v_index(joint)
+        jm = mechanism.model.joints[mechanism.model.getJointId(joint)]
+        if jm.nv != 1:
+            raise ModelError(f"joint {joint!r} is not a one-dof joint")
+        return jm.idx_q, iv, jm.nq
+    if mechanism.nq != mechanism.nv or not 0 <= int(joint) < mechanism.nv:
+        raise ModelError(
+            f"coordinate index {joint!r} is invalid for {mechanism.name} "
+            f"(valid: 0..{mechanism.nv - 1} when nq == nv)"
+        )
+    return int(joint), int(joint), 1
+
+
 class PointOnPlane(Constraint):
     """A frame's point stays on the plane ``n . p = d``: ``Phi = n . p - d``.
 
@@ -231,21 +250,10 @@ class LockedJoint(Constraint):
         self.unbounded = False
 
     def bind(self, mechanism: Mechanism) -> None:
-        if isinstance(self.joint, str):
-            if not hasattr(mechanism, "joint_v_index"):
-                raise ModelError(f"{mechanism.name} has no joint names; give a coordinate index")
-            self.iv = mechanism.joint_v_index(self.joint)
-            jm = mechanism.model.joints[mechanism.model.getJointId(self.joint)]
-            if jm.nv != 1 or jm.nq not in (1, 2):
-                raise ModelError(f"joint {self.joint!r} is not a one-dof joint")
-            self.iq, self.unbounded = jm.idx_q, jm.nq == 2
-        else:
-            if mechanism.nq != mechanism.nv or not 0 <= int(self.joint) < mechanism.nv:
-                raise ModelError(
-                    f"coordinate index {self.joint!r} is invalid for {mechanism.name} "
-                    f"(valid: 0..{mechanism.nv - 1} when nq == nv)"
-                )
-            self.iq = self.iv = int(self.joint)
+        self.iq, self.iv, nq = joint_coordinate(mechanism, self.joint)
+        if nq not in (1, 2):
+            raise ModelError(f"joint {self.joint!r} is not a one-dof joint")
+        self.unbounded = nq == 2
         self._row = np.zeros((1, mechanism.nv))
         self._row[0, self.iv] = 1.0
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from pfaff.constraints.base import Constraint
+from pfaff.constraints.base import TermsConstraint
 from pfaff.linalg import skew
 from pfaff.mechanism.base import Snapshot
 
 
-class QuatAligned(Constraint):
+class QuatAligned(TermsConstraint):
     """``R_1 R_off = R_2`` with the residual ``vec(q_e)`` (3 rows; ``frame2=None``: world)."""
 
     dim = 3
@@ -58,12 +58,3 @@ class QuatAligned(Constraint):
         du = H @ w
         Hd = 0.5 * (-0.5 * (u @ w) * np.eye(3) - skew(du))
         return H @ Jw, Hd @ w + H @ wdot, u
-
-    def residual(self, snap: Snapshot) -> np.ndarray:
-        return self.terms(snap)[2]
-
-    def jacobian(self, snap: Snapshot) -> np.ndarray:
-        return self.terms(snap)[0]
-
-    def drift(self, snap: Snapshot) -> np.ndarray:
-        return self.terms(snap)[1]

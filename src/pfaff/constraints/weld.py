@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pfaff.constraints.base import Constraint
+from pfaff.constraints.base import TermsConstraint
 from pfaff.constraints.library import unit_directions
 from pfaff.mechanism.base import ModelError, Snapshot
 
@@ -35,22 +35,13 @@ def rotation_matrix(R, what: str) -> np.ndarray:
     return R
 
 
-class _OnePass(Constraint):
+class _OnePass(TermsConstraint):
     """A holonomic constraint whose ``A``, drift and ``Phi`` come from one :meth:`write`."""
 
     def terms(self, snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         A, d, phi = np.empty((self.dim, snap.v.size)), np.empty(self.dim), np.empty(self.dim)
         self.write(snap, A, d, phi)
         return A, d, phi
-
-    def residual(self, snap: Snapshot) -> np.ndarray:
-        return self.terms(snap)[2]
-
-    def jacobian(self, snap: Snapshot) -> np.ndarray:
-        return self.terms(snap)[0]
-
-    def drift(self, snap: Snapshot) -> np.ndarray:
-        return self.terms(snap)[1]
 
 
 class FrameAligned(_OnePass):

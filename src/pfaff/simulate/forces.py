@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from pfaff.constraints.library import joint_coordinate
 from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
 
 
@@ -200,24 +201,12 @@ class _Joint(ForceElement):
         self.iq = self.iv = None
 
     def bind(self, mechanism: Mechanism) -> None:
-        if isinstance(self.joint, str):
-            if not hasattr(mechanism, "joint_v_index"):
-                raise ModelError(f"{mechanism.name} has no joint names; give a coordinate index")
-            self.iv = mechanism.joint_v_index(self.joint)
-            jm = mechanism.model.joints[mechanism.model.getJointId(self.joint)]
-            if jm.nv != 1 or jm.nq != 1:
-                raise ModelError(
-                    f"joint {self.joint!r} is not a one-dof joint with one coordinate "
-                    "(revolute or prismatic with limits)"
-                )
-            self.iq = jm.idx_q
-        else:
-            if mechanism.nq != mechanism.nv or not 0 <= int(self.joint) < mechanism.nv:
-                raise ModelError(
-                    f"coordinate index {self.joint!r} is invalid for {mechanism.name} "
-                    f"(valid: 0..{mechanism.nv - 1} when nq == nv)"
-                )
-            self.iq = self.iv = int(self.joint)
+        self.iq, self.iv, nq = joint_coordinate(mechanism, self.joint)
+        if nq != 1:
+            raise ModelError(
+                f"joint {self.joint!r} is not a one-dof joint with one coordinate "
+                "(revolute or prismatic with limits)"
+            )
 
 
 class JointSpring(_Joint):
