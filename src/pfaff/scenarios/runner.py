@@ -25,7 +25,6 @@ from pfaff.simulate.trajectory import (
     Trajectory,
 )
 
-STATUSES = ("ok", "failed", "interrupted")
 _LIBRARY_NOISE = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
 
 
