@@ -1,0 +1,162 @@
+"""Options of :func:`~pfaff.simulate.simulate` and the choice of engine (the compiled
+core or the NumPy reference)."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from pfaff import core
+from pfaff import dynamics as dyn
+from pfaff.constraints.base import ConstraintSet
+
+ADAPTIVE = ("RK45", "DOP853", "Radau")
+INTEGRATORS = ("rk4", *ADAPTIVE)
+ENGINES = ("auto", "core", "numpy")
+
+
+_ENGINE_OVERRIDE: list[str] = []
+
+
+@contextlib.contextmanager
+def use_engine(engine: str):
+    """Within the block, every :func:`simulate` runs with ``engine`` in place of its
+    ``SimOptions.engine`` (``"numpy"`` or ``"auto"``: the two engines side by side on a
+    whole scenario, in the tests and ``pfaff bench``)."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; valid: {', '.join(ENGINES)}")
+    _ENGINE_OVERRIDE.append(engine)
+    try:
+        yield
+    finally:
+        _ENGINE_OVERRIDE.pop()
+
+
+_ABELIAN = (
+    "JointModelRUBX",
+    "JointModelRUBY",
+    "JointModelRUBZ",
+    "JointModelRevoluteUnboundedUnaligned",
+)
+
+
+def _non_abelian_joints(mech) -> list[str]:
+    """Joints whose configuration space is a non-commutative Lie group (ball, free,
+    planar): there the Munthe-Kaas stages differ from plain RK4 stages. A continuous
+    joint (the circle, nq 2 / nv 1) commutes, so the two agree on it."""
+    model = getattr(mech, "model", None)
+    if model is None or mech.nq == mech.nv:
+        return []
+    return [
+        model.names[j]
+        for j in range(1, model.njoints)
+        if model.joints[j].nq != model.joints[j].nv and model.joints[j].shortname() not in _ABELIAN
+    ]
+
+
+def choose_engine(cset: ConstraintSet, opt: SimOptions, stop=None, forces=()) -> str:
+    """The engine that runs ``cset`` under ``opt``: ``"core"`` or ``"numpy"``.
+
+    Raises ValueError when ``engine="core"`` is asked for a system the core cannot run.
+    """
+    engine = _ENGINE_OVERRIDE[-1] if _ENGINE_OVERRIDE else opt.engine
+    reason = core.unsupported_reason(cset)
+    lie = _non_abelian_joints(cset.mechanism)
+    if reason is None and lie:
+        reason = (
+            f"joints on a non-commutative Lie group ({', '.join(lie)}): the NumPy engine's "
+            "RK4 stages are in Runge-Kutta-Munthe-Kaas form there, the core's are not yet"
+        )
+    if reason is None and opt.integrator != "rk4":
+        reason = f"integrator {opt.integrator!r} (the core runs rk4)"
+    if reason is None and opt.method != "projection":
+        reason = f"method {opt.method!r} (the core runs the projection method)"
+    if reason is None and stop is not None:
+        reason = "a stop callback (checked at every step in Python)"
+    if reason is None and forces:
+        reason = "force elements (evaluated at every stage in Python)"
+    if engine == "core" and reason is not None:
+        raise ValueError(f"engine='core' cannot run this system: {reason}")
+    if engine == "numpy" or reason is not None:
+        return "numpy"
+    return "core"
+
+
+@dataclass
+class SimOptions:
+    """Options of :func:`simulate`.
+
+    Attributes
+    ----------
+    dt : integrator step [s] (> 0).
+    integrator : ``"rk4"`` (fixed step) or a SciPy ``solve_ivp`` method
+        (``"RK45"``, ``"DOP853"``, ``"Radau"``) run over each step interval; an
+        interval whose velocity jumps (a switch of branch at a fold of the
+        constraint manifold) stops the run with a :class:`SimulationError`
+        naming the time (see ``branch_check``).
+    rtol, atol : tolerances of the adaptive integrator.
+    control_dt : controller period [s]; default ``dt``.
+    position_tol : Newton-Raphson tolerance on ``max |Phi|`` (units of Phi).
+    max_newton : iteration bound of the position correction.
+    newton_step_tol : the position correction also iterates until its next
+        Newton step is at most this in every coordinate of ``q`` (units of q;
+        see :func:`~pfaff.simulate.newton_project`): near a fold ``|Phi|``
+        small does not mean ``q`` close to the manifold.
+    position_floor : round-off level of ``Phi`` (units of Phi, <= position_tol):
+        no Newton step is taken from ``max |Phi| <= position_floor``.
+    rank_tol : absolute singular-value threshold of the SVD (units of A).
+    variant : constraint inertia matrix ``"Mc"``, ``"Mc1"`` or ``"Mc2"``.
+    method : ``"projection"`` (Aghili) or ``"kkt"`` (baseline for comparison).
+    record_every : record one sample every this many steps.
+    potential_offset : subtracted from the mechanism's potential energy
+        (choose the zero of the potential).
+    progress : show a progress bar (default: when stderr is a terminal).
+    engine : ``"core"`` (the compiled step core, :mod:`pfaff.core`), ``"numpy"``
+        (the reference engine) or ``"auto"``: the core whenever it can run the
+        system (Pinocchio mechanism, built-in constraints, RK4, projection method,
+        no ``stop`` callback), else NumPy. ``Trajectory.engine`` says which ran.
+    """
+
+    dt: float = 1e-3
+    integrator: str = "rk4"
+    rtol: float = 1e-10
+    atol: float = 1e-12
+    control_dt: float | None = None
+    position_tol: float = 1e-12
+    max_newton: int = 20
+    newton_step_tol: float = 1e-14
+    position_floor: float = 1e-15
+    rank_tol: float = 1e-9
+    variant: str = "Mc"
+    method: str = "projection"
+    record_every: int = 1
+    potential_offset: float = 0.0
+    progress: bool | None = None
+    engine: str = "auto"
+
+    def validate(self) -> None:
+        if not (np.isfinite(self.dt) and self.dt > 0):
+            raise ValueError(f"dt must be > 0 s, got {self.dt!r}")
+        if self.control_dt is not None and not self.control_dt >= self.dt:
+            raise ValueError(f"control_dt must be >= dt = {self.dt} s, got {self.control_dt!r}")
+        if self.integrator not in INTEGRATORS:
+            raise ValueError(
+                f"unknown integrator {self.integrator!r}; valid: {', '.join(INTEGRATORS)}"
+            )
+        if self.variant not in dyn.VARIANTS:
+            raise ValueError(f"unknown variant {self.variant!r}; valid: {', '.join(dyn.VARIANTS)}")
+        if self.method not in ("projection", "kkt"):
+            raise ValueError(f"unknown method {self.method!r}; valid: projection, kkt")
+        if not self.position_tol > 0 or not self.rank_tol > 0 or not self.newton_step_tol > 0:
+            raise ValueError("position_tol, newton_step_tol and rank_tol must be > 0")
+        if not 0.0 <= self.position_floor <= self.position_tol:
+            raise ValueError(
+                f"position_floor must be in [0, position_tol = {self.position_tol:g}], "
+                f"got {self.position_floor!r}"
+            )
+        if self.engine not in ENGINES:
+            raise ValueError(f"unknown engine {self.engine!r}; valid: {', '.join(ENGINES)}")
+        if int(self.record_every) < 1:
+            raise ValueError(f"record_every must be >= 1, got {self.record_every!r}")

@@ -1,0 +1,86 @@
+"""Recording a run's samples into a :class:`~pfaff.simulate.trajectory.Trajectory`,
+and the checks made on them (finite values, unilateral contacts, joint limits)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pfaff.simulate.forces import ForceSet
+from pfaff.simulate.trajectory import SimulationError, Trajectory
+
+
+def check_finite(name: str, x: np.ndarray, t: float, step: int, traj: Trajectory) -> None:
+    if not np.isfinite(x).all():
+        bad = int(np.flatnonzero(~np.isfinite(x))[0])
+        raise SimulationError(
+            f"non-finite {name}[{bad}] = {x[bad]} at t = {t:.6g} s (step {step})", traj
+        )
+
+
+def joint_limit_warnings(mech, traj: Trajectory) -> list[str]:
+    """One line per joint whose recorded position left the model's limits.
+
+    Only for mechanisms that declare limits (``mech.position_limits()``, e.g.
+    a URDF's ``<limit lower upper>``); unbounded coordinates are skipped.
+    """
+    limits = getattr(mech, "position_limits", None)
+    q = np.asarray(traj.rows["q"], dtype=float)
+    if limits is None or q.size == 0:
+        return []
+    out = []
+    t = np.asarray(traj.rows["t"][: len(q)], dtype=float)
+    for name, i, lo, hi in limits():
+        x = q[:, i]
+        bad = (x < lo - 1e-9) | (x > hi + 1e-9)
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            out.append(
+                f"joint {name!r} left its limits [{lo:.4g}, {hi:.4g}] at t = {t[first]:.4g} s "
+                f"(range reached {x.min():.4g} .. {x.max():.4g})"
+            )
+    return out
+
+
+def check_contact(lam, rows, cset, t, k, traj):
+    """Stop when a unilateral contact would pull (normal force -lambda < 0)."""
+    fn = -lam[rows]
+    if np.any(fn < 0):
+        i = int(rows[np.argmin(fn)])
+        raise SimulationError(
+            f"unilateral contact {cset.row_names[i]!r} would open at t = {t:.6g} s "
+            f"(step {k}): normal force {fn.min():.3g} N < 0",
+            traj,
+        )
+
+
+def record_force_elements(traj, fset: ForceSet, snap, force_work: float) -> None:
+    """The force elements' share of the last sample: spring potential (added to
+    ``potential`` and ``energy``) and the work of the non-conservative ones."""
+    V = fset.potential(snap) if fset else 0.0
+    traj.rows["potential"][-1] += V
+    traj.rows["energy"][-1] += V
+    traj.append(force_work=force_work, force_potential=V)
+
+
+def record_sample(traj, t, snap, cev, a, forces, tau, opt, work, corr, newton_it):
+    F, lam, proj = forces
+    potential = snap.potential - opt.potential_offset
+    traj.append(
+        t=t,
+        q=snap.q,
+        v=snap.v,
+        a=a,
+        tau=tau,
+        F=F,
+        phi=cev.phi,
+        av=cev.A @ snap.v,
+        rank=proj.rank,
+        sigma_min=proj.sigma_min,
+        kinetic=snap.kinetic,
+        potential=potential,
+        energy=snap.kinetic + potential,
+        work=work,
+        correction_energy=corr,
+        newton_iterations=newton_it,
+    )
+    traj.rows["lambda"].append(lam)

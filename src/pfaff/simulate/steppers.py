@@ -1,0 +1,175 @@
+"""The NumPy engine's stepping: per-state evaluation (snapshot -> constraints ->
+acceleration), one RK4 step (Runge-Kutta-Munthe-Kaas on Lie groups) or one adaptive
+SciPy interval, and the constraint force and sensor readings at a state."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pfaff import dynamics as dyn
+from pfaff.constraints.base import ConstraintEval, ConstraintSet
+from pfaff.linalg import LastSVD
+from pfaff.mechanism.base import Snapshot
+from pfaff.simulate.forces import ForceSet
+from pfaff.simulate.options import SimOptions
+
+
+class Evaluator:
+    """Per-state evaluation: snapshot -> constraints -> acceleration."""
+
+    def __init__(
+        self, cset: ConstraintSet, opt: SimOptions, extra_frames=(), forces: ForceSet | None = None
+    ) -> None:
+        self.cset, self.opt = cset, opt
+        self.mech = cset.mechanism
+        self.forces = forces or None
+        self.power = 0.0  # power of the non-conservative force elements at the last call
+        f_frames = forces.frames if forces else ()
+        self.frames = tuple(dict.fromkeys((*cset.frames, *extra_frames, *f_frames)))
+        self.kkt_cond_max = 0.0
+        self.svd = LastSVD()  # A(q) factored once per q (correction, then the next step)
+
+    def terms(
+        self, q: np.ndarray, v: np.ndarray, extras: bool = True
+    ) -> tuple[Snapshot, ConstraintEval]:
+        snap = self.mech.compute(q, v, self.frames, extras=extras)
+        return snap, self.cset.evaluate(snap)
+
+    def accel(
+        self, snap: Snapshot, ev: ConstraintEval, tau: np.ndarray, proj=None, qr: bool = False
+    ):
+        """Acceleration and the projection (None for the KKT baseline).
+
+        ``proj``: the projection already taken at this state (one SVD per state).
+        ``qr``: allow the certified full-rank QR (:func:`~pfaff.dynamics.projection`),
+        for states whose singular values are not recorded (the RK4 stages).
+        """
+        if self.opt.method == "kkt":
+            try:
+                a, _, cond = dyn.kkt_dynamics(
+                    snap.M, snap.h, tau, ev.A, ev.drift, self.opt.rank_tol
+                )
+            except dyn.KKTSingularError as exc:
+                self.kkt_cond_max = max(self.kkt_cond_max, exc.cond)
+                raise
+            self.kkt_cond_max = max(self.kkt_cond_max, cond)
+            return a, None
+        if proj is None:
+            proj = dyn.projection(ev.A, ev.drift, self.opt.rank_tol, svd_fn=self.svd, qr=qr)
+        return dyn.direct_dynamics(snap.M, snap.h, tau, proj, self.opt.variant), proj
+
+    def __call__(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray, t: float = 0.0):
+        snap, ev = self.terms(q, v, extras=False)
+        if self.forces is not None:
+            Q, self.power = self.forces.evaluate(t, snap)
+            tau = tau + Q
+        return self.accel(snap, ev, tau, qr=True)[0]
+
+
+def rk4_step(ev: Evaluator, q, v, a1, tau, dt, t=0.0, p1=0.0):
+    """One RK4 step; on a Lie group (nq != nv) in Runge-Kutta-Munthe-Kaas form.
+
+    The stages move ``q`` along ``theta`` in the tangent space at ``q``:
+    ``q_i = integrate(q, theta_i)``, whose rate is ``theta' = J(theta)^-1 v_i`` with
+    ``J = d integrate / d theta`` (the exact inverse of dexp). With ``theta' = v_i``
+    instead -- right only on vector spaces -- the scheme falls to second order on
+    rotations (ball and free joints). Also returns the work of the
+    non-conservative force elements over the step, ``dt (p1 + 2 p2 + 2 p3 + p4) / 6``
+    (RK4 on ``w' = Q_nc . v``).
+    """
+    mech = ev.mech
+    lie = mech.nq != mech.nv
+
+    def rate(theta, vi):
+        return np.linalg.solve(mech.dintegrate_dv(q, theta), vi) if lie else vi
+
+    h2 = 0.5 * dt
+    v2 = v + h2 * a1
+    a2 = ev(mech.integrate(q, h2 * v), v2, tau, t + h2)
+    p2 = ev.power
+    d2 = rate(h2 * v, v2)
+    v3 = v + h2 * a2
+    a3 = ev(mech.integrate(q, h2 * d2), v3, tau, t + h2)
+    p3 = ev.power
+    d3 = rate(h2 * d2, v3)
+    v4 = v + dt * a3
+    a4 = ev(mech.integrate(q, dt * d3), v4, tau, t + dt)
+    d4 = rate(dt * d3, v4)
+    w = dt * (p1 + 2 * p2 + 2 * p3 + ev.power) / 6.0
+    vbar = (v + 2 * d2 + 2 * d3 + d4) / 6.0
+    return mech.integrate(q, dt * vbar), v + dt * (a1 + 2 * a2 + 2 * a3 + a4) / 6.0, vbar, w
+
+
+def adaptive_step(ev: Evaluator, q, v, tau, dt, opt: SimOptions, t=0.0):
+    """One interval of a SciPy integrator on ``y = (q, v, w)``, ``w' = Q_nc . v``
+    (the work of the non-conservative force elements)."""
+    from scipy.integrate import solve_ivp
+
+    n = q.size
+
+    def f(s, y):
+        a = ev(y[:n], y[n : 2 * n], tau, t + s)
+        return np.concatenate([y[n : 2 * n], a, [ev.power]])
+
+    sol = solve_ivp(
+        f,
+        (0.0, dt),
+        np.concatenate([q, v, [0.0]]),
+        method=opt.integrator,
+        rtol=opt.rtol,
+        atol=opt.atol,
+    )
+    if not sol.success:
+        raise RuntimeError(sol.message)
+    y = sol.y[:, -1]
+    q1, v1 = y[:n], y[n : 2 * n]
+    branch_check(v, v1, f(0.0, sol.y[:, 0])[n : 2 * n], f(dt, y)[n : 2 * n], dt)
+    return q1, v1, 0.5 * (v + v1), float(y[-1])
+
+
+def branch_check(v0, v1, a0, a1, dt, ratio: float = 0.05) -> None:
+    """Refuse a step whose velocity jumped: the trapezoidal defect
+    ``d = v1 - v0 - dt (a0 + a1) / 2`` of a smooth motion is ``dt^3 |v'''| / 12``;
+    a crossing onto another branch at a fold of the constraint manifold turns
+    the velocity within the interval, ``|d| ~ |v|``.
+
+    The index-reduced ODE keeps ``Phi`` at its value after the last correction
+    (round-off, ~1e-16): from such a state its exact solution leaves a fold
+    along the level set ``Phi = c``, which turns onto the other branch (the
+    adaptive integrators resolve that turn, while conserving the energy).
+    Raises ``RuntimeError`` when ``max|d| > ratio (max|v| + dt max|a|)``.
+    """
+    d = float(np.abs(v1 - v0 - 0.5 * dt * (a0 + a1)).max())
+    scale = max(np.abs(v0).max(), np.abs(v1).max()) + dt * max(np.abs(a0).max(), np.abs(a1).max())
+    if d > ratio * scale:
+        raise RuntimeError(
+            f"branch check: the velocity jumped by {d:.3g} within one step (scale {scale:.3g}): "
+            f"the motion switched branch at a fold of the constraint manifold "
+            f"(sigma_min(A) -> 0); the adaptive integrators follow the level set of Phi "
+            f"onto the other branch -- use integrator='rk4'"
+        )
+
+
+def sensor_readings(snap, cev, tau, ev: Evaluator):
+    """What a force sensor reads just before the controller's update: the
+    constraint force and multipliers produced by the torque held until now.
+
+    Returns ``(readings, projection)``; the projection is reused for the step.
+    """
+    a, proj = ev.accel(snap, cev, tau)
+    if proj is None:
+        proj = dyn.projection(cev.A, cev.drift, ev.opt.rank_tol)
+    F = dyn.constraint_force(snap.M, snap.h, tau, proj.P, a)
+    return {"F": F, "lambda": dyn.projected_multipliers(proj, F)}, proj
+
+
+def constraint_forces(snap, cev, a, proj, tau, opt):
+    """Constraint force and multipliers at a state: ``(F, lambda, proj)``."""
+    if proj is None:  # KKT baseline: multipliers from the (regularised) KKT system
+        proj = dyn.projection(cev.A, cev.drift, opt.rank_tol)
+        K = dyn.kkt_matrix(snap.M, cev.A)
+        rhs = np.concatenate([tau - snap.h, -cev.drift])
+        lam = np.linalg.lstsq(K, rhs, rcond=None)[0][snap.M.shape[0] :]
+        return cev.A.T @ lam, lam, proj
+    F = dyn.constraint_force(snap.M, snap.h, tau, proj.P, a)
+    return F, dyn.projected_multipliers(proj, F), proj
