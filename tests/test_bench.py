@@ -112,7 +112,7 @@ def test_scenario_rows_report_the_median_of_the_runs(monkeypatch) -> None:
 
     monkeypatch.setattr(sc, "SCENARIOS", {"dual-panda-box": None, "b": None})
     monkeypatch.setattr(sc, "run_scenario", fake)
-    monkeypatch.setattr(bench, "SCENARIO_VARIANTS", ())
+    monkeypatch.setattr(bench.scenarios, "SCENARIO_VARIANTS", ())
     rows = {(r["figure"], r["target"]): r for r in bench.bench_scenarios(runs=3)}
     rt = rows[("dual-panda-box realtime factor", ">= 10")]
     assert rt["value"] == 5.5 and "median of 3 runs (4 .. 7)" in rt["note"]

@@ -1,0 +1,61 @@
+"""Realtime factors of every scenario (``pfaff bench scenarios``)."""
+
+from __future__ import annotations
+
+import statistics
+
+from .timing import Row, row
+
+SCENARIO_VARIANTS = (
+    ("four-bar", {"parallelogram": "true"}),
+    # the slider-crank on its Pinocchio model: the compiled core runs it (the default
+    # closed-form model of Aghili eq. 68 runs on the NumPy engine)
+    ("slider-crank", {"model": "pinocchio"}),
+)
+#: runs per scenario; the real-time factor reported is their median (design.md Sec. 8)
+SCENARIO_RUNS = 3
+#: real-time figures of an issue that differ from the design target of 10x
+ISSUE_REALTIME = {"dual-panda-box": (5.0, "issue 7")}
+
+
+def _finite(x) -> float:
+    """A summary figure as a float (null, for a run that has none, as NaN)."""
+    return float("nan") if x is None else float(x)
+
+
+def bench_scenarios(runs: int = SCENARIO_RUNS) -> list[Row]:
+    """Every shipped scenario ``runs`` times: median real-time factor (with the
+    spread in the note), largest constraint violation, status."""
+    from pfaff.scenarios import SCENARIOS, run_scenario
+
+    rows = []
+    cases = [(name, {}) for name in sorted(SCENARIOS)] + list(SCENARIO_VARIANTS)
+    for name, overrides in cases:
+        label = name + "".join(f" {k}={v}" for k, v in overrides.items())
+        try:
+            out = [run_scenario(name, overrides) for _ in range(runs)]
+        except Exception as exc:
+            rows.append(row("scenarios", f"{label} status", "error", "", "== ok", str(exc)))
+            continue
+        rt = sorted(_finite(s["realtime_factor"]) for s in out)
+        s = out[0]
+        med = statistics.median(rt)
+        note = (
+            f"median of {runs} runs ({rt[0]:.3g} .. {rt[-1]:.3g}); "
+            f"sim {s['sim_time_s']:.3g} s in {s['sim_time_s'] / med:.3g} s wall"
+        )
+        rows.append(row("scenarios", f"{label} realtime factor", med, "x", ">= 10", note))
+        rows.append(row("scenarios", f"{label} engine", s.get("engine") or "", "", "", ""))
+        if name in ISSUE_REALTIME and not overrides:
+            bound, issue = ISSUE_REALTIME[name]
+            rows.append(
+                row("scenarios", f"{label} realtime factor", med, "x", f">= {bound:g}", issue)
+            )
+        worst = next((x for x in out if x["status"] != "ok"), s)
+        phi = max(_finite(x["max_constraint_violation"]) for x in out)
+        rows += [
+            row("scenarios", f"{label} max |phi|", phi, "", "<= 1e-10"),
+            row("scenarios", f"{label} status", worst["status"], "", "== ok",
+                worst.get("message") or ""),
+        ]  # fmt: skip
+    return rows
