@@ -59,19 +59,24 @@ def run(
     frames: tuple[str, ...],
     traj: Trajectory,
     bar=None,
+    forces=(),
 ) -> Trajectory:
     """Run ``n_steps`` steps from the (projected) state ``(q, v)`` on the core.
 
     ``frames``: what a controller's snapshot holds (the constraints' and the
-    controller's frames). Raises :class:`SimulationError` as the NumPy engine does.
+    controller's frames). ``forces``: the bound built-in force elements (their series
+    ``force_work`` and ``force_potential`` recorded when given). Raises
+    :class:`SimulationError` as the NumPy engine does.
     """
     mech = cset.mechanism
-    system = core.build(cset)
+    system = core.build(cset, forces)
     core.options(system, opt)
     sizes = {"nq": mech.nq, "nv": mech.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
     cap = record_count(n_steps, int(opt.record_every))
     bufs = [np.empty((cap,) if s is None else (cap, sizes[s])) for _, s in _SERIES]
     system.set_buffers(bufs, cap)
+    fbufs = [np.zeros(cap), np.zeros(cap)]  # force_work, force_potential
+    system.set_force_buffers(*fbufs)
     system.set_state(q, v)
     system.set_tau(tau_held)
     control_dt = opt.control_dt or opt.dt
@@ -122,11 +127,11 @@ def run(
                 bar.update(min(k1, n_steps) - k)
             k = k1
     finally:  # the samples into the trajectory, also for a partial run
-        _fill(traj, bufs, system, sig_log)
+        _fill(traj, bufs, system, sig_log, fbufs)
     return traj
 
 
-def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log) -> None:
+def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log, fbufs) -> None:
     """Move the recorded samples into ``traj`` (rows as the NumPy engine appends them,
     signals per sample as :meth:`Trajectory.append_signals` records them)."""
     n = system.recorded
@@ -139,9 +144,9 @@ def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log) -> None:
             traj.append_signals(sig)
         done = max(done, min(upto, n))
     t_col.extend(t_buf[done:n])
-    for key in ("force_work", "force_potential"):  # force elements run on NumPy: none here
+    for key, b in zip(("force_work", "force_potential"), fbufs):  # zero without elements
         if key in traj.rows:
-            traj.rows[key].extend([0.0] * n)
+            traj.rows[key].extend(b[:n])
     traj.steps = system.steps
     traj.newton_failures = system.newton_failures
 

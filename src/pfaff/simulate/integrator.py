@@ -178,7 +178,18 @@ def simulate(
         if traj.engine == "core":
             frames = tuple(dict.fromkeys((*cset.frames, *ctrl_frames)))
             return core_engine.run(
-                cset, q, v, n_steps, opt, controller, tau_held, t0, frames, traj, bar
+                cset,
+                q,
+                v,
+                n_steps,
+                opt,
+                controller,
+                tau_held,
+                t0,
+                frames,
+                traj,
+                bar,
+                fset.elements,
             )
         for k in range(n_steps + 1):
             t = t0 + k * opt.dt
