@@ -25,6 +25,7 @@ from pfaff.simulate import (
     SimOptions,
     simulate,
 )
+from pfaff.simulate.core_engine import build
 from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.integrator import choose_engine
 
@@ -62,10 +63,8 @@ def test_core_force_terms_agree_with_numpy_at_many_states():
     mech = cs.mechanism
     els = _elements()
     fset = ForceSet(mech, els)
-    system = core.build(cs, els)
-    wrong = core.build(
-        cs, [PointSpring("c1_tip", stiffness=KS, rest_length=R0 + 1e-3, target=ANCHOR)]
-    )
+    system = build(cs, els)
+    wrong = build(cs, [PointSpring("c1_tip", stiffness=KS, rest_length=R0 + 1e-3, target=ANCHOR)])
     rng = np.random.default_rng(7)
     for _ in range(50):
         q, v = rng.uniform(-3, 3, mech.nq), rng.normal(0, 2, mech.nv)

@@ -21,7 +21,8 @@ Force elements (:mod:`pfaff.simulate.forces`) of the built-in kinds
 :class:`JointSpring` and :class:`JointDamper` run in the core too (``src/cpp/forces.cpp``,
 evaluated at every RK4 stage, the springs' potential in ``potential``/``energy``, the
 dampers' work in ``force_work``); an :class:`AppliedForce` or a spring ``law`` is a
-Python callable and keeps the run on NumPy (:func:`force_reason`).
+Python callable and keeps the run on NumPy
+(:func:`pfaff.simulate.core_engine.force_reason`).
 """
 
 from __future__ import annotations
@@ -73,45 +74,11 @@ def unsupported_reason(cset: ConstraintSet) -> str | None:
     return None
 
 
-def force_reason(forces) -> str | None:
-    """Why the core cannot run the force elements ``forces`` (None when it can)."""
-    from pfaff.simulate.forces import JointDamper, JointSpring, PointDamper, PointSpring
-
-    for e in forces:
-        if type(e) not in (PointSpring, PointDamper, JointSpring, JointDamper):
-            return (
-                f"force element {e.name!r} ({type(e).__name__}) calls Python at every stage "
-                "(the core runs PointSpring, PointDamper, JointSpring, JointDamper)"
-            )
-        if isinstance(e, PointSpring) and e.law is not None:
-            return f"force element {e.name!r} has a spring law callable (Python at every stage)"
-    return None
-
-
-def _force_spec(system, e):
-    """A ``pfaff._core.ForceSpec`` for a bound built-in force element."""
-    from pfaff.simulate.forces import JointSpring, PointDamper, PointSpring
-
-    K = _core.ForceKind
+def new_force_spec(kind: str):
+    """An empty ``pfaff._core.ForceSpec`` of ``kind`` (``PointSpring``, ``PointDamper``,
+    ``JointSpring`` or ``JointDamper``); :mod:`pfaff.simulate.core_engine` fills it."""
     s = _core.ForceSpec()
-    if isinstance(e, (PointSpring, PointDamper)):
-        s.kind = K.PointSpring if isinstance(e, PointSpring) else K.PointDamper
-        s.s1 = system.add_frame(e.frame1)
-        s.s2 = -1 if e.frame2 is None else system.add_frame(e.frame2)
-        _point(s, 1, e.point1)
-        _point(s, 2, e.point2)
-        s.target = np.asarray(e.target, dtype=float)
-        if isinstance(e, PointSpring):
-            s.k, s.L0, s.k3 = e.k, e.L0, e.k3
-        else:
-            s.c = e.c
-    else:
-        s.kind = K.JointSpring if isinstance(e, JointSpring) else K.JointDamper
-        s.iq, s.iv = int(e.iq), int(e.iv)
-        if isinstance(e, JointSpring):
-            s.k, s.rest = e.k, e.rest
-        else:
-            s.c = e.c
+    s.kind = getattr(_core.ForceKind, kind)
     return s
 
 
@@ -164,9 +131,8 @@ def _point(s, k: int, offset) -> None:
         setattr(s, f"has_p{k}", True)
 
 
-def build(cset: ConstraintSet, forces=()):
-    """A ``pfaff._core.System`` for ``cset`` (check :func:`unsupported_reason` first)
-    with the bound force elements ``forces`` (check :func:`force_reason`).
+def build(cset: ConstraintSet):
+    """A ``pfaff._core.System`` for ``cset`` (check :func:`unsupported_reason` first).
 
     The Pinocchio model crosses over as Pinocchio's own serialisation
     (``Model.saveToString``, doubles written to round-trip precision).
@@ -177,11 +143,6 @@ def build(cset: ConstraintSet, forces=()):
     system = _core.System(cset.mechanism.model.saveToString())
     for c in cset.constraints:
         system.add(_spec(system, c))
-    reason = force_reason(forces)
-    if reason is not None:
-        raise ValueError(f"the compiled core cannot run this system: {reason}")
-    for e in forces:
-        system.add_force(_force_spec(system, e))
     return system
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from pfaff import core
 from pfaff.constraints.base import ConstraintSet
+from pfaff.simulate.forces import JointDamper, JointSpring, PointDamper, PointSpring
 from pfaff.simulate.trajectory import SimulationError, Trajectory
 
 #: steps per call into the core when no controller sample comes sooner (keeps Ctrl-C
@@ -40,6 +41,54 @@ _SERIES = (
     ("correction_energy", None),
     ("newton_iterations", None),
 )
+
+
+def force_reason(forces) -> str | None:
+    """Why the core cannot run the force elements ``forces`` (None when it can)."""
+    for e in forces:
+        if type(e) not in (PointSpring, PointDamper, JointSpring, JointDamper):
+            return (
+                f"force element {e.name!r} ({type(e).__name__}) calls Python at every stage "
+                "(the core runs PointSpring, PointDamper, JointSpring, JointDamper)"
+            )
+        if isinstance(e, PointSpring) and e.law is not None:
+            return f"force element {e.name!r} has a spring law callable (Python at every stage)"
+    return None
+
+
+def force_spec(system, e):
+    """A ``pfaff._core.ForceSpec`` for a bound built-in force element."""
+    s = core.new_force_spec(type(e).__name__)
+    if isinstance(e, (PointSpring, PointDamper)):
+        s.s1 = system.add_frame(e.frame1)
+        s.s2 = -1 if e.frame2 is None else system.add_frame(e.frame2)
+        if e.point1 is not None:
+            s.p1, s.has_p1 = e.point1, True
+        if e.point2 is not None:
+            s.p2, s.has_p2 = e.point2, True
+        s.target = np.asarray(e.target, dtype=float)
+        if isinstance(e, PointSpring):
+            s.k, s.L0, s.k3 = e.k, e.L0, e.k3
+        else:
+            s.c = e.c
+    else:
+        s.iq, s.iv = int(e.iq), int(e.iv)
+        if isinstance(e, JointSpring):
+            s.k, s.rest = e.k, e.rest
+        else:
+            s.c = e.c
+    return s
+
+
+def build(cset: ConstraintSet, forces=()):
+    """:func:`pfaff.core.build` with the bound built-in force elements ``forces``."""
+    reason = force_reason(forces)
+    if reason is not None:
+        raise ValueError(f"the compiled core cannot run this system: {reason}")
+    system = core.build(cset)
+    for e in forces:
+        system.add_force(force_spec(system, e))
+    return system
 
 
 def record_count(n_steps: int, every: int) -> int:
@@ -69,7 +118,7 @@ def run(
     :class:`SimulationError` as the NumPy engine does.
     """
     mech = cset.mechanism
-    system = core.build(cset, forces)
+    system = build(cset, forces)
     core.options(system, opt)
     sizes = {"nq": mech.nq, "nv": mech.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
     cap = record_count(n_steps, int(opt.record_every))
