@@ -78,7 +78,7 @@ def test_core_force_terms_agree_with_numpy_at_many_states():
 
         a_np = Evaluator(cs, SimOptions(), forces=fset)(q, v, np.zeros(mech.nv))
         a_c = system.acceleration(q, v, np.zeros(mech.nv))
-        assert np.abs(a_c - a_np).max() <= 1e-10 * max(1.0, np.abs(a_np).max())
+        assert np.abs(a_c - a_np).max() <= 1e-12 * max(1.0, np.abs(a_np).max())
     Qw, _, _ = wrong.force_terms(q, v)
     Q1 = ForceSet(mech, els[:1]).evaluate(0.0, mech.compute(q, v, ("c1_tip",)))[0]
     assert np.abs(Qw - Q1).max() > 1e-4
