@@ -126,7 +126,7 @@ def test_rk4_is_fourth_order_through_folds(n):
     assert errs[0] >= 1e-7 and errs[-1] <= 5e-10  # truncation-dominated at 5 ms
 
 
-def test_convergence_check_fails_on_a_first_order_error():
+def test_convergence_check_fails_against_a_wrong_reference():
     """The order check can fail (wrong input): against a reference started 1e-8 rad
     off, the errors stop falling at ~1e-8 rad and the 12x ratio fails."""
     n = 1
