@@ -28,6 +28,11 @@ what is valid. Keys::
     frame1 = "a"
     ...
 
+    [[forces]]                         # any number of force elements (see FORCE_TYPES)
+    type = "point_spring"              # point_spring, point_damper, joint_spring, joint_damper
+    frame1 = "a"                       # point elements: frame1, [frame2], [point1],
+    stiffness = 100.0                  # [point2], [target]; joint elements: joint
+
     [controller]                       # optional; see pfaff.scenarios.system_controller
     type = "pidc"
     joints = ["crank"]
@@ -55,6 +60,7 @@ from pfaff.scenarios.model_file import ModelSystem, load_model, run_system
 from pfaff.scenarios.registry import Param, ParameterError, Scenario, ScenarioResult
 from pfaff.scenarios.system_controller import parse_controller
 from pfaff.simulate import INTEGRATORS, SimOptions
+from pfaff.simulate.forces import ForceSet, JointDamper, JointSpring, PointDamper, PointSpring
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -106,6 +112,32 @@ CONSTRAINT_TYPES: dict[str, tuple[type, dict[str, tuple[str, bool]]]] = {
     ),
 }
 
+#: force element type -> (class, {key: (kind, required)}), as CONSTRAINT_TYPES
+_POINTS = {
+    "frame1": ("str", True),
+    "frame2": ("str", False),
+    "point1": ("vec3", False),
+    "point2": ("vec3", False),
+    "target": ("vec3", False),
+}
+FORCE_TYPES: dict[str, tuple[type, dict[str, tuple[str, bool]]]] = {
+    "point_spring": (
+        PointSpring,
+        {
+            **_POINTS,
+            "stiffness": ("float", True),
+            "rest_length": ("float", False),
+            "cubic": ("float", False),
+        },
+    ),
+    "point_damper": (PointDamper, {**_POINTS, "damping": ("float", True)}),
+    "joint_spring": (
+        JointSpring,
+        {"joint": ("str", True), "stiffness": ("float", True), "rest": ("float", False)},
+    ),
+    "joint_damper": (JointDamper, {"joint": ("str", True), "damping": ("float", True)}),
+}
+
 TOP_KEYS = (
     "title",
     "gravity",
@@ -114,6 +146,7 @@ TOP_KEYS = (
     "start",
     "simulation",
     "constraints",
+    "forces",
     "controller",
 )
 SIM_KEYS = {"t_end": 5.0, "dt": 1e-3, "integrator": "rk4"}
@@ -164,14 +197,16 @@ def _value(path: str, kind: str, x: Any):
     return R
 
 
-def parse_constraint(path: str, spec: Any) -> Constraint:
-    """One ``[[constraints]]`` table as a constraint (ParameterError naming the key path)."""
+def parse_constraint(path: str, spec: Any, types: dict | None = None) -> Constraint:
+    """One ``[[constraints]]`` table as a constraint (ParameterError naming the key path);
+    with ``types=FORCE_TYPES`` one ``[[forces]]`` table as a force element."""
+    types = CONSTRAINT_TYPES if types is None else types
     if not isinstance(spec, dict):
         raise _err(path, spec, "expected a table")
     ctype = spec.get("type")
-    if ctype not in CONSTRAINT_TYPES:
-        raise _err(f"{path}.type", ctype, f"valid types: {', '.join(CONSTRAINT_TYPES)}")
-    cls, keys = CONSTRAINT_TYPES[ctype]
+    if ctype not in types:
+        raise _err(f"{path}.type", ctype, f"valid types: {', '.join(types)}")
+    cls, keys = types[ctype]
     kwargs: dict[str, Any] = {}
     for k, x in spec.items():
         if k in ("type", "name"):
@@ -291,6 +326,16 @@ def load_system(path: str | Path) -> SystemFile:
         except ModelError as exc:
             raise ParameterError(f"constraints[{i}] ({spec['type']}): {exc}") from None
         system.constraints.append(c)
+    forces = data.get("forces", [])
+    if not isinstance(forces, list):
+        raise _err("forces", forces, "expected an array of tables [[forces]]")
+    for i, spec in enumerate(forces):
+        e = parse_constraint(f"forces[{i}]", spec, FORCE_TYPES)
+        try:
+            ForceSet(system.mechanism, [e])  # binds: frames and joints exist
+        except ModelError as exc:
+            raise ParameterError(f"forces[{i}] ({spec['type']}): {exc}") from None
+        system.forces.append(e)
     sim = _table(data, "simulation", tuple(SIM_KEYS), "simulation")
     defaults = dict(SIM_KEYS)
     for k in ("t_end", "dt"):
