@@ -4,6 +4,8 @@ the branch check of the adaptive integrators, and the fold metrics."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -73,14 +75,15 @@ def test_newton_takes_no_step_from_round_off():
 
 # The convergence mechanisms (issue 19): crank l = 0.8 m, g = 88 m/s^2, started at
 # theta = 0.3 rad, -9 rad/s -- five fold crossings in 1 s. The speed puts the RK4
-# truncation error at 5 ms (3e-7 .. 4e-7 rad) well above the floor near folds: a
+# truncation error at 5 ms (3e-7 .. 6e-7 rad) well above the floor near folds: a
 # state on the level set Phi = c, c ~ 1e-16 (round-off of q), follows its hyperbola
 # near a fold, and an RK4 stage that lands at a distance x from the fold sees an
 # acceleration error ~ c v^2 / x^3. That floor is event-like, 1e-11 .. 1e-10 rad at
-# t_end for most phases, up to 1e-8 when a stage lands within ~1e-5 rad of the fold
-# (README "Folds": over 6 nearby parameter sets the third halving reached 12x in 15 of
-# 18 runs, all halvings for N = 1, 2, 10 in 3 sets). These parameters were chosen to
-# pass; the margin of the third halving is that of the floor, not of the truncation.
+# t_end for most phases, up to 1e-8 when a stage lands within ~1e-5 rad of the fold.
+# The method does not remove it yet (issue 19 stays open): the two halvings from 5 ms
+# are truncation-dominated and asserted; the third (1.25 -> 0.625 ms, 2.6e-9 -> 1.7e-10
+# here) reaches 12x only where no floor event occurs (15 of 18 runs over 6 nearby
+# parameter sets), so it is an expected failure that may pass (xfail, not strict).
 CONV = {"l": 0.8, "g": 88.0}
 TH_C, W_C, T_C = 0.3, -9.0, 1.0
 DTS = (5e-3, 2.5e-3, 1.25e-3, 6.25e-4)
@@ -92,16 +95,16 @@ def _crossing_steps(q0: np.ndarray) -> np.ndarray:
     return s[:-1] != s[1:]
 
 
-@pytest.mark.parametrize("n", [1, 2, 10])
-def test_rk4_is_fourth_order_through_folds(n):
-    """Against the reduced ODE (DOP853, rtol 1e-13): the error at t_end falls >= 12x per
-    halving of dt over three halvings from 5 ms through five fold crossings; so does the
-    largest energy deviation |E(t) - E(0)| over two halvings (the reduced ODE conserves
-    E; at 0.625 ms single crossing steps reach 1e-9 .. 1e-8 J, the floor); the steps that
-    cross a fold change the energy no more than the other steps at 5 and 2.5 ms (no jump
-    above the RK4 truncation level); below, the floor's events (1e-9 .. 2.5e-8 J in one
-    crossing step at 1.25 ms) exceed the truncation level and are bounded absolutely;
-    fold_crossings counts the crossings of theta."""
+@functools.cache
+def _fold_runs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The runs at each dt of DTS against the reduced ODE (DOP853, rtol 1e-13): the
+    error at t_end and the largest energy deviation |E(t) - E(0)| per dt. Each run's
+    own samples are checked here: five sign changes of sin(theta); fold_crossings
+    counts them (dt <= 1.25 ms: coarser samples may miss the V of sigma_min of 10
+    loops); the steps that cross a fold change the energy no more than the other
+    steps at 5 and 2.5 ms (no jump above the RK4 truncation level); below, the
+    floor's events (1e-9 .. 2.5e-8 J in one crossing step at 1.25 ms) exceed the
+    truncation level and are bounded absolutely."""
     cs = parallelogram_chain(n, **CONV)
     q0, v0 = branch_state(n, TH_C, W_C)
     q_ref = branch_state(n, *reduced_solution(n, TH_C, W_C, [T_C], **CONV)[-1])[0]
@@ -110,7 +113,7 @@ def test_rk4_is_fourth_order_through_folds(n):
         a = simulate(cs, q0, v0, T_C, SimOptions(dt=dt)).arrays()
         th = a["q"][:, 0]
         assert sign_changes(np.sin(th)) == 5
-        if dt <= 1.25e-3:  # coarser samples may miss the V of sigma_min of 10 loops
+        if dt <= 1.25e-3:
             assert fold_crossings(a["sigma_min"]) == 5
         errs.append(np.abs(a["q"][-1] - q_ref).max())
         E = a["energy"]
@@ -120,10 +123,30 @@ def test_rk4_is_fourth_order_through_folds(n):
         if dt >= 2.5e-3:
             assert dE[cross].max() <= dE[~cross].max(), (dt, dE[cross].max(), dE[~cross].max())
         assert dE[cross].max() <= max(dE[~cross].max(), 5e-8)  # floor events [J]
-    errs, devs = np.array(errs), np.array(devs)
-    assert np.all(errs[:-1] / errs[1:] >= 12.0), errs
+    return np.array(errs), np.array(devs)
+
+
+@pytest.mark.parametrize("n", [1, 2, 10])
+def test_rk4_is_fourth_order_through_folds(n):
+    """Through five fold crossings, the error at t_end falls >= 12x per halving of dt
+    over the two halvings from 5 ms (truncation-dominated), and so does the largest
+    energy deviation (the reduced ODE conserves E)."""
+    errs, devs = _fold_runs(n)
+    assert np.all(errs[:2] / errs[1:3] >= 12.0), errs
     assert np.all(devs[:2] / devs[1:3] >= 12.0), devs
-    assert errs[0] >= 1e-7 and errs[-1] <= 5e-10  # truncation-dominated at 5 ms
+    assert errs[0] >= 1e-7  # truncation-dominated at 5 ms
+
+
+@pytest.mark.xfail(
+    reason="issue 19 open: the round-off floor near folds (~1e-10 .. 1e-8 rad) reaches "
+    "the RK4 truncation error at 0.625 ms",
+    strict=False,
+)
+@pytest.mark.parametrize("n", [1, 2, 10])
+def test_rk4_third_halving_through_folds(n):
+    """The third halving (1.25 -> 0.625 ms): >= 12x only where no floor event occurs."""
+    errs, _ = _fold_runs(n)
+    assert errs[2] / errs[3] >= 12.0, errs
 
 
 def test_convergence_check_fails_against_a_wrong_reference():
