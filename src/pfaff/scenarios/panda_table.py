@@ -16,7 +16,7 @@ from pfaff.control import (
     ProjectedController,
     StackedTask,
 )
-from pfaff.mechanism import load_robot, robot_urdf
+from pfaff.mechanism import load_robot, named_configuration, robot_urdf
 from pfaff.mechanism.robots import ROBOTS
 from pfaff.scenarios.common import decoupling, frame_path, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
@@ -24,8 +24,6 @@ from pfaff.scenarios.witnesses import min_norm_gap
 from pfaff.simulate import SimOptions, SimulationError
 
 TOOL = "panda_hand_tcp"
-#: the Panda's "ready" posture: tool pointing down in front of the base
-Q_READY = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 
 
 def circle_reference(center, radius, freq, ramp_s, rot_vec, q3):
@@ -76,7 +74,7 @@ def build(p: dict):
     ``p`` holds the scenario parameters (radius, freq, ramp_s, force, kp, kd, kf, ki).
     """
     mech = load_robot("panda")
-    q0 = Q_READY.copy()
+    q0 = named_configuration("panda", "ready")
     tool0 = mech.compute(q0, None, [TOOL], dynamics=False).frames[TOOL]
     table_z = float(tool0.p[2])
     contact = PointOnPlane(TOOL, (0.0, 0.0, 1.0), table_z, name="tool on table", unilateral=True)

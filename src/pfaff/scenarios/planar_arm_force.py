@@ -11,16 +11,7 @@ from pfaff.scenarios.common import decoupling, frame_path, planar_animation, tim
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.scenarios.witnesses import force_before_sample, min_norm_gap
 from pfaff.simulate import SimOptions
-
-
-def two_link_ik(x: float, y: float, l1: float, l2: float) -> np.ndarray:
-    """Joint angles (relative) of a 2-link arm reaching (x, y), elbow up."""
-    c2 = (x * x + y * y - l1 * l1 - l2 * l2) / (2 * l1 * l2)
-    if not -1.0 <= c2 <= 1.0:
-        raise ValueError(f"the point ({x}, {y}) is out of reach of links {l1} + {l2} m")
-    q2 = -np.arccos(c2)
-    q1 = np.arctan2(y, x) - np.arctan2(l2 * np.sin(q2), l1 + l2 * np.cos(q2))
-    return np.array([q1, q2])
+from pfaff.systems.ik import two_link_ik
 
 
 def x_reference(x0: float, amplitude: float, freq: float):
@@ -70,7 +61,7 @@ def build(p: dict):
         kd=p["kd"],
         force=ForceReference(lam_d, kf=p["kf"], ki=p["ki"]),
     )
-    q0 = two_link_ik(p["x0"], p["line_y"], l1, l2)
+    q0 = two_link_ik(p["x0"], p["line_y"], l1, l2, elbow=-1.0)  # elbow up
     ctrl.check(q0)
     return mech, cset, ctrl, q0
 
