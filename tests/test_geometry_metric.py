@@ -236,7 +236,7 @@ def arm3():
 def test_kernel_image_split(arm3):
     m, cset, p0, _ = arm3
     M = m.compute(p0).M
-    _, A = cset.residual(p0)
+    _, A = cset.holonomic_terms_at(p0)
     P, G = induced_metric(M, A)
     np.testing.assert_allclose(P.T @ P, np.eye(2), atol=1e-14)
     np.testing.assert_allclose(A @ P, 0, atol=1e-14)

@@ -107,7 +107,7 @@ class ConstrainedGeodesic(Geodesic):
 
 
 def _check_on_manifold(cset: ConstraintSet, q: np.ndarray, what: str, tol: float) -> None:
-    phi, _ = cset.residual(q)
+    phi, _ = cset.holonomic_terms_at(q)
     err = float(np.abs(phi).max()) if phi.size else 0.0
     if err > tol:
         raise ValueError(
@@ -145,7 +145,7 @@ def integrate_constrained_geodesic(
         raise BVPError(f"constrained geodesic integration failed: {sol.message}")
     q, v = sol.y[:n].T, sol.y[n:].T
     lam = np.array([constrained_geodesic_acceleration(cset, a, b)[1] for a, b in zip(q, v)])
-    phi = np.array([cset.residual(qi)[0] for qi in q])
+    phi = np.array([cset.holonomic_terms_at(qi)[0] for qi in q])
     speed2 = float(v0 @ mech.compute(q0).M @ v0)
     return ConstrainedGeodesic(
         sol.t,
@@ -187,7 +187,7 @@ def shoot_constrained_geodesic(
     p1 = check_posture(p1, n, "end posture")
     _check_on_manifold(cset, p0, "start posture", 1e-9)
     _check_on_manifold(cset, p1, "end posture", 1e-9)
-    _, A0 = cset.residual(p0)
+    _, A0 = cset.holonomic_terms_at(p0)
     P = kernel_basis(A0)
 
     return shoot(
