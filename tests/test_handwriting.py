@@ -47,7 +47,7 @@ def _closed_loop(mech, q, v):
     tau = ctrl(0.0, snap)
     Jz = snap.frames[hw.TIP].J[2:3]
     drift = snap.frames[hw.TIP].drift[2:3]
-    sol = dynamics.solve(snap.M, snap.h, tau, Jz, drift)
+    sol = dynamics.solve_constrained(snap.M, snap.h, tau, Jz, drift)
     return ctrl, snap, sol.a, sol.lam
 
 

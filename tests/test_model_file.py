@@ -96,7 +96,7 @@ def test_redundant_loop_accelerations_agree_with_kkt_least_squares(path):
         tau = rng.standard_normal(mech.nv)
         snap = mech.compute(q, v, cset.frames)
         ev = cset.evaluate(snap)
-        a = dyn.solve(snap.M, snap.h, tau, ev.A, ev.drift, with_force=False).a
+        a = dyn.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift, with_force=False).a
         K = dyn.kkt_matrix(snap.M, ev.A)
         rhs = np.concatenate([tau - snap.h, -ev.drift])
         a_kkt = np.linalg.lstsq(K, rhs, rcond=1e-12)[0][: mech.nv]
@@ -184,6 +184,6 @@ def test_redundant_loop_accelerations_agree_with_pinocchio_proximal(name):
         tau = rng.standard_normal(mech.nv)
         snap = mech.compute(q, v, cset.frames)
         ev = cset.evaluate(snap)
-        a = dyn.solve(snap.M, snap.h, tau, ev.A, ev.drift, with_force=False).a
+        a = dyn.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift, with_force=False).a
         a_pin = pin.constraintDynamics(m, pdata, q, v, tau, cms, cds, settings)
         assert np.abs(a - a_pin).max() <= 1e-9 * max(1.0, np.abs(a).max())
