@@ -9,8 +9,9 @@ M-orthogonal to the kernel. Geodesics of the submanifold satisfy
 
 with ``lambda = (A M^-1 A^T)^-1 (A' q' - A Gamma2(q', q'))`` (eq. (34), from
 differentiating ``A q' = 0`` once more, eq. (33)). In Euclidean-orthonormal
-kernel coordinates ``q' = P eta'`` (eq. (37)) the induced metric is
-``P^T M P`` (eq. (39)). Sign convention: Aghili's ``M a + h = tau - A^T lambda``
+kernel coordinates ``q' = K eta'`` (eq. (37); Arimoto's P, here ``K`` because
+``P`` is the projector ``I - A^+ A`` elsewhere in pfaff) the induced metric is
+``K^T M K`` (eq. (39)). Sign convention: Aghili's ``M a + h = tau - A^T lambda``
 (design.md Sec. 2), which is Arimoto's eq. (30) multiplied by M.
 """
 
@@ -27,23 +28,20 @@ from pfaff.geometry.metric import check_metric, check_posture, geodesic_accelera
 from pfaff.linalg import null_space
 
 
-def kernel_basis(A: np.ndarray) -> np.ndarray:
-    """Euclidean-orthonormal basis ``P`` (n, n - m) of ``ker A`` (Arimoto eq. (37))."""
-    return null_space(np.atleast_2d(np.asarray(A, dtype=float)))
-
-
 def induced_metric(M: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(P, P^T M P)``: kernel basis and the metric of the submanifold (eq. (38)-(39))."""
+    """``(K, K^T M K)``: Euclidean-orthonormal basis ``K`` (n, n - m) of ``ker A``
+    (:func:`pfaff.linalg.null_space`, Arimoto's P of eq. (37)) and the metric of
+    the submanifold (eq. (38)-(39))."""
     M = check_metric(M)
-    P = kernel_basis(A)
-    return P, P.T @ M @ P
+    K = null_space(np.atleast_2d(np.asarray(A, dtype=float)))
+    return K, K.T @ M @ K
 
 
 def m_orthonormal_kernel_basis(M: np.ndarray, A: np.ndarray) -> np.ndarray:
     """Basis ``E`` of ``ker A`` with ``E^T M E = I`` (orthonormal in the metric)."""
-    P, G = induced_metric(M, A)
+    K, G = induced_metric(M, A)
     L = np.linalg.cholesky(G)
-    return np.linalg.solve(L, P.T).T  # P L^-T
+    return np.linalg.solve(L, K.T).T  # K L^-T
 
 
 def metric_gradient(M: np.ndarray, A: np.ndarray) -> np.ndarray:
@@ -169,7 +167,7 @@ def shoot_constrained_geodesic(
 ) -> ConstrainedGeodesic:
     """Geodesic of the submanifold from ``p0`` to ``p1`` (both on ``Phi = 0``), t in [0, 1].
 
-    The initial velocity is ``v0 = P eta0`` with P the kernel basis at ``p0``
+    The initial velocity is ``v0 = K eta0`` with K the kernel basis at ``p0``
     (eq. (37)); ``eta0`` solves ``q(1) = p1`` in the least-squares sense
     (n equations, n - m unknowns, consistent at the solution), warm-started
     from the kernel projection of ``p1 - p0``. Its length is the submanifold
@@ -188,11 +186,11 @@ def shoot_constrained_geodesic(
     _check_on_manifold(cset, p0, "start posture", 1e-9)
     _check_on_manifold(cset, p1, "end posture", 1e-9)
     _, A0 = cset.holonomic_terms_at(p0)
-    P = kernel_basis(A0)
+    K = null_space(np.atleast_2d(np.asarray(A0, dtype=float)))
 
     return shoot(
-        lambda eta, n_s: integrate_constrained_geodesic(cset, p0, P @ eta, 1.0, n_s),
-        P.T @ (p1 - p0),
+        lambda eta, n_s: integrate_constrained_geodesic(cset, p0, K @ eta, 1.0, n_s),
+        K.T @ (p1 - p0),
         p1,
         tol,
         n_samples,
