@@ -25,7 +25,7 @@ from scipy.integrate import solve_ivp
 from pfaff.constraints.base import ConstraintSet
 from pfaff.geometry.geodesic import ATOL, RTOL, BVPError, Geodesic, shoot
 from pfaff.geometry.metric import check_metric, check_posture, geodesic_acceleration
-from pfaff.linalg import null_space
+from pfaff.linalg import metric_projection, null_space
 
 
 def induced_metric(M: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -53,12 +53,12 @@ def split_velocity(M: np.ndarray, A: np.ndarray, v: np.ndarray) -> tuple[np.ndar
     """Kernel/image split ``v = v_ker + v_img`` with ``<v_ker, v_img>_M = 0``.
 
     ``v_img = M^-1 A^T (A M^-1 A^T)^-1 A v`` lies in the image of the metric
-    gradient (eq. (31)) and ``A v_ker = 0``.
+    gradient (eq. (31)) and ``A v_ker = 0``: ``v_ker`` is the velocity projection
+    :func:`pfaff.linalg.metric_projection` (the one implementation in pfaff).
     """
-    A = np.atleast_2d(A)
-    W = metric_gradient(M, A)
-    v_img = W @ np.linalg.solve(A @ W, A @ v)
-    return v - v_img, v_img
+    v = np.asarray(v, dtype=float)
+    v_ker = metric_projection(v, A, check_metric(M))
+    return v_ker, v - v_ker
 
 
 def geodesic_multiplier(
