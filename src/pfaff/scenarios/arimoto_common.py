@@ -6,14 +6,33 @@ and the monitors themselves live in :mod:`pfaff.systems.handwriting`.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 
 from pfaff.control import arimoto as ar
 from pfaff.scenarios.common import timed_simulate
+from pfaff.scenarios.registry import Param
 from pfaff.simulate import SimOptions
 from pfaff.systems.handwriting import monitor
+
+
+def law_params(
+    k: float, c: float, lambda_d: float, dt: float, k_note: str = "", dt_note: str = ""
+):
+    """The parameters of eq. (42) and the run, shared by the Arimoto scenarios.
+
+    ``k_note`` / ``dt_note`` are appended to the descriptions of ``k`` / ``dt``.
+    """
+    return dict(
+        k=Param(k, f"position gain k [N/m]{k_note}", positive=True),
+        zeta=Param(math.sqrt(0.5), "damping factor zeta (paper: sqrt(2)/2)", positive=True),
+        c=Param(c, "joint damping c [N m s/rad]", low=0.0),
+        lambda_d=Param(lambda_d, "desired pressing force lambda_d [N] (> 0: unilateral contact)"),
+        t_end=Param(5.0, "simulated time [s]", positive=True),
+        dt=Param(dt, f"integrator step = control period [s]{dt_note}", positive=True),
+    )
 
 
 def fit_rate(t: np.ndarray, W: np.ndarray, floor: float) -> float:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from pfaff.constraints import ConstraintSet, PointOnPlane
@@ -14,6 +12,7 @@ from pfaff.scenarios.arimoto_common import (
     arrays_doc,
     check_gains_warn,
     common_metrics,
+    law_params,
     run_monitored,
 )
 from pfaff.scenarios.common import project_xz
@@ -40,12 +39,7 @@ SWEEP_STARTS = ((0.28, 0.0, -1.9), (0.22, 0.02, -2.1), (0.26, -0.06, -1.8), (0.2
     y0=Param(-0.06, "initial tip y on the plane [m]"),
     psi0=Param(-1.9, "initial pencil elevation [rad] (-pi/2: straight down)"),
     xi=Param(0.0, "plane height xi [m] (the base stands on it)", low=-0.1, high=0.1),
-    k=Param(10.0, "position gain k [N/m] (paper: 5 ... 20 kg/s^2)", positive=True),
-    zeta=Param(math.sqrt(0.5), "damping factor zeta (paper: sqrt(2)/2)", positive=True),
-    c=Param(0.03, "joint damping c [N m s/rad]", low=0.0),
-    lambda_d=Param(1.0, "desired pressing force lambda_d [N] (> 0: unilateral contact)"),
-    t_end=Param(5.0, "simulated time [s]", positive=True),
-    dt=Param(5e-4, "integrator step = control period [s]", positive=True),
+    **law_params(10.0, 0.03, 1.0, 5e-4, k_note=" (paper: 5 ... 20 kg/s^2)"),
     qstar=Param(True, "compute q* and the Riemannian distances (shooting, ~5 s)"),
     sweep=Param(True, "also run the initial-posture sweep (4 postures)"),
     sweep_t_end=Param(4.0, "simulated time of each sweep run [s]", positive=True),

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from pfaff.constraints import ConstraintSet, PointOnPlane
@@ -15,6 +13,7 @@ from pfaff.scenarios.arimoto_common import (
     arrays_doc,
     check_gains_warn,
     common_metrics,
+    law_params,
     run_monitored,
 )
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
@@ -26,12 +25,7 @@ PANDA_TOOL = "panda_hand_tcp"
     "panda-surface",
     dx_target=Param(0.05, "target x_d - x(0) on the table [m]"),
     dy_target=Param(0.03, "target y_d - y(0) on the table [m]"),
-    k=Param(100.0, "position gain k [N/m]", positive=True),
-    zeta=Param(math.sqrt(0.5), "damping factor zeta (paper: sqrt(2)/2)", positive=True),
-    c=Param(2.0, "joint damping c [N m s/rad]", low=0.0),
-    lambda_d=Param(5.0, "desired pressing force lambda_d [N] (> 0: unilateral contact)"),
-    t_end=Param(5.0, "simulated time [s]", positive=True),
-    dt=Param(5e-3, "integrator step = control period [s] (200 Hz)", positive=True),
+    **law_params(100.0, 2.0, 5.0, 5e-3, dt_note=" (200 Hz)"),
 )
 def panda_surface(p: dict) -> ScenarioResult:
     """Arimoto's law (eq. 42) on the Panda (7 joints): the tool point on a table.
