@@ -15,9 +15,10 @@ import numpy as np
 import pinocchio as pin
 from scipy.optimize import minimize_scalar
 
+from pfaff.constraints import ConstraintSet
 from pfaff.control import arimoto as ar
 from pfaff.geometry.submanifold import submanifold_distance
-from pfaff.mechanism import PinocchioMechanism
+from pfaff.mechanism import Mechanism, PinocchioMechanism
 from pfaff.systems.ik import two_link_ik
 
 TIP = "tip"
@@ -70,7 +71,9 @@ def check_target(xd: float, yd: float, xi: float) -> None:
         )
 
 
-def posture_on_plane(xd: float, yd: float, xi: float, psi: float, elbow: float = 1.0):
+def posture_on_plane(
+    xd: float, yd: float, xi: float, psi: float, elbow: float = 1.0
+) -> np.ndarray | None:
     """Joint angles with the tip at ``(xd, yd, xi)`` and the pencil at angle ``psi``.
 
     ``psi`` is the pencil's elevation in the vertical plane through the base axis
@@ -89,7 +92,15 @@ def posture_on_plane(xd: float, yd: float, xi: float, psi: float, elbow: float =
     return np.array([math.atan2(yd, xd), -a1, -a2, -(psi - a1 - a2)])
 
 
-def reference_point(cset, q0, xd, yd, xi, elbow=1.0, psi_range=(-2.6, -0.6)):
+def reference_point(
+    cset: ConstraintSet,
+    q0: np.ndarray,
+    xd: float,
+    yd: float,
+    xi: float,
+    elbow: float = 1.0,
+    psi_range: tuple[float, float] = (-2.6, -0.6),
+) -> tuple[np.ndarray, float]:
     """``q*``: the point of EM1 nearest to ``q0`` in the submanifold distance (Sec. 5).
 
     EM1 is the curve :func:`posture_on_plane` in ``psi``; a bounded scalar search
@@ -110,7 +121,14 @@ def reference_point(cset, q0, xd, yd, xi, elbow=1.0, psi_range=(-2.6, -0.6)):
     return posture_on_plane(xd, yd, xi, res.x, elbow), float(res.fun)
 
 
-def monitor(mech, cset, ctrl: ar.ArimotoHybrid, arrays: dict, xi: float, alpha=None):
+def monitor(
+    mech: Mechanism,
+    cset: ConstraintSet,
+    ctrl: ar.ArimotoHybrid,
+    arrays: dict,
+    xi: float,
+    alpha: float | None = None,
+) -> dict:
     """Monitors along a run: E, W_alpha, dlambda (eq. 62 and simulated), EM1 distance."""
     q, v, t = arrays["q"], arrays["v"], arrays["t"]
     rows = []

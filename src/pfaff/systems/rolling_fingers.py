@@ -17,7 +17,7 @@ from pfaff.constraints import ConstraintSet
 from pfaff.manipulation.contours import Contour, Ellipse, SplineContour, Superellipse
 from pfaff.manipulation.rolling import RollingContact, rolling_constraints
 from pfaff.manipulation.slip import material_slip
-from pfaff.mechanism import ModelBuilder, PlanarChain, PlanarLink
+from pfaff.mechanism import Mechanism, ModelBuilder, PlanarChain, PlanarLink
 from pfaff.mechanism.pinocchio_backend import PinocchioMechanism
 from pfaff.systems.ik import two_link_ik
 
@@ -124,7 +124,15 @@ def initial_configuration(
     return np.concatenate([q1, q2, [x, y, th]])
 
 
-def contact_monitor(mech, cset: ConstraintSet, contacts, ctrl, q, v, lam) -> dict:
+def contact_monitor(
+    mech: Mechanism,
+    cset: ConstraintSet,
+    contacts: Sequence[RollingContact],
+    ctrl,
+    q: np.ndarray,
+    v: np.ndarray,
+    lam: np.ndarray,
+) -> dict[str, np.ndarray]:
     """Per-sample contact quantities of a run (T samples of q, v and the multipliers).
 
     Returns ``wrench`` (T,) the norm of the sum of the wrench vectors (eq. 77,
@@ -163,7 +171,15 @@ def contact_monitor(mech, cset: ConstraintSet, contacts, ctrl, q, v, lam) -> dic
     }
 
 
-def grasp_outlines(mech, contour: Contour, contacts, q, idx, points, normals) -> list:
+def grasp_outlines(
+    mech: Mechanism,
+    contour: Contour,
+    contacts: Sequence[RollingContact],
+    q: np.ndarray,
+    idx: np.ndarray,
+    points: np.ndarray,
+    normals: np.ndarray,
+) -> list[np.ndarray]:
     """World outlines at the samples ``idx``: the object, the fingertip discs, the normals.
 
     Returns ``[object (K, 120, 2), tip 1 (K, 41, 2), tip 2, normal 1 (K, 2, 2),
