@@ -72,3 +72,28 @@ def test_initial_configuration_touches_at_the_gaps(shape):
 def test_unknown_shape():
     with pytest.raises(ValueError, match="valid: ellipse, superellipse, spline"):
         rf.make_contour("circle")
+
+
+def _posture_on_plane_v0(xd, yd, xi, psi, elbow=1.0):
+    """The closed form as scenarios/handwriting.py wrote it before systems.ik (math module)."""
+    l1, l2, l3 = hw.LINKS
+    r = math.hypot(xd, yd)
+    wr, wz = r - l3 * math.cos(psi), xi - l3 * math.sin(psi) - hw.H0
+    c2 = (wr * wr + wz * wz - l1 * l1 - l2 * l2) / (2 * l1 * l2)
+    if abs(c2) > 1:
+        return None
+    a2 = -elbow * math.acos(c2)
+    a1 = math.atan2(wz, wr) - math.atan2(l2 * math.sin(a2), l1 + l2 * math.cos(a2))
+    return np.array([math.atan2(yd, xd), -a1, -a2, -(psi - a1 - a2)])
+
+
+@pytest.mark.parametrize("elbow", [1.0, -1.0])
+def test_posture_on_plane_same_numbers_as_before(elbow):
+    rng = np.random.default_rng(8)
+    for _ in range(500):
+        args = (rng.uniform(0.0, 0.5), rng.uniform(-0.3, 0.3), rng.uniform(-0.1, 0.2))
+        psi = rng.uniform(-3.0, 0.0)
+        old, new = _posture_on_plane_v0(*args, psi, elbow), hw.posture_on_plane(*args, psi, elbow)
+        assert (old is None) == (new is None)
+        if old is not None:  # the scenarios' metrics are bit-identical: so are the postures
+            assert np.abs(new - old).max() <= 1e-15
