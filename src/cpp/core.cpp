@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include <Eigen/Eigenvalues>
+#include <Eigen/Geometry>
 
 #include "pinocchio/algorithm/crba.hpp"
 #include "pinocchio/algorithm/energy.hpp"
@@ -75,6 +76,20 @@ namespace pfaff
     a0_.setZero(nv);
     v_.setZero(nv);
     tau_.setZero(nv);
+    A.setZero(0, nv); // no rows yet: an unconstrained system (engine="core" only)
+    A_h.setZero(0, nv);
+    drift.setZero(0);
+    phi.setZero(0);
+    // Runge-Kutta-Munthe-Kaas stages where q lives on a Lie group (nq != nv); the
+    // off-diagonal blocks of d integrate / d theta stay zero (dIntegrate sets the
+    // joints' diagonal blocks)
+    lie_ = model.nq != model.nv;
+    Jint_.setZero(nv, nv);
+    lu_int_ = Eigen::PartialPivLU<MatX>(nv);
+    d2_.setZero(nv);
+    d3_.setZero(nv);
+    d4_.setZero(nv);
+    th_.setZero(nv);
   }
 
   int System::add_frame(const std::string & name)
@@ -102,6 +117,14 @@ namespace pfaff
       throw std::invalid_argument("invalid locked joint index");
     if ((s.kind == Kind::PointsCoincide || s.kind == Kind::FrameAligned) && s.D.rows() != s.dim)
       throw std::invalid_argument("directions must have dim rows");
+    if (s.kind == Kind::JointCoupling
+        && (s.iv < 0 || s.iv >= model.nv || s.iq < 0 || s.iq >= model.nq || s.iv2 >= model.nv
+            || s.iq2 >= model.nq || (s.iv2 >= 0) != (s.iq2 >= 0) || s.dim != 1))
+      throw std::invalid_argument("invalid joint coupling indices");
+    if (s.kind == Kind::QuatAligned && (s.s1 < 0 || s.dim != 3))
+      throw std::invalid_argument("QuatAligned needs frame 1 and 3 rows");
+    if (s.scale.size() != 0 && s.scale.size() != s.dim)
+      throw std::invalid_argument("row factors: one per row (dim) expected");
     specs.push_back(s);
     for (int i = 0; i < s.dim; ++i)
     {
@@ -228,6 +251,54 @@ namespace pfaff
     (void)nv;
   }
 
+  // QuatAligned.terms: R_e = R_1 R_off R_2^T, q_e = (s, u) with s >= 0, Phi = u,
+  // A = H J_w, H = (s I - [u]x) / 2, drift = H' w + H w', H' = (s' I - [u']x) / 2,
+  // s' = -u.w / 2, u' = H w, w' = alpha_1 - R_e alpha_2 - w x (R_e omega_2)
+  void System::quat_rows(const Spec & s, int row, int hrow, bool with_drift)
+  {
+    const FrameKin & f1 = frames[s.s1];
+    Mat3 Re;
+    if (s.s2 < 0)
+    {
+      Re.noalias() = f1.R * s.R_off;
+      Gjw_ = f1.J.bottomRows<3>();
+    }
+    else
+    {
+      const FrameKin & f2 = frames[s.s2];
+      Re.noalias() = (f1.R * s.R_off) * f2.R.transpose();
+      Gjw_.noalias() = f1.J.bottomRows<3>() - Re * f2.J.bottomRows<3>();
+    }
+    const Eigen::Quaterniond qe(Re);
+    double sc = qe.w();
+    Vec3 u = qe.vec();
+    if (sc < 0.0)
+    {
+      sc = -sc;
+      u = -u;
+    }
+    const Mat3 H = 0.5 * (sc * Mat3::Identity() - skew(u));
+    A.middleRows(row, 3).noalias() = H * Gjw_;
+    phi.segment<3>(hrow) = u;
+    if (!with_drift)
+    {
+      drift.segment<3>(row).setZero();
+      return;
+    }
+    const Vec3 w = Gjw_ * v_stage_ref();
+    Vec3 wdot = f1.drift.tail<3>();
+    if (s.s2 >= 0)
+    {
+      const FrameKin & f2 = frames[s.s2];
+      const Vec3 o2 = Re * f2.w;
+      wdot -= Re * f2.drift.tail<3>();
+      wdot -= w.cross(o2);
+    }
+    const Vec3 du = H * w;
+    const Mat3 Hd = 0.5 * ((-0.5 * u.dot(w)) * Mat3::Identity() - skew(du));
+    drift.segment<3>(row) = Hd * w + H * wdot;
+  }
+
   void System::write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift)
   {
     Vec3 p1, p2, a1 = Vec3::Zero(), a2 = Vec3::Zero();
@@ -299,6 +370,20 @@ namespace pfaff
       drift(row) = 0.0;
       break;
     }
+    case Kind::JointCoupling: {
+      const double q2 = s.iq2 >= 0 ? q(s.iq2) : 0.0;
+      phi(hrow) = q(s.iq) - s.c0 - s.c1 * q2;
+      A.row(row).setZero();
+      A(row, s.iv) = 1.0;
+      if (s.iv2 >= 0)
+        A(row, s.iv2) = -s.c1;
+      drift(row) = 0.0;
+      break;
+    }
+    case Kind::QuatAligned: {
+      quat_rows(s, row, hrow, with_drift);
+      break;
+    }
     case Kind::FrameAligned: {
       aligned_rows(s, s.R_off, s.R_off.isIdentity(0.0), row, hrow, with_drift);
       break;
@@ -315,6 +400,12 @@ namespace pfaff
       aligned_rows(al, s.R_off, s.R_off.isIdentity(0.0), row + 3, hrow + 3, with_drift);
       break;
     }
+    }
+    if (s.scale.size()) // Scaled: the rows times constant factors (coupling.Scaled)
+    {
+      A.middleRows(row, s.dim).array().colwise() *= s.scale.array();
+      drift.segment(row, s.dim).array() *= s.scale.array();
+      phi.segment(hrow, s.dim).array() *= s.scale.array();
     }
   }
 
@@ -515,6 +606,18 @@ namespace pfaff
     return true;
   }
 
+  void System::stage_rate(const VecX & q, const VecX & theta, const VecX & vi, VecX & out)
+  {
+    if (!lie_)
+    {
+      out = vi;
+      return;
+    }
+    pinocchio::dIntegrate(model, q, theta, Jint_, pinocchio::ARG1);
+    lu_int_.compute(Jint_);
+    out.noalias() = lu_int_.solve(vi);
+  }
+
   double System::stage(const VecX & q, const VecX & v, VecX & a)
   {
     dynamics_state(q, v, false);
@@ -620,21 +723,26 @@ namespace pfaff
         record(t);
       if (k == n_steps)
         break;
-      // RK4 (integrator._rk4)
+      // RK4, in Runge-Kutta-Munthe-Kaas form on a Lie group (steppers.rk4_step): the
+      // stages move along theta in the tangent space at q, q_i = integrate(q, theta_i),
+      // theta' = dintegrate_dv(q, theta)^-1 v_i; on nq == nv models theta' = v_i
       const double h2 = 0.5 * dt;
       v2_ = v_ + h2 * a_;
       dv_ = h2 * v_;
       pinocchio::integrate(model, q_, dv_, qs_);
       stage(qs_, v2_, a2_);
+      stage_rate(q_, dv_, v2_, d2_);
       v3_ = v_ + h2 * a2_;
-      dv_ = h2 * v2_;
+      dv_ = h2 * d2_;
       pinocchio::integrate(model, q_, dv_, qs_);
       stage(qs_, v3_, a3_);
+      stage_rate(q_, dv_, v3_, d3_);
       v4_ = v_ + dt * a3_;
-      dv_ = dt * v3_;
+      dv_ = dt * d3_;
       pinocchio::integrate(model, q_, dv_, qs_);
       stage(qs_, v4_, a4_);
-      vbar_ = (v_ + 2.0 * v2_ + 2.0 * v3_ + v4_) / 6.0;
+      stage_rate(q_, dv_, v4_, d4_);
+      vbar_ = (v_ + 2.0 * d2_ + 2.0 * d3_ + d4_) / 6.0;
       dv_ = dt * vbar_;
       pinocchio::integrate(model, q_, dv_, q1_);
       v1_ = v_ + dt * (a_ + 2.0 * a2_ + 2.0 * a3_ + a4_) / 6.0;
