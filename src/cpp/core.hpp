@@ -81,12 +81,14 @@ namespace pfaff
   };
 
   /// Row-space factorisation of A with the absolute threshold: A^+ = V1 W^T.
-  /// QR (certified full row rank): V1 = Q, W = R^-1; SVD: V1, W = U1 diag(1/sigma).
+  /// QR (certified full row rank): V1 = Q, W = R^-1; pivoted QR (certified rank r < m,
+  /// see System::pivoted_rows): V1 = Q_1, W = Pi Z T^-T; SVD: V1, W = U1 diag(1/sigma).
   struct RowSpace
   {
     MatX V1, W;
     int rank = 0;
     double sigma_min = 0.0;
+    bool deficient = false; // the last factorisation found rank < rows
   };
 
   struct Options
@@ -179,6 +181,7 @@ namespace pfaff
   private:
     void frame_terms(bool with_velocity, const VecX & v);
     void write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift);
+    bool pivoted_rows(const MatX & A, RowSpace & rs);
     void quat_rows(const Spec & s, int row, int hrow, bool with_drift);
     /// RKMK stage rate theta' = dintegrate_dv(q, theta)^-1 vi (vi on nq == nv models)
     void stage_rate(const VecX & q, const VecX & theta, const VecX & vi, VecX & out);
@@ -196,6 +199,12 @@ namespace pfaff
     Eigen::HouseholderQR<MatX> qr_;
     Eigen::PartialPivLU<MatX> lu_;
     Eigen::JacobiSVD<MatX> svd_;
+    Eigen::ColPivHouseholderQR<MatX> cpqr_;
+    Eigen::HouseholderQR<MatX> sqr_;
+    MatX S_, Y_;
+    Eigen::PartialPivLU<MatX> luG_; // G = V1^T M^-1 V1 (velocity projection)
+    MatX X_, G_;
+    VecX y_, z_, vn_;
     Matrix3x Jp1_, Jp2_;
     MatX Gjw_;
     RowSpace rs_, rs_stage_, rs_newton_, rs_vel_;

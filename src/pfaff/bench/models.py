@@ -37,9 +37,10 @@ def bench_model_files(runs: int = RUNS) -> list[Row]:
         rt = sorted(float(x["realtime_factor"] or float("nan")) for x in out)
         med = statistics.median(rt)
         m = s["metrics"]
+        rows_, rank = m.get("constraint_rows"), m.get("constraint_rank")
         note = (
-            f"{issue}; median of {runs} runs ({rt[0]:.3g} .. {rt[-1]:.3g}); nv {m.get('dof', 0) + m.get('constraint_rank', 0)}, "
-            f"{m.get('constraint_rows')} rows of rank {m.get('constraint_rank')}"
+            f"{issue}; median of {runs} runs ({rt[0]:.3g} .. {rt[-1]:.3g}); "
+            f"{m.get('dof')} dof, {rows_} rows of rank {rank}"
         )
         worst = next((x for x in out if x["status"] != "ok"), s)
         phi = max(float(x["max_constraint_violation"]) for x in out)
