@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from pfaff.constraints.base import ConstraintSet
-from pfaff.constraints.coupling import JointCoupling, Scaled, _one_dof
+from pfaff.constraints.coupling import JointCoupling, Scaled
 from pfaff.constraints.library import LockedJoint, PointOnCircle, PointOnPlane, PointsCoincide
 from pfaff.constraints.quat_aligned import QuatAligned
 from pfaff.constraints.weld import FrameAligned, Weld
@@ -124,9 +124,9 @@ def _spec(system, c, mech=None) -> object:
         s.D, s.D_identity = np.ascontiguousarray(c.D), _identity(c.D)
     elif isinstance(c, JointCoupling):
         s.kind = K.JointCoupling
-        s.iq, s.iv = _one_dof(mech, c.joint1)
+        s.iq, s.iv = _joint_index(mech, c.joint1)
         if c.joint2 is not None:
-            s.iq2, s.iv2 = _one_dof(mech, c.joint2)
+            s.iq2, s.iv2 = _joint_index(mech, c.joint2)
         s.c0, s.c1 = c.c0, c.c1
     elif isinstance(c, QuatAligned):
         s.kind, s.s1 = K.QuatAligned, system.add_frame(c.frame1)
@@ -140,6 +140,12 @@ def _spec(system, c, mech=None) -> object:
     else:  # pragma: no cover - unsupported_reason() filters these
         raise TypeError(f"{type(c).__name__} is not supported by the core")
     return s
+
+
+def _joint_index(mech, joint: str) -> tuple[int, int]:
+    """``(idx_q, idx_v)`` of a joint (the coupling's bind() has checked it)."""
+    jm = mech.model.joints[mech.model.getJointId(joint)]
+    return int(jm.idx_q), int(jm.idx_v)
 
 
 def _point(s, k: int, offset) -> None:
