@@ -22,6 +22,8 @@ from pfaff.constraints import (
     PointOnPlane,
     PointsCoincide,
 )
+from pfaff.constraints.coupling import JointCoupling, Scaled
+from pfaff.constraints.quat_aligned import QuatAligned
 from pfaff.constraints.weld import FrameAligned, Weld
 from pfaff.mechanism import PinocchioMechanism, load_robot, planar_particle
 from pfaff.simulate import SimOptions, SimulationError, simulate
@@ -92,6 +94,34 @@ def _panda_sets(panda):
         "overdetermined": [
             Weld("panda_link7", "panda_link3"),
             PointsCoincide(TCP, target=(0.4, 0.0, 0.5)),
+        ],
+        # the MJCF equality types: joint couplings (one locks a joint), MuJoCo's
+        # quaternion residual to the world and between two frames, row factors
+        "mjcf": [
+            JointCoupling("panda_joint2", "panda_joint4", ratio=-0.7, offset=0.2),
+            JointCoupling("panda_joint6", offset=0.4),
+            Scaled(QuatAligned("panda_link7", "panda_link2", offset=RZ.T), (0.5, 2.0, 1.5)),
+        ],
+        "mjcf-world": [
+            JointCoupling("panda_joint2", "panda_joint4", ratio=-0.7, offset=0.2),
+            JointCoupling("panda_joint6", offset=0.4),
+            QuatAligned("panda_link7", None, offset=RZ),
+        ],
+        # MuJoCo's weld with torquescale: position + scaled orientation, twice over
+        # (rank 6 of 12), and a coupling repeated with a factor (rank 1 of 2)
+        "mjcf-redundant": [
+            PointsCoincide("panda_link7", "panda_link3", point1=(0.0, 0.05, 0.1)),
+            Scaled(QuatAligned("panda_link7", "panda_link3", offset=RZ), (0.3, 0.3, 0.3)),
+            PointsCoincide("panda_link7", "panda_link3", point1=(0.0, 0.05, 0.1)),
+            Scaled(
+                Scaled(QuatAligned("panda_link7", "panda_link3", offset=RZ), (2.0, 1, 1)),
+                3.0 * np.ones(3),
+            ),
+        ],
+        # a zero factor leaves a zero row: the absolute threshold drops it (rank 3 of 4)
+        "mjcf-zero-factor": [
+            Scaled(QuatAligned("panda_link6", None), (1.0, 0.0, 2.0)),
+            Scaled(JointCoupling("panda_joint1", "panda_joint3"), (4.0,)),
         ],
     }
 
@@ -171,6 +201,43 @@ def test_terms_and_dynamics_agree_with_numpy(panda, wheel):
     # the stacks do cover the rank-deficient cases
     assert ranks["duplicated"] == {4} and ranks["redundant"] == {4}
     assert ranks["overdetermined"] == {7} and ranks["circle-twice"] == {1}
+    assert ranks["mjcf"] == ranks["mjcf-world"] == {5} and ranks["mjcf-redundant"] == {6}
+    assert ranks["mjcf-zero-factor"] == {3}
+
+
+def test_stage_accelerations_of_dependent_rows(panda):
+    """The RK4 stages' row space (certified full-row-rank QR, else the certified
+    column-pivoted QR, else the SVD) on stacks with exactly dependent rows, and on the
+    30-DOF quadruped assembled at random postures (12 rows of rank 8): the stage
+    acceleration equals NumPy's (SVD) to 1e-12 relative."""
+    from mjcf_support import HERE
+
+    from pfaff.scenarios.model_file import load_model
+    from pfaff.simulate.assembly import assemble
+
+    rng = np.random.default_rng(11)
+    sets = _panda_sets(panda)
+    cases = [
+        (panda, sets[k], None)
+        for k in ("duplicated", "redundant", "mjcf-redundant", "mjcf-zero-factor")
+    ]
+    quad = load_model(HERE.parent / "examples" / "quadruped.xml")
+    cases.append((quad.mechanism, quad.constraints, quad.q))
+    worst, ranks = 0.0, set()
+    for mech, cons, q0 in cases:
+        cset = ConstraintSet(mech, cons)
+        s = core.build(cset)
+        for _ in range(15):
+            q, v, tau = _random_state(mech, rng)
+            if q0 is not None:  # on the manifold: the loops' third rows are dependent
+                q = assemble(cset, mech.integrate(q0, 0.2 * rng.standard_normal(mech.nv))).q
+            snap = mech.compute(q, v, cset.frames)
+            ev = cset.evaluate(snap)
+            ref = dyn.solve(snap.M, snap.h, tau, ev.A, ev.drift)
+            worst = max(worst, _rel(s.acceleration(q, v, tau), ref.a))
+            ranks.add((mech.nv, ref.proj.rank, ev.A.shape[0]))
+    assert worst <= 1e-12
+    assert (30, 8, 12) in ranks and (7, 4, 8) in ranks
 
 
 def test_dual_arm_box_terms(dual):
@@ -280,14 +347,31 @@ def test_controlled_runs_agree(panda):
         assert _rel(got["fz"], ref["fz"]) <= 1e-9 and _rel(got["err"], ref["err"]) <= 1e-9
 
 
-def test_lie_group_runs_stay_on_numpy(dual):
-    """A free box (nq != nv): the NumPy engine's RK4 is in Munthe-Kaas form (fourth
-    order on rotations), the core's is not yet, so auto keeps such runs on NumPy and
-    engine='core' refuses them, naming why (the per-state terms agree: above)."""
+def test_lie_group_runs_agree(dual):
+    """A free box held by two welds, a plane and an orientation lock (nq != nv): the
+    core's Runge-Kutta-Munthe-Kaas stages give NumPy's trajectory to 1e-9; auto takes
+    the core."""
     cset = dual.constraints(unilateral=False)
+    assert choose_engine(cset, SimOptions()) == "core"
+    mech = cset.mechanism
+    from pfaff.simulate.assembly import assemble
+
+    rng = np.random.default_rng(3)
+    q0 = mech.integrate(dual.initial_q(-0.05), 1e-3 * rng.standard_normal(mech.nv))
+    asm = assemble(cset, q0)
+    v = np.zeros(mech.nv)
+    ref, got = _both(cset, asm.q, v, 0.1, SimOptions(dt=2e-3))
+    _assert_same_run(ref, got)
+
+
+def test_unconstrained_runs_on_the_core_only_when_asked(wheel):
+    """No constraints: auto keeps NumPy, engine='core' runs it (same trajectory)."""
+    cset = ConstraintSet(wheel, [])
     assert choose_engine(cset, SimOptions()) == "numpy"
-    with pytest.raises(ValueError, match="non-commutative Lie group"):
-        choose_engine(cset, SimOptions(engine="core"))
+    assert choose_engine(cset, SimOptions(engine="core")) == "core"
+    q = wheel.integrate(wheel.neutral(), np.array([0.4, 0.1]))
+    ref, got = _both(cset, q, np.array([1.0, -0.5]), 0.3, SimOptions(dt=2e-3))
+    _assert_same_run(ref, got)
 
 
 def test_engine_choice_and_errors(panda):
@@ -354,3 +438,56 @@ def test_scenario_runs_agree(name, overrides):
     ok = ref["sigma_min"] >= 0.1
     assert ok.mean() > 0.5
     assert _rel(got["lambda"][ok], ref["lambda"][ok]) <= 1e-9
+
+
+# -- model files: the MJCF equality types and Lie-group joints on the core -----------
+
+MODEL_RUNS = [
+    ("own", "four_bar", 0.5),
+    ("own", "five_bar", 0.5),
+    ("own", "slider_crank", 0.5),
+    ("own", "gripper", 0.5),
+    ("own", "leg", 0.3),
+    ("shared", "connect", 0.3),
+    ("shared", "weld", 0.3),
+    ("shared", "equality_site", 0.3),
+    ("shared", "jdotv_connect_3d", 0.3),
+    ("shared", "jdotv_weld_3d", 0.3),
+    ("examples", "quadruped", 0.1),
+]
+
+
+@pytest.mark.parametrize("where,name,t_end", MODEL_RUNS, ids=[n for _, n, _ in MODEL_RUNS])
+def test_model_file_runs_agree(where, name, t_end):
+    """A model file (assembled from its keyframe or qpos0) on the core and on NumPy:
+    the same q, v, lambda to 1e-9 over the run (free and ball joints, connect, weld
+    with torquescale, joint couplings)."""
+    from mjcf_support import OWN, shared_model
+
+    from pfaff.scenarios.model_file import load_model
+    from pfaff.simulate.assembly import assemble
+
+    if where == "examples":
+        path = OWN.parent.parent / "examples" / f"{name}.xml"
+    else:
+        path = OWN / f"{name}.xml" if where == "own" else shared_model(name)
+    system = load_model(path)
+    cset = ConstraintSet(system.mechanism, system.constraints)
+    assert core.unsupported_reason(cset) is None
+    assert choose_engine(cset, SimOptions()) == "core"
+    asm = assemble(cset, system.q, system.v)
+    ref, got = _both(cset, asm.q, asm.v, t_end, SimOptions(dt=1e-3, record_every=5))
+    assert ref["t"].shape == got["t"].shape
+    for key in ("q", "v", "a"):
+        assert _rel(got[key], ref[key]) <= 1e-9, key
+    # forces and energies in absolute terms on their scales: a free-falling leg has
+    # F ~ 1e-15 N (no internal force), so a relative figure would compare round-off
+    weight = pin.computeTotalMass(system.mechanism.model) * 9.81
+    for key in ("F", "lambda"):
+        scale = max(np.abs(ref[key]).max(), weight)
+        assert np.abs(got[key] - ref[key]).max() <= 1e-9 * scale, key
+    scale = max(np.abs(ref["energy"]).max(), np.abs(ref["kinetic"]).max(), 1e-3)
+    for key in ("energy", "work", "correction_energy"):
+        assert np.abs(got[key] - ref[key]).max() <= 1e-9 * scale, key
+    assert np.abs(got["phi"]).max() <= 1e-10 and np.abs(ref["phi"]).max() <= 1e-10
+    np.testing.assert_array_equal(got["rank"], ref["rank"])

@@ -187,3 +187,24 @@ def test_redundant_loop_accelerations_agree_with_pinocchio_proximal(name):
         a = dyn.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift, with_force=False).a
         a_pin = pin.constraintDynamics(m, pdata, q, v, tau, cms, cds, settings)
         assert np.abs(a - a_pin).max() <= 1e-9 * max(1.0, np.abs(a).max())
+
+
+def test_quadruped_has_30_dof_and_12_loop_rows_as_mujoco():
+    """examples/quadruped.xml (the model of issue 15's figure): nq 31, nv 30 and 12
+    equality rows in pfaff and in MuJoCo; after assembly rank 8 (each planar loop's
+    third row is dependent), 22 dof; the keyframe starts off the manifold."""
+    from mjcf_support import mujoco_or_skip
+
+    s = load_model(OWN.parent.parent / "examples" / "quadruped.xml")
+    cset = _cset(s)
+    assert (s.mechanism.nq, s.mechanism.nv, cset.dim) == (31, 30, 12)
+    asm = assemble(cset, s.q)
+    assert (asm.rows, asm.rank, asm.dof) == (12, 8, 22)
+    assert asm.residual <= 1e-12 and 1e-4 < asm.displacement < 0.05
+    assert asm.sigma[7] > 1e-2 and asm.sigma[8] <= 1e-12
+    mujoco = mujoco_or_skip()
+    m = mujoco.MjModel.from_xml_path(str(OWN.parent.parent / "examples" / "quadruped.xml"))
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    eq = int((d.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY).sum())
+    assert (m.nq, m.nv, eq) == (31, 30, 12)

@@ -25,7 +25,9 @@ NB_MODULE(_core, m)
     .value("PointOnCircle", pfaff::Kind::PointOnCircle)
     .value("LockedJoint", pfaff::Kind::LockedJoint)
     .value("FrameAligned", pfaff::Kind::FrameAligned)
-    .value("Weld", pfaff::Kind::Weld);
+    .value("Weld", pfaff::Kind::Weld)
+    .value("JointCoupling", pfaff::Kind::JointCoupling)
+    .value("QuatAligned", pfaff::Kind::QuatAligned);
 
   nb::class_<pfaff::Spec>(m, "Spec")
     .def(nb::init<>())
@@ -50,7 +52,12 @@ NB_MODULE(_core, m)
     .def_rw("iq", &pfaff::Spec::iq)
     .def_rw("iv", &pfaff::Spec::iv)
     .def_rw("unbounded", &pfaff::Spec::unbounded)
-    .def_rw("value", &pfaff::Spec::value);
+    .def_rw("value", &pfaff::Spec::value)
+    .def_rw("iq2", &pfaff::Spec::iq2)
+    .def_rw("iv2", &pfaff::Spec::iv2)
+    .def_rw("c0", &pfaff::Spec::c0)
+    .def_rw("c1", &pfaff::Spec::c1)
+    .def_rw("scale", &pfaff::Spec::scale);
 
   nb::enum_<pfaff::ForceKind>(m, "ForceKind")
     .value("PointSpring", pfaff::ForceKind::PointSpring)

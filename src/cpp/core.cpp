@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include <Eigen/Eigenvalues>
+#include <Eigen/Geometry>
 
 #include "pinocchio/algorithm/crba.hpp"
 #include "pinocchio/algorithm/energy.hpp"
@@ -75,6 +76,20 @@ namespace pfaff
     a0_.setZero(nv);
     v_.setZero(nv);
     tau_.setZero(nv);
+    A.setZero(0, nv); // no rows yet: an unconstrained system (engine="core" only)
+    A_h.setZero(0, nv);
+    drift.setZero(0);
+    phi.setZero(0);
+    // Runge-Kutta-Munthe-Kaas stages where q lives on a Lie group (nq != nv); the
+    // off-diagonal blocks of d integrate / d theta stay zero (dIntegrate sets the
+    // joints' diagonal blocks)
+    lie_ = model.nq != model.nv;
+    Jint_.setZero(nv, nv);
+    lu_int_ = Eigen::PartialPivLU<MatX>(nv);
+    d2_.setZero(nv);
+    d3_.setZero(nv);
+    d4_.setZero(nv);
+    th_.setZero(nv);
   }
 
   int System::add_frame(const std::string & name)
@@ -102,6 +117,14 @@ namespace pfaff
       throw std::invalid_argument("invalid locked joint index");
     if ((s.kind == Kind::PointsCoincide || s.kind == Kind::FrameAligned) && s.D.rows() != s.dim)
       throw std::invalid_argument("directions must have dim rows");
+    if (s.kind == Kind::JointCoupling
+        && (s.iv < 0 || s.iv >= model.nv || s.iq < 0 || s.iq >= model.nq || s.iv2 >= model.nv
+            || s.iq2 >= model.nq || (s.iv2 >= 0) != (s.iq2 >= 0) || s.dim != 1))
+      throw std::invalid_argument("invalid joint coupling indices");
+    if (s.kind == Kind::QuatAligned && (s.s1 < 0 || s.dim != 3))
+      throw std::invalid_argument("QuatAligned needs frame 1 and 3 rows");
+    if (s.scale.size() != 0 && s.scale.size() != s.dim)
+      throw std::invalid_argument("row factors: one per row (dim) expected");
     specs.push_back(s);
     for (int i = 0; i < s.dim; ++i)
     {
@@ -234,6 +257,54 @@ namespace pfaff
     (void)nv;
   }
 
+  // QuatAligned.terms: R_e = R_1 R_off R_2^T, q_e = (s, u) with s >= 0, Phi = u,
+  // A = H J_w, H = (s I - [u]x) / 2, drift = H' w + H w', H' = (s' I - [u']x) / 2,
+  // s' = -u.w / 2, u' = H w, w' = alpha_1 - R_e alpha_2 - w x (R_e omega_2)
+  void System::quat_rows(const Spec & s, int row, int hrow, bool with_drift)
+  {
+    const FrameKin & f1 = frames[s.s1];
+    Mat3 Re;
+    if (s.s2 < 0)
+    {
+      Re.noalias() = f1.R * s.R_off;
+      Gjw_ = f1.J.bottomRows<3>();
+    }
+    else
+    {
+      const FrameKin & f2 = frames[s.s2];
+      Re.noalias() = (f1.R * s.R_off) * f2.R.transpose();
+      Gjw_.noalias() = f1.J.bottomRows<3>() - Re * f2.J.bottomRows<3>();
+    }
+    const Eigen::Quaterniond qe(Re);
+    double sc = qe.w();
+    Vec3 u = qe.vec();
+    if (sc < 0.0)
+    {
+      sc = -sc;
+      u = -u;
+    }
+    const Mat3 H = 0.5 * (sc * Mat3::Identity() - skew(u));
+    A.middleRows(row, 3).noalias() = H * Gjw_;
+    phi.segment<3>(hrow) = u;
+    if (!with_drift)
+    {
+      drift.segment<3>(row).setZero();
+      return;
+    }
+    const Vec3 w = Gjw_ * v_stage_ref();
+    Vec3 wdot = f1.drift.tail<3>();
+    if (s.s2 >= 0)
+    {
+      const FrameKin & f2 = frames[s.s2];
+      const Vec3 o2 = Re * f2.w;
+      wdot -= Re * f2.drift.tail<3>();
+      wdot -= w.cross(o2);
+    }
+    const Vec3 du = H * w;
+    const Mat3 Hd = 0.5 * ((-0.5 * u.dot(w)) * Mat3::Identity() - skew(du));
+    drift.segment<3>(row) = Hd * w + H * wdot;
+  }
+
   void System::write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift)
   {
     Vec3 p1, p2, a1 = Vec3::Zero(), a2 = Vec3::Zero();
@@ -305,6 +376,20 @@ namespace pfaff
       drift(row) = 0.0;
       break;
     }
+    case Kind::JointCoupling: {
+      const double q2 = s.iq2 >= 0 ? q(s.iq2) : 0.0;
+      phi(hrow) = q(s.iq) - s.c0 - s.c1 * q2;
+      A.row(row).setZero();
+      A(row, s.iv) = 1.0;
+      if (s.iv2 >= 0)
+        A(row, s.iv2) = -s.c1;
+      drift(row) = 0.0;
+      break;
+    }
+    case Kind::QuatAligned: {
+      quat_rows(s, row, hrow, with_drift);
+      break;
+    }
     case Kind::FrameAligned: {
       aligned_rows(s, s.R_off, s.R_off.isIdentity(0.0), row, hrow, with_drift);
       break;
@@ -321,6 +406,12 @@ namespace pfaff
       aligned_rows(al, s.R_off, s.R_off.isIdentity(0.0), row + 3, hrow + 3, with_drift);
       break;
     }
+    }
+    if (s.scale.size()) // Scaled: the rows times constant factors (coupling.Scaled)
+    {
+      A.middleRows(row, s.dim).array().colwise() *= s.scale.array();
+      drift.segment(row, s.dim).array() *= s.scale.array();
+      phi.segment(hrow, s.dim).array() *= s.scale.array();
     }
   }
 
@@ -351,6 +442,8 @@ namespace pfaff
       rs.sigma_min = 0.0;
       return;
     }
+    if (allow_qr && !want_sigma && mm <= n && rs.deficient && pivoted_rows(Am, rs))
+      return; // rank deficient at the last call: straight to the pivoted QR
     if (allow_qr && mm <= n)
     {
       // certified QR of A^T: sigma_min(A) >= 1 / ||R^-1||_F >= 2 rank_tol
@@ -368,8 +461,11 @@ namespace pfaff
             1.0 / std::sqrt((rs.W.transpose() * rs.W).selfadjointView<Eigen::Lower>().operatorNorm());
         else
           rs.sigma_min = kNaN;
+        rs.deficient = false;
         return;
       }
+      if (!want_sigma && pivoted_rows(Am, rs))
+        return;
     }
     svd_.compute(Am, Eigen::ComputeThinU | Eigen::ComputeThinV);
     const VecX & s = svd_.singularValues();
@@ -380,12 +476,68 @@ namespace pfaff
     rs.V1 = svd_.matrixV().leftCols(r);
     rs.W = svd_.matrixU().leftCols(r) * s.head(r).cwiseInverse().asDiagonal();
     rs.sigma_min = mm <= n ? s(s.size() - 1) : 0.0;
+    rs.deficient = r < mm;
+  }
+
+  // Rank-deficient rows without the SVD (issue 15: 12 loop rows of rank 8 on 30 dof).
+  // Column-pivoted QR of A^T: A^T Pi = Q [R11 R12; 0 R22], R11 r x r. The split is
+  // certified for the absolute threshold when
+  //   sigma_r(A) >= sigma_min(R11) >= 1 / ||R11^-1||_F >= 2 rank_tol   (interlacing:
+  //     the first r columns of A^T Pi are Q_1 R11) and
+  //   sigma_{r+1}(A) <= ||R22||_2 <= ||R22||_F <= rank_tol / 2,
+  // so the SVD with the absolute rank_tol finds rank r too; the truncated
+  // A ~ Pi S^T Q_1^T, S = [R11 R12], differs from the SVD's by O(||R22||) (round-off
+  // for exactly dependent rows). Then V1 = Q_1 and, with S^T = Z T (QR, m x r),
+  // A^+ = Q_1 (S^T)^+ Pi^T = V1 W^T, W = Pi Z T^-T. Otherwise (a singular value near
+  // rank_tol) the caller takes the SVD. Measured on examples/quadruped.xml (A 12 x 30,
+  // rank 8; Eigen 3.4, -O2, this 2-core host under load, min of 40 x 500 calls):
+  // JacobiSVD thin U/V 50-90 us, BDCSVD 63-108 us, LAPACK dgesdd (scipy's OpenBLAS)
+  // 56-90 us, QR of A^T + JacobiSVD of the 12 x 12 R 62-116 us, QR of A^T alone 3 us.
+  bool System::pivoted_rows(const MatX & Am, RowSpace & rs)
+  {
+    const int mm = int(Am.rows()), n = int(Am.cols());
+    const double tol = opt.rank_tol;
+    cpqr_.compute(Am.transpose());
+    const MatX & QR = cpqr_.matrixQR();
+    int r = 0;
+    while (r < mm && std::abs(QR(r, r)) >= tol)
+      ++r;
+    if (r == 0 || r == mm)
+      return false; // full row rank: the full-rank QR (as linalg.full_row_rank_qr) or SVD
+    const double r22 =
+      r < mm ? QR.bottomRightCorner(n - r, mm - r).topRows(mm - r).triangularView<Eigen::Upper>().toDenseMatrix().norm()
+             : 0.0;
+    if (!(r22 * 2.0 <= tol))
+      return false;
+    Y_.setIdentity(r, r);
+    QR.topLeftCorner(r, r).triangularView<Eigen::Upper>().solveInPlace(Y_);
+    if (!(Y_.norm() * 2.0 * tol <= 1.0)) // false for inf / nan
+      return false;
+    rs.V1.setIdentity(n, r);
+    rs.V1.applyOnTheLeft(cpqr_.householderQ());
+    // S^T = [R11 R12]^T (m x r) = Z T
+    S_ = QR.topRows(r).triangularView<Eigen::Upper>().transpose();
+    sqr_.compute(S_);
+    Y_.setIdentity(mm, r);
+    Y_.applyOnTheLeft(sqr_.householderQ()); // Z
+    // W = Pi Z T^-T: (Z T^-T)^T = T^-1 Z^T
+    S_ = Y_.transpose();
+    sqr_.matrixQR().topLeftCorner(r, r).triangularView<Eigen::Upper>().solveInPlace(S_);
+    rs.W.noalias() = cpqr_.colsPermutation() * S_.transpose();
+    rs.rank = r;
+    rs.sigma_min = kNaN;
+    rs.deficient = r < mm;
+    return true;
   }
 
   // -- direct dynamics (dynamics.direct_dynamics, Aghili eq. 22, 27, 29) ------------
   void System::accel(const VecX & tau, const RowSpace & rs, VecX & a)
   {
     const int n = model.nv;
+    // M_c formed as the NumPy engine forms it (P M, then M + PM - (PM)^T): rank-r
+    // updates (M - V1 B + B^T V1^T, B = V1^T M) or Gauss's form (Cholesky of M) cost a
+    // quarter of the flops on 30 dof, but round differently, and the slider-crank's
+    // ill-conditioned M amplifies that to 3e-9 in a near its singular crossings.
     P.setIdentity(n, n);
     P.noalias() -= rs.V1 * rs.V1.transpose();
     Cv_.noalias() = -(rs.V1 * (rs.W.transpose() * drift));
@@ -426,6 +578,7 @@ namespace pfaff
   void System::forces(
     const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F, VecX & lam)
   {
+    // F = (I - P)(tau - h - M a), as tmp - P tmp (dynamics.constraint_force)
     tmp_ = tau - h;
     tmp_.noalias() -= M * a;
     F = tmp_;
@@ -526,6 +679,18 @@ namespace pfaff
     return true;
   }
 
+  void System::stage_rate(const VecX & q, const VecX & theta, const VecX & vi, VecX & out)
+  {
+    if (!lie_)
+    {
+      out = vi;
+      return;
+    }
+    pinocchio::dIntegrate(model, q, theta, Jint_, pinocchio::ARG1);
+    lu_int_.compute(Jint_);
+    out.noalias() = lu_int_.solve(vi);
+  }
+
   double System::stage(const VecX & q, const VecX & v, VecX & a)
   {
     dynamics_state(q, v, false);
@@ -546,16 +711,23 @@ namespace pfaff
   Status System::correct(VecX & q, VecX & v)
   {
     Status st;
-    dynamics_state(q, v, false);
+    // M (CRBA; its WORLD convention fills the joint Jacobians) and the frames at q:
+    // no h, no drift here
+    pinocchio::crba(model, data, q, pinocchio::Convention::WORLD);
+    M.triangularView<Eigen::Upper>() = data.M;
+    M.triangularView<Eigen::StrictlyLower>() = data.M.transpose();
+    frame_terms(false, v);
     evaluate(q, v, false);
     const MatX & Mk = M; // kinematics_state below leaves M untouched
     // correction.newton_project: stopped on the size of the step in q (issue 19)
     double err = abs_max(phi);
     double last = std::numeric_limits<double>::infinity();
     int it = 0;
+    bool newton_fresh = false; // rs_newton_ factors A_h at the current q
     while (m_h > 0 && it < opt.max_newton)
     {
       row_space(A_h, false, true, rs_newton_);
+      newton_fresh = true;
       dq_.noalias() = rs_newton_.V1 * (rs_newton_.W.transpose() * phi);
       const double step = dq_.size() ? dq_.cwiseAbs().maxCoeff() : 0.0;
       if (!std::isfinite(step))
@@ -571,23 +743,37 @@ namespace pfaff
       q = qs_;
       kinematics_state(q);
       evaluate(q, v, false);
+      newton_fresh = false;
       err = abs_max(phi);
       last = step;
       ++it;
     }
     newton_it = it;
     // velocity: v - M^-1 V1 (V1^T M^-1 V1)^-1 V1^T v  (linalg.metric_projection)
-    row_space(A, false, true, rs_vel_);
-    VecX vn = v;
+    // (all rows holonomic and Newton stopped after factoring A_h at this q: the same
+    // factorisation)
+    if (m == m_h && newton_fresh)
+      std::swap(rs_vel_, rs_newton_);
+    else
+      row_space(A, false, true, rs_vel_);
+    VecX & vn = vn_;
+    vn = v;
     if (rs_vel_.rank > 0)
     {
+      // LU as linalg.metric_projection (np.linalg.solve): a Cholesky factor of an
+      // ill-conditioned M (the slider-crank's light slider) rounds differently
       lu_.compute(Mk);
-      const MatX X = lu_.solve(rs_vel_.V1);
-      const MatX G = rs_vel_.V1.transpose() * X;
-      const VecX y = G.partialPivLu().solve(rs_vel_.V1.transpose() * v);
-      vn.noalias() -= X * y;
+      X_.noalias() = lu_.solve(rs_vel_.V1);
+      G_.noalias() = rs_vel_.V1.transpose() * X_;
+      y_.noalias() = rs_vel_.V1.transpose() * v;
+      luG_.compute(G_);
+      z_.noalias() = luG_.solve(y_);
+      vn.noalias() -= X_ * z_;
     }
-    corr += 0.5 * (vn.dot(Mk * vn) - v.dot(Mk * v));
+    tmp_.noalias() = Mk * vn;
+    corr += 0.5 * vn.dot(tmp_);
+    tmp_.noalias() = Mk * v;
+    corr -= 0.5 * v.dot(tmp_);
     v = vn;
     st.value = err;
     st.iterations = it;
@@ -638,21 +824,26 @@ namespace pfaff
         record(t);
       if (k == n_steps)
         break;
-      // RK4 (integrator._rk4)
+      // RK4, in Runge-Kutta-Munthe-Kaas form on a Lie group (steppers.rk4_step): the
+      // stages move along theta in the tangent space at q, q_i = integrate(q, theta_i),
+      // theta' = dintegrate_dv(q, theta)^-1 v_i; on nq == nv models theta' = v_i
       const double h2 = 0.5 * dt;
       v2_ = v_ + h2 * a_;
       dv_ = h2 * v_;
       pinocchio::integrate(model, q_, dv_, qs_);
       const double p2 = stage(qs_, v2_, a2_);
+      stage_rate(q_, dv_, v2_, d2_);
       v3_ = v_ + h2 * a2_;
-      dv_ = h2 * v2_;
+      dv_ = h2 * d2_;
       pinocchio::integrate(model, q_, dv_, qs_);
       const double p3 = stage(qs_, v3_, a3_);
+      stage_rate(q_, dv_, v3_, d3_);
       v4_ = v_ + dt * a3_;
-      dv_ = dt * v3_;
+      dv_ = dt * d3_;
       pinocchio::integrate(model, q_, dv_, qs_);
       const double p4 = stage(qs_, v4_, a4_);
-      vbar_ = (v_ + 2.0 * v2_ + 2.0 * v3_ + v4_) / 6.0;
+      stage_rate(q_, dv_, v4_, d4_);
+      vbar_ = (v_ + 2.0 * d2_ + 2.0 * d3_ + d4_) / 6.0;
       dv_ = dt * vbar_;
       pinocchio::integrate(model, q_, dv_, q1_);
       v1_ = v_ + dt * (a_ + 2.0 * a2_ + 2.0 * a3_ + a4_) / 6.0;

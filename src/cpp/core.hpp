@@ -51,7 +51,9 @@ namespace pfaff
     PointOnCircle,
     LockedJoint,
     FrameAligned,
-    Weld
+    Weld,
+    JointCoupling, // q_1 - c_0 - c_1 q_2 (constraints.coupling.JointCoupling)
+    QuatAligned    // vec(q_e), MuJoCo's weld orientation residual (constraints.quat_aligned)
   };
 
   /// One built-in constraint block (pfaff.constraints.library / weld).
@@ -75,15 +77,20 @@ namespace pfaff
     int iq = -1, iv = -1;
     bool unbounded = false;
     double value = 0.0; // locked joint
+    int iq2 = -1, iv2 = -1;      // JointCoupling: joint 2 (-1: none, q_1 = c_0)
+    double c0 = 0.0, c1 = 1.0;   // JointCoupling: offset, ratio
+    VecX scale;                  // Scaled: row factors (empty: none)
   };
 
   /// Row-space factorisation of A with the absolute threshold: A^+ = V1 W^T.
-  /// QR (certified full row rank): V1 = Q, W = R^-1; SVD: V1, W = U1 diag(1/sigma).
+  /// QR (certified full row rank): V1 = Q, W = R^-1; pivoted QR (certified rank r < m,
+  /// see System::pivoted_rows): V1 = Q_1, W = Pi Z T^-T; SVD: V1, W = U1 diag(1/sigma).
   struct RowSpace
   {
     MatX V1, W;
     int rank = 0;
     double sigma_min = 0.0;
+    bool deficient = false; // the last factorisation found rank < rows
   };
 
   struct Options
@@ -182,6 +189,10 @@ namespace pfaff
   private:
     void frame_terms(bool with_velocity, const VecX & v);
     void write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift);
+    bool pivoted_rows(const MatX & A, RowSpace & rs);
+    void quat_rows(const Spec & s, int row, int hrow, bool with_drift);
+    /// RKMK stage rate theta' = dintegrate_dv(q, theta)^-1 vi (vi on nq == nv models)
+    void stage_rate(const VecX & q, const VecX & theta, const VecX & vi, VecX & out);
     void aligned_rows(
       const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow, bool with_drift);
     double stage(const VecX & q, const VecX & v, VecX & a); // RK4 stage acceleration
@@ -197,10 +208,21 @@ namespace pfaff
     Eigen::HouseholderQR<MatX> qr_;
     Eigen::PartialPivLU<MatX> lu_;
     Eigen::JacobiSVD<MatX> svd_;
+    Eigen::ColPivHouseholderQR<MatX> cpqr_;
+    Eigen::HouseholderQR<MatX> sqr_;
+    MatX S_, Y_;
+    Eigen::PartialPivLU<MatX> luG_; // G = V1^T M^-1 V1 (velocity projection)
+    MatX X_, G_;
+    VecX y_, z_, vn_;
     Matrix3x Jp1_, Jp2_;
     MatX Gjw_;
     RowSpace rs_, rs_stage_, rs_newton_, rs_vel_;
     VecX a_, a2_, a3_, a4_, v2_, v3_, v4_, vbar_, qs_, q1_, v1_, F_, lam_, rhs_, tmp_, Cv_;
     VecX dq_, dv_, a0_;
+    // Runge-Kutta-Munthe-Kaas stages (nq != nv): d integrate / d theta and its LU
+    bool lie_ = false;
+    MatX Jint_;
+    Eigen::PartialPivLU<MatX> lu_int_;
+    VecX d2_, d3_, d4_, th_;
   };
 } // namespace pfaff

@@ -13,8 +13,13 @@ It runs a :class:`~pfaff.constraints.ConstraintSet` whose mechanism is a
 :class:`~pfaff.mechanism.PinocchioMechanism` (its own ``compute``) and whose
 constraints are all of the built-in types :class:`PointOnPlane`,
 :class:`PointsCoincide`, :class:`PointOnCircle`, :class:`LockedJoint`,
-:class:`FrameAligned` and :class:`Weld` (not subclasses). Anything else runs on the
-NumPy engine; :func:`unsupported_reason` says why.
+:class:`FrameAligned`, :class:`Weld` and the MJCF equality types
+:class:`~pfaff.constraints.coupling.JointCoupling`,
+:class:`~pfaff.constraints.quat_aligned.QuatAligned` and
+:class:`~pfaff.constraints.coupling.Scaled` (row factors on any of these) -- not
+subclasses. On a Lie group (free, ball, planar joints: nq != nv) the core's RK4
+stages are Runge-Kutta-Munthe-Kaas stages, as the NumPy engine's. Anything else runs
+on the NumPy engine; :func:`unsupported_reason` says why.
 
 Force elements (:mod:`pfaff.simulate.forces`) of the built-in kinds
 :class:`PointSpring` (linear or cubic, no ``law`` callable), :class:`PointDamper`,
@@ -30,7 +35,9 @@ from __future__ import annotations
 import numpy as np
 
 from pfaff.constraints.base import ConstraintSet
+from pfaff.constraints.coupling import JointCoupling, Scaled
 from pfaff.constraints.library import LockedJoint, PointOnCircle, PointOnPlane, PointsCoincide
+from pfaff.constraints.quat_aligned import QuatAligned
 from pfaff.constraints.weld import FrameAligned, Weld
 from pfaff.mechanism.pinocchio_backend import PinocchioMechanism
 
@@ -42,7 +49,17 @@ except ImportError as exc:  # pragma: no cover - only without a build
 else:
     _IMPORT_ERROR = ""
 
-SUPPORTED = (PointOnPlane, PointsCoincide, PointOnCircle, LockedJoint, FrameAligned, Weld)
+SUPPORTED = (
+    PointOnPlane,
+    PointsCoincide,
+    PointOnCircle,
+    LockedJoint,
+    FrameAligned,
+    Weld,
+    JointCoupling,
+    QuatAligned,
+    Scaled,
+)
 VARIANT_CODE = {"Mc": 0, "Mc1": 1, "Mc2": 2}
 
 
@@ -56,13 +73,13 @@ def unsupported_reason(cset: ConstraintSet) -> str | None:
     if _core is None:
         return f"the compiled core is not built ({_IMPORT_ERROR})"
     mech = cset.mechanism
-    if not cset.constraints:
-        return "no constraints (an unconstrained run stays on the NumPy engine)"
     if not isinstance(mech, PinocchioMechanism):
         return f"mechanism {mech.name!r} is not Pinocchio-backed"
     if type(mech).compute is not PinocchioMechanism.compute:
         return f"mechanism {mech.name!r} overrides compute()"
     for c in cset.constraints:
+        while type(c) is Scaled:
+            c = c.inner
         if type(c) not in SUPPORTED:
             return f"constraint {c.name!r} ({type(c).__name__}) is not a built-in type"
     names = [f.name for f in mech.model.frames]
@@ -86,8 +103,14 @@ def _identity(D: np.ndarray) -> bool:
     return D.shape == (3, 3) and np.array_equal(D, np.eye(3))
 
 
-def _spec(system, c) -> object:
-    """The core's description of one built-in constraint."""
+def _spec(system, c, mech=None) -> object:
+    """The core's description of one built-in constraint (Scaled: the inner one's,
+    with its row factors)."""
+    if isinstance(c, Scaled):
+        s = _spec(system, c.inner, mech)
+        f = np.asarray(c.f, dtype=float)
+        s.scale = f if s.scale.size == 0 else f * s.scale
+        return s
     s = _core.Spec()
     s.dim = int(c.dim)
     s.unilateral = bool(c.unilateral)
@@ -115,6 +138,16 @@ def _spec(system, c) -> object:
         s.s2 = -1 if c.frame2 is None else system.add_frame(c.frame2)
         s.R_off, s.R_right = c.R_off, c._R_right
         s.D, s.D_identity = np.ascontiguousarray(c.D), _identity(c.D)
+    elif isinstance(c, JointCoupling):
+        s.kind = K.JointCoupling
+        s.iq, s.iv = _joint_index(mech, c.joint1)
+        if c.joint2 is not None:
+            s.iq2, s.iv2 = _joint_index(mech, c.joint2)
+        s.c0, s.c1 = c.c0, c.c1
+    elif isinstance(c, QuatAligned):
+        s.kind, s.s1 = K.QuatAligned, system.add_frame(c.frame1)
+        s.s2 = -1 if c.frame2 is None else system.add_frame(c.frame2)
+        s.R_off = c.R_off
     elif isinstance(c, Weld):
         s.kind = K.Weld
         s.s1, s.s2 = system.add_frame(c.frame1), system.add_frame(c.frame2)
@@ -123,6 +156,12 @@ def _spec(system, c) -> object:
     else:  # pragma: no cover - unsupported_reason() filters these
         raise TypeError(f"{type(c).__name__} is not supported by the core")
     return s
+
+
+def _joint_index(mech, joint: str) -> tuple[int, int]:
+    """``(idx_q, idx_v)`` of a joint (the coupling's bind() has checked it)."""
+    jm = mech.model.joints[mech.model.getJointId(joint)]
+    return int(jm.idx_q), int(jm.idx_v)
 
 
 def _point(s, k: int, offset) -> None:
@@ -142,7 +181,7 @@ def build(cset: ConstraintSet):
         raise ValueError(f"the compiled core cannot run this system: {reason}")
     system = _core.System(cset.mechanism.model.saveToString())
     for c in cset.constraints:
-        system.add(_spec(system, c))
+        system.add(_spec(system, c, cset.mechanism))
     return system
 
 

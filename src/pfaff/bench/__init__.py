@@ -22,6 +22,7 @@ import numpy as np
 from pfaff.linalg import single_threaded_blas
 from pfaff.mechanism import load_robot
 
+from .models import bench_model_files
 from .panda import (
     bench_panda_control,
     bench_panda_dd,
@@ -38,6 +39,7 @@ __all__ = [
     "Row",
     "bench_panda_control",
     "bench_panda_dd",
+    "bench_model_files",
     "bench_panda_mujoco",
     "bench_scenarios",
     "bench_sweep",
@@ -58,6 +60,7 @@ BENCHMARKS: dict[str, Callable[[], list[Row]]] = {
     "panda-control": bench_panda_control,
     "panda-mujoco": bench_panda_mujoco,
     "scenarios": bench_scenarios,
+    "model-files": bench_model_files,
     "sweep": bench_sweep,
 }
 

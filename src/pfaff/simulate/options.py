@@ -34,28 +34,6 @@ def use_engine(engine: str):
         _ENGINE_OVERRIDE.pop()
 
 
-_ABELIAN = (
-    "JointModelRUBX",
-    "JointModelRUBY",
-    "JointModelRUBZ",
-    "JointModelRevoluteUnboundedUnaligned",
-)
-
-
-def _non_abelian_joints(mech) -> list[str]:
-    """Joints whose configuration space is a non-commutative Lie group (ball, free,
-    planar): there the Munthe-Kaas stages differ from plain RK4 stages. A continuous
-    joint (the circle, nq 2 / nv 1) commutes, so the two agree on it."""
-    model = getattr(mech, "model", None)
-    if model is None or mech.nq == mech.nv:
-        return []
-    return [
-        model.names[j]
-        for j in range(1, model.njoints)
-        if model.joints[j].nq != model.joints[j].nv and model.joints[j].shortname() not in _ABELIAN
-    ]
-
-
 def choose_engine(cset: ConstraintSet, opt: SimOptions, stop=None, forces=()) -> str:
     """The engine that runs ``cset`` under ``opt``: ``"core"`` or ``"numpy"``.
 
@@ -63,12 +41,6 @@ def choose_engine(cset: ConstraintSet, opt: SimOptions, stop=None, forces=()) ->
     """
     engine = _ENGINE_OVERRIDE[-1] if _ENGINE_OVERRIDE else opt.engine
     reason = core.unsupported_reason(cset)
-    lie = _non_abelian_joints(cset.mechanism)
-    if reason is None and lie:
-        reason = (
-            f"joints on a non-commutative Lie group ({', '.join(lie)}): the NumPy engine's "
-            "RK4 stages are in Runge-Kutta-Munthe-Kaas form there, the core's are not yet"
-        )
     if reason is None and opt.integrator != "rk4":
         reason = f"integrator {opt.integrator!r} (the core runs rk4)"
     if reason is None and opt.method != "projection":
@@ -83,6 +55,8 @@ def choose_engine(cset: ConstraintSet, opt: SimOptions, stop=None, forces=()) ->
         raise ValueError(f"engine='core' cannot run this system: {reason}")
     if engine == "numpy" or reason is not None:
         return "numpy"
+    if engine == "auto" and not cset.constraints:
+        return "numpy"  # an unconstrained run: the core only when asked for
     return "core"
 
 
