@@ -15,6 +15,7 @@ from pfaff.geometry.metric import christoffel_fd, quadratic
 from pfaff.scenarios import handwriting as hw
 from pfaff.scenarios.registry import get_scenario
 from pfaff.simulate import SimOptions, simulate
+from pfaff.simulate.record import StepRecord
 
 K, ZETA, C, LAM = 10.0, math.sqrt(0.5), 0.03, 1.0
 TARGET = (0.24, -0.02)
@@ -44,7 +45,7 @@ def _state_on_plane(mech, seed=0):
 def _closed_loop(mech, q, v):
     ctrl = ar.ArimotoHybrid(hw.TIP, TARGET, K, ZETA, C, LAM)
     snap = mech.compute(q, v, [hw.TIP])
-    tau = ctrl(0.0, snap)
+    tau = ctrl(0.0, StepRecord.at(ConstraintSet(mech), snap))
     Jz = snap.frames[hw.TIP].J[2:3]
     drift = snap.frames[hw.TIP].drift[2:3]
     sol = dynamics.solve(snap.M, snap.h, tau, Jz, drift)

@@ -152,6 +152,11 @@ namespace pfaff
     Status run(int k0, int k1, int n_steps, double t0);
     /// force-sensor readings at the current state with the held torque.
     void sensors(VecX & F, VecX & lam);
+    /// a controller sample at the current state: M, h, A, drift, Phi (members), the
+    /// row-space factors of A (A^+ = V1 W^T, rank, sigma_min), an orthonormal basis N
+    /// of N(A), and with_sensors the readings F, lambda of the held torque.
+    void sample(bool with_sensors, MatX & V1, MatX & W, MatX & N, int & rank,
+                double & sigma_min, VecX & F, VecX & lam);
 
     Options opt;
     pinocchio::Model model;
