@@ -140,10 +140,14 @@ def _record(system, mech, frames, hol, t, needs_sensors, nv, rank_tol) -> StepRe
     snap = mech.compute(system.q, system.v, frames, dynamics=False)
     snap.M, snap.h = M, h
     mech.fill_extras(snap)
-    proj = Projection(
-        identity(nv) - V1 @ V1.T, -(V1 @ (drift @ W)), V1, None, None, rank, sigma_min
-    )
-    proj.Rinv, proj.N = W, N
+
+    def proj() -> Projection:  # built on first use: a controller may not read it
+        p = Projection(
+            identity(nv) - V1 @ V1.T, -(V1 @ (drift @ W)), V1, None, None, rank, sigma_min
+        )
+        p.Rinv, p.N = W, N
+        return p
+
     sensors = {"F": F, "lambda": lam} if needs_sensors else None
     return StepRecord(t, snap, ConstraintEval(A, drift, phi, hol), proj, sensors, rank_tol)
 
