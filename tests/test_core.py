@@ -272,17 +272,19 @@ def dual():
 
 class _PD:
     """A joint-space PD law with gravity compensation that reads the force sensor
-    (exercises the per-sample crossing: snapshot, sensors, signals)."""
+    (exercises the per-sample crossing: record, snapshot, sensors, signals)."""
 
     frames = (TCP,)
+    needs_sensors = True
 
     def __init__(self, q_ref):
         self.q_ref = q_ref
         self.signals = {}
 
-    def __call__(self, t, snap):
+    def __call__(self, t, rec):
+        snap = rec.snap
         e = snap.q[: self.q_ref.size] - self.q_ref
-        self.signals = {"err": float(np.abs(e).max()), "fz": float(snap.measured["F"][1])}
+        self.signals = {"err": float(np.abs(e).max()), "fz": float(rec.sensors["F"][1])}
         return snap.g - 10.0 * e - 2.0 * snap.v + np.sin(20.0 * t) * snap.frame(TCP).p[2]
 
 

@@ -14,6 +14,7 @@ from pfaff.control import arimoto as ar
 from pfaff.geometry.metric import christoffel_fd, quadratic
 from pfaff.scenarios.registry import get_scenario
 from pfaff.simulate import SimOptions, simulate
+from pfaff.simulate.record import StepRecord
 from pfaff.systems import handwriting as hw
 
 K, ZETA, C, LAM = 10.0, math.sqrt(0.5), 0.03, 1.0
@@ -44,7 +45,7 @@ def _state_on_plane(mech, seed=0):
 def _closed_loop(mech, q, v):
     ctrl = ar.ArimotoHybrid(hw.TIP, TARGET, K, ZETA, C, LAM)
     snap = mech.compute(q, v, [hw.TIP])
-    tau = ctrl(0.0, snap)
+    tau = ctrl(0.0, StepRecord.at(ConstraintSet(mech), snap))
     Jz = snap.frames[hw.TIP].J[2:3]
     drift = snap.frames[hw.TIP].drift[2:3]
     sol = dynamics.solve_constrained(snap.M, snap.h, tau, Jz, drift)

@@ -32,8 +32,8 @@ class Wrapped:
     def signals(self):
         return self.ctrl.signals
 
-    def __call__(self, t, snap):
-        return self.ctrl(t, snap) + self.extra(snap)
+    def __call__(self, t, rec):
+        return self.ctrl(t, rec) + self.extra(rec.snap)
 
 
 def _gap(extra=None, t_end=0.3):

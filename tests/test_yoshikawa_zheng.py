@@ -34,6 +34,7 @@ from pfaff.manipulation.objects import (
 from pfaff.scenarios import yoshikawa_zheng as yz
 from pfaff.scenarios.registry import ParameterError
 from pfaff.scenarios.runner import execute
+from pfaff.simulate.record import StepRecord
 
 S2 = math.sqrt(2.0)
 
@@ -241,8 +242,7 @@ def test_exact_model_decouples_eq_39_38_40(mode):
     )  # fmt: skip
     ctrl = su.controller(ref, mode=mode)
     snap = su.plant.compute(q, v, (*cset.frames, "arm1_tip", "arm2_tip"))
-    snap.measured = {"lambda": np.zeros(cset.dim)}
-    tau = ctrl(0.0, snap)
+    tau = ctrl(0.0, StepRecord.at(cset, snap, sensors={"lambda": np.zeros(cset.dim)}))
     ev = cset.evaluate(snap)
     sol = dyn.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift)
     a, lam = sol.a, sol.lam

@@ -11,6 +11,7 @@
 namespace nb = nanobind;
 using namespace nb::literals;
 using pfaff::System;
+using pfaff::MatX;
 using pfaff::VecX;
 
 using Buffer = nb::ndarray<double, nb::c_contig, nb::device::cpu>;
@@ -143,6 +144,19 @@ NB_MODULE(_core, m)
         s.sensors(F, lam);
         return nb::make_tuple(F, lam);
       })
+    .def(
+      "sample",
+      [](System & s, bool with_sensors) {
+        MatX V1, W, N;
+        VecX F, lam;
+        int rank = 0;
+        double sigma_min = 0.0;
+        s.sample(with_sensors, V1, W, N, rank, sigma_min, F, lam);
+        return nb::make_tuple(s.M, s.h, s.A, s.drift, s.phi, V1, W, N, rank, sigma_min, F, lam);
+      },
+      "with_sensors"_a,
+      "M, h, A, drift, Phi, V1, W (A^+ = V1 W^T), N, rank, sigma_min, F, lambda at the "
+      "current state (F, lambda empty unless with_sensors)")
     .def(
       "set_buffers",
       [](System & s, std::vector<Buffer> bufs, int capacity) {

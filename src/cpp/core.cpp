@@ -614,6 +614,41 @@ namespace pfaff
     forces(tau_, rs_, a_, F, lam);
   }
 
+  void System::sample(bool with_sensors, MatX & V1, MatX & W, MatX & N, int & rank,
+                      double & sigma_min, VecX & F, VecX & lam)
+  {
+    const int n = model.nv;
+    dynamics_state(q_, v_, false);
+    evaluate(q_, v_, true);
+    row_space(A, false, true, rs_); // the step's factorisation: sigma_min NaN <=> QR
+    const bool by_qr = m > 0 && std::isnan(rs_.sigma_min);
+    V1 = rs_.V1;
+    W = rs_.W;
+    rank = rs_.rank;
+    sigma_min = rs_.sigma_min;
+    if (by_qr) // qr_ holds A^T = Q R: N = the last n - m columns of the full Q
+    {
+      N.setIdentity(n, n);
+      N.applyOnTheLeft(qr_.householderQ());
+      N = N.rightCols(n - m).eval();
+      sigma_min = 1.0 / std::sqrt((W.transpose() * W).selfadjointView<Eigen::Lower>().operatorNorm());
+    }
+    else if (rank == 0)
+      N.setIdentity(n, n);
+    else // SVD: complete V1 to an orthonormal basis (one Householder QR of V1, no SVD)
+    {
+      Eigen::HouseholderQR<MatX> qv(V1);
+      N.setIdentity(n, n);
+      N.applyOnTheLeft(qv.householderQ());
+      N = N.rightCols(n - rank).eval();
+    }
+    if (with_sensors)
+    {
+      accel(tau_, rs_, a_);
+      forces(tau_, rs_, a_, F, lam);
+    }
+  }
+
   // -- the step loop (simulate.integrator, simulate.correction) --------------------
   void System::set_buffers(const std::vector<double *> & bufs, int capacity)
   {

@@ -167,6 +167,11 @@ namespace pfaff
     void set_force_buffers(double * work, double * pot) { fbuf_[0] = work; fbuf_[1] = pot; }
     ForceElements felems;
     double force_work = 0.0;
+    /// a controller sample at the current state: M, h, A, drift, Phi (members), the
+    /// row-space factors of A (A^+ = V1 W^T, rank, sigma_min), an orthonormal basis N
+    /// of N(A), and with_sensors the readings F, lambda of the held torque.
+    void sample(bool with_sensors, MatX & V1, MatX & W, MatX & N, int & rank,
+                double & sigma_min, VecX & F, VecX & lam);
 
     Options opt;
     pinocchio::Model model;

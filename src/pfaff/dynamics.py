@@ -39,7 +39,8 @@ class Projection:
     N : (n, n - r) orthonormal basis of N(A) when asked for, else None.
     Rinv : for a projection taken by QR (``projection(..., qr=True)``): ``R^-1``
         of ``A^T = V1 R``; then ``U1`` and ``sigma`` are None and ``sigma_min``
-        is NaN (not computed).
+        is NaN (not computed). In general the factor ``W`` of ``A^+ = V1 W^T``
+        (the compiled core hands its SVD's ``U1 diag(1/sigma)`` here as well).
     """
 
     __slots__ = ("P", "Cv", "V1", "U1", "sigma", "rank", "sigma_min", "N", "Rinv")

@@ -74,27 +74,31 @@ def cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 class LastSVD:
-    """:func:`svd` that keeps the last thin factorisation and returns it again
-    when it is asked for the same matrix (exact equality).
+    """:func:`svd` that keeps the last factorisation and returns it again when it
+    is asked for the same matrix (exact equality).
 
     A simulation factors ``A(q)`` for the velocity correction at the end of a
-    step and again for the dynamics at the start of the next one, at the same
-    ``q``: the second factorisation is then skipped.
+    step and again for the dynamics at the start of the next one (and, at a
+    controller sample, for the null-space basis of the controller's record), at
+    the same ``q``: the later factorisations are then skipped. The full
+    factorisation is taken (it holds the thin one: ``U[:, :k], s, Vt[:k]``,
+    ``k = min(m, n)``), so that a request for the null-space basis needs no
+    second SVD.
     """
 
     def __init__(self) -> None:
         self._A: np.ndarray | None = None
         self._f: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._thin: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def __call__(self, A: np.ndarray, full: bool = False):
-        if full:
-            return svd(A, full=True)
         last = self._A
-        if last is not None and last.shape == A.shape and np.array_equal(last, A):
-            return self._f
-        self._f = svd(A)
-        self._A = A.copy()
-        return self._f
+        if last is None or last.shape != A.shape or not np.array_equal(last, A):
+            U, s, Vt = self._f = svd(A, full=True)
+            k = s.size
+            self._thin = (U[:, :k], s, Vt[:k])
+            self._A = A.copy()
+        return self._f if full else self._thin
 
 
 _EYES: dict[int, np.ndarray] = {}

@@ -1,4 +1,8 @@
-"""Controllers ``tau = controller(t, snapshot)`` of constrained systems (Aghili Sec. 7)."""
+"""Controllers ``tau = controller(t, record)`` of constrained systems (Aghili Sec. 7).
+
+They follow :class:`pfaff.simulate.record.Controller` and read the simulator's
+:class:`pfaff.simulate.record.StepRecord` (snapshot, constraints, projection, sensors).
+"""
 
 from pfaff.control.controllers import (
     ComputedTorque,

@@ -30,6 +30,7 @@ import math
 import numpy as np
 
 from pfaff.mechanism.base import Snapshot
+from pfaff.simulate.record import StepRecord
 
 #: ordinary physical scale of the paper, eq. (56)
 G_M_MAX = 1e-3  # kg m^2
@@ -62,8 +63,9 @@ class ArimotoHybrid:
     lambda_d : desired pressing force [N], > 0.
     gravity_compensation : add ``g(q)`` (eq. 42; the paper always does).
 
-    The controller follows pfaff's protocol: ``tau = controller(t, snap)``,
-    ``frames`` and ``signals`` (``dx`` (2,), ``E``, ``x`` (3,)).
+    The controller follows :class:`~pfaff.simulate.record.Controller`:
+    ``tau = controller(t, record)``, ``frames``, ``needs_sensors`` (False) and
+    ``signals`` (``dx`` (2,), ``E``, ``x`` (3,)).
     """
 
     needs_sensors = False
@@ -99,7 +101,8 @@ class ArimotoHybrid:
         J, w = Jp[:2], -Jp[2]
         return x, J, w, x[:2] - self.target, J @ snap.v
 
-    def __call__(self, t: float, snap: Snapshot) -> np.ndarray:
+    def __call__(self, t: float, rec: StepRecord) -> np.ndarray:
+        snap = rec.snap
         x, J, w, dx, xd = self.task_terms(snap)
         f = self.zeta * math.sqrt(self.k) * xd + self.k * dx
         tau = self.lambda_d * w - self.c * snap.v - J.T @ f

@@ -81,6 +81,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pfaff.mechanism.base import Snapshot
+from pfaff.simulate.record import StepRecord
 
 __all__ = ["BlindGrasp"]
 
@@ -162,7 +163,8 @@ class BlindGrasp:
             + 0.5 * self.k_q * float(dq @ dq)
         )
 
-    def __call__(self, t: float, snap: Snapshot) -> np.ndarray:
+    def __call__(self, t: float, rec: StepRecord) -> np.ndarray:
+        snap = rec.snap
         x, J, rolled = self._terms(snap)
         dx = x[0] - x[1]
         k = self.f_d / self.r.sum()

@@ -1,4 +1,9 @@
-"""Sampled-data controllers ``tau = controller(t, snapshot)`` (Aghili Sec. 7).
+"""Sampled-data controllers ``tau = controller(t, record)`` (Aghili Sec. 7).
+
+Each follows :class:`~pfaff.simulate.record.Controller`: it reads the state, the
+constraint evaluation and the projection (P, A^+, N) from the simulator's
+:class:`~pfaff.simulate.record.StepRecord` and evaluates no constraint and takes
+no factorisation of A of its own.
 
 :class:`ProjectedController` combines projected inverse-dynamics motion
 control (eq. 45-46), optional constraint-force control (eq. 51-52), optional
@@ -15,7 +20,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pfaff import dynamics as dyn
 from pfaff.constraints.base import ConstraintSet
 from pfaff.control.laws import (
     TASK_REL_TOL,
@@ -29,7 +33,8 @@ from pfaff.control.laws import (
 from pfaff.control.references import Reference
 from pfaff.control.tasks import Task
 from pfaff.linalg import DEFAULT_RANK_TOL, null_space
-from pfaff.mechanism.base import ModelError, Snapshot
+from pfaff.mechanism.base import ModelError
+from pfaff.simulate.record import StepRecord
 
 
 def gain(value, k: int, what: str) -> np.ndarray:
@@ -139,10 +144,10 @@ class ProjectedController:
                 f"{TASK_REL_TOL:g} ||J_theta||_F)"
             )
 
-    def __call__(self, t: float, snap: Snapshot) -> np.ndarray:
-        cev = self.cset.evaluate(snap)
-        proj = dyn.projection(cev.A, cev.drift, self.rank_tol, with_null=True)
-        N = proj.N
+    def __call__(self, t: float, rec: StepRecord) -> np.ndarray:
+        snap, cev = rec.snap, rec.constraints
+        proj = rec.projection
+        N = rec.N
         task = self.task
         J = task.jacobian(snap)
         th_d, dth_d, ddth_d = (np.asarray(x, dtype=float) for x in self.reference(t))
@@ -155,7 +160,7 @@ class ProjectedController:
         sig = {"task_error": e, "task_regular": float(task_ok)}
         tau = f_par
         if self.force is not None:
-            tau = tau + self._force_part(t, snap, cev, proj, f_par, sig)
+            tau = tau + self._force_part(t, rec, f_par, sig)
         if self.actuated is not None:
             tau, sigma, resid = passive_joint_torque(proj.P, self.actuated, tau, N)
             sig["controllability_sigma"] = sigma
@@ -165,7 +170,7 @@ class ProjectedController:
         self.signals = sig
         return tau
 
-    def _force_part(self, t, snap, cev, proj, f_par, sig) -> np.ndarray:
+    def _force_part(self, t: float, rec: StepRecord, f_par, sig) -> np.ndarray:
         """f_perp of eq. (51) with the PI law (52) on the measured force.
 
         The force sensor reads the force the previous torque produced; it is
@@ -176,7 +181,8 @@ class ProjectedController:
         lam_d = np.asarray(self.force.lambda_d(t), dtype=float)
         if lam_d.shape != (self.cset.dim,):
             raise ValueError(f"lambda_d(t) must have shape ({self.cset.dim},), got {lam_d.shape}")
-        lam_meas = snap.measured.get("lambda")
+        snap, proj = rec.snap, rec.projection
+        lam_meas = None if rec.sensors is None else rec.sensors.get("lambda")
         dt = 0.0 if self._t_last is None else t - self._t_last
         e_lam = np.zeros_like(lam_d)
         if lam_meas is not None and self._lam_cmd is not None:
@@ -184,7 +190,7 @@ class ProjectedController:
         self._integral += e_lam * dt
         lam_u = lam_d + self.force.kf * e_lam + self.force.ki * self._integral
         self._lam_cmd, self._t_last = lam_d, t
-        u_F = cev.A.T @ lam_u
+        u_F = rec.A.T @ lam_u
         sig["lambda_d"] = lam_d
         sig["force_error"] = e_lam
         sig["lambda_u"] = lam_u  # the commanded multipliers of eq. (52)
@@ -215,7 +221,8 @@ class ComputedTorque:
         self.frames = tuple(dict.fromkeys((*cset.frames, *task.frames)))
         self.signals: dict[str, float | np.ndarray] = {}
 
-    def __call__(self, t: float, snap: Snapshot) -> np.ndarray:
+    def __call__(self, t: float, rec: StepRecord) -> np.ndarray:
+        snap = rec.snap
         J = self.task.jacobian(snap)
         th_d, dth_d, ddth_d = (np.asarray(x, dtype=float) for x in self.reference(t))
         e = self.task.error(th_d, snap)
@@ -223,7 +230,6 @@ class ComputedTorque:
         a_d = np.linalg.lstsq(J, ref - self.task.drift(snap), rcond=None)[0]
         tau = snap.M @ a_d + snap.h
         if self.lambda_d is not None:
-            A = self.cset.evaluate(snap).A
-            tau = tau + A.T @ np.asarray(self.lambda_d(t), dtype=float)
+            tau = tau + rec.A.T @ np.asarray(self.lambda_d(t), dtype=float)
         self.signals = {"task_error": e}
         return tau

@@ -7,10 +7,12 @@ onto N(A), ``C v = -A^+ A' v``; ``f_par = P f`` is the potent and
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from pfaff.dynamics import Projection
-from pfaff.linalg import DEFAULT_RANK_TOL, null_space, pinv, row_space
+from pfaff.linalg import DEFAULT_RANK_TOL, null_space, pinv, row_space, svd
 from pfaff.linalg import solve as linsolve
 
 
@@ -70,8 +72,8 @@ def task_acceleration(
     rhs = theta_dd_ref - Jdot_v - J @ Cv
     if not JN.size:
         return Cv.copy(), False
-    U, s, Vt = np.linalg.svd(JN, full_matrices=False)
-    tol = rel_tol * float(np.linalg.norm(J))
+    U, s, Vt = svd(JN)  # of the k x (n - r) task matrix (A's own factors come with N)
+    tol = rel_tol * math.sqrt(float(np.vdot(J, J)))
     keep = s > tol
     z = Vt[keep].T @ ((U[:, keep].T @ rhs) / s[keep])
     return Cv + N @ z, bool(JN.shape[0] == JN.shape[1] and keep.all())

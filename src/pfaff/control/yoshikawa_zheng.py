@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pfaff.linalg import solve
+from pfaff.simulate.record import StepRecord
 
 
 def whole_system_matrix(M, J, S, W_S, T, I_B, E_F) -> np.ndarray:
@@ -140,13 +141,14 @@ class YZController:
     tips : frame names of the end effectors (one per arm).
     rows : rows of a frame's 6 x nv Jacobian that form ``v_hi`` (``[0, 1, 5]``
         in the plane: v_x, v_y, w_z; ``range(6)`` in 3D).
-    object_state : ``(snap) -> (r, r')`` of the object.
+    object_state : ``(record) -> (r, r')`` of the object (reads ``record.q``, ``record.v``).
     model : ``(r, r', mode) -> GraspState`` (grasp + object constraints;
         ``mode`` is the index of the current object-constraint set).
     I_B, Q_r : the controller's object model: ``I_B`` (n_r x n_r) and
         ``Q_r(r, r')`` of eq. (5).
-    measure : ``(snap, mode) -> (F_h, f_F)``: measured hand wrenches (world,
-        stacked) and constraint forces, from the plant's sensors.
+    measure : ``(record, mode) -> (F_h, f_F)``: measured hand wrenches (world,
+        stacked) and constraint forces, from the plant's sensors
+        (``record.sensors``).
     reference : ``(t, mode) -> (r_Pd, r_Pd', r_Pd'', f_Fd, f_ISd)``.
     K_V, K_P, K_IF, K_II : servo gains of eq. (41)-(43); ``K_V``, ``K_P`` may be
         dicts ``mode -> gains`` (r_P changes size with the constraints).
@@ -215,6 +217,8 @@ class YZController:
         self._start: tuple = (None, None)
         self._checked = False
         self.signals: dict[str, float] = {}
+        #: the force-sensor readings of the last call (``record.sensors``)
+        self.last_sensors: dict[str, np.ndarray] | None = None
 
     def set_mode(self, mode: int) -> None:
         """Switch the object-constraint set (e.g. free <-> in contact); resample now."""
@@ -253,28 +257,30 @@ class YZController:
         Jd = np.concatenate([snap.frames[f].drift[self._rows_sel] for f in self.tips])
         return J, Jd
 
-    def __call__(self, t: float, snap) -> np.ndarray:
+    def __call__(self, t: float, rec: StepRecord) -> np.ndarray:
+        self.last_sensors = rec.sensors
         if self._tau is not None and t < self._next - 1e-9 * self.control_dt:
             return self._tau
         k = np.floor(t / self.control_dt + 1e-6)
         self._next = (k + 1) * self.control_dt
-        self._tau = self._law(t, snap)
+        self._tau = self._law(t, rec)
         return self._tau
 
-    def _law(self, t: float, snap) -> np.ndarray:
+    def _law(self, t: float, rec: StepRecord) -> np.ndarray:
+        snap = rec.snap
         a = self.arm_idx
         M = snap.M[self._arm_block]
         h = snap.h[a]
         qd = snap.v[a]
         J, Jdqd = self.arm_terms(snap)
-        r, rd = self.object_state(snap)
+        r, rd = self.object_state(rec)
         g = self.model(r, rd, self.mode)
         S, W, A_S, T = g.S, g.W, g.A_S, g.T
         W_S = W @ S
         r_Pd, r_Pd_dot, r_Pd_dd, f_Fd, f_ISd = self.reference(t, self.mode)
         C = g.E_F.shape[0]
-        # measured forces (snap.measured: the force the held torque produced)
-        F_h, f_F = self.measure(snap, self.mode)
+        # measured forces (record.sensors: the force the held torque produced)
+        F_h, f_F = self.measure(rec, self.mode)
         F_hS = _pinv_columns(S) @ F_h
         f_IS = A_S.T @ F_hS
         dt = self.control_dt

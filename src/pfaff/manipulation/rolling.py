@@ -90,9 +90,10 @@ class ContactGeometry:
 class RollingContact:
     """A fingertip disc (radius ``r``, centre = origin of ``tip_frame``) on ``contour``.
 
-    The contour lives in ``object_frame`` (a planar body's frame). Geometry is
-    cached per snapshot object (scalar ``math`` code); the last contact
-    parameter warm-starts the foot-point solver.
+    The contour lives in ``object_frame`` (a planar body's frame). The geometry
+    (scalar ``math`` code) is computed once per state and kept in the snapshot's
+    ``derived`` (the contact and rolling rows and the monitors share it); the last
+    contact parameter warm-starts the foot-point solver.
     """
 
     def __init__(
@@ -103,13 +104,12 @@ class RollingContact:
         self.contour, self.obj, self.tip, self.r = contour, object_frame, tip_frame, float(radius)
         self.name = name or f"{tip_frame} on {object_frame}"
         self._u: float | None = None
-        self._snap: Snapshot | None = None
-        self._geo: ContactGeometry | None = None
 
     def geometry(self, snap: Snapshot) -> ContactGeometry:
         """Contact geometry and rates at the snapshot's state (needs both frames)."""
-        if snap is self._snap:  # the same snapshot object (held, so its id is not reused)
-            return self._geo
+        geo = snap.derived.get(self)
+        if geo is not None:
+            return geo
         fo, ft = snap.frame(self.obj), snap.frame(self.tip)
         R = fo.R
         r00, r01, r10, r11 = float(R[0, 0]), float(R[0, 1]), float(R[1, 0]), float(R[1, 1])
@@ -152,7 +152,7 @@ class RollingContact:
             np.array([cx, cy]), np.array([ex, ey]), d, JQ, Jrot, w, wdot, omega, alpha, sdot,
             math.atan2(r10, r00), _angle(ft.R),
         )  # fmt: skip
-        self._snap, self._geo = snap, geo
+        snap.derived[self] = geo
         return geo
 
     def arclength(self, snap: Snapshot) -> float:

@@ -87,9 +87,14 @@ class Snapshot:
     g : (nv,) gravity torque (the part of ``h`` at ``v = 0``).
     kinetic, potential : energies (J); potential with the model's own zero.
     frames : kinematics of the frames that were asked for.
-    measured : sensor readings a simulation attaches for a controller, e.g.
-        ``"F"`` and ``"lambda"``: the constraint force produced by the torque
-        held up to this instant (what a force sensor reads before the update).
+
+    derived : quantities a state determines that a higher layer derives from
+        the snapshot once and shares (e.g. a rolling contact's geometry, read by
+        its two constraint rows and by monitors), keyed by their owner. They
+        live and die with the snapshot, so they can never go stale.
+
+    Sensor readings are not part of a snapshot: a controller finds them in the
+    simulator's :class:`~pfaff.simulate.record.StepRecord`.
     """
 
     q: np.ndarray
@@ -100,7 +105,7 @@ class Snapshot:
     kinetic: float = 0.0
     potential: float = 0.0
     frames: dict[str, FrameState] = field(default_factory=dict)
-    measured: dict[str, np.ndarray] = field(default_factory=dict)
+    derived: dict = field(default_factory=dict)
 
     @property
     def energy(self) -> float:

@@ -206,7 +206,7 @@ class DualPandaSetup:
 
     def measure(self, snap, mode):
         """Hand wrenches = the welds' multipliers; f_F = -E_F T^T w_env (eq. 27)."""
-        lam = snap.measured["lambda"]
+        lam = snap.sensors["lambda"]
         r, rd = self.object_state(snap)
         w_env = np.array([0.0, 0.0, -lam[12], -lam[13], -lam[14], 0.0])
         return lam[:12], -self.E_F @ (self._T_of(r, rd)[0].T @ w_env)
@@ -378,7 +378,7 @@ class _Measured:
     """A minimal snapshot for :meth:`DualPandaSetup.measure` from recorded arrays."""
 
     def __init__(self, su, q, v, lam):
-        self.q, self.v, self.measured = q, v, {"lambda": lam}
+        self.q, self.v, self.sensors = q, v, {"lambda": lam}
 
 
 def _decay_probe(su, q0, ref, p) -> dict:

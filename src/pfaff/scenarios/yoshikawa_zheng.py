@@ -330,7 +330,7 @@ class YZSetup:
 
     @staticmethod
     def measure(snap, mode):
-        lam = snap.measured["lambda"]
+        lam = snap.sensors["lambda"]
         F_h = np.array([lam[0], lam[1], 0.0, lam[2], lam[3], 0.0])
         f_F = -lam[4:5] if mode == 1 and lam.size > 4 else np.zeros(0)
         return F_h, f_F

@@ -177,7 +177,7 @@ def yz_contact(p: dict) -> ScenarioResult:
     ctrl.integral_rule = "end"
     thr = p["contact_force_threshold"]
     tr, t, q, v = run(su.contact, q, v, t, T - t,
-                      lambda t, s, c: -s.measured["lambda"][4] >= thr)  # fmt: skip
+                      lambda t, s, c: -ctrl.last_sensors["lambda"][4] >= thr)  # fmt: skip
     if tr.stopped_at is None:
         raise ValueError(f"the contact force never reaches the threshold {thr} N")
     t_switch = t

@@ -10,6 +10,7 @@ from pfaff.simulate.forces import (
     PointSpring,
 )
 from pfaff.simulate.integrator import INTEGRATORS, SimOptions, project_state, simulate
+from pfaff.simulate.record import Controller, SnapshotController, StepRecord, as_controller
 from pfaff.simulate.trajectory import (
     SERIES_DOC,
     InitialStateError,
@@ -20,6 +21,10 @@ from pfaff.simulate.trajectory import (
 
 __all__ = [
     "AppliedForce",
+    "Controller",
+    "SnapshotController",
+    "StepRecord",
+    "as_controller",
     "ForceElement",
     "JointDamper",
     "JointSpring",

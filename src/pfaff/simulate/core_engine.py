@@ -1,7 +1,9 @@
 """The step loop on the compiled core (``SimOptions(engine="core")``).
 
-Python conducts: it calls the controller once per controller sample (with a
-snapshot and the force-sensor readings at that state) and hands the core the
+Python conducts: it calls the controller once per controller sample (with the
+:class:`~pfaff.simulate.record.StepRecord` of that state, built from what the core
+computed there: M, h, A, drift, Phi, the factors of its projection and the
+null-space basis, the force-sensor readings) and hands the core the
 stretch of steps until the next sample; the core runs them -- terms, projection,
 RK4 stages, drift correction, recording into preallocated arrays -- without
 calling back. The sequence of operations is that of :func:`pfaff.simulate.simulate`
@@ -13,8 +15,11 @@ from __future__ import annotations
 import numpy as np
 
 from pfaff import core
-from pfaff.constraints.base import ConstraintSet
+from pfaff.constraints.base import ConstraintEval, ConstraintSet
+from pfaff.dynamics import Projection
+from pfaff.linalg import identity
 from pfaff.simulate.forces import JointDamper, JointSpring, PointDamper, PointSpring
+from pfaff.simulate.record import StepRecord
 from pfaff.simulate.trajectory import SimulationError, Trajectory
 
 #: steps per call into the core when no controller sample comes sooner (keeps Ctrl-C
@@ -112,6 +117,7 @@ def run(
 ) -> Trajectory:
     """Run ``n_steps`` steps from the (projected) state ``(q, v)`` on the core.
 
+    ``controller``: a :class:`~pfaff.simulate.record.Controller` (or None).
     ``frames``: what a controller's snapshot holds (the constraints' and the
     controller's frames). ``forces``: the bound built-in force elements (their series
     ``force_work`` and ``force_potential`` recorded when given). Raises
@@ -130,8 +136,9 @@ def run(
     system.set_tau(tau_held)
     control_dt = opt.control_dt or opt.dt
     dt = opt.dt
-    signals = controller is not None and hasattr(controller, "signals")
-    needs_sensors = getattr(controller, "needs_sensors", True)
+    needs_sensors = controller is not None and bool(controller.needs_sensors)
+    hol = cset.holonomic_rows
+    nv, rank_tol = mech.nv, opt.rank_tol
     next_ctrl = t0
     k = 0
     k_due = 0 if controller is not None else n_steps + 1  # next controller sample
@@ -141,11 +148,8 @@ def run(
         while k <= n_steps:
             t = t0 + k * dt
             if k == k_due:
-                snap = mech.compute(system.q, system.v, frames)
-                if needs_sensors:
-                    F, lam = system.sensors()
-                    snap.measured = {"F": F, "lambda": lam}
-                tau_held = np.asarray(controller(t, snap), dtype=float)
+                rec = _record(system, mech, frames, hol, t, needs_sensors, nv, rank_tol)
+                tau_held = np.asarray(controller(t, rec), dtype=float)
                 if tau_held.shape != (mech.nv,):
                     raise ValueError(
                         f"controller returned a torque of shape {tau_held.shape}, "
@@ -166,7 +170,8 @@ def run(
                     k_due += 1
             k1 = min(k_due, k + CHUNK)
             code, what, idx, value, t_err, step, iters = system.run(k, k1, n_steps, t0)
-            if signals:  # the signals of the samples recorded in this stretch
+            if controller is not None and (sig_log or controller.signals):
+                # the signals of the samples recorded in this stretch
                 sig_log.append((system.recorded, dict(controller.signals)))
             if code:
                 raise SimulationError(
@@ -178,6 +183,27 @@ def run(
     finally:  # the samples into the trajectory, also for a partial run
         _fill(traj, bufs, system, sig_log, fbufs)
     return traj
+
+
+def _record(system, mech, frames, hol, t, needs_sensors, nv, rank_tol) -> StepRecord:
+    """The controller's record at the core's current state, from one call into the
+    core: M, h, A, drift, Phi and the factors of the projection the core took
+    (``A^+ = V1 W^T``, N), the readings if asked. The snapshot's frames (and g and
+    the energies) come from Pinocchio in Python; nothing is evaluated twice."""
+    M, h, A, drift, phi, V1, W, N, rank, sigma_min, F, lam = system.sample(needs_sensors)
+    snap = mech.compute(system.q, system.v, frames, dynamics=False)
+    snap.M, snap.h = M, h
+    mech.fill_extras(snap)
+
+    def proj() -> Projection:  # built on first use: a controller may not read it
+        p = Projection(
+            identity(nv) - V1 @ V1.T, -(V1 @ (drift @ W)), V1, None, None, rank, sigma_min
+        )
+        p.Rinv, p.N = W, N
+        return p
+
+    sensors = {"F": F, "lambda": lam} if needs_sensors else None
+    return StepRecord(t, snap, ConstraintEval(A, drift, phi, hol), proj, sensors, rank_tol)
 
 
 def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log, fbufs) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from pfaff import dynamics as dyn
 from pfaff.constraints.base import ConstraintEval, ConstraintSet
 from pfaff.linalg import single_threaded_blas
 from pfaff.mechanism.base import Snapshot
@@ -29,6 +30,7 @@ from pfaff.simulate.options import (
     choose_engine,
     use_engine,
 )
+from pfaff.simulate.record import Controller, StepRecord, as_controller
 from pfaff.simulate.recording import (
     check_contact,
     check_finite,
@@ -49,8 +51,6 @@ from pfaff.simulate.trajectory import (
     SimulationInterrupted,
     Trajectory,
 )
-
-Controller = Callable[[float, Snapshot], np.ndarray]
 
 __all__ = [
     "ADAPTIVE",
@@ -101,7 +101,7 @@ def simulate(
     v0: np.ndarray,
     t_end: float,
     options: SimOptions | None = None,
-    controller: Controller | None = None,
+    controller: Controller | Callable[[float, Snapshot], np.ndarray] | None = None,
     tau: np.ndarray | None = None,
     stop: Callable[[float, Snapshot, ConstraintEval], bool] | None = None,
     t0: float = 0.0,
@@ -115,10 +115,13 @@ def simulate(
     q0, v0 : initial state; projected onto the constraint manifold first.
     t_end : final time [s].
     options : integrator, tolerances, controller period (see :class:`SimOptions`).
-    controller : ``tau = controller(t, snapshot)``, called every ``control_dt``
-        and held in between; if it has a ``signals`` dict, it is recorded.
-        Before each call ``snapshot.measured`` holds the force-sensor
-        readings (unless the controller sets ``needs_sensors = False``).
+    controller : a :class:`~pfaff.simulate.record.Controller`,
+        ``tau = controller(t, record)``, called every ``control_dt`` and held in
+        between, with the :class:`~pfaff.simulate.record.StepRecord` of the state
+        (snapshot with ``controller.frames``, constraint evaluation, projection,
+        and the force-sensor readings if ``controller.needs_sensors``); its
+        ``signals`` are recorded. A plain callable ``f(t, snapshot)`` is wrapped
+        by :class:`~pfaff.simulate.record.SnapshotController`.
     tau : constant torque when there is no controller (default zero).
     stop : ``stop(t, snapshot, constraint_eval) -> bool``, checked at every
         step after the sample is recorded: True ends the run there (an event,
@@ -152,7 +155,8 @@ def simulate(
     if opt.integrator in ADAPTIVE and mech.nq != mech.nv:
         raise ValueError(f"adaptive integrators need nq == nv; {mech.name} has a Lie-group q")
     q, v = project_state(cset, q0, v0, opt)
-    ctrl_frames = tuple(getattr(controller, "frames", ()))
+    controller = as_controller(controller)
+    ctrl_frames = () if controller is None else tuple(controller.frames)
     mech.check_frames(ctrl_frames)
     fset = ForceSet(mech, forces)
     ev = Evaluator(cset, opt, ctrl_frames, fset)
@@ -187,9 +191,13 @@ def simulate(
             proj = None
             Q, p1 = fset.evaluate(t, snap) if fset else (0.0, 0.0)
             if controller is not None and t >= next_ctrl - 1e-9 * opt.dt:
-                if getattr(controller, "needs_sensors", True):
-                    snap.measured, proj = sensor_readings(snap, cev, tau_held + Q, ev)
-                tau_held = np.asarray(controller(t, snap), dtype=float)
+                if opt.method != "kkt":  # the step's projection, with N (one SVD, cached)
+                    proj = dyn.projection(cev.A, cev.drift, opt.rank_tol, True, ev.svd)
+                sensors = None
+                if controller.needs_sensors:
+                    sensors, proj = sensor_readings(snap, cev, tau_held + Q, ev, proj)
+                rec = StepRecord(t, snap, cev, proj, sensors, opt.rank_tol)
+                tau_held = np.asarray(controller(t, rec), dtype=float)
                 if tau_held.shape != (mech.nv,):
                     raise ValueError(
                         f"controller returned a torque of shape {tau_held.shape}, "
@@ -214,7 +222,7 @@ def simulate(
             if record:
                 record_sample(traj, t, snap, cev, a, forces, tau_held, opt, work, corr, newton_it)
                 record_force_elements(traj, fset, snap, force_work)
-                if controller is not None and hasattr(controller, "signals"):
+                if controller is not None:
                     traj.append_signals(controller.signals)
             if k == n_steps:
                 break

@@ -150,13 +150,14 @@ def branch_check(v0, v1, a0, a1, dt, ratio: float = 0.05) -> None:
         )
 
 
-def sensor_readings(snap, cev, tau, ev: Evaluator):
+def sensor_readings(snap, cev, tau, ev: Evaluator, proj=None):
     """What a force sensor reads just before the controller's update: the
     constraint force and multipliers produced by the torque held until now.
 
+    ``proj``: the projection already taken at this state (None: taken here).
     Returns ``(readings, projection)``; the projection is reused for the step.
     """
-    a, proj = ev.accel(snap, cev, tau)
+    a, proj = ev.accel(snap, cev, tau, proj)
     if proj is None:
         proj = dyn.projection(cev.A, cev.drift, ev.opt.rank_tol)
     F = dyn.constraint_force(snap.M, snap.h, tau, proj.P, a)
