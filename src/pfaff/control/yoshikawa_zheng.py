@@ -4,8 +4,8 @@
   ``X = (q'', r'', F_hS, f_F)``; :func:`check_whole_system` tests its
   nonsingularity through Appendix A (``K_33 > 0`` and ``E_F T^-1 I_B^-1 T^-T E_F^T > 0``).
 - :class:`YZController` -- the linearising law (eq. 32-37) with the servo
-  compensators (eq. 41-43), sampled (zero-order hold of its own, on the grid
-  ``k control_dt``); free motion is ``C = 0``.
+  compensators (eq. 41-43), sampled: every call is a sample (the simulation's
+  clock calls it every ``control_dt`` and holds the torque); free motion is ``C = 0``.
 
 This module is in the control layer: the grasp (``S, W, A_S`` and their rates)
 and the object-motion constraints (``E_P, E_F`` and rates) are passed in by
@@ -252,38 +252,32 @@ class YZController:
         self.int_F: np.ndarray | None = None
         self.int_I: np.ndarray | None = None
         self._prev: tuple | None = None
-        self._next = -np.inf
         self._tau: np.ndarray | None = None
         self._start: tuple = (None, None)
         self._checked = False
         self.signals: dict[str, float] = {}
 
     def set_mode(self, mode: int) -> None:
-        """Switch the object-constraint set (e.g. free <-> in contact); resample now."""
+        """Switch the object-constraint set (e.g. free <-> in contact); the caller samples
+        the law at the switch (:meth:`pfaff.simulate.phases.PhaseChain.resample`)."""
         if mode != self.mode:
             self.mode = mode
             self.int_F = None
             self._prev = None
-        self._next = -np.inf
 
     @property
     def held_torque(self) -> np.ndarray | None:
         """The torque held since the last sample (None before the first)."""
         return self._tau
 
-    @property
-    def next_sample_time(self) -> float:
-        """Time of the next scheduled sample of the law."""
-        return self._next
-
     def interrupt(self) -> None:
-        """An event (e.g. an impact) samples the law at the next call and restarts the clock.
+        """An event (e.g. an impact) that the law is sampled at
+        (:meth:`pfaff.simulate.phases.PhaseChain.impact` calls this).
 
         The force read at the event is not integrated: eq. (42)-(43) integrate the
         force held over a sample interval, and an impulsive reading lasts no time.
         """
         self._prev = None
-        self._next = -np.inf
 
     def _hold_mean(self, start, end):
         """Mean force over a hold: trapezoid of start and end (``"end"``: the end value)."""
@@ -296,10 +290,7 @@ class YZController:
         return J, Jd
 
     def __call__(self, t: float, snap) -> np.ndarray:
-        if self._tau is not None and t < self._next - 1e-9 * self.control_dt:
-            return self._tau
-        k = np.floor(t / self.control_dt + 1e-6)
-        self._next = (k + 1) * self.control_dt
+        """One sample of the law (the simulation holds the torque until the next)."""
         self._tau = self._law(t, snap)
         return self._tau
 

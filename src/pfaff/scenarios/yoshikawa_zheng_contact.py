@@ -109,7 +109,7 @@ def yz_contact(p: dict) -> ScenarioResult:
     for _ in range(3):
         t, q, v = chain.t, chain.q, chain.v
         g, vn = gap(q), v_n(q, v)
-        tc = min(g / vn, 0.999 * (ctrl.next_sample_time - t)) if vn > 0 else 0.0
+        tc = min(g / vn, 0.999 * (chain.next_sample - t)) if vn > 0 else 0.0
         if g <= 1e-12 or tc <= 1e-9:
             break
         chain.run(su.free, tc, options=SimOptions(dt=tc, control_dt=tc))
@@ -128,11 +128,13 @@ def yz_contact(p: dict) -> ScenarioResult:
     t_switch = chain.t
     # 3. force control along the normal until the desired normal force is withdrawn
     ctrl.set_mode(1)
+    chain.resample()
     ctrl.integral_rule = p["integral_rule"]
     chain.run(su.contact, max(t_r - chain.t, dt), lambda t, s, c: t >= t_r - 1e-9)
     t_release = chain.t
     # 4. departure: motion control along y again; the contact row is dropped
     ctrl.set_mode(0)
+    chain.resample()
     chain.run(su.free, p["t_end"] - chain.t)
     wall_s = time.perf_counter() - wall_t
     traj = chain.trajectory(su.contact.dim)

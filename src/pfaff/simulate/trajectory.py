@@ -73,6 +73,8 @@ class Trajectory:
     newton_failures: int = 0
     kkt_cond_max: float = 0.0
     stopped_at: float | None = None
+    #: time of the controller's next sample after the run (None without a controller)
+    next_control: float | None = None
     warnings: list[str] = field(default_factory=list)
     engine: str = "numpy"
 
@@ -188,7 +190,7 @@ class Trajectory:
             out.warnings += [w for w in tr.warnings if w not in out.warnings]
         for dst in out.signals.values():
             dst.extend([np.nan] * (len(out) - len(dst)))
-        out.stopped_at = parts[-1].stopped_at
+        out.stopped_at, out.next_control = parts[-1].stopped_at, parts[-1].next_control
         return out
 
     @property
