@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from pfaff.scenarios.common import planar_animation, timed_simulate
+from pfaff.scenarios.common import planar_animation
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.scenarios.yz_common import (
     YZ_COMMON_PARAMS,
+    YZ_SERIES_DOC,
     decay_probe,
+    internal_vs_table2,
+    run_task,
     step_mask,
     yz_plant,
     yz_plots,
     yz_static_lines,
 )
-from pfaff.simulate import SimOptions
-from pfaff.systems.yz_planar import SQRT2, internal_force
+from pfaff.systems.yz_planar import SQRT2
 from pfaff.systems.yz_references import TABLE2_STEPS, free_reference, smooth_move, table2
 
 
@@ -75,17 +77,12 @@ def yz_constrained(p: dict) -> ScenarioResult:
             np.array([fF]), np.array([SQRT2 * fI]),
         )  # fmt: skip
 
-    q0 = su.initial_q(np.array([x0, y0, 0.0]))
-    ctrl = su.controller(ref, p["control_dt"], mode=1, rule=p["integral_rule"])
-    opt = SimOptions(dt=p["dt"], control_dt=p["control_dt"])
-    traj, wall = timed_simulate(su.contact, q0, np.zeros(7), T, opt, controller=ctrl)
-    a = traj.arrays()
+    q0, traj, a, wall = run_task(su, su.contact, [x0, y0, 0.0], ref, p, 1, T)
     t = a["t"]
     pos = a["q"][:, [4, 6]]
     pos_d = np.array([[x0 + smooth_move(ti, T, D, ta)[0], 0.0] for ti in t])
     fF = -a["lambda"][:, 4]
-    fI = np.array([internal_force(su, q, lam) for q, lam in zip(a["q"], a["lambda"])])
-    fd = np.array([table2(ti) for ti in t])
+    fI, fd = internal_vs_table2(su, a)
     keep = step_mask(t, (0.0, *TABLE2_STEPS), p["step_exclusion_s"])
     metrics = {
         "max_position_error": float(np.abs(pos[:, 0] - pos_d[:, 0]).max()),
@@ -106,11 +103,7 @@ def yz_constrained(p: dict) -> ScenarioResult:
         static_lines=yz_static_lines(su, (x0, x0 + D)),
         plots=yz_plots(t, pos, pos_d, ["x", "phi"], fF, fd[:, 0], fI, fd[:, 1], a["tau"]),
         extra_arrays={"constraint_force": fF, "internal_force": fI, "desired_forces": fd},
-        series_doc={
-            "constraint_force": "f_F: normal force of the object on the surface [N]",
-            "internal_force": "average push of the two pins f_IS/sqrt(2) [N]",
-            "desired_forces": "Table 2 (constraint, internal) [N]",
-        },
+        series_doc=YZ_SERIES_DOC,
     )  # fmt: skip
 
 
@@ -149,16 +142,11 @@ def yz_free(p: dict) -> ScenarioResult:
     def ref(t, mode):
         return (*r_d(t), np.zeros(0), np.array([SQRT2 * table2(t)[1]]))
 
-    q0 = su.initial_q(np.array([x0, y0, 0.0]))
-    ctrl = su.controller(ref, p["control_dt"], mode=0, rule=p["integral_rule"])
-    opt = SimOptions(dt=p["dt"], control_dt=p["control_dt"])
-    traj, wall = timed_simulate(su.free, q0, np.zeros(7), T, opt, controller=ctrl)
-    a = traj.arrays()
+    q0, traj, a, wall = run_task(su, su.free, [x0, y0, 0.0], ref, p, 0, T)
     t = a["t"]
     pos = a["q"][:, 4:7]
     pos_d = np.array([r_d(ti)[0] for ti in t])
-    fI = np.array([internal_force(su, q, lam) for q, lam in zip(a["q"], a["lambda"])])
-    fd = np.array([table2(ti) for ti in t])
+    fI, fd = internal_vs_table2(su, a)
     keep = step_mask(t, (0.0, *TABLE2_STEPS), p["step_exclusion_s"])
     metrics = {
         "max_position_error": float(np.abs(pos[:, :2] - pos_d[:, :2]).max()),
@@ -172,8 +160,5 @@ def yz_free(p: dict) -> ScenarioResult:
         static_lines=yz_static_lines(su, (x0, x0 + D)),
         plots=yz_plots(t, pos, pos_d, ["x", "y", "phi"], None, None, fI, fd[:, 1], a["tau"]),
         extra_arrays={"internal_force": fI, "desired_forces": fd},
-        series_doc={
-            "internal_force": "average push of the two pins f_IS/sqrt(2) [N]",
-            "desired_forces": "Table 2 (constraint, internal) [N]",
-        },
+        series_doc={k: YZ_SERIES_DOC[k] for k in ("internal_force", "desired_forces")},
     )  # fmt: skip

@@ -15,6 +15,8 @@ from pfaff.scenarios.common import planar_animation
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.scenarios.yz_common import (
     YZ_COMMON_PARAMS,
+    YZ_SERIES_DOC,
+    internal_vs_table2,
     step_mask,
     yz_plant,
     yz_plots,
@@ -22,7 +24,7 @@ from pfaff.scenarios.yz_common import (
 )
 from pfaff.simulate import SimOptions
 from pfaff.simulate.phases import PhaseChain
-from pfaff.systems.yz_planar import SQRT2, internal_force
+from pfaff.systems.yz_planar import SQRT2
 from pfaff.systems.yz_references import (
     TABLE2_STEPS,
     free_reference,
@@ -144,8 +146,7 @@ def yz_contact(p: dict) -> ScenarioResult:
     pos_d = np.array([r_d(ti)[0] for ti in t])
     lam_wall = a["lambda"][:, 4]
     fF = -lam_wall
-    fI = np.array([internal_force(su, qi, lam) for qi, lam in zip(qq, a["lambda"])])
-    fd = np.array([table2(ti) for ti in t])
+    fI, fd = internal_vs_table2(su, a)
     in_contact = (t >= t_contact - 1e-12) & (t < t_release - 1e-12)
     controlled = (t >= t_switch - 1e-12) & (t < t_release - 1e-12)
     fFd = np.where(controlled, fd[:, 0], np.nan)
@@ -186,9 +187,8 @@ def yz_contact(p: dict) -> ScenarioResult:
         extra_arrays={"constraint_force": fF, "internal_force": fI, "desired_forces": fd,
                       "gap": gaps},
         series_doc={
-            "constraint_force": "f_F: normal force of the object on the surface [N] (0 free)",
-            "internal_force": "average push of the two pins f_IS/sqrt(2) [N]",
-            "desired_forces": "Table 2 (constraint, internal) [N]",
+            **YZ_SERIES_DOC,
+            "constraint_force": YZ_SERIES_DOC["constraint_force"] + " (0 free)",
             "gap": "distance of the contact point below the surface [m]",
         },
     )  # fmt: skip

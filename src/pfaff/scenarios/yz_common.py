@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from pfaff.manipulation.grasp import GRASP_TYPES
+from pfaff.scenarios.common import timed_simulate
 from pfaff.scenarios.registry import Param
 from pfaff.simulate import SimOptions, simulate
 from pfaff.systems.yz_planar import YZPlanarPlant, internal_force
@@ -59,6 +60,30 @@ def yz_plant(
     )  # fmt: skip
 
 
+#: the yz-* scenarios' own series in trajectory.npz
+YZ_SERIES_DOC = {
+    "constraint_force": "f_F: normal force of the object on the surface [N]",
+    "internal_force": "average push of the two pins f_IS/sqrt(2) [N]",
+    "desired_forces": "Table 2 (constraint, internal) [N]",
+}
+
+
+def run_task(su: YZPlanarPlant, cset, r0, ref, p: dict, mode: int, T: float):
+    """One run of the paper's controller from the object at ``r0`` for ``T`` seconds:
+    returns ``(q0, trajectory, its arrays, wall seconds)``."""
+    q0 = su.initial_q(np.array(r0))
+    ctrl = su.controller(ref, p["control_dt"], mode=mode, rule=p["integral_rule"])
+    opt = SimOptions(dt=p["dt"], control_dt=p["control_dt"])
+    traj, wall = timed_simulate(cset, q0, np.zeros(7), T, opt, controller=ctrl)
+    return q0, traj, traj.arrays(), wall
+
+
+def internal_vs_table2(su: YZPlanarPlant, a: dict) -> tuple[np.ndarray, np.ndarray]:
+    """``(f_I, f_d)``: the pins' average push at every sample and Table 2 there."""
+    fI = np.array([internal_force(su, q, lam) for q, lam in zip(a["q"], a["lambda"])])
+    return fI, np.array([table2(ti) for ti in a["t"]])
+
+
 def step_mask(t, steps, excl) -> np.ndarray:
     """False within ``excl`` seconds after each step time."""
     keep = np.ones(t.size, bool)
@@ -89,8 +114,7 @@ def decay_probe(su, cset, q0, ref, p, f_index) -> tuple[float, float, float, flo
     tr = simulate(cset, q0, np.zeros(7), 0.06, opt, controller=ctrl)
     a = tr.arrays()
     t = a["t"]
-    fd = np.array([table2(ti) for ti in t])
-    fI = np.array([internal_force(su, q, lam) for q, lam in zip(a["q"], a["lambda"])])
+    fI, fd = internal_vs_table2(su, a)
     kI = fit_decay(t, fd[:, 1] - fI)
     kF = fit_decay(t, fd[:, 0] + a["lambda"][:, 4]) if f_index else (np.nan, np.nan)
     return (*kF, *kI)
