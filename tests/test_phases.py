@@ -103,3 +103,27 @@ def test_chain_carries_state_and_held_torque():
     n = len(chain.controller.times)
     chain.run(walled, 0.002, stop=lambda t, s, c: True)
     assert chain.controller.times[n] == pytest.approx(0.004, abs=1e-15)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "core"])
+def test_next_control_hook_in_both_engines(engine):
+    """``simulate(next_control=...)`` takes the first sample there, in both engines, and
+    ``trajectory.next_control`` is the time of the sample after the run."""
+    pytest.importorskip("pinocchio")
+    from pfaff.mechanism import load_robot
+
+    panda = load_robot("panda")
+    cset = ConstraintSet(panda, [PointOnPlane("panda_hand_tcp", (0.0, 0.0, 1.0), 0.4)])
+    q0 = panda.neutral() + 0.2
+
+    class PandaClock(_Clock):
+        def __call__(self, t, snap):
+            self.times.append(t)
+            return np.zeros(panda.nv)
+
+    ctrl = PandaClock()
+    opt = SimOptions(dt=1e-3, control_dt=2e-3, engine=engine, progress=False)
+    tr = simulate(cset, q0, np.zeros(panda.nv), 0.01, opt, controller=ctrl, next_control=0.0025)
+    assert tr.engine == engine
+    np.testing.assert_allclose(ctrl.times, [0.003, 0.005, 0.007, 0.009], rtol=0, atol=1e-15)
+    assert tr.next_control == pytest.approx(0.0105, abs=1e-15)
