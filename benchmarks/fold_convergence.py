@@ -1,6 +1,7 @@
 """Error at t_end against dt through folds: rows of parallelograms (issue 19).
 
-Usage: ``python benchmarks/fold_convergence.py [N ...]`` (default: 1 2 10).
+Usage: ``python benchmarks/fold_convergence.py [--fast] [N ...]`` (default: 1 2 10;
+``--fast``: the faster mechanisms of tests/test_folds.py).
 For each row of N parallelograms (pfaff.scenarios.parallelogram_chain) started at
 crank angle 0.2 rad, rate -3 rad/s, it simulates 2 s (five fold crossings)
 with RK4 at dt = 5, 2.5, 1.25, 0.625, 0.3125 ms and prints the largest
@@ -26,17 +27,21 @@ from pfaff.scenarios.parallelogram_chain import (  # noqa: E402
 from pfaff.simulate import SimOptions, simulate  # noqa: E402
 
 TH0, W0, T = 0.2, -3.0, 2.0
+# the mechanisms of tests/test_folds.py (``--fast``): l = 0.8 m, g = 88 m/s^2,
+# theta0 = 0.3 rad, -9 rad/s, 1 s (five crossings)
+FAST = {"l": 0.8, "g": 88.0}, 0.3, -9.0, 1.0
 DTS = (5e-3, 2.5e-3, 1.25e-3, 6.25e-4, 3.125e-4)
 
 
-def table(n: int) -> list[tuple[float, float, float, float]]:
+def table(n: int, fast: bool = False) -> list[tuple[float, float, float, float]]:
     """Rows ``(dt, error [rad], ratio, largest one-step energy change [J])``."""
-    cs = parallelogram_chain(n)
-    q0, v0 = branch_state(n, TH0, W0)
-    q_ref = branch_state(n, *reduced_solution(n, TH0, W0, [T])[-1])[0]
+    kw, th0, w0, T_end = FAST if fast else ({}, TH0, W0, T)
+    cs = parallelogram_chain(n, **kw)
+    q0, v0 = branch_state(n, th0, w0)
+    q_ref = branch_state(n, *reduced_solution(n, th0, w0, [T_end], **kw)[-1])[0]
     rows, prev = [], np.nan
     for dt in DTS:
-        a = simulate(cs, q0, v0, T, SimOptions(dt=dt)).arrays()
+        a = simulate(cs, q0, v0, T_end, SimOptions(dt=dt)).arrays()
         err = float(np.abs(a["q"][-1] - q_ref).max())
         rows.append((dt, err, prev / err, float(np.abs(np.diff(a["energy"])).max())))
         prev = err
@@ -44,9 +49,10 @@ def table(n: int) -> list[tuple[float, float, float, float]]:
 
 
 def main(argv: list[str]) -> int:
-    for n in [int(x) for x in argv] or [1, 2, 10]:
+    fast = "--fast" in argv
+    for n in [int(x) for x in argv if x != "--fast"] or [1, 2, 10]:
         print(f"{n} parallelogram(s): dt [ms], error at t_end [rad], ratio, max |dE| per step [J]")
-        for dt, err, ratio, jump in table(n):
+        for dt, err, ratio, jump in table(n, fast):
             print(f"  {dt * 1e3:7.4f}  {err:9.2e}  {ratio:6.1f}  {jump:9.2e}", flush=True)
     return 0
 

@@ -217,7 +217,7 @@ def test_locked_continuous_joint(tmp_path):
     q = np.array([np.cos(0.4), np.sin(0.4), 0.2])  # wheel angle theta = 0.4
     q2 = mech.integrate(q, np.array([0.5, 0.0]))  # theta = 0.9
     err = check_derivatives(cs, q2, np.array([1.0, 0.3]))
-    phi, _ = cs.residual(q)
+    phi, _ = cs.holonomic_terms_at(q)
     assert abs(phi[0]) <= 1e-15 and err["jacobian"] <= 1e-8
 
 
@@ -333,7 +333,7 @@ def test_constraint_set_bookkeeping_mixed(panda):
     assert np.abs(ev.phi[4:] - _fphi(q)).max() == 0.0
     tcp = snap.frame("panda_hand_tcp").p
     assert np.abs(ev.phi[:3] - (tcp - [0.4, 0.0, 0.5])).max() <= 1e-15
-    phi, A_h = cs.residual(q)
+    phi, A_h = cs.holonomic_terms_at(q)
     assert np.array_equal(phi, ev.phi)
     assert np.array_equal(A_h, ev.A[cs.holonomic_rows])
     err = check_derivatives(cs, q, v)

@@ -115,7 +115,7 @@ def test_hybrid_control_gives_the_force_and_the_motion(panda_table):
     f = hybrid_torque(snap.M, snap.h, proj, u_p, u_F)
     # Aghili's law (45)+(51) equals the direct inverse dynamics M u_p + h + u_F
     np.testing.assert_allclose(f, snap.M @ u_p + snap.h + u_F, atol=1e-9)
-    sol = D.solve(snap.M, snap.h, f, ev.A, ev.drift)
+    sol = D.solve_constrained(snap.M, snap.h, f, ev.A, ev.drift)
     np.testing.assert_allclose(sol.a, u_p, atol=1e-9)
     np.testing.assert_allclose(sol.F, u_F, atol=1e-9)
     # the force channel does not disturb the motion channel: P f_perp = 0

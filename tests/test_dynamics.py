@@ -80,10 +80,10 @@ def test_variants_agree_panda_and_match_kkt(panda, seed):
     a_k, lam_k, cond = D.kkt_dynamics(M, h, tau, ev.A, ev.drift)
     assert _rel(a_k, a_ref) <= 1e-12 and _rel(lam_k, lam_ref) <= 1e-12
     assert np.isfinite(cond) and cond > 1.0
-    sol = D.solve(M, h, tau, ev.A, ev.drift)
+    sol = D.solve_constrained(M, h, tau, ev.A, ev.drift)
     assert _rel(sol.lam, lam_ref) <= 1e-9
     for variant in VARIANTS:
-        s = D.solve(M, h, tau, ev.A, ev.drift, variant=variant)
+        s = D.solve_constrained(M, h, tau, ev.A, ev.drift, variant=variant)
         assert _rel(s.a, a_ref) <= 1e-10 and _rel(s.lam, lam_ref) <= 1e-9
 
 
@@ -116,7 +116,7 @@ def test_variants_agree_random_matrices(kind):
         F = D.constraint_force(M, h, tau, pq.P, a)
         if kind == "full-rank":
             assert _rel(D.projected_multipliers(pq, F), lam0) <= 1e-9
-        sol = D.solve(M, h, tau, A, drift)
+        sol = D.solve_constrained(M, h, tau, A, drift)
         # the force is unique even where the multipliers are not
         assert _rel(sol.F, A0.T @ lam0) <= 1e-10
         assert np.abs(A.T @ sol.lam - sol.F).max() <= 1e-10 * np.abs(sol.F).max()
@@ -152,7 +152,7 @@ def test_matches_pinocchio_point_contact(panda, seed):
     fr = m.frames[m.getFrameId("panda_hand_tcp")]
     cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, m, fr.parentJoint, fr.placement, LWA)
     a_pin, lam_pin = _pin_constraint_dynamics(m, cm, snap.q, snap.v, tau)
-    sol = D.solve(snap.M, snap.h, tau, ev.A, ev.drift)
+    sol = D.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift)
     assert _rel(sol.a, a_pin) <= 1e-9
     # Pinocchio's multiplier is the force on the robot: lambda_c = -our lambda
     assert _rel(sol.lam, -lam_pin) <= 1e-9
@@ -201,7 +201,7 @@ def test_matches_pinocchio_loop_constraint(panda, seed):
     snap, ev, tau, cm = _loop_case(panda, seed)
     assert np.abs(ev.phi).max() <= 1e-15
     a_pin, lam_pin = _pin_constraint_dynamics(panda.model, cm, snap.q, snap.v, tau)
-    sol = D.solve(snap.M, snap.h, tau, ev.A, ev.drift)
+    sol = D.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift)
     assert sol.proj.rank == 3
     assert _rel(sol.a, a_pin) <= 1e-9
     assert _rel(sol.lam, -lam_pin) <= 1e-9
@@ -215,7 +215,7 @@ def test_pinocchio_loop_constraint_away_from_closure(panda):
     snap, ev, tau, cm = _loop_case(panda, 5, gap=(0.1, 0.0, 0.0))
     assert np.abs(ev.phi).max() > 0.05
     a_pin, lam_pin = _pin_constraint_dynamics(panda.model, cm, snap.q, snap.v, tau)
-    sol = D.solve(snap.M, snap.h, tau, ev.A, ev.drift)
+    sol = D.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift)
     assert _rel(sol.a, a_pin) <= 1e-9
     assert _rel(sol.lam, -lam_pin) <= 1e-9
 
@@ -232,15 +232,15 @@ def test_duplicated_constraint_changes_nothing_and_breaks_kkt(panda):
     tau = snap.g + rng.uniform(-10.0, 10.0, panda.nv)
     e1, e2 = one.evaluate(snap), two.evaluate(snap)
     assert (one.dim, two.dim) == (3, 6)
-    s1 = D.solve(snap.M, snap.h, tau, e1.A, e1.drift)
-    s2 = D.solve(snap.M, snap.h, tau, e2.A, e2.drift)
+    s1 = D.solve_constrained(snap.M, snap.h, tau, e1.A, e1.drift)
+    s2 = D.solve_constrained(snap.M, snap.h, tau, e2.A, e2.drift)
     assert s2.proj.rank == 3
     assert _rel(s2.a, s1.a) <= 1e-10
     assert _rel(s2.F, s1.F) <= 1e-10
     # least-norm multipliers: the force is shared equally by the two copies
     assert _rel(s2.lam, 0.5 * np.concatenate([s1.lam, s1.lam])) <= 1e-10
     for variant in VARIANTS:
-        a = D.solve(snap.M, snap.h, tau, e2.A, e2.drift, variant=variant).a
+        a = D.solve_constrained(snap.M, snap.h, tau, e2.A, e2.drift, variant=variant).a
         assert _rel(a, s1.a) <= 1e-10
     # the KKT matrix is singular: rank nv + 3 of nv + 6
     K = D.kkt_matrix(snap.M, e2.A)
@@ -283,7 +283,7 @@ def test_constraint_inertia_properties(panda, seed):
 def test_force_and_admissibility(panda, seed):
     _, snap, ev, tau = _panda_contact(panda, seed)
     M, h = snap.M, snap.h
-    sol = D.solve(M, h, tau, ev.A, ev.drift)
+    sol = D.solve_constrained(M, h, tau, ev.A, ev.drift)
     P = sol.proj.P
     fs = np.abs(tau - h).max()
     # the equation of motion itself: M a + h = tau - F
@@ -301,7 +301,7 @@ def test_force_and_admissibility(panda, seed):
     assert r == 3 and np.array_equal(lam, sol.lam)
     # the acceleration ignores the impotent part of tau
     f_perp = (np.eye(7) - P) @ np.random.default_rng(seed).standard_normal(7) * 50
-    a2 = D.solve(M, h, tau + f_perp, ev.A, ev.drift).a
+    a2 = D.solve_constrained(M, h, tau + f_perp, ev.A, ev.drift).a
     assert _rel(a2, a) <= 1e-10
 
 
@@ -309,12 +309,12 @@ def test_force_and_admissibility(panda, seed):
 def test_projected_inverse_dynamics(panda, seed):
     _, snap, ev, tau = _panda_contact(panda, seed)
     M, h = snap.M, snap.h
-    sol = D.solve(M, h, tau, ev.A, ev.drift)
+    sol = D.solve_constrained(M, h, tau, ev.A, ev.drift)
     P = sol.proj.P
     f_par = D.projected_inverse_dynamics(M, h, P, sol.a)
     assert np.abs(f_par - P @ tau).max() <= 1e-10 * np.abs(tau).max()
     # and f_par itself (least-norm torque) reproduces the acceleration
-    assert _rel(D.solve(M, h, f_par, ev.A, ev.drift).a, sol.a) <= 1e-9
+    assert _rel(D.solve_constrained(M, h, f_par, ev.A, ev.drift).a, sol.a) <= 1e-9
     assert np.linalg.norm(f_par) <= np.linalg.norm(tau)
 
 
@@ -329,8 +329,8 @@ def test_decoupling_residual():
     assert D.is_decoupled(snap.M, P)
     # ... and then the force does not depend on the potent input f_par (mu = 0)
     ev = cs.evaluate(snap)
-    F1 = D.solve(snap.M, snap.h, np.zeros(2), ev.A, ev.drift).F
-    F2 = D.solve(snap.M, snap.h, P @ np.array([3.0, -1.0]), ev.A, ev.drift).F
+    F1 = D.solve_constrained(snap.M, snap.h, np.zeros(2), ev.A, ev.drift).F
+    F2 = D.solve_constrained(snap.M, snap.h, P @ np.array([3.0, -1.0]), ev.A, ev.drift).F
     assert np.abs(F1 - F2).max() <= 1e-14
 
 
@@ -373,7 +373,7 @@ def test_slider_crank_singular_configuration_drops_constraint():
     assert np.array_equal(proj.P, np.eye(2))
     # then the constrained dynamics is the open chain's: M a + h = tau
     tau = np.array([0.3, -0.2])
-    a = D.solve(snap.M, snap.h, tau, ev.A, ev.drift).a
+    a = D.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift).a
     assert np.abs(snap.M @ a + snap.h - tau).max() <= 1e-13
     with pytest.raises(np.linalg.LinAlgError):
         D.kkt_dynamics(snap.M, snap.h, tau, np.zeros((1, 2)), np.zeros(1))

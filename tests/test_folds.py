@@ -4,6 +4,8 @@ the branch check of the adaptive integrators, and the fold metrics."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -49,10 +51,10 @@ def test_newton_stops_on_its_step_near_a_fold():
         q, _ = branch_state(1, th, 0.0)
         # off the branch along the row-space direction of the smallest singular
         # value of A, sigma_min ~ 0.4 |theta|
-        _, s, Vt = np.linalg.svd(cs.residual(q)[1])
+        _, s, Vt = np.linalg.svd(cs.holonomic_terms_at(q)[1])
         assert s[-1] < 2e-4
         qp = q + 2e-9 * Vt[1]  # Vt[2] spans N(A)
-        phi0 = np.abs(cs.residual(qp)[0]).max()
+        phi0 = np.abs(cs.holonomic_terms_at(qp)[0]).max()
         assert 1e-15 < phi0 < 1e-12  # the former rule accepts it as it is
         old, _, it_old, _ = newton_project(cs, qp, step_tol=np.inf)
         new, err, it, _ = newton_project(cs, qp)
@@ -71,23 +73,108 @@ def test_newton_takes_no_step_from_round_off():
         assert err <= 1e-15 and it == 0 and np.array_equal(q1, q)
 
 
-@pytest.mark.parametrize("n", [1, 2])
-def test_rows_of_parallelograms_through_folds(n):
-    """Against the reduced ODE (DOP853, rtol 1e-13): error at t_end and the largest
-    energy change in one step stay small through 3 fold crossings, at a coarse and
-    a fine step (before issue 19 the fine step was the worse one: 5.9e-6 rad for
-    one parallelogram at 0.625 ms; now 2e-10). The bounds leave a wide margin
-    (the residual error near a fold is round-off amplified by 1/sigma)."""
-    cs = parallelogram_chain(n)
-    q0, v0 = branch_state(n, TH0, W0)
-    T = 1.0
-    q_ref = branch_state(n, *reduced_solution(n, TH0, W0, [T])[-1])[0]
-    for dt in (2.5e-3, 0.625e-3):
-        a = simulate(cs, q0, v0, T, SimOptions(dt=dt)).arrays()
-        assert sign_changes(np.sin(a["q"][:, 0])) == 3
-        assert fold_crossings(a["sigma_min"]) == 3
-        assert np.abs(a["q"][-1] - q_ref).max() <= 2e-8
-        assert np.abs(np.diff(a["energy"])).max() <= 1e-7
+# The convergence mechanisms (issue 19): crank l = 0.8 m, g = 88 m/s^2, started at
+# theta = 0.3 rad, -9 rad/s -- five fold crossings in 1 s. The speed puts the RK4
+# truncation error at 5 ms (3e-7 .. 6e-7 rad) well above the floor near folds: a
+# state on the level set Phi = c, c ~ 1e-16 (round-off of q), follows its hyperbola
+# near a fold, and an RK4 stage that lands at a distance x from the fold sees an
+# acceleration error ~ c v^2 / x^3. That floor is event-like, 1e-11 .. 1e-10 rad at
+# t_end for most phases, up to 1e-8 when a stage lands within ~1e-5 rad of the fold.
+# The method does not remove it yet (issue 19 stays open): the two halvings from 5 ms
+# are truncation-dominated and asserted; the third (1.25 -> 0.625 ms, 2.6e-9 -> 1.7e-10
+# here) reaches 12x only where no floor event occurs (15 of 18 runs over 6 nearby
+# parameter sets), so it is an expected failure that may pass (xfail, not strict).
+CONV = {"l": 0.8, "g": 88.0}
+TH_C, W_C, T_C = 0.3, -9.0, 1.0
+DTS = (5e-3, 2.5e-3, 1.25e-3, 6.25e-4)
+
+
+def _crossing_steps(q0: np.ndarray) -> np.ndarray:
+    """Mask of the steps whose interval contains a fold (sin(theta) changes sign)."""
+    s = np.sign(np.sin(q0))
+    return s[:-1] != s[1:]
+
+
+@functools.cache
+def _fold_runs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The runs at each dt of DTS against the reduced ODE (DOP853, rtol 1e-13): the
+    error at t_end and the largest energy deviation |E(t) - E(0)| per dt. Each run's
+    own samples are checked here: five sign changes of sin(theta); fold_crossings
+    counts them (dt <= 1.25 ms: coarser samples may miss the V of sigma_min of 10
+    loops); the steps that cross a fold change the energy no more than the other
+    steps at 5 and 2.5 ms (no jump above the RK4 truncation level); below, the
+    floor's events (1e-9 .. 2.5e-8 J in one crossing step at 1.25 ms) exceed the
+    truncation level and are bounded absolutely."""
+    cs = parallelogram_chain(n, **CONV)
+    q0, v0 = branch_state(n, TH_C, W_C)
+    q_ref = branch_state(n, *reduced_solution(n, TH_C, W_C, [T_C], **CONV)[-1])[0]
+    errs, devs = [], []
+    for dt in DTS:
+        a = simulate(cs, q0, v0, T_C, SimOptions(dt=dt)).arrays()
+        th = a["q"][:, 0]
+        assert sign_changes(np.sin(th)) == 5
+        if dt <= 1.25e-3:
+            assert fold_crossings(a["sigma_min"]) == 5
+        errs.append(np.abs(a["q"][-1] - q_ref).max())
+        E = a["energy"]
+        devs.append(np.abs(E - E[0]).max())
+        dE = np.abs(np.diff(E))
+        cross = _crossing_steps(th)
+        if dt >= 2.5e-3:
+            assert dE[cross].max() <= dE[~cross].max(), (dt, dE[cross].max(), dE[~cross].max())
+        assert dE[cross].max() <= max(dE[~cross].max(), 5e-8)  # floor events [J]
+    return np.array(errs), np.array(devs)
+
+
+@pytest.mark.parametrize("n", [1, 2, 10])
+def test_rk4_is_fourth_order_through_folds(n):
+    """Through five fold crossings, the error at t_end falls >= 12x per halving of dt
+    over the two halvings from 5 ms (truncation-dominated), and so does the largest
+    energy deviation (the reduced ODE conserves E)."""
+    errs, devs = _fold_runs(n)
+    assert np.all(errs[:2] / errs[1:3] >= 12.0), errs
+    assert np.all(devs[:2] / devs[1:3] >= 12.0), devs
+    assert errs[0] >= 1e-7  # truncation-dominated at 5 ms
+
+
+@pytest.mark.xfail(
+    reason="issue 19 open: the round-off floor near folds (~1e-10 .. 1e-8 rad) reaches "
+    "the RK4 truncation error at 0.625 ms",
+    strict=False,
+)
+@pytest.mark.parametrize("n", [1, 2, 10])
+def test_rk4_third_halving_through_folds(n):
+    """The third halving (1.25 -> 0.625 ms): >= 12x only where no floor event occurs."""
+    errs, _ = _fold_runs(n)
+    assert errs[2] / errs[3] >= 12.0, errs
+
+
+def test_convergence_check_fails_against_a_wrong_reference():
+    """The order check can fail (wrong input): against a reference started 1e-8 rad
+    off, the errors stop falling at ~1e-8 rad and the 12x ratio fails."""
+    n = 1
+    cs = parallelogram_chain(n, **CONV)
+    q0, v0 = branch_state(n, TH_C, W_C)
+    wrong = branch_state(n, *reduced_solution(n, TH_C + 1e-8, W_C, [T_C], **CONV)[-1])[0]
+    errs = np.array(
+        [
+            np.abs(simulate(cs, q0, v0, T_C, SimOptions(dt=dt)).arrays()["q"][-1] - wrong).max()
+            for dt in DTS
+        ]
+    )
+    assert not np.all(errs[:-1] / errs[1:] >= 12.0)
+
+
+@pytest.mark.parametrize("n", [2, 10])
+def test_rank_drops_when_a_sample_lands_on_the_fold(n):
+    """Started exactly on the fold (theta = 0): rank 2n - n = n and min_sigma below
+    rank_tol at that sample; one step later sigma_min ~ l |theta| again and the rank
+    is full."""
+    cs = parallelogram_chain(n, **CONV)
+    q0, v0 = branch_state(n, 0.0, W_C)
+    a = simulate(cs, q0, v0, 0.01, SimOptions(dt=1e-3)).arrays()
+    assert a["rank"][0] == n and a["sigma_min"][0] <= 1e-9
+    assert np.all(a["rank"][1:] == 2 * n) and a["sigma_min"][1:].min() > 1e-4
 
 
 def test_adaptive_integrators_refuse_a_branch_switch():

@@ -236,11 +236,11 @@ def arm3():
 def test_kernel_image_split(arm3):
     m, cset, p0, _ = arm3
     M = m.compute(p0).M
-    _, A = cset.residual(p0)
-    P, G = induced_metric(M, A)
-    np.testing.assert_allclose(P.T @ P, np.eye(2), atol=1e-14)
-    np.testing.assert_allclose(A @ P, 0, atol=1e-14)
-    np.testing.assert_allclose(G, P.T @ M @ P)
+    _, A = cset.holonomic_terms_at(p0)
+    K, G = induced_metric(M, A)
+    np.testing.assert_allclose(K.T @ K, np.eye(2), atol=1e-14)
+    np.testing.assert_allclose(A @ K, 0, atol=1e-14)
+    np.testing.assert_allclose(G, K.T @ M @ K)
     E = m_orthonormal_kernel_basis(M, A)
     np.testing.assert_allclose(E.T @ M @ E, np.eye(2), atol=1e-13)
     v = np.array([0.3, -1.0, 2.0])

@@ -12,9 +12,9 @@ from pfaff import dynamics
 from pfaff.constraints import ConstraintSet, PointOnPlane
 from pfaff.control import arimoto as ar
 from pfaff.geometry.metric import christoffel_fd, quadratic
-from pfaff.scenarios import handwriting as hw
 from pfaff.scenarios.registry import get_scenario
 from pfaff.simulate import SimOptions, simulate
+from pfaff.systems import handwriting as hw
 
 K, ZETA, C, LAM = 10.0, math.sqrt(0.5), 0.03, 1.0
 TARGET = (0.24, -0.02)
@@ -47,7 +47,7 @@ def _closed_loop(mech, q, v):
     tau = ctrl(0.0, snap)
     Jz = snap.frames[hw.TIP].J[2:3]
     drift = snap.frames[hw.TIP].drift[2:3]
-    sol = dynamics.solve(snap.M, snap.h, tau, Jz, drift)
+    sol = dynamics.solve_constrained(snap.M, snap.h, tau, Jz, drift)
     return ctrl, snap, sol.a, sol.lam
 
 

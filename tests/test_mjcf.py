@@ -130,7 +130,7 @@ def test_equality_residuals_are_mujocos(name):
     m = mujoco.MjModel.from_xml_path(str(_path(name)))
     d = mujoco.MjData(m)
     for q in _random_states(mech, mj.q0, 3, seed=11, scale=0.3):
-        phi, _ = cset.residual(q)
+        phi, _ = cset.holonomic_terms_at(q)
         r_mj = mujoco_equality_residual(mujoco, m, d, mj.q_to_qpos(q))
         if not any(e.kind == "joint" for e in mj.equalities):
             blocks = lambda x: np.linalg.norm(x.reshape(-1, 3), axis=1)  # noqa: E731

@@ -28,7 +28,7 @@ def test_rank_is_judged_after_assembly():
     rows (smallest singular value 2e-3); after assembly rank 2 and 9 - 2 = 7 dof."""
     s = load_model(OWN / "leg.xml")
     cset = _cset(s)
-    _, A = cset.residual(s.q)
+    _, A = cset.holonomic_terms_at(s.q)
     sigma_open = np.linalg.svd(A, compute_uv=False)
     assert sigma_open[-1] > 1e-3  # open loop: the dependent row is not yet dependent
     asm = assemble(cset, s.q)
@@ -96,7 +96,7 @@ def test_redundant_loop_accelerations_agree_with_kkt_least_squares(path):
         tau = rng.standard_normal(mech.nv)
         snap = mech.compute(q, v, cset.frames)
         ev = cset.evaluate(snap)
-        a = dyn.solve(snap.M, snap.h, tau, ev.A, ev.drift, with_force=False).a
+        a = dyn.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift, with_force=False).a
         K = dyn.kkt_matrix(snap.M, ev.A)
         rhs = np.concatenate([tau - snap.h, -ev.drift])
         a_kkt = np.linalg.lstsq(K, rhs, rcond=1e-12)[0][: mech.nv]
@@ -184,6 +184,6 @@ def test_redundant_loop_accelerations_agree_with_pinocchio_proximal(name):
         tau = rng.standard_normal(mech.nv)
         snap = mech.compute(q, v, cset.frames)
         ev = cset.evaluate(snap)
-        a = dyn.solve(snap.M, snap.h, tau, ev.A, ev.drift, with_force=False).a
+        a = dyn.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift, with_force=False).a
         a_pin = pin.constraintDynamics(m, pdata, q, v, tau, cms, cds, settings)
         assert np.abs(a - a_pin).max() <= 1e-9 * max(1.0, np.abs(a).max())

@@ -14,11 +14,12 @@ from pfaff.manipulation.rolling import (
 )
 from pfaff.scenarios import get_scenario
 from pfaff.scenarios import rolling_grasp as rg
+from pfaff.systems import rolling_fingers as rf
 
 SHAPES = {
     "ellipse": Ellipse(0.026, 0.018),
     "superellipse": Superellipse(0.024, 0.018, 4),
-    "spline": SplineContour(rg.parse_points(rg.SPLINE_POINTS)),
+    "spline": SplineContour(rg.parse_points(rg.SPLINE_TEXT)),
 }
 
 
@@ -77,12 +78,12 @@ def test_bad_spline():
 
 
 def _grasp(shape):
-    mech = rg.grasp_mechanism(0.03, 5e-6)
+    mech = rf.grasp_mechanism(0.03, 5e-6)
     contacts = [
         RollingContact(SHAPES[shape], "obj", f"f{i}_tip", r) for i, r in ((1, 0.01), (2, 0.012))
     ]
     cset = ConstraintSet(mech, rolling_constraints(contacts[0]) + rolling_constraints(contacts[1]))
-    q0 = rg.initial_configuration(
+    q0 = rf.initial_configuration(
         SHAPES[shape], (0.006, 0.085, 1.75), (0.01, 0.012), (0, 0), (np.pi, 0), np.pi - 0.5
     )
     return mech, contacts, cset, q0

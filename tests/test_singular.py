@@ -136,7 +136,7 @@ def test_kkt_at_states_agrees_at_full_rank_and_counts_exact_singularities():
     for k in range(T):
         snap = arm.compute(q[k], v[k], cset.frames)
         ev = cset.evaluate(snap)
-        sol = dynamics.solve(snap.M, snap.h, tau[k], ev.A, ev.drift)
+        sol = dynamics.solve_constrained(snap.M, snap.h, tau[k], ev.A, ev.drift)
         arrays["a"][k], arrays["lambda"][k], arrays["F"][k] = sol.a, sol.lam, sol.F
     out = kkt_at_states(cset, arrays)
     assert out["kkt_solve_failures"] == 2

@@ -14,8 +14,8 @@ from pfaff.manipulation.rolling import (
     rolling_constraints,
 )
 from pfaff.manipulation.slip import material_slip
-from pfaff.scenarios import rolling_grasp as rg
 from pfaff.simulate import SimOptions, project_state, simulate
+from pfaff.systems import rolling_fingers as rg
 
 SHAPES = ("ellipse", "superellipse", "spline")
 

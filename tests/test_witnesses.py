@@ -123,13 +123,14 @@ def test_force_before_sample_is_the_force_of_the_held_torque():
 def _crank(actuated, extra=None, t_end=1.0):
     """The slider-crank-pidc set-up (q1 task, through q1 = pi/2), run directly."""
     from pfaff.control import ProjectedController
+    from pfaff.control.references import cosine_swing
     from pfaff.mechanism import SliderCrankChain
     from pfaff.scenarios import slider_crank_pidc as sc
 
     p = get_scenario("slider-crank-pidc").resolve({})
     mech = SliderCrankChain(p["m"], p["l"], p["g"])
     cset = ConstraintSet(mech, [PointOnPlane("slider", (0.0, 1.0, 0.0), name="y_C = 0")])
-    ref = sc.crank_reference(np.pi / 2, p["amplitude"], p["freq"])
+    ref = cosine_swing(np.pi / 2, p["amplitude"], p["freq"])
     task, task_ref = sc._task("q1", p["l"], ref)
     ctrl = ProjectedController(cset, task, task_ref, kp=p["kp"], kd=p["kd"], actuated=actuated)
     c = ctrl if extra is None else Wrapped(ctrl, lambda s: extra)

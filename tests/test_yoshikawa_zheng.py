@@ -190,7 +190,7 @@ def _state(su, rng):
 def _plant_terms(su, q, v, tau):
     snap = su.mech.compute(q, v, (*su.contact.frames, "arm1_tip", "arm2_tip"))
     ev = su.contact.evaluate(snap)
-    sol = dyn.solve(snap.M, snap.h, tau, ev.A, ev.drift)
+    sol = dyn.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift)
     return snap, sol.a, sol.lam
 
 
@@ -245,7 +245,7 @@ def test_exact_model_decouples_eq_39_38_40(mode):
     snap.measured = {"lambda": np.zeros(cset.dim)}
     tau = ctrl(0.0, snap)
     ev = cset.evaluate(snap)
-    sol = dyn.solve(snap.M, snap.h, tau, ev.A, ev.drift)
+    sol = dyn.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift)
     a, lam = sol.a, sol.lam
     u = ctrl.last
     g = su.model(q[4:], v[4:], mode)

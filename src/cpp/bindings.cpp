@@ -52,6 +52,30 @@ NB_MODULE(_core, m)
     .def_rw("unbounded", &pfaff::Spec::unbounded)
     .def_rw("value", &pfaff::Spec::value);
 
+  nb::enum_<pfaff::ForceKind>(m, "ForceKind")
+    .value("PointSpring", pfaff::ForceKind::PointSpring)
+    .value("PointDamper", pfaff::ForceKind::PointDamper)
+    .value("JointSpring", pfaff::ForceKind::JointSpring)
+    .value("JointDamper", pfaff::ForceKind::JointDamper);
+
+  nb::class_<pfaff::ForceSpec>(m, "ForceSpec")
+    .def(nb::init<>())
+    .def_rw("kind", &pfaff::ForceSpec::kind)
+    .def_rw("s1", &pfaff::ForceSpec::s1)
+    .def_rw("s2", &pfaff::ForceSpec::s2)
+    .def_rw("has_p1", &pfaff::ForceSpec::has_p1)
+    .def_rw("has_p2", &pfaff::ForceSpec::has_p2)
+    .def_rw("p1", &pfaff::ForceSpec::p1)
+    .def_rw("p2", &pfaff::ForceSpec::p2)
+    .def_rw("target", &pfaff::ForceSpec::target)
+    .def_rw("k", &pfaff::ForceSpec::k)
+    .def_rw("L0", &pfaff::ForceSpec::L0)
+    .def_rw("k3", &pfaff::ForceSpec::k3)
+    .def_rw("c", &pfaff::ForceSpec::c)
+    .def_rw("rest", &pfaff::ForceSpec::rest)
+    .def_rw("iq", &pfaff::ForceSpec::iq)
+    .def_rw("iv", &pfaff::ForceSpec::iv);
+
   nb::class_<pfaff::Options>(m, "Options")
     .def(nb::init<>())
     .def_rw("dt", &pfaff::Options::dt)
@@ -132,12 +156,25 @@ NB_MODULE(_core, m)
         return nb::make_tuple(st.code, st.what, st.index, st.value, st.t, st.step, st.iterations);
       },
       "k0"_a, "k1"_a, "n_steps"_a, "t0"_a)
+    .def("add_force", &System::add_force, "spec"_a)
+    .def(
+      "set_force_buffers",
+      [](System & s, Buffer work, Buffer pot) { s.set_force_buffers(work.data(), pot.data()); },
+      "work"_a, "potential"_a)
+    .def(
+      "force_terms",
+      [](System & s, const VecX & q, const VecX & v) {
+        s.dynamics_state(q, v, true);
+        return nb::make_tuple(VecX(s.felems.Q), s.felems.V, s.felems.power);
+      },
+      "q"_a, "v"_a, "Q, V, power of the force elements at (q, v)")
     .def("reset_counters",
          [](System & s) {
-           s.work = s.corr = 0.0;
+           s.work = s.corr = s.force_work = 0.0;
            s.newton_it = s.newton_failures = s.recorded = s.steps = 0;
          })
     .def_ro("work", &System::work)
+    .def_ro("force_work", &System::force_work)
     .def_ro("correction_energy", &System::corr)
     .def_ro("newton_failures", &System::newton_failures)
     .def_ro("recorded", &System::recorded)

@@ -157,10 +157,16 @@ namespace pfaff
     M.triangularView<Eigen::StrictlyLower>() = data.M.transpose();
     h = data.nle;
     frame_terms(true, v);
+    if (!felems.empty()) // force elements: tau + Q - h = tau - (h - Q)
+    {
+      if (!felems.evaluate(frames, q, v))
+        felems.Q(0) = kNaN; // a point spring's points coincide: direction undefined
+      h -= felems.Q;
+    }
     if (extras)
     {
       kinetic = 0.5 * v.dot(M * v);
-      potential = pinocchio::computePotentialEnergy(model, data, q);
+      potential = pinocchio::computePotentialEnergy(model, data, q) + felems.V;
     }
   }
 
@@ -495,6 +501,11 @@ namespace pfaff
     bufs_[14][i] = work;
     bufs_[15][i] = corr;
     bufs_[16][i] = newton_it;
+    if (fbuf_[0])
+    {
+      fbuf_[0][i] = force_work;
+      fbuf_[1][i] = felems.V;
+    }
     (void)nq;
     (void)nv;
   }
@@ -521,7 +532,13 @@ namespace pfaff
     evaluate(q, v, true);
     row_space(A, false, true, rs_stage_);
     accel(tau_, rs_stage_, a);
-    return 0.0;
+    return felems.power; // power of the force elements' dampers at the stage
+  }
+
+  void System::add_force(const ForceSpec & spec)
+  {
+    felems.add(spec);
+    felems.resize(model.nv);
   }
 
   // Newton-Raphson on the holonomic rows, then the M-metric velocity projection at the
@@ -587,6 +604,7 @@ namespace pfaff
       const double t = t0 + k * dt;
       const bool rec = (k % opt.record_every == 0) || k == n_steps;
       dynamics_state(q_, v_, rec);
+      const double p1 = felems.power;
       evaluate(q_, v_, true);
       row_space(A, rec, true, rs_);
       accel(tau_, rs_, a_);
@@ -625,15 +643,15 @@ namespace pfaff
       v2_ = v_ + h2 * a_;
       dv_ = h2 * v_;
       pinocchio::integrate(model, q_, dv_, qs_);
-      stage(qs_, v2_, a2_);
+      const double p2 = stage(qs_, v2_, a2_);
       v3_ = v_ + h2 * a2_;
       dv_ = h2 * v2_;
       pinocchio::integrate(model, q_, dv_, qs_);
-      stage(qs_, v3_, a3_);
+      const double p3 = stage(qs_, v3_, a3_);
       v4_ = v_ + dt * a3_;
       dv_ = dt * v3_;
       pinocchio::integrate(model, q_, dv_, qs_);
-      stage(qs_, v4_, a4_);
+      const double p4 = stage(qs_, v4_, a4_);
       vbar_ = (v_ + 2.0 * v2_ + 2.0 * v3_ + v4_) / 6.0;
       dv_ = dt * vbar_;
       pinocchio::integrate(model, q_, dv_, q1_);
@@ -641,6 +659,7 @@ namespace pfaff
       if (!finite_or("q", q1_, t + dt, k + 1, st) || !finite_or("v", v1_, t + dt, k + 1, st))
         return st;
       work += dt * tau_.dot(vbar_);
+      force_work += dt * (p1 + 2.0 * p2 + 2.0 * p3 + p4) / 6.0; // steppers.rk4_step
       Status c = correct(q1_, v1_);
       if (c.value > opt.position_tol)
       {

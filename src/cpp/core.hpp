@@ -19,6 +19,8 @@
 
 #include "pinocchio/multibody.hpp"
 
+#include "forces.hpp"
+
 namespace pfaff
 {
   using VecX = Eigen::VectorXd;
@@ -152,6 +154,12 @@ namespace pfaff
     Status run(int k0, int k1, int n_steps, double t0);
     /// force-sensor readings at the current state with the held torque.
     void sensors(VecX & F, VecX & lam);
+    /// built-in force elements (forces.hpp) and the buffers of their series
+    /// force_work, force_potential (one double per sample each).
+    void add_force(const ForceSpec & spec);
+    void set_force_buffers(double * work, double * pot) { fbuf_[0] = work; fbuf_[1] = pot; }
+    ForceElements felems;
+    double force_work = 0.0;
 
     Options opt;
     pinocchio::Model model;
@@ -185,6 +193,7 @@ namespace pfaff
     const VecX * vref_ = nullptr; // the velocity of the state being evaluated
     int capacity_ = 0;
     std::vector<double *> bufs_;
+    double * fbuf_[2] = {nullptr, nullptr};
     Eigen::HouseholderQR<MatX> qr_;
     Eigen::PartialPivLU<MatX> lu_;
     Eigen::JacobiSVD<MatX> svd_;

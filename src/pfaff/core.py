@@ -15,6 +15,14 @@ constraints are all of the built-in types :class:`PointOnPlane`,
 :class:`PointsCoincide`, :class:`PointOnCircle`, :class:`LockedJoint`,
 :class:`FrameAligned` and :class:`Weld` (not subclasses). Anything else runs on the
 NumPy engine; :func:`unsupported_reason` says why.
+
+Force elements (:mod:`pfaff.simulate.forces`) of the built-in kinds
+:class:`PointSpring` (linear or cubic, no ``law`` callable), :class:`PointDamper`,
+:class:`JointSpring` and :class:`JointDamper` run in the core too (``src/cpp/forces.cpp``,
+evaluated at every RK4 stage, the springs' potential in ``potential``/``energy``, the
+dampers' work in ``force_work``); an :class:`AppliedForce` or a spring ``law`` is a
+Python callable and keeps the run on NumPy
+(:func:`pfaff.simulate.core_engine.force_reason`).
 """
 
 from __future__ import annotations
@@ -64,6 +72,14 @@ def unsupported_reason(cset: ConstraintSet) -> str | None:
                 f"frame name {frame!r} is not unique in the model (the core finds frames by name)"
             )
     return None
+
+
+def new_force_spec(kind: str):
+    """An empty ``pfaff._core.ForceSpec`` of ``kind`` (``PointSpring``, ``PointDamper``,
+    ``JointSpring`` or ``JointDamper``); :mod:`pfaff.simulate.core_engine` fills it."""
+    s = _core.ForceSpec()
+    s.kind = getattr(_core.ForceKind, kind)
+    return s
 
 
 def _identity(D: np.ndarray) -> bool:

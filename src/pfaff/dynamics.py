@@ -268,7 +268,7 @@ class ConstrainedSolution:
     proj: Projection
 
 
-def solve(
+def solve_constrained(
     M: np.ndarray,
     h: np.ndarray,
     tau: np.ndarray,
@@ -278,7 +278,10 @@ def solve(
     variant: str = "Mc",
     with_force: bool = True,
 ) -> ConstrainedSolution:
-    """Direct dynamics, constraint force (eq. 32) and multipliers in one call."""
+    """Direct dynamics, constraint force (eq. 32) and multipliers in one call.
+
+    (Named apart from :func:`pfaff.linalg.solve`, the linear solve ``M x = b``.)
+    """
     proj = projection(A, drift, rank_tol)
     a = direct_dynamics(M, h, tau, proj, variant)
     if not with_force:

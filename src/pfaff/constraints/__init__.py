@@ -15,6 +15,7 @@ from pfaff.constraints.library import (
     PointOnSurface,
     PointsCoincide,
 )
+from pfaff.constraints.revolute import RevoluteClosure
 
 __all__ = [
     "Constraint",
@@ -26,6 +27,7 @@ __all__ = [
     "PointOnPlane",
     "PointOnSurface",
     "PointsCoincide",
+    "RevoluteClosure",
     "check_derivatives",
     "require_consistent",
 ]

@@ -201,10 +201,11 @@ class ConstraintSet:
         ev = self.evaluate(snap)
         return ev.phi, ev.A[ev.holonomic_rows]
 
-    def residual(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Holonomic residual and Jacobian rows at ``q`` (kinematics only).
+    def holonomic_terms_at(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`holonomic_terms` at ``q``: computes the kinematics itself.
 
         Returns ``(phi, A_h)``: used by the Newton-Raphson position correction.
+        (``residual`` is reserved for :meth:`Constraint.residual`, ``Phi`` of a snapshot.)
         """
         return self.holonomic_terms(self.mechanism.compute(q, None, self.frames, dynamics=False))
 
@@ -235,8 +236,8 @@ def check_derivatives(
         for i in range(nv):
             e = np.zeros(nv)
             e[i] = eps
-            fp, _ = cset.residual(mech.integrate(q, e))
-            fm, _ = cset.residual(mech.integrate(q, -e))
+            fp, _ = cset.holonomic_terms_at(mech.integrate(q, e))
+            fm, _ = cset.holonomic_terms_at(mech.integrate(q, -e))
             Jfd[:, i] = (fp - fm) / (2 * eps)
         J_h = Jfd[keep[ev.holonomic_rows]]
         err_J = float(np.abs(J_h - ev.A[hol]).max())

@@ -18,6 +18,7 @@ from pfaff.control.laws import (
     pidc_torque,
     task_acceleration,
 )
+from pfaff.control.references import Reference
 from pfaff.control.tasks import FrameTask, JointTask, StackedTask, Task
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "FrameTask",
     "JointTask",
     "ProjectedController",
+    "Reference",
     "StackedTask",
     "Task",
     "TaskError",

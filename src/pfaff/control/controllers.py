@@ -26,11 +26,10 @@ from pfaff.control.laws import (
     task_acceleration,
     task_regularity,
 )
+from pfaff.control.references import Reference
 from pfaff.control.tasks import Task
 from pfaff.linalg import DEFAULT_RANK_TOL, null_space
 from pfaff.mechanism.base import ModelError, Snapshot
-
-Reference = Callable[[float], tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
 def gain(value, k: int, what: str) -> np.ndarray:

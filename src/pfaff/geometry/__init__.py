@@ -46,7 +46,6 @@ from pfaff.geometry.submanifold import (  # noqa: F401  (public API)
     geodesic_multiplier,
     induced_metric,
     integrate_constrained_geodesic,
-    kernel_basis,
     m_orthonormal_kernel_basis,
     metric_gradient,
     shoot_constrained_geodesic,

@@ -9,8 +9,9 @@ M-orthogonal to the kernel. Geodesics of the submanifold satisfy
 
 with ``lambda = (A M^-1 A^T)^-1 (A' q' - A Gamma2(q', q'))`` (eq. (34), from
 differentiating ``A q' = 0`` once more, eq. (33)). In Euclidean-orthonormal
-kernel coordinates ``q' = P eta'`` (eq. (37)) the induced metric is
-``P^T M P`` (eq. (39)). Sign convention: Aghili's ``M a + h = tau - A^T lambda``
+kernel coordinates ``q' = K eta'`` (eq. (37); Arimoto's P, here ``K`` because
+``P`` is the projector ``I - A^+ A`` elsewhere in pfaff) the induced metric is
+``K^T M K`` (eq. (39)). Sign convention: Aghili's ``M a + h = tau - A^T lambda``
 (design.md Sec. 2), which is Arimoto's eq. (30) multiplied by M.
 """
 
@@ -24,26 +25,23 @@ from scipy.integrate import solve_ivp
 from pfaff.constraints.base import ConstraintSet
 from pfaff.geometry.geodesic import ATOL, RTOL, BVPError, Geodesic, shoot
 from pfaff.geometry.metric import check_metric, check_posture, geodesic_acceleration
-from pfaff.linalg import null_space
-
-
-def kernel_basis(A: np.ndarray) -> np.ndarray:
-    """Euclidean-orthonormal basis ``P`` (n, n - m) of ``ker A`` (Arimoto eq. (37))."""
-    return null_space(np.atleast_2d(np.asarray(A, dtype=float)))
+from pfaff.linalg import metric_projection, null_space
 
 
 def induced_metric(M: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(P, P^T M P)``: kernel basis and the metric of the submanifold (eq. (38)-(39))."""
+    """``(K, K^T M K)``: Euclidean-orthonormal basis ``K`` (n, n - m) of ``ker A``
+    (:func:`pfaff.linalg.null_space`, Arimoto's P of eq. (37)) and the metric of
+    the submanifold (eq. (38)-(39))."""
     M = check_metric(M)
-    P = kernel_basis(A)
-    return P, P.T @ M @ P
+    K = null_space(np.atleast_2d(np.asarray(A, dtype=float)))
+    return K, K.T @ M @ K
 
 
 def m_orthonormal_kernel_basis(M: np.ndarray, A: np.ndarray) -> np.ndarray:
     """Basis ``E`` of ``ker A`` with ``E^T M E = I`` (orthonormal in the metric)."""
-    P, G = induced_metric(M, A)
+    K, G = induced_metric(M, A)
     L = np.linalg.cholesky(G)
-    return np.linalg.solve(L, P.T).T  # P L^-T
+    return np.linalg.solve(L, K.T).T  # K L^-T
 
 
 def metric_gradient(M: np.ndarray, A: np.ndarray) -> np.ndarray:
@@ -55,12 +53,12 @@ def split_velocity(M: np.ndarray, A: np.ndarray, v: np.ndarray) -> tuple[np.ndar
     """Kernel/image split ``v = v_ker + v_img`` with ``<v_ker, v_img>_M = 0``.
 
     ``v_img = M^-1 A^T (A M^-1 A^T)^-1 A v`` lies in the image of the metric
-    gradient (eq. (31)) and ``A v_ker = 0``.
+    gradient (eq. (31)) and ``A v_ker = 0``: ``v_ker`` is the velocity projection
+    :func:`pfaff.linalg.metric_projection` (the one implementation in pfaff).
     """
-    A = np.atleast_2d(A)
-    W = metric_gradient(M, A)
-    v_img = W @ np.linalg.solve(A @ W, A @ v)
-    return v - v_img, v_img
+    v = np.asarray(v, dtype=float)
+    v_ker = metric_projection(v, A, check_metric(M))
+    return v_ker, v - v_ker
 
 
 def geodesic_multiplier(
@@ -107,7 +105,7 @@ class ConstrainedGeodesic(Geodesic):
 
 
 def _check_on_manifold(cset: ConstraintSet, q: np.ndarray, what: str, tol: float) -> None:
-    phi, _ = cset.residual(q)
+    phi, _ = cset.holonomic_terms_at(q)
     err = float(np.abs(phi).max()) if phi.size else 0.0
     if err > tol:
         raise ValueError(
@@ -145,7 +143,7 @@ def integrate_constrained_geodesic(
         raise BVPError(f"constrained geodesic integration failed: {sol.message}")
     q, v = sol.y[:n].T, sol.y[n:].T
     lam = np.array([constrained_geodesic_acceleration(cset, a, b)[1] for a, b in zip(q, v)])
-    phi = np.array([cset.residual(qi)[0] for qi in q])
+    phi = np.array([cset.holonomic_terms_at(qi)[0] for qi in q])
     speed2 = float(v0 @ mech.compute(q0).M @ v0)
     return ConstrainedGeodesic(
         sol.t,
@@ -169,7 +167,7 @@ def shoot_constrained_geodesic(
 ) -> ConstrainedGeodesic:
     """Geodesic of the submanifold from ``p0`` to ``p1`` (both on ``Phi = 0``), t in [0, 1].
 
-    The initial velocity is ``v0 = P eta0`` with P the kernel basis at ``p0``
+    The initial velocity is ``v0 = K eta0`` with K the kernel basis at ``p0``
     (eq. (37)); ``eta0`` solves ``q(1) = p1`` in the least-squares sense
     (n equations, n - m unknowns, consistent at the solution), warm-started
     from the kernel projection of ``p1 - p0``. Its length is the submanifold
@@ -187,12 +185,12 @@ def shoot_constrained_geodesic(
     p1 = check_posture(p1, n, "end posture")
     _check_on_manifold(cset, p0, "start posture", 1e-9)
     _check_on_manifold(cset, p1, "end posture", 1e-9)
-    _, A0 = cset.residual(p0)
-    P = kernel_basis(A0)
+    _, A0 = cset.holonomic_terms_at(p0)
+    K = null_space(np.atleast_2d(np.asarray(A0, dtype=float)))
 
     return shoot(
-        lambda eta, n_s: integrate_constrained_geodesic(cset, p0, P @ eta, 1.0, n_s),
-        P.T @ (p1 - p0),
+        lambda eta, n_s: integrate_constrained_geodesic(cset, p0, K @ eta, 1.0, n_s),
+        K.T @ (p1 - p0),
         p1,
         tol,
         n_samples,

@@ -11,7 +11,7 @@ from pfaff.mechanism.builders import (
 )
 from pfaff.mechanism.closed_form import YZ_TABLE1, SliderCrankChain, YZArm, YZLink
 from pfaff.mechanism.pinocchio_backend import PinocchioMechanism, from_mjcf, from_urdf
-from pfaff.mechanism.robots import load_robot, robot_urdf
+from pfaff.mechanism.robots import load_robot, named_configuration, robot_urdf
 
 __all__ = [
     "FrameState",
@@ -29,6 +29,7 @@ __all__ = [
     "from_mjcf",
     "from_urdf",
     "load_robot",
+    "named_configuration",
     "planar_chain",
     "planar_chains",
     "planar_particle",

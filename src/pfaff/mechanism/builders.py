@@ -39,6 +39,10 @@ class PlanarLink:
         (0 for a point mass).
     com_y : centre of mass off the link axis, along the link's y axis, m
         (default 0: on the axis).
+    angle : fixed angle offset, rad: at joint angle ``q_i = 0`` the link's axis is
+        turned by ``angle`` from the previous link's axis (from the base direction
+        for the first link); the link's absolute angle is ``sum_j (q_j + angle_j)``
+        (default 0).
     """
 
     length: float
@@ -46,6 +50,7 @@ class PlanarLink:
     com: float | None = None
     inertia: float = 0.0
     com_y: float = 0.0
+    angle: float = 0.0
 
     @property
     def com_offset(self) -> float:
@@ -130,6 +135,12 @@ class ModelBuilder:
                     f"{what}: centre of mass ({link.com_offset!r}, {link.com_y!r}) m "
                     "must be finite"
                 )
+            if not np.isfinite(link.angle):
+                raise ModelError(
+                    f"{what}: angle offset must be a finite number of rad, got {link.angle!r}"
+                )
+            if link.angle != 0.0:
+                placement = placement * pin.SE3(pin.utils.rotate("z", link.angle), np.zeros(3))
             jname = f"{chain.name}_joint{i}"
             jid = m.addJoint(parent, pin.JointModelRZ(), placement, jname)
             m.appendBodyToJoint(

@@ -13,6 +13,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
+import numpy as np
 import pinocchio as pin
 
 from pfaff.mechanism.base import ModelError
@@ -25,6 +26,36 @@ ROBOTS = {
     "ur5": ("ur_description/urdf/ur5_robot.urdf", ()),
     "double_pendulum": ("double_pendulum_description/urdf/double_pendulum.urdf", ()),
 }
+
+#: robot name -> {configuration name: joint angles of the default (locked) model}
+NAMED_CONFIGURATIONS = {
+    # the Panda's "ready" posture (franka_ros): tool pointing down in front of the base
+    "panda": {"ready": (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785)},
+}
+
+
+def named_configuration(robot: str, name: str) -> np.ndarray:
+    """A named joint configuration of a robot (a fresh array, for :func:`load_robot`'s model).
+
+    Parameters
+    ----------
+    robot : one of :data:`ROBOTS` that has entries in :data:`NAMED_CONFIGURATIONS`.
+    name : the configuration's name (e.g. ``"ready"``).
+
+    Raises
+    ------
+    ModelError
+        naming the valid robots or configurations.
+    """
+    table = NAMED_CONFIGURATIONS.get(robot)
+    if table is None:
+        valid = ", ".join(sorted(NAMED_CONFIGURATIONS))
+        raise ModelError(f"robot {robot!r} has no named configurations; robots with some: {valid}")
+    if name not in table:
+        raise ModelError(
+            f"{robot}: unknown configuration {name!r}; valid: {', '.join(sorted(table))}"
+        )
+    return np.array(table[name], dtype=float)
 
 
 def _candidate_prefixes() -> list[Path]:

@@ -114,3 +114,14 @@ def decoupling(cset: ConstraintSet, q: np.ndarray, every: int = 1) -> dict[str, 
 def frame_path(mech: Mechanism, q: np.ndarray, frame: str) -> np.ndarray:
     """World positions (T, 3) of a frame's origin along the configurations ``q``."""
     return np.array([mech.compute(qi, None, [frame], dynamics=False).frames[frame].p for qi in q])
+
+
+def project_xz(mech, t, q, names, max_frames=150):
+    """Planar drawing: the frames' (x, z) at (at most) ``max_frames`` samples."""
+    idx = np.unique(np.linspace(0, len(q) - 1, min(len(q), max_frames)).astype(int))
+    out = np.zeros((len(idx), len(names), 2))
+    for k, i in enumerate(idx):
+        snap = mech.compute(q[i], None, names, dynamics=False)
+        for j, n in enumerate(names):
+            out[k, j] = snap.frames[n].p[[0, 2]]
+    return {"polylines_xy": [out], "animation_t": t[idx]}

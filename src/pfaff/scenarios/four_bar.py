@@ -106,6 +106,7 @@ def four_bar(p: dict) -> ScenarioResult:
     metrics = {
         **decoupling(cset, a["q"], every=20),
         "energy_drift_rel": traj.energy_drift_rel(),
+        "energy_reference": traj.energy_reference(),
         "constraint_rank_min": int(a["rank"].min()),
         "sigma_min_min": float(a["sigma_min"].min()),
         "min_sigma": float(a["sigma_min"].min()),

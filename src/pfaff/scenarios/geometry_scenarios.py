@@ -95,6 +95,7 @@ def geodesic(p: dict) -> ScenarioResult:
         "length_quadrature_rel_error": abs(L_quad - geo.length) / geo.length,
         "cauchy_schwarz_gap": 2.0 * E_quad - L_quad**2,
         "simulate_energy_drift_rel": traj.energy_drift_rel(),
+        "simulate_energy_reference": traj.energy_reference(),
         "v0_1": float(geo.v[0, 0]),
         "v0_2": float(geo.v[0, 1]),
         "shooting_wall_time_s": shoot_wall,

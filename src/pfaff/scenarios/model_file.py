@@ -49,6 +49,7 @@ class ModelSystem:
     geoms: list = field(default_factory=list)
     urdf: str | None = None
     keyframes: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    forces: list = field(default_factory=list)  # force elements (pfaff.simulate.forces)
 
 
 def load_model(path: str | Path, keyframe: str | None = None) -> ModelSystem:
@@ -151,7 +152,9 @@ def run_system(
     cset = ConstraintSet(mech, system.constraints)
     asm = assembled or assemble(cset, system.q, system.v, opt.position_tol, 100, opt.rank_tol)
     opt.potential_offset = mech.compute(asm.q).potential
-    traj, wall = timed_simulate(cset, asm.q, asm.v, t_end, opt, controller=controller, tau=tau)
+    traj, wall = timed_simulate(
+        cset, asm.q, asm.v, t_end, opt, controller=controller, tau=tau, forces=system.forces
+    )
     a = traj.arrays()
     metrics: dict[str, Any] = {
         "constraint_rows": asm.rows,
@@ -160,7 +163,14 @@ def run_system(
         "assembly_displacement": asm.displacement,
         "energy_drift_rel": energy_drift_rel(a["energy"], a["kinetic"]),
         "max_kinetic_energy": float(a["kinetic"].max()),
+        "energy_reference": float(a["kinetic"].max()),
     }
+    if system.forces:  # E(t) - E(0) = work + force_work + correction_energy
+        balance = a["energy"] - a["energy"][0] - a["work"] - a["force_work"]
+        balance = balance - a["correction_energy"]
+        ref = float(a["kinetic"].max())
+        metrics["force_work_final"] = float(a["force_work"][-1])
+        metrics["energy_balance_rel"] = float(np.abs(balance).max() / ref) if ref > 0 else 0.0
     scene = {"t": a["t"]}
     if system.urdf is not None and _drawable_urdf(mech, system.urdf, system.warnings):
         scene.update(urdf=system.urdf, q=a["q"])

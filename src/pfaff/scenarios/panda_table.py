@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pinocchio as pin
 
@@ -16,7 +14,8 @@ from pfaff.control import (
     ProjectedController,
     StackedTask,
 )
-from pfaff.mechanism import load_robot, robot_urdf
+from pfaff.control.references import circle_reference
+from pfaff.mechanism import load_robot, named_configuration, robot_urdf
 from pfaff.mechanism.robots import ROBOTS
 from pfaff.scenarios.common import decoupling, frame_path, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
@@ -24,50 +23,6 @@ from pfaff.scenarios.witnesses import min_norm_gap
 from pfaff.simulate import SimOptions, SimulationError
 
 TOOL = "panda_hand_tcp"
-#: the Panda's "ready" posture: tool pointing down in front of the base
-Q_READY = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
-
-
-def circle_reference(center, radius, freq, ramp_s, rot_vec, q3):
-    """Tool x-y on a circle (started at rest, angular rate ramped by a smoothstep over
-    ``ramp_s``), constant orientation ``rot_vec`` and elbow joint ``q3``.
-
-    Returns ``t -> (theta_d, theta_d', theta_d'')`` for the task (x, y, r, q3).
-    """
-    w0 = 2 * np.pi * freq
-
-    def phase(t):
-        if t < ramp_s:
-            s = t / ramp_s
-            return (
-                w0 * ramp_s * (s**3 - s**4 / 2),
-                w0 * (3 * s**2 - 2 * s**3),
-                w0 * (6 * s - 6 * s**2) / ramp_s,
-            )
-        return w0 * (ramp_s / 2 + t - ramp_s), w0, 0.0
-
-    rx, ry, rz = (float(x) for x in rot_vec)
-    cx, cy = float(center[0]), float(center[1])
-
-    def ref(t: float):
-        ph, dph, ddph = phase(t)
-        c, s = -math.cos(ph), -math.sin(ph)  # cos and sin of pi + phase
-        return (
-            np.array([cx + radius * c, cy + radius * s, rx, ry, rz, q3]),
-            np.array([-radius * dph * s, radius * dph * c, 0.0, 0.0, 0.0, 0.0]),
-            np.array(
-                [
-                    radius * (-ddph * s - dph * dph * c),
-                    radius * (ddph * c - dph * dph * s),
-                    0.0,
-                    0.0,
-                    0.0,
-                    0.0,
-                ]
-            ),
-        )
-
-    return ref
 
 
 def build(p: dict):
@@ -76,13 +31,14 @@ def build(p: dict):
     ``p`` holds the scenario parameters (radius, freq, ramp_s, force, kp, kd, kf, ki).
     """
     mech = load_robot("panda")
-    q0 = Q_READY.copy()
+    q0 = named_configuration("panda", "ready")
     tool0 = mech.compute(q0, None, [TOOL], dynamics=False).frames[TOOL]
     table_z = float(tool0.p[2])
     contact = PointOnPlane(TOOL, (0.0, 0.0, 1.0), table_z, name="tool on table", unilateral=True)
     cset = ConstraintSet(mech, [contact])
     center = tool0.p + np.array([p["radius"], 0.0, 0.0])
-    ref = circle_reference(center, p["radius"], p["freq"], p["ramp_s"], pin.log3(tool0.R), q0[2])
+    rest = (*pin.log3(tool0.R), q0[2])  # constant orientation and elbow joint q3
+    ref = circle_reference(center, p["radius"], p["freq"], p["ramp_s"], rest)
     task = StackedTask([FrameTask(TOOL, "xy", orientation=True), JointTask([2], ["q3"])])
 
     def lam_d(t: float) -> np.ndarray:

@@ -68,6 +68,7 @@ def particle_circle(p: dict) -> ScenarioResult:
     metrics = {
         **decoupling(cset, a["q"], every=20),
         "energy_drift_rel": traj.energy_drift_rel(),
+        "energy_reference": traj.energy_reference(),
         "constraint_force_max_error": float(np.abs(F - Fcf).max() / weight),
     }
     # angle measured from the bottom of the circle; its amplitude from the energy

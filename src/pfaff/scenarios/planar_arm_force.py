@@ -6,36 +6,13 @@ import numpy as np
 
 from pfaff.constraints import ConstraintSet, PointOnPlane
 from pfaff.control import ComputedTorque, ForceReference, FrameTask, ProjectedController
+from pfaff.control.references import raised_cosine
 from pfaff.mechanism import PlanarLink, planar_chain
 from pfaff.scenarios.common import decoupling, frame_path, planar_animation, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.scenarios.witnesses import force_before_sample, min_norm_gap
 from pfaff.simulate import SimOptions
-
-
-def two_link_ik(x: float, y: float, l1: float, l2: float) -> np.ndarray:
-    """Joint angles (relative) of a 2-link arm reaching (x, y), elbow up."""
-    c2 = (x * x + y * y - l1 * l1 - l2 * l2) / (2 * l1 * l2)
-    if not -1.0 <= c2 <= 1.0:
-        raise ValueError(f"the point ({x}, {y}) is out of reach of links {l1} + {l2} m")
-    q2 = -np.arccos(c2)
-    q1 = np.arctan2(y, x) - np.arctan2(l2 * np.sin(q2), l1 + l2 * np.cos(q2))
-    return np.array([q1, q2])
-
-
-def x_reference(x0: float, amplitude: float, freq: float):
-    """``x_d(t) = x0 + amplitude (1 - cos(2 pi f t))``: starts at rest at x0."""
-    w = 2 * np.pi * freq
-
-    def ref(t: float):
-        c, s = np.cos(w * t), np.sin(w * t)
-        return (
-            np.array([x0 + amplitude * (1 - c)]),
-            np.array([amplitude * w * s]),
-            np.array([amplitude * w * w * c]),
-        )
-
-    return ref
+from pfaff.systems.ik import two_link_ik
 
 
 def build(p: dict):
@@ -53,7 +30,7 @@ def build(p: dict):
         "arm_tip", (0.0, 1.0, 0.0), p["line_y"], name="tip on line", unilateral=True
     )
     cset = ConstraintSet(mech, [contact])
-    ref = x_reference(p["x0"], p["amplitude"], p["freq"])
+    ref = raised_cosine(p["x0"], p["amplitude"], p["freq"])
 
     def f_n(t: float) -> float:
         return p["force1"] if t < p["step_time"] else p["force2"]
@@ -70,7 +47,7 @@ def build(p: dict):
         kd=p["kd"],
         force=ForceReference(lam_d, kf=p["kf"], ki=p["ki"]),
     )
-    q0 = two_link_ik(p["x0"], p["line_y"], l1, l2)
+    q0 = two_link_ik(p["x0"], p["line_y"], l1, l2, elbow=-1.0)  # elbow up
     ctrl.check(q0)
     return mech, cset, ctrl, q0
 

@@ -4,34 +4,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from pfaff.constraints import ConstraintSet
 from pfaff.control.blind_grasp import BlindGrasp
 from pfaff.geometry.morse import leaf_hessian
-from pfaff.manipulation.contours import Contour, Ellipse, SplineContour, Superellipse
 from pfaff.manipulation.rolling import (
-    RollingContact,
     frobenius_defect,
     integrate_arclength,
     integrate_arclength_angle,
-    rolling_constraints,
 )
-from pfaff.manipulation.slip import material_slip
-from pfaff.mechanism import ModelBuilder, PlanarChain, PlanarLink
 from pfaff.scenarios.common import planar_animation, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.simulate import SimOptions, project_state
-
-#: default spline object: an egg-like convex outline through 7 points [m]
-SPLINE_POINTS = (
-    "0.026,0.000;0.016,0.017;-0.004,0.021;-0.021,0.012;-0.024,-0.006;-0.010,-0.019;0.012,-0.016"
+from pfaff.systems.rolling_fingers import (
+    FINGER_JOINTS,
+    SHAPES,
+    SPLINE_POINTS,
+    contact_monitor,
+    grasp_outlines,
+    grasp_system,
+    initial_configuration,
+    make_contour,
 )
 
-F1 = [PlanarLink(0.060, 0.040, inertia=0.040 * 0.060**2 / 12),
-      PlanarLink(0.050, 0.030, inertia=0.030 * 0.050**2 / 12)]  # fmt: skip
-F2 = [PlanarLink(0.050, 0.040, inertia=0.040 * 0.050**2 / 12),
-      PlanarLink(0.040, 0.030, inertia=0.030 * 0.040**2 / 12),
-      PlanarLink(0.030, 0.020, inertia=0.020 * 0.030**2 / 12)]  # fmt: skip
-BASE1, BASE2 = (-0.045, 0.0), (0.045, 0.0)
+#: the default spline object as a parameter string 'x,y;x,y;...' [m]
+SPLINE_TEXT = ";".join(f"{x:.3f},{y:.3f}" for x, y in SPLINE_POINTS)
 
 
 def parse_points(text: str) -> np.ndarray:
@@ -46,61 +41,10 @@ def parse_points(text: str) -> np.ndarray:
     return np.array(out)
 
 
-def make_contour(shape: str, points: str = SPLINE_POINTS) -> Contour:
-    """The object's contour for ``shape`` in {ellipse, superellipse, spline}."""
-    if shape == "ellipse":
-        return Ellipse(0.026, 0.018)
-    if shape == "superellipse":
-        return Superellipse(0.024, 0.018, 4)
-    if shape == "spline":
-        return SplineContour(parse_points(points))
-    raise ValueError(f"unknown shape {shape!r}; valid: ellipse, superellipse, spline")
-
-
-def grasp_mechanism(mass: float, inertia: float):
-    """Finger 1 (2 joints), finger 2 (3 joints), the object (x, y, theta): one model, g = 0."""
-    b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
-    b.add_planar_chain(PlanarChain(F1, name="f1", base=BASE1))
-    b.add_planar_chain(PlanarChain(F2, name="f2", base=BASE2))
-    b.add_planar_body("obj", mass, inertia)
-    return b.build("two-fingers")
-
-
-def _ik2(x, y, l1, l2, elbow: float) -> np.ndarray:
-    c2 = (x * x + y * y - l1 * l1 - l2 * l2) / (2 * l1 * l2)
-    if not -1.0 <= c2 <= 1.0:
-        raise ValueError(f"fingertip target ({x:.4f}, {y:.4f}) m is out of the finger's reach")
-    q2 = elbow * np.arccos(c2)
-    q1 = np.arctan2(y, x) - np.arctan2(l2 * np.sin(q2), l1 + l2 * np.cos(q2))
-    return np.array([q1, q2])
-
-
-def initial_configuration(contour: Contour, pose, radii, gaps, approach, tip2_angle):
-    """Fingers pre-shaped so that each tip centre lies at ``r_i + gap_i`` along the normal.
-
-    ``approach`` = world directions (rad) from the object centre towards the
-    two contacts; ``tip2_angle`` = absolute angle of finger 2's last link.
-    """
-    x, y, th = pose
-    R = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
-    centres = []
-    for ang, r, gap in zip(approach, radii, gaps):
-        far = R.T @ (np.array([np.cos(ang), np.sin(ang)]) * 1.0)
-        g, _, n, _ = contour.local(contour.foot_point(far))
-        centres.append(np.array([x, y]) + R @ (g + (r + gap) * n))
-    c1 = centres[0] - BASE1
-    q1 = _ik2(c1[0], c1[1], F1[0].length, F1[1].length, elbow=-1.0)
-    wrist = centres[1] - F2[2].length * np.array([np.cos(tip2_angle), np.sin(tip2_angle)])
-    w = wrist - BASE2
-    q2 = _ik2(w[0], w[1], F2[0].length, F2[1].length, elbow=1.0)
-    q2 = np.append(q2, tip2_angle - q2.sum())
-    return np.concatenate([q1, q2, [x, y, th]])
-
-
 @scenario(
     "rolling-grasp",
-    shape=Param("ellipse", "object contour", choices=("ellipse", "superellipse", "spline")),
-    points=Param(SPLINE_POINTS, "spline object: 'x,y;x,y;...' in the object frame [m]"),
+    shape=Param("ellipse", "object contour", choices=SHAPES),
+    points=Param(SPLINE_TEXT, "spline object: 'x,y;x,y;...' in the object frame [m]"),
     f_d=Param(1.0, "desired squeezing force f_d [N] (> 0)", positive=True),
     damping=Param(0.008, "joint damping c_i [N m s/rad]", positive=True),
     k_r=Param(200.0, "rotational-moment gain k_r [N/m] (derived term, see blind_grasp)", low=0.0),
@@ -145,20 +89,11 @@ def rolling_grasp(p: dict) -> ScenarioResult:
     velocities and the contour geometry (pfaff.manipulation.slip), not from
     the rolling rows that the velocity correction sets to zero.
     """
-    contour = make_contour(p["shape"], p["points"])
+    contour = make_contour(p["shape"], parse_points(p["points"]))
     if not p["f_d"] > 0:
         raise ValueError(f"f_d must be > 0 N, got {p['f_d']}")
-    P = contour.outline(400)[:-1]
-    area = 0.5 * np.sum(P[:, 0] * np.roll(P[:, 1], -1) - np.roll(P[:, 0], -1) * P[:, 1])
-    cross = P[:, 0] * np.roll(P[:, 1], -1) - np.roll(P[:, 0], -1) * P[:, 1]
-    nxt = np.roll(P, -1, axis=0)
-    J0 = np.sum(cross * (P[:, 0] ** 2 + P[:, 0] * nxt[:, 0] + nxt[:, 0] ** 2
-                         + P[:, 1] ** 2 + P[:, 1] * nxt[:, 1] + nxt[:, 1] ** 2)) / 12  # fmt: skip
-    inertia = p["mass"] * J0 / area  # polar moment of a uniform plate (about the frame origin)
-    mech = grasp_mechanism(p["mass"], inertia)
     radii = (p["r1"], p["r2"])
-    contacts = [RollingContact(contour, "obj", f"f{i + 1}_tip", radii[i]) for i in range(2)]
-    cset = ConstraintSet(mech, rolling_constraints(contacts[0]) + rolling_constraints(contacts[1]))
+    mech, contacts, cset = grasp_system(contour, p["mass"], radii)
     q0 = initial_configuration(
         contour, (p["x0"], p["y0"], p["theta0"]), radii, (0.0, p["gap"]), (np.pi + 0.05, 0.05),
         tip2_angle=np.pi - 0.5,
@@ -176,45 +111,20 @@ def rolling_grasp(p: dict) -> ScenarioResult:
     opt = SimOptions(dt=p["dt"], control_dt=p["dt"])
     q0, _ = project_state(cset, q0, np.zeros(8), opt)
     ctrl = BlindGrasp(
-        ("f1_tip", "f2_tip"),
-        ([0, 1], [2, 3, 4]),
-        radii,
-        p["f_d"],
-        p["damping"],
-        p["k_r"],
-        8,
+        ("f1_tip", "f2_tip"), FINGER_JOINTS, radii, p["f_d"], p["damping"], p["k_r"], 8,
         k_q=p["k_q"],
-    )
+    )  # fmt: skip
     frob = frobenius_defect(cset, q0, [1, 3])
     traj, wall = timed_simulate(cset, q0, np.zeros(8), p["t_end"], opt, controller=ctrl)
     return _result(p, mech, cset, contacts, contour, ctrl, traj, wall, gap0, frob)
 
 
-def radii_of(contacts) -> list[float]:
-    return [c.r for c in contacts]
-
-
 def _result(p, mech, cset, contacts, contour, ctrl, traj, wall, gap0, frob) -> ScenarioResult:
     a = traj.arrays()
     t, q, v, lam = a["t"], a["q"], a["v"], a["lambda"]
-    T = len(t)
-    s_geo, rel, slip, wr, Rang = (np.zeros((T, 2)) for _ in range(5))
-    pot = np.zeros(T)
-    pts, nrm = np.zeros((T, 2, 2)), np.zeros((T, 2, 2))
-    for k in range(T):
-        snap = mech.compute(q[k], v[k], cset.frames, dynamics=False)
-        ev = cset.evaluate(snap)
-        wr_k = ev.A[:, 5:8].T @ lam[k]  # sum of the wrench vectors (eq. 77) = -M_0 x''
-        wr[k] = [np.linalg.norm(wr_k), 0.0]
-        pot[k] = ctrl.potential(snap)
-        for i, c in enumerate(contacts):
-            g = c.geometry(snap)
-            pts[k, i], nrm[k, i] = g.point, g.n
-            rel[k, i] = -g.Jrot @ v[k]  # phi' - theta'
-            slip[k, i] = material_slip(mech.model, c, q[k], v[k])[0]
-            s_geo[k, i], Rang[k, i] = c.rolling_integral(snap)
-    L = contour.length
-    s_unw = np.unwrap(s_geo, period=L, axis=0)
+    mon = contact_monitor(mech, cset, contacts, ctrl, q, v, lam)
+    slip, L = mon["slip"], contour.length
+    s_unw = np.unwrap(mon["s"], period=L, axis=0)
     beta = np.column_stack([q[:, 0:2].sum(1) - q[:, 7], q[:, 2:5].sum(1) - q[:, 7]])
     s_ode = np.column_stack(
         [
@@ -223,20 +133,20 @@ def _result(p, mech, cset, contacts, contour, ctrl, traj, wall, gap0, frob) -> S
         ]
     )
     mismatch = np.abs(s_ode - s_unw)
-    tail = max(1, (T - 1) // 10)
+    tail = max(1, (len(t) - 1) // 10)
     # diagnostic: the same ODE in time, driven by the sampled rates (spline of phi' - theta')
     s_rate = np.column_stack(
         [
-            integrate_arclength(t, rel[:, i], s_unw[0, i], contour, c.r)
+            integrate_arclength(t, mon["rel_rate"][:, i], s_unw[0, i], contour, c.r)
             for i, c in enumerate(contacts)
         ]
     )
-    energy = a["kinetic"] + pot
+    energy = a["kinetic"] + mon["potential"]
     fn = -lam[:, [0, 2]]
     ft = -lam[:, [1, 3]]
     ratio = np.abs(ft) / np.maximum(fn, 1e-300)
-    resid = wr[:, 0] / p["f_d"]
-    R_unw = s_unw + np.array(radii_of(contacts)) * np.unwrap(Rang, axis=0)
+    resid = mon["wrench"] / p["f_d"]
+    R_unw = s_unw + np.array([c.r for c in contacts]) * np.unwrap(mon["angle"], axis=0)
     # Morse test of V restricted to the constraint leaf at the final state (geometry.morse)
     leaf = leaf_hessian(
         lambda qq: ctrl.potential(mech.compute(qq, None, cset.frames, dynamics=False)), cset, q[-1]
@@ -268,21 +178,8 @@ def _result(p, mech, cset, contacts, contour, ctrl, traj, wall, gap0, frob) -> S
     }
     anim = planar_animation(mech, t, q)
     idx = np.searchsorted(t, anim["animation_t"])
-    outline = contour.outline(120)
-    ang = np.linspace(0, 2 * np.pi, 41)
     lines = list(anim["polylines_xy"])
-    obj = np.zeros((len(idx), len(outline), 2))
-    tips = [np.zeros((len(idx), 41, 2)) for _ in range(2)]
-    normals = [np.zeros((len(idx), 2, 2)) for _ in range(2)]
-    for j, k in enumerate(idx):
-        x, y, th = q[k, 5:8]
-        Rm = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
-        obj[j] = np.array([x, y]) + outline @ Rm.T
-        for i, c in enumerate(contacts):
-            ctr = mech.compute(q[k], None, [c.tip], dynamics=False).frames[c.tip].p[:2]
-            tips[i][j] = ctr + c.r * np.column_stack([np.cos(ang), np.sin(ang)])
-            normals[i][j] = [pts[k, i], pts[k, i] + 0.015 * nrm[k, i]]
-    lines += [obj, *tips, *normals]
+    lines += grasp_outlines(mech, contour, contacts, q, idx, mon["point"], mon["normal"])
     return ScenarioResult(
         traj,
         metrics,

@@ -186,6 +186,7 @@ def slider_crank(p: dict) -> ScenarioResult:
         "singular_crossings": sign_changes(c1),
         "min_abs_cos_q1_sampled": float(np.abs(c1).min()),
         "energy_drift_rel": traj.energy_drift_rel(),
+        "energy_reference": traj.energy_reference(),
         "constraint_rank_min": int(a["rank"].min()),
         "rank_deficient_samples": rank_deficient_samples(a["rank"], cset.dim),
         "sigma_min_A_min": float(a["sigma_min"].min()),

@@ -6,25 +6,11 @@ import numpy as np
 
 from pfaff.constraints import ConstraintSet, PointOnPlane
 from pfaff.control import FrameTask, JointTask, ProjectedController
+from pfaff.control.references import cosine_swing
 from pfaff.mechanism import SliderCrankChain
 from pfaff.scenarios.common import decoupling, planar_animation, sign_changes, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.simulate import SimOptions
-
-
-def crank_reference(center: float, amplitude: float, freq: float):
-    """``theta_d(t) = center - amplitude cos(2 pi f t)``, at rest at ``center - amplitude``."""
-    w = 2 * np.pi * freq
-
-    def ref(t: float):
-        c, s = np.cos(w * t), np.sin(w * t)
-        return (
-            np.array([center - amplitude * c]),
-            np.array([amplitude * w * s]),
-            np.array([amplitude * w * w * c]),
-        )
-
-    return ref
 
 
 def _task(name: str, l: float, ref):
@@ -89,7 +75,7 @@ def slider_crank_pidc(p: dict) -> ScenarioResult:
     """
     mech = SliderCrankChain(p["m"], p["l"], p["g"])
     cset = ConstraintSet(mech, [PointOnPlane("slider", (0.0, 1.0, 0.0), name="y_C = 0")])
-    ref = crank_reference(np.pi / 2, p["amplitude"], p["freq"])
+    ref = cosine_swing(np.pi / 2, p["amplitude"], p["freq"])
     task, task_ref = _task(p["task"], p["l"], ref)
     try:
         actuated = [int(j) for j in p["actuated"].split(",") if j.strip()]

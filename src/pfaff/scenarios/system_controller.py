@@ -22,6 +22,7 @@ import numpy as np
 
 from pfaff.constraints.base import ConstraintSet
 from pfaff.control.controllers import ComputedTorque, ProjectedController, resolve_joints
+from pfaff.control.references import constant_reference
 from pfaff.control.tasks import JointTask
 from pfaff.mechanism.base import ModelError
 from pfaff.scenarios.registry import ParameterError
@@ -71,10 +72,7 @@ def parse_controller(spec: Any, cset: ConstraintSet) -> tuple[object, float | No
         kp = _floats("controller.kp", spec.get("kp", 100.0), len(joints))
         kd = _floats("controller.kd", spec.get("kd", 20.0), len(joints))
 
-        def reference(t: float):
-            z = np.zeros(len(joints))
-            return target, z, z
-
+        reference = constant_reference(target)
         if ctype == "pidc":
             actuated = spec.get("actuated")
             if actuated is not None:

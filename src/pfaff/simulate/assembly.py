@@ -69,14 +69,14 @@ def assemble(
     q = np.asarray(q_start, dtype=float).copy()
     v = np.zeros(mech.nv) if v_start is None else np.asarray(v_start, dtype=float)
     mech.check_state(q, v)
-    phi, A = cset.residual(q)
+    phi, A = cset.holonomic_terms_at(q)
     err, it = _norm(phi), 0
     while err > tol and it < max_iter:
         dq = pinv(A, rank_tol) @ phi
         t, improved = 1.0, False
         while t > 1e-6:
             q_try = mech.integrate(q, -t * dq)
-            phi_try, A_try = cset.residual(q_try)
+            phi_try, A_try = cset.holonomic_terms_at(q_try)
             if np.linalg.norm(phi_try) < np.linalg.norm(phi):
                 improved = True
                 break

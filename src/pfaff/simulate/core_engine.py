@@ -14,6 +14,7 @@ import numpy as np
 
 from pfaff import core
 from pfaff.constraints.base import ConstraintSet
+from pfaff.simulate.forces import JointDamper, JointSpring, PointDamper, PointSpring
 from pfaff.simulate.trajectory import SimulationError, Trajectory
 
 #: steps per call into the core when no controller sample comes sooner (keeps Ctrl-C
@@ -42,6 +43,54 @@ _SERIES = (
 )
 
 
+def force_reason(forces) -> str | None:
+    """Why the core cannot run the force elements ``forces`` (None when it can)."""
+    for e in forces:
+        if type(e) not in (PointSpring, PointDamper, JointSpring, JointDamper):
+            return (
+                f"force element {e.name!r} ({type(e).__name__}) calls Python at every stage "
+                "(the core runs PointSpring, PointDamper, JointSpring, JointDamper)"
+            )
+        if isinstance(e, PointSpring) and e.law is not None:
+            return f"force element {e.name!r} has a spring law callable (Python at every stage)"
+    return None
+
+
+def force_spec(system, e):
+    """A ``pfaff._core.ForceSpec`` for a bound built-in force element."""
+    s = core.new_force_spec(type(e).__name__)
+    if isinstance(e, (PointSpring, PointDamper)):
+        s.s1 = system.add_frame(e.frame1)
+        s.s2 = -1 if e.frame2 is None else system.add_frame(e.frame2)
+        if e.point1 is not None:
+            s.p1, s.has_p1 = e.point1, True
+        if e.point2 is not None:
+            s.p2, s.has_p2 = e.point2, True
+        s.target = np.asarray(e.target, dtype=float)
+        if isinstance(e, PointSpring):
+            s.k, s.L0, s.k3 = e.k, e.L0, e.k3
+        else:
+            s.c = e.c
+    else:
+        s.iq, s.iv = int(e.iq), int(e.iv)
+        if isinstance(e, JointSpring):
+            s.k, s.rest = e.k, e.rest
+        else:
+            s.c = e.c
+    return s
+
+
+def build(cset: ConstraintSet, forces=()):
+    """:func:`pfaff.core.build` with the bound built-in force elements ``forces``."""
+    reason = force_reason(forces)
+    if reason is not None:
+        raise ValueError(f"the compiled core cannot run this system: {reason}")
+    system = core.build(cset)
+    for e in forces:
+        system.add_force(force_spec(system, e))
+    return system
+
+
 def record_count(n_steps: int, every: int) -> int:
     """Samples recorded by a full run: steps ``k % every == 0`` and the last one."""
     return n_steps // every + 1 + (1 if n_steps % every else 0)
@@ -59,20 +108,25 @@ def run(
     frames: tuple[str, ...],
     traj: Trajectory,
     bar=None,
+    forces=(),
     next_control: float | None = None,
 ) -> Trajectory:
     """Run ``n_steps`` steps from the (projected) state ``(q, v)`` on the core.
 
     ``frames``: what a controller's snapshot holds (the constraints' and the
-    controller's frames). Raises :class:`SimulationError` as the NumPy engine does.
+    controller's frames). ``forces``: the bound built-in force elements (their series
+    ``force_work`` and ``force_potential`` recorded when given). Raises
+    :class:`SimulationError` as the NumPy engine does.
     """
     mech = cset.mechanism
-    system = core.build(cset)
+    system = build(cset, forces)
     core.options(system, opt)
     sizes = {"nq": mech.nq, "nv": mech.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
     cap = record_count(n_steps, int(opt.record_every))
     bufs = [np.empty((cap,) if s is None else (cap, sizes[s])) for _, s in _SERIES]
     system.set_buffers(bufs, cap)
+    fbufs = [np.zeros(cap), np.zeros(cap)]  # force_work, force_potential
+    system.set_force_buffers(*fbufs)
     system.set_state(q, v)
     system.set_tau(tau_held)
     control_dt = opt.control_dt or opt.dt
@@ -125,12 +179,12 @@ def run(
                 bar.update(min(k1, n_steps) - k)
             k = k1
     finally:  # the samples into the trajectory, also for a partial run
-        _fill(traj, bufs, system, sig_log)
+        _fill(traj, bufs, system, sig_log, fbufs)
         traj.next_control = next_ctrl if controller is not None else None
     return traj
 
 
-def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log) -> None:
+def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log, fbufs) -> None:
     """Move the recorded samples into ``traj`` (rows as the NumPy engine appends them,
     signals per sample as :meth:`Trajectory.append_signals` records them)."""
     n = system.recorded
@@ -143,9 +197,9 @@ def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log) -> None:
             traj.append_signals(sig)
         done = max(done, min(upto, n))
     t_col.extend(t_buf[done:n])
-    for key in ("force_work", "force_potential"):  # force elements run on NumPy: none here
+    for key, b in zip(("force_work", "force_potential"), fbufs):  # zero without elements
         if key in traj.rows:
-            traj.rows[key].extend([0.0] * n)
+            traj.rows[key].extend(b[:n])
     traj.steps = system.steps
     traj.newton_failures = system.newton_failures
 

@@ -60,7 +60,7 @@ def newton_project(
     made); the caller decides whether the final residual is acceptable.
     """
     mech = cset.mechanism
-    phi, A = cset.residual(q) if start is None else start
+    phi, A = cset.holonomic_terms_at(q) if start is None else start
     err = float(np.abs(phi).max()) if phi.size else 0.0
     it = 0
     snap = None

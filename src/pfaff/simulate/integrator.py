@@ -181,8 +181,21 @@ def simulate(
     try:
         if traj.engine == "core":
             frames = tuple(dict.fromkeys((*cset.frames, *ctrl_frames)))
+            fe = fset.elements  # built-in force elements run in the core too
             return core_engine.run(
-                cset, q, v, n_steps, opt, controller, tau_held, t0, frames, traj, bar, next_ctrl
+                cset,
+                q,
+                v,
+                n_steps,
+                opt,
+                controller,
+                tau_held,
+                t0,
+                frames,
+                traj,
+                bar,
+                fe,
+                next_ctrl,
             )
         for k in range(n_steps + 1):
             t = t0 + k * opt.dt

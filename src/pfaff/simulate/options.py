@@ -76,7 +76,9 @@ def choose_engine(cset: ConstraintSet, opt: SimOptions, stop=None, forces=()) ->
     if reason is None and stop is not None:
         reason = "a stop callback (checked at every step in Python)"
     if reason is None and forces:
-        reason = "force elements (evaluated at every stage in Python)"
+        from pfaff.simulate.core_engine import force_reason
+
+        reason = force_reason(forces)
     if engine == "core" and reason is not None:
         raise ValueError(f"engine='core' cannot run this system: {reason}")
     if engine == "numpy" or reason is not None:

@@ -209,10 +209,32 @@ class Trajectory:
         """Max over the run of the largest ``|(A v)_i|``."""
         return self._abs_max("av")
 
+    def energy_reference(self) -> float:
+        """The energy scale of :meth:`energy_drift_rel` [J]: the largest kinetic energy
+        reached in the run (independent of the potential's zero, unlike ``|E(0)|``)."""
+        T = np.asarray(self.rows["kinetic"])
+        return float(T.max()) if T.size else float("nan")
+
     def energy_drift_rel(self, reference: float | None = None) -> float:
-        """``max |E(t) - E(0)| / |E(0)|`` (or over ``reference`` if given)."""
+        """``max |E(t) - E(0)| / E_ref`` with ``E_ref = reference`` [J] when given, else
+        :meth:`energy_reference` (the largest kinetic energy of the run).
+
+        ``|E(0)|`` is not used: it depends on where the potential's zero is. A run that
+        never moves (``E_ref = 0``) gives 0 without drift and inf with one. A reference
+        that is not a finite number > 0 is refused (ValueError).
+        """
         E = np.asarray(self.rows["energy"])
         if E.size == 0:
             return float("nan")
-        ref = abs(E[0]) if reference is None else abs(reference)
-        return float(np.abs(E - E[0]).max() / ref) if ref > 0 else float("inf")
+        if reference is None:
+            ref = self.energy_reference()
+        else:
+            ref = float(reference)
+            if not (np.isfinite(ref) and ref > 0):
+                raise ValueError(
+                    f"energy reference must be a finite energy > 0 J, got {reference!r}"
+                )
+        dE = float(np.abs(E - E[0]).max())
+        if ref > 0:
+            return dE / ref
+        return 0.0 if dE == 0 else float("inf")

@@ -1,4 +1,6 @@
-"""Reusable assemblies that scenarios and users build on (design.md Sec. 1).
+"""Reusable assemblies (plants, IK, monitors) that scenarios and users build on (design.md Sec. 1).
+
+No parsing, metrics or plots here: those belong to the scenarios and the report.
 
 - :class:`GraspPlant` -- arms holding one object, wired for the Yoshikawa-Zheng
   controller; :class:`YZPlanarPlant` (the planar pinned pair of Sec. 5) and

@@ -25,7 +25,6 @@ import math
 
 import numpy as np
 import pinocchio as pin
-from scipy.optimize import least_squares
 
 from pfaff.constraints import ConstraintSet, PointOnPlane
 from pfaff.constraints.weld import FrameAligned, Weld
@@ -45,12 +44,14 @@ from pfaff.manipulation.objects import (
     euler_zyz_T_rate,
     linear_function,
 )
+from pfaff.mechanism import named_configuration
 from pfaff.mechanism.compose import dual_arm_with_box
+from pfaff.systems.ik import frame_ik
 
 #: r's orientation is zyz(R_box R_C): the flat box is (phi, pi/2, pi/2)
 R_C = euler_zyz_R(np.array([0, 0, 0, 0.0, math.pi / 2, math.pi / 2]))
 #: Panda ready posture (IK seed, null-space preference)
-READY = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+READY = named_configuration("panda", "ready")
 #: hand of arm 1 in the box frame: approach (z) along +y into the face, x along the box's x
 HAND1 = np.column_stack([(1.0, 0.0, 0.0), (0.0, 0.0, -1.0), (0.0, 1.0, 0.0)])
 #: arm 2 is arm 1 turned half a turn about the vertical
@@ -231,30 +232,19 @@ class DualPandaPlant:
 
     # -- initial state ---------------------------------------------------------------
     def arm_ik(self, i: int, x: float, seed=READY) -> np.ndarray:
-        """Joints of arm i holding the box centred at (x, 0, zc) (bounded least squares)."""
-        model, data = self.mech.model, self.mech.model.createData()
-        iq = self.sys.arm_q[i]
-        lo, hi = model.lowerPositionLimit[iq], model.upperPositionLimit[iq]
-        fid = model.getFrameId(self.sys.tips[i])
+        """Joints of arm i holding the box centred at (x, 0, zc): :func:`frame_ik`
+        (bounded least squares near the ready posture, joint limits minus 0.05 rad)."""
         target = pin.SE3((HAND1, HAND2)[i], np.array([x, 0.0, self.zc]) + self.c[i])
-        qf = pin.neutral(model)
-
-        def res(q, reg):
-            qf[iq] = q
-            pin.framesForwardKinematics(model, data, qf)
-            e = pin.log6(data.oMf[fid].actInv(target)).vector
-            return np.concatenate([e, reg * (q - READY)])
-
-        bounds = (lo + 0.05, hi - 0.05)
-        s = least_squares(res, np.clip(seed, *bounds), bounds=bounds, args=(0.01,))
-        s = least_squares(res, s.x, bounds=bounds, args=(0.0,), xtol=1e-15, ftol=1e-15)
-        if np.linalg.norm(s.fun[:6]) > 1e-9:
+        try:
+            return frame_ik(
+                self.mech.model, self.sys.tips[i], target, seed,
+                joints=self.sys.arm_q[i], posture=READY,
+            )  # fmt: skip
+        except ValueError as exc:
             raise ValueError(
                 f"trajectory outside the arms' workspace: arm {i + 1} cannot hold the box "
-                f"at x = {x:.3f} m (pose error {np.linalg.norm(s.fun[:6]):.2g} within its "
-                "joint limits minus 0.05 rad)"
-            )
-        return s.x
+                f"at x = {x:.3f} m ({exc})"
+            ) from None
 
     def initial_q(self, x: float) -> np.ndarray:
         q = pin.neutral(self.mech.model)

@@ -1,0 +1,368 @@
+"""System files as data: the TOML schema, every key checked, loaded into a ModelSystem.
+
+The file is parsed with ``tomllib`` (``tomli`` on Python 3.10) and never executed.
+Every key is checked; a bad one is refused naming its key path, the value and
+what is valid. Keys::
+
+    title = "..."                      # optional
+    gravity = [0, 0, -9.81]            # optional, overrides the model's
+    plots = ["lambda", "phi_rows", "joint:NAME", "frame:NAME"]   # optional extra plots
+
+    [model]                            # exactly one of file / robot
+    file = "arm.urdf"                  # URDF or MJCF, relative to this file
+    robot = "panda"                    # or an example-robot-data robot
+
+    [start]                            # optional; default: the first keyframe or neutral
+    keyframe = "home"                  # MJCF keyframe, or
+    q = [...]                          # all nq values (pfaff coordinates), or
+    joints = { elbow = 0.3 }           # one-dof joints set on the default posture
+    v = [...]                          # optional velocity (nv)
+
+    [simulation]                       # optional; --set overrides these
+    t_end = 5.0
+    dt = 1e-3
+    integrator = "rk4"
+
+    [[constraints]]                    # any number, added to the model's own
+    type = "points_coincide"           # see CONSTRAINT_TYPES
+    frame1 = "a"
+    ...
+
+    [[forces]]                         # any number of force elements (see FORCE_TYPES)
+    type = "point_spring"              # point_spring, point_damper, joint_spring, joint_damper
+    frame1 = "a"                       # point elements: frame1, [frame2], [point1],
+    stiffness = 100.0                  # [point2], [target]; joint elements: joint
+
+    [controller]                       # optional; see pfaff.scenarios.system_controller
+    type = "pidc"
+    joints = ["crank"]
+    target = [-0.8]
+
+Units: SI, radians; quaternion-free (orientations are 3 x 3 matrices).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from pfaff.constraints import LockedJoint, PointOnPlane, PointsCoincide
+from pfaff.constraints.base import Constraint, ConstraintSet
+from pfaff.constraints.coupling import JointCoupling
+from pfaff.constraints.weld import FrameAligned, Weld
+from pfaff.mechanism.base import ModelError
+from pfaff.scenarios.model_file import ModelSystem, load_model
+from pfaff.scenarios.registry import ParameterError
+from pfaff.scenarios.system_controller import parse_controller
+from pfaff.simulate import INTEGRATORS
+from pfaff.simulate.forces import ForceSet, JointDamper, JointSpring, PointDamper, PointSpring
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+#: constraint type -> (class, {key: (kind, required)}); kinds: str, float, vec3, dirs, rot
+CONSTRAINT_TYPES: dict[str, tuple[type, dict[str, tuple[str, bool]]]] = {
+    "points_coincide": (
+        PointsCoincide,
+        {
+            "frame1": ("str", True),
+            "frame2": ("str", False),
+            "point1": ("vec3", False),
+            "point2": ("vec3", False),
+            "target": ("vec3", False),
+            "directions": ("dirs", False),
+        },
+    ),
+    "weld": (Weld, {"frame1": ("str", True), "frame2": ("str", True), "offset": ("rot", False)}),
+    "frame_aligned": (
+        FrameAligned,
+        {
+            "frame1": ("str", True),
+            "frame2": ("str", False),
+            "offset": ("rot", False),
+            "target": ("rot", False),
+            "directions": ("dirs", False),
+        },
+    ),
+    "joint_coupling": (
+        JointCoupling,
+        {
+            "joint1": ("str", True),
+            "joint2": ("str", False),
+            "ratio": ("float", False),
+            "offset": ("float", False),
+        },
+    ),
+    "locked_joint": (LockedJoint, {"joint": ("str", True), "value": ("float", False)}),
+    "point_on_plane": (
+        PointOnPlane,
+        {
+            "frame": ("str", True),
+            "normal": ("vec3", True),
+            "offset": ("float", False),
+            "point": ("vec3", False),
+        },
+    ),
+}
+
+#: force element type -> (class, {key: (kind, required)}), as CONSTRAINT_TYPES
+_POINTS = {
+    "frame1": ("str", True),
+    "frame2": ("str", False),
+    "point1": ("vec3", False),
+    "point2": ("vec3", False),
+    "target": ("vec3", False),
+}
+FORCE_TYPES: dict[str, tuple[type, dict[str, tuple[str, bool]]]] = {
+    "point_spring": (
+        PointSpring,
+        {
+            **_POINTS,
+            "stiffness": ("float", True),
+            "rest_length": ("float", False),
+            "cubic": ("float", False),
+        },
+    ),
+    "point_damper": (PointDamper, {**_POINTS, "damping": ("float", True)}),
+    "joint_spring": (
+        JointSpring,
+        {"joint": ("str", True), "stiffness": ("float", True), "rest": ("float", False)},
+    ),
+    "joint_damper": (JointDamper, {"joint": ("str", True), "damping": ("float", True)}),
+}
+
+TOP_KEYS = (
+    "title",
+    "gravity",
+    "plots",
+    "model",
+    "start",
+    "simulation",
+    "constraints",
+    "forces",
+    "controller",
+)
+SIM_KEYS = {"t_end": 5.0, "dt": 1e-3, "integrator": "rk4"}
+
+
+def _err(path: str, value: Any, valid: str) -> ParameterError:
+    return ParameterError(f"{path} = {value!r}: {valid}")
+
+
+def _table(data: dict, key: str, valid: tuple[str, ...], where: str) -> dict:
+    t = data.get(key, {})
+    if not isinstance(t, dict):
+        raise _err(where, t, "expected a table")
+    for k in t:
+        if k not in valid:
+            raise _err(f"{where}.{k}", t[k], f"unknown key; valid keys: {', '.join(valid)}")
+    return t
+
+
+def _number(path: str, x: Any) -> float:
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not np.isfinite(x):
+        raise _err(path, x, "expected a finite number")
+    return float(x)
+
+
+def _vector(path: str, x: Any, n: int | None) -> np.ndarray:
+    if not isinstance(x, list) or (n is not None and len(x) != n):
+        raise _err(path, x, f"expected a list of {n if n is not None else 'some'} numbers")
+    return np.array([_number(f"{path}[{i}]", xi) for i, xi in enumerate(x)])
+
+
+def _value(path: str, kind: str, x: Any):
+    if kind == "str":
+        if not isinstance(x, str) or not x:
+            raise _err(path, x, "expected a non-empty string")
+        return x
+    if kind == "float":
+        return _number(path, x)
+    if kind == "vec3":
+        return _vector(path, x, 3)
+    if kind == "dirs":
+        if not isinstance(x, list) or not x:
+            raise _err(path, x, "expected a list of [x, y, z] directions")
+        return np.array([_vector(f"{path}[{i}]", d, 3) for i, d in enumerate(x)])
+    R = np.array([_vector(f"{path}[{i}]", r, 3) for i, r in enumerate(x)]) if x else None
+    if R is None or R.shape != (3, 3):
+        raise _err(path, x, "expected a 3 x 3 rotation matrix (three rows of three numbers)")
+    return R
+
+
+def parse_constraint(path: str, spec: Any, types: dict | None = None) -> Constraint:
+    """One ``[[constraints]]`` table as a constraint (ParameterError naming the key path);
+    with ``types=FORCE_TYPES`` one ``[[forces]]`` table as a force element."""
+    types = CONSTRAINT_TYPES if types is None else types
+    if not isinstance(spec, dict):
+        raise _err(path, spec, "expected a table")
+    ctype = spec.get("type")
+    if ctype not in types:
+        raise _err(f"{path}.type", ctype, f"valid types: {', '.join(types)}")
+    cls, keys = types[ctype]
+    kwargs: dict[str, Any] = {}
+    for k, x in spec.items():
+        if k in ("type", "name"):
+            continue
+        if k not in keys:
+            valid = ", ".join(["type", "name", *keys])
+            raise _err(f"{path}.{k}", x, f"unknown key for {ctype}; valid keys: {valid}")
+        kwargs[k] = _value(f"{path}.{k}", keys[k][0], x)
+    missing = [k for k, (_, req) in keys.items() if req and k not in kwargs]
+    if missing:
+        raise ParameterError(f"{path} ({ctype}): missing key {missing[0]!r}")
+    if "name" in spec:
+        kwargs["name"] = _value(f"{path}.name", "str", spec["name"])
+    try:
+        return cls(**kwargs)
+    except ModelError as exc:
+        raise ParameterError(f"{path} ({ctype}): {exc}") from None
+
+
+def _start(system: ModelSystem, start: dict, where: str) -> None:
+    mech = system.mechanism
+    given = [k for k in ("keyframe", "q", "joints") if k in start]
+    if len(given) > 1:
+        raise ParameterError(f"{where}: give one of keyframe, q, joints (got {', '.join(given)})")
+    if "keyframe" in start:
+        name = start["keyframe"]
+        if name not in system.keyframes:
+            valid = ", ".join(system.keyframes) or "none in this model"
+            raise _err(f"{where}.keyframe", name, f"valid keyframes: {valid}")
+        system.q, system.v = (x.copy() for x in system.keyframes[name])
+        system.start = f"keyframe {name!r}"
+    elif "q" in start:
+        system.q = _vector(f"{where}.q", start["q"], mech.nq)
+        if not pin.isNormalized(mech.model, system.q, 1e-9):
+            raise _err(
+                f"{where}.q", start["q"], "its quaternions (ball, free joints) must be unit"
+            )
+        system.start = "the system file's q"
+    elif "joints" in start:
+        joints = start["joints"]
+        if not isinstance(joints, dict):
+            raise _err(f"{where}.joints", joints, "expected a table joint = value")
+        model = mech.model
+        for jn, x in joints.items():
+            valid = ", ".join(n for n, j in zip(model.names[1:], model.joints[1:]) if j.nq == 1)
+            if not model.existJointName(jn) or model.joints[model.getJointId(jn)].nq != 1:
+                raise _err(f"{where}.joints.{jn}", x, f"no such one-dof joint; valid: {valid}")
+            system.q[model.joints[model.getJointId(jn)].idx_q] = _number(f"{where}.joints.{jn}", x)
+        system.start = "the system file's joint values"
+    if "v" in start:
+        system.v = _vector(f"{where}.v", start["v"], mech.nv)
+
+
+def _plots(names: Any, system: ModelSystem) -> list[str]:
+    if not isinstance(names, list):
+        raise _err("plots", names, "expected a list of plot names")
+    mech = system.mechanism
+    for i, n in enumerate(names):
+        kind, _, arg = str(n).partition(":")
+        ok = (
+            (n in ("lambda", "phi_rows"))
+            or (kind == "joint" and mech.model.existJointName(arg))
+            or (kind == "frame" and arg in mech.frame_names)
+        )
+        if not ok:
+            raise _err(f"plots[{i}]", n, "valid: lambda, phi_rows, joint:NAME, frame:NAME")
+    return list(names)
+
+
+@dataclass
+class SystemFile:
+    """A parsed, checked system file."""
+
+    system: ModelSystem
+    simulation: dict[str, Any]
+    plots: list[str]
+    title: str
+    controller: dict[str, Any] | None = None
+
+
+def load_system(path: str | Path) -> SystemFile:
+    """Parse and check a system file (every key; the controller is built once to check it)."""
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ParameterError(f"system file {str(p)!r} cannot be read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ParameterError(f"system file {str(p)!r} is not valid TOML: {exc}") from None
+    for k in data:
+        if k not in TOP_KEYS:
+            raise _err(k, data[k], f"unknown key; valid keys: {', '.join(TOP_KEYS)}")
+    model = _table(data, "model", ("file", "robot"), "model")
+    if ("file" in model) == ("robot" in model):
+        raise ParameterError("model: give exactly one of model.file (URDF/MJCF) or model.robot")
+    try:
+        if "file" in model:
+            f = p.parent / _value("model.file", "str", model["file"])
+            if not f.is_file():
+                raise _err("model.file", model["file"], f"no such file ({f})")
+            system = load_model(f)
+        else:
+            system = _robot(model["robot"])
+    except ModelError as exc:
+        raise ParameterError(f"model: {exc}") from None
+    if "gravity" in data:
+        g = _vector("gravity", data["gravity"], 3)
+        system.mechanism.model.gravity = pin.Motion(g, np.zeros(3))
+    _start(system, _table(data, "start", ("keyframe", "q", "joints", "v"), "start"), "start")
+    cons = data.get("constraints", [])
+    if not isinstance(cons, list):
+        raise _err("constraints", cons, "expected an array of tables [[constraints]]")
+    for i, spec in enumerate(cons):
+        c = parse_constraint(f"constraints[{i}]", spec)
+        try:
+            ConstraintSet(system.mechanism, [c])  # binds: frames and joints exist
+        except ModelError as exc:
+            raise ParameterError(f"constraints[{i}] ({spec['type']}): {exc}") from None
+        system.constraints.append(c)
+    forces = data.get("forces", [])
+    if not isinstance(forces, list):
+        raise _err("forces", forces, "expected an array of tables [[forces]]")
+    for i, spec in enumerate(forces):
+        e = parse_constraint(f"forces[{i}]", spec, FORCE_TYPES)
+        try:
+            ForceSet(system.mechanism, [e])  # binds: frames and joints exist
+        except ModelError as exc:
+            raise ParameterError(f"forces[{i}] ({spec['type']}): {exc}") from None
+        system.forces.append(e)
+    sim = _table(data, "simulation", tuple(SIM_KEYS), "simulation")
+    defaults = dict(SIM_KEYS)
+    for k in ("t_end", "dt"):
+        if k in sim:
+            defaults[k] = _number(f"simulation.{k}", sim[k])
+            if not defaults[k] > 0:
+                raise _err(f"simulation.{k}", sim[k], "must be > 0 s")
+    if "integrator" in sim:
+        if sim["integrator"] not in INTEGRATORS:
+            raise _err(
+                "simulation.integrator", sim["integrator"], f"valid: {', '.join(INTEGRATORS)}"
+            )
+        defaults["integrator"] = sim["integrator"]
+    plots = _plots(data.get("plots", []), system)
+    title = data.get("title", p.stem)
+    if not isinstance(title, str):
+        raise _err("title", title, "expected a string")
+    ctrl = data.get("controller")
+    if ctrl is not None:
+        parse_controller(ctrl, ConstraintSet(system.mechanism, system.constraints))
+    return SystemFile(system, defaults, plots, title, ctrl)
+
+
+def _robot(name: Any) -> ModelSystem:
+    from pfaff.mechanism.robots import ROBOTS, load_robot
+
+    if name not in ROBOTS:
+        raise _err("model.robot", name, f"valid robots: {', '.join(sorted(ROBOTS))}")
+    mech = load_robot(name)
+    return ModelSystem(mech, [], mech.neutral(), np.zeros(mech.nv), "neutral posture")
