@@ -12,6 +12,7 @@ import numpy as np
 from pfaff.scenarios.common import planar_animation
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.scenarios.yz_common import (
+    CONTACT_H_PARAM,
     YZ_COMMON_PARAMS,
     YZ_SERIES_DOC,
     decay_probe,
@@ -29,7 +30,7 @@ from pfaff.systems.yz_references import TABLE2_STEPS, free_reference, smooth_mov
 @scenario(
     "yz-constrained",
     **YZ_COMMON_PARAMS,
-    contact_h=Param(0.01, "the object's contact point is (0, contact_h) in its frame [m]"),
+    contact_h=CONTACT_H_PARAM,
     surface_y=Param(0.14, "the constraint surface y = surface_y, parallel to x [m] (chosen)"),
     probe=Param(True, "also run the 60 ms unloaded-start probe that fits the force-loop rates"),
 )

@@ -14,6 +14,7 @@ import numpy as np
 from pfaff.scenarios.common import planar_animation
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.scenarios.yz_common import (
+    CONTACT_H_PARAM,
     YZ_COMMON_PARAMS,
     YZ_SERIES_DOC,
     internal_vs_table2,
@@ -38,7 +39,7 @@ from pfaff.systems.yz_references import (
     "yz-contact",
     **YZ_COMMON_PARAMS,
     y_distance=Param(0.025, "desired y goes forth and back through this [m] (Sec. 5.3)"),
-    contact_h=Param(0.01, "the object's contact point is (0, contact_h) in its frame [m]"),
+    contact_h=CONTACT_H_PARAM,
     impact_velocity=Param(
         0.068, "desired normal speed where the surface is placed [m/s] (Sec. 5.3)", positive=True
     ),

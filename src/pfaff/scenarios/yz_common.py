@@ -60,6 +60,9 @@ def yz_plant(
     )  # fmt: skip
 
 
+#: the contact point of the object for the scenarios with a surface
+CONTACT_H_PARAM = Param(0.01, "the object's contact point is (0, contact_h) in its frame [m]")
+
 #: the yz-* scenarios' own series in trajectory.npz
 YZ_SERIES_DOC = {
     "constraint_force": "f_F: normal force of the object on the surface [N]",
