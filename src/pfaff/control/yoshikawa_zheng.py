@@ -129,7 +129,8 @@ class GraspState:
     r_P: np.ndarray
 
 
-Reference = Callable[[float, int], tuple]
+#: ``(t, mode) -> (r_Pd, r_Pd', r_Pd'', f_Fd, f_ISd)`` (eq. 41-43)
+YZReference = Callable[[float, int], tuple]
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,7 @@ class YZController:
         *,
         plant: GraspModel,
         gains: YZGains,
-        reference: Reference,
+        reference: YZReference,
         control_dt: float = 2e-3,
         unloaded_start: bool = False,
         integral_rule: str = "trapezoid",

@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from pfaff.control.yoshikawa_zheng import GraspState, Reference, YZController
+from pfaff.control.yoshikawa_zheng import GraspState, YZController, YZReference
 from pfaff.manipulation.grasp import GraspPoint
 from pfaff.mechanism import Mechanism
 
@@ -64,5 +64,5 @@ class GraspPlant(Protocol):
     def measure(self, snap, mode: int) -> tuple[np.ndarray, np.ndarray]: ...
     def initial_q(self, pose: Any) -> np.ndarray: ...
     def controller(
-        self, reference: Reference, control_dt: float = 2e-3, **options
+        self, reference: YZReference, control_dt: float = 2e-3, **options
     ) -> YZController: ...
