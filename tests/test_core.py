@@ -262,9 +262,9 @@ def test_dual_arm_box_terms(dual):
 @pytest.fixture(scope="module")
 def dual():
     from pfaff.scenarios import get_scenario
-    from pfaff.scenarios.dual_panda import DualPandaSetup
+    from pfaff.scenarios.dual_panda import dual_panda_plant
 
-    return DualPandaSetup(get_scenario("dual-panda-box").resolve({}))
+    return dual_panda_plant(get_scenario("dual-panda-box").resolve({}))
 
 
 # -- whole runs ------------------------------------------------------------------

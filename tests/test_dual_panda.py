@@ -10,7 +10,7 @@ pin = pytest.importorskip("pinocchio")
 import pfaff.scenarios.dual_panda  # noqa: E402,F401  (registers the scenario)
 from pfaff.constraints import check_derivatives  # noqa: E402
 from pfaff.manipulation.grasp import grasp_matrices, grasp_rates  # noqa: E402
-from pfaff.scenarios.dual_panda import DualPandaSetup  # noqa: E402
+from pfaff.scenarios.dual_panda import dual_panda_plant  # noqa: E402
 from pfaff.scenarios.runner import execute  # noqa: E402
 
 DEFAULTS = {
@@ -21,7 +21,7 @@ DEFAULTS = {
 
 @pytest.fixture(scope="module")
 def setup():
-    return DualPandaSetup(DEFAULTS)
+    return dual_panda_plant(DEFAULTS)
 
 
 def test_plant_shape_and_initial_grasp(setup):

@@ -17,7 +17,7 @@ LAYERS = [
     "control",
     "geometry",
     "manipulation",
-    "systems",  # reusable assemblies (design.md Sec. 1); no module yet
+    "systems",  # reusable assemblies (design.md Sec. 1): plants, references
     "scenarios",
     "report",
     "sweep",  # many runs on Dask: scenarios + report below it

@@ -27,20 +27,21 @@ from pfaff.manipulation.objects import (
     euler_zyz_R,
     euler_zyz_T,
     euler_zyz_T_rate,
+    linear_function,
     planar_contact_surface,
     velocity_map,
     velocity_map_rate,
 )
-from pfaff.scenarios import yoshikawa_zheng as yz
 from pfaff.scenarios.registry import ParameterError
 from pfaff.scenarios.runner import execute
 from pfaff.simulate.record import StepRecord
+from pfaff.systems import yz_planar as yz
 
 S2 = math.sqrt(2.0)
 
 
 def _setup():
-    return yz.YZSetup(0.12, [(-0.08, 0.0), (0.08, 0.0)], wall_y=0.14, contact_h=0.01)
+    return yz.YZPlanarPlant(0.12, [(-0.08, 0.0), (0.08, 0.0)], wall_y=0.14, contact_h=0.01)
 
 
 # ------------------------------------------------------------------ grasp (eq. 8-12)
@@ -170,9 +171,9 @@ def test_contact_surface_E_F_and_rate():
     np.testing.assert_allclose(p.hessian(r) @ rd, Hd, atol=1e-8)
     su = _setup()
     with pytest.raises(ValueError, match="not independent"):
-        type(su.constrained)(
-            [p], [yz.linear_function((0, 1, 0)), yz.linear_function((0, 0, 1))], 3
-        ).E(np.array([0.0, 0.13, 0.0]))
+        type(su.constrained)([p], [linear_function((0, 1, 0)), linear_function((0, 0, 1))], 3).E(
+            np.array([0.0, 0.13, 0.0])
+        )
 
 
 # ------------------------------------------------------------------ eq. (31) and the loop
@@ -180,7 +181,7 @@ def test_contact_surface_E_F_and_rate():
 
 def _state(su, rng):
     q = su.initial_q(np.array([0.0, 0.13, 0.0]))
-    snap0 = su.plant.compute(q, None, su.contact.frames)
+    snap0 = su.mech.compute(q, None, su.contact.frames)
     ev = su.contact.evaluate(snap0)
     N = dyn.projection(ev.A, np.zeros(ev.A.shape[0]), with_null=True).N
     v = N @ rng.normal(size=N.shape[1]) * 0.2
@@ -188,7 +189,7 @@ def _state(su, rng):
 
 
 def _plant_terms(su, q, v, tau):
-    snap = su.plant.compute(q, v, (*su.contact.frames, "arm1_tip", "arm2_tip"))
+    snap = su.mech.compute(q, v, (*su.contact.frames, "arm1_tip", "arm2_tip"))
     ev = su.contact.evaluate(snap)
     sol = dyn.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift)
     return snap, sol.a, sol.lam
@@ -241,7 +242,7 @@ def test_exact_model_decouples_eq_39_38_40(mode):
                        np.zeros(0), np.array([1.1])))
     )  # fmt: skip
     ctrl = su.controller(ref, mode=mode)
-    snap = su.plant.compute(q, v, (*cset.frames, "arm1_tip", "arm2_tip"))
+    snap = su.mech.compute(q, v, (*cset.frames, "arm1_tip", "arm2_tip"))
     tau = ctrl(0.0, StepRecord.at(cset, snap, sensors={"lambda": np.zeros(cset.dim)}))
     ev = cset.evaluate(snap)
     sol = dyn.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift)
@@ -360,7 +361,7 @@ def test_not_force_closure_grasp_fails_through_cli(name, tmp_path, capsys):
     from pfaff.cli import main
 
     with pytest.raises(GraspError, match="not force-closure: rank W_S = 1 < 3"):
-        yz.YZSetup(0.12, [(-0.08, 0.0), (0.08, 0.0)], grasp_kind="frictionless_point")
+        yz.YZPlanarPlant(0.12, [(-0.08, 0.0), (0.08, 0.0)], grasp_kind="frictionless_point")
     out = tmp_path / "run"
     assert main(["run", name, "--out", str(out), "--set", "grasp_type=frictionless_point"]) == 2
     err = capsys.readouterr().err

@@ -4,8 +4,8 @@
   ``X = (q'', r'', F_hS, f_F)``; :func:`check_whole_system` tests its
   nonsingularity through Appendix A (``K_33 > 0`` and ``E_F T^-1 I_B^-1 T^-T E_F^T > 0``).
 - :class:`YZController` -- the linearising law (eq. 32-37) with the servo
-  compensators (eq. 41-43), sampled (zero-order hold of its own, on the grid
-  ``k control_dt``); free motion is ``C = 0``.
+  compensators (eq. 41-43), sampled: every call is a sample (the simulation's
+  clock calls it every ``control_dt`` and holds the torque); free motion is ``C = 0``.
 
 This module is in the control layer: the grasp (``S, W, A_S`` and their rates)
 and the object-motion constraints (``E_P, E_F`` and rates) are passed in by
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -129,29 +130,75 @@ class GraspState:
     r_P: np.ndarray
 
 
-Reference = Callable[[float], tuple[np.ndarray, np.ndarray, np.ndarray]]
+#: ``(t, mode) -> (r_Pd, r_Pd', r_Pd'', f_Fd, f_ISd)`` (eq. 41-43)
+YZReference = Callable[[float, int], tuple]
+
+
+@dataclass(frozen=True)
+class YZGains:
+    """Servo gains of eq. (41)-(43): ``K_V``, ``K_P`` (position loop of r_P), ``K_IF``
+    (constraint-force integral), ``K_II`` (internal-force integral).
+
+    ``K_V``, ``K_P`` are arrays over r_P, or dicts ``mode -> array`` when r_P changes
+    size with the object-constraint set (:meth:`per_mode`).
+    """
+
+    K_V: np.ndarray | dict[int, np.ndarray]
+    K_P: np.ndarray | dict[int, np.ndarray]
+    K_IF: float | np.ndarray
+    K_II: float | np.ndarray
+
+    def per_mode(self, rows: dict[int, list[int]]) -> YZGains:
+        """The gains with ``K_V``, ``K_P`` restricted, per mode, to the entries ``rows[mode]``
+        of r (e.g. ``{0: [0, 1, 2], 1: [0, 2]}``: free (x, y, phi), in contact (x, phi))."""
+        return YZGains(
+            {m: self.K_V[i] for m, i in rows.items()},
+            {m: self.K_P[i] for m, i in rows.items()},
+            self.K_IF,
+            self.K_II,
+        )
+
+
+#: Yoshikawa-Zheng Sec. 5.3: K_V, K_P for (x, y, phi); K_IF = 100, K_II = 70
+YZ_PAPER_GAINS = YZGains(
+    K_V=np.array([65.0, 50.0, 55.0]),
+    K_P=np.array([13000.0, 13000.0, 15000.0]),
+    K_IF=100.0,
+    K_II=70.0,
+)
+
+
+class GraspModel(Protocol):
+    """What :class:`YZController` reads from a plant (``pfaff.systems.GraspPlant`` is one).
+
+    ``arm_idx``: velocity indices of the arm joints (n of them); ``tips``: frame names
+    of the end effectors; ``rows``: rows of a frame's 6 x nv Jacobian that form
+    ``v_hi`` (``[0, 1, 5]`` in the plane, ``range(6)`` in 3D); ``I_B``: the
+    controller's object inertia (eq. 3); ``object_state(snap) -> (r, r')``;
+    ``model(r, r', mode) -> GraspState``; ``Q_r(r, r')`` of eq. (5);
+    ``measure(snap, mode) -> (F_h, f_F)``: the measured hand wrenches (world,
+    stacked) and constraint forces.
+    """
+
+    arm_idx: np.ndarray
+    tips: tuple[str, ...]
+    rows: list[int]
+    I_B: np.ndarray
+
+    def object_state(self, snap) -> tuple[np.ndarray, np.ndarray]: ...
+    def model(self, r: np.ndarray, rd: np.ndarray, mode: int) -> GraspState: ...
+    def Q_r(self, r: np.ndarray, rd: np.ndarray) -> np.ndarray: ...
+    def measure(self, snap, mode: int) -> tuple[np.ndarray, np.ndarray]: ...
 
 
 class YZController:
     """Eq. (32)-(37) with servo compensators (41)-(43), sampled at ``control_dt``.
 
-    Parameters
-    ----------
-    arm_idx : velocity indices of the arm joints in the plant (n of them).
-    tips : frame names of the end effectors (one per arm).
-    rows : rows of a frame's 6 x nv Jacobian that form ``v_hi`` (``[0, 1, 5]``
-        in the plane: v_x, v_y, w_z; ``range(6)`` in 3D).
-    object_state : ``(record) -> (r, r')`` of the object (reads ``record.q``, ``record.v``).
-    model : ``(r, r', mode) -> GraspState`` (grasp + object constraints;
-        ``mode`` is the index of the current object-constraint set).
-    I_B, Q_r : the controller's object model: ``I_B`` (n_r x n_r) and
-        ``Q_r(r, r')`` of eq. (5).
-    measure : ``(record, mode) -> (F_h, f_F)``: measured hand wrenches (world,
-        stacked) and constraint forces, from the plant's sensors
-        (``record.sensors``).
+    Keyword-only parameters
+    -----------------------
+    plant : a :class:`GraspModel` (the arms, the grasp and the object model).
+    gains : :class:`YZGains` of eq. (41)-(43).
     reference : ``(t, mode) -> (r_Pd, r_Pd', r_Pd'', f_Fd, f_ISd)``.
-    K_V, K_P, K_IF, K_II : servo gains of eq. (41)-(43); ``K_V``, ``K_P`` may be
-        dicts ``mode -> gains`` (r_P changes size with the constraints).
     control_dt : period [s] of the sampled law (zero-order hold).
     unloaded_start : integrators start at ``-f_d(0)/K`` so the forces begin at
         zero (a step 0 -> f_d whose error the servo removes, eq. 45-46).
@@ -161,50 +208,45 @@ class YZController:
         eq. 31) and the reading at its end, so the force error is centred over the
         hold; ``"end"`` uses the reading at the end only (the error is then zero at
         the end of each hold and equal to the whole drift within a hold at its start).
+    mode : index of the initial object-constraint set (``model``'s ``mode``).
     """
 
     needs_sensors = True
 
     def __init__(
         self,
-        arm_idx,
-        tips,
-        rows,
-        object_state,
-        model,
-        I_B,
-        Q_r,
-        measure,
-        reference,
-        K_V,
-        K_P,
-        K_IF,
-        K_II,
+        *,
+        plant: GraspModel,
+        gains: YZGains,
+        reference: YZReference,
         control_dt: float = 2e-3,
         unloaded_start: bool = False,
         integral_rule: str = "trapezoid",
+        mode: int = 0,
     ) -> None:
-        self.arm_idx = np.asarray(arm_idx, dtype=int)
+        self.plant = plant
+        self.arm_idx = np.asarray(plant.arm_idx, dtype=int)
         a = self.arm_idx
         contiguous = a.size and np.array_equal(a, np.arange(a[0], a[0] + a.size))
         # M's arm block: a slice view when the arm joints are contiguous (no fancy index)
         self._arm_block = (slice(a[0], a[0] + a.size),) * 2 if contiguous else np.ix_(a, a)
-        self.tips, self.rows = tuple(tips), list(rows)
+        self.tips, self.rows = tuple(plant.tips), list(plant.rows)
         # rows of the 6 x nv frame Jacobians: a slice when all six are kept
         rs = slice(None) if self.rows == list(range(6)) else self.rows
         self._J_block = (rs, self._arm_block[1]) if contiguous else np.ix_(self.rows, a)
         self._rows_sel = rs
         self.frames = self.tips
-        self.object_state, self.model, self.measure = object_state, model, measure
-        self.I_B, self.Q_r, self.reference = np.asarray(I_B, float), Q_r, reference
-        self.K_V, self.K_P = K_V, K_P  # arrays, or dicts mode -> array
-        self.K_IF, self.K_II = np.atleast_1d(K_IF), np.atleast_1d(K_II)
+        self.object_state, self.model = plant.object_state, plant.model
+        self.measure = plant.measure
+        self.I_B, self.Q_r, self.reference = np.asarray(plant.I_B, float), plant.Q_r, reference
+        self.K_V, self.K_P = gains.K_V, gains.K_P  # arrays, or dicts mode -> array
+        self.K_IF, self.K_II = np.atleast_1d(gains.K_IF), np.atleast_1d(gains.K_II)
         self.control_dt = float(control_dt)
         self.unloaded_start = unloaded_start
         if integral_rule not in ("trapezoid", "end"):
             raise ValueError(f"integral_rule must be 'trapezoid' or 'end', got {integral_rule!r}")
         self.integral_rule = integral_rule
-        self.mode = 0
+        self.mode = mode
         self.reset()
 
     def reset(self) -> None:
@@ -212,7 +254,6 @@ class YZController:
         self.int_F: np.ndarray | None = None
         self.int_I: np.ndarray | None = None
         self._prev: tuple | None = None
-        self._next = -np.inf
         self._tau: np.ndarray | None = None
         self._start: tuple = (None, None)
         self._checked = False
@@ -221,31 +262,26 @@ class YZController:
         self.last_sensors: dict[str, np.ndarray] | None = None
 
     def set_mode(self, mode: int) -> None:
-        """Switch the object-constraint set (e.g. free <-> in contact); resample now."""
+        """Switch the object-constraint set (e.g. free <-> in contact); the caller samples
+        the law at the switch (:meth:`pfaff.simulate.phases.PhaseChain.resample`)."""
         if mode != self.mode:
             self.mode = mode
             self.int_F = None
             self._prev = None
-        self._next = -np.inf
 
     @property
     def held_torque(self) -> np.ndarray | None:
         """The torque held since the last sample (None before the first)."""
         return self._tau
 
-    @property
-    def next_sample_time(self) -> float:
-        """Time of the next scheduled sample of the law."""
-        return self._next
-
     def interrupt(self) -> None:
-        """An event (e.g. an impact) samples the law at the next call and restarts the clock.
+        """An event (e.g. an impact) that the law is sampled at
+        (:meth:`pfaff.simulate.phases.PhaseChain.impact` calls this).
 
         The force read at the event is not integrated: eq. (42)-(43) integrate the
         force held over a sample interval, and an impulsive reading lasts no time.
         """
         self._prev = None
-        self._next = -np.inf
 
     def _hold_mean(self, start, end):
         """Mean force over a hold: trapezoid of start and end (``"end"``: the end value)."""
@@ -258,11 +294,8 @@ class YZController:
         return J, Jd
 
     def __call__(self, t: float, rec: StepRecord) -> np.ndarray:
+        """One sample of the law (the simulation holds the torque until the next)."""
         self.last_sensors = rec.sensors
-        if self._tau is not None and t < self._next - 1e-9 * self.control_dt:
-            return self._tau
-        k = np.floor(t / self.control_dt + 1e-6)
-        self._next = (k + 1) * self.control_dt
         self._tau = self._law(t, rec)
         return self._tau
 

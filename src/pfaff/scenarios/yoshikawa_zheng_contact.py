@@ -1,7 +1,7 @@
 """Yoshikawa-Zheng task 3 (IJRR 1993, Sec. 5): free motion, impact, constrained motion, release.
 
-The plant, the controller wiring and the shared helpers are in
-:mod:`pfaff.scenarios.yoshikawa_zheng`; this module chains the phases.
+The plant is :class:`~pfaff.systems.yz_planar.YZPlanarPlant`; the phases are chained
+with :class:`~pfaff.simulate.phases.PhaseChain`.
 """
 
 from __future__ import annotations
@@ -13,76 +13,33 @@ import numpy as np
 
 from pfaff.scenarios.common import planar_animation
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
-from pfaff.scenarios.yoshikawa_zheng import (
-    SQRT2,
-    TABLE2_STEPS,
+from pfaff.scenarios.yz_common import (
+    CONTACT_H_PARAM,
     YZ_COMMON_PARAMS,
-    free_reference,
-    internal_force,
-    smooth_move,
+    YZ_SERIES_DOC,
+    internal_vs_table2,
     step_mask,
-    table2,
+    yz_plant,
     yz_plots,
-    yz_setup,
     yz_static_lines,
 )
-from pfaff.simulate import SimOptions, Trajectory, project_state, simulate
-
-# ----------------------------------------------------------------------------- task 3
-
-
-def _concat(trajs, m: int) -> Trajectory:
-    """One Trajectory of chained phases (constraint sets of different size).
-
-    A phase's last sample is dropped when the next phase starts at the same time
-    (the state there is the next phase's first sample: after the impact
-    projection or with the switched controller). Rows of the wall missing in free
-    phases are 0: no contact force, no constraint residual.
-    """
-    nq, nv = trajs[0].nq, trajs[0].nv
-    out = Trajectory(nq, nv, m, m)
-    widths = {"lambda": m, "av": m, "phi": m}
-    for i, tr in enumerate(trajs):
-        n = len(tr)
-        if i + 1 < len(trajs) and len(trajs[i + 1]) and trajs[i + 1].t[0] <= tr.t[-1] + 1e-12:
-            n -= 1
-        start = len(out)
-        for key, col in tr.rows.items():
-            rows = col[:n]
-            if key in widths:
-                rows = [np.pad(np.asarray(r, float), (0, m - len(r))) for r in rows]
-            out.rows.setdefault(key, []).extend(rows)
-        for key, col in tr.signals.items():
-            dst = out.signals.setdefault(key, [])
-            dst.extend([np.nan] * (start - len(dst)))
-            dst.extend(list(col[:n]) + [np.nan] * (n - len(col[:n])))
-        out.steps += tr.steps
-        out.newton_failures += tr.newton_failures
-    for dst in out.signals.values():
-        dst.extend([np.nan] * (len(out) - len(dst)))
-    return out
-
-
-def _impact_time(D: float, T: float, ta: float, v_imp: float) -> float:
-    """Time in the decelerating end of :func:`smooth_move` where the speed is ``v_imp``."""
-    V = D / (T - ta)
-    if not 0.0 < v_imp < V:
-        raise ValueError(
-            f"impact_velocity = {v_imp} m/s must lie in (0, {V:.4f}) m/s, the peak desired "
-            "y speed: the surface is placed where the desired approach speed equals it"
-        )
-    lo, hi = T - ta, T  # speed falls monotonically from V to 0 here
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if smooth_move(mid, T, D, ta)[1] > v_imp else (lo, mid)
-    return 0.5 * (lo + hi)
+from pfaff.simulate import SimOptions
+from pfaff.simulate.phases import PhaseChain
+from pfaff.systems.yz_planar import SQRT2
+from pfaff.systems.yz_references import (
+    TABLE2_STEPS,
+    free_reference,
+    smooth_move,
+    table2,
+    time_at_speed,
+)
 
 
 @scenario(
     "yz-contact",
     **YZ_COMMON_PARAMS,
     y_distance=Param(0.025, "desired y goes forth and back through this [m] (Sec. 5.3)"),
-    contact_h=Param(0.01, "the object's contact point is (0, contact_h) in its frame [m]"),
+    contact_h=CONTACT_H_PARAM,
     impact_velocity=Param(
         0.068, "desired normal speed where the surface is placed [m/s] (Sec. 5.3)", positive=True
     ),
@@ -117,10 +74,10 @@ def yz_contact(p: dict) -> ScenarioResult:
     if not ta < T / 2:
         raise ValueError(f"t_acc = {ta} s must be < t_move/2 = {T / 2} s")
     tay = ta / 2
-    t_c = _impact_time(Dy, T / 2, tay, p["impact_velocity"])
+    t_c = time_at_speed(Dy, T / 2, tay, p["impact_velocity"])
     wall = y0 + smooth_move(t_c, T / 2, Dy, tay)[0] + h
     t_r = T - t_c
-    su = yz_setup(p, wall_y=wall)
+    su = yz_plant(p, wall_y=wall)
 
     r_d = free_reference(x0, y0, T, D, ta, Dy, tay)
 
@@ -144,61 +101,54 @@ def yz_contact(p: dict) -> ScenarioResult:
     opt = SimOptions(dt=dt, control_dt=p["control_dt"])
     ctrl = su.controller(ref, p["control_dt"], mode=0, rule=p["integral_rule"])
     q0 = su.initial_q(np.array([x0, y0, 0.0]))
-    phases = []
-
-    def run(cset, q, v, t, duration, stop=None, o=opt):
-        """One chained phase from (t, q, v); the plant keeps the held torque."""
-        tr = simulate(cset, q, v, duration, o, controller=ctrl, tau=ctrl.held_torque,
-                      stop=stop, t0=t)  # fmt: skip
-        phases.append(tr)
-        a = tr.arrays()
-        return tr, float(a["t"][-1]), a["q"][-1], a["v"][-1]
+    chain = PhaseChain(q0, np.zeros(7), opt, controller=ctrl)
 
     wall_t = time.perf_counter()
     # 1. free motion until the contact is less than one step ahead ...
-    tr, t, q, v = run(su.free, q0, np.zeros(7), 0.0, T,
-                      lambda t, s, c: gap(s.q) <= v_n(s.q, s.v) * dt)  # fmt: skip
+    tr = chain.run(su.free, T, lambda t, s, c: gap(s.q) <= v_n(s.q, s.v) * dt)
     if tr.stopped_at is None:
         raise ValueError(f"the object never reaches the surface y = {wall:.4f} m")
     # ... then partial steps (same held torque, before the next sample) onto the surface
     for _ in range(3):
+        t, q, v = chain.t, chain.q, chain.v
         g, vn = gap(q), v_n(q, v)
-        tc = min(g / vn, 0.999 * (ctrl.next_sample_time - t)) if vn > 0 else 0.0
+        tc = min(g / vn, 0.999 * (chain.next_sample - t)) if vn > 0 else 0.0
         if g <= 1e-12 or tc <= 1e-9:
             break
-        tr, t, q, v = run(su.free, q, v, t, tc, o=SimOptions(dt=tc, control_dt=tc))
-    impact_v, impact_gap = v_n(q, v), gap(q)
-    t_contact = t
-    # 2. plastic impact; motion control along y until the contact force reaches the threshold
-    q, v = project_state(su.contact, q, v, opt)
-    ctrl.interrupt()  # impact interrupt: sample now, clock restarts
+        chain.run(su.free, tc, options=SimOptions(dt=tc, control_dt=tc))
+    impact_v, impact_gap = v_n(chain.q, chain.v), gap(chain.q)
+    t_contact = chain.t
+    # 2. plastic impact (the controller samples at it); motion control along y until
+    # the contact force reaches the threshold
+    chain.impact(su.contact)
     # the free-object model cannot predict the torque step's effect while the surface
     # holds the object: integrate the end-of-hold readings until the switch
     ctrl.integral_rule = "end"
     thr = p["contact_force_threshold"]
-    tr, t, q, v = run(su.contact, q, v, t, T - t,
-                      lambda t, s, c: -ctrl.last_sensors["lambda"][4] >= thr)  # fmt: skip
+    # the readings of the controller's last sample (the stop is checked at every step)
+    tr = chain.run(su.contact, T - chain.t, lambda t, s, c: -ctrl.last_sensors["lambda"][4] >= thr)
     if tr.stopped_at is None:
         raise ValueError(f"the contact force never reaches the threshold {thr} N")
-    t_switch = t
+    t_switch = chain.t
     # 3. force control along the normal until the desired normal force is withdrawn
     ctrl.set_mode(1)
+    chain.resample()
     ctrl.integral_rule = p["integral_rule"]
-    tr, t, q, v = run(su.contact, q, v, t, max(t_r - t, dt), lambda t, s, c: t >= t_r - 1e-9)
-    t_release = t
+    chain.run(su.contact, max(t_r - chain.t, dt), lambda t, s, c: t >= t_r - 1e-9)
+    t_release = chain.t
     # 4. departure: motion control along y again; the contact row is dropped
     ctrl.set_mode(0)
-    run(su.free, q, v, t, p["t_end"] - t)
+    chain.resample()
+    chain.run(su.free, p["t_end"] - chain.t)
     wall_s = time.perf_counter() - wall_t
-    traj = _concat(phases, su.contact.dim)
+    traj = chain.trajectory(su.contact.dim)
     a = traj.arrays()
     t, qq = a["t"], a["q"]
     pos = qq[:, 4:7]
     pos_d = np.array([r_d(ti)[0] for ti in t])
     lam_wall = a["lambda"][:, 4]
     fF = -lam_wall
-    fI = np.array([internal_force(su, qi, lam) for qi, lam in zip(qq, a["lambda"])])
-    fd = np.array([table2(ti) for ti in t])
+    fI, fd = internal_vs_table2(su, a)
     in_contact = (t >= t_contact - 1e-12) & (t < t_release - 1e-12)
     controlled = (t >= t_switch - 1e-12) & (t < t_release - 1e-12)
     fFd = np.where(controlled, fd[:, 0], np.nan)
@@ -233,15 +183,14 @@ def yz_contact(p: dict) -> ScenarioResult:
                    "phase": in_contact.astype(float) + controlled.astype(float)},
     }  # fmt: skip
     return ScenarioResult(
-        traj, metrics, wall_s, **planar_animation(su.plant, t, qq),
+        traj, metrics, wall_s, **planar_animation(su.mech, t, qq),
         static_lines=yz_static_lines(su, (x0, x0 + D)),
         plots=plots,
         extra_arrays={"constraint_force": fF, "internal_force": fI, "desired_forces": fd,
                       "gap": gaps},
         series_doc={
-            "constraint_force": "f_F: normal force of the object on the surface [N] (0 free)",
-            "internal_force": "average push of the two pins f_IS/sqrt(2) [N]",
-            "desired_forces": "Table 2 (constraint, internal) [N]",
+            **YZ_SERIES_DOC,
+            "constraint_force": YZ_SERIES_DOC["constraint_force"] + " (0 free)",
             "gap": "distance of the contact point below the surface [m]",
         },
     )  # fmt: skip

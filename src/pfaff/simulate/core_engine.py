@@ -114,6 +114,7 @@ def run(
     traj: Trajectory,
     bar=None,
     forces=(),
+    next_control: float | None = None,
 ) -> Trajectory:
     """Run ``n_steps`` steps from the (projected) state ``(q, v)`` on the core.
 
@@ -139,9 +140,11 @@ def run(
     needs_sensors = controller is not None and bool(controller.needs_sensors)
     hol = cset.holonomic_rows
     nv, rank_tol = mech.nv, opt.rank_tol
-    next_ctrl = t0
+    next_ctrl = t0 if next_control is None else next_control
     k = 0
     k_due = 0 if controller is not None else n_steps + 1  # next controller sample
+    while k_due <= n_steps and t0 + k_due * dt < next_ctrl - 1e-9 * dt:
+        k_due += 1  # a chained run: the first sample at next_control
     sig_log: list[tuple[int, dict]] = []  # (records so far, the controller's signals)
 
     try:
@@ -182,6 +185,7 @@ def run(
             k = k1
     finally:  # the samples into the trajectory, also for a partial run
         _fill(traj, bufs, system, sig_log, fbufs)
+        traj.next_control = next_ctrl if controller is not None else None
     return traj
 
 

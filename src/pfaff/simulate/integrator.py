@@ -106,6 +106,7 @@ def simulate(
     stop: Callable[[float, Snapshot, ConstraintEval], bool] | None = None,
     t0: float = 0.0,
     forces: Sequence[ForceElement] = (),
+    next_control: float | None = None,
 ) -> Trajectory:
     """Simulate a constrained mechanism from ``(q0, v0)`` to ``t_end``.
 
@@ -127,6 +128,9 @@ def simulate(
         step after the sample is recorded: True ends the run there (an event,
         e.g. a contact to switch on); ``trajectory.stopped_at`` holds the time.
     t0 : time of the initial state (for runs chained across events).
+    next_control : time of the controller's first sample (default ``t0``); a
+        chained run passes the previous run's ``trajectory.next_control`` so the
+        controller keeps one clock across the switch (:mod:`pfaff.simulate.phases`).
     forces : force elements (:mod:`pfaff.simulate.forces`: ``PointSpring``,
         ``PointDamper``, ``JointSpring``, ``JointDamper``, ``AppliedForce``),
         evaluated at every integrator stage and added to the torque. Spring
@@ -167,7 +171,7 @@ def simulate(
     control_dt = opt.control_dt or opt.dt
     n_steps = int(round(t_end / opt.dt))
     work = corr = force_work = 0.0
-    next_ctrl = t0
+    next_ctrl = t0 if next_control is None else float(next_control)
     newton_it = 0
     show = sys.stderr.isatty() if opt.progress is None else opt.progress
     bar = None
@@ -183,7 +187,19 @@ def simulate(
             frames = tuple(dict.fromkeys((*cset.frames, *ctrl_frames)))
             fe = fset.elements  # built-in force elements run in the core too
             return core_engine.run(
-                cset, q, v, n_steps, opt, controller, tau_held, t0, frames, traj, bar, fe
+                cset,
+                q,
+                v,
+                n_steps,
+                opt,
+                controller,
+                tau_held,
+                t0,
+                frames,
+                traj,
+                bar,
+                fe,
+                next_ctrl,
             )
         for k in range(n_steps + 1):
             t = t0 + k * opt.dt
@@ -284,6 +300,8 @@ def simulate(
         blas.restore_original_limits()
         traj.kkt_cond_max = ev.kkt_cond_max
         traj.warnings.extend(joint_limit_warnings(mech, traj))
+        if traj.engine != "core":
+            traj.next_control = next_ctrl if controller is not None else None
         if bar is not None:
             bar.close()
     return traj

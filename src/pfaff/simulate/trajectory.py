@@ -73,6 +73,8 @@ class Trajectory:
     newton_failures: int = 0
     kkt_cond_max: float = 0.0
     stopped_at: float | None = None
+    #: time of the controller's next sample after the run (None without a controller)
+    next_control: float | None = None
     warnings: list[str] = field(default_factory=list)
     engine: str = "numpy"
 
@@ -128,6 +130,67 @@ class Trajectory:
         for k, col in self.signals.items():
             col = list(col) + [np.nan] * (n - len(col))
             out[k] = np.asarray(col, dtype=float)
+        return out
+
+    @classmethod
+    def concat(cls, parts: list[Trajectory], m: int | None = None) -> Trajectory:
+        """One Trajectory of runs chained in time (phases with different constraint sets).
+
+        Rules:
+
+        - Times must not decrease from one part to the next (ValueError otherwise).
+        - The switch sample: when a part starts at the time its predecessor ended
+          (within 1e-12 s), the predecessor's last sample is dropped -- the state there
+          is the next part's first sample (after an impact map, or with the switched
+          controller). Times in the result are then strictly increasing.
+        - Constraint rows are matched by position: ``lambda`` and ``av`` are padded
+          with zeros to ``m`` (default: the widest part), ``phi`` to the widest
+          ``m_h``; a phase with fewer rows has the first rows of the widest set, and
+          its missing rows are 0 (no force, no residual).
+        - Controller signals missing in a part are NaN; every series has one entry
+          per sample. ``steps`` and ``newton_failures`` add up, ``kkt_cond_max`` is
+          the maximum, ``warnings`` are joined, ``stopped_at`` is the last part's.
+        """
+        if not parts:
+            raise ValueError("Trajectory.concat needs at least one part")
+        nq, nv = parts[0].nq, parts[0].nv
+        if any((tr.nq, tr.nv) != (nq, nv) for tr in parts):
+            raise ValueError("Trajectory.concat: the parts have different nq, nv")
+        m = max(tr.m for tr in parts) if m is None else m
+        m_h = max(tr.m_h for tr in parts)
+        out = cls(nq, nv, m, m_h)
+        widths = {"lambda": m, "av": m, "phi": out.m_h}
+        engines = {tr.engine for tr in parts}
+        out.engine = engines.pop() if len(engines) == 1 else "mixed"
+        for i, tr in enumerate(parts):
+            n = len(tr)
+            nxt = parts[i + 1] if i + 1 < len(parts) else None
+            if nxt is not None and len(nxt) and n:
+                if nxt.t[0] < tr.t[-1] - 1e-12:
+                    raise ValueError(
+                        f"Trajectory.concat: part {i + 1} starts at t = {nxt.t[0]:.9g} s, "
+                        f"before part {i} ends (t = {tr.t[-1]:.9g} s)"
+                    )
+                if nxt.t[0] <= tr.t[-1] + 1e-12:
+                    n -= 1
+            start = len(out)
+            for key, col in tr.rows.items():
+                rows = col[:n]
+                if key in widths:
+                    w = widths[key]
+                    rows = [np.pad(np.asarray(r, float), (0, w - len(r))) for r in rows]
+                out.rows.setdefault(key, []).extend(rows)
+            for key, col in tr.signals.items():
+                dst = out.signals.setdefault(key, [])
+                dst.extend([np.nan] * (start - len(dst)))
+                dst.extend(list(col[:n]) + [np.nan] * (n - len(col[:n])))
+            out.steps += tr.steps
+            out.newton_failures += tr.newton_failures
+            out.kkt_cond_max = max(out.kkt_cond_max, tr.kkt_cond_max)
+            out.warnings += [w for w in tr.warnings if w not in out.warnings]
+        for dst in out.signals.values():
+            dst.extend([np.nan] * (len(out) - len(dst)))
+        out.stopped_at, out.next_control = parts[-1].stopped_at, parts[-1].next_control
         return out
 
     @property

@@ -1,0 +1,301 @@
+"""The Yoshikawa-Zheng experimental system (IJRR 1993, Sec. 5) as a grasp plant.
+
+Two closed-form arms (:class:`~pfaff.mechanism.YZArm`, Table 1) and a planar
+object (mass 0.03 kg, inertia 14.4e-5 kg m^2) form one unconstrained
+:class:`~pfaff.mechanism.Mechanism` with block-diagonal ``M`` and ``h``; the pins
+(two in-plane forces, no moment) are ``PointsCoincide`` closures along x and y,
+the environment a unilateral ``PointOnPlane`` on the object. Closed form was
+chosen over a Pinocchio five-bar: ``YZArm`` is already tested against
+Pinocchio, needs no internal loop closure, and is cheap per state.
+:class:`YZPlanarPlant` wires it as a :class:`~pfaff.systems.GraspPlant`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from pfaff.constraints import ConstraintSet, PointOnPlane, PointsCoincide
+from pfaff.control.yoshikawa_zheng import YZ_PAPER_GAINS, GraspState, YZController
+from pfaff.manipulation.grasp import (
+    GraspError,
+    GraspPoint,
+    check_force_closure,
+    grasp_matrices,
+    internal_force_basis,
+    orient_squeeze,
+)
+from pfaff.manipulation.objects import (
+    ObjectConstraints,
+    linear_function,
+    planar_contact_surface,
+)
+from pfaff.mechanism import YZ_TABLE1, FrameState, Mechanism, Snapshot, YZArm
+
+#: object of Sec. 5.2
+OBJECT_MASS, OBJECT_INERTIA = 0.03, 14.4e-5
+#: Sec. 5.3 gains per mode: 0 free r_P = (x, y, phi), 1 in contact r_P = (x, phi)
+GAINS = YZ_PAPER_GAINS.per_mode({0: [0, 1, 2], 1: [0, 2]})
+SQRT2 = math.sqrt(2.0)
+
+
+class YZTwoArmPlant(Mechanism):
+    """Two YZ arms + a planar object: ``q = (q1_a, q2_a, q1_b, q2_b, x, y, theta)``.
+
+    Frames: ``arm1_base/elbow/tip``, ``arm2_base/elbow/tip``, ``object`` (centre).
+    """
+
+    nq = nv = 7
+    name = "Yoshikawa-Zheng two-arm system"
+
+    def __init__(self, bases, mass=OBJECT_MASS, inertia=OBJECT_INERTIA, holes=()):
+        self.arms = [YZArm(YZ_TABLE1, base=b) for b in bases]
+        self.m, self.I = float(mass), float(inertia)
+        self.holes = [np.array([h[0], h[1], 0.0]) for h in holes]
+        self._names = [f"arm{i + 1}_{f}" for i in range(2) for f in ("base", "elbow", "tip")]
+        self._own: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}
+        self.polylines = [
+            ["arm1_base", "arm1_elbow", "arm1_tip"],
+            ["arm2_base", "arm2_elbow", "arm2_tip"],
+            [f"hole{i + 1}" for i in range(len(self.holes))],
+        ]
+
+    @property
+    def frame_names(self):
+        return [*self._names, "object", *[f"hole{i + 1}" for i in range(len(self.holes))]]
+
+    def _split(self, frames: tuple[str, ...]) -> tuple[list[str], list[str]]:
+        """Each arm's own frame names among ``frames`` (``arm1_tip`` -> ``tip``), cached."""
+        out = self._own.get(frames)
+        if out is None:
+            out = self._own[frames] = tuple(
+                [f.split("_", 1)[1] for f in frames if f.startswith(f"arm{i + 1}_")]
+                for i in range(2)
+            )
+        return out
+
+    def compute(self, q, v=None, frames=(), dynamics=True, extras=True) -> Snapshot:
+        v = np.zeros(7) if v is None else v
+        frames = tuple(frames)
+        snap = Snapshot(q=q, v=v)
+        sub = []
+        for i, (arm, own) in enumerate(zip(self.arms, self._split(frames))):
+            s = arm.compute(q[2 * i : 2 * i + 2], v[2 * i : 2 * i + 2], own, dynamics)
+            sub.append(s)
+            for n, fs in s.frames.items():
+                J = np.zeros((6, 7))
+                J[:, 2 * i : 2 * i + 2] = fs.J
+                snap.frames[f"arm{i + 1}_{n}"] = FrameState(fs.p, fs.R, J, fs.drift)
+        x, y, th = (float(c) for c in q[4:7])
+        w = float(v[6])
+        c, s_ = math.cos(th), math.sin(th)
+        R = np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]])
+        for f in frames:
+            if f == "object" or f.startswith("hole"):
+                ox, oy = (0.0, 0.0) if f == "object" else self.holes[int(f[4:]) - 1][:2]
+                rx, ry = c * ox - s_ * oy, s_ * ox + c * oy  # R offset
+                J = np.zeros((6, 7))
+                J[0, 4] = J[1, 5] = J[5, 6] = 1.0
+                J[0, 6], J[1, 6] = -ry, rx
+                drift = np.array([-w * w * rx, -w * w * ry, 0.0, 0.0, 0.0, 0.0])
+                snap.frames[f] = FrameState(np.array([x + rx, y + ry, 0.0]), R, J, drift)
+            elif f not in snap.frames:
+                self.check_frames([f])
+        if dynamics:
+            M = np.zeros((7, 7))
+            M[:2, :2], M[2:4, 2:4] = sub[0].M, sub[1].M
+            M[4, 4] = M[5, 5] = self.m
+            M[6, 6] = self.I
+            snap.M = M
+            snap.h = np.concatenate([sub[0].h, sub[1].h, np.zeros(3)])
+            snap.g = np.zeros(7)
+            snap.kinetic = 0.5 * float(v @ snap.M @ v)
+        return snap
+
+
+def arm_ik(arm: YZArm, p, elbow: int) -> np.ndarray:
+    """Absolute angles (q1, q2) with tip at p; ``elbow`` = +1 / -1 picks the branch.
+
+    Raises ValueError when p is out of reach (the annulus |l0 - l4| .. l0 + l4).
+    """
+    l0, l4 = arm.links[0].l, arm.links[4].l
+    d = np.asarray(p[:2], float) - np.asarray(arm.base)
+    r = float(np.hypot(*d))
+    ca = (r * r + l0 * l0 - l4 * l4) / (2 * l0 * r) if r > 0 else 2.0
+    if not -1.0 <= ca <= 1.0:
+        raise ValueError(
+            f"trajectory outside the arms' workspace: tip point ({p[0]:.4f}, {p[1]:.4f}) "
+            f"is {r:.4f} m from the base {arm.base}, reach is {abs(l0 - l4):.3f} .. "
+            f"{l0 + l4:.3f} m"
+        )
+    q1 = math.atan2(d[1], d[0]) + elbow * math.acos(ca)
+    e = d - l0 * np.array([math.cos(q1), math.sin(q1)])
+    return np.array([q1, math.atan2(e[1], e[0])])
+
+
+def planar_grasp(spacing: float, kind: str = "frictional_point"):
+    """Two grasps at (-spacing/2, 0) and (+spacing/2, 0) in the object frame."""
+    return [
+        GraspPoint(kind, np.array([-spacing / 2, 0.0]), normal=(1.0, 0.0)),
+        GraspPoint(kind, np.array([spacing / 2, 0.0]), normal=(-1.0, 0.0)),
+    ]
+
+
+def _rot2(th: float) -> np.ndarray:
+    c, s = math.cos(th), math.sin(th)
+    return np.array([[c, -s], [s, c]])
+
+
+class YZPlanarPlant:
+    """The planar pinned pair of Sec. 5: a :class:`~pfaff.systems.GraspPlant`.
+
+    The mechanism (:class:`YZTwoArmPlant`), its constraint sets (``free``: the two
+    pins; ``contact``: the pins and the wall), the object-motion constraints
+    (``unconstrained``, ``constrained``, eq. 17-22) and the controller pieces.
+
+    Parameters
+    ----------
+    spacing : hole spacing [m]; bases : arm base positions; elbows : IK branches.
+    wall_y : level of the wall (y = wall_y, the object presses along +y) or None.
+    contact_h : the object's contact point is (0, contact_h) in its frame.
+    grasp_kind : grasp type of both arms (the pins: ``frictional_point``).
+    """
+
+    def __init__(
+        self,
+        spacing,
+        bases,
+        elbows=(1, -1),
+        wall_y=None,
+        contact_h=0.01,
+        grasp_kind="frictional_point",
+        mass_error=0.0,
+        inertia_error=0.0,
+    ):
+        self.grasps = planar_grasp(spacing, grasp_kind)
+        S, _, W_S, r_list = grasp_matrices(self.grasps, np.eye(2), plane=True)
+        try:
+            check_force_closure(W_S)
+        except GraspError as exc:
+            raise GraspError(
+                f"two {grasp_kind} grasps at (+-{spacing / 2:g}, 0) m on the object: {exc}"
+            ) from None
+        if grasp_kind != "frictional_point":
+            raise ValueError(f"the plant models pins (frictional_point); got {grasp_kind!r}")
+        holes = [g.position for g in self.grasps]
+        # grasp frames turn with the object: W_S(th) = diag(R, 1) W_S(0), so N(W_S) in
+        # the grasp coordinates F_hS -- the internal-force basis A_S (eq. 12) -- is fixed
+        self.A_S = orient_squeeze(internal_force_basis(W_S), S, r_list)
+        self._eye3, self._zero3 = np.eye(3), np.zeros((3, 3))
+        self.mech = YZTwoArmPlant(bases, holes=holes)
+        self.elbows, self.h, self.wall_y = elbows, contact_h, wall_y
+        self.arm_idx, self.tips, self.rows = np.arange(4), ("arm1_tip", "arm2_tip"), [0, 1, 5]
+        xy = ((1, 0, 0), (0, 1, 0))
+        pins = [
+            PointsCoincide(f"arm{i + 1}_tip", f"hole{i + 1}", directions=xy, name=f"pin {i + 1}")
+            for i in range(2)
+        ]
+        self.free = ConstraintSet(self.mech, pins)
+        self.contact = None
+        if wall_y is not None:
+            wall = PointOnPlane(
+                "object", (0.0, -1.0, 0.0), -wall_y, point=(0.0, contact_h, 0.0),
+                name="wall", unilateral=True,
+            )  # fmt: skip
+            self.contact = ConstraintSet(self.mech, [*pins, wall])
+            surface = planar_contact_surface((0.0, contact_h), (0.0, 1.0), wall_y)
+            self.constrained = ObjectConstraints(
+                [surface], [linear_function((1, 0, 0)), linear_function((0, 0, 1))], 3
+            )
+        self.unconstrained = ObjectConstraints([], [linear_function(e) for e in np.eye(3)], 3)
+        self.I_B = np.diag(
+            [OBJECT_MASS * (1 + mass_error)] * 2 + [OBJECT_INERTIA * (1 + inertia_error)]
+        )
+
+    def initial_q(self, r) -> np.ndarray:
+        """Joint angles holding the object at r = (x, y, theta)."""
+        q = np.zeros(7)
+        R = _rot2(r[2])
+        for i, (arm, g) in enumerate(zip(self.mech.arms, self.grasps)):
+            q[2 * i : 2 * i + 2] = arm_ik(arm, np.asarray(r[:2]) + R @ g.position, self.elbows[i])
+        q[4:] = r
+        return q
+
+    def check_path(self, rs, what: str = "trajectory") -> float:
+        """IK along object poses rs; ValueError off the workspace; returns min |sin(q1-q2)|."""
+        worst = 1.0
+        for r in rs:
+            try:
+                q = self.initial_q(r)
+            except ValueError as exc:
+                raise ValueError(f"{what}: {exc}") from None
+            for i in range(2):
+                worst = min(worst, abs(math.sin(q[2 * i] - q[2 * i + 1])))
+        if worst < 0.1:
+            raise ValueError(
+                f"{what} passes near a singular arm posture (min |sin(q1 - q2)| = {worst:.3f} "
+                "< 0.1): S^T J loses rank (Appendix A)"
+            )
+        return worst
+
+    def pin_matrices(self, th: float, w: float):
+        """``(S, W, S', W')`` of the two pins at orientation th, rate w (eq. 9, 11).
+
+        Written out for planar pins (``S_i = diag(R, 1) [I_2 0]^T``, ``r_i = R c_i``);
+        equal to :func:`grasp_matrices` / :func:`grasp_rates` (tested), 10x cheaper.
+        """
+        c, s = math.cos(th), math.sin(th)
+        R = np.array([[c, -s], [s, c]])
+        Rd = w * np.array([[-s, -c], [c, -s]])
+        S, Sd = np.zeros((6, 4)), np.zeros((6, 4))
+        W, Wd = np.zeros((3, 6)), np.zeros((3, 6))
+        for i, g in enumerate(self.grasps):
+            S[3 * i : 3 * i + 2, 2 * i : 2 * i + 2] = R
+            Sd[3 * i : 3 * i + 2, 2 * i : 2 * i + 2] = Rd
+            r = R @ g.position[:2]
+            W[:, 3 * i : 3 * i + 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [-r[1], r[0], 1.0]]
+            Wd[2, 3 * i : 3 * i + 2] = (-w * r[0], -w * r[1])
+        return S, W, Sd, Wd
+
+    def model(self, r, rd, mode) -> GraspState:
+        """Grasp (eq. 9, 11) and object constraints (eq. 19-22; mode 1: on the wall)."""
+        oc = self.constrained if mode == 1 else self.unconstrained
+        S, W, Sd, Wd = self.pin_matrices(float(r[2]), float(rd[2]))
+        return GraspState(
+            S, W, Sd, Wd, self.A_S, self._eye3, self._zero3, oc.E_P(r), oc.E_F(r),
+            oc.E_P_rate(r, rd), oc.E_F_rate(r, rd), oc.r_P(r),
+        )  # fmt: skip
+
+    @staticmethod
+    def object_state(snap):
+        """``(r, r') = ((x, y, theta), their rates)`` of the object."""
+        return snap.q[4:7], snap.v[4:7]
+
+    @staticmethod
+    def measure(snap, mode):
+        """Pin forces (x, y of each pin, no moment) and the wall force ``f_F = -lambda``."""
+        lam = snap.sensors["lambda"]
+        F_h = np.array([lam[0], lam[1], 0.0, lam[2], lam[3], 0.0])
+        f_F = -lam[4:5] if mode == 1 and lam.size > 4 else np.zeros(0)
+        return F_h, f_F
+
+    def Q_r(self, r, rd) -> np.ndarray:
+        """Eq. (5) in the plane, no gravity (g = 0, Sec. 5): ``I_B T' r' = 0`` with T = I."""
+        return np.zeros(3)
+
+    def controller(
+        self, reference, control_dt=2e-3, unloaded_start=False, mode=0, rule="trapezoid"
+    ) -> YZController:
+        """:class:`YZController` with the gains of Sec. 5.3 (r_P = (x, phi) in contact)."""
+        return YZController(
+            plant=self, gains=GAINS, reference=reference, control_dt=control_dt,
+            unloaded_start=unloaded_start, integral_rule=rule, mode=mode,
+        )  # fmt: skip
+
+
+def internal_force(plant: YZPlanarPlant, q, lam) -> float:
+    """Average pushing force of the two pins (Sec. 5.2) = f_IS / sqrt(2), from multipliers."""
+    g = plant.model(q[4:7], np.zeros(3), 0)
+    F_h = np.array([lam[0], lam[1], 0.0, lam[2], lam[3], 0.0])
+    return float((g.A_S.T @ np.linalg.pinv(g.S) @ F_h)[0]) / SQRT2

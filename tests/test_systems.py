@@ -1,0 +1,142 @@
+"""pfaff.systems: the GraspPlant protocol, its two implementations, the YZ references
+and the keyword-only YZController.
+
+The reference numbers (tests/data/grasp_plants_reference.npz) were computed by the
+code before the plants moved to ``pfaff.systems`` (``YZSetup`` / ``YZTwoArmPlant`` of
+``scenarios/yoshikawa_zheng.py`` and ``DualPandaSetup`` of ``scenarios/dual_panda.py``,
+commit 0dfadfa): mass matrices, bias forces, frames, grasp models, sensors and the
+controller's torques at random states. The moved code must reproduce them exactly.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pfaff.constraints import ConstraintSet
+from pfaff.control.yoshikawa_zheng import YZ_PAPER_GAINS, YZController, YZGains
+from pfaff.simulate.record import StepRecord
+from pfaff.systems import GraspPlant, YZPlanarPlant
+from pfaff.systems import yz_references as refs
+from pfaff.systems.yz_planar import internal_force
+
+pin = pytest.importorskip("pinocchio")
+
+REF = np.load(Path(__file__).parent / "data" / "grasp_plants_reference.npz")
+FRAMES = ["arm1_tip", "arm2_tip", "arm1_elbow", "object", "hole1", "hole2"]
+
+
+def _planar():
+    return YZPlanarPlant(0.12, [(-0.08, 0.0), (0.08, 0.0)], wall_y=0.14, contact_h=0.01)
+
+
+@pytest.fixture(scope="module")
+def dual():
+    from pfaff.systems.dual_panda import DualPandaPlant
+
+    return DualPandaPlant()
+
+
+def test_both_plants_satisfy_the_protocol(dual):
+    for plant in (_planar(), dual):
+        assert isinstance(plant, GraspPlant)
+        ctrl = plant.controller(lambda t, m: None)
+        assert isinstance(ctrl, YZController) and ctrl.plant is plant
+    assert not isinstance(object(), GraspPlant)
+
+
+def test_planar_plant_reproduces_the_old_numbers():
+    su = _planar()
+    ref = lambda t, mode: (  # noqa: E731
+        np.array([0.01 * t, 0.0]), np.array([0.01, 0.0]), np.zeros(2),
+        np.array([0.5]), np.array([1.1]),
+    )  # fmt: skip
+    ctrl = su.controller(ref, 2e-3, mode=1)
+    k = 0
+    while f"yz{k}_in_r" in REF:
+        r, v, lam = REF[f"yz{k}_in_r"], REF[f"yz{k}_in_v"], REF[f"yz{k}_in_lam"]
+        q = su.initial_q(r)
+        np.testing.assert_array_equal(q, REF[f"yz{k}_q0"])
+        s = su.mech.compute(q, v, FRAMES)
+        np.testing.assert_array_equal(s.M, REF[f"yz{k}_M"])
+        np.testing.assert_array_equal(s.h, REF[f"yz{k}_h"])
+        for f in FRAMES:
+            fs = s.frames[f]
+            got = np.concatenate([fs.p, fs.R.ravel(), fs.J.ravel(), fs.drift])
+            np.testing.assert_array_equal(got, REF[f"yz{k}_{f}"])
+        for mode in (0, 1):
+            for name, val in vars(su.model(r, v[4:7], mode)).items():
+                np.testing.assert_array_equal(val, REF[f"yz{k}_g{mode}_{name}"], err_msg=name)
+        rec = StepRecord.at(ConstraintSet(su.mech), s, sensors={"lambda": lam})
+        for mode in (0, 1):
+            np.testing.assert_array_equal(
+                np.concatenate(su.measure(rec, mode)), REF[f"yz{k}_meas{mode}"]
+            )
+        assert internal_force(su, q, lam) == REF[f"yz{k}_internal"][0]
+        s2 = su.mech.compute(q, v, ctrl.frames)
+        rec2 = StepRecord.at(ConstraintSet(su.mech), s2, sensors={"lambda": lam})
+        np.testing.assert_array_equal(ctrl(k * 2e-3, rec2), REF[f"yz{k}_tau"])
+        k += 1
+    assert k == 8
+
+
+def test_dual_panda_plant_reproduces_the_old_numbers(dual):
+    np.testing.assert_array_equal(dual.initial_q(-0.05), REF["dp_q0"])
+    ref = lambda t, mode: (  # noqa: E731
+        np.array([0.01 * t, 0, 0]), np.zeros(3), np.zeros(3),
+        np.array([5.0, 0, 0]), np.array([14.0, 0, 0, 0, 0, 0]),
+    )  # fmt: skip
+    ctrl = dual.controller(ref, 5e-3)
+    k = 0
+    while f"dp{k}_in_q" in REF:
+        q, v = REF[f"dp{k}_in_q"], REF[f"dp{k}_in_v"]
+        s = dual.mech.compute(q, v, ctrl.frames)
+        s = StepRecord.at(ConstraintSet(dual.mech), s, sensors={"lambda": REF[f"dp{k}_in_lam"]})
+        r, rd = dual.object_state(s)
+        np.testing.assert_array_equal(np.concatenate([r, rd]), REF[f"dp{k}_r"])
+        for name, val in vars(dual.model(r, rd, 0)).items():
+            np.testing.assert_array_equal(val, REF[f"dp{k}_g_{name}"], err_msg=name)
+        np.testing.assert_array_equal(dual.Q_r(r, rd), REF[f"dp{k}_Qr"])
+        F_h, f_F = dual.measure(s, 0)
+        np.testing.assert_array_equal(np.concatenate([F_h, f_F]), REF[f"dp{k}_meas"])
+        np.testing.assert_array_equal(dual.internal(q, F_h), REF[f"dp{k}_internal"])
+        np.testing.assert_array_equal(ctrl(k * 5e-3, s), REF[f"dp{k}_tau"])
+        k += 1
+    assert k == 4
+
+
+def test_controller_is_keyword_only():
+    su = _planar()
+    with pytest.raises(TypeError, match="positional"):
+        YZController(su, YZ_PAPER_GAINS, lambda t, m: None)  # type: ignore[misc]
+    with pytest.raises(TypeError, match="reference"):
+        YZController(plant=su, gains=YZ_PAPER_GAINS)  # type: ignore[call-arg]
+    ctrl = YZController(plant=su, gains=YZ_PAPER_GAINS, reference=lambda t, m: None, mode=1)
+    assert ctrl.mode == 1 and ctrl.tips == ("arm1_tip", "arm2_tip")
+
+
+def test_gains_per_mode_are_the_paper_entries():
+    g = YZ_PAPER_GAINS.per_mode({0: [0, 1, 2], 1: [0, 2]})
+    assert isinstance(g, YZGains)
+    np.testing.assert_array_equal(g.K_V[1], [65.0, 55.0])
+    np.testing.assert_array_equal(g.K_P[0], [13000.0, 13000.0, 15000.0])
+    assert (g.K_IF, g.K_II) == (100.0, 70.0)
+
+
+def test_references_are_smooth_and_reach_their_targets():
+    T, D, ta = 0.8, 0.05, 0.2
+    assert refs.smooth_move(T, T, D, ta) == (D, 0.0, 0.0)
+    h = 1e-6
+    for t in (0.05, 0.3, 0.7):  # s' and s'' are the derivatives of s
+        s0, s1 = refs.smooth_move(t - h, T, D, ta), refs.smooth_move(t + h, T, D, ta)
+        mid = refs.smooth_move(t, T, D, ta)
+        assert (s1[0] - s0[0]) / (2 * h) == pytest.approx(mid[1], rel=1e-6)
+        assert (s1[1] - s0[1]) / (2 * h) == pytest.approx(mid[2], rel=1e-5, abs=1e-9)
+    assert refs.forth_back(T, T, 0.025, 0.1)[0] == pytest.approx(0.0, abs=1e-15)
+    tc = refs.time_at_speed(0.025, 0.4, 0.1, 0.068)
+    assert refs.smooth_move(tc, 0.4, 0.025, 0.1)[1] == pytest.approx(0.068, rel=1e-12)
+    with pytest.raises(ValueError, match="must lie in"):
+        refs.time_at_speed(0.025, 0.4, 0.1, 1.0)
+    assert refs.table2(0.3) == (0.75, 1.0) and refs.TABLE2_STEPS == (0.27, 0.53)
