@@ -126,7 +126,7 @@ def test_engine_records_agree_with_an_independent_evaluation(panda, engine, name
         np.testing.assert_allclose(rec.snap.frame(TCP).p, snap.frame(TCP).p, atol=1e-14)
         _check_projection(rec, 7)
         np.testing.assert_allclose(pinv, rec.pinv, atol=0)
-        sol = dyn.solve(snap.M, snap.h, held, ev.A, ev.drift, TOL)
+        sol = dyn.solve_constrained(snap.M, snap.h, held, ev.A, ev.drift, TOL)
         np.testing.assert_allclose(rec.sensors["F"], sol.F, atol=1e-8)
         np.testing.assert_allclose(rec.sensors["lambda"], sol.lam, atol=1e-8)
         held = 0.5 * np.sin(3.0 * rec.t + np.arange(7.0))
@@ -292,7 +292,7 @@ def test_rolling_geometry_once_per_snapshot():
     same q in a new snapshot computes it afresh, a different q gives a different one."""
     from pfaff.manipulation.contours import Ellipse
     from pfaff.manipulation.rolling import RollingContact, rolling_constraints
-    from pfaff.scenarios import rolling_grasp as rg
+    from pfaff.systems import rolling_fingers as rg
 
     shape = Ellipse(0.026, 0.018)
     mech = rg.grasp_mechanism(0.03, 5e-6)

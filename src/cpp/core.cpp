@@ -620,22 +620,16 @@ namespace pfaff
     const int n = model.nv;
     dynamics_state(q_, v_, false);
     evaluate(q_, v_, true);
-    row_space(A, false, true, rs_); // the step's factorisation: sigma_min NaN <=> QR
-    const bool by_qr = m > 0 && std::isnan(rs_.sigma_min);
+    // the certified QR when A has full row rank (sigma_min from R), else the SVD; the
+    // pivoted QR of dependent rows (row_space without want_sigma) gives no sigma_min
+    row_space(A, true, true, rs_);
     V1 = rs_.V1;
     W = rs_.W;
     rank = rs_.rank;
     sigma_min = rs_.sigma_min;
-    if (by_qr) // qr_ holds A^T = Q R: N = the last n - m columns of the full Q
-    {
+    if (rank == 0)
       N.setIdentity(n, n);
-      N.applyOnTheLeft(qr_.householderQ());
-      N = N.rightCols(n - m).eval();
-      sigma_min = 1.0 / std::sqrt((W.transpose() * W).selfadjointView<Eigen::Lower>().operatorNorm());
-    }
-    else if (rank == 0)
-      N.setIdentity(n, n);
-    else // SVD: complete V1 to an orthonormal basis (one Householder QR of V1, no SVD)
+    else // complete V1 to an orthonormal basis (one Householder QR of V1, no SVD)
     {
       Eigen::HouseholderQR<MatX> qv(V1);
       N.setIdentity(n, n);
