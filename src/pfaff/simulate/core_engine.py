@@ -20,6 +20,7 @@ from pfaff.dynamics import Projection
 from pfaff.linalg import identity
 from pfaff.simulate.forces import JointDamper, JointSpring, PointDamper, PointSpring
 from pfaff.simulate.record import StepRecord
+from pfaff.simulate.recording import controller_torque
 from pfaff.simulate.trajectory import SimulationError, Trajectory
 
 #: steps per call into the core when no controller sample comes sooner (keeps Ctrl-C
@@ -152,19 +153,7 @@ def run(
             t = t0 + k * dt
             if k == k_due:
                 rec = _record(system, mech, frames, hol, t, needs_sensors, nv, rank_tol)
-                tau_held = np.asarray(controller(t, rec), dtype=float)
-                if tau_held.shape != (mech.nv,):
-                    raise ValueError(
-                        f"controller returned a torque of shape {tau_held.shape}, "
-                        f"expected ({mech.nv},)"
-                    )
-                if not np.isfinite(tau_held).all():
-                    bad = int(np.flatnonzero(~np.isfinite(tau_held))[0])
-                    raise SimulationError(
-                        f"non-finite controller torque[{bad}] = {tau_held[bad]} "
-                        f"at t = {t:.6g} s (step {k})",
-                        traj,
-                    )
+                tau_held = controller_torque(controller(t, rec), mech.nv, t, k, traj)
                 system.set_tau(tau_held)
                 next_ctrl += control_dt
                 # the NumPy engine's test, step by step: t >= next_ctrl - 1e-9 dt

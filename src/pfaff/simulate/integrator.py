@@ -34,6 +34,7 @@ from pfaff.simulate.record import Controller, StepRecord, as_controller
 from pfaff.simulate.recording import (
     check_contact,
     check_finite,
+    controller_torque,
     joint_limit_warnings,
     record_force_elements,
     record_sample,
@@ -213,13 +214,7 @@ def simulate(
                 if controller.needs_sensors:
                     sensors, proj = sensor_readings(snap, cev, tau_held + Q, ev, proj)
                 rec = StepRecord(t, snap, cev, proj, sensors, opt.rank_tol)
-                tau_held = np.asarray(controller(t, rec), dtype=float)
-                if tau_held.shape != (mech.nv,):
-                    raise ValueError(
-                        f"controller returned a torque of shape {tau_held.shape}, "
-                        f"expected ({mech.nv},)"
-                    )
-                check_finite("controller torque", tau_held, t, k, traj)
+                tau_held = controller_torque(controller(t, rec), mech.nv, t, k, traj)
                 next_ctrl += control_dt
             tau_all = tau_held + Q  # controller torque and force elements
             try:

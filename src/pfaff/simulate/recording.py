@@ -17,6 +17,16 @@ def check_finite(name: str, x: np.ndarray, t: float, step: int, traj: Trajectory
         )
 
 
+def controller_torque(tau, nv: int, t: float, step: int, traj: Trajectory) -> np.ndarray:
+    """A controller's output as the torque to hold: shape ``(nv,)`` (ValueError
+    otherwise) and finite (:class:`SimulationError` otherwise); both engines."""
+    tau = np.asarray(tau, dtype=float)
+    if tau.shape != (nv,):
+        raise ValueError(f"controller returned a torque of shape {tau.shape}, expected ({nv},)")
+    check_finite("controller torque", tau, t, step, traj)
+    return tau
+
+
 def joint_limit_warnings(mech, traj: Trajectory) -> list[str]:
     """One line per joint whose recorded position left the model's limits.
 
