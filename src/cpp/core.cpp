@@ -200,26 +200,34 @@ namespace pfaff
   }
 
   // -- constraint rows (constraints.library, constraints.weld) ------------------
-  void System::aligned_rows(
-    const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow, bool with_drift)
+  // R_e of an orientation block and the angular-velocity rows Gjw_ of d R_e / dt:
+  // against the world R_e = R_1 R_world, Gjw_ = J_w1; between two frames
+  // R_e = R_1 R_off R_2^T (R_1 R_2^T when off_identity), Gjw_ = J_w1 - R_e J_w2
+  Mat3 System::relative_rotation(
+    const Spec & s, const Mat3 & R_world, const Mat3 & R_off, bool off_identity)
   {
-    const int nv = model.nv;
     const FrameKin & f1 = frames[s.s1];
     Mat3 Re;
     if (s.s2 < 0)
     {
-      Re.noalias() = f1.R * s.R_right;
+      Re.noalias() = f1.R * R_world;
       Gjw_ = f1.J.bottomRows<3>();
+      return Re;
     }
+    const FrameKin & f2 = frames[s.s2];
+    if (off_identity)
+      Re.noalias() = f1.R * f2.R.transpose();
     else
-    {
-      const FrameKin & f2 = frames[s.s2];
-      if (off_identity)
-        Re.noalias() = f1.R * f2.R.transpose();
-      else
-        Re.noalias() = (f1.R * R_off) * f2.R.transpose();
-      Gjw_.noalias() = f1.J.bottomRows<3>() - Re * f2.J.bottomRows<3>();
-    }
+      Re.noalias() = (f1.R * R_off) * f2.R.transpose();
+    Gjw_.noalias() = f1.J.bottomRows<3>() - Re * f2.J.bottomRows<3>();
+    return Re;
+  }
+
+  void System::aligned_rows(
+    const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow, bool with_drift)
+  {
+    const FrameKin & f1 = frames[s.s1];
+    const Mat3 Re = relative_rotation(s, s.R_right, R_off, off_identity);
     const double tr = Re.trace();
     const Mat3 G = 0.5 * (tr * Mat3::Identity() - Re);
     const Vec3 e(
@@ -254,7 +262,6 @@ namespace pfaff
       drift.segment(row, k).noalias() = s.D * dr;
       phi.segment(hrow, k).noalias() = s.D * e;
     }
-    (void)nv;
   }
 
   // QuatAligned.terms: R_e = R_1 R_off R_2^T, q_e = (s, u) with s >= 0, Phi = u,
@@ -263,18 +270,7 @@ namespace pfaff
   void System::quat_rows(const Spec & s, int row, int hrow, bool with_drift)
   {
     const FrameKin & f1 = frames[s.s1];
-    Mat3 Re;
-    if (s.s2 < 0)
-    {
-      Re.noalias() = f1.R * s.R_off;
-      Gjw_ = f1.J.bottomRows<3>();
-    }
-    else
-    {
-      const FrameKin & f2 = frames[s.s2];
-      Re.noalias() = (f1.R * s.R_off) * f2.R.transpose();
-      Gjw_.noalias() = f1.J.bottomRows<3>() - Re * f2.J.bottomRows<3>();
-    }
+    const Mat3 Re = relative_rotation(s, s.R_off, s.R_off, false);
     const Eigen::Quaterniond qe(Re);
     double sc = qe.w();
     Vec3 u = qe.vec();

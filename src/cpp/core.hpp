@@ -195,6 +195,8 @@ namespace pfaff
     void frame_terms(bool with_velocity, const VecX & v);
     void write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift);
     bool pivoted_rows(const MatX & A, RowSpace & rs);
+    Mat3 relative_rotation(
+      const Spec & s, const Mat3 & R_world, const Mat3 & R_off, bool off_identity);
     void quat_rows(const Spec & s, int row, int hrow, bool with_drift);
     /// RKMK stage rate theta' = dintegrate_dv(q, theta)^-1 vi (vi on nq == nv models)
     void stage_rate(const VecX & q, const VecX & theta, const VecX & vi, VecX & out);
