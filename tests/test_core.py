@@ -432,14 +432,18 @@ def test_scenario_runs_agree(name, overrides):
     assert out["numpy"][0] == "numpy" and out["auto"][0] == "core"
     ref, got = out["numpy"][1], out["auto"][1]
     assert ref["t"].shape == got["t"].shape
-    for key in ("q", "v", "F"):
+    for key in ("q", "v"):
         assert _rel(got[key], ref[key]) <= 1e-9, key
-    # lambda = (A^+)^T F carries 1 / sigma_min: near the slider-crank's singular
-    # configurations rounding is amplified by it, so lambda is compared where A is
-    # well conditioned (F = A^T lambda, compared above, everywhere)
+    # Near the slider-crank's singular crossings a and F are ill-conditioned functions
+    # of the state: on the NumPy engine alone, v0 scaled by 1 + 1e-15 moves F by
+    # 2.4e-8 (relative to max |F|) at the sample with sigma_min 3.3e-3 while v moves
+    # by 1.6e-11. So F is held to 1e-9 where A is well conditioned and to 1e-7
+    # everywhere; lambda = (A^+)^T F also carries 1 / sigma_min.
     ok = ref["sigma_min"] >= 0.1
     assert ok.mean() > 0.5
-    assert _rel(got["lambda"][ok], ref["lambda"][ok]) <= 1e-9
+    assert _rel(got["F"], ref["F"]) <= 1e-7
+    for key in ("F", "lambda"):
+        assert _rel(got[key][ok], ref[key][ok]) <= 1e-9, key
 
 
 # -- model files: the MJCF equality types and Lie-group joints on the core -----------

@@ -85,7 +85,14 @@ namespace pfaff
     // joints' diagonal blocks)
     lie_ = model.nq != model.nv;
     Jint_.setZero(nv, nv);
-    lu_int_ = Eigen::PartialPivLU<MatX>(nv);
+    // d integrate / d theta is block diagonal, one block per joint: the multi-dof
+    // joints' blocks get an LU each, the 1-dof joints' blocks are scalars
+    for (pinocchio::JointIndex j = 1; j < pinocchio::JointIndex(model.njoints); ++j)
+      if (model.nvs[j] > 1)
+      {
+        lie_blocks_.emplace_back(model.idx_vs[j], model.nvs[j]);
+        lu_blocks_.emplace_back(model.nvs[j]);
+      }
     d2_.setZero(nv);
     d3_.setZero(nv);
     d4_.setZero(nv);
@@ -438,8 +445,13 @@ namespace pfaff
       rs.sigma_min = 0.0;
       return;
     }
-    if (allow_qr && !want_sigma && mm <= n && rs.deficient && pivoted_rows(Am, rs))
-      return; // rank deficient at the last call: straight to the pivoted QR
+    if (allow_qr && mm <= n && rs.deficient && pivoted_rows(Am, rs))
+    {
+      // rank deficient at the last call: straight to the pivoted QR
+      if (want_sigma)
+        sigma_of_factor(rs);
+      return;
+    }
     if (allow_qr && mm <= n)
     {
       // certified QR of A^T: sigma_min(A) >= 1 / ||R^-1||_F >= 2 rank_tol
@@ -452,16 +464,20 @@ namespace pfaff
         rs.V1.setIdentity(n, mm);
         rs.V1.applyOnTheLeft(qr_.householderQ());
         rs.rank = mm;
-        if (want_sigma) // sigma_min(A) = sigma_min(R) = 1 / ||R^-1||_2
-          rs.sigma_min =
-            1.0 / std::sqrt((rs.W.transpose() * rs.W).selfadjointView<Eigen::Lower>().operatorNorm());
+        rs.R.resize(0, 0);
+        rs.deficient = false;
+        if (want_sigma)
+          sigma_of_factor(rs);
         else
           rs.sigma_min = kNaN;
-        rs.deficient = false;
         return;
       }
-      if (!want_sigma && pivoted_rows(Am, rs))
+      if (pivoted_rows(Am, rs))
+      {
+        if (want_sigma)
+          sigma_of_factor(rs);
         return;
+      }
     }
     svd_.compute(Am, Eigen::ComputeThinU | Eigen::ComputeThinV);
     const VecX & s = svd_.singularValues();
@@ -472,7 +488,25 @@ namespace pfaff
     rs.V1 = svd_.matrixV().leftCols(r);
     rs.W = svd_.matrixU().leftCols(r) * s.head(r).cwiseInverse().asDiagonal();
     rs.sigma_min = mm <= n ? s(s.size() - 1) : 0.0;
+    rs.R.resize(0, 0);
     rs.deficient = r < mm;
+  }
+
+  // sigma_min(A) of a QR factorisation: full row rank, A^+ = V1 W^T with W = R^-1,
+  // sigma_min = 1 / ||R^-1||_2; certified rank r < m, the singular values of A^T Pi =
+  // Q R are those of the m x m triangle R kept by pivoted_rows (values only)
+  void System::sigma_of_factor(RowSpace & rs)
+  {
+    if (rs.rank == 0)
+      rs.sigma_min = 0.0;
+    else if (rs.R.size() == 0)
+      rs.sigma_min =
+        1.0 / std::sqrt((rs.W.transpose() * rs.W).selfadjointView<Eigen::Lower>().operatorNorm());
+    else
+    {
+      svd_R_.compute(rs.R);
+      rs.sigma_min = svd_R_.singularValues().minCoeff();
+    }
   }
 
   // Rank-deficient rows without the SVD (issue 15: 12 loop rows of rank 8 on 30 dof).
@@ -500,17 +534,19 @@ namespace pfaff
       ++r;
     if (r == 0 || r == mm)
       return false; // full row rank: the full-rank QR (as linalg.full_row_rank_qr) or SVD
-    const double r22 =
-      r < mm ? QR.bottomRightCorner(n - r, mm - r).topRows(mm - r).triangularView<Eigen::Upper>().toDenseMatrix().norm()
-             : 0.0;
-    if (!(r22 * 2.0 <= tol))
+    double r22 = 0.0; // ||R22||_F of the (m - r) x (m - r) upper triangle
+    for (int j = r; j < mm; ++j)
+      r22 += QR.col(j).segment(r, j - r + 1).squaredNorm();
+    if (!(std::sqrt(r22) * 2.0 <= tol))
       return false;
     Y_.setIdentity(r, r);
     QR.topLeftCorner(r, r).triangularView<Eigen::Upper>().solveInPlace(Y_);
     if (!(Y_.norm() * 2.0 * tol <= 1.0)) // false for inf / nan
       return false;
+    // Q_1 = H_1 ... H_r [I_r; 0]: the reflectors H_k, k > r, are zero on the first r
+    // rows and leave [I_r; 0] as it is
     rs.V1.setIdentity(n, r);
-    rs.V1.applyOnTheLeft(cpqr_.householderQ());
+    rs.V1.applyOnTheLeft(cpqr_.householderQ().setLength(r));
     // S^T = [R11 R12]^T (m x r) = Z T
     S_ = QR.topRows(r).triangularView<Eigen::Upper>().transpose();
     sqr_.compute(S_);
@@ -523,6 +559,7 @@ namespace pfaff
     rs.rank = r;
     rs.sigma_min = kNaN;
     rs.deficient = r < mm;
+    rs.R = QR.topRows(mm).triangularView<Eigen::Upper>(); // for sigma_of_factor
     return true;
   }
 
@@ -530,41 +567,47 @@ namespace pfaff
   void System::accel(const VecX & tau, const RowSpace & rs, VecX & a)
   {
     const int n = model.nv;
-    // M_c formed as the NumPy engine forms it (P M, then M + PM - (PM)^T): rank-r
-    // updates (M - V1 B + B^T V1^T, B = V1^T M) or Gauss's form (Cholesky of M) cost a
-    // quarter of the flops on 30 dof, but round differently, and the slider-crank's
-    // ill-conditioned M amplifies that to 3e-9 in a near its singular crossings.
-    P.setIdentity(n, n);
-    P.noalias() -= rs.V1 * rs.V1.transpose();
+    // P = I - V1 V1^T is applied through V1 (dynamics.direct_dynamics does the same):
+    // P x = x - V1 (V1^T x), P M = M - V1 (V1^T M) -- 4 r n^2 flops instead of the
+    // 2 n^3 + 2 r n^2 of forming P and P M
     Cv_.noalias() = -(rs.V1 * (rs.W.transpose() * drift));
     tmp_ = tau - h;
-    rhs_.noalias() = P * tmp_;
+    y_.noalias() = rs.V1.transpose() * tmp_;
+    rhs_ = tmp_;
+    rhs_.noalias() -= rs.V1 * y_;
     if (opt.variant == 0)
     {
-      PM.noalias() = P * M;
+      // M_c = M + P M - (P M)^T (Aghili eq. 23)
+      B_.noalias() = rs.V1.transpose() * M;
+      PM = M;
+      PM.noalias() -= rs.V1 * B_;
       Mc = M + PM - PM.transpose();
       rhs_.noalias() += M * Cv_;
     }
-    else if (opt.variant == 1)
-    {
-      tmp_.noalias() = M * Cv_;
-      rhs_ += tmp_;
-      rhs_.noalias() -= 2.0 * (P * tmp_);
-      Qp = MatX::Identity(n, n) - P;
-      PM.noalias() = P * M;
-      Mc.noalias() = PM * P;
-      PM.noalias() = Qp * M;
-      Mc.noalias() += PM * Qp;
-    }
     else
     {
-      double g = opt.gamma;
-      if (!(g > 0.0))
-        g = M.selfadjointView<Eigen::Lower>().operatorNorm();
+      P.setIdentity(n, n);
+      P.noalias() -= rs.V1 * rs.V1.transpose();
       Qp = MatX::Identity(n, n) - P;
-      Mc.noalias() = P * M;
-      Mc += g * Qp;
-      rhs_ += g * Cv_;
+      if (opt.variant == 1)
+      {
+        tmp_.noalias() = M * Cv_;
+        rhs_ += tmp_;
+        rhs_.noalias() -= 2.0 * (P * tmp_);
+        PM.noalias() = P * M;
+        Mc.noalias() = PM * P;
+        PM.noalias() = Qp * M;
+        Mc.noalias() += PM * Qp;
+      }
+      else
+      {
+        double g = opt.gamma;
+        if (!(g > 0.0))
+          g = M.selfadjointView<Eigen::Lower>().operatorNorm();
+        Mc.noalias() = P * M;
+        Mc += g * Qp;
+        rhs_ += g * Cv_;
+      }
     }
     lu_.compute(Mc);
     a = lu_.solve(rhs_);
@@ -574,12 +617,12 @@ namespace pfaff
   void System::forces(
     const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F, VecX & lam)
   {
-    // F = (I - P)(tau - h - M a), as tmp - P tmp (dynamics.constraint_force)
+    // F = (I - P)(tau - h - M a) = V1 V1^T (tau - h - M a)
     tmp_ = tau - h;
     tmp_.noalias() -= M * a;
-    F = tmp_;
-    F.noalias() -= P * tmp_;
-    lam.noalias() = rs.W * (rs.V1.transpose() * F);
+    y_.noalias() = rs.V1.transpose() * tmp_;
+    F.noalias() = rs.V1 * y_;
+    lam.noalias() = rs.W * y_;
   }
 
   void System::solve(
@@ -712,8 +755,15 @@ namespace pfaff
       return;
     }
     pinocchio::dIntegrate(model, q, theta, Jint_, pinocchio::ARG1);
-    lu_int_.compute(Jint_);
-    out.noalias() = lu_int_.solve(vi);
+    // block by block (the off-diagonal blocks are zero): as one LU of Jint_, in
+    // O(sum nv_j^3) instead of O(nv^3)
+    out.array() = vi.array() / Jint_.diagonal().array();
+    for (size_t b = 0; b < lie_blocks_.size(); ++b)
+    {
+      const auto [i, k] = lie_blocks_[b];
+      lu_blocks_[b].compute(Jint_.block(i, i, k, k));
+      out.segment(i, k).noalias() = lu_blocks_[b].solve(vi.segment(i, k));
+    }
   }
 
   double System::stage(const VecX & q, const VecX & v, VecX & a)
@@ -781,6 +831,10 @@ namespace pfaff
       std::swap(rs_vel_, rs_newton_);
     else
       row_space(A, false, true, rs_vel_);
+    // the next step starts at this q: run() reuses rs_vel_ where its A is this one
+    A_vel_ok_ = m > 0 && m == m_h;
+    if (A_vel_ok_)
+      A_vel_ = A;
     VecX & vn = vn_;
     vn = v;
     if (rs_vel_.rank > 0)
@@ -817,7 +871,16 @@ namespace pfaff
       dynamics_state(q_, v_, rec);
       const double p1 = felems.power;
       evaluate(q_, v_, true);
-      row_space(A, rec, true, rs_);
+      if (A_vel_ok_ && A == A_vel_)
+      {
+        // the correction of the last step factored this A (same q, bitwise): reuse it
+        std::swap(rs_, rs_vel_);
+        A_vel_ok_ = false;
+        if (rec)
+          sigma_of_factor(rs_);
+      }
+      else
+        row_space(A, rec, true, rs_);
       accel(tau_, rs_, a_);
       if (!finite_or("acceleration", a_, t, k, st))
         return st;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
@@ -88,6 +89,7 @@ namespace pfaff
   struct RowSpace
   {
     MatX V1, W;
+    MatX R; // pivoted QR: the m x m triangle of A^T Pi = Q R (sigma_of_factor)
     int rank = 0;
     double sigma_min = 0.0;
     bool deficient = false; // the last factorisation found rank < rows
@@ -153,7 +155,12 @@ namespace pfaff
       const VecX & q, const VecX & v, const VecX & tau, VecX & a, VecX & F, VecX & lam, int & rank);
 
     // -- the step loop ------------------------------------------------------
-    void set_state(const VecX & q, const VecX & v) { q_ = q; v_ = v; }
+    void set_state(const VecX & q, const VecX & v)
+    {
+      q_ = q;
+      v_ = v;
+      A_vel_ok_ = false;
+    }
     void set_tau(const VecX & tau) { tau_ = tau; }
     /// the buffers (row-major, float64) the samples are written to.
     void set_buffers(const std::vector<double *> & bufs, int capacity);
@@ -195,6 +202,7 @@ namespace pfaff
     void frame_terms(bool with_velocity, const VecX & v);
     void write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift);
     bool pivoted_rows(const MatX & A, RowSpace & rs);
+    void sigma_of_factor(RowSpace & rs);
     Mat3 relative_rotation(
       const Spec & s, const Mat3 & R_world, const Mat3 & R_off, bool off_identity);
     void quat_rows(const Spec & s, int row, int hrow, bool with_drift);
@@ -215,21 +223,25 @@ namespace pfaff
     Eigen::HouseholderQR<MatX> qr_;
     Eigen::PartialPivLU<MatX> lu_;
     Eigen::JacobiSVD<MatX> svd_;
+    Eigen::JacobiSVD<MatX> svd_R_; // values only
     Eigen::ColPivHouseholderQR<MatX> cpqr_;
     Eigen::HouseholderQR<MatX> sqr_;
     MatX S_, Y_;
     Eigen::PartialPivLU<MatX> luG_; // G = V1^T M^-1 V1 (velocity projection)
-    MatX X_, G_;
+    MatX X_, G_, B_;
     VecX y_, z_, vn_;
     Matrix3x Jp1_, Jp2_;
     MatX Gjw_;
     RowSpace rs_, rs_stage_, rs_newton_, rs_vel_;
+    MatX A_vel_;             // the A that rs_vel_ factors (at the corrected q)
+    bool A_vel_ok_ = false;
     VecX a_, a2_, a3_, a4_, v2_, v3_, v4_, vbar_, qs_, q1_, v1_, F_, lam_, rhs_, tmp_, Cv_;
     VecX dq_, dv_, a0_;
     // Runge-Kutta-Munthe-Kaas stages (nq != nv): d integrate / d theta and its LU
     bool lie_ = false;
     MatX Jint_;
-    Eigen::PartialPivLU<MatX> lu_int_;
+    std::vector<std::pair<int, int>> lie_blocks_; // (idx_v, nv) of the multi-dof joints
+    std::vector<Eigen::PartialPivLU<MatX>> lu_blocks_;
     VecX d2_, d3_, d4_, th_;
   };
 } // namespace pfaff

@@ -135,11 +135,16 @@ def direct_dynamics(
 
     ``C_c v = M C v`` for ``M_c``, ``(I - 2P) M C v`` for ``M'_c`` and
     ``gamma C v`` for ``M''_c``. All three give the same ``a``.
+
+    ``P = I - V1 V1^T`` is applied through V1 (``P x = x - V1 V1^T x``, and
+    ``P M = M - V1 (V1^T M)`` for ``M_c``): ``4 r n^2`` flops instead of the
+    ``2 n^3`` of ``P @ M``; the compiled core forms the same products.
     """
-    P, Cv = proj.P, proj.Cv
-    rhs = P @ (tau - h)
+    P, Cv, V1 = proj.P, proj.Cv, proj.V1
+    f = tau - h
+    rhs = f - V1 @ (V1.T @ f)
     if variant == "Mc":
-        PM = P @ M
+        PM = M - V1 @ (V1.T @ M)
         return linsolve(M + PM - PM.T, rhs + M @ Cv)
     if variant == "Mc1":
         MCv = M @ Cv
