@@ -24,10 +24,11 @@ from pathlib import Path
 import numpy as np
 
 from pfaff.constraints.base import ConstraintSet
-from pfaff.scenarios.model_file import energy_drift_rel, load_model, run_system
+from pfaff.scenarios.model_file import load_model, run_system
 from pfaff.scenarios.registry import Param, ParameterError, Scenario, ScenarioResult
 from pfaff.simulate import SimOptions
 from pfaff.simulate.assembly import assemble
+from pfaff.simulate.trajectory import energy_drift_rel
 
 
 def _mujoco():

@@ -28,6 +28,7 @@ from pfaff.scenarios.common import timed_simulate
 from pfaff.scenarios.registry import Param, Scenario, ScenarioResult
 from pfaff.simulate import INTEGRATORS, SimOptions
 from pfaff.simulate.assembly import Assembly, assemble
+from pfaff.simulate.trajectory import energy_drift_rel
 
 MODEL_SUFFIXES = (".xml", ".urdf")
 
@@ -85,13 +86,6 @@ def load_model(path: str | Path, keyframe: str | None = None) -> ModelSystem:
         geoms=mj.geoms,
         keyframes=keys,
     )
-
-
-def energy_drift_rel(energy: np.ndarray, kinetic: np.ndarray) -> float:
-    """``max |E - E(0)| / max T`` (the potential's zero is arbitrary; 0/0 -> 0)."""
-    dE = float(np.abs(energy - energy[0]).max()) if energy.size else 0.0
-    ref = float(kinetic.max()) if kinetic.size else 0.0
-    return dE / ref if ref > 0 else (0.0 if dE == 0 else float("inf"))
 
 
 def scene_boxes(mech: PinocchioMechanism, geoms: list, q: np.ndarray) -> list[dict]:

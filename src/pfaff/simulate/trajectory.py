@@ -54,6 +54,33 @@ class InitialStateError(ValueError):
     """The initial state cannot be brought onto the constraint manifold."""
 
 
+def energy_drift_rel(
+    energy: np.ndarray, kinetic: np.ndarray, reference: float | None = None
+) -> float:
+    """``max |E(t) - E(0)| / E_ref`` with ``E_ref = reference`` [J] when given, else the
+    largest kinetic energy of the series (``max kinetic``).
+
+    ``|E(0)|`` is not used: it depends on where the potential's zero is. A run that
+    never moves (``E_ref = 0``) gives 0 without drift and inf with one; an empty
+    series gives NaN. A reference that is not a finite number > 0 is refused
+    (ValueError).
+    """
+    E = np.asarray(energy, float)
+    if E.size == 0:
+        return float("nan")
+    if reference is None:
+        T = np.asarray(kinetic, float)
+        ref = float(T.max()) if T.size else float("nan")
+    else:
+        ref = float(reference)
+        if not (np.isfinite(ref) and ref > 0):
+            raise ValueError(f"energy reference must be a finite energy > 0 J, got {reference!r}")
+    dE = float(np.abs(E - E[0]).max())
+    if ref > 0:
+        return dE / ref
+    return 0.0 if dE == 0 else float("inf")
+
+
 @dataclass
 class Trajectory:
     """Samples of a run (one per recorded step).
@@ -216,25 +243,7 @@ class Trajectory:
         return float(T.max()) if T.size else float("nan")
 
     def energy_drift_rel(self, reference: float | None = None) -> float:
-        """``max |E(t) - E(0)| / E_ref`` with ``E_ref = reference`` [J] when given, else
-        :meth:`energy_reference` (the largest kinetic energy of the run).
-
-        ``|E(0)|`` is not used: it depends on where the potential's zero is. A run that
-        never moves (``E_ref = 0``) gives 0 without drift and inf with one. A reference
-        that is not a finite number > 0 is refused (ValueError).
-        """
-        E = np.asarray(self.rows["energy"])
-        if E.size == 0:
-            return float("nan")
-        if reference is None:
-            ref = self.energy_reference()
-        else:
-            ref = float(reference)
-            if not (np.isfinite(ref) and ref > 0):
-                raise ValueError(
-                    f"energy reference must be a finite energy > 0 J, got {reference!r}"
-                )
-        dE = float(np.abs(E - E[0]).max())
-        if ref > 0:
-            return dE / ref
-        return 0.0 if dE == 0 else float("inf")
+        """:func:`energy_drift_rel` of this run's ``energy`` and ``kinetic`` series."""
+        return energy_drift_rel(
+            np.asarray(self.rows["energy"]), np.asarray(self.rows["kinetic"]), reference
+        )
