@@ -131,7 +131,11 @@ def task_jacobian(mech, frame: str, rows: slice | list[int]) -> Callable[[np.nda
     def f(q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         snap = mech.compute(q, None, [frame], extras=False)
         fs = snap.frames[frame]
-        return fs.J[rows], snap.M, (fs.p[rows] if position else np.r_[fs.p, fs.R.ravel()])
+        return (
+            fs.J[rows],
+            snap.M,
+            (fs.p[rows] if position else np.concatenate((fs.p, fs.R.ravel()))),
+        )
 
     return f
 
