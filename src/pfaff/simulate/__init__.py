@@ -1,6 +1,6 @@
 """Time stepping, drift correction, sampled-data control, Trajectory."""
 
-from pfaff.simulate.correction import newton_project, project_velocity
+from pfaff.simulate.correction import newton_project
 from pfaff.simulate.forces import (
     AppliedForce,
     ForceElement,
@@ -39,6 +39,5 @@ __all__ = [
     "Trajectory",
     "newton_project",
     "project_state",
-    "project_velocity",
     "simulate",
 ]

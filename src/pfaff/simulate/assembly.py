@@ -16,8 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pfaff.constraints.base import ConstraintSet
-from pfaff.linalg import pinv
-from pfaff.simulate.correction import project_velocity
+from pfaff.linalg import metric_projection, pinv
 from pfaff.simulate.trajectory import InitialStateError
 
 
@@ -95,7 +94,7 @@ def assemble(
     A = cset.evaluate(snap).A
     sigma = np.linalg.svd(A, compute_uv=False) if A.size else np.zeros(0)
     rank = int(np.count_nonzero(sigma > rank_tol))
-    v1 = project_velocity(v, A, snap.M, rank_tol) if A.shape[0] else v.copy()
+    v1 = metric_projection(v, A, snap.M, rank_tol) if A.shape[0] else v.copy()
     return Assembly(
         q=q,
         v=v1,

@@ -86,13 +86,6 @@ def newton_project(
     return q, err, it, snap
 
 
-def project_velocity(
-    v: np.ndarray, A: np.ndarray, M: np.ndarray, rank_tol: float = 1e-9, svd_fn=svd
-) -> np.ndarray:
-    """Velocity projected onto N(A) in the metric of M (least kinetic-energy change)."""
-    return metric_projection(v, A, M, rank_tol, svd_fn)
-
-
 def correct_state(
     cset: ConstraintSet, q: np.ndarray, v: np.ndarray, opt, svd_fn=svd
 ) -> tuple[np.ndarray, np.ndarray, float, int, float]:
@@ -123,6 +116,6 @@ def correct_state(
     )
     A = ev.A if kin is None else cset.evaluate(kin).A
     M = snap.M
-    v_new = project_velocity(v, A, M, opt.rank_tol, svd_fn)
+    v_new = metric_projection(v, A, M, opt.rank_tol, svd_fn)
     dE = 0.5 * float(v_new @ M @ v_new - v @ M @ v)
     return q, v_new, err, iters, dE

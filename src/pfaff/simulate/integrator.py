@@ -17,10 +17,10 @@ import numpy as np
 
 from pfaff import dynamics as dyn
 from pfaff.constraints.base import ConstraintEval, ConstraintSet
-from pfaff.linalg import single_threaded_blas
+from pfaff.linalg import metric_projection, single_threaded_blas
 from pfaff.mechanism.base import Snapshot
 from pfaff.simulate import core_engine
-from pfaff.simulate.correction import correct_state, newton_project, project_velocity
+from pfaff.simulate.correction import correct_state, newton_project
 from pfaff.simulate.forces import ForceElement, ForceSet
 from pfaff.simulate.options import (
     ADAPTIVE,
@@ -93,7 +93,7 @@ def project_state(
         )
     snap = mech.compute(q1, v, cset.frames)
     ev = cset.evaluate(snap)
-    return q1, project_velocity(v, ev.A, snap.M, opt.rank_tol)
+    return q1, metric_projection(v, ev.A, snap.M, opt.rank_tol)
 
 
 def simulate(
