@@ -32,6 +32,7 @@ from pfaff.manipulation.objects import (
     planar_contact_surface,
 )
 from pfaff.mechanism import YZ_TABLE1, FrameState, Mechanism, Snapshot, YZArm
+from pfaff.systems.ik import two_link_ik
 
 #: object of Sec. 5.2
 OBJECT_MASS, OBJECT_INERTIA = 0.03, 14.4e-5
@@ -115,23 +116,23 @@ class YZTwoArmPlant(Mechanism):
 
 
 def arm_ik(arm: YZArm, p, elbow: int) -> np.ndarray:
-    """Absolute angles (q1, q2) with tip at p; ``elbow`` = +1 / -1 picks the branch.
+    """Absolute angles (q1, q2) with tip at p; ``elbow`` = +1 / -1 picks the branch
+    (+1: the first link turned counter-clockwise from the line base -> tip).
 
-    Raises ValueError when p is out of reach (the annulus |l0 - l4| .. l0 + l4).
+    :func:`pfaff.systems.ik.two_link_ik` on links 0 and 4, its relative second angle
+    made absolute. Raises ValueError when p is out of reach (the annulus
+    |l0 - l4| .. l0 + l4).
     """
     l0, l4 = arm.links[0].l, arm.links[4].l
     d = np.asarray(p[:2], float) - np.asarray(arm.base)
-    r = float(np.hypot(*d))
-    ca = (r * r + l0 * l0 - l4 * l4) / (2 * l0 * r) if r > 0 else 2.0
-    if not -1.0 <= ca <= 1.0:
+    try:
+        q1, q2 = two_link_ik(float(d[0]), float(d[1]), l0, l4, -elbow)
+    except ValueError as exc:
         raise ValueError(
             f"trajectory outside the arms' workspace: tip point ({p[0]:.4f}, {p[1]:.4f}) "
-            f"is {r:.4f} m from the base {arm.base}, reach is {abs(l0 - l4):.3f} .. "
-            f"{l0 + l4:.3f} m"
-        )
-    q1 = math.atan2(d[1], d[0]) + elbow * math.acos(ca)
-    e = d - l0 * np.array([math.cos(q1), math.sin(q1)])
-    return np.array([q1, math.atan2(e[1], e[0])])
+            f"from the base {arm.base}: {exc}"
+        ) from None
+    return np.array([q1, q1 + q2])
 
 
 def planar_grasp(spacing: float, kind: str = "frictional_point"):
