@@ -70,7 +70,7 @@ def test_planar_plant_reproduces_the_old_numbers():
             got = np.concatenate([fs.p, fs.R.ravel(), fs.J.ravel(), fs.drift])
             np.testing.assert_array_equal(got, REF[f"yz{k}_{f}"])
         for mode in (0, 1):
-            for name, val in vars(su.model(r, v[4:7], mode)).items():
+            for name, val in vars(su.grasp_state(r, v[4:7], mode)).items():
                 np.testing.assert_array_equal(val, REF[f"yz{k}_g{mode}_{name}"], err_msg=name)
         rec = StepRecord.at(ConstraintSet(su.mech), s, sensors={"lambda": lam})
         for mode in (0, 1):
@@ -99,7 +99,7 @@ def test_dual_panda_plant_reproduces_the_old_numbers(dual):
         s = StepRecord.at(ConstraintSet(dual.mech), s, sensors={"lambda": REF[f"dp{k}_in_lam"]})
         r, rd = dual.object_state(s)
         np.testing.assert_array_equal(np.concatenate([r, rd]), REF[f"dp{k}_r"])
-        for name, val in vars(dual.model(r, rd, 0)).items():
+        for name, val in vars(dual.grasp_state(r, rd, 0)).items():
             np.testing.assert_array_equal(val, REF[f"dp{k}_g_{name}"], err_msg=name)
         np.testing.assert_array_equal(dual.Q_r(r, rd), REF[f"dp{k}_Qr"])
         F_h, f_F = dual.measure(s, 0)

@@ -175,7 +175,7 @@ class GraspModel(Protocol):
     of the end effectors; ``rows``: rows of a frame's 6 x nv Jacobian that form
     ``v_hi`` (``[0, 1, 5]`` in the plane, ``range(6)`` in 3D); ``I_B``: the
     controller's object inertia (eq. 3); ``object_state(snap) -> (r, r')``;
-    ``model(r, r', mode) -> GraspState``; ``Q_r(r, r')`` of eq. (5);
+    ``grasp_state(r, r', mode) -> GraspState``; ``Q_r(r, r')`` of eq. (5);
     ``measure(snap, mode) -> (F_h, f_F)``: the measured hand wrenches (world,
     stacked) and constraint forces.
     """
@@ -186,7 +186,7 @@ class GraspModel(Protocol):
     I_B: np.ndarray
 
     def object_state(self, snap) -> tuple[np.ndarray, np.ndarray]: ...
-    def model(self, r: np.ndarray, rd: np.ndarray, mode: int) -> GraspState: ...
+    def grasp_state(self, r: np.ndarray, rd: np.ndarray, mode: int) -> GraspState: ...
     def Q_r(self, r: np.ndarray, rd: np.ndarray) -> np.ndarray: ...
     def measure(self, snap, mode: int) -> tuple[np.ndarray, np.ndarray]: ...
 
@@ -208,7 +208,7 @@ class YZController:
         eq. 31) and the reading at its end, so the force error is centred over the
         hold; ``"end"`` uses the reading at the end only (the error is then zero at
         the end of each hold and equal to the whole drift within a hold at its start).
-    mode : index of the initial object-constraint set (``model``'s ``mode``).
+    mode : index of the initial object-constraint set (``grasp_state``'s ``mode``).
     """
 
     needs_sensors = True
@@ -236,7 +236,7 @@ class YZController:
         self._J_block = (rs, self._arm_block[1]) if contiguous else np.ix_(self.rows, a)
         self._rows_sel = rs
         self.frames = self.tips
-        self.object_state, self.model = plant.object_state, plant.model
+        self.object_state, self.grasp_state = plant.object_state, plant.grasp_state
         self.measure = plant.measure
         self.I_B, self.Q_r, self.reference = np.asarray(plant.I_B, float), plant.Q_r, reference
         self.K_V, self.K_P = gains.K_V, gains.K_P  # arrays, or dicts mode -> array
@@ -307,7 +307,7 @@ class YZController:
         qd = snap.v[a]
         J, Jdqd = self.arm_terms(snap)
         r, rd = self.object_state(rec)
-        g = self.model(r, rd, self.mode)
+        g = self.grasp_state(r, rd, self.mode)
         S, W, A_S, T = g.S, g.W, g.A_S, g.T
         W_S = W @ S
         r_Pd, r_Pd_dot, r_Pd_dd, f_Fd, f_ISd = self.reference(t, self.mode)

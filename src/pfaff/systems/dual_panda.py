@@ -177,7 +177,7 @@ class DualPandaPlant:
         T = euler_zyz_T(r)
         return T, euler_zyz_T_rate(r, rd), euler_zyz_R(r) @ R_C.T, (T @ rd)[3:]
 
-    def model(self, r, rd, mode):
+    def grasp_state(self, r, rd, mode):
         T, Td, R_B, w = self._T_of(r, rd)
         S, W, Sd, Wd = self.rigid_matrices(R_B, w)
         Z = np.zeros((3, 6))

@@ -18,14 +18,17 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from pfaff.control.yoshikawa_zheng import GraspState, YZController, YZReference
+from pfaff.control.yoshikawa_zheng import GraspModel, YZController, YZReference
 from pfaff.manipulation.grasp import GraspPoint
 from pfaff.mechanism import Mechanism
 
 
 @runtime_checkable
-class GraspPlant(Protocol):
-    """Arms + a held object, with everything :class:`YZController` reads.
+class GraspPlant(GraspModel, Protocol):
+    """Arms + a held object: what :class:`YZController` reads (the
+    :class:`~pfaff.control.yoshikawa_zheng.GraspModel` protocol: ``arm_idx``, ``tips``,
+    ``rows``, ``I_B``, ``object_state``, ``grasp_state``, ``Q_r``, ``measure``) and what a
+    scenario needs to run it.
 
     Attributes
     ----------
@@ -33,17 +36,9 @@ class GraspPlant(Protocol):
     grasps : the grasp points on the object (Sec. 2.3).
     A_S : orthonormal internal-force basis in the grasp coordinates (eq. 12),
         first column the squeeze.
-    I_B : the controller's object inertia (eq. 3; with the scenario's model error).
-    arm_idx, tips, rows : arm joint velocity indices, end-effector frames and the
-        rows of a 6 x nv frame Jacobian that form ``v_hi`` (eq. 1).
 
     Methods
     -------
-    object_state(snap) -> (r, r') : the object's position/orientation coordinates.
-    model(r, r', mode) -> GraspState : grasp (eq. 9, 11) and object constraints
-        (eq. 19-22) of object-constraint set ``mode`` (0 free, 1 in contact, ...).
-    Q_r(r, r') : eq. (5) of the controller's model.
-    measure(snap, mode) -> (F_h, f_F) : measured hand wrenches and constraint forces.
     initial_q(pose) : joint angles holding the object at ``pose`` (plant-specific:
         an ``(x, y, theta)`` for the planar pair, the box's ``x`` for the Pandas).
     controller(reference, control_dt, ...) -> YZController : the paper's law with
@@ -53,15 +48,7 @@ class GraspPlant(Protocol):
     mech: Mechanism
     grasps: list[GraspPoint]
     A_S: np.ndarray
-    I_B: np.ndarray
-    arm_idx: np.ndarray
-    tips: tuple[str, ...]
-    rows: list[int]
 
-    def object_state(self, snap) -> tuple[np.ndarray, np.ndarray]: ...
-    def model(self, r: np.ndarray, rd: np.ndarray, mode: int) -> GraspState: ...
-    def Q_r(self, r: np.ndarray, rd: np.ndarray) -> np.ndarray: ...
-    def measure(self, snap, mode: int) -> tuple[np.ndarray, np.ndarray]: ...
     def initial_q(self, pose: Any) -> np.ndarray: ...
     def controller(
         self, reference: YZReference, control_dt: float = 2e-3, **options

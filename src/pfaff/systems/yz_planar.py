@@ -259,7 +259,7 @@ class YZPlanarPlant:
             Wd[2, 3 * i : 3 * i + 2] = (-w * r[0], -w * r[1])
         return S, W, Sd, Wd
 
-    def model(self, r, rd, mode) -> GraspState:
+    def grasp_state(self, r, rd, mode) -> GraspState:
         """Grasp (eq. 9, 11) and object constraints (eq. 19-22; mode 1: on the wall)."""
         oc = self.constrained if mode == 1 else self.unconstrained
         S, W, Sd, Wd = self.pin_matrices(float(r[2]), float(rd[2]))
@@ -297,6 +297,6 @@ class YZPlanarPlant:
 
 def internal_force(plant: YZPlanarPlant, q, lam) -> float:
     """Average pushing force of the two pins (Sec. 5.2) = f_IS / sqrt(2), from multipliers."""
-    g = plant.model(q[4:7], np.zeros(3), 0)
+    g = plant.grasp_state(q[4:7], np.zeros(3), 0)
     F_h = np.array([lam[0], lam[1], 0.0, lam[2], lam[3], 0.0])
     return float((g.A_S.T @ np.linalg.pinv(g.S) @ F_h)[0]) / SQRT2
