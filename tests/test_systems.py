@@ -70,12 +70,13 @@ def test_planar_plant_reproduces_the_old_numbers():
             got = np.concatenate([fs.p, fs.R.ravel(), fs.J.ravel(), fs.drift])
             np.testing.assert_array_equal(got, REF[f"yz{k}_{f}"])
         for mode in (0, 1):
-            for name, val in vars(su.grasp_state(r, v[4:7], mode)).items():
+            for name, val in vars(su.grasp_state(su.object_at(r, v[4:7]), mode)).items():
                 np.testing.assert_array_equal(val, REF[f"yz{k}_g{mode}_{name}"], err_msg=name)
         rec = StepRecord.at(ConstraintSet(su.mech), s, sensors={"lambda": lam})
         for mode in (0, 1):
             np.testing.assert_array_equal(
-                np.concatenate(su.measure(rec, mode)), REF[f"yz{k}_meas{mode}"]
+                np.concatenate(su.measure(rec, su.object_state(rec), mode)),
+                REF[f"yz{k}_meas{mode}"],
             )
         assert internal_force(su, q, lam) == REF[f"yz{k}_internal"][0]
         s2 = su.mech.compute(q, v, ctrl.frames)
@@ -97,12 +98,13 @@ def test_dual_panda_plant_reproduces_the_old_numbers(dual):
         q, v = REF[f"dp{k}_in_q"], REF[f"dp{k}_in_v"]
         s = dual.mech.compute(q, v, ctrl.frames)
         s = StepRecord.at(ConstraintSet(dual.mech), s, sensors={"lambda": REF[f"dp{k}_in_lam"]})
-        r, rd = dual.object_state(s)
+        obj = dual.object_state(s)
+        r, rd = obj.r, obj.rd
         np.testing.assert_array_equal(np.concatenate([r, rd]), REF[f"dp{k}_r"])
-        for name, val in vars(dual.grasp_state(r, rd, 0)).items():
+        for name, val in vars(dual.grasp_state(obj, 0)).items():
             np.testing.assert_array_equal(val, REF[f"dp{k}_g_{name}"], err_msg=name)
-        np.testing.assert_array_equal(dual.Q_r(r, rd), REF[f"dp{k}_Qr"])
-        F_h, f_F = dual.measure(s, 0)
+        np.testing.assert_array_equal(dual.Q_r(obj), REF[f"dp{k}_Qr"])
+        F_h, f_F = dual.measure(s, obj, 0)
         np.testing.assert_array_equal(np.concatenate([F_h, f_F]), REF[f"dp{k}_meas"])
         np.testing.assert_array_equal(dual.internal(q, F_h), REF[f"dp{k}_internal"])
         np.testing.assert_array_equal(ctrl(k * 5e-3, s), REF[f"dp{k}_tau"])

@@ -204,7 +204,7 @@ def test_whole_system_model_eq31_matches_the_simulated_plant():
     ctrl = su.controller(lambda t, m: None, mode=1)
     J, Jdqd = ctrl.arm_terms(snap)
     r, rd = q[4:], v[4:]
-    g = su.grasp_state(r, rd, 1)
+    g = su.grasp_state(su.object_at(r, rd), 1)
     W_S = g.W @ g.S
     M = snap.M[:4, :4]
     I_B = np.diag([yz.OBJECT_MASS, yz.OBJECT_MASS, yz.OBJECT_INERTIA])
@@ -223,7 +223,8 @@ def test_whole_system_model_eq31_matches_the_simulated_plant():
 def test_K_singular_is_named():
     M, J = np.eye(4), np.zeros((6, 4))
     J[0, 0] = J[1, 1] = J[3, 2] = 1.0  # arm 2 cannot move along y: S^T J rank 3
-    g = _setup().grasp_state(np.zeros(3), np.zeros(3), 1)
+    su = _setup()
+    g = su.grasp_state(su.object_at(np.zeros(3), np.zeros(3)), 1)
     with pytest.raises(ValueError, match="S\\^T J is rank-deficient"):
         check_whole_system(M, J, g.S, g.W @ g.S, g.T, np.eye(3), g.E_F)
 
@@ -248,7 +249,7 @@ def test_exact_model_decouples_eq_39_38_40(mode):
     sol = dyn.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift)
     a, lam = sol.a, sol.lam
     u = ctrl.last
-    g = su.grasp_state(q[4:], v[4:], mode)
+    g = su.grasp_state(su.object_at(q[4:], v[4:]), mode)
     rP_dd = g.E_P @ a[4:] + g.E_P_rate @ v[4:]
     np.testing.assert_allclose(rP_dd, u["u1"], atol=1e-8)
     f_IS = g.A_S.T @ g.S.T @ np.array([lam[0], lam[1], 0.0, lam[2], lam[3], 0.0])

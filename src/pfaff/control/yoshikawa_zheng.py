@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -106,6 +106,20 @@ def _min_norm_solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.linalg.lstsq(A, b, rcond=None)[0]
 
 
+class ObjectState(NamedTuple):
+    """The object's coordinates at one state, computed once per controller sample and
+    passed down to ``grasp_state``, ``Q_r`` and ``measure``.
+
+    r, rd : position/orientation coordinates ``r`` and their rates ``r'`` (eq. 3-4).
+    terms : what the plant computes with them at that state and reuses (e.g. T(r),
+        T'(r, r'), the object's rotation and angular velocity); None if nothing.
+    """
+
+    r: np.ndarray
+    rd: np.ndarray
+    terms: Any = None
+
+
 @dataclass
 class GraspState:
     """What the grasp and object model give at one state (passed by the caller).
@@ -174,10 +188,11 @@ class GraspModel(Protocol):
     ``arm_idx``: velocity indices of the arm joints (n of them); ``tips``: frame names
     of the end effectors; ``rows``: rows of a frame's 6 x nv Jacobian that form
     ``v_hi`` (``[0, 1, 5]`` in the plane, ``range(6)`` in 3D); ``I_B``: the
-    controller's object inertia (eq. 3); ``object_state(snap) -> (r, r')``;
-    ``grasp_state(r, r', mode) -> GraspState``; ``Q_r(r, r')`` of eq. (5);
-    ``measure(snap, mode) -> (F_h, f_F)``: the measured hand wrenches (world,
-    stacked) and constraint forces.
+    controller's object inertia (eq. 3); ``object_state(snap) -> ObjectState``, once
+    per sample, handed to ``grasp_state(obj, mode) -> GraspState``, ``Q_r(obj)`` of
+    eq. (5) and ``measure(snap, obj, mode) -> (F_h, f_F)``: the measured hand
+    wrenches (world, stacked) and constraint forces; ``object_at(r, r')`` builds an
+    :class:`ObjectState` from coordinates.
     """
 
     arm_idx: np.ndarray
@@ -185,10 +200,11 @@ class GraspModel(Protocol):
     rows: list[int]
     I_B: np.ndarray
 
-    def object_state(self, snap) -> tuple[np.ndarray, np.ndarray]: ...
-    def grasp_state(self, r: np.ndarray, rd: np.ndarray, mode: int) -> GraspState: ...
-    def Q_r(self, r: np.ndarray, rd: np.ndarray) -> np.ndarray: ...
-    def measure(self, snap, mode: int) -> tuple[np.ndarray, np.ndarray]: ...
+    def object_state(self, snap) -> ObjectState: ...
+    def object_at(self, r: np.ndarray, rd: np.ndarray) -> ObjectState: ...
+    def grasp_state(self, obj: ObjectState, mode: int) -> GraspState: ...
+    def Q_r(self, obj: ObjectState) -> np.ndarray: ...
+    def measure(self, snap, obj: ObjectState, mode: int) -> tuple[np.ndarray, np.ndarray]: ...
 
 
 class YZController:
@@ -306,14 +322,15 @@ class YZController:
         h = snap.h[a]
         qd = snap.v[a]
         J, Jdqd = self.arm_terms(snap)
-        r, rd = self.object_state(rec)
-        g = self.grasp_state(r, rd, self.mode)
+        obj = self.object_state(rec)
+        rd = obj.rd
+        g = self.grasp_state(obj, self.mode)
         S, W, A_S, T = g.S, g.W, g.A_S, g.T
         W_S = W @ S
         r_Pd, r_Pd_dot, r_Pd_dd, f_Fd, f_ISd = self.reference(t, self.mode)
         C = g.E_F.shape[0]
         # measured forces (record.sensors: the force the held torque produced)
-        F_h, f_F = self.measure(rec, self.mode)
+        F_h, f_F = self.measure(rec, obj, self.mode)
         F_hS = _pinv_columns(S) @ F_h
         f_IS = A_S.T @ F_hS
         dt = self.control_dt
@@ -359,7 +376,7 @@ class YZController:
             self._checked = True
         q_dd = _min_norm_solve(StJ, b)
         # eq. (37), (33), (36), (32)
-        F = self.I_B @ (T @ r_dd) + self.Q_r(r, rd)
+        F = self.I_B @ (T @ r_dd) + self.Q_r(obj)
         if C:
             F += solve(T.T, g.E_F.T @ u2)
         # W_S^+ = W_S^T (W_S W_S^T)^-1 (W_S has full row rank: force closure)

@@ -91,7 +91,7 @@ def dual_panda_box(p: dict) -> ScenarioResult:
     sig = {k: v for k, v in a.items()}
     r_P = np.column_stack([sig[f"r_P_{i}"] for i in range(3)])
     r_Pd = np.column_stack([sig[f"r_Pd_{i}"] for i in range(3)])
-    forces = [su.measure(_Measured(su, q, v, lam), 0) for q, v, lam in
+    forces = [_measure(su, q, v, lam) for q, v, lam in
               zip(a["q"], a["v"], a["lambda"])]  # fmt: skip
     fF = np.array([f[1] for f in forces])
     fIS = np.array([su.internal(q, f[0]) for q, f in zip(a["q"], forces)])
@@ -135,6 +135,12 @@ class _Measured:
         self.q, self.v, self.sensors = q, v, {"lambda": lam}
 
 
+def _measure(su, q, v, lam):
+    """``(F_h, f_F)`` of a recorded sample (:meth:`DualPandaPlant.measure`)."""
+    snap = _Measured(su, q, v, lam)
+    return su.measure(snap, su.object_state(snap), 0)
+
+
 def _decay_probe(su, q0, ref, p) -> dict:
     """60 ms from an unloaded grasp (integrators at -f_d/K): fitted force-loop rates."""
     ctrl = su.controller(ref, p["control_dt"], unloaded=True)
@@ -144,7 +150,7 @@ def _decay_probe(su, q0, ref, p) -> dict:
         su.constraints(unilateral=False), q0, np.zeros(su.mech.nv), 0.06, opt, controller=ctrl
     )
     a = tr.arrays()
-    F = [su.measure(_Measured(su, q, v, lam), 0) for q, v, lam in
+    F = [_measure(su, q, v, lam) for q, v, lam in
          zip(a["q"], a["v"], a["lambda"])]  # fmt: skip
     eF = np.array([f[1][0] for f in F]) - p["press"]
     eI = np.array([su.internal(q, f[0])[0] for q, f in zip(a["q"], F)])

@@ -28,7 +28,7 @@ import pinocchio as pin
 
 from pfaff.constraints import ConstraintSet, PointOnPlane
 from pfaff.constraints.weld import FrameAligned, Weld
-from pfaff.control.yoshikawa_zheng import YZ_PAPER_GAINS, GraspState, YZController
+from pfaff.control.yoshikawa_zheng import YZ_PAPER_GAINS, GraspState, ObjectState, YZController
 from pfaff.linalg import cross3, skew
 from pfaff.manipulation.grasp import (
     GraspError,
@@ -126,7 +126,6 @@ class DualPandaPlant:
         self.g = np.array([0.0, 0.0, -9.81])
         n = self.sys.arm_v[0].size
         self.arm_idx, self.tips, self.rows = np.arange(2 * n), self.sys.tips, list(range(6))
-        self._state_key, self._state, self._T = None, None, None
         self._W0 = np.hstack([np.eye(6), np.eye(6)])  # W of eq. (11) without the skew blocks
         self._R_hands = np.hstack([g.R for g in self.grasps])
         self._c_hands = np.array(self.c).T
@@ -153,36 +152,31 @@ class DualPandaPlant:
         qb = q[self.sys.box_q]
         return qb[:3], pin.Quaternion(qb[6], qb[3], qb[4], qb[5]).toRotationMatrix()
 
-    def object_state(self, snap):
-        """``(r, r')`` of the box; cached for the last snapshot (the law and ``measure``)."""
-        key = self._state_key
-        if key is not None and key[0] is snap and key[1] is snap.q:
-            return self._state
+    def object_state(self, snap) -> ObjectState:
+        """``(r, r')`` of the box from its free-flyer coordinates, with the terms
+        ``(T(r), T'(r, r'), R, w)`` (eq. 6-7, the box rotation and angular velocity)."""
         p, R = self.box_pose(snap.q)
         vb = snap.v[self.sys.box_v]
         r = np.concatenate([p, zyz_angles(R @ R_C)])
         vel = np.concatenate([R @ vb[:3], R @ vb[3:]])
         T = euler_zyz_T(r)
         rd = np.linalg.solve(T, vel)
-        self._state_key, self._state = (snap, snap.q), (r, rd)
-        self._T = (r, rd, T, euler_zyz_T_rate(r, rd), R, vel[3:])
-        return r, rd
+        return ObjectState(r, rd, (T, euler_zyz_T_rate(r, rd), R, vel[3:]))
 
-    def _T_of(self, r, rd):
-        """``T(r)``, ``T'(r, r')`` (eq. 6-7), the box rotation and angular velocity;
-        reused for the ``(r, r')`` of the last state."""
-        c = self._T
-        if c is not None and c[0] is r and c[1] is rd:
-            return c[2:]
+    @staticmethod
+    def object_at(r, rd) -> ObjectState:
+        """:class:`ObjectState` of given coordinates ``(r, r')`` (ZYZ angles)."""
         T = euler_zyz_T(r)
-        return T, euler_zyz_T_rate(r, rd), euler_zyz_R(r) @ R_C.T, (T @ rd)[3:]
+        return ObjectState(
+            r, rd, (T, euler_zyz_T_rate(r, rd), euler_zyz_R(r) @ R_C.T, (T @ rd)[3:])
+        )
 
-    def grasp_state(self, r, rd, mode):
-        T, Td, R_B, w = self._T_of(r, rd)
+    def grasp_state(self, obj: ObjectState, mode) -> GraspState:
+        T, Td, R_B, w = obj.terms
         S, W, Sd, Wd = self.rigid_matrices(R_B, w)
         Z = np.zeros((3, 6))
         return GraspState(
-            S, W, Sd, Wd, self.A_S, T, Td, self.E_P, self.E_F, Z, Z, self.oc.r_P(r),
+            S, W, Sd, Wd, self.A_S, T, Td, self.E_P, self.E_F, Z, Z, self.oc.r_P(obj.r),
         )  # fmt: skip
 
     def rigid_matrices(self, R_B, w):
@@ -202,21 +196,20 @@ class DualPandaPlant:
             Wd[3:, col : col + 3] = skew(cross3(w, r))  # [r]_x' = [w x r]_x
         return S, W, Sd, Wd
 
-    def Q_r(self, r, rd):
+    def Q_r(self, obj: ObjectState):
         """Eq. (5): ``I_B T' r' + (-m g, w x I w)``."""
-        _, Td, _, w = self._T_of(r, rd)
+        _, Td, _, w = obj.terms
         Iw = self.I_B[3:, 3:] @ w
-        out = self.I_B @ (Td @ rd)
+        out = self.I_B @ (Td @ obj.rd)
         out[:3] -= self.I_B[0, 0] * self.g
         out[3:] += skew(w) @ Iw
         return out
 
-    def measure(self, snap, mode):
+    def measure(self, snap, obj: ObjectState, mode):
         """Hand wrenches = the welds' multipliers; f_F = -E_F T^T w_env (eq. 27)."""
         lam = snap.sensors["lambda"]
-        r, rd = self.object_state(snap)
         w_env = np.array([0.0, 0.0, -lam[12], -lam[13], -lam[14], 0.0])
-        return lam[:12], -self.E_F @ (self._T_of(r, rd)[0].T @ w_env)
+        return lam[:12], -self.E_F @ (obj.terms[0].T @ w_env)
 
     def internal(self, q, F_h) -> np.ndarray:
         """``f_IS = A_S^T S^T F_h`` (eq. 12; S has orthonormal columns)."""

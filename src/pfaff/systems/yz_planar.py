@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from pfaff.constraints import ConstraintSet, PointOnPlane, PointsCoincide
-from pfaff.control.yoshikawa_zheng import YZ_PAPER_GAINS, GraspState, YZController
+from pfaff.control.yoshikawa_zheng import YZ_PAPER_GAINS, GraspState, ObjectState, YZController
 from pfaff.manipulation.grasp import (
     GraspError,
     GraspPoint,
@@ -259,8 +259,9 @@ class YZPlanarPlant:
             Wd[2, 3 * i : 3 * i + 2] = (-w * r[0], -w * r[1])
         return S, W, Sd, Wd
 
-    def grasp_state(self, r, rd, mode) -> GraspState:
+    def grasp_state(self, obj: ObjectState, mode) -> GraspState:
         """Grasp (eq. 9, 11) and object constraints (eq. 19-22; mode 1: on the wall)."""
+        r, rd = obj.r, obj.rd
         oc = self.constrained if mode == 1 else self.unconstrained
         S, W, Sd, Wd = self.pin_matrices(float(r[2]), float(rd[2]))
         return GraspState(
@@ -269,19 +270,23 @@ class YZPlanarPlant:
         )  # fmt: skip
 
     @staticmethod
-    def object_state(snap):
+    def object_state(snap) -> ObjectState:
         """``(r, r') = ((x, y, theta), their rates)`` of the object."""
-        return snap.q[4:7], snap.v[4:7]
+        return ObjectState(snap.q[4:7], snap.v[4:7])
 
     @staticmethod
-    def measure(snap, mode):
+    def object_at(r, rd) -> ObjectState:
+        return ObjectState(np.asarray(r, float), np.asarray(rd, float))
+
+    @staticmethod
+    def measure(snap, obj, mode):
         """Pin forces (x, y of each pin, no moment) and the wall force ``f_F = -lambda``."""
         lam = snap.sensors["lambda"]
         F_h = np.array([lam[0], lam[1], 0.0, lam[2], lam[3], 0.0])
         f_F = -lam[4:5] if mode == 1 and lam.size > 4 else np.zeros(0)
         return F_h, f_F
 
-    def Q_r(self, r, rd) -> np.ndarray:
+    def Q_r(self, obj: ObjectState) -> np.ndarray:
         """Eq. (5) in the plane, no gravity (g = 0, Sec. 5): ``I_B T' r' = 0`` with T = I."""
         return np.zeros(3)
 
@@ -297,6 +302,6 @@ class YZPlanarPlant:
 
 def internal_force(plant: YZPlanarPlant, q, lam) -> float:
     """Average pushing force of the two pins (Sec. 5.2) = f_IS / sqrt(2), from multipliers."""
-    g = plant.grasp_state(q[4:7], np.zeros(3), 0)
+    g = plant.grasp_state(plant.object_at(q[4:7], np.zeros(3)), 0)
     F_h = np.array([lam[0], lam[1], 0.0, lam[2], lam[3], 0.0])
     return float((g.A_S.T @ np.linalg.pinv(g.S) @ F_h)[0]) / SQRT2
