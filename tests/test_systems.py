@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from pfaff.constraints import ConstraintSet
+from pfaff.control.references import forth_back, smooth_move, time_at_speed
 from pfaff.control.yoshikawa_zheng import YZ_PAPER_GAINS, YZController, YZGains
 from pfaff.simulate.record import StepRecord
 from pfaff.systems import GraspPlant, YZPlanarPlant
@@ -132,16 +133,16 @@ def test_gains_per_mode_are_the_paper_entries():
 
 def test_references_are_smooth_and_reach_their_targets():
     T, D, ta = 0.8, 0.05, 0.2
-    assert refs.smooth_move(T, T, D, ta) == (D, 0.0, 0.0)
+    assert smooth_move(T, T, D, ta) == (D, 0.0, 0.0)
     h = 1e-6
     for t in (0.05, 0.3, 0.7):  # s' and s'' are the derivatives of s
-        s0, s1 = refs.smooth_move(t - h, T, D, ta), refs.smooth_move(t + h, T, D, ta)
-        mid = refs.smooth_move(t, T, D, ta)
+        s0, s1 = smooth_move(t - h, T, D, ta), smooth_move(t + h, T, D, ta)
+        mid = smooth_move(t, T, D, ta)
         assert (s1[0] - s0[0]) / (2 * h) == pytest.approx(mid[1], rel=1e-6)
         assert (s1[1] - s0[1]) / (2 * h) == pytest.approx(mid[2], rel=1e-5, abs=1e-9)
-    assert refs.forth_back(T, T, 0.025, 0.1)[0] == pytest.approx(0.0, abs=1e-15)
-    tc = refs.time_at_speed(0.025, 0.4, 0.1, 0.068)
-    assert refs.smooth_move(tc, 0.4, 0.025, 0.1)[1] == pytest.approx(0.068, rel=1e-12)
+    assert forth_back(T, T, 0.025, 0.1)[0] == pytest.approx(0.0, abs=1e-15)
+    tc = time_at_speed(0.025, 0.4, 0.1, 0.068)
+    assert smooth_move(tc, 0.4, 0.025, 0.1)[1] == pytest.approx(0.068, rel=1e-12)
     with pytest.raises(ValueError, match="must lie in"):
-        refs.time_at_speed(0.025, 0.4, 0.1, 1.0)
+        time_at_speed(0.025, 0.4, 0.1, 1.0)
     assert refs.table2(0.3) == (0.75, 1.0) and refs.TABLE2_STEPS == (0.27, 0.53)

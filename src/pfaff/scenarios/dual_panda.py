@@ -12,13 +12,13 @@ import math
 import numpy as np
 import pinocchio as pin
 
+from pfaff.control.references import smooth_move
 from pfaff.mechanism.robots import ROBOTS, robot_urdf
 from pfaff.scenarios.common import timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.scenarios.yz_common import fit_decay
 from pfaff.simulate import SimOptions, simulate
 from pfaff.systems.dual_panda import DualPandaPlant
-from pfaff.systems.yz_references import smooth_move
 
 
 def dual_panda_plant(p: dict) -> DualPandaPlant:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pfaff.control.references import smooth_move
 from pfaff.scenarios.common import planar_animation
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.scenarios.yz_common import (
@@ -24,7 +25,7 @@ from pfaff.scenarios.yz_common import (
     yz_static_lines,
 )
 from pfaff.systems.yz_planar import SQRT2
-from pfaff.systems.yz_references import TABLE2_STEPS, free_reference, smooth_move, table2
+from pfaff.systems.yz_references import TABLE2_STEPS, free_reference, table2
 
 
 @scenario(

@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 
+from pfaff.control.references import smooth_move, time_at_speed
 from pfaff.scenarios.common import planar_animation
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.scenarios.yz_common import (
@@ -26,13 +27,7 @@ from pfaff.scenarios.yz_common import (
 from pfaff.simulate import SimOptions
 from pfaff.simulate.phases import PhaseChain
 from pfaff.systems.yz_planar import SQRT2
-from pfaff.systems.yz_references import (
-    TABLE2_STEPS,
-    free_reference,
-    smooth_move,
-    table2,
-    time_at_speed,
-)
+from pfaff.systems.yz_references import TABLE2_STEPS, free_reference, table2
 
 
 @scenario(
