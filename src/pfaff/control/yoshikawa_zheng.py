@@ -107,12 +107,9 @@ def _min_norm_solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 class ObjectState(NamedTuple):
-    """The object's coordinates at one state, computed once per controller sample and
-    passed down to ``grasp_state``, ``Q_r`` and ``measure``.
-
-    r, rd : position/orientation coordinates ``r`` and their rates ``r'`` (eq. 3-4).
-    terms : what the plant computes with them at that state and reuses (e.g. T(r),
-        T'(r, r'), the object's rotation and angular velocity); None if nothing.
+    """The object's coordinates ``r``, ``r'`` (eq. 3-4) at one state and the plant's
+    ``terms`` computed with them (e.g. T, T', the rotation and angular velocity; None
+    if none): computed once per sample, passed to ``grasp_state``, ``Q_r``, ``measure``.
     """
 
     r: np.ndarray
