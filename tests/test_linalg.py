@@ -14,7 +14,6 @@ from pfaff.linalg import (
     DEFAULT_RANK_TOL,
     full_row_rank_qr,
     metric_projection,
-    null_projector,
     null_space,
     numerical_rank,
     pinv,
@@ -23,6 +22,12 @@ from pfaff.linalg import (
 )
 
 TOL = DEFAULT_RANK_TOL
+
+
+def null_projector(A: np.ndarray, rank_tol: float = TOL) -> np.ndarray:
+    """``P = I - A^+ A = I - V1 V1^T`` (Aghili eq. 4) from :func:`row_space`."""
+    V1 = row_space(A, rank_tol).V1
+    return np.eye(A.shape[1]) - V1 @ V1.T
 
 
 def _with_singular_values(rng, m: int, n: int, s) -> np.ndarray:

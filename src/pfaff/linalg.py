@@ -197,13 +197,6 @@ def pinv(A: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> np.ndarray:
     return (rs.V1 / rs.sigma) @ rs.U1.T
 
 
-def null_projector(A: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> np.ndarray:
-    """Orthogonal projector onto N(A): ``P = I - A^+ A = V2 V2^T`` (Aghili eq. 4, 15)."""
-    A = np.atleast_2d(np.asarray(A, dtype=float))
-    V1 = row_space(A, rank_tol).V1
-    return np.eye(A.shape[1]) - V1 @ V1.T
-
-
 def null_space(A: np.ndarray, rank_tol: float = DEFAULT_RANK_TOL) -> np.ndarray:
     """Orthonormal basis (n, n - r) of N(A) (the columns V2 of Aghili eq. 4)."""
     A = np.atleast_2d(np.asarray(A, dtype=float))

@@ -30,14 +30,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from pfaff.constraints.base import ConstraintSet
-from pfaff.linalg import DEFAULT_RANK_TOL, null_projector, null_space
+from pfaff.linalg import DEFAULT_RANK_TOL, identity, metric_projection, null_space
 
 
 def _distribution(cset: ConstraintSet, q: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """``P(q) d``: ``d`` projected onto the constraint distribution at ``q``."""
+    """``P(q) d``: ``d`` projected onto the constraint distribution at ``q``
+    (:func:`pfaff.linalg.metric_projection` in the Euclidean metric)."""
     mech = cset.mechanism
     snap = mech.compute(q, None, cset.frames, dynamics=False)
-    return null_projector(cset.evaluate(snap).A, DEFAULT_RANK_TOL) @ d
+    return metric_projection(d, cset.evaluate(snap).A, identity(len(d)), DEFAULT_RANK_TOL)
 
 
 def leaf_flow(cset: ConstraintSet, q: np.ndarray, d: np.ndarray, n_steps: int = 4) -> np.ndarray:
