@@ -245,3 +245,37 @@ def test_rk4_is_fourth_order_through_folds_from_exact_branch_states(monkeypatch)
     errs = np.array(errs)
     assert np.all(errs[:-1] / errs[1:] >= 12.0), errs
     assert errs[-1] <= 1e-10
+
+
+def test_newton_round_off_thresholds_scale_with_the_positions():
+    """The leg of tests/models (a free trunk, a knee loop closed by a 3D connect)
+    moved 1 km from the origin: its Phi rounds at ~1e-13 there, a level the unit
+    thresholds (position_floor 1e-15) take for drift. Scaled by position_scale
+    (~1e3) Newton takes no step from such states; with the scale forced to 1 it
+    steps on noise, which is what the scaling prevents."""
+    from pathlib import Path
+
+    from pfaff.constraints import ConstraintSet
+    from pfaff.constraints.mjcf_equality import equality_constraints
+    from pfaff.mechanism import PinocchioMechanism
+    from pfaff.mechanism.mjcf import read_mjcf
+    from pfaff.simulate.assembly import assemble
+    from pfaff.simulate.correction import position_scale
+
+    mj = read_mjcf(Path(__file__).parent / "models" / "leg.xml")
+    mech = PinocchioMechanism(mj.model, "leg")
+    cs = ConstraintSet(mech, equality_constraints(mj.equalities))
+    rng = np.random.default_rng(3)
+    unit_steps = 0
+    for _ in range(8):
+        q0 = mech.integrate(mj.q0, 0.3 * rng.standard_normal(mech.nv))
+        q = assemble(cs, q0).q
+        q[:3] += [1e3, -2e2, 5e2]  # the free flyer's translation: still on the manifold
+        snap = mech.compute(q, None, cs.frames, dynamics=False)
+        assert 0.99e3 <= position_scale(cs, snap) <= 1.01e3
+        phi = np.abs(cs.holonomic_terms_at(q)[0]).max()
+        assert phi <= 1e-12  # on the manifold, at the round-off of km-sized positions
+        q1, err, it, _ = newton_project(cs, q)
+        assert it == 0 and np.array_equal(q1, q)
+        unit_steps += newton_project(cs, q, scale=1.0)[2]
+    assert unit_steps >= 1  # the unit thresholds would have stepped

@@ -3,6 +3,7 @@
 // functions each block mirrors are named in its comment.
 #include "core.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -10,6 +11,7 @@
 #include <Eigen/Eigenvalues>
 #include <Eigen/Geometry>
 
+#include "pinocchio/algorithm/cholesky.hpp"
 #include "pinocchio/algorithm/crba.hpp"
 #include "pinocchio/algorithm/energy.hpp"
 #include "pinocchio/algorithm/frames.hpp"
@@ -176,15 +178,13 @@ namespace pfaff
     // M (upper triangle; CRBA in the WORLD convention also fills the joint Jacobians
     // data.J), h = RNEA at a = 0, then the kinematics at a = 0 for the frames' drift
     // (computeAllTerms does all of it and more: centroidal terms, energies, Jcom)
-    pinocchio::crba(model, data, q, pinocchio::Convention::WORLD);
+    mass_matrix(q);
     pinocchio::nonLinearEffects(model, data, q, v);
     // RNEA's forward pass leaves a_gf = a - X g (a: acceleration at zero joint
     // acceleration, X the world-to-joint motion transform): a = a_gf + X g, taken
     // for the joints that carry a frame (oMi from the CRBA pass, same q)
     for (const auto & f : frames)
       data.a[f.joint] = data.a_gf[f.joint] + data.oMi[f.joint].actInv(model.gravity);
-    M.triangularView<Eigen::Upper>() = data.M;
-    M.triangularView<Eigen::StrictlyLower>() = data.M.transpose();
     h = data.nle;
     frame_terms(true, v);
     if (!felems.empty()) // force elements: tau + Q - h = tau - (h - Q)
@@ -200,8 +200,24 @@ namespace pfaff
     }
   }
 
+  void System::mass_matrix(const VecX & q)
+  {
+    // the CRBA pass of the last call still stands when q is bitwise the same and no
+    // other kinematics ran since (the start of a step after a correction that took
+    // no Newton step): M, its factor and data.oMi, data.J are those of q
+    if (M_ok_ && q.size() == q_M_.size() && q == q_M_)
+      return;
+    pinocchio::crba(model, data, q, pinocchio::Convention::WORLD);
+    M.triangularView<Eigen::Upper>() = data.M;
+    M.triangularView<Eigen::StrictlyLower>() = data.M.transpose();
+    q_M_ = q;
+    M_ok_ = true;
+    chol_ok_ = false;
+  }
+
   void System::kinematics_state(const VecX & q)
   {
+    M_ok_ = false; // data.oMi, data.J move to q; data.M stays
     pinocchio::computeJointJacobians(model, data, q);
     frame_terms(false, v_);
   }
@@ -570,21 +586,39 @@ namespace pfaff
     // P = I - V1 V1^T is applied through V1 (dynamics.direct_dynamics does the same):
     // P x = x - V1 (V1^T x), P M = M - V1 (V1^T M) -- 4 r n^2 flops instead of the
     // 2 n^3 + 2 r n^2 of forming P and P M
+    if (opt.variant == 0)
+    {
+      // M_c a = P (tau - h) + M C v' (Aghili eq. 22, 23; M_c = M + P M - (P M)^T) has
+      // the solution of M a = f + V1 mu, V1^T a = c (c = -W^T drift; V1^T of the rhs
+      // and P times it, as M_c a* = M a* + P f - M (a* - V1 c)): with M's sparse
+      // factor M = U D U^T (Pinocchio's cholesky, O(nv depth) per solve) and the r x r
+      // G = V1^T M^-1 V1, a = M^-1 f + M^-1 V1 G^-1 (c - V1^T M^-1 f). The NumPy engine
+      // solves M_c by LU (dynamics.direct_dynamics); the two witness each other.
+      if (!chol_ok_)
+      {
+        pinocchio::cholesky::decompose(model, data);
+        chol_ok_ = true;
+      }
+      a = tau - h;
+      pinocchio::cholesky::solve(model, data, a);
+      if (rs.rank > 0)
+      {
+        Xa_ = rs.V1;
+        pinocchio::cholesky::solve(model, data, Xa_);
+        Ga_.noalias() = rs.V1.transpose() * Xa_;
+        ya_.noalias() = -(rs.W.transpose() * drift);
+        ya_.noalias() -= rs.V1.transpose() * a;
+        llt_.compute(Ga_);
+        llt_.solveInPlace(ya_);
+        a.noalias() += Xa_ * ya_;
+      }
+      return;
+    }
     Cv_.noalias() = -(rs.V1 * (rs.W.transpose() * drift));
     tmp_ = tau - h;
     y_.noalias() = rs.V1.transpose() * tmp_;
     rhs_ = tmp_;
     rhs_.noalias() -= rs.V1 * y_;
-    if (opt.variant == 0)
-    {
-      // M_c = M + P M - (P M)^T (Aghili eq. 23)
-      B_.noalias() = rs.V1.transpose() * M;
-      PM = M;
-      PM.noalias() -= rs.V1 * B_;
-      Mc = M + PM - PM.transpose();
-      rhs_.noalias() += M * Cv_;
-    }
-    else
     {
       P.setIdentity(n, n);
       P.noalias() -= rs.V1 * rs.V1.transpose();
@@ -788,13 +822,21 @@ namespace pfaff
     Status st;
     // M (CRBA; its WORLD convention fills the joint Jacobians) and the frames at q:
     // no h, no drift here
-    pinocchio::crba(model, data, q, pinocchio::Convention::WORLD);
-    M.triangularView<Eigen::Upper>() = data.M;
-    M.triangularView<Eigen::StrictlyLower>() = data.M.transpose();
+    mass_matrix(q);
     frame_terms(false, v);
     evaluate(q, v, false);
     const MatX & Mk = M; // kinematics_state below leaves M untouched
-    // correction.newton_project: stopped on the size of the step in q (issue 19)
+    // correction.newton_project: stopped on the size of the step in q (issue 19), its
+    // round-off thresholds scaled by the size of the constraint frames' positions
+    // (correction.position_scale): Phi = p1 - p2 of points 100 m from the origin
+    // rounds at 100 times the level of a unit-sized mechanism
+    double scale = 1.0;
+    for (const auto & s : specs)
+      for (int k : {s.s1, s.s2})
+        if (k >= 0)
+          scale = std::max(scale, frames[k].p.cwiseAbs().maxCoeff());
+    const double floor_tol = opt.position_floor * scale;
+    const double step_tol = opt.newton_step_tol * scale;
     double err = abs_max(phi);
     double last = std::numeric_limits<double>::infinity();
     int it = 0;
@@ -807,9 +849,9 @@ namespace pfaff
       const double step = dq_.size() ? dq_.cwiseAbs().maxCoeff() : 0.0;
       if (!std::isfinite(step))
         break;
-      if (err <= opt.position_floor)
+      if (err <= floor_tol)
         break; // Phi at its round-off level
-      if (err <= opt.position_tol && step <= opt.newton_step_tol)
+      if (err <= opt.position_tol && step <= step_tol)
         break; // on the manifold, to newton_step_tol in q
       if (it && !(step < last))
         break; // no progress: the round-off floor

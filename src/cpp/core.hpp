@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <Eigen/Core>
+#include <Eigen/Cholesky>
 #include <Eigen/LU>
 #include <Eigen/QR>
 #include <Eigen/SVD>
@@ -200,6 +201,9 @@ namespace pfaff
 
   private:
     void frame_terms(bool with_velocity, const VecX & v);
+    /// M at q by the CRBA (WORLD convention: also data.oMi, data.J), skipped when
+    /// they are still those of q
+    void mass_matrix(const VecX & q);
     void write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift);
     bool pivoted_rows(const MatX & A, RowSpace & rs);
     void sigma_of_factor(RowSpace & rs);
@@ -228,7 +232,13 @@ namespace pfaff
     Eigen::HouseholderQR<MatX> sqr_;
     MatX S_, Y_;
     Eigen::PartialPivLU<MatX> luG_; // G = V1^T M^-1 V1 (velocity projection)
-    MatX X_, G_, B_;
+    VecX q_M_;              // the q of the last CRBA pass (mass_matrix)
+    bool M_ok_ = false;     // data.M, data.oMi, data.J are those of q_M_
+    bool chol_ok_ = false;  // data.U, data.D hold the factor of that M
+    MatX Xa_, Ga_;          // accel (M_c): M^-1 V1 and G = V1^T M^-1 V1
+    VecX ya_;
+    Eigen::LLT<MatX> llt_;
+    MatX X_, G_;
     VecX y_, z_, vn_;
     Matrix3x Jp1_, Jp2_;
     MatX Gjw_;

@@ -16,6 +16,18 @@ from pfaff.linalg import metric_projection, row_space, svd
 from pfaff.mechanism.base import Snapshot
 
 
+def position_scale(cset: ConstraintSet, snap: Snapshot) -> float:
+    """``max(1, max |p|)`` over the world positions of the constraints' frames (m).
+
+    ``Phi`` of a point constraint is a difference of positions, so its round-off
+    level grows with their size: a mechanism 100 m from the origin (a free-falling
+    robot after 5 s) rounds ``Phi`` at 100 times the level of the same mechanism
+    at the origin. :func:`newton_project` scales its round-off thresholds by it.
+    """
+    ps = [np.abs(snap.frames[f].p).max() for f in cset.frames if f in snap.frames]
+    return max([1.0, *map(float, ps)])
+
+
 def newton_project(
     cset: ConstraintSet,
     q: np.ndarray,
@@ -26,6 +38,7 @@ def newton_project(
     step_tol: float = 1e-14,
     svd_fn=svd,
     floor: float = 1e-15,
+    scale: float | None = None,
 ) -> tuple[np.ndarray, float, int, Snapshot | None]:
     """Bring ``q`` onto ``Phi(q) = 0`` by Newton-Raphson with the pseudo-inverse
     (Aghili eq. 39), stopped on the size of the step in ``q``.
@@ -54,6 +67,10 @@ def newton_project(
     projection needs (``svd_fn``, e.g. a :class:`~pfaff.linalg.LastSVD`,
     shares it when the constraint set has no Pfaffian rows).
 
+    ``floor`` and ``step_tol`` are for a mechanism of unit size; both are
+    multiplied by ``scale`` (:func:`position_scale` at ``q``, computed when not
+    given), the size of the positions ``Phi`` is made of.
+
     ``start`` may give ``(Phi, A_h)`` at ``q`` when the caller has them.
     Returns ``(q, max |Phi|, iterations, snapshot)`` where ``snapshot`` is the
     kinematics snapshot at the returned ``q`` (None if no iteration was
@@ -61,6 +78,9 @@ def newton_project(
     """
     mech = cset.mechanism
     phi, A = cset.holonomic_terms_at(q) if start is None else start
+    if scale is None:
+        scale = position_scale(cset, mech.compute(q, None, cset.frames, dynamics=False))
+    floor, step_tol = floor * scale, step_tol * scale
     err = float(np.abs(phi).max()) if phi.size else 0.0
     it = 0
     snap = None
@@ -113,6 +133,7 @@ def correct_state(
         step_tol=opt.newton_step_tol,
         svd_fn=svd_fn,
         floor=opt.position_floor,
+        scale=position_scale(cset, snap),
     )
     A = ev.A if kin is None else cset.evaluate(kin).A
     M = snap.M

@@ -81,7 +81,10 @@ class SimOptions:
         see :func:`~pfaff.simulate.newton_project`): near a fold ``|Phi|``
         small does not mean ``q`` close to the manifold.
     position_floor : round-off level of ``Phi`` (units of Phi, <= position_tol):
-        no Newton step is taken from ``max |Phi| <= position_floor``.
+        no Newton step is taken from ``max |Phi| <= position_floor``. Both this
+        and ``newton_step_tol`` are for a mechanism of unit size: the correction
+        multiplies them by ``max(1, max |p|)`` over its constraint frames' world
+        positions (m; :func:`~pfaff.simulate.correction.position_scale`).
     rank_tol : absolute singular-value threshold of the SVD (units of A).
     variant : constraint inertia matrix ``"Mc"``, ``"Mc1"`` or ``"Mc2"``.
     method : ``"projection"`` (Aghili) or ``"kkt"`` (baseline for comparison).
