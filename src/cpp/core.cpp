@@ -143,6 +143,7 @@ namespace pfaff
     }
     m += s.dim;
     m_h += s.dim; // every built-in type is holonomic
+    hh_ws_.setZero(m);
     A.setZero(m, model.nv);
     A_h.setZero(m_h, model.nv);
     drift.setZero(m);
@@ -213,6 +214,24 @@ namespace pfaff
     q_M_ = q;
     M_ok_ = true;
     chol_ok_ = false;
+  }
+
+  void System::mass_factor()
+  {
+    if (chol_ok_)
+      return;
+    pinocchio::cholesky::decompose(model, data);
+    chol_ok_ = true;
+  }
+
+  // G = V1^T M^-1 V1 = Y^T D^-1 Y with Y = U^-1 V1 (M = U D U^T, Pinocchio's sparse
+  // factor: one triangular solve per column instead of two), factored into llt_
+  void System::metric_gram(const MatX & V1)
+  {
+    Ya_ = V1;
+    pinocchio::cholesky::Uiv(model, data, Ya_);
+    Ga_.noalias() = Ya_.transpose() * data.Dinv.asDiagonal() * Ya_;
+    llt_.compute(Ga_);
   }
 
   void System::kinematics_state(const VecX & q)
@@ -477,8 +496,7 @@ namespace pfaff
       const double nrm = rs.W.norm();
       if (nrm * 2.0 * tol <= 1.0) // false for inf / nan
       {
-        rs.V1.setIdentity(n, mm);
-        rs.V1.applyOnTheLeft(qr_.householderQ());
+        thin_q(qr_.matrixQR(), qr_.hCoeffs(), mm, rs.V1);
         rs.rank = mm;
         rs.R.resize(0, 0);
         rs.deficient = false;
@@ -506,6 +524,18 @@ namespace pfaff
     rs.sigma_min = mm <= n ? s(s.size() - 1) : 0.0;
     rs.R.resize(0, 0);
     rs.deficient = r < mm;
+  }
+
+  // Q_1 = H_0 ... H_{r-1} [I_r; 0] from the first r Householder reflectors of a QR
+  // (LAPACK's dorg2r): H_k, applied last to first, touches rows k.. and columns k..
+  // only, a third of the flops of applying the sequence to all of [I_r; 0]
+  void System::thin_q(const MatX & QR, const VecX & hc, int r, MatX & V1)
+  {
+    const int n = int(QR.rows());
+    V1.setIdentity(n, r);
+    for (int k = r - 1; k >= 0; --k)
+      V1.bottomRightCorner(n - k, r - k)
+        .applyHouseholderOnTheLeft(QR.col(k).tail(n - k - 1), hc(k), hh_ws_.data());
   }
 
   // sigma_min(A) of a QR factorisation: full row rank, A^+ = V1 W^T with W = R^-1,
@@ -561,8 +591,7 @@ namespace pfaff
       return false;
     // Q_1 = H_1 ... H_r [I_r; 0]: the reflectors H_k, k > r, are zero on the first r
     // rows and leave [I_r; 0] as it is
-    rs.V1.setIdentity(n, r);
-    rs.V1.applyOnTheLeft(cpqr_.householderQ().setLength(r));
+    thin_q(QR, cpqr_.hCoeffs(), r, rs.V1);
     // S^T = [R11 R12]^T (m x r) = Z T
     S_ = QR.topRows(r).triangularView<Eigen::Upper>().transpose();
     sqr_.compute(S_);
@@ -594,23 +623,18 @@ namespace pfaff
       // factor M = U D U^T (Pinocchio's cholesky, O(nv depth) per solve) and the r x r
       // G = V1^T M^-1 V1, a = M^-1 f + M^-1 V1 G^-1 (c - V1^T M^-1 f). The NumPy engine
       // solves M_c by LU (dynamics.direct_dynamics); the two witness each other.
-      if (!chol_ok_)
-      {
-        pinocchio::cholesky::decompose(model, data);
-        chol_ok_ = true;
-      }
+      mass_factor();
       a = tau - h;
       pinocchio::cholesky::solve(model, data, a);
       if (rs.rank > 0)
       {
-        Xa_ = rs.V1;
-        pinocchio::cholesky::solve(model, data, Xa_);
-        Ga_.noalias() = rs.V1.transpose() * Xa_;
         ya_.noalias() = -(rs.W.transpose() * drift);
         ya_.noalias() -= rs.V1.transpose() * a;
-        llt_.compute(Ga_);
+        metric_gram(rs.V1);
         llt_.solveInPlace(ya_);
-        a.noalias() += Xa_ * ya_;
+        tmp_.noalias() = rs.V1 * ya_;
+        pinocchio::cholesky::solve(model, data, tmp_);
+        a += tmp_;
       }
       return;
     }
@@ -881,15 +905,16 @@ namespace pfaff
     vn = v;
     if (rs_vel_.rank > 0)
     {
-      // LU as linalg.metric_projection (np.linalg.solve): a Cholesky factor of an
-      // ill-conditioned M (the slider-crank's light slider) rounds differently
-      lu_.compute(Mk);
-      X_.noalias() = lu_.solve(rs_vel_.V1);
-      G_.noalias() = rs_vel_.V1.transpose() * X_;
+      // with M's sparse factor at the q before Newton (as Mk; the next step's
+      // dynamics reuses it when Newton took no step); linalg.metric_projection, the
+      // NumPy engine's, solves with LU
+      mass_factor();
       y_.noalias() = rs_vel_.V1.transpose() * v;
-      luG_.compute(G_);
-      z_.noalias() = luG_.solve(y_);
-      vn.noalias() -= X_ * z_;
+      metric_gram(rs_vel_.V1);
+      llt_.solveInPlace(y_);
+      tmp_.noalias() = rs_vel_.V1 * y_;
+      pinocchio::cholesky::solve(model, data, tmp_);
+      vn -= tmp_;
     }
     tmp_.noalias() = Mk * vn;
     corr += 0.5 * vn.dot(tmp_);

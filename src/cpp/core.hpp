@@ -204,6 +204,12 @@ namespace pfaff
     /// M at q by the CRBA (WORLD convention: also data.oMi, data.J), skipped when
     /// they are still those of q
     void mass_matrix(const VecX & q);
+    /// M = U D U^T (Pinocchio's cholesky::decompose) of the last mass_matrix, once
+    void mass_factor();
+    /// G = V1^T M^-1 V1 through that factor, its Cholesky factor into llt_
+    void metric_gram(const MatX & V1);
+    /// the thin Q_1 (n x r) of a Householder QR (reflectors in QR, factors hc)
+    void thin_q(const MatX & QR, const VecX & hc, int r, MatX & V1);
     void write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift);
     bool pivoted_rows(const MatX & A, RowSpace & rs);
     void sigma_of_factor(RowSpace & rs);
@@ -231,14 +237,13 @@ namespace pfaff
     Eigen::ColPivHouseholderQR<MatX> cpqr_;
     Eigen::HouseholderQR<MatX> sqr_;
     MatX S_, Y_;
-    Eigen::PartialPivLU<MatX> luG_; // G = V1^T M^-1 V1 (velocity projection)
     VecX q_M_;              // the q of the last CRBA pass (mass_matrix)
     bool M_ok_ = false;     // data.M, data.oMi, data.J are those of q_M_
     bool chol_ok_ = false;  // data.U, data.D hold the factor of that M
-    MatX Xa_, Ga_;          // accel (M_c): M^-1 V1 and G = V1^T M^-1 V1
+    MatX Ya_, Ga_;          // metric_gram: U^-1 V1 and G = V1^T M^-1 V1
     VecX ya_;
+    VecX hh_ws_;            // thin_q: one double per row of A
     Eigen::LLT<MatX> llt_;
-    MatX X_, G_;
     VecX y_, z_, vn_;
     Matrix3x Jp1_, Jp2_;
     MatX Gjw_;
