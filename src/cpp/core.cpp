@@ -230,7 +230,9 @@ namespace pfaff
   {
     Ya_ = V1;
     pinocchio::cholesky::Uiv(model, data, Ya_);
-    Ga_.noalias() = Ya_.transpose() * data.Dinv.asDiagonal() * Ya_;
+    Ya_ = data.Dinv.cwiseSqrt().asDiagonal() * Ya_; // D^-1/2 U^-1 V1
+    Ga_.setZero(V1.cols(), V1.cols());
+    Ga_.selfadjointView<Eigen::Lower>().rankUpdate(Ya_.transpose());
     llt_.compute(Ga_);
   }
 
@@ -563,15 +565,14 @@ namespace pfaff
   //   sigma_{r+1}(A) <= ||R22||_2 <= ||R22||_F <= rank_tol / 2,
   // so the SVD with the absolute rank_tol finds rank r too; the truncated
   // A ~ Pi S^T Q_1^T, S = [R11 R12], differs from the SVD's by O(||R22||) (round-off
-  // for exactly dependent rows). Then V1 = Q_1 and, with S^T = Z T (QR, m x r),
-  // A^+ = Q_1 (S^T)^+ Pi^T = V1 W^T, W = Pi Z T^-T. Otherwise (a singular value near
-  // rank_tol) the caller takes the SVD. Measured on examples/quadruped.xml (A 12 x 30,
+  // for exactly dependent rows). Then V1 = Q_1 and A^+ = Q_1 (S^T)^+ Pi^T = V1 W^T
+  // (W below). Otherwise (a singular value near rank_tol) the caller takes the SVD. Measured on examples/quadruped.xml (A 12 x 30,
   // rank 8; Eigen 3.4, -O2, this 2-core host under load, min of 40 x 500 calls):
   // JacobiSVD thin U/V 50-90 us, BDCSVD 63-108 us, LAPACK dgesdd (scipy's OpenBLAS)
   // 56-90 us, QR of A^T + JacobiSVD of the 12 x 12 R 62-116 us, QR of A^T alone 3 us.
   bool System::pivoted_rows(const MatX & Am, RowSpace & rs)
   {
-    const int mm = int(Am.rows()), n = int(Am.cols());
+    const int mm = int(Am.rows());
     const double tol = opt.rank_tol;
     cpqr_.compute(Am.transpose());
     const MatX & QR = cpqr_.matrixQR();
@@ -592,15 +593,18 @@ namespace pfaff
     // Q_1 = H_1 ... H_r [I_r; 0]: the reflectors H_k, k > r, are zero on the first r
     // rows and leave [I_r; 0] as it is
     thin_q(QR, cpqr_.hCoeffs(), r, rs.V1);
-    // S^T = [R11 R12]^T (m x r) = Z T
-    S_ = QR.topRows(r).triangularView<Eigen::Upper>().transpose();
-    sqr_.compute(S_);
-    Y_.setIdentity(mm, r);
-    Y_.applyOnTheLeft(sqr_.householderQ()); // Z
-    // W = Pi Z T^-T: (Z T^-T)^T = T^-1 Z^T
-    S_ = Y_.transpose();
-    sqr_.matrixQR().topLeftCorner(r, r).triangularView<Eigen::Upper>().solveInPlace(S_);
-    rs.W.noalias() = cpqr_.colsPermutation() * S_.transpose();
+    // S^T = [R11 R12]^T = [I; K] R11^T, K^T = R11^-1 R12 (the coefficients of the
+    // dependent rows, bounded by the pivoting), so (S^T)^+ = R11^-T H^-1 [I K^T]
+    // with H = I + K^T K (r x r, eigenvalues >= 1) and W = Pi [I; K] H^-1 R11^-1
+    Kt_.noalias() = Y_ * QR.block(0, r, r, mm - r);
+    H_.setIdentity(r, r);
+    H_.selfadjointView<Eigen::Lower>().rankUpdate(Kt_);
+    lltH_.compute(H_);
+    S_.resize(mm, r);
+    S_.topRows(r) = Y_;
+    lltH_.solveInPlace(S_.topRows(r));
+    S_.bottomRows(mm - r).noalias() = Kt_.transpose() * S_.topRows(r);
+    rs.W.noalias() = cpqr_.colsPermutation() * S_;
     rs.rank = r;
     rs.sigma_min = kNaN;
     rs.deficient = r < mm;
@@ -612,9 +616,6 @@ namespace pfaff
   void System::accel(const VecX & tau, const RowSpace & rs, VecX & a)
   {
     const int n = model.nv;
-    // P = I - V1 V1^T is applied through V1 (dynamics.direct_dynamics does the same):
-    // P x = x - V1 (V1^T x), P M = M - V1 (V1^T M) -- 4 r n^2 flops instead of the
-    // 2 n^3 + 2 r n^2 of forming P and P M
     if (opt.variant == 0)
     {
       // M_c a = P (tau - h) + M C v' (Aghili eq. 22, 23; M_c = M + P M - (P M)^T) has
@@ -638,6 +639,7 @@ namespace pfaff
       }
       return;
     }
+    // M'_c, M''_c (Aghili eq. 27, 29) formed as the paper writes them, solved by LU
     Cv_.noalias() = -(rs.V1 * (rs.W.transpose() * drift));
     tmp_ = tau - h;
     y_.noalias() = rs.V1.transpose() * tmp_;

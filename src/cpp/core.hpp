@@ -235,8 +235,8 @@ namespace pfaff
     Eigen::JacobiSVD<MatX> svd_;
     Eigen::JacobiSVD<MatX> svd_R_; // values only
     Eigen::ColPivHouseholderQR<MatX> cpqr_;
-    Eigen::HouseholderQR<MatX> sqr_;
-    MatX S_, Y_;
+    MatX S_, Y_, Kt_, H_;   // pivoted_rows: W through K^T = R11^-1 R12, H = I + K^T K
+    Eigen::LLT<MatX> lltH_;
     VecX q_M_;              // the q of the last CRBA pass (mass_matrix)
     bool M_ok_ = false;     // data.M, data.oMi, data.J are those of q_M_
     bool chol_ok_ = false;  // data.U, data.D hold the factor of that M
