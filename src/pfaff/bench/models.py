@@ -3,7 +3,8 @@
 The figure of issue 15: ``pfaff run FILE.xml`` on a 30-DOF model with 12 loop rows
 runs at least 10x real time at dt = 1 ms. The model is ``examples/quadruped.xml``
 (a free trunk and four legs of six hinges, each knee a four-bar closed by a 3D
-connect: 12 rows of rank 8), run as ``pfaff run`` runs it, t_end = 5 s.
+connect: 12 rows of rank 8), run as ``pfaff run`` runs it, t_end = 5 s. With MuJoCo
+installed, ``pfaff compare`` on the same file gives the cost against MuJoCo's.
 """
 
 from __future__ import annotations
@@ -51,4 +52,25 @@ def bench_model_files(runs: int = RUNS) -> list[Row]:
             row("model-files", f"{label} status", worst["status"], "", "== ok",
                 worst.get("message") or ""),
         ]  # fmt: skip
+        rows += _mujoco_peer(path, overrides, label)
     return rows
+
+
+def _mujoco_peer(path: Path, overrides: dict, label: str) -> list[Row]:
+    """The same file, the same assembled start, timed in one run by ``pfaff compare``:
+    MuJoCo's cost per simulated second (its own integrator and soft equality
+    constraints) against pfaff's -- the realtime target as a ratio that a slower or
+    faster machine does not move. No rows without MuJoCo (an optional extra)."""
+    try:
+        import mujoco  # noqa: F401
+    except ImportError:
+        return []
+    from pfaff.scenarios import run_scenario
+
+    m = run_scenario(f"compare:{path}", overrides)["metrics"]
+    pf, mj = m["pfaff_cost_per_sim_second_s"], m["mujoco_cost_per_sim_second_s"]
+    note = (
+        f"pfaff compare, one run: MuJoCo {1 / mj:.3g}x real time, its largest violation "
+        f"{m['mujoco_violation_max']:.2g} against pfaff's {m['pfaff_violation_max']:.2g}"
+    )
+    return [row("model-files", f"{label} cost pfaff / MuJoCo", pf / mj, "", "", note)]
