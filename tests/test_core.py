@@ -497,3 +497,38 @@ def test_model_file_runs_agree(where, name, t_end):
         assert np.abs(got[key] - ref[key]).max() <= 1e-9 * scale, key
     assert np.abs(got["phi"]).max() <= 1e-10 and np.abs(ref["phi"]).max() <= 1e-10
     np.testing.assert_array_equal(got["rank"], ref["rank"])
+
+
+def test_record_buffers_are_checked_and_kept_alive():
+    """The core writes samples into NumPy arrays it was handed: a buffer too small
+    for its capacity is refused with the buffer's index and size (not a heap
+    overflow), and the arrays live as long as the System even when the caller drops
+    them (nanobind keep_alive)."""
+    import gc
+
+    from pfaff.simulate import core_engine
+
+    mech = planar_particle(1.0)
+    cset = ConstraintSet(mech, [PointOnCircle("particle", (0.0, 0.0), 1.0)])
+    s = core.build(cset)
+    sizes = {"nq": mech.nq, "nv": mech.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
+    cap = 11
+
+    def bufs(short=None):
+        return [
+            np.empty(((cap - (i == short)),) if w is None else (cap - (i == short), sizes[w]))
+            for i, (_, w) in enumerate(core_engine._SERIES)
+        ]
+
+    for i in (0, 1, 8):
+        with pytest.raises(ValueError, match=f"record buffer {i} holds"):
+            s.set_buffers(bufs(short=i), cap)
+    s.set_buffers(bufs(), cap)  # the only reference to the arrays is the System's
+    s.set_force_buffers(np.zeros(cap), np.zeros(cap))
+    gc.collect()
+    junk = [np.full(64, 7.0) for _ in range(200)]  # reuse of freed memory would show
+    s.set_state(np.array([1.0, 0.0]), np.array([0.0, 1.0]))
+    code = s.run(0, 11, 10, 0.0)[0]
+    assert code == 0 and s.recorded == cap and len(junk) == 200
+    with pytest.raises(ValueError, match="equal length"):
+        s.set_force_buffers(np.zeros(cap), np.zeros(cap - 1))

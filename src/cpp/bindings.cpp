@@ -160,12 +160,28 @@ NB_MODULE(_core, m)
     .def(
       "set_buffers",
       [](System & s, std::vector<Buffer> bufs, int capacity) {
+        // record() writes capacity rows of these widths (t, q, v, a, tau, F, lambda,
+        // A v, Phi, rank, sigma_min, kinetic, potential, energy, work, correction,
+        // Newton iterations): refuse a buffer that would overflow
+        const size_t w[17] = {1, size_t(s.nq()), size_t(s.nv()), size_t(s.nv()),
+                              size_t(s.nv()), size_t(s.nv()), size_t(s.rows()),
+                              size_t(s.rows()), size_t(s.holonomic_rows()), 1, 1, 1, 1,
+                              1, 1, 1, 1};
+        if (bufs.size() != 17 || capacity < 0)
+          throw std::invalid_argument("17 record buffers and a capacity >= 0 expected");
         std::vector<double *> ptrs;
-        for (auto & b : bufs)
-          ptrs.push_back(b.data());
+        for (size_t i = 0; i < bufs.size(); ++i)
+        {
+          if (bufs[i].size() < w[i] * size_t(capacity))
+            throw std::invalid_argument(
+              "record buffer " + std::to_string(i) + " holds " + std::to_string(bufs[i].size())
+              + " values, " + std::to_string(w[i] * size_t(capacity)) + " needed");
+          ptrs.push_back(bufs[i].data());
+        }
         s.set_buffers(ptrs, capacity);
       },
-      "buffers"_a, "capacity"_a)
+      "buffers"_a, "capacity"_a,
+      nb::keep_alive<1, 2>()) // the core writes into the arrays: they live as long
     .def(
       "run",
       [](System & s, int k0, int k1, int n_steps, double t0) {
@@ -180,8 +196,12 @@ NB_MODULE(_core, m)
     .def("add_force", &System::add_force, "spec"_a)
     .def(
       "set_force_buffers",
-      [](System & s, Buffer work, Buffer pot) { s.set_force_buffers(work.data(), pot.data()); },
-      "work"_a, "potential"_a)
+      [](System & s, Buffer work, Buffer pot) {
+        if (work.size() != pot.size())
+          throw std::invalid_argument("force buffers of equal length expected");
+        s.set_force_buffers(work.data(), pot.data(), int(work.size()));
+      },
+      "work"_a, "potential"_a, nb::keep_alive<1, 2>(), nb::keep_alive<1, 3>())
     .def(
       "force_terms",
       [](System & s, const VecX & q, const VecX & v) {

@@ -754,7 +754,7 @@ namespace pfaff
 
   void System::record(double t)
   {
-    if (recorded >= capacity_)
+    if (recorded >= capacity_ || (fbuf_[0] && recorded >= fcap_))
       throw std::runtime_error("record buffers full");
     const int i = recorded++;
     const int nq = model.nq, nv = model.nv;

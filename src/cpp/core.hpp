@@ -172,7 +172,12 @@ namespace pfaff
     /// built-in force elements (forces.hpp) and the buffers of their series
     /// force_work, force_potential (one double per sample each).
     void add_force(const ForceSpec & spec);
-    void set_force_buffers(double * work, double * pot) { fbuf_[0] = work; fbuf_[1] = pot; }
+    void set_force_buffers(double * work, double * pot, int capacity)
+    {
+      fbuf_[0] = work;
+      fbuf_[1] = pot;
+      fcap_ = capacity;
+    }
     ForceElements felems;
     double force_work = 0.0;
     /// a controller sample at the current state: M, h, A, drift, Phi (members), the
@@ -230,6 +235,7 @@ namespace pfaff
     int capacity_ = 0;
     std::vector<double *> bufs_;
     double * fbuf_[2] = {nullptr, nullptr};
+    int fcap_ = 0; // force buffers' length
     Eigen::HouseholderQR<MatX> qr_;
     Eigen::PartialPivLU<MatX> lu_;
     Eigen::JacobiSVD<MatX> svd_;
