@@ -530,7 +530,7 @@ namespace pfaff
 
   // Q_1 = H_0 ... H_{r-1} [I_r; 0] from the first r Householder reflectors of a QR
   // (LAPACK's dorg2r): H_k, applied last to first, touches rows k.. and columns k..
-  // only, a third of the flops of applying the sequence to all of [I_r; 0]
+  // only (Eigen's HouseholderSequence applies each reflector to every column)
   void System::thin_q(const MatX & QR, const VecX & hc, int r, MatX & V1)
   {
     const int n = int(QR.rows());
@@ -566,8 +566,9 @@ namespace pfaff
   // so the SVD with the absolute rank_tol finds rank r too; the truncated
   // A ~ Pi S^T Q_1^T, S = [R11 R12], differs from the SVD's by O(||R22||) (round-off
   // for exactly dependent rows). Then V1 = Q_1 and A^+ = Q_1 (S^T)^+ Pi^T = V1 W^T
-  // (W below). Otherwise (a singular value near rank_tol) the caller takes the SVD. Measured on examples/quadruped.xml (A 12 x 30,
-  // rank 8; Eigen 3.4, -O2, this 2-core host under load, min of 40 x 500 calls):
+  // (W below). Otherwise (a singular value near rank_tol) the caller takes the SVD.
+  // Measured on examples/quadruped.xml (A 12 x 30, rank 8; Eigen 3.4, -O2, this
+  // 2-core host under load, min of 40 x 500 calls):
   // JacobiSVD thin U/V 50-90 us, BDCSVD 63-108 us, LAPACK dgesdd (scipy's OpenBLAS)
   // 56-90 us, QR of A^T + JacobiSVD of the 12 x 12 R 62-116 us, QR of A^T alone 3 us.
   bool System::pivoted_rows(const MatX & Am, RowSpace & rs)

@@ -250,7 +250,7 @@ namespace pfaff
     VecX ya_;
     VecX hh_ws_;            // thin_q: one double per row of A
     Eigen::LLT<MatX> llt_;
-    VecX y_, z_, vn_;
+    VecX y_, vn_;
     Matrix3x Jp1_, Jp2_;
     MatX Gjw_;
     RowSpace rs_, rs_stage_, rs_newton_, rs_vel_;
