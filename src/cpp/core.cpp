@@ -151,14 +151,17 @@ namespace pfaff
   }
 
   // -- per-state terms (PinocchioMechanism.compute) -----------------------------
-  void System::frame_terms(bool with_velocity, const VecX & v)
+  void System::frame_terms(bool with_velocity, const VecX & v, bool placements)
   {
     for (auto & f : frames)
     {
-      const auto & oMf = pinocchio::updateFramePlacement(model, data, f.id);
-      f.p = oMf.translation();
-      f.R = oMf.rotation();
-      pinocchio::getFrameJacobian(model, data, f.id, pinocchio::LOCAL_WORLD_ALIGNED, f.J);
+      if (placements)
+      {
+        const auto & oMf = pinocchio::updateFramePlacement(model, data, f.id);
+        f.p = oMf.translation();
+        f.R = oMf.rotation();
+        pinocchio::getFrameJacobian(model, data, f.id, pinocchio::LOCAL_WORLD_ALIGNED, f.J);
+      }
       if (with_velocity)
       {
         f.drift = pinocchio::getFrameClassicalAcceleration(
@@ -179,7 +182,7 @@ namespace pfaff
     // M (upper triangle; CRBA in the WORLD convention also fills the joint Jacobians
     // data.J), h = RNEA at a = 0, then the kinematics at a = 0 for the frames' drift
     // (computeAllTerms does all of it and more: centroidal terms, energies, Jcom)
-    mass_matrix(q);
+    const bool fresh = mass_matrix(q);
     pinocchio::nonLinearEffects(model, data, q, v);
     // RNEA's forward pass leaves a_gf = a - X g (a: acceleration at zero joint
     // acceleration, X the world-to-joint motion transform): a = a_gf + X g, taken
@@ -187,7 +190,7 @@ namespace pfaff
     for (const auto & f : frames)
       data.a[f.joint] = data.a_gf[f.joint] + data.oMi[f.joint].actInv(model.gravity);
     h = data.nle;
-    frame_terms(true, v);
+    frame_terms(true, v, fresh); // placements and Jacobians stand with M
     if (!felems.empty()) // force elements: tau + Q - h = tau - (h - Q)
     {
       if (!felems.evaluate(frames, q, v))
@@ -201,19 +204,21 @@ namespace pfaff
     }
   }
 
-  void System::mass_matrix(const VecX & q)
+  bool System::mass_matrix(const VecX & q)
   {
     // the CRBA pass of the last call still stands when q is bitwise the same and no
     // other kinematics ran since (the start of a step after a correction that took
     // no Newton step): M, its factor and data.oMi, data.J are those of q
     if (M_ok_ && q.size() == q_M_.size() && q == q_M_)
-      return;
+      return false;
     pinocchio::crba(model, data, q, pinocchio::Convention::WORLD);
     M.triangularView<Eigen::Upper>() = data.M;
     M.triangularView<Eigen::StrictlyLower>() = data.M.transpose();
     q_M_ = q;
     M_ok_ = true;
     chol_ok_ = false;
+    gram_vel_ = false;
+    return true;
   }
 
   void System::mass_factor()
@@ -228,6 +233,7 @@ namespace pfaff
   // factor: one triangular solve per column instead of two), factored into llt_
   void System::metric_gram(const MatX & V1)
   {
+    gram_vel_ = false;
     Ya_ = V1;
     pinocchio::cholesky::Uiv(model, data, Ya_);
     Ya_ = data.Dinv.cwiseSqrt().asDiagonal() * Ya_; // D^-1/2 U^-1 V1
@@ -614,7 +620,7 @@ namespace pfaff
   }
 
   // -- direct dynamics (dynamics.direct_dynamics, Aghili eq. 22, 27, 29) ------------
-  void System::accel(const VecX & tau, const RowSpace & rs, VecX & a)
+  void System::accel(const VecX & tau, const RowSpace & rs, VecX & a, bool gram_ready)
   {
     const int n = model.nv;
     if (opt.variant == 0)
@@ -632,7 +638,8 @@ namespace pfaff
       {
         ya_.noalias() = -(rs.W.transpose() * drift);
         ya_.noalias() -= rs.V1.transpose() * a;
-        metric_gram(rs.V1);
+        if (!gram_ready)
+          metric_gram(rs.V1);
         llt_.solveInPlace(ya_);
         tmp_.noalias() = rs.V1 * ya_;
         pinocchio::cholesky::solve(model, data, tmp_);
@@ -914,6 +921,7 @@ namespace pfaff
       mass_factor();
       y_.noalias() = rs_vel_.V1.transpose() * v;
       metric_gram(rs_vel_.V1);
+      gram_vel_ = true; // the next step's start reuses it with rs_vel_
       llt_.solveInPlace(y_);
       tmp_.noalias() = rs_vel_.V1 * y_;
       pinocchio::cholesky::solve(model, data, tmp_);
@@ -941,17 +949,20 @@ namespace pfaff
       dynamics_state(q_, v_, rec);
       const double p1 = felems.power;
       evaluate(q_, v_, true);
+      bool gram = false;
       if (A_vel_ok_ && A == A_vel_)
       {
-        // the correction of the last step factored this A (same q, bitwise): reuse it
+        // the correction of the last step factored this A (same q, bitwise): reuse it,
+        // and its G when M's factor is still the one it used
         std::swap(rs_, rs_vel_);
         A_vel_ok_ = false;
+        gram = gram_vel_ && chol_ok_;
         if (rec)
           sigma_of_factor(rs_);
       }
       else
         row_space(A, rec, true, rs_);
-      accel(tau_, rs_, a_);
+      accel(tau_, rs_, a_, gram);
       if (!finite_or("acceleration", a_, t, k, st))
         return st;
       if (rec || check_contact)

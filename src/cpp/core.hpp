@@ -145,7 +145,8 @@ namespace pfaff
     /// row space of A (rows = all, or the holonomic ones) into rs.
     void row_space(const MatX & A, bool want_sigma, bool allow_qr, RowSpace & rs);
     /// acceleration from the projection direct dynamics at the current terms.
-    void accel(const VecX & tau, const RowSpace & rs, VecX & a);
+    /// gram_ready: llt_ already holds G = V1^T M^-1 V1 of rs.V1 (the correction's)
+    void accel(const VecX & tau, const RowSpace & rs, VecX & a, bool gram_ready = false);
     /// constraint force and multipliers for acceleration a.
     void forces(const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F, VecX & lam);
 
@@ -205,10 +206,11 @@ namespace pfaff
     int newton_it = 0, newton_failures = 0, recorded = 0, steps = 0;
 
   private:
-    void frame_terms(bool with_velocity, const VecX & v);
+    /// placements = false: p, R, J are still those of q (mass_matrix skipped its pass)
+    void frame_terms(bool with_velocity, const VecX & v, bool placements = true);
     /// M at q by the CRBA (WORLD convention: also data.oMi, data.J), skipped when
     /// they are still those of q
-    void mass_matrix(const VecX & q);
+    bool mass_matrix(const VecX & q); // false: skipped, the last pass stands
     /// M = U D U^T (Pinocchio's cholesky::decompose) of the last mass_matrix, once
     void mass_factor();
     /// G = V1^T M^-1 V1 through that factor, its Cholesky factor into llt_
@@ -246,6 +248,7 @@ namespace pfaff
     VecX q_M_;              // the q of the last CRBA pass (mass_matrix)
     bool M_ok_ = false;     // data.M, data.oMi, data.J are those of q_M_
     bool chol_ok_ = false;  // data.U, data.D hold the factor of that M
+    bool gram_vel_ = false; // llt_ holds G of rs_vel_.V1 with that factor (correct)
     MatX Ya_, Ga_;          // metric_gram: U^-1 V1 and G = V1^T M^-1 V1
     VecX ya_;
     VecX hh_ws_;            // thin_q: one double per row of A
