@@ -5,10 +5,15 @@ the branch check of the adaptive integrators, and the fold metrics."""
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from pfaff.constraints import ConstraintSet
+from pfaff.constraints.mjcf_equality import equality_constraints
+from pfaff.mechanism import PinocchioMechanism
+from pfaff.mechanism.mjcf import read_mjcf
 from pfaff.scenarios.common import fold_crossings, sign_changes
 from pfaff.scenarios.parallelogram_chain import (
     branch_state,
@@ -18,6 +23,8 @@ from pfaff.scenarios.parallelogram_chain import (
 )
 from pfaff.scenarios.runner import execute
 from pfaff.simulate import SimOptions, SimulationError, newton_project, simulate
+from pfaff.simulate.assembly import assemble
+from pfaff.simulate.correction import position_scale
 
 TH0, W0 = 0.2, -3.0  # swings through the folds theta = 0 and theta = -pi
 
@@ -253,15 +260,6 @@ def test_newton_round_off_thresholds_scale_with_the_positions():
     thresholds (position_floor 1e-15) take for drift. Scaled by position_scale
     (~1e3) Newton takes no step from such states; with the scale forced to 1 it
     steps on noise, which is what the scaling prevents."""
-    from pathlib import Path
-
-    from pfaff.constraints import ConstraintSet
-    from pfaff.constraints.mjcf_equality import equality_constraints
-    from pfaff.mechanism import PinocchioMechanism
-    from pfaff.mechanism.mjcf import read_mjcf
-    from pfaff.simulate.assembly import assemble
-    from pfaff.simulate.correction import position_scale
-
     mj = read_mjcf(Path(__file__).parent / "models" / "leg.xml")
     mech = PinocchioMechanism(mj.model, "leg")
     cs = ConstraintSet(mech, equality_constraints(mj.equalities))

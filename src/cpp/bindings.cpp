@@ -160,25 +160,14 @@ NB_MODULE(_core, m)
     .def(
       "set_buffers",
       [](System & s, std::vector<Buffer> bufs, int capacity) {
-        // record() writes capacity rows of these widths (t, q, v, a, tau, F, lambda,
-        // A v, Phi, rank, sigma_min, kinetic, potential, energy, work, correction,
-        // Newton iterations): refuse a buffer that would overflow
-        const size_t w[17] = {1, size_t(s.nq()), size_t(s.nv()), size_t(s.nv()),
-                              size_t(s.nv()), size_t(s.nv()), size_t(s.rows()),
-                              size_t(s.rows()), size_t(s.holonomic_rows()), 1, 1, 1, 1,
-                              1, 1, 1, 1};
-        if (bufs.size() != 17 || capacity < 0)
-          throw std::invalid_argument("17 record buffers and a capacity >= 0 expected");
         std::vector<double *> ptrs;
-        for (size_t i = 0; i < bufs.size(); ++i)
+        std::vector<size_t> sizes;
+        for (auto & b : bufs)
         {
-          if (bufs[i].size() < w[i] * size_t(capacity))
-            throw std::invalid_argument(
-              "record buffer " + std::to_string(i) + " holds " + std::to_string(bufs[i].size())
-              + " values, " + std::to_string(w[i] * size_t(capacity)) + " needed");
-          ptrs.push_back(bufs[i].data());
+          ptrs.push_back(b.data());
+          sizes.push_back(b.size());
         }
-        s.set_buffers(ptrs, capacity);
+        s.set_buffers(ptrs, sizes, capacity);
       },
       "buffers"_a, "capacity"_a,
       nb::keep_alive<1, 2>()) // the core writes into the arrays: they live as long

@@ -751,10 +751,24 @@ namespace pfaff
   }
 
   // -- the step loop (simulate.integrator, simulate.correction) --------------------
-  void System::set_buffers(const std::vector<double *> & bufs, int capacity)
+  size_t System::record_width(int i) const
   {
-    if (bufs.size() != 17)
-      throw std::invalid_argument("17 record buffers expected");
+    // the rows record() writes: t, q, v, a, tau, F, lambda, A v, Phi, then eight scalars
+    // (rank, sigma_min, kinetic, potential, energy, work, correction, Newton iterations)
+    const int w[9] = {1, model.nq, model.nv, model.nv, model.nv, model.nv, m, m, m_h};
+    return i < 9 ? size_t(w[i]) : 1;
+  }
+
+  void System::set_buffers(
+    const std::vector<double *> & bufs, const std::vector<size_t> & sizes, int capacity)
+  {
+    if (bufs.size() != 17 || sizes.size() != 17 || capacity < 0)
+      throw std::invalid_argument("17 record buffers and a capacity >= 0 expected");
+    for (int i = 0; i < 17; ++i) // refuse a buffer record() would overflow
+      if (sizes[i] < record_width(i) * size_t(capacity))
+        throw std::invalid_argument(
+          "record buffer " + std::to_string(i) + " holds " + std::to_string(sizes[i])
+          + " values, " + std::to_string(record_width(i) * size_t(capacity)) + " needed");
     bufs_ = bufs;
     capacity_ = capacity;
     recorded = 0;

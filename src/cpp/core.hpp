@@ -164,8 +164,11 @@ namespace pfaff
       A_vel_ok_ = false;
     }
     void set_tau(const VecX & tau) { tau_ = tau; }
-    /// the buffers (row-major, float64) the samples are written to.
-    void set_buffers(const std::vector<double *> & bufs, int capacity);
+    /// the buffers (row-major, float64) the samples are written to, with their sizes
+    /// (values): each must hold capacity rows of record_width(i)
+    void set_buffers(
+      const std::vector<double *> & bufs, const std::vector<size_t> & sizes, int capacity);
+    size_t record_width(int i) const;
     /// states k0 .. k1-1 (each: terms, record, step); stops after n_steps.
     Status run(int k0, int k1, int n_steps, double t0);
     /// force-sensor readings at the current state with the held torque.

@@ -36,8 +36,8 @@ def _joint(axis: np.ndarray, kind: str) -> pin.JointModel:
     """A revolute (``kind`` "R") or prismatic ("P") joint about the unit ``axis``:
     Pinocchio's axis-specialised joint (RX, RY, RZ / PX, PY, PZ) when the axis is a
     positive coordinate axis, as MuJoCo files mostly give them, else the unaligned
-    joint. The specialised joints are the same motion at a fraction of the cost (on
-    examples/quadruped.xml: CRBA and RNEA about 1.5x faster)."""
+    joint. The specialised joints are the same motion at a lower cost (on
+    examples/quadruped.xml, from Python: CRBA 4.44 -> 3.97 us, RNEA 4.85 -> 4.49 us)."""
     for i, c in enumerate("XYZ"):
         if axis[i] == 1.0:
             return getattr(pin, f"JointModel{kind}{c}")()

@@ -77,9 +77,12 @@ def newton_project(
     made); the caller decides whether the final residual is acceptable.
     """
     mech = cset.mechanism
-    phi, A = cset.holonomic_terms_at(q) if start is None else start
-    if scale is None:
-        scale = position_scale(cset, mech.compute(q, None, cset.frames, dynamics=False))
+    if start is None or scale is None:  # one kinematics snapshot at q serves both
+        snap0 = mech.compute(q, None, cset.frames, dynamics=False)
+        phi, A = cset.holonomic_terms(snap0) if start is None else start
+        scale = position_scale(cset, snap0) if scale is None else scale
+    else:
+        phi, A = start
     floor, step_tol = floor * scale, step_tol * scale
     err = float(np.abs(phi).max()) if phi.size else 0.0
     it = 0
