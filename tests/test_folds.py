@@ -184,18 +184,53 @@ def test_rank_drops_when_a_sample_lands_on_the_fold(n):
     assert np.all(a["rank"][1:] == 2 * n) and a["sigma_min"][1:].min() > 1e-4
 
 
-def test_adaptive_integrators_refuse_a_branch_switch():
-    """An adaptive integrator resolves the level set Phi = c (round-off) through the
-    fold and leaves on the anti-parallelogram branch, conserving the energy: the
-    branch check stops the run at the fold theta = -pi (t = 0.50 s)."""
+def _on_branch_error(a, th0: float = TH0) -> float:
+    """Largest distance [rad] of the recorded q from the parallelogram branch."""
+    th = reduced_solution(1, th0, W0, a["t"])[:, 0]
+    return np.abs(a["q"] - np.array([branch_state(1, x, 0.0)[0] for x in th])).max()
+
+
+def test_adaptive_integrators_never_leave_the_branch_silently():
+    """Without a forced offset, whether RK45 meets the fold with Phi = 0 exactly or at
+    a round-off level c != 0 depends on the machine's last bits. Either way the run
+    stays on the branch (to 1e-6 rad) or the branch check stops it at a fold,
+    having stayed on the branch up to there. Over several starts."""
+    cs = parallelogram_chain(1)
+    for th0 in (TH0, TH0 + 1e-3, TH0 - 2e-3):
+        q0, v0 = branch_state(1, th0, W0)
+        try:
+            a = simulate(cs, q0, v0, 0.6, SimOptions(dt=5e-3, integrator="RK45")).arrays()
+        except SimulationError as exc:
+            assert "branch check" in str(exc)
+            a = exc.trajectory.arrays()
+        assert _on_branch_error(a, th0) <= 1e-6, th0
+
+
+@pytest.mark.parametrize("offset", [1e-11, -1e-11])
+def test_adaptive_integrators_refuse_a_branch_switch(monkeypatch, offset):
+    """From a level set Phi = c != 0 (here forced: after every step the state is put on
+    the branch, then the rocker turned by ``offset``, |Phi| ~ 4e-12 m) RK45 resolves
+    the turn of the level set at the first fold (theta = 0, t = 0.05 s) and leaves on
+    the anti-parallelogram branch, conserving the energy: the branch check stops the
+    run there. With the check disabled (wrong input: no check) the run leaves the
+    branch by O(1) rad, which is what the check is for."""
+    import pfaff.simulate.integrator as integrator
+    import pfaff.simulate.steppers as steppers
+
+    def off_branch(cset, q, v, opt, svd_fn=None):
+        qb, vb = branch_state(1, q[0], v[0])
+        qb[2] += offset
+        return qb, vb, 0.0, 0, 0.0
+
+    monkeypatch.setattr(integrator, "correct_state", off_branch)
     cs = parallelogram_chain(1)
     q0, v0 = branch_state(1, TH0, W0)
-    with pytest.raises(SimulationError, match=r"t = 0\.5 s.*branch check") as exc:
-        simulate(cs, q0, v0, 0.6, SimOptions(dt=5e-3, integrator="RK45"))
-    a = exc.value.trajectory.arrays()
-    th = reduced_solution(1, TH0, W0, a["t"])[:, 0]
-    q_ref = np.array([branch_state(1, x, 0.0)[0] for x in th])
-    assert np.abs(a["q"] - q_ref).max() <= 1e-6  # on the branch up to the fold
+    opt = SimOptions(dt=5e-3, integrator="RK45", engine="numpy")
+    with pytest.raises(SimulationError, match=r"t = 0\.05 s.*branch check") as exc:
+        simulate(cs, q0, v0, 0.3, opt)
+    assert _on_branch_error(exc.value.trajectory.arrays()) <= 1e-9
+    monkeypatch.setattr(steppers, "branch_check", lambda *args, **kw: None)
+    assert _on_branch_error(simulate(cs, q0, v0, 0.3, opt).arrays()) >= 0.1
 
 
 def test_fold_crossings_counts_v_shaped_minima_and_rejects_smooth_ones():

@@ -95,5 +95,5 @@ def test_posture_on_plane_same_numbers_as_before(elbow):
         psi = rng.uniform(-3.0, 0.0)
         old, new = _posture_on_plane_v0(*args, psi, elbow), hw.posture_on_plane(*args, psi, elbow)
         assert (old is None) == (new is None)
-        if old is not None:  # the scenarios' metrics are bit-identical: so are the postures
-            assert np.abs(new - old).max() <= 1e-15
+        if old is not None:  # the same closed form: equal to round-off (angles of ~1-5 rad)
+            assert np.abs(new - old).max() <= 1e-13
