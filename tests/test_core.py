@@ -532,3 +532,55 @@ def test_record_buffers_are_checked_and_kept_alive():
     assert code == 0 and s.recorded == cap and len(junk) == 200
     with pytest.raises(ValueError, match="equal length"):
         s.set_force_buffers(np.zeros(cap), np.zeros(cap - 1))
+
+
+def _snapshot_gap(rec, ref, ev_ref, frames) -> float:
+    """Largest difference between a record's snapshot and constraint terms and
+    Python Pinocchio's, each relative to max(1, the reference's largest entry)."""
+    snap, ev = rec.snap, rec.constraints
+    pairs = [(snap.q, ref.q), (snap.v, ref.v), (snap.M, ref.M), (snap.h, ref.h)]
+    pairs += [(snap.g, ref.g), (snap.kinetic, ref.kinetic), (snap.potential, ref.potential)]
+    pairs += [(ev.A, ev_ref.A), (ev.drift, ev_ref.drift), (ev.phi, ev_ref.phi)]
+    for name in frames:
+        f, fr = snap.frame(name), ref.frame(name)
+        pairs += [(f.p, fr.p), (f.R, fr.R), (f.J, fr.J), (f.drift, fr.drift)]
+    return max(
+        float(np.abs(np.asarray(x) - y).max(initial=0.0) / max(1.0, np.abs(y).max(initial=0.0)))
+        for x, y in pairs
+    )
+
+
+def test_controller_record_equals_pythons_snapshot(dual):
+    """The controller's record on the core (one call: the core's M, h, A, drift, Phi,
+    projection factors, sensors, and the frames it observes, g and the energies)
+    equals what Python Pinocchio computes at the same state -- snapshot, constraint
+    terms, a, F, lambda of the held torque -- at random states of the free-flying
+    box held by two arms, with a frame the constraints do not use. A record of a
+    state 1e-6 away (wrong input) is caught."""
+    from pfaff.simulate import core_engine
+
+    cset = dual.cset
+    mech = cset.mechanism
+    frames = (*cset.frames, "arm1_panda_link4")
+    system = core_engine.build(cset)
+    for name in frames:
+        system.observe(name)
+    core.options(system, SimOptions())
+    hol, m = cset.holonomic_rows, cset.dim
+    rng = np.random.default_rng(11)
+    worst = 0.0
+    for _ in range(10):
+        q, v, tau = _random_state(mech, rng)
+        system.set_state(q, v)
+        system.set_tau(tau)
+        rec = core_engine._record(system, frames, hol, 0.0, True, mech.nq, mech.nv, m, 1e-9)
+        ref = mech.compute(q, v, frames)
+        ev = cset.evaluate(ref)
+        worst = max(worst, _snapshot_gap(rec, ref, ev, frames))
+        sol = dyn.solve_constrained(ref.M, ref.h, tau, ev.A, ev.drift)
+        assert _rel(rec.sensors["F"], sol.F) <= 1e-12
+        assert _rel(rec.sensors["lambda"], sol.lam) <= 1e-12
+        np.testing.assert_allclose(rec.projection.P, sol.proj.P, rtol=0, atol=1e-12)
+        off = mech.compute(mech.integrate(q, 1e-6 * np.ones(mech.nv)), v, frames)
+        assert _snapshot_gap(rec, off, cset.evaluate(off), frames) >= 1e-7
+    assert worst <= 1e-12

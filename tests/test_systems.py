@@ -117,7 +117,8 @@ def test_dual_panda_plant_reproduces_the_old_numbers(dual):
     np.testing.assert_allclose(q0, REF["dp_q0"], rtol=0.0, atol=1e-6)  # a redundant IK
     snap = dual.mech.compute(q0, None, list(dual.sys.tips), dynamics=False)
     for i, tip in enumerate(dual.sys.tips):  # forward kinematics: the hands hold the box
-        np.testing.assert_allclose(snap.frames[tip].p, [-0.05, 0.0, dual.zc] + dual.c[i], atol=1e-9)
+        box_centre = np.array([-0.05, 0.0, dual.zc])
+        np.testing.assert_allclose(snap.frames[tip].p, box_centre + dual.c[i], atol=1e-9)
         np.testing.assert_allclose(snap.frames[tip].R, (HAND1, HAND2)[i], atol=1e-9)
     ref = lambda t, mode: (  # noqa: E731
         np.array([0.01 * t, 0, 0]), np.zeros(3), np.zeros(3),

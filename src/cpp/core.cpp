@@ -101,21 +101,32 @@ namespace pfaff
     th_.setZero(nv);
   }
 
-  int System::add_frame(const std::string & name)
+  FrameKin System::new_frame(const std::string & name) const
   {
     if (!model.existFrame(name))
       throw std::invalid_argument("unknown frame '" + name + "'");
-    const auto id = model.getFrameId(name);
-    for (size_t i = 0; i < frames.size(); ++i)
-      if (frames[i].id == id)
-        return int(i);
     FrameKin f;
-    f.id = id;
-    f.joint = model.frames[id].parentJoint;
+    f.id = model.getFrameId(name);
+    f.joint = model.frames[f.id].parentJoint;
     f.J.setZero(6, model.nv); // getFrameJacobian writes the supporting columns only
-    frames.push_back(f);
-    return int(frames.size()) - 1;
+    return f;
   }
+
+  namespace
+  {
+    int slot_of(std::vector<FrameKin> & fs, FrameKin f)
+    {
+      for (size_t i = 0; i < fs.size(); ++i)
+        if (fs[i].id == f.id)
+          return int(i);
+      fs.push_back(std::move(f));
+      return int(fs.size()) - 1;
+    }
+  } // namespace
+
+  int System::add_frame(const std::string & name) { return slot_of(frames, new_frame(name)); }
+
+  int System::observe(const std::string & name) { return slot_of(obs_frames, new_frame(name)); }
 
   void System::add(const Spec & s)
   {
@@ -151,9 +162,10 @@ namespace pfaff
   }
 
   // -- per-state terms (PinocchioMechanism.compute) -----------------------------
-  void System::frame_terms(bool with_velocity, const VecX & v, bool placements)
+  void System::frame_terms(
+    std::vector<FrameKin> & fs, bool with_velocity, const VecX & v, bool placements)
   {
-    for (auto & f : frames)
+    for (auto & f : fs)
     {
       if (placements)
       {
@@ -748,6 +760,35 @@ namespace pfaff
       accel(tau_, rs_, a_);
       forces(tau_, rs_, a_, F, lam);
     }
+  }
+
+  void System::observed(RowMat & out, VecX & g, double & kinetic_, double & potential_)
+  {
+    // sample() left the RNEA pass of (q_, v_) in data (a_gf) and the CRBA's (or an
+    // earlier identical pass's) oMi, J: the observed frames' joints get their
+    // acceleration at a = 0 as in dynamics_state, then placements, Jacobians, drift
+    const int n = model.nv;
+    for (const auto & f : obs_frames)
+      data.a[f.joint] = data.a_gf[f.joint] + data.oMi[f.joint].actInv(model.gravity);
+    frame_terms(obs_frames, true, v_, true);
+    out.resize(Eigen::Index(obs_frames.size()), 18 + 6 * n);
+    for (size_t i = 0; i < obs_frames.size(); ++i)
+    {
+      const FrameKin & f = obs_frames[i];
+      auto row = out.row(Eigen::Index(i));
+      row.head<3>() = f.p.transpose();
+      for (int r = 0; r < 3; ++r)
+        row.segment<3>(3 + 3 * r) = f.R.row(r);
+      for (int r = 0; r < 6; ++r)
+        row.segment(12 + r * n, n) = f.J.row(r);
+      row.tail<6>() = f.drift.transpose();
+    }
+    kinetic_ = 0.5 * v_.dot(M * v_);
+    // the gravity passes move data's kinematics to v = 0 (same q): the next use of
+    // data.oMi, data.J takes a fresh CRBA pass
+    g = pinocchio::computeGeneralizedGravity(model, data, q_);
+    potential_ = pinocchio::computePotentialEnergy(model, data, q_);
+    M_ok_ = false;
   }
 
   // -- the step loop (simulate.integrator, simulate.correction) --------------------

@@ -31,6 +31,7 @@ namespace pfaff
   using Mat3 = Eigen::Matrix3d;
   using Matrix3x = Eigen::Matrix<double, 3, Eigen::Dynamic>;
   using Matrix6x = Eigen::Matrix<double, 6, Eigen::Dynamic>;
+  using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
   pinocchio::Model load_model(const std::string & text);
 
@@ -184,6 +185,13 @@ namespace pfaff
     }
     ForceElements felems;
     double force_work = 0.0;
+    /// observe a frame at controller samples (not at the stages): returns its slot
+    int observe(const std::string & name);
+    /// the observed frames at the current state, one row each (row-major k x (18 + 6 nv):
+    /// p, R row by row, J (6 x nv) row by row, drift), with g and the energies kinetic
+    /// (0.5 v^T M v) and potential (gravity's only): what PinocchioMechanism.compute
+    /// puts in a Snapshot. Call after sample() (same state).
+    void observed(RowMat & frames_out, VecX & g, double & kinetic, double & potential);
     /// a controller sample at the current state: M, h, A, drift, Phi (members), the
     /// row-space factors of A (A^+ = V1 W^T, rank, sigma_min), an orthonormal basis N
     /// of N(A), and with_sensors the readings F, lambda of the held torque.
@@ -194,6 +202,7 @@ namespace pfaff
     pinocchio::Model model;
     pinocchio::Data data;
     std::vector<FrameKin> frames;
+    std::vector<FrameKin> obs_frames; // observed at controller samples only
     std::vector<Spec> specs;
     int m = 0, m_h = 0;
     std::vector<int> hol_rows, uni_rows;
@@ -210,7 +219,14 @@ namespace pfaff
 
   private:
     /// placements = false: p, R, J are still those of q (mass_matrix skipped its pass)
-    void frame_terms(bool with_velocity, const VecX & v, bool placements = true);
+    void frame_terms(bool with_velocity, const VecX & v, bool placements = true)
+    {
+      frame_terms(frames, with_velocity, v, placements);
+    }
+    void frame_terms(
+      std::vector<FrameKin> & fs, bool with_velocity, const VecX & v, bool placements);
+    /// a FrameKin for frame `name` (std::invalid_argument when unknown)
+    FrameKin new_frame(const std::string & name) const;
     /// M at q by the CRBA (WORLD convention: also data.oMi, data.J), skipped when
     /// they are still those of q
     bool mass_matrix(const VecX & q); // false: skipped, the last pass stands

@@ -18,6 +18,7 @@ from pfaff import core
 from pfaff.constraints.base import ConstraintEval, ConstraintSet
 from pfaff.dynamics import Projection
 from pfaff.linalg import identity
+from pfaff.mechanism.base import FrameState, Snapshot
 from pfaff.simulate.forces import JointDamper, JointSpring, PointDamper, PointSpring
 from pfaff.simulate.record import StepRecord
 from pfaff.simulate.recording import controller_torque
@@ -127,6 +128,9 @@ def run(
     """
     mech = cset.mechanism
     system = build(cset, forces)
+    frames = tuple(dict.fromkeys(frames))  # one slot each, in order
+    for name in frames:
+        system.observe(name)
     core.options(system, opt)
     sizes = {"nq": mech.nq, "nv": mech.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
     cap = record_count(n_steps, int(opt.record_every))
@@ -140,7 +144,7 @@ def run(
     dt = opt.dt
     needs_sensors = controller is not None and bool(controller.needs_sensors)
     hol = cset.holonomic_rows
-    nv, rank_tol = mech.nv, opt.rank_tol
+    nq, nv, m, rank_tol = mech.nq, mech.nv, cset.dim, opt.rank_tol
     next_ctrl = t0 if next_control is None else next_control
     k = 0
     k_due = 0 if controller is not None else n_steps + 1  # next controller sample
@@ -152,7 +156,7 @@ def run(
         while k <= n_steps:
             t = t0 + k * dt
             if k == k_due:
-                rec = _record(system, mech, frames, hol, t, needs_sensors, nv, rank_tol)
+                rec = _record(system, frames, hol, t, needs_sensors, nq, nv, m, rank_tol)
                 tau_held = controller_torque(controller(t, rec), mech.nv, t, k, traj)
                 system.set_tau(tau_held)
                 next_ctrl += control_dt
@@ -178,15 +182,30 @@ def run(
     return traj
 
 
-def _record(system, mech, frames, hol, t, needs_sensors, nv, rank_tol) -> StepRecord:
+def _record(system, frames, hol, t, needs_sensors, nq, nv, m, rank_tol) -> StepRecord:
     """The controller's record at the core's current state, from one call into the
     core: M, h, A, drift, Phi and the factors of the projection the core took
-    (``A^+ = V1 W^T``, N), the readings if asked. The snapshot's frames (and g and
-    the energies) come from Pinocchio in Python; nothing is evaluated twice."""
-    M, h, A, drift, phi, V1, W, N, rank, sigma_min, F, lam = system.sample(needs_sensors)
-    snap = mech.compute(system.q, system.v, frames, dynamics=False)
-    snap.M, snap.h = M, h
-    mech.fill_extras(snap)
+    (``A^+ = V1 W^T``, N), the readings if asked, the snapshot's frames (observed by
+    the core: ``frames`` in the order of their slots), g and the energies, as
+    :meth:`PinocchioMechanism.compute` gives them. Nothing is evaluated twice, and
+    Python calls no Pinocchio function."""
+    blob, rank, sigma_min, kinetic, potential = system.sample(needs_sensors)
+    r, m_h, nf = rank, len(hol), 18 + 6 * nv
+    s = int(needs_sensors)
+    # (rows, columns): None for a vector
+    shapes = ((nq, None), (nv, None), (nv, nv), (nv, None), (m, nv), (m, None), (m_h, None))
+    shapes += ((nv, r), (m, r), (nv, nv - r), (s * nv, None), (s * m, None))
+    shapes += ((len(frames), nf), (nv, None))
+    parts, k = [], 0
+    for rows, cols in shapes:  # views into the one array of this sample
+        end = k + rows * (cols or 1)
+        parts.append(blob[k:end] if cols is None else blob[k:end].reshape(rows, cols))
+        k = end
+    q, v, M, h, A, drift, phi, V1, W, N, F, lam, rows, g = parts
+    snap = Snapshot(q, v, M, h, g, kinetic, potential)
+    j = 12 + 6 * nv
+    for name, r in zip(frames, rows):
+        snap.frames[name] = FrameState(r[:3], r[3:12].reshape(3, 3), r[12:j].reshape(6, nv), r[j:])
 
     def proj() -> Projection:  # built on first use: a controller may not read it
         p = Projection(
