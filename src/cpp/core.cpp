@@ -64,6 +64,7 @@ namespace pfaff
   System::System(const std::string & model_text)
   : model(load_model(model_text))
   , data(model)
+  , data_g(model)
   {
     const int nv = model.nv;
     M.setZero(nv, nv);
@@ -784,11 +785,9 @@ namespace pfaff
       row.tail<6>() = f.drift.transpose();
     }
     kinetic_ = 0.5 * v_.dot(M * v_);
-    // the gravity passes move data's kinematics to v = 0 (same q): the next use of
-    // data.oMi, data.J takes a fresh CRBA pass
-    g = pinocchio::computeGeneralizedGravity(model, data, q_);
-    potential_ = pinocchio::computePotentialEnergy(model, data, q_);
-    M_ok_ = false;
+    // on data_g: data keeps the passes the next step's start reuses (M, its factor)
+    g = pinocchio::computeGeneralizedGravity(model, data_g, q_);
+    potential_ = pinocchio::computePotentialEnergy(model, data_g, q_);
   }
 
   // -- the step loop (simulate.integrator, simulate.correction) --------------------

@@ -201,6 +201,7 @@ namespace pfaff
     Options opt;
     pinocchio::Model model;
     pinocchio::Data data;
+    pinocchio::Data data_g; // observed(): g and the potential, leaving data's passes as they are
     std::vector<FrameKin> frames;
     std::vector<FrameKin> obs_frames; // observed at controller samples only
     std::vector<Spec> specs;
