@@ -137,14 +137,6 @@ class PinocchioMechanism(Mechanism):
                 )
         return snap
 
-    def fill_extras(self, snap: Snapshot) -> None:
-        """Add ``g`` and the energies to a snapshot whose ``M`` (and ``q``, ``v``) are
-        set (e.g. by the compiled core): what ``compute(..., extras=True)`` adds."""
-        model, data, q = self.model, self.data, snap.q
-        snap.g = pin.computeGeneralizedGravity(model, data, q).copy()
-        snap.kinetic = 0.5 * float(snap.v @ snap.M @ snap.v)
-        snap.potential = float(pin.computePotentialEnergy(model, data, q))
-
 
 def _urdf_link_masses(path: str, text: str | None = None) -> None:
     """Refuse a URDF ``<inertial>`` whose mass or inertia entries are not finite

@@ -201,11 +201,11 @@ def _record(system, frames, hol, t, needs_sensors, nq, nv, m, rank_tol) -> StepR
         end = k + rows * (cols or 1)
         parts.append(blob[k:end] if cols is None else blob[k:end].reshape(rows, cols))
         k = end
-    q, v, M, h, A, drift, phi, V1, W, N, F, lam, rows, g = parts
+    q, v, M, h, A, drift, phi, V1, W, N, F, lam, kin, g = parts
     snap = Snapshot(q, v, M, h, g, kinetic, potential)
     j = 12 + 6 * nv
-    for name, r in zip(frames, rows):
-        snap.frames[name] = FrameState(r[:3], r[3:12].reshape(3, 3), r[12:j].reshape(6, nv), r[j:])
+    for name, f in zip(frames, kin):  # p, R, J, drift
+        snap.frames[name] = FrameState(f[:3], f[3:12].reshape(3, 3), f[12:j].reshape(6, nv), f[j:])
 
     def proj() -> Projection:  # built on first use: a controller may not read it
         p = Projection(
