@@ -78,6 +78,23 @@ def test_four_bar_figures(parallelogram):
         assert m["crank_turns"] > 5  # the crank turns over: not a small oscillation
 
 
+def test_four_bar_kite_has_a_finite_energy():
+    """A kite (ground = crank, coupler = rocker): at crank angle 0 the crank tip lies on
+    the rocker pivot and the closure is not unique. The potential's zero skips that
+    angle (it made every energy NaN, and energy_drift_rel with it, in a run whose
+    status was ok); the run keeps its energy through the folds it crosses."""
+    from pfaff.scenarios.four_bar import closure_state
+
+    with pytest.raises(ValueError, match="not unique"):
+        closure_state(0.0, 0.5, 0.5, 1.0, 1.0)
+    kite = {"ground": "0.5", "crank": "0.5", "coupler": "1.0", "rocker": "1.0"}
+    s = run_scenario("four-bar", {**kite, "t_end": "1", "omega0": "6", "dt": "1e-3"})
+    m = s["metrics"]
+    assert s["status"] == "ok" and s["max_constraint_violation"] <= 1e-10
+    assert m["fold_crossings"] >= 1 and m["min_sigma"] <= 1e-3
+    assert np.isfinite(m["energy_reference"]) and m["energy_drift_rel"] <= 1e-5
+
+
 def test_panda_contact_runs_on_the_plane():
     s = run_scenario("panda-contact", {"t_end": "1"})
     assert s["status"] == "ok"

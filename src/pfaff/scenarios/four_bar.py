@@ -24,6 +24,11 @@ def closure_state(theta1: float, l0: float, l1: float, l2: float, l3: float) -> 
     d = np.linalg.norm(D - B)
     if not abs(l2 - l3) <= d <= l2 + l3:
         raise ValueError(f"the four-bar cannot close at crank angle {theta1} rad")
+    if d <= 1e-12 * l0:  # a kite (l0 = l1, l2 = l3): the coupler turns freely about D
+        raise ValueError(
+            f"at crank angle {theta1} rad the crank tip lies on the rocker pivot: "
+            "the closure is not unique"
+        )
     # C on both circles |C - B| = l2, |C - D| = l3; take the solution left of B->D
     a = (l2**2 - l3**2 + d**2) / (2 * d)
     h = np.sqrt(max(l2**2 - a**2, 0.0))
@@ -97,8 +102,13 @@ def four_bar(p: dict) -> ScenarioResult:
     # potential zero at the lowest configuration of the closed chain (crank scan)
     if p["parallelogram"]:
         scan = [np.array([t, -t, t]) for t in np.linspace(0, 2 * np.pi, 721)]
-    else:
-        scan = [closure_state(t, l0, l1, l2, l3) for t in np.linspace(0, 2 * np.pi, 721)]
+    else:  # the crank angles where the loop closes (a rocker crank does not turn over)
+        scan = []
+        for t in np.linspace(0, 2 * np.pi, 721):
+            try:
+                scan.append(closure_state(t, l0, l1, l2, l3))
+            except ValueError:
+                continue
     V_low = min(mech.compute(qs).potential for qs in scan)
     opt = SimOptions(dt=p["dt"], potential_offset=V_low)
     traj, wall = timed_simulate(cset, q0, v0, p["t_end"], opt)
