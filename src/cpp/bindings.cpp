@@ -8,6 +8,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include "control.hpp"
 #include "core.hpp"
 
 namespace nb = nanobind;
@@ -98,6 +99,22 @@ NB_MODULE(_core, m)
     .def_rw("gamma", &pfaff::Options::gamma)
     .def_rw("record_every", &pfaff::Options::record_every)
     .def_rw("potential_offset", &pfaff::Options::potential_offset);
+
+  nb::class_<pfaff::ControlWork>(m, "ControlKernel")
+    .def(nb::init<>())
+    .def(
+      "__call__",
+      [](pfaff::ControlWork & w, const MatX & M, const VecX & h, const MatX & V1, const VecX & Cv,
+         const MatX & N, const MatX & J, const VecX & Jdv, const VecX & rhs_ref, double rel_tol,
+         const VecX & u_F) {
+        VecX u_p, tau;
+        const bool ok = pfaff::task_acceleration(J, Jdv, N, Cv, rhs_ref, rel_tol, w, u_p);
+        pfaff::projected_torque(M, h, V1, Cv, u_p, u_F, w, tau);
+        return nb::make_tuple(std::move(tau), std::move(u_p), ok);
+      },
+      "M"_a, "h"_a, "V1"_a, "Cv"_a, "N"_a, "J"_a, "Jdv"_a, "rhs_ref"_a, "rel_tol"_a, "u_F"_a,
+      "tau, u_p, ok of ProjectedController (Aghili eq. 45, 46, 51; u_F empty: no force "
+      "control), as pfaff.control.laws computes them");
 
   nb::class_<System>(m, "System")
     .def(nb::init<const std::string &>(), "model_text"_a)

@@ -185,6 +185,12 @@ def build(cset: ConstraintSet):
     return system
 
 
+def control_kernel():
+    """A ``pfaff._core.ControlKernel`` (the per-sample laws of
+    :class:`~pfaff.control.ProjectedController`), or None without the extension."""
+    return None if _core is None else _core.ControlKernel()
+
+
 def options(system, opt) -> None:
     """Copy a :class:`~pfaff.simulate.SimOptions` into the core's options."""
     o = system.options

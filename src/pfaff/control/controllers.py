@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pfaff import core
 from pfaff.constraints.base import ConstraintSet
 from pfaff.control.laws import (
     TASK_REL_TOL,
@@ -35,6 +36,8 @@ from pfaff.control.tasks import Task
 from pfaff.linalg import DEFAULT_RANK_TOL, null_space
 from pfaff.mechanism.base import ModelError
 from pfaff.simulate.record import StepRecord
+
+_NO_FORCE = np.zeros(0)  # the compiled laws' u_F without force control
 
 
 def gain(value, k: int, what: str) -> np.ndarray:
@@ -93,6 +96,10 @@ class ProjectedController:
     force : desired multipliers and PI gains (hybrid control), or None.
     actuated : actuated joints (names or indices); the others are passive.
     W : weight of Sec. 7.2 for mixed units (motion channel), or None.
+    compiled : evaluate eq. (45, 46, 51) in one call into the compiled core
+        (``pfaff._core.ControlKernel``) when it is built and W is None; False: the
+        NumPy laws of :mod:`pfaff.control.laws` (the reference; the tests hold the
+        two to each other).
     """
 
     def __init__(
@@ -106,6 +113,7 @@ class ProjectedController:
         actuated: Sequence[str | int] | None = None,
         W: np.ndarray | None = None,
         rank_tol: float = DEFAULT_RANK_TOL,
+        compiled: bool = True,
     ) -> None:
         self.cset, self.task, self.reference = cset, task, reference
         self.mech = cset.mechanism
@@ -119,6 +127,8 @@ class ProjectedController:
             if W.shape != (self.mech.nv, self.mech.nv):
                 raise ValueError(f"W must be {self.mech.nv}x{self.mech.nv}, got {W.shape}")
         self.W, self.rank_tol = W, rank_tol
+        # the compiled laws (pfaff._core) where they apply: no weight W
+        self._kernel = core.control_kernel() if compiled and W is None else None
         self.frames = tuple(dict.fromkeys((*cset.frames, *task.frames)))
         self.signals: dict[str, float | np.ndarray] = {}
         self._integral = np.zeros(cset.dim)
@@ -153,14 +163,20 @@ class ProjectedController:
         th_d, dth_d, ddth_d = (np.asarray(x, dtype=float) for x in self.reference(t))
         e = task.error(th_d, snap)
         de = dth_d - J @ snap.v
-        u_p, task_ok = task_acceleration(
-            J, task.drift(snap), N, proj.Cv, ddth_d + self.kd * de + self.kp * e
-        )
-        f_par = pidc_torque(snap.M, snap.h, proj.P, u_p, cev.A, self.W, self.rank_tol)
-        sig = {"task_error": e, "task_regular": float(task_ok)}
-        tau = f_par
-        if self.force is not None:
-            tau = tau + self._force_part(t, rec, f_par, sig)
+        rhs = ddth_d + self.kd * de + self.kp * e
+        sig = {"task_error": e, "task_regular": 0.0}
+        u_F = None if self.force is None else self._force_command(t, rec, sig)
+        if self._kernel is not None:  # eq. (45, 46, 51) in one call into pfaff._core
+            empty = _NO_FORCE if u_F is None else u_F
+            tau, u_p, task_ok = self._kernel(
+                snap.M, snap.h, proj.V1, proj.Cv, N, J, task.drift(snap), rhs, TASK_REL_TOL, empty
+            )
+        else:  # the reference: pfaff.control.laws, equation by equation
+            u_p, task_ok = task_acceleration(J, task.drift(snap), N, proj.Cv, rhs)
+            tau = pidc_torque(snap.M, snap.h, proj.P, u_p, cev.A, self.W, self.rank_tol)
+            if u_F is not None:
+                tau = tau + force_control_torque(snap.M, snap.h, proj, tau, u_F)
+        sig["task_regular"] = float(task_ok)
         if self.actuated is not None:
             tau, sigma, resid = passive_joint_torque(proj.P, self.actuated, tau, N)
             sig["controllability_sigma"] = sigma
@@ -170,8 +186,8 @@ class ProjectedController:
         self.signals = sig
         return tau
 
-    def _force_part(self, t: float, rec: StepRecord, f_par, sig) -> np.ndarray:
-        """f_perp of eq. (51) with the PI law (52) on the measured force.
+    def _force_command(self, t: float, rec: StepRecord, sig) -> np.ndarray:
+        """``u_F = A^T lambda_u`` of eq. (51) with the PI law (52) on the measured force.
 
         The force sensor reads the force the previous torque produced; it is
         compared with the force that torque was commanded to produce (the
@@ -181,7 +197,6 @@ class ProjectedController:
         lam_d = np.asarray(self.force.lambda_d(t), dtype=float)
         if lam_d.shape != (self.cset.dim,):
             raise ValueError(f"lambda_d(t) must have shape ({self.cset.dim},), got {lam_d.shape}")
-        snap, proj = rec.snap, rec.projection
         lam_meas = None if rec.sensors is None else rec.sensors.get("lambda")
         dt = 0.0 if self._t_last is None else t - self._t_last
         e_lam = np.zeros_like(lam_d)
@@ -190,11 +205,10 @@ class ProjectedController:
         self._integral += e_lam * dt
         lam_u = lam_d + self.force.kf * e_lam + self.force.ki * self._integral
         self._lam_cmd, self._t_last = lam_d, t
-        u_F = rec.A.T @ lam_u
         sig["lambda_d"] = lam_d
         sig["force_error"] = e_lam
         sig["lambda_u"] = lam_u  # the commanded multipliers of eq. (52)
-        return force_control_torque(snap.M, snap.h, proj, f_par, u_F)
+        return rec.A.T @ lam_u
 
 
 class ComputedTorque:
