@@ -106,7 +106,7 @@ class FrameTask(Task):
     def jacobian(self, snap):
         fs = snap.frame(self.frame)
         J = fs.point_jacobian(self.point)[self.rows]
-        return np.vstack([J, fs.J[3:]]) if self.orientation else J
+        return np.concatenate([J, fs.J[3:]]) if self.orientation else J
 
     def drift(self, snap):
         fs = snap.frame(self.frame)
