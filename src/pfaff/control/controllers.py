@@ -167,9 +167,9 @@ class ProjectedController:
         sig = {"task_error": e, "task_regular": 0.0}
         u_F = None if self.force is None else self._force_command(t, rec, sig)
         if self._kernel is not None:  # eq. (45, 46, 51) in one call into pfaff._core
-            empty = _NO_FORCE if u_F is None else u_F
+            force = _NO_FORCE if u_F is None else u_F
             tau, u_p, task_ok = self._kernel(
-                snap.M, snap.h, proj.V1, proj.Cv, N, J, task.drift(snap), rhs, TASK_REL_TOL, empty
+                snap.M, snap.h, proj.V1, proj.Cv, N, J, task.drift(snap), rhs, TASK_REL_TOL, force
             )
         else:  # the reference: pfaff.control.laws, equation by equation
             u_p, task_ok = task_acceleration(J, task.drift(snap), N, proj.Cv, rhs)
