@@ -168,36 +168,13 @@ NB_MODULE(_core, m)
     .def(
       "sample",
       [](System & s, bool with_sensors) {
-        MatX V1, W, N;
-        VecX F, lam, g;
-        pfaff::RowMat frames;
-        int rank = 0;
-        double sigma_min = 0.0, kinetic = 0.0, potential = 0.0;
-        s.sample(with_sensors, V1, W, N, rank, sigma_min, F, lam);
-        s.observed(frames, g, kinetic, potential);
-        // one array, row-major blocks (nanobind exports each small Eigen object through
-        // numpy.copy, about 2 us apiece; pfaff.simulate.core_engine slices the views)
-        const Eigen::Index sizes[] = {s.q_.size(), s.v_.size(), s.M.size(), s.h.size(),
-                                      s.A.size(), s.drift.size(), s.phi.size(), V1.size(),
-                                      W.size(), N.size(), F.size(), lam.size(),
-                                      frames.size(), g.size()};
-        Eigen::Index total = 0;
-        for (auto n : sizes)
-          total += n;
-        VecX blob(total);
-        double * p = blob.data();
-        auto put = [&p](const auto & X) {
-          Eigen::Map<pfaff::RowMat>(p, X.rows(), X.cols()) = X;
-          p += X.size();
-        };
-        put(s.q_), put(s.v_), put(s.M), put(s.h), put(s.A), put(s.drift), put(s.phi);
-        put(V1), put(W), put(N), put(F), put(lam), put(frames), put(g);
-        return nb::make_tuple(std::move(blob), rank, sigma_min, kinetic, potential);
+        System::Sample o;
+        s.sample(with_sensors, o);
+        return nb::make_tuple(std::move(o.blob), o.rank, o.sigma_min, o.kinetic, o.potential);
       },
       "with_sensors"_a,
-      "one array of q, v, M, h, A, drift, Phi, V1, W (A^+ = V1 W^T), N, F, lambda (empty "
-      "unless with_sensors), the observed frames (rows: p, R, J, drift) and g, row-major, "
-      "then rank, sigma_min, kinetic and potential energy at the current state")
+      "(blob, rank, sigma_min, kinetic, potential): the controller's record at the current "
+      "state, blob laid out as System::sample (core.hpp) writes it")
     .def(
       "set_buffers",
       [](System & s, std::vector<Buffer> bufs, int capacity) {

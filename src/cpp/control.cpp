@@ -1,8 +1,6 @@
 // See control.hpp; the NumPy functions each block mirrors are named in its comment.
 #include "control.hpp"
 
-#include <cmath>
-
 namespace pfaff
 {
   // laws.task_acceleration

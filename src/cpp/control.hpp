@@ -13,8 +13,8 @@ namespace pfaff
   using ControlMat = Eigen::MatrixXd;
   using ControlVec = Eigen::VectorXd;
 
-  /// Workspaces of projected_control (one per controller: no allocation per call
-  /// once the sizes are set).
+  /// Workspaces of task_acceleration and projected_torque (pfaff._core.ControlKernel:
+  /// one per controller, so no allocation per call once the sizes are set).
   struct ControlWork
   {
     ControlMat JN, PM, Mc, V;

@@ -197,11 +197,7 @@ namespace pfaff
     // (computeAllTerms does all of it and more: centroidal terms, energies, Jcom)
     const bool fresh = mass_matrix(q);
     pinocchio::nonLinearEffects(model, data, q, v);
-    // RNEA's forward pass leaves a_gf = a - X g (a: acceleration at zero joint
-    // acceleration, X the world-to-joint motion transform): a = a_gf + X g, taken
-    // for the joints that carry a frame (oMi from the CRBA pass, same q)
-    for (const auto & f : frames)
-      data.a[f.joint] = data.a_gf[f.joint] + data.oMi[f.joint].actInv(model.gravity);
+    joint_accelerations(frames);
     h = data.nle;
     frame_terms(true, v, fresh); // placements and Jacobians stand with M
     if (!felems.empty()) // force elements: tau + Q - h = tau - (h - Q)
@@ -215,6 +211,15 @@ namespace pfaff
       kinetic = 0.5 * v.dot(M * v);
       potential = pinocchio::computePotentialEnergy(model, data, q) + felems.V;
     }
+  }
+
+  void System::joint_accelerations(const std::vector<FrameKin> & fs)
+  {
+    // RNEA's forward pass leaves a_gf = a - X g (a: acceleration at zero joint
+    // acceleration, X the world-to-joint motion transform): a = a_gf + X g, taken
+    // for the joints that carry a frame (oMi from the CRBA pass, same q)
+    for (const auto & f : fs)
+      data.a[f.joint] = data.a_gf[f.joint] + data.oMi[f.joint].actInv(model.gravity);
   }
 
   bool System::mass_matrix(const VecX & q)
@@ -734,8 +739,7 @@ namespace pfaff
     forces(tau_, rs_, a_, F, lam);
   }
 
-  void System::sample(bool with_sensors, MatX & V1, MatX & W, MatX & N, int & rank,
-                      double & sigma_min, VecX & F, VecX & lam)
+  void System::sample(bool with_sensors, Sample & out)
   {
     const int n = model.nv;
     dynamics_state(q_, v_, false);
@@ -743,40 +747,30 @@ namespace pfaff
     // the certified QR when A has full row rank (sigma_min from R), else the SVD; the
     // pivoted QR of dependent rows (row_space without want_sigma) gives no sigma_min
     row_space(A, true, true, rs_);
-    V1 = rs_.V1;
-    W = rs_.W;
-    rank = rs_.rank;
-    sigma_min = rs_.sigma_min;
-    if (rank == 0)
-      N.setIdentity(n, n);
-    else // complete V1 to an orthonormal basis (one Householder QR of V1, no SVD)
+    out.rank = rs_.rank;
+    out.sigma_min = rs_.sigma_min;
+    MatX N = MatX::Identity(n, n);
+    if (rs_.rank > 0) // complete V1 to an orthonormal basis (one Householder QR of V1)
     {
-      Eigen::HouseholderQR<MatX> qv(V1);
-      N.setIdentity(n, n);
+      Eigen::HouseholderQR<MatX> qv(rs_.V1);
       N.applyOnTheLeft(qv.householderQ());
-      N = N.rightCols(n - rank).eval();
+      N = N.rightCols(n - rs_.rank).eval();
     }
+    VecX F, lam;
     if (with_sensors)
     {
       accel(tau_, rs_, a_);
       forces(tau_, rs_, a_, F, lam);
     }
-  }
-
-  void System::observed(RowMat & out, VecX & g, double & kinetic_, double & potential_)
-  {
-    // sample() left the RNEA pass of (q_, v_) in data (a_gf) and the CRBA's (or an
-    // earlier identical pass's) oMi, J: the observed frames' joints get their
-    // acceleration at a = 0 as in dynamics_state, then placements, Jacobians, drift
-    const int n = model.nv;
-    for (const auto & f : obs_frames)
-      data.a[f.joint] = data.a_gf[f.joint] + data.oMi[f.joint].actInv(model.gravity);
+    // the observed frames: dynamics_state left the RNEA pass of (q_, v_) and the
+    // placements of q_ in data
+    joint_accelerations(obs_frames);
     frame_terms(obs_frames, true, v_, true);
-    out.resize(Eigen::Index(obs_frames.size()), 18 + 6 * n);
+    RowMat kin(Eigen::Index(obs_frames.size()), 18 + 6 * n);
     for (size_t i = 0; i < obs_frames.size(); ++i)
     {
       const FrameKin & f = obs_frames[i];
-      auto row = out.row(Eigen::Index(i));
+      auto row = kin.row(Eigen::Index(i));
       row.head<3>() = f.p.transpose();
       for (int r = 0; r < 3; ++r)
         row.segment<3>(3 + 3 * r) = f.R.row(r);
@@ -784,10 +778,21 @@ namespace pfaff
         row.segment(12 + r * n, n) = f.J.row(r);
       row.tail<6>() = f.drift.transpose();
     }
-    kinetic_ = 0.5 * v_.dot(M * v_);
+    out.kinetic = 0.5 * v_.dot(M * v_);
     // on data_g: data keeps the passes the next step's start reuses (M, its factor)
-    g = pinocchio::computeGeneralizedGravity(model, data_g, q_);
-    potential_ = pinocchio::computePotentialEnergy(model, data_g, q_);
+    const VecX g = pinocchio::computeGeneralizedGravity(model, data_g, q_);
+    out.potential = pinocchio::computePotentialEnergy(model, data_g, q_);
+    // one array (nanobind would export each small Eigen object through numpy.copy)
+    out.blob.resize(q_.size() + v_.size() + M.size() + h.size() + A.size() + drift.size()
+                    + phi.size() + rs_.V1.size() + rs_.W.size() + N.size() + F.size()
+                    + lam.size() + kin.size() + g.size());
+    double * p = out.blob.data();
+    auto put = [&p](const auto & X) {
+      Eigen::Map<RowMat>(p, X.rows(), X.cols()) = X;
+      p += X.size();
+    };
+    put(q_), put(v_), put(M), put(h), put(A), put(drift), put(phi);
+    put(rs_.V1), put(rs_.W), put(N), put(F), put(lam), put(kin), put(g);
   }
 
   // -- the step loop (simulate.integrator, simulate.correction) --------------------

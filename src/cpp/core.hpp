@@ -187,21 +187,25 @@ namespace pfaff
     double force_work = 0.0;
     /// observe a frame at controller samples (not at the stages): returns its slot
     int observe(const std::string & name);
-    /// the observed frames at the current state, one row each (row-major k x (18 + 6 nv):
-    /// p, R row by row, J (6 x nv) row by row, drift), with g and the energies kinetic
-    /// (0.5 v^T M v) and potential (gravity's only): what PinocchioMechanism.compute
-    /// puts in a Snapshot. Call after sample() (same state).
-    void observed(RowMat & frames_out, VecX & g, double & kinetic, double & potential);
-    /// a controller sample at the current state: M, h, A, drift, Phi (members), the
-    /// row-space factors of A (A^+ = V1 W^T, rank, sigma_min), an orthonormal basis N
-    /// of N(A), and with_sensors the readings F, lambda of the held torque.
-    void sample(bool with_sensors, MatX & V1, MatX & W, MatX & N, int & rank,
-                double & sigma_min, VecX & F, VecX & lam);
+    /// a controller's record at the current state (pfaff.simulate.core_engine._record
+    /// slices `blob` in this order, each block row-major): q, v, M, h, A, drift, Phi,
+    /// the row-space factors V1, W of A (A^+ = V1 W^T), an orthonormal basis N of N(A),
+    /// with_sensors the readings F, lambda of the held torque (else empty), the observed
+    /// frames (one row each: p, R row by row, J (6 x nv) row by row, drift) and g; beside
+    /// it rank, sigma_min, and the energies 0.5 v^T M v and gravity's potential -- what
+    /// PinocchioMechanism.compute puts in a Snapshot.
+    struct Sample
+    {
+      VecX blob;
+      int rank = 0;
+      double sigma_min = 0.0, kinetic = 0.0, potential = 0.0;
+    };
+    void sample(bool with_sensors, Sample & out);
 
     Options opt;
     pinocchio::Model model;
     pinocchio::Data data;
-    pinocchio::Data data_g; // observed(): g and the potential, leaving data's passes as they are
+    pinocchio::Data data_g; // sample(): g and the potential, leaving data's passes as they are
     std::vector<FrameKin> frames;
     std::vector<FrameKin> obs_frames; // observed at controller samples only
     std::vector<Spec> specs;
@@ -228,6 +232,9 @@ namespace pfaff
       std::vector<FrameKin> & fs, bool with_velocity, const VecX & v, bool placements);
     /// a FrameKin for frame `name` (std::invalid_argument when unknown)
     FrameKin new_frame(const std::string & name) const;
+    /// data.a of the frames' joints at zero joint acceleration, from the RNEA pass's
+    /// a_gf = a - X g and the placements oMi of the same q
+    void joint_accelerations(const std::vector<FrameKin> & fs);
     /// M at q by the CRBA (WORLD convention: also data.oMi, data.J), skipped when
     /// they are still those of q
     bool mass_matrix(const VecX & q); // false: skipped, the last pass stands

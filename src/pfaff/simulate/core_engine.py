@@ -192,6 +192,7 @@ def _record(system, frames, hol, t, needs_sensors, nq, nv, m, rank_tol) -> StepR
     blob, rank, sigma_min, kinetic, potential = system.sample(needs_sensors)
     r, m_h, nf = rank, len(hol), 18 + 6 * nv
     s = int(needs_sensors)
+    # the blocks of the blob as System::sample (src/cpp/core.hpp) writes them, row-major
     # (rows, columns): None for a vector
     shapes = ((nq, None), (nv, None), (nv, nv), (nv, None), (m, nv), (m, None), (m_h, None))
     shapes += ((nv, r), (m, r), (nv, nv - r), (s * nv, None), (s * m, None))
