@@ -893,8 +893,10 @@ namespace pfaff
     }
   }
 
-  double System::stage(const VecX & q, const VecX & v, VecX & a)
+  double System::stage(VecX & q, VecX & v, VecX & a)
   {
+    if (opt.stage_projection && m > 0)
+      correct(q, v, true);
     dynamics_state(q, v, false);
     evaluate(q, v, true);
     row_space(A, false, true, rs_stage_);
@@ -909,8 +911,10 @@ namespace pfaff
   }
 
   // Newton-Raphson on the holonomic rows, then the M-metric velocity projection at the
-  // corrected q with M before the correction (correction.correct_state)
-  Status System::correct(VecX & q, VecX & v)
+  // corrected q with M before the correction (correction.correct_state). at_stage: an
+  // RK4 stage put on the manifold (steppers.rk4_step): no bookkeeping of the step's
+  // correction (energy, iterations, the factor the next step reuses)
+  Status System::correct(VecX & q, VecX & v, bool at_stage)
   {
     Status st;
     // M (CRBA; its WORLD convention fills the joint Jacobians) and the frames at q:
@@ -958,7 +962,8 @@ namespace pfaff
       last = step;
       ++it;
     }
-    newton_it = it;
+    if (!at_stage)
+      newton_it = it;
     // velocity: v - M^-1 V1 (V1^T M^-1 V1)^-1 V1^T v  (linalg.metric_projection)
     // (all rows holonomic and Newton stopped after factoring A_h at this q: the same
     // factorisation)
@@ -967,7 +972,7 @@ namespace pfaff
     else
       row_space(A, false, true, rs_vel_);
     // the next step starts at this q: run() reuses rs_vel_ where its A is this one
-    A_vel_ok_ = m > 0 && m == m_h;
+    A_vel_ok_ = !at_stage && m > 0 && m == m_h;
     if (A_vel_ok_)
       A_vel_ = A;
     VecX & vn = vn_;
@@ -980,16 +985,19 @@ namespace pfaff
       mass_factor();
       y_.noalias() = rs_vel_.V1.transpose() * v;
       metric_gram(rs_vel_.V1);
-      gram_vel_ = true; // the next step's start reuses it with rs_vel_
+      gram_vel_ = !at_stage; // the next step's start reuses it with rs_vel_
       llt_.solveInPlace(y_);
       tmp_.noalias() = rs_vel_.V1 * y_;
       pinocchio::cholesky::solve(model, data, tmp_);
       vn -= tmp_;
     }
-    tmp_.noalias() = Mk * vn;
-    corr += 0.5 * vn.dot(tmp_);
-    tmp_.noalias() = Mk * v;
-    corr -= 0.5 * v.dot(tmp_);
+    if (!at_stage) // the kinetic energy the correction removed
+    {
+      tmp_.noalias() = Mk * vn;
+      corr += 0.5 * vn.dot(tmp_);
+      tmp_.noalias() = Mk * v;
+      corr -= 0.5 * v.dot(tmp_);
+    }
     v = vn;
     st.value = err;
     st.iterations = it;

@@ -105,6 +105,7 @@ namespace pfaff
     int max_newton = 20;
     double newton_step_tol = 1e-14; // Newton also stops on its step in q
     double position_floor = 1e-15;  // no Newton step from |Phi| at round-off
+    bool stage_projection = true;   // RK4 stages put on the manifold (issue 19)
     int variant = 0; // 0: M_c, 1: M'_c, 2: M''_c
     double gamma = -1.0; // M''_c: <= 0 means ||M||_2
     int record_every = 1;
@@ -254,9 +255,11 @@ namespace pfaff
     void stage_rate(const VecX & q, const VecX & theta, const VecX & vi, VecX & out);
     void aligned_rows(
       const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow, bool with_drift);
-    double stage(const VecX & q, const VecX & v, VecX & a); // RK4 stage acceleration
+    /// RK4 stage acceleration; with opt.stage_projection the stage (q, v) is first put
+    /// on the manifold (correct(q, v, true)) and returned so
+    double stage(VecX & q, VecX & v, VecX & a);
     void record(double t);
-    Status correct(VecX & q, VecX & v);
+    Status correct(VecX & q, VecX & v, bool at_stage = false);
     bool finite_or(const char * what, const VecX & x, double t, int step, Status & st);
 
     const VecX & v_stage_ref() const { return *vref_; }

@@ -197,5 +197,6 @@ def options(system, opt) -> None:
     o.dt, o.rank_tol, o.position_tol = opt.dt, opt.rank_tol, opt.position_tol
     o.max_newton, o.variant = int(opt.max_newton), VARIANT_CODE[opt.variant]
     o.newton_step_tol, o.position_floor = opt.newton_step_tol, opt.position_floor
+    o.stage_projection = bool(opt.stage_projection)
     o.record_every, o.potential_offset = int(opt.record_every), opt.potential_offset
     system.options = o

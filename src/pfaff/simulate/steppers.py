@@ -10,6 +10,7 @@ from pfaff import dynamics as dyn
 from pfaff.constraints.base import ConstraintEval, ConstraintSet
 from pfaff.linalg import LastSVD
 from pfaff.mechanism.base import Snapshot
+from pfaff.simulate.correction import correct_state
 from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.options import SimOptions
 
@@ -73,7 +74,10 @@ def rk4_step(ev: Evaluator, q, v, a1, tau, dt, t=0.0, p1=0.0):
     ``q_i = integrate(q, theta_i)``, whose rate is ``theta' = J(theta)^-1 v_i`` with
     ``J = d integrate / d theta`` (the exact inverse of dexp). With ``theta' = v_i``
     instead -- right only on vector spaces -- the scheme falls to second order on
-    rotations (ball and free joints). Also returns the work of the
+    rotations (ball and free joints). With ``opt.stage_projection`` each stage state
+    is first put on the manifold (:func:`~pfaff.simulate.correction.correct_state`;
+    its rate then uses the projected ``v_i``): RK4 on ``y' = F(pi(y))``, smooth up
+    to the folds where ``F`` off the manifold is not (issue 19). Also returns the work of the
     non-conservative force elements over the step, ``dt (p1 + 2 p2 + 2 p3 + p4) / 6``
     (RK4 on ``w' = Q_nc . v``).
     """
@@ -83,19 +87,17 @@ def rk4_step(ev: Evaluator, q, v, a1, tau, dt, t=0.0, p1=0.0):
     def rate(theta, vi):
         return np.linalg.solve(mech.dintegrate_dv(q, theta), vi) if lie else vi
 
+    def stage(theta, vi, ti):
+        qi = mech.integrate(q, theta)
+        if ev.opt.stage_projection and ev.cset.constraints:
+            qi, vi, *_ = correct_state(ev.cset, qi, vi, ev.opt, ev.svd)
+        return ev(qi, vi, tau, ti), ev.power, rate(theta, vi)
+
     h2 = 0.5 * dt
-    v2 = v + h2 * a1
-    a2 = ev(mech.integrate(q, h2 * v), v2, tau, t + h2)
-    p2 = ev.power
-    d2 = rate(h2 * v, v2)
-    v3 = v + h2 * a2
-    a3 = ev(mech.integrate(q, h2 * d2), v3, tau, t + h2)
-    p3 = ev.power
-    d3 = rate(h2 * d2, v3)
-    v4 = v + dt * a3
-    a4 = ev(mech.integrate(q, dt * d3), v4, tau, t + dt)
-    d4 = rate(dt * d3, v4)
-    w = dt * (p1 + 2 * p2 + 2 * p3 + ev.power) / 6.0
+    a2, p2, d2 = stage(h2 * v, v + h2 * a1, t + h2)
+    a3, p3, d3 = stage(h2 * d2, v + h2 * a2, t + h2)
+    a4, p4, d4 = stage(dt * d3, v + dt * a3, t + dt)
+    w = dt * (p1 + 2 * p2 + 2 * p3 + p4) / 6.0
     vbar = (v + 2 * d2 + 2 * d3 + d4) / 6.0
     return mech.integrate(q, dt * vbar), v + dt * (a1 + 2 * a2 + 2 * a3 + a4) / 6.0, vbar, w
 
