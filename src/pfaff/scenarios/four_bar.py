@@ -39,6 +39,29 @@ def closure_state(theta1: float, l0: float, l1: float, l2: float, l3: float) -> 
     return np.array([theta1, phi2 - theta1, phi3])
 
 
+def four_bar_set(
+    l0: float, l1: float, l2: float, l3: float, density: float = 1.0, g: float = 9.81
+) -> ConstraintSet:
+    """The four-bar as two Pinocchio chains closed by a loop constraint.
+
+    Chain "crank" (crank l1 + coupler l2) hangs from the origin, chain "rocker"
+    (rocker l3) from (l0, 0); the coupler's tip coincides with the rocker's tip
+    along x and y (2 rows, 3 joints, 1 DOF). Uniform bars; gravity g along -y.
+    """
+    mech = planar_chains(
+        [
+            PlanarChain([bar(l1, density), bar(l2, density)], name="crank"),
+            PlanarChain([bar(l3, density)], name="rocker", base=(l0, 0.0)),
+        ],
+        gravity=(0.0, -g, 0.0),
+        name="four-bar",
+    )
+    loop = PointsCoincide(
+        "crank_tip", "rocker_tip", directions=[(1, 0, 0), (0, 1, 0)], name="loop"
+    )
+    return ConstraintSet(mech, [loop])
+
+
 @scenario(
     "four-bar",
     parallelogram=Param(
@@ -87,18 +110,8 @@ def four_bar(p: dict) -> ScenarioResult:
         theta1 = np.pi / 2
         q0 = closure_state(theta1, l0, l1, l2, l3)
         v0 = np.array([p["omega0"], 0.0, 0.0])  # projected onto N(A) in M by simulate
-    mech = planar_chains(
-        [
-            PlanarChain([bar(l1, dens), bar(l2, dens)], name="crank"),
-            PlanarChain([bar(l3, dens)], name="rocker", base=(l0, 0.0)),
-        ],
-        gravity=(0.0, -p["g"], 0.0),
-        name="four-bar",
-    )
-    loop = PointsCoincide(
-        "crank_tip", "rocker_tip", directions=[(1, 0, 0), (0, 1, 0)], name="loop"
-    )
-    cset = ConstraintSet(mech, [loop])
+    cset = four_bar_set(l0, l1, l2, l3, dens, p["g"])
+    mech = cset.mechanism
     # potential zero at the lowest configuration of the closed chain (crank scan)
     if p["parallelogram"]:
         scan = [np.array([t, -t, t]) for t in np.linspace(0, 2 * np.pi, 721)]
