@@ -376,3 +376,22 @@ def test_kite_reference_closes_the_loop_and_matches_a_fine_run():
     assert np.abs(np.angle(np.exp(1j * (fine - kite_branch(th_T)[0])))).max() <= 1e-9
     with pytest.raises(ValueError, match="does not turn over"):
         kite_reduced_angle(cs, 1.0, 0.5, 1.0)
+
+
+def test_a_stage_on_a_straight_branch_skips_its_projection():
+    """correction.on_manifold: states on the parallelogram branch (exact in q) pass at
+    many angles, so their stage projection is skipped; 1e-9 off in q along the row
+    space, or a velocity 1e-9 off the tangent (wrong inputs), are caught."""
+    from pfaff.simulate.correction import on_manifold
+
+    cs = parallelogram_chain(2)
+    opt = SimOptions()
+    for th in np.linspace(-3.0, 3.0, 13):
+        q, v = branch_state(2, th, 2.5)
+        snap = cs.mechanism.compute(q, v, cs.frames)
+        ev = cs.evaluate(snap)
+        assert on_manifold(cs, snap, ev, v, opt)
+        n = np.linalg.svd(ev.A)[2][0]  # the row space's leading direction
+        off = cs.mechanism.compute(q + 1e-9 * n, v, cs.frames)
+        assert not on_manifold(cs, off, cs.evaluate(off), v, opt)
+        assert not on_manifold(cs, snap, ev, v + 1e-9 * n, opt)

@@ -935,6 +935,15 @@ namespace pfaff
     const double floor_tol = opt.position_floor * scale;
     const double step_tol = opt.newton_step_tol * scale;
     double err = abs_max(phi);
+    if (at_stage && err <= floor_tol) // correction.on_manifold: a stage on a straight branch
+    {
+      tmp_.noalias() = A * v;
+      if (abs_max(tmp_) <= floor_tol * std::max(1.0, abs_max(v)))
+      {
+        st.value = err;
+        return st; // M stands for the stage's dynamics (q unchanged)
+      }
+    }
     double last = std::numeric_limits<double>::infinity();
     int it = 0;
     bool newton_fresh = false; // rs_newton_ factors A_h at the current q

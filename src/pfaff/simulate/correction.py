@@ -109,8 +109,20 @@ def newton_project(
     return q, err, it, snap
 
 
+def on_manifold(cset: ConstraintSet, snap: Snapshot, ev, v: np.ndarray, opt) -> bool:
+    """``(q, v)`` on the manifold to round-off: ``max |Phi| <= position_floor * s`` (no
+    Newton step would be taken) and ``max |A v| <= position_floor * s * max(1, max |v|)``
+    (the velocity projection would move ``v`` by round-off), ``s`` the
+    :func:`position_scale`. An RK4 stage on a branch that is straight in ``q`` (the
+    parallelogram's, the slider-crank's) is; its projection is then skipped."""
+    tol = opt.position_floor * position_scale(cset, snap)
+    if ev.phi.size and np.abs(ev.phi).max() > tol:
+        return False
+    return not ev.A.size or np.abs(ev.A @ v).max() <= tol * max(1.0, np.abs(v).max())
+
+
 def correct_state(
-    cset: ConstraintSet, q: np.ndarray, v: np.ndarray, opt, svd_fn=svd
+    cset: ConstraintSet, q: np.ndarray, v: np.ndarray, opt, svd_fn=svd, terms=None
 ) -> tuple[np.ndarray, np.ndarray, float, int, float]:
     """The drift correction after one step (design.md Sec. 3).
 
@@ -122,10 +134,16 @@ def correct_state(
     ``svd_fn`` factors A for the velocity projection (a
     :class:`~pfaff.linalg.LastSVD` lets the next step reuse it).
 
+    ``terms``: ``(snapshot, constraint evaluation)`` at ``(q, v)`` when the caller has
+    them (a snapshot with at least the constraint frames and M).
+
     Returns ``(q, v, max |Phi|, Newton iterations, kinetic-energy change)``.
     """
-    snap = cset.mechanism.compute(q, v, cset.frames, extras=False)
-    ev = cset.evaluate(snap)
+    if terms is None:
+        snap = cset.mechanism.compute(q, v, cset.frames, extras=False)
+        ev = cset.evaluate(snap)
+    else:
+        snap, ev = terms
     q, err, iters, kin = newton_project(
         cset,
         q,

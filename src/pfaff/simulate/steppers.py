@@ -10,7 +10,7 @@ from pfaff import dynamics as dyn
 from pfaff.constraints.base import ConstraintEval, ConstraintSet
 from pfaff.linalg import LastSVD
 from pfaff.mechanism.base import Snapshot
-from pfaff.simulate.correction import correct_state
+from pfaff.simulate.correction import correct_state, on_manifold
 from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.options import SimOptions
 
@@ -59,8 +59,9 @@ class Evaluator:
             proj = dyn.projection(ev.A, ev.drift, self.opt.rank_tol, svd_fn=self.svd, qr=qr)
         return dyn.direct_dynamics(snap.M, snap.h, tau, proj, self.opt.variant), proj
 
-    def __call__(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray, t: float = 0.0):
-        snap, ev = self.terms(q, v, extras=False)
+    def __call__(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray, t: float = 0.0, terms=None):
+        """The acceleration at ``(q, v)``; ``terms``: :meth:`terms` there, if taken."""
+        snap, ev = self.terms(q, v, extras=False) if terms is None else terms
         if self.forces is not None:
             Q, self.power = self.forces.evaluate(t, snap)
             tau = tau + Q
@@ -89,9 +90,13 @@ def rk4_step(ev: Evaluator, q, v, a1, tau, dt, t=0.0, p1=0.0):
 
     def stage(theta, vi, ti):
         qi = mech.integrate(q, theta)
+        terms = None
         if ev.opt.stage_projection and ev.cset.constraints:
-            qi, vi, *_ = correct_state(ev.cset, qi, vi, ev.opt, ev.svd)
-        return ev(qi, vi, tau, ti), ev.power, rate(theta, vi)
+            terms = ev.terms(qi, vi, extras=False)
+            if not on_manifold(ev.cset, *terms, vi, ev.opt):
+                qi, vi, *_ = correct_state(ev.cset, qi, vi, ev.opt, ev.svd, terms)
+                terms = None
+        return ev(qi, vi, tau, ti, terms), ev.power, rate(theta, vi)
 
     h2 = 0.5 * dt
     a2, p2, d2 = stage(h2 * v, v + h2 * a1, t + h2)
