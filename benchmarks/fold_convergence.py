@@ -1,7 +1,9 @@
 """Error at t_end against dt through folds: rows of parallelograms (issue 19).
 
-Usage: ``python benchmarks/fold_convergence.py [--fast] [N ...]`` (default: 1 2 10;
-``--fast``: the faster mechanisms of tests/test_folds.py).
+Usage: ``python benchmarks/fold_convergence.py [--fast] [--kite] [N ...]`` (default: 1 2
+10; ``--fast``: the faster mechanisms of tests/test_folds.py; ``--kite``: the kite
+four-bar, whose branch through its folds is curved, with and without
+``SimOptions.stage_projection``, against its quadrature reference).
 For each row of N parallelograms (pfaff.scenarios.parallelogram_chain) started at
 crank angle 0.2 rad, rate -3 rad/s, it simulates 2 s (five fold crossings)
 with RK4 at dt = 5, 2.5, 1.25, 0.625, 0.3125 ms and prints the largest
@@ -24,7 +26,7 @@ from pfaff.scenarios.parallelogram_chain import (  # noqa: E402
     parallelogram_chain,
     reduced_solution,
 )
-from pfaff.simulate import SimOptions, simulate  # noqa: E402
+from pfaff.simulate import SimOptions, SimulationError, simulate  # noqa: E402
 
 TH0, W0, T = 0.2, -3.0, 2.0
 # the mechanisms of tests/test_folds.py (``--fast``): l = 0.8 m, g = 88 m/s^2,
@@ -48,8 +50,39 @@ def table(n: int, fast: bool = False) -> list[tuple[float, float, float, float]]
     return rows
 
 
+def kite_table(theta0: float = np.pi / 2, w0: float = 6.0, t_end: float = 1.0):
+    """Rows ``(dt, error [rad] and max one-step |dE| [J] with stage projection, the same
+    without)`` for the kite four-bar (pfaff.scenarios.kite) through two folds."""
+    from pfaff.scenarios.kite import kite_branch, kite_four_bar, kite_reduced_angle
+
+    cs = kite_four_bar()
+    q0, dq = kite_branch(theta0)
+    q_ref = kite_branch(kite_reduced_angle(cs, theta0, w0, t_end))[0]
+    rows = []
+    for dt in (4e-3, 2e-3, 1e-3, 5e-4, 2.5e-4):
+        row = [dt]
+        for sp in (True, False):
+            try:
+                opt = SimOptions(dt=dt, stage_projection=sp)
+                a = simulate(cs, q0, w0 * dq, t_end, opt).arrays()
+            except SimulationError as exc:  # a run that leaves the branch
+                row += [np.inf, np.inf]
+                print(f"  dt {dt * 1e3:g} ms, stage_projection={sp}: {exc}", flush=True)
+                continue
+            row.append(float(np.abs(np.angle(np.exp(1j * (a["q"][-1] - q_ref)))).max()))
+            row.append(float(np.abs(np.diff(a["energy"])).max()))
+        rows.append(tuple(row))
+    return rows
+
+
 def main(argv: list[str]) -> int:
     fast = "--fast" in argv
+    if "--kite" in argv:
+        print("kite four-bar: dt [ms], error at t_end [rad], max |dE| per step [J];")
+        print("  with stage projection | without")
+        for dt, e1, j1, e0, j0 in kite_table():
+            print(f"  {dt * 1e3:7.4f}  {e1:9.2e}  {j1:9.2e} | {e0:9.2e}  {j0:9.2e}", flush=True)
+        return 0
     for n in [int(x) for x in argv if x != "--fast"] or [1, 2, 10]:
         print(f"{n} parallelogram(s): dt [ms], error at t_end [rad], ratio, max |dE| per step [J]")
         for dt, err, ratio, jump in table(n, fast):
