@@ -14,7 +14,7 @@ import pinocchio as pin
 
 from pfaff.control.references import smooth_move
 from pfaff.mechanism.robots import ROBOTS, robot_urdf
-from pfaff.scenarios.common import timed_simulate
+from pfaff.scenarios.common import stage_projection_param, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.scenarios.yz_common import fit_decay
 from pfaff.simulate import SimOptions, simulate
@@ -49,6 +49,7 @@ def dual_panda_plant(p: dict) -> DualPandaPlant:
     model_inertia_error=Param(0.0, "relative error of the controller's box inertia", low=-0.9),
     dt=Param(5e-3, "integrator step [s]", positive=True),
     control_dt=Param(5e-3, "controller period [s] (paper: 2e-3)", positive=True),
+    stage_projection=stage_projection_param(0.12),
     probe=Param(True, "also run the 60 ms unloaded-start probe that fits the force-loop rates"),
 )
 def dual_panda_box(p: dict) -> ScenarioResult:
@@ -84,7 +85,9 @@ def dual_panda_box(p: dict) -> ScenarioResult:
     # the 60 ms probe runs first: it also brings the code paths of the timed run up to speed
     decay = _decay_probe(su, q0, ref, p) if p["probe"] else {}
     ctrl = su.controller(ref, p["control_dt"])
-    opt = SimOptions(dt=p["dt"], control_dt=p["control_dt"])
+    opt = SimOptions(
+        dt=p["dt"], control_dt=p["control_dt"], stage_projection=p["stage_projection"]
+    )
     traj, wall = timed_simulate(su.cset, q0, np.zeros(su.mech.nv), T, opt, controller=ctrl)
     a = traj.arrays()
     t = a["t"]
@@ -145,7 +148,12 @@ def _measure(su, q, v, lam):
 def _decay_probe(su, q0, ref, p) -> dict:
     """60 ms from an unloaded grasp (integrators at -f_d/K): fitted force-loop rates."""
     ctrl = su.controller(ref, p["control_dt"], unloaded=True)
-    opt = SimOptions(dt=p["control_dt"], control_dt=p["control_dt"], progress=False)
+    opt = SimOptions(
+        dt=p["control_dt"],
+        control_dt=p["control_dt"],
+        progress=False,
+        stage_projection=p["stage_projection"],
+    )
     # the unloaded start has zero normal force at t = 0: the table row is bilateral here
     tr = simulate(
         su.constraints(unilateral=False), q0, np.zeros(su.mech.nv), 0.06, opt, controller=ctrl

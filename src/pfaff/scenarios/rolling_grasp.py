@@ -11,7 +11,7 @@ from pfaff.manipulation.rolling import (
     integrate_arclength,
     integrate_arclength_angle,
 )
-from pfaff.scenarios.common import planar_animation, timed_simulate
+from pfaff.scenarios.common import planar_animation, stage_projection_param, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
 from pfaff.simulate import SimOptions, project_state
 from pfaff.systems.rolling_fingers import (
@@ -61,6 +61,7 @@ def parse_points(text: str) -> np.ndarray:
     project_tol=Param(1e-3, "gaps up to this are projected onto contact [m]", positive=True),
     t_end=Param(5.0, "simulated time [s]", positive=True),
     dt=Param(2.5e-4, "integrator step = controller period [s] (4 kHz)", positive=True),
+    stage_projection=stage_projection_param(0.07),
 )
 def rolling_grasp(p: dict) -> ScenarioResult:
     """Two fingers (2 and 3 joints, horizontal plane, g = 0) grasp an object by rolling.
@@ -108,7 +109,7 @@ def rolling_grasp(p: dict) -> ScenarioResult:
             f"(more than project_tol = {p['project_tol']:g} m): refusing to project it "
             "onto contact"
         )
-    opt = SimOptions(dt=p["dt"], control_dt=p["dt"])
+    opt = SimOptions(dt=p["dt"], control_dt=p["dt"], stage_projection=p["stage_projection"])
     q0, _ = project_state(cset, q0, np.zeros(8), opt)
     ctrl = BlindGrasp(
         ("f1_tip", "f2_tip"), FINGER_JOINTS, radii, p["f_d"], p["damping"], p["k_r"], 8,

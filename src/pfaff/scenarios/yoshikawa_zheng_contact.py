@@ -93,7 +93,7 @@ def yz_contact(p: dict) -> ScenarioResult:
         return v[5] - h * math.sin(q[6]) * v[6]
 
     dt = p["dt"]
-    opt = SimOptions(dt=dt, control_dt=p["control_dt"])
+    opt = SimOptions(dt=dt, control_dt=p["control_dt"], stage_projection=p["stage_projection"])
     ctrl = su.controller(ref, p["control_dt"], mode=0, rule=p["integral_rule"])
     q0 = su.initial_q(np.array([x0, y0, 0.0]))
     chain = PhaseChain(q0, np.zeros(7), opt, controller=ctrl)
@@ -110,7 +110,11 @@ def yz_contact(p: dict) -> ScenarioResult:
         tc = min(g / vn, 0.999 * (chain.next_sample - t)) if vn > 0 else 0.0
         if g <= 1e-12 or tc <= 1e-9:
             break
-        chain.run(su.free, tc, options=SimOptions(dt=tc, control_dt=tc))
+        chain.run(
+            su.free,
+            tc,
+            options=SimOptions(dt=tc, control_dt=tc, stage_projection=p["stage_projection"]),
+        )
     impact_v, impact_gap = v_n(chain.q, chain.v), gap(chain.q)
     t_contact = chain.t
     # 2. plastic impact (the controller samples at it); motion control along y until

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from pfaff.manipulation.grasp import GRASP_TYPES
-from pfaff.scenarios.common import timed_simulate
+from pfaff.scenarios.common import stage_projection_param, timed_simulate
 from pfaff.scenarios.registry import Param
 from pfaff.simulate import SimOptions, simulate
 from pfaff.systems.yz_planar import YZPlanarPlant, internal_force
@@ -35,6 +35,7 @@ YZ_COMMON_PARAMS = dict(
     ),
     dt=Param(2e-3, "integrator step [s] (= control period, 500 Hz, Sec. 5.1)", positive=True),
     control_dt=Param(2e-3, "controller period [s] (500 Hz, Sec. 5.1)", positive=True),
+    stage_projection=stage_projection_param(0.037),
     grasp_type=Param(
         "frictional_point",
         "grasp type of both arms (Sec. 2.3; the plant models pins)",
@@ -76,7 +77,9 @@ def run_task(su: YZPlanarPlant, cset, r0, ref, p: dict, mode: int, T: float):
     returns ``(q0, trajectory, its arrays, wall seconds)``."""
     q0 = su.initial_q(np.array(r0))
     ctrl = su.controller(ref, p["control_dt"], mode=mode, rule=p["integral_rule"])
-    opt = SimOptions(dt=p["dt"], control_dt=p["control_dt"])
+    opt = SimOptions(
+        dt=p["dt"], control_dt=p["control_dt"], stage_projection=p["stage_projection"]
+    )
     traj, wall = timed_simulate(cset, q0, np.zeros(7), T, opt, controller=ctrl)
     return q0, traj, traj.arrays(), wall
 
@@ -113,7 +116,12 @@ def fit_decay(t, e) -> tuple[float, float]:
 def decay_probe(su, cset, q0, ref, p, f_index) -> tuple[float, float, float, float]:
     """A short run from an unloaded grasp (integrators at -f_d/K): fitted force-loop rates."""
     ctrl = su.controller(ref, p["control_dt"], True, 1 if f_index else 0, p["integral_rule"])
-    opt = SimOptions(dt=p["control_dt"], control_dt=p["control_dt"], progress=False)
+    opt = SimOptions(
+        dt=p["control_dt"],
+        control_dt=p["control_dt"],
+        progress=False,
+        stage_projection=p["stage_projection"],
+    )
     tr = simulate(cset, q0, np.zeros(7), 0.06, opt, controller=ctrl)
     a = tr.arrays()
     t = a["t"]

@@ -76,9 +76,10 @@ def rk4_step(ev: Evaluator, q, v, a1, tau, dt, t=0.0, p1=0.0):
     ``J = d integrate / d theta`` (the exact inverse of dexp). With ``theta' = v_i``
     instead -- right only on vector spaces -- the scheme falls to second order on
     rotations (ball and free joints). With ``opt.stage_projection`` each stage state
-    is first put on the manifold (:func:`~pfaff.simulate.correction.correct_state`;
-    its rate then uses the projected ``v_i``): RK4 on ``y' = F(pi(y))``, smooth up
-    to the folds where ``F`` off the manifold is not (issue 19). Also returns the work of the
+    is first put on the manifold (:func:`~pfaff.simulate.correction.correct_state`,
+    unless :func:`~pfaff.simulate.correction.on_manifold`; its rate then uses the
+    projected ``v_i``): RK4 on ``y' = F(pi(y))``, smooth up to the folds where ``F``
+    off the manifold is not (issue 19). Also returns the work of the
     non-conservative force elements over the step, ``dt (p1 + 2 p2 + 2 p3 + p4) / 6``
     (RK4 on ``w' = Q_nc . v``).
     """
