@@ -123,11 +123,14 @@ def on_manifold(cset: ConstraintSet, snap: Snapshot, ev, v: np.ndarray, opt) -> 
     parallelograms, an acceleration error of 1.9e-2 rad/s^2 and 7.6e-5 J in that
     step). A stage on a straight branch (the parallelogram's, the slider-crank's)
     is such a stage, and costs nothing."""
+    err = float(np.abs(ev.phi).max()) if ev.phi.size else 0.0
+    if ev.holonomic_rows.size == ev.A.shape[0]:  # the scale (>= 1) only where it matters
+        return err <= opt.position_floor or err <= opt.position_floor * position_scale(cset, snap)
     tol = opt.position_floor * position_scale(cset, snap)
-    if ev.phi.size and np.abs(ev.phi).max() > tol:
+    if err > tol:
         return False
     rows = np.setdiff1d(np.arange(ev.A.shape[0]), ev.holonomic_rows)
-    return not rows.size or np.abs(ev.A[rows] @ v).max() <= tol * max(1.0, np.abs(v).max())
+    return np.abs(ev.A[rows] @ v).max() <= tol * max(1.0, np.abs(v).max())
 
 
 def correct_state(
