@@ -936,20 +936,12 @@ namespace pfaff
     const double step_tol = opt.newton_step_tol * scale;
     double err = abs_max(phi);
     // correction.on_manifold: a stage where Newton takes no step keeps its velocity
-    // (near a fold, N(A) at a q that Phi no longer resolves is tilted from the branch)
-    if (at_stage && err <= floor_tol)
+    // (near a fold, N(A) at a q that Phi no longer resolves is tilted from the branch);
+    // the core's constraint types are all holonomic (m == m_h)
+    if (at_stage && err <= floor_tol && m == m_h)
     {
-      bool keep = (m == m_h); // every row holonomic (the core's constraint types)
-      if (!keep)
-      {
-        tmp_.noalias() = A * v; // with velocity rows, all rows must hold (conservative)
-        keep = abs_max(tmp_) <= floor_tol * std::max(1.0, abs_max(v));
-      }
-      if (keep)
-      {
-        st.value = err;
-        return st; // M stands for the stage's dynamics (q unchanged)
-      }
+      st.value = err;
+      return st; // M stands for the stage's dynamics (q unchanged)
     }
     double last = std::numeric_limits<double>::infinity();
     int it = 0;
