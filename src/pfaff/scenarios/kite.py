@@ -23,10 +23,14 @@ quadrature ``t(theta) = int sqrt(m / (2 (E - V))) dtheta``: the reference of
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from pfaff.constraints import ConstraintSet
+from pfaff.scenarios.common import sign_changes
 from pfaff.scenarios.four_bar import four_bar_set
+from pfaff.simulate import SimOptions, simulate
 
 
 def kite_four_bar(a: float = 0.5, b: float = 1.0, density: float = 1.0, g: float = 9.81):
@@ -75,6 +79,8 @@ def kite_reduced_angle(
     from scipy.integrate import quad
     from scipy.optimize import brentq
 
+    if not omega0 > 0:
+        raise ValueError(f"omega0 must be > 0 rad/s, got {omega0!r}")
     mech = cset.mechanism
 
     def mass_and_potential(th):
@@ -94,9 +100,28 @@ def kite_reduced_angle(
     def time_to(th):
         return quad(rate_inverse, theta0, th, epsabs=1e-13, epsrel=1e-13, limit=400)[0]
 
-    if not omega0 > 0:
-        raise ValueError(f"omega0 must be > 0 rad/s, got {omega0!r}")
     hi = theta0 + omega0 * t_end
     while time_to(hi) < t_end:
         hi += omega0 * t_end
     return brentq(lambda th: time_to(th) - t_end, theta0, hi, xtol=1e-14, rtol=1e-15)
+
+
+@functools.lru_cache(maxsize=16)
+def _reference(theta0: float, omega0: float, t_end: float) -> np.ndarray:
+    return kite_branch(kite_reduced_angle(kite_four_bar(), theta0, omega0, t_end))[0]
+
+
+def kite_trial(theta0: float, omega0: float, t_end: float, opt: SimOptions) -> dict:
+    """One run of the kite (a = 0.5, b = 1 m) from ``(theta0, omega0)`` on the branch
+    against :func:`kite_reduced_angle` (cached per start): ``error`` the largest joint
+    error at ``t_end`` [rad] (angles wrapped), ``energy_jump`` the largest energy change
+    in one step [J], ``crank_sign_changes`` of sin(crank angle) (2 per turn)."""
+    cs = kite_four_bar()
+    q0, dq = kite_branch(theta0)
+    a = simulate(cs, q0, omega0 * dq, t_end, opt).arrays()
+    dq_end = a["q"][-1] - _reference(theta0, omega0, t_end)
+    return {
+        "error": float(np.abs(np.angle(np.exp(1j * dq_end))).max()),
+        "energy_jump": float(np.abs(np.diff(a["energy"])).max()),
+        "crank_sign_changes": sign_changes(np.sin(a["q"][:, 0])),
+    }
