@@ -413,6 +413,7 @@ SCENARIO_RUNS = [
     ("panda-contact", {"t_end": 0.6}),
     ("panda-table", {"t_end": 0.7}),
     ("planar-arm-force", {"t_end": 0.6}),
+    ("yz-free", {"probe": False}),
 ]
 
 

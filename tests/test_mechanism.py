@@ -201,6 +201,31 @@ def test_yz_arm_closed_form_equals_five_bar_tree(which):
         assert np.abs(elbow.p[:2] - (np.array(base) + L0.l * u(q[0]))).max() <= 1e-15
 
 
+@pytest.mark.parametrize("which", ["table1", "random", "large_R"])
+def test_yz_arm_serial_equivalent_has_its_M_and_tip(which):
+    """``YZArm.serial_equivalent`` as a Pinocchio chain (relative angles): the same M
+    (through q_abs = T q_rel) and tip at 10 states, and positive inertias also with a
+    heavy link 4 whose centre of mass is far out (R^2 = 0.74 M11 M22)."""
+    rng = np.random.default_rng(7)
+    links = {"table1": YZ_TABLE1, "random": _random_links(rng)}.get(which)
+    if links is None:
+        L = list(_random_links(rng))
+        L[4] = YZLink(m=0.5, l=L[4].l, lg=0.3, I=1e-6)
+        links = tuple(L)
+    arm = YZArm(links, base=(0.1, -0.2))
+    eq = arm.serial_equivalent()
+    assert all(k[1] > 0 and k[3] > 0 for k in eq)
+    chain = planar_chain([PlanarLink(*k) for k in eq], gravity=(0.0, 0.0, 0.0), base=arm.base)
+    T = np.array([[1.0, 0.0], [1.0, 1.0]])  # q_abs = T q_rel
+    for _ in range(10):
+        q, v = rng.uniform(-np.pi, np.pi, 2), rng.uniform(-8.0, 8.0, 2)
+        s = chain.compute(q, v, ["arm_tip"])
+        c = arm.compute(T @ q, T @ v, ["tip"])
+        assert _rel(s.M, T.T @ c.M @ T) <= 1e-12
+        assert np.abs(s.h - T.T @ c.h).max() <= 1e-12 * np.abs(c.M).max() * (1 + v @ v)
+        assert np.abs(s.frames["arm_tip"].p - c.frames["tip"].p).max() <= 1e-15
+
+
 def test_yz_constants_table1():
     """A, B, R of the reference from Table 1 (hand-computed numbers)."""
     arm = YZArm()

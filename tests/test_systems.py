@@ -53,7 +53,9 @@ def test_round_off_check_catches_a_formula_change():
 
 
 def _planar():
-    return YZPlanarPlant(0.12, [(-0.08, 0.0), (0.08, 0.0)], wall_y=0.14, contact_h=0.01)
+    return YZPlanarPlant(
+        0.12, [(-0.08, 0.0), (0.08, 0.0)], wall_y=0.14, contact_h=0.01, model="closed_form"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -183,3 +185,86 @@ def test_references_are_smooth_and_reach_their_targets():
     with pytest.raises(ValueError, match="must lie in"):
         time_at_speed(0.025, 0.4, 0.1, 1.0)
     assert refs.table2(0.3) == (0.75, 1.0) and refs.TABLE2_STEPS == (0.27, 0.53)
+
+
+# -- the YZ plant as a Pinocchio model (the core) against its closed form -------------
+
+#: q_abs = T_ABS q_rel: the closed form's absolute arm angles from Pinocchio's relative
+T_ABS = np.eye(7)
+T_ABS[1, 0] = T_ABS[3, 2] = 1.0
+PLANT_FRAMES = ["arm1_tip", "arm2_tip", "arm1_elbow", "arm2_elbow", "object", "hole1", "hole2"]
+
+
+def _plant_mismatch(pin_plant, cf_plant, q, v, T=T_ABS) -> dict[str, float]:
+    """Largest differences of M, h (in the Pinocchio coordinates) and of the frames'
+    positions, Jacobians and drifts between the two plants at ``(q, v)`` (Pinocchio's
+    coordinates; ``T`` maps them to the closed form's)."""
+    sp = pin_plant.mech.compute(q, v, PLANT_FRAMES)
+    sc = cf_plant.mech.compute(T @ q, T @ v, PLANT_FRAMES)
+    fr = [(sp.frames[f], sc.frames[f]) for f in PLANT_FRAMES]
+    return {
+        "M": float(np.abs(T.T @ sc.M @ T - sp.M).max()),
+        "h": float(np.abs(T.T @ sc.h - sp.h).max()),
+        "p": max(float(np.abs(a.p - b.p).max()) for a, b in fr),
+        "R": max(float(np.abs(a.R - b.R).max()) for a, b in fr),
+        "J": max(float(np.abs(a.J - b.J @ T).max()) for a, b in fr),
+        "drift": max(float(np.abs(a.drift - b.drift).max()) for a, b in fr),
+    }
+
+
+def test_pinocchio_plant_equals_the_closed_form():
+    """The Pinocchio plant (each five-bar as its serial equivalent, relative angles) and
+    the closed form (absolute angles): M, h, frame positions, orientations, Jacobians
+    and drifts agree at 40 random states. Scales: |M| ~ 1.4e-3 kg m^2, |v| <= 6 rad/s
+    and m/s, |p| <= 0.3 m; the wrong input (q fed unmapped) is caught."""
+    bases = [(-0.08, 0.0), (0.08, 0.0)]
+    P = YZPlanarPlant(0.12, bases, model="pinocchio")
+    C = YZPlanarPlant(0.12, bases, model="closed_form")
+    rng = np.random.default_rng(93)
+    for _ in range(40):
+        q, v = rng.uniform(-np.pi, np.pi, 7), rng.uniform(-6.0, 6.0, 7)
+        d = _plant_mismatch(P, C, q, v)
+        assert d["M"] <= 1e-17 and d["h"] <= 1e-15, d  # kg m^2, N m (|M| |v|^2 ~ 5e-2)
+        assert d["p"] <= 1e-15 and d["R"] <= 1e-15 and d["J"] <= 1e-15, d
+        assert d["drift"] <= 1e-13, d  # m/s^2 (|p| |v|^2 ~ 10)
+    # the initial postures: the same tips, in each plant's coordinates
+    r = np.array([-0.025, 0.13, 0.1])
+    np.testing.assert_allclose(T_ABS @ P.initial_q(r), C.initial_q(r), rtol=0, atol=1e-15)
+    bad = _plant_mismatch(P, C, q, v, T=np.eye(7))
+    assert bad["p"] > 1e-2 and bad["M"] > 1e-6
+
+
+def test_pinocchio_plant_refuses_an_unknown_model():
+    with pytest.raises(ValueError, match="unknown model 'urdf'; valid: pinocchio, closed_form"):
+        YZPlanarPlant(0.12, [(-0.08, 0.0), (0.08, 0.0)], model="urdf")
+
+
+@pytest.mark.parametrize("name", ["yz-free", "yz-contact"])
+def test_yz_scenarios_on_both_plants_agree(name):
+    """A whole run on the Pinocchio plant (the core) and on the closed form (NumPy):
+    object pose, multipliers and torques (mapped to absolute coordinates) agree, and so
+    do the metrics (impacts and phase switches included). Tolerance 1e-9 relative; 1e-8
+    on yz-contact, whose impact time is a root of the gap found to ~3e-12 s (rounding),
+    which the position gains (K_P = 13000) carry into tau as 2.6e-9."""
+    from pfaff.scenarios import get_scenario
+
+    sc = get_scenario(name)
+    out = {}
+    for model in ("pinocchio", "closed_form"):
+        sets = {"model": model, **({"probe": False} if name == "yz-free" else {})}
+        res = sc.func(sc.resolve(sets))
+        out[model] = (res.trajectory.engine, res.trajectory.arrays(), res.metrics)
+    (e1, a, m1), (e2, b, m2) = out["pinocchio"], out["closed_form"]
+    tol = 1e-9 if name == "yz-free" else 1e-8
+    # yz-contact's approach phase stops at the impact (a stop callback): NumPy engine
+    assert e1 == ("core" if name == "yz-free" else "mixed") and e2 == "numpy"
+    assert a["t"].shape == b["t"].shape
+    assert np.abs(a["q"][:, 4:] - b["q"][:, 4:]).max() <= 1e-9  # m, rad
+    np.testing.assert_allclose(a["q"] @ T_ABS.T, b["q"], rtol=0, atol=1e-9)
+    for key in ("lambda", "tau"):
+        ref = b[key]
+        got = a[key] if key == "lambda" else a[key] @ np.linalg.inv(T_ABS)  # tau_abs
+        assert np.abs(got - ref).max() <= tol * np.abs(ref).max(), key
+    for k, val in m2.items():
+        if isinstance(val, float):
+            assert m1[k] == pytest.approx(val, rel=1e-7, abs=1e-12), k

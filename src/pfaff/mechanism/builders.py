@@ -176,6 +176,19 @@ class ModelBuilder:
         m.appendBodyToJoint(last, _planar_inertia(mass, 0.0, inertia), pin.SE3.Identity())
         m.addFrame(pin.Frame(name, last, pin.SE3.Identity(), pin.FrameType.BODY))
 
+    def add_point(self, name: str, joint: str, offset: Sequence[float]) -> None:
+        """Add a frame ``name`` fixed to the body of ``joint`` at ``offset`` (m, in the
+        joint's frame; 2 or 3 numbers), e.g. a hole in a planar body."""
+        self._claim(name)
+        m = self.model
+        if not m.existJointName(joint):
+            raise ModelError(f"unknown joint {joint!r}; valid: {', '.join(m.names[1:])}")
+        p = np.zeros(3)
+        p[: len(offset)] = offset
+        jid = m.getJointId(joint)
+        parent = next(i for i, f in enumerate(m.frames) if f.parentJoint == jid)
+        self._add_frame(name, jid, pin.SE3(np.eye(3), p), parent)
+
     def add_free_body(self, name: str, mass: float, inertia: np.ndarray) -> None:
         """Add a 3D free body (free-flyer joint, nq = 7, nv = 6).
 

@@ -189,6 +189,28 @@ class YZArm(_PlanarClosedForm):
         }
         self.polylines = [["base", "elbow", "tip"]]
 
+    def serial_equivalent(self) -> tuple[tuple[float, float, float, float], ...]:
+        """A two-link serial arm with this arm's ``M(q)`` and tip: ``(length, mass, com,
+        inertia)`` of its upper arm and forearm, for a Pinocchio chain with relative
+        joint angles ``(q1, q2 - q1)``.
+
+        A serial arm with absolute angles ``(q1, q2)``, upper arm ``(l0, m1, c1 = 0,
+        I1)`` and forearm ``(l4, m2, c2, I2)`` has ``M11 = I1 + m2 l0^2``, ``M22 = I2 +
+        m2 c2^2``, ``M12 = m2 l0 c2 cos(q1 - q2)``. Matching the five-bar (class
+        docstring) gives ``c2 = -R / (m2 l0)``, ``I1 = M11 - m2 l0^2`` and ``I2 = M22 -
+        R^2 / (m2 l0^2)``, both > 0 for ``R^2 / M22 < m2 l0^2 < M11``, an interval that
+        is never empty since ``M`` is positive definite (``M11 M22 > R^2``); ``m2`` is
+        its midpoint. With no gravity and a fixed base the masses enter the motion only
+        through ``M``: the upper arm's mass (``L0 + L1 + L2``) sits on its joint.
+        """
+        L0, L1, L2, L3, L4 = self.links
+        m2l2 = 0.5 * (self.M11 + self.R**2 / self.M22)
+        m2 = m2l2 / L0.l**2
+        return (
+            (L0.l, L0.m + L1.m + L2.m, 0.0, self.M11 - m2l2),
+            (L4.l, m2, -self.R / (m2 * L0.l), self.M22 - self.R**2 / m2l2),
+        )
+
     def compute(self, q, v=None, frames=(), dynamics=True, extras=True) -> Snapshot:
         v = np.zeros(2) if v is None else v
         snap = Snapshot(q=q, v=v, frames=self._frames(q, v, frames))

@@ -38,10 +38,10 @@ from pfaff.systems.yz_references import TABLE2_STEPS, free_reference, table2
 def yz_constrained(p: dict) -> ScenarioResult:
     """Yoshikawa-Zheng task 1: two arms slide a held object along a surface (Sec. 5.2-5.3).
 
-    Plant: two closed-form YZ arms (Table 1) + the object (0.03 kg, 14.4e-5 kg m^2),
-    pins as PointsCoincide along x and y, the surface y = surface_y a unilateral
-    PointOnPlane on the object's contact point (0, contact_h). Controller: eq.
-    (32)-(37) + (41)-(43) at 500 Hz with r_P = (x, phi), f_F normal to the
+    Plant: two YZ arms (Table 1; a Pinocchio model, see ``model``) + the object (0.03
+    kg, 14.4e-5 kg m^2), pins as PointsCoincide along x and y, the surface y =
+    surface_y a unilateral PointOnPlane on the object's contact point (0, contact_h).
+    Controller: eq. (32)-(37) + (41)-(43) at 500 Hz with r_P = (x, phi), f_F normal to the
     surface, f_IS the squeeze; gains K_V = (65, 55), K_P = (13000, 15000) (the
     x and phi entries of Sec. 5.3), K_IF = 100, K_II = 70; desired forces of
     Table 2 (internal force = the average push of the two pins = f_IS/sqrt(2)).

@@ -15,7 +15,7 @@ from pfaff.manipulation.grasp import GRASP_TYPES
 from pfaff.scenarios.common import stage_projection_param, timed_simulate
 from pfaff.scenarios.registry import Param
 from pfaff.simulate import SimOptions, simulate
-from pfaff.systems.yz_planar import YZPlanarPlant, internal_force
+from pfaff.systems.yz_planar import YZ_MODELS, YZPlanarPlant, internal_force
 from pfaff.systems.yz_references import table2
 
 YZ_COMMON_PARAMS = dict(
@@ -41,6 +41,12 @@ YZ_COMMON_PARAMS = dict(
         "grasp type of both arms (Sec. 2.3; the plant models pins)",
         choices=GRASP_TYPES,
     ),
+    model=Param(
+        "pinocchio",
+        "the plant: a Pinocchio model run by the compiled core (relative arm angles in "
+        "q), or the closed form on the NumPy engine (absolute arm angles), its witness",
+        choices=YZ_MODELS,
+    ),
     integral_rule=Param(
         "trapezoid",
         "force integral over a hold (eq. 42-43): mean of its start and end "
@@ -58,6 +64,7 @@ def yz_plant(
         p["spacing"], [(-p["base_x"], 0.0), (p["base_x"], 0.0)], wall_y=wall_y,
         contact_h=p.get("contact_h", 0.01), grasp_kind=p.get("grasp_type", kind),
         mass_error=p["model_mass_error"], inertia_error=p["model_inertia_error"],
+        model=p.get("model", "pinocchio"),
     )  # fmt: skip
 
 
@@ -164,7 +171,7 @@ def yz_plots(t, pos, pos_d, labels, fF, fFd, fI, fId, tau):
 
 
 def yz_static_lines(su: YZPlanarPlant, xs):
-    lines = [(np.array([b[0] for b in (a.base for a in su.mech.arms)]), np.zeros(2))]
+    lines = [(np.array([b[0] for b in (a.base for a in su.arms)]), np.zeros(2))]
     if su.wall_y is not None:
         lines.append((np.array([xs[0] - 0.08, xs[1] + 0.08]), np.full(2, su.wall_y)))
     return lines

@@ -1,12 +1,13 @@
 """The Yoshikawa-Zheng experimental system (IJRR 1993, Sec. 5) as a grasp plant.
 
-Two closed-form arms (:class:`~pfaff.mechanism.YZArm`, Table 1) and a planar
-object (mass 0.03 kg, inertia 14.4e-5 kg m^2) form one unconstrained
-:class:`~pfaff.mechanism.Mechanism` with block-diagonal ``M`` and ``h``; the pins
-(two in-plane forces, no moment) are ``PointsCoincide`` closures along x and y,
-the environment a unilateral ``PointOnPlane`` on the object. Closed form was
-chosen over a Pinocchio five-bar: ``YZArm`` is already tested against
-Pinocchio, needs no internal loop closure, and is cheap per state.
+Two YZ arms (:class:`~pfaff.mechanism.YZArm`, Table 1, parallelogram five-bars) and
+a planar object (mass 0.03 kg, inertia 14.4e-5 kg m^2) form one unconstrained
+mechanism with block-diagonal ``M`` and ``h``; the pins (two in-plane forces, no
+moment) are ``PointsCoincide`` closures along x and y, the environment a unilateral
+``PointOnPlane`` on the object. The mechanism is a Pinocchio model by default
+(:func:`yz_pinocchio_plant`: each five-bar as its dynamically equivalent two-link
+serial arm, so the compiled core runs the plant); the closed form
+(:class:`YZTwoArmPlant`, absolute arm angles, the NumPy engine) is its witness.
 :class:`YZPlanarPlant` wires it as a :class:`~pfaff.systems.GraspPlant`.
 """
 
@@ -31,7 +32,16 @@ from pfaff.manipulation.objects import (
     linear_function,
     planar_contact_surface,
 )
-from pfaff.mechanism import YZ_TABLE1, FrameState, Mechanism, Snapshot, YZArm
+from pfaff.mechanism import (
+    YZ_TABLE1,
+    FrameState,
+    Mechanism,
+    ModelBuilder,
+    PlanarChain,
+    PlanarLink,
+    Snapshot,
+    YZArm,
+)
 from pfaff.systems.ik import two_link_ik
 
 #: object of Sec. 5.2
@@ -39,6 +49,8 @@ OBJECT_MASS, OBJECT_INERTIA = 0.03, 14.4e-5
 #: Sec. 5.3 gains per mode: 0 free r_P = (x, y, phi), 1 in contact r_P = (x, phi)
 GAINS = YZ_PAPER_GAINS.per_mode({0: [0, 1, 2], 1: [0, 2]})
 SQRT2 = math.sqrt(2.0)
+#: the plant's mechanism: a Pinocchio model (the core) or the closed form (its witness)
+YZ_MODELS = ("pinocchio", "closed_form")
 
 
 class YZTwoArmPlant(Mechanism):
@@ -115,6 +127,32 @@ class YZTwoArmPlant(Mechanism):
         return snap
 
 
+def yz_pinocchio_plant(bases, mass=OBJECT_MASS, inertia=OBJECT_INERTIA, holes=()):
+    """The two-arm system as a Pinocchio model, which the compiled core runs.
+
+    Each arm is :meth:`~pfaff.mechanism.YZArm.serial_equivalent` (the same ``M`` and
+    tip, relative joint angles), the object a planar body; ``q = (q1_a, q2_a - q1_a,
+    q1_b, q2_b - q1_b, x, y, theta)``. Frames as :class:`YZTwoArmPlant` (its closed
+    form is the witness: the tests compare the two).
+    """
+    b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    for i, base in enumerate(bases):
+        links = YZArm(YZ_TABLE1, base=base).serial_equivalent()
+        name = f"arm{i + 1}"
+        b.add_planar_chain(PlanarChain([PlanarLink(*k) for k in links], name, tuple(base)))
+        b.add_point(f"{name}_elbow", f"{name}_joint1", (links[0][0], 0.0))
+    b.add_planar_body("object", mass, inertia)
+    for i, h in enumerate(holes):
+        b.add_point(f"hole{i + 1}", "object_theta", h[:2])
+    mech = b.build("Yoshikawa-Zheng two-arm system (Pinocchio)")
+    mech.polylines = [
+        ["arm1_base", "arm1_elbow", "arm1_tip"],
+        ["arm2_base", "arm2_elbow", "arm2_tip"],
+        [f"hole{i + 1}" for i in range(len(holes))],
+    ]
+    return mech
+
+
 def arm_ik(arm: YZArm, p, elbow: int) -> np.ndarray:
     """Absolute angles (q1, q2) with tip at p; ``elbow`` = +1 / -1 picks the branch
     (+1: the first link turned counter-clockwise from the line base -> tip).
@@ -161,6 +199,9 @@ class YZPlanarPlant:
     wall_y : level of the wall (y = wall_y, the object presses along +y) or None.
     contact_h : the object's contact point is (0, contact_h) in its frame.
     grasp_kind : grasp type of both arms (the pins: ``frictional_point``).
+    model : ``"pinocchio"`` (default: :func:`yz_pinocchio_plant`, run by the compiled
+        core, relative arm angles in ``q``) or ``"closed_form"``
+        (:class:`YZTwoArmPlant`, absolute arm angles, the NumPy engine's witness).
     """
 
     def __init__(
@@ -173,6 +214,7 @@ class YZPlanarPlant:
         grasp_kind="frictional_point",
         mass_error=0.0,
         inertia_error=0.0,
+        model="pinocchio",
     ):
         self.grasps = planar_grasp(spacing, grasp_kind)
         S, _, W_S, r_list = grasp_matrices(self.grasps, np.eye(2), plane=True)
@@ -189,7 +231,15 @@ class YZPlanarPlant:
         # the grasp coordinates F_hS -- the internal-force basis A_S (eq. 12) -- is fixed
         self.A_S = orient_squeeze(internal_force_basis(W_S), S, r_list)
         self._eye3, self._zero3 = np.eye(3), np.zeros((3, 3))
-        self.mech = YZTwoArmPlant(bases, holes=holes)
+        if model not in YZ_MODELS:
+            raise ValueError(f"unknown model {model!r}; valid: {', '.join(YZ_MODELS)}")
+        self.model = model
+        self.arms = [YZArm(YZ_TABLE1, base=b) for b in bases]
+        self.mech = (
+            yz_pinocchio_plant(bases, holes=holes)
+            if model == "pinocchio"
+            else YZTwoArmPlant(bases, holes=holes)
+        )
         self.elbows, self.h, self.wall_y = elbows, contact_h, wall_y
         self.arm_idx, self.tips, self.rows = np.arange(4), ("arm1_tip", "arm2_tip"), [0, 1, 5]
         xy = ((1, 0, 0), (0, 1, 0))
@@ -214,13 +264,21 @@ class YZPlanarPlant:
             [OBJECT_MASS * (1 + mass_error)] * 2 + [OBJECT_INERTIA * (1 + inertia_error)]
         )
 
-    def initial_q(self, r) -> np.ndarray:
-        """Joint angles holding the object at r = (x, y, theta)."""
+    def absolute_q(self, r) -> np.ndarray:
+        """``(q1_a, q2_a, q1_b, q2_b, x, y, theta)`` holding the object at r = (x, y,
+        theta): the arms' absolute link angles (``YZTwoArmPlant``'s coordinates)."""
         q = np.zeros(7)
         R = _rot2(r[2])
-        for i, (arm, g) in enumerate(zip(self.mech.arms, self.grasps)):
+        for i, (arm, g) in enumerate(zip(self.arms, self.grasps)):
             q[2 * i : 2 * i + 2] = arm_ik(arm, np.asarray(r[:2]) + R @ g.position, self.elbows[i])
         q[4:] = r
+        return q
+
+    def initial_q(self, r) -> np.ndarray:
+        """The plant's ``q`` holding the object at r = (x, y, theta)."""
+        q = self.absolute_q(r)
+        if self.model == "pinocchio":
+            q[[1, 3]] -= q[[0, 2]]
         return q
 
     def check_path(self, rs, what: str = "trajectory") -> float:
@@ -228,7 +286,7 @@ class YZPlanarPlant:
         worst = 1.0
         for r in rs:
             try:
-                q = self.initial_q(r)
+                q = self.absolute_q(r)
             except ValueError as exc:
                 raise ValueError(f"{what}: {exc}") from None
             for i in range(2):
