@@ -22,12 +22,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pfaff import core
 from pfaff.constraints import ConstraintSet
 from pfaff.control.references import forth_back, smooth_move, time_at_speed
 from pfaff.control.yoshikawa_zheng import YZ_PAPER_GAINS, YZController, YZGains
 from pfaff.simulate.record import StepRecord
 from pfaff.systems import GraspPlant, YZPlanarPlant
 from pfaff.systems import yz_references as refs
+from pfaff.systems.yz_planar import GAINS as YZ_GAINS
 from pfaff.systems.yz_planar import internal_force
 
 pin = pytest.importorskip("pinocchio")
@@ -268,3 +270,80 @@ def test_yz_scenarios_on_both_plants_agree(name):
     for k, val in m2.items():
         if isinstance(val, float):
             assert m1[k] == pytest.approx(val, rel=1e-7, abs=1e-12), k
+
+
+# -- the compiled YZ law (pfaff._core.YZKernel) against the NumPy law -----------------
+
+
+def _yz_cases(dual):
+    """(plant, constraint set, reference, q0, mode) of the planar pair (free and on the
+    wall) and the two Pandas."""
+    su = _planar()
+    pinned = YZPlanarPlant(0.12, [(-0.08, 0.0), (0.08, 0.0)], wall_y=0.14, contact_h=0.01)
+    ref0 = lambda t, m: (  # noqa: E731
+        np.array([0.01, 0.13, 0.02]), np.zeros(3), np.array([0.3, 0.2, -1.0]),
+        np.zeros(0), np.array([1.1]),
+    )  # fmt: skip
+    ref1 = lambda t, m: (  # noqa: E731
+        np.array([0.01 * t, 0.0]), np.array([0.01, 0.0]), np.zeros(2),
+        np.array([0.5]), np.array([1.1]),
+    )  # fmt: skip
+    refd = lambda t, m: (  # noqa: E731
+        np.array([0.01 * t, 0, 0]), np.zeros(3), np.zeros(3),
+        np.array([5.0, 0, 0]), np.array([14.0, 0, 0, 0, 0, 0]),
+    )  # fmt: skip
+    r0 = np.array([-0.02, 0.13, 0.05])
+    return [
+        (su, su.free, ref0, su.initial_q(r0), 0),
+        (pinned, pinned.contact, ref1, pinned.initial_q(r0), 1),
+        (dual, dual.cset, refd, dual.initial_q(-0.05), 0),
+    ]
+
+
+GAINS_OF = [YZ_GAINS, YZ_GAINS, YZ_PAPER_GAINS]
+
+
+@pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
+@pytest.mark.parametrize("case", [0, 1, 2], ids=["planar-free", "planar-wall", "dual-panda"])
+def test_compiled_yz_law_equals_the_numpy_law(dual, case):
+    """``YZController`` with the compiled law and with the NumPy law: the torque and the
+    force estimate at the start of the next hold (the trapezoid rule, eq. 31) agree to
+    1e-12 and 1e-10 relative over three successive samples (integrators and held torque carried)
+    at 8 random states of each plant; a change of 1e-9 in one grasp term is seen."""
+    plant, cset, ref, q0, mode = _yz_cases(dual)[case]
+    rng = np.random.default_rng(11 + case)
+    nv = plant.mech.nv
+    for _ in range(8):
+        ctrls = [
+            YZController(plant=plant, gains=GAINS_OF[case], reference=ref, mode=mode, compiled=c)
+            for c in (True, False)
+        ]
+        q = q0.copy()
+        q[plant.arm_idx] += rng.normal(scale=0.02, size=plant.arm_idx.size)  # arms first in q
+        for k in range(3):
+            v = rng.normal(scale=0.2, size=nv)
+            lam = rng.normal(scale=2.0, size=cset.dim)
+            out = []
+            for ctrl in ctrls:
+                snap = plant.mech.compute(q, v, ctrl.frames)
+                rec = StepRecord.at(ConstraintSet(plant.mech), snap, sensors={"lambda": lam})
+                out.append((ctrl(k * 2e-3, rec), np.concatenate(ctrl._start)))
+            (tau_c, s_c), (tau_n, s_n) = out
+            assert np.abs(tau_c - tau_n).max() <= 1e-12 * np.abs(tau_n).max()
+            # through a solve with K of eq. (31), which mixes inertias of 1e-4 .. 1 kg (m^2)
+            assert np.abs(s_c - s_n).max() <= 1e-10 * max(1.0, np.abs(s_n).max())
+    # the wrong input: one grasp term changed by 1e-9 moves the torque beyond 1e-12
+    g = plant.grasp_state(plant.object_state(rec), mode)
+    kern, grasp = core.yz_kernel(), core.yz_grasp()
+    args = [g.S, g.W, g.S_rate, g.W_rate, g.A_S, g.T, g.T_rate, g.E_P, g.E_F, g.E_P_rate]
+    ctrl = ctrls[1]
+    M, h = snap.M[ctrl._arm_block], snap.h[ctrl.arm_idx]
+    J, Jd = ctrl.arm_terms(snap)
+    u = [ctrl.last["u1"], ctrl.last["u2"], ctrl.last["u3"]]
+    obj, taus = plant.object_state(rec), []
+    for dW in (0.0, 1e-9):
+        grasp.set(*args[:1], args[1] + dW, *args[2:], g.E_F_rate, ctrl.I_B)
+        held = np.zeros(M.shape[0])
+        out = kern(M, h, v[ctrl.arm_idx], J, Jd, grasp, plant.Q_r(obj), obj.rd, *u, held, True)
+        taus.append(out[0])
+    assert np.abs(taus[1] - taus[0]).max() > 1e-12 * np.abs(taus[0]).max()

@@ -117,6 +117,40 @@ NB_MODULE(_core, m)
       "tau, u_p, ok of ProjectedController (Aghili eq. 45, 46, 51; u_F empty: no force "
       "control), as pfaff.control.laws computes them");
 
+  nb::class_<pfaff::YZGrasp>(m, "YZGrasp")
+    .def(nb::init<>())
+    .def(
+      "set",
+      [](pfaff::YZGrasp & g, const MatX & S, const MatX & W, const MatX & S_rate,
+         const MatX & W_rate, const MatX & A_S, const MatX & T, const MatX & T_rate,
+         const MatX & E_P, const MatX & E_F, const MatX & E_P_rate, const MatX & E_F_rate,
+         const MatX & I_B) {
+        g.S = S, g.W = W, g.S_rate = S_rate, g.W_rate = W_rate, g.A_S = A_S, g.T = T;
+        g.T_rate = T_rate, g.E_P = E_P, g.E_F = E_F, g.E_P_rate = E_P_rate;
+        g.E_F_rate = E_F_rate, g.I_B = I_B;
+      },
+      "S"_a, "W"_a, "S_rate"_a, "W_rate"_a, "A_S"_a, "T"_a, "T_rate"_a, "E_P"_a, "E_F"_a,
+      "E_P_rate"_a, "E_F_rate"_a, "I_B"_a,
+      "the grasp and object terms of one sample (GraspState, Yoshikawa-Zheng eq. 3-22)");
+
+  nb::class_<pfaff::YZWork>(m, "YZKernel")
+    .def(nb::init<>())
+    .def(
+      "__call__",
+      [](pfaff::YZWork & w, const MatX & M, const VecX & h, const VecX & qd, const MatX & J,
+         const VecX & Jdqd, const pfaff::YZGrasp & g, const VecX & Q_r, const VecX & rd,
+         const VecX & u1, const VecX & u2, const VecX & u3, const VecX & held, bool trapezoid) {
+        pfaff::YZOut o;
+        pfaff::yz_torque(M, h, qd, J, Jdqd, g, Q_r, rd, u1, u2, u3, held, trapezoid, w, o);
+        return nb::make_tuple(
+          std::move(o.tau_arm), std::move(o.q_dd), std::move(o.r_dd), std::move(o.F_hSd),
+          std::move(o.dF), std::move(o.dfIS));
+      },
+      "M"_a, "h"_a, "qd"_a, "J"_a, "Jdqd"_a, "grasp"_a, "Q_r"_a, "rd"_a, "u1"_a, "u2"_a,
+      "u3"_a, "held"_a, "trapezoid"_a,
+      "tau_arm, q_dd, r_dd, F_hSd, dF, dfIS of YZController (Yoshikawa-Zheng eq. 31-37), "
+      "as its NumPy law computes them");
+
   nb::class_<System>(m, "System")
     .def(nb::init<const std::string &>(), "model_text"_a)
     .def_prop_ro("nq", &System::nq)

@@ -56,4 +56,83 @@ namespace pfaff
     w.tmp.noalias() = V1 * w.z; // (I - P) M x
     tau += w.g + w.tmp + u_F;
   }
+
+  // YZController._torque (pfaff/control/yoshikawa_zheng.py)
+  void yz_torque(
+    const ControlMat & M, const ControlVec & h, const ControlVec & qd, const ControlMat & J,
+    const ControlVec & Jdqd, const YZGrasp & g, const ControlVec & Q_r, const ControlVec & rd,
+    const ControlVec & u1, const ControlVec & u2, const ControlVec & u3, const ControlVec & held,
+    bool trapezoid, YZWork & w, YZOut & out)
+  {
+    const Eigen::Index n = M.rows(), nr = g.T.rows(), d = g.S.cols();
+    const Eigen::Index p = g.E_P.rows(), C = g.E_F.rows();
+    // eq. (35): [E_P; E_F] r'' = [u1 - E_P' r'; -E_F' r']
+    w.E.resize(p + C, nr);
+    w.E.topRows(p) = g.E_P;
+    w.E.bottomRows(C) = g.E_F;
+    w.rhs.resize(p + C);
+    w.rhs.head(p) = u1;
+    w.rhs.head(p).noalias() -= g.E_P_rate * rd;
+    w.rhs.tail(C).noalias() = -g.E_F_rate * rd;
+    w.lu.compute(w.E);
+    out.r_dd = w.lu.solve(w.rhs);
+    // eq. (34), (B4): S^T J q''_d = W_S^T T r'' + (W_S'^T T + W_S^T T') r' - S'^T J q'
+    // - S^T J' q', solved for the minimum-norm q''_d
+    w.StJ.noalias() = g.S.transpose() * J;
+    w.W_S.noalias() = g.W * g.S;
+    w.W_S_rate.noalias() = g.W_rate * g.S;
+    w.W_S_rate.noalias() += g.W * g.S_rate;
+    w.v1.noalias() = g.T * out.r_dd;
+    w.v2.noalias() = g.T * rd;
+    w.v3.noalias() = g.T_rate * rd;
+    w.Jq.noalias() = J * qd;
+    w.b.noalias() = w.W_S.transpose() * w.v1;
+    w.b.noalias() += w.W_S_rate.transpose() * w.v2;
+    w.b.noalias() += w.W_S.transpose() * w.v3;
+    w.b.noalias() -= g.S_rate.transpose() * w.Jq;
+    w.b.noalias() -= g.S.transpose() * Jdqd;
+    w.cod.compute(w.StJ);
+    out.q_dd = w.cod.solve(w.b);
+    // eq. (37), (33): F = I_B T r'' + Q_r + T^-T E_F^T u2
+    w.F = Q_r;
+    w.F.noalias() += g.I_B * w.v1;
+    if (C > 0)
+    {
+      w.x.noalias() = g.E_F.transpose() * u2;
+      w.lu.compute(g.T.transpose());
+      w.F += w.lu.solve(w.x);
+    }
+    // eq. (36): F_hSd = W_S^T (W_S W_S^T)^-1 F + A_S u3 (W_S of full row rank)
+    w.WWt.noalias() = w.W_S * w.W_S.transpose();
+    w.lu.compute(w.WWt);
+    w.x = w.lu.solve(w.F);
+    out.F_hSd.noalias() = w.W_S.transpose() * w.x;
+    out.F_hSd.noalias() += g.A_S * u3;
+    // eq. (32): tau = M q''_d + h + J^T S F_hSd
+    w.x.noalias() = g.S * out.F_hSd;
+    out.tau_arm = h;
+    out.tau_arm.noalias() += M * out.q_dd;
+    out.tau_arm.noalias() += J.transpose() * w.x;
+    out.dF.resize(0);
+    out.dfIS.resize(0);
+    if (!trapezoid)
+      return;
+    // K of eq. (31) (whole_system_matrix), K dX = [tau_arm - held; 0]
+    const Eigen::Index N = n + nr + d + C;
+    w.K.setZero(N, N);
+    w.K.topLeftCorner(n, n) = M;
+    w.K.block(0, n + nr, n, d) = w.StJ.transpose();
+    w.K.block(n, n, nr, nr).noalias() = g.T.transpose() * g.I_B * g.T;
+    w.K.block(n, n + nr, nr, d).noalias() = -g.T.transpose() * w.W_S;
+    w.K.block(n, n + nr + d, nr, C) = g.E_F.transpose();
+    w.K.block(n + nr, 0, d, n) = w.StJ;
+    w.K.block(n + nr, n, d, nr).noalias() = -w.W_S.transpose() * g.T;
+    w.K.block(n + nr + d, n, C, nr) = g.E_F;
+    w.rhsK.setZero(N);
+    w.rhsK.head(n) = out.tau_arm - held;
+    w.lu.compute(w.K);
+    w.dX = w.lu.solve(w.rhsK);
+    out.dF = w.dX.tail(C);
+    out.dfIS.noalias() = g.A_S.transpose() * w.dX.segment(n + nr, d);
+  }
 } // namespace pfaff

@@ -1,11 +1,14 @@
-// The per-sample linear algebra of pfaff.control.ProjectedController (Aghili eq. 45,
-// 46, 51) in one call: pfaff.control.laws (task_acceleration, pidc_torque,
-// force_control_torque) is the reference, equation by equation, and the tests hold
-// the two to each other.
+// The per-sample linear algebra of the controllers in one call each:
+// - pfaff.control.ProjectedController (Aghili eq. 45, 46, 51): pfaff.control.laws
+//   (task_acceleration, pidc_torque, force_control_torque) is the reference;
+// - pfaff.control.YZController (Yoshikawa & Zheng eq. 31-37): its NumPy law
+//   (YZController._torque) is the reference.
+// The tests hold each to its reference.
 #pragma once
 
 #include <Eigen/Core>
 #include <Eigen/LU>
+#include <Eigen/QR>
 #include <Eigen/SVD>
 
 namespace pfaff
@@ -35,4 +38,36 @@ namespace pfaff
   void projected_torque(
     const ControlMat & M, const ControlVec & h, const ControlMat & V1, const ControlVec & Cv,
     const ControlVec & u_p, const ControlVec & u_F, ControlWork & w, ControlVec & tau);
+
+  /// Workspaces of yz_torque (pfaff._core.YZKernel: one per controller).
+  struct YZWork
+  {
+    ControlMat E, StJ, W_S, W_S_rate, WWt, K;
+    ControlVec rhs, b, v1, v2, v3, Jq, F, x, rhsK, dX;
+    Eigen::PartialPivLU<ControlMat> lu;
+    Eigen::CompleteOrthogonalDecomposition<ControlMat> cod;
+  };
+
+  /// What yz_torque returns: the arm torque of eq. (32) and its parts; with the
+  /// trapezoid estimate, the change of f_F and f_IS that the torque step tau_arm - held
+  /// makes through K of eq. (31) (else empty).
+  struct YZOut
+  {
+    ControlVec tau_arm, q_dd, r_dd, F_hSd, dF, dfIS;
+  };
+
+  /// The grasp and object terms of one sample (YZController's GraspState, eq. 3-22).
+  struct YZGrasp
+  {
+    ControlMat S, W, S_rate, W_rate, A_S, T, T_rate, E_P, E_F, E_P_rate, E_F_rate, I_B;
+  };
+
+  /// Eq. (35), (34), (37), (33), (36), (32) from the servo inputs u1, u2, u3 (eq. 41-43)
+  /// at one sample: M, h, q', J, J' q' of the arms, the grasp g, Q_r of eq. (5) and r'.
+  /// trapezoid: also dX = K^-1 [tau_arm - held; 0] (eq. 31).
+  void yz_torque(
+    const ControlMat & M, const ControlVec & h, const ControlVec & qd, const ControlMat & J,
+    const ControlVec & Jdqd, const YZGrasp & g, const ControlVec & Q_r, const ControlVec & rd,
+    const ControlVec & u1, const ControlVec & u2, const ControlVec & u3, const ControlVec & held,
+    bool trapezoid, YZWork & w, YZOut & out);
 } // namespace pfaff

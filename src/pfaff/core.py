@@ -191,6 +191,17 @@ def control_kernel():
     return None if _core is None else _core.ControlKernel()
 
 
+def yz_kernel():
+    """A ``pfaff._core.YZKernel`` (Yoshikawa-Zheng eq. 31-37 of
+    :class:`~pfaff.control.YZController` in one call), or None without the core."""
+    return None if _core is None else _core.YZKernel()
+
+
+def yz_grasp():
+    """A ``pfaff._core.YZGrasp``: the grasp terms handed to a ``YZKernel`` (or None)."""
+    return None if _core is None else _core.YZGrasp()
+
+
 def options(system, opt) -> None:
     """Copy a :class:`~pfaff.simulate.SimOptions` into the core's options."""
     o = system.options

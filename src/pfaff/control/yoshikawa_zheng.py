@@ -20,6 +20,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+from pfaff import core
 from pfaff.linalg import solve
 from pfaff.simulate.record import StepRecord
 
@@ -222,6 +223,9 @@ class YZController:
         hold; ``"end"`` uses the reading at the end only (the error is then zero at
         the end of each hold and equal to the whole drift within a hold at its start).
     mode : index of the initial object-constraint set (``grasp_state``'s ``mode``).
+    compiled : evaluate eq. (31)-(37) in one call into the compiled core
+        (``pfaff._core.YZKernel``) when it is built; False: the NumPy law
+        (:meth:`_torque`, the reference; the tests hold the two to each other).
     """
 
     needs_sensors = True
@@ -236,8 +240,11 @@ class YZController:
         unloaded_start: bool = False,
         integral_rule: str = "trapezoid",
         mode: int = 0,
+        compiled: bool = True,
     ) -> None:
         self.plant = plant
+        self._kernel = core.yz_kernel() if compiled else None
+        self._grasp = core.yz_grasp() if self._kernel is not None else None
         self.arm_idx = np.asarray(plant.arm_idx, dtype=int)
         a = self.arm_idx
         contiguous = a.size and np.array_equal(a, np.arange(a[0], a[0] + a.size))
@@ -306,6 +313,39 @@ class YZController:
         Jd = np.concatenate([snap.frames[f].drift[self._rows_sel] for f in self.tips])
         return J, Jd
 
+    def _torque(self, M, h, qd, J, Jdqd, g: GraspState, obj, u1, u2, u3, held, trapezoid):
+        """Eq. (35), (34), (37), (33), (36), (32) from the servo inputs (the NumPy
+        reference of ``pfaff._core.YZKernel``): ``(tau_arm, q''_d, r'', F_hSd, df_F,
+        df_IS)``, the last two the change of the forces that the torque step ``tau_arm -
+        held`` makes through K of eq. (31) (``trapezoid``; else empty)."""
+        S, W, A_S, T, rd = g.S, g.W, g.A_S, g.T, obj.rd
+        W_S = W @ S
+        C = g.E_F.shape[0]
+        # eq. (35)
+        E = np.vstack([g.E_P, g.E_F])
+        rhs = np.concatenate([u1 - g.E_P_rate @ rd, -g.E_F_rate @ rd])
+        r_dd = solve(E, rhs)
+        # eq. (34) with (S^T J)^+ (= J^+ (S^T)^+ when J J^+ = I): S^T J q''_d = eq. (B4)
+        StJ = S.T @ J
+        W_S_rate = g.W_rate @ S + W @ g.S_rate
+        WsT_T_rate = W_S_rate.T @ T + W_S.T @ g.T_rate
+        StJ_rate_qd = g.S_rate.T @ (J @ qd) + S.T @ Jdqd
+        b = W_S.T @ T @ r_dd + WsT_T_rate @ rd - StJ_rate_qd
+        q_dd = _min_norm_solve(StJ, b)
+        # eq. (37), (33), (36), (32)
+        F = self.I_B @ (T @ r_dd) + self.Q_r(obj)
+        if C:
+            F += solve(T.T, g.E_F.T @ u2)
+        # W_S^+ = W_S^T (W_S W_S^T)^-1 (W_S has full row rank: force closure)
+        F_hSd = W_S.T @ solve(W_S @ W_S.T, F) + A_S @ u3
+        tau_arm = M @ q_dd + h + J.T @ S @ F_hSd
+        if not trapezoid:
+            return tau_arm, q_dd, r_dd, F_hSd, np.zeros(0), np.zeros(0)
+        K = whole_system_matrix(M, J, S, W_S, T, self.I_B, g.E_F)
+        n, nr, d = M.shape[0], T.shape[0], S.shape[1]
+        dX = solve(K, np.concatenate([tau_arm - held, np.zeros(K.shape[0] - n)]))
+        return tau_arm, q_dd, r_dd, F_hSd, dX[n + nr + d :], A_S.T @ dX[n + nr : n + nr + d]
+
     def __call__(self, t: float, rec: StepRecord) -> np.ndarray:
         """One sample of the law (the simulation holds the torque until the next)."""
         self.last_sensors = rec.sensors
@@ -322,8 +362,7 @@ class YZController:
         obj = self.object_state(rec)
         rd = obj.rd
         g = self.grasp_state(obj, self.mode)
-        S, W, A_S, T = g.S, g.W, g.A_S, g.T
-        W_S = W @ S
+        S, A_S = g.S, g.A_S
         r_Pd, r_Pd_dot, r_Pd_dd, f_Fd, f_ISd = self.reference(t, self.mode)
         C = g.E_F.shape[0]
         # measured forces (record.sensors: the force the held torque produced)
@@ -358,39 +397,29 @@ class YZController:
         u1 = r_Pd_dd + KV * (r_Pd_dot - rP_dot) + KP * (r_Pd - r_P)
         u2 = f_Fd + self.K_IF * self.int_F if C else np.zeros(0)
         u3 = f_ISd + self.K_II * self.int_I
-        # eq. (35)
-        E = np.vstack([g.E_P, g.E_F])
-        rhs = np.concatenate([u1 - g.E_P_rate @ rd, -g.E_F_rate @ rd])
-        r_dd = solve(E, rhs)
-        # eq. (34) with (S^T J)^+ (= J^+ (S^T)^+ when J J^+ = I): S^T J q''_d = eq. (B4)
-        StJ = S.T @ J
-        W_S_rate = g.W_rate @ S + W @ g.S_rate
-        WsT_T_rate = W_S_rate.T @ T + W_S.T @ g.T_rate
-        StJ_rate_qd = g.S_rate.T @ (J @ qd) + S.T @ Jdqd
-        b = W_S.T @ T @ r_dd + WsT_T_rate @ rd - StJ_rate_qd
         if not self._checked:  # Appendix A, once: K of eq. (31) must be nonsingular
-            check_whole_system(M, J, S, W_S, T, self.I_B, g.E_F)
+            check_whole_system(M, J, g.S, g.W @ g.S, g.T, self.I_B, g.E_F)
             self._checked = True
-        q_dd = _min_norm_solve(StJ, b)
-        # eq. (37), (33), (36), (32)
-        F = self.I_B @ (T @ r_dd) + self.Q_r(obj)
-        if C:
-            F += solve(T.T, g.E_F.T @ u2)
-        # W_S^+ = W_S^T (W_S W_S^T)^-1 (W_S has full row rank: force closure)
-        F_hSd = W_S.T @ solve(W_S @ W_S.T, F) + A_S @ u3
-        tau_arm = M @ q_dd + h + J.T @ S @ F_hSd
+        held = np.zeros(a.size) if self._tau is None else self._tau[a]
+        trapezoid = self.integral_rule == "trapezoid"
+        if self._kernel is not None:  # eq. (31)-(37) in one call into pfaff._core
+            self._grasp.set(
+                g.S, g.W, g.S_rate, g.W_rate, A_S, g.T, g.T_rate,
+                g.E_P, g.E_F, g.E_P_rate, g.E_F_rate, self.I_B,
+            )  # fmt: skip
+            tau_arm, q_dd, r_dd, F_hSd, dF, dI = self._kernel(
+                M, h, qd, J, Jdqd, self._grasp, self.Q_r(obj), rd, u1, u2, u3, held, trapezoid
+            )
+        else:
+            tau_arm, q_dd, r_dd, F_hSd, dF, dI = self._torque(
+                M, h, qd, J, Jdqd, g, obj, u1, u2, u3, held, trapezoid
+            )
         self.last = {"u1": u1, "u2": u2, "u3": u3, "q_dd": q_dd, "r_dd": r_dd, "F_hSd": F_hSd}
         tau = np.zeros(snap.v.size)
         tau[a] = tau_arm
         # force at the start of the next hold: the reading plus the effect of the torque
         # step through the model's K of eq. (31) (exact with the exact model)
-        self._start = (f_F, f_IS)
-        if self.integral_rule == "trapezoid":
-            held = np.zeros(a.size) if self._tau is None else self._tau[a]
-            K = whole_system_matrix(M, J, S, W_S, T, self.I_B, g.E_F)
-            n, nr, d = a.size, T.shape[0], S.shape[1]
-            dX = solve(K, np.concatenate([tau_arm - held, np.zeros(K.shape[0] - n)]))
-            self._start = (f_F + dX[n + nr + d :], f_IS + A_S.T @ dX[n + nr : n + nr + d])
+        self._start = (f_F + dF, f_IS + dI) if trapezoid else (f_F, f_IS)
         vals = (r_P, r_Pd, f_F, f_Fd, f_IS, f_ISd)
         names = _signal_names(tuple(x.size for x in vals))
         self.signals = dict(zip(names, np.concatenate(vals).tolist()))
