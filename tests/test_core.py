@@ -349,6 +349,44 @@ def test_controlled_runs_agree(panda):
         assert _rel(got["fz"], ref["fz"]) <= 1e-9 and _rel(got["err"], ref["err"]) <= 1e-9
 
 
+def test_stop_callback_runs_agree(panda):
+    """A ``stop`` callback on the core: checked before every step as on NumPy, with and
+    without a controller (period 3 dt, so most checks fall between samples) and with
+    record_every = 2 (the stopping sample is recorded anyway): both engines stop at the
+    same step with the same trajectory; a stop that never fires runs to t_end."""
+    cset = ConstraintSet(panda, [PointOnPlane(TCP, (0.0, 0.0, 1.0), 0.45)])
+    q0 = panda.neutral() + 0.1
+
+    def moved_by(d):  # a stop: the tool point has moved by d along x since the start
+        start = []
+
+        def stop(t, snap, cev):
+            x = snap.frame(TCP).p[0]
+            start[:] = start or [x]
+            return abs(x - start[0]) >= d
+
+        return stop
+
+    for ctrl in (None, _PD(q0 + 0.02)):
+        opt = SimOptions(dt=1e-3, control_dt=3e-3, record_every=2)
+        stops = {}
+        for engine in ("numpy", "core"):
+            o = SimOptions(**{**opt.__dict__, "engine": engine, "progress": False})
+            tr = simulate(
+                cset, q0, np.full(panda.nv, 0.3), 0.3, o, controller=ctrl,
+                stop=moved_by(2e-3),
+            )  # fmt: skip
+            assert tr.engine == engine
+            stops[engine] = (tr.stopped_at, tr.arrays())
+        (t_ref, ref), (t_got, got) = stops["numpy"], stops["core"]
+        assert t_ref is not None and 0.0 < t_ref < 0.3 and t_got == t_ref
+        assert got["t"][-1] == t_ref
+        _assert_same_run(ref, got)
+    never = SimOptions(dt=1e-3, engine="core", progress=False)
+    tr = simulate(cset, q0, np.zeros(panda.nv), 0.05, never, stop=lambda t, s, c: False)
+    assert tr.stopped_at is None and tr.arrays()["t"][-1] == pytest.approx(0.05, abs=1e-12)
+
+
 def test_lie_group_runs_agree(dual):
     """A free box held by two welds, a plane and an orientation lock (nq != nv): the
     core's Runge-Kutta-Munthe-Kaas stages give NumPy's trajectory to 1e-9; auto takes
@@ -385,7 +423,6 @@ def test_engine_choice_and_errors(panda):
     assert choose_engine(cset, SimOptions(engine="numpy")) == "numpy"
     assert choose_engine(cset, SimOptions(integrator="RK45")) == "numpy"
     assert choose_engine(cset, SimOptions(method="kkt")) == "numpy"
-    assert choose_engine(cset, SimOptions(), stop=lambda *a: False) == "numpy"
     user = ConstraintSet(panda, [FunctionConstraint(1, phi=lambda q: q[:1] - 0.1)])
     assert core.unsupported_reason(user) is not None
     assert choose_engine(user, SimOptions()) == "numpy"

@@ -117,13 +117,17 @@ def run(
     bar=None,
     forces=(),
     next_control: float | None = None,
+    stop=None,
 ) -> Trajectory:
     """Run ``n_steps`` steps from the (projected) state ``(q, v)`` on the core.
 
     ``controller``: a :class:`~pfaff.simulate.record.Controller` (or None).
     ``frames``: what a controller's snapshot holds (the constraints' and the
     controller's frames). ``forces``: the bound built-in force elements (their series
-    ``force_work`` and ``force_potential`` recorded when given). Raises
+    ``force_work`` and ``force_potential`` recorded when given). ``stop(t, snap,
+    constraint_eval)``: checked before every step, after the controller's sample, as
+    the NumPy engine does; the core then steps one step per call and the snapshot is
+    the controller's record (taken for the check when no sample is due). Raises
     :class:`SimulationError` as the NumPy engine does.
     """
     mech = cset.mechanism
@@ -155,6 +159,7 @@ def run(
     try:
         while k <= n_steps:
             t = t0 + k * dt
+            rec = None
             if k == k_due:
                 rec = _record(system, frames, hol, t, needs_sensors, nq, nv, m, rank_tol)
                 tau_held = controller_torque(controller(t, rec), mech.nv, t, k, traj)
@@ -164,8 +169,17 @@ def run(
                 k_due = k + 1
                 while k_due <= n_steps and t0 + k_due * dt < next_ctrl - 1e-9 * dt:
                     k_due += 1
-            k1 = min(k_due, k + CHUNK)
-            code, what, idx, value, t_err, step, iters = system.run(k, k1, n_steps, t0)
+            stopping = False
+            if stop is not None and k < n_steps:
+                if rec is None:
+                    rec = _record(system, frames, hol, t, False, nq, nv, m, rank_tol)
+                stopping = bool(stop(t, rec.snap, rec.constraints))
+                k1 = k + 1
+            else:
+                k1 = min(k_due, k + CHUNK)
+            # a stop records this sample and takes no step (the core's last step)
+            last = k if stopping else n_steps
+            code, what, idx, value, t_err, step, iters = system.run(k, k1, last, t0)
             if controller is not None and (sig_log or controller.signals):
                 # the signals of the samples recorded in this stretch
                 sig_log.append((system.recorded, dict(controller.signals)))
@@ -175,6 +189,9 @@ def run(
                 )
             if bar is not None:
                 bar.update(min(k1, n_steps) - k)
+            if stopping:
+                traj.stopped_at = t
+                break
             k = k1
     finally:  # the samples into the trajectory, also for a partial run
         _fill(traj, bufs, system, sig_log, fbufs)

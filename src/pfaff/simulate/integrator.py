@@ -180,7 +180,7 @@ def simulate(
         from tqdm import tqdm
 
         bar = tqdm(total=n_steps, desc=mech.name, unit="step", mininterval=0.5, leave=False)
-    traj.engine = choose_engine(cset, opt, stop, tuple(forces))
+    traj.engine = choose_engine(cset, opt, tuple(forces))
     blas = single_threaded_blas()  # small matrices: one BLAS thread (restored below)
     t, k = t0, 0
     try:
@@ -201,6 +201,7 @@ def simulate(
                 bar,
                 fe,
                 next_ctrl,
+                stop,
             )
         for k in range(n_steps + 1):
             t = t0 + k * opt.dt

@@ -34,7 +34,7 @@ def use_engine(engine: str):
         _ENGINE_OVERRIDE.pop()
 
 
-def choose_engine(cset: ConstraintSet, opt: SimOptions, stop=None, forces=()) -> str:
+def choose_engine(cset: ConstraintSet, opt: SimOptions, forces=()) -> str:
     """The engine that runs ``cset`` under ``opt``: ``"core"`` or ``"numpy"``.
 
     Raises ValueError when ``engine="core"`` is asked for a system the core cannot run.
@@ -45,8 +45,6 @@ def choose_engine(cset: ConstraintSet, opt: SimOptions, stop=None, forces=()) ->
         reason = f"integrator {opt.integrator!r} (the core runs rk4)"
     if reason is None and opt.method != "projection":
         reason = f"method {opt.method!r} (the core runs the projection method)"
-    if reason is None and stop is not None:
-        reason = "a stop callback (checked at every step in Python)"
     if reason is None and forces:
         from pfaff.simulate.core_engine import force_reason
 
@@ -106,8 +104,8 @@ class SimOptions:
     progress : show a progress bar (default: when stderr is a terminal).
     engine : ``"core"`` (the compiled step core, :mod:`pfaff.core`), ``"numpy"``
         (the reference engine) or ``"auto"``: the core whenever it can run the
-        system (Pinocchio mechanism, built-in constraints, RK4, projection method,
-        no ``stop`` callback), else NumPy. ``Trajectory.engine`` says which ran.
+        system (Pinocchio mechanism, built-in constraints, RK4, projection method),
+        else NumPy. ``Trajectory.engine`` says which ran.
     """
 
     dt: float = 1e-3
