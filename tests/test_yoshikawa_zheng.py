@@ -24,6 +24,7 @@ from pfaff.manipulation.grasp import (
     skew,
 )
 from pfaff.manipulation.objects import (
+    ObjectConstraints,
     euler_zyz_R,
     euler_zyz_T,
     euler_zyz_T_rate,
@@ -372,3 +373,27 @@ def test_not_force_closure_grasp_fails_through_cli(name, tmp_path, capsys):
     # the same grasp, spaced 0: coincident pins cannot carry the moment
     assert main(["run", name, "--out", str(out), "--set", "spacing=0"]) == 2
     assert "not force-closure: rank W_S = 2 < 3" in capsys.readouterr().err
+
+
+def test_linear_rows_are_evaluated_once_and_equal_the_generic_ones():
+    """ObjectConstraints keeps the rows of linear functions (constant E, zero E'), read-
+    only; they equal the rows of the same functions evaluated at each r, and a mixed set
+    (a surface that turns with theta) is still evaluated at each r."""
+    rng = np.random.default_rng(5)
+    cs = [rng.normal(size=3) for _ in range(3)]
+    fast = ObjectConstraints([], [linear_function(c) for c in cs], 3)
+    slow_fns = [linear_function(c) for c in cs]
+    for f in slow_fns:
+        f.linear = False
+    slow = ObjectConstraints([], slow_fns, 3)
+    for _ in range(5):
+        r, rd = rng.normal(size=3), rng.normal(size=3)
+        np.testing.assert_array_equal(fast.E_P(r), slow.E_P(r))
+        np.testing.assert_array_equal(fast.E_P_rate(r, rd), slow.E_P_rate(r, rd))
+        assert fast.E_F(r).shape == (0, 3) and fast.E_F_rate(r, rd).shape == (0, 3)
+    with pytest.raises(ValueError, match="read-only"):
+        fast.E_P(r)[0, 0] = 1.0
+    wall = planar_contact_surface((0.0, 0.01), (0.0, 1.0), 0.14)
+    mixed = ObjectConstraints([wall], [linear_function((1, 0, 0)), linear_function((0, 0, 1))], 3)
+    e0, e1 = mixed.E_F(np.array([0, 0, 0.0])), mixed.E_F(np.array([0, 0, 0.5]))
+    assert abs(e1[0, 2] - e0[0, 2]) > 1e-3  # d p / d theta turns with theta

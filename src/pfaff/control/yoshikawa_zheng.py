@@ -74,13 +74,11 @@ def check_whole_system(M, J, S, W_S, T, I_B, E_F, tol: float = 1e-10) -> float:
     return lo
 
 
-def _pinv_columns(S: np.ndarray) -> np.ndarray:
-    """``S^+``: ``S^T`` when the columns are orthonormal (every grasp type of Sec. 2.3)."""
+def _orthonormal_columns(S: np.ndarray) -> bool:
+    """True when ``S^T S = I`` (every grasp type of Sec. 2.3), so ``S^+ = S^T``."""
     StS = S.T @ S
     StS.flat[:: StS.shape[0] + 1] -= 1.0
-    if np.abs(StS).max() <= 1e-12:
-        return S.T
-    return np.linalg.pinv(S)
+    return bool(np.abs(StS).max() <= 1e-12)
 
 
 _SIGNALS = ("r_P", "r_Pd", "f_F", "f_Fd", "f_IS", "f_ISd")
@@ -277,6 +275,7 @@ class YZController:
         self._tau: np.ndarray | None = None
         self._start: tuple = (None, None)
         self._checked = False
+        self._S_orthonormal: bool | None = None
         self.signals: dict[str, float] = {}
         #: the force-sensor readings of the last call (``record.sensors``)
         self.last_sensors: dict[str, np.ndarray] | None = None
@@ -367,7 +366,9 @@ class YZController:
         C = g.E_F.shape[0]
         # measured forces (record.sensors: the force the held torque produced)
         F_h, f_F = self.measure(rec, obj, self.mode)
-        F_hS = _pinv_columns(S) @ F_h
+        if self._S_orthonormal is None:  # a property of the grasp types (Sec. 2.3): once
+            self._S_orthonormal = _orthonormal_columns(S)
+        F_hS = (S.T if self._S_orthonormal else np.linalg.pinv(S)) @ F_h
         f_IS = A_S.T @ F_hS
         dt = self.control_dt
         if self.int_I is None:

@@ -72,12 +72,15 @@ class ScalarFunction:
     """A scalar function of ``r`` with its gradient and Hessian (eq. 17-18).
 
     Missing derivatives are taken by central finite differences (step ``h``).
+    ``linear``: the gradient is constant and the Hessian zero (:func:`linear_function`),
+    so :class:`ObjectConstraints` evaluates its rows once.
     """
 
     f: Fn
     grad: Vec | None = None
     hess: Callable[[np.ndarray], np.ndarray] | None = None
     h: float = 1e-6
+    linear: bool = False
 
     def gradient(self, r: np.ndarray) -> np.ndarray:
         if self.grad is not None:
@@ -98,8 +101,9 @@ def linear_function(c: Sequence[float], d: float = 0.0) -> ScalarFunction:
     """``c . r - d`` (a plane or a coordinate): constant gradient, zero Hessian."""
     c = np.asarray(c, dtype=float)
     return ScalarFunction(
-        lambda r: float(c @ r - d), lambda r: c, lambda r: np.zeros((len(c), len(c)))
-    )
+        lambda r: float(c @ r - d), lambda r: c, lambda r: np.zeros((len(c), len(c))),
+        linear=True,
+    )  # fmt: skip
 
 
 class ObjectConstraints:
@@ -125,6 +129,14 @@ class ObjectConstraints:
                 f"{len(self.surfaces)} hypersurfaces + {len(self.positions)} position "
                 f"functions must equal dim r = {n_r} (eq. 17-18)"
             )
+        # rows of linear functions, evaluated once (read-only): function list -> (E, E')
+        self._fixed: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        for fns in (self.surfaces, self.positions):
+            if all(s.linear for s in fns):
+                E = np.array([s.gradient(np.zeros(n_r)) for s in fns]).reshape(-1, n_r)
+                Ed = np.zeros_like(E)
+                E.flags.writeable = Ed.flags.writeable = False
+                self._fixed[id(fns)] = (E, Ed)
 
     @property
     def C(self) -> int:
@@ -138,21 +150,33 @@ class ObjectConstraints:
         """Controlled position ``r_P = (s_1(r), ...)`` (eq. 18)."""
         return np.array([s.f(r) for s in self.positions])
 
+    def _rows(self, fns, r) -> np.ndarray:
+        fixed = self._fixed.get(id(fns))
+        if fixed is not None:
+            return fixed[0]
+        return np.array([s.gradient(r) for s in fns]).reshape(-1, self.n_r)
+
+    def _rates(self, fns, r, rd) -> np.ndarray:
+        fixed = self._fixed.get(id(fns))
+        if fixed is not None:
+            return fixed[1]
+        return np.array([s.hessian(r) @ rd for s in fns]).reshape(-1, self.n_r)
+
     def E_F(self, r: np.ndarray) -> np.ndarray:
         """(C, n_r) rows ``dp_i/dr`` (eq. 19)."""
-        return np.array([s.gradient(r) for s in self.surfaces]).reshape(self.C, self.n_r)
+        return self._rows(self.surfaces, r)
 
     def E_P(self, r: np.ndarray) -> np.ndarray:
         """(n_r - C, n_r) rows ``ds_j/dr`` (eq. 21)."""
-        return np.array([s.gradient(r) for s in self.positions]).reshape(-1, self.n_r)
+        return self._rows(self.positions, r)
 
     def E_F_rate(self, r: np.ndarray, rd: np.ndarray) -> np.ndarray:
         """``E_F'`` along ``r' = rd`` (eq. 20): rows ``(H_i rd)^T``."""
-        return np.array([s.hessian(r) @ rd for s in self.surfaces]).reshape(self.C, self.n_r)
+        return self._rates(self.surfaces, r, rd)
 
     def E_P_rate(self, r: np.ndarray, rd: np.ndarray) -> np.ndarray:
         """``E_P'`` along ``r' = rd`` (eq. 22)."""
-        return np.array([s.hessian(r) @ rd for s in self.positions]).reshape(-1, self.n_r)
+        return self._rates(self.positions, r, rd)
 
     def E(self, r: np.ndarray, independence_tol: float = 1e-8) -> np.ndarray:
         """``E = [E_P; E_F]`` (Sec. 2.4); raises ValueError when it is singular.
