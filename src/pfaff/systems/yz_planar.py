@@ -37,6 +37,7 @@ from pfaff.mechanism import (
     FrameState,
     Mechanism,
     ModelBuilder,
+    PinocchioMechanism,
     PlanarChain,
     PlanarLink,
     Snapshot,
@@ -127,19 +128,21 @@ class YZTwoArmPlant(Mechanism):
         return snap
 
 
-def yz_pinocchio_plant(bases, mass=OBJECT_MASS, inertia=OBJECT_INERTIA, holes=()):
+def yz_pinocchio_plant(
+    arms: list[YZArm], mass=OBJECT_MASS, inertia=OBJECT_INERTIA, holes=()
+) -> PinocchioMechanism:
     """The two-arm system as a Pinocchio model, which the compiled core runs.
 
-    Each arm is :meth:`~pfaff.mechanism.YZArm.serial_equivalent` (the same ``M`` and
-    tip, relative joint angles), the object a planar body; ``q = (q1_a, q2_a - q1_a,
-    q1_b, q2_b - q1_b, x, y, theta)``. Frames as :class:`YZTwoArmPlant` (its closed
-    form is the witness: the tests compare the two).
+    Each arm is its :meth:`~pfaff.mechanism.YZArm.serial_equivalent` (the same ``M``
+    and tip, relative joint angles), the object a planar body; ``q = (q1_a, q2_a -
+    q1_a, q1_b, q2_b - q1_b, x, y, theta)``. Frames as :class:`YZTwoArmPlant` (its
+    closed form is the witness: the tests compare the two).
     """
     b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
-    for i, base in enumerate(bases):
-        links = YZArm(YZ_TABLE1, base=base).serial_equivalent()
+    for i, arm in enumerate(arms):
+        links = arm.serial_equivalent()
         name = f"arm{i + 1}"
-        b.add_planar_chain(PlanarChain([PlanarLink(*k) for k in links], name, tuple(base)))
+        b.add_planar_chain(PlanarChain([PlanarLink(*k) for k in links], name, arm.base))
         b.add_point(f"{name}_elbow", f"{name}_joint1", (links[0][0], 0.0))
     b.add_planar_body("object", mass, inertia)
     for i, h in enumerate(holes):
@@ -236,7 +239,7 @@ class YZPlanarPlant:
         self.model = model
         self.arms = [YZArm(YZ_TABLE1, base=b) for b in bases]
         self.mech = (
-            yz_pinocchio_plant(bases, holes=holes)
+            yz_pinocchio_plant(self.arms, holes=holes)
             if model == "pinocchio"
             else YZTwoArmPlant(bases, holes=holes)
         )
