@@ -129,14 +129,17 @@ class ObjectConstraints:
                 f"{len(self.surfaces)} hypersurfaces + {len(self.positions)} position "
                 f"functions must equal dim r = {n_r} (eq. 17-18)"
             )
-        # rows of linear functions, evaluated once (read-only): function list -> (E, E')
-        self._fixed: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        for fns in (self.surfaces, self.positions):
-            if all(s.linear for s in fns):
-                E = np.array([s.gradient(np.zeros(n_r)) for s in fns]).reshape(-1, n_r)
-                Ed = np.zeros_like(E)
-                E.flags.writeable = Ed.flags.writeable = False
-                self._fixed[id(fns)] = (E, Ed)
+        # (E, E') of an all-linear function list, evaluated once (read-only), else None
+        self._fixed_F = self._fixed_rows(self.surfaces)
+        self._fixed_P = self._fixed_rows(self.positions)
+
+    def _fixed_rows(self, fns) -> tuple[np.ndarray, np.ndarray] | None:
+        if not all(s.linear for s in fns):
+            return None
+        E = np.array([s.gradient(np.zeros(self.n_r)) for s in fns]).reshape(-1, self.n_r)
+        Ed = np.zeros_like(E)
+        E.flags.writeable = Ed.flags.writeable = False
+        return E, Ed
 
     @property
     def C(self) -> int:
@@ -150,33 +153,31 @@ class ObjectConstraints:
         """Controlled position ``r_P = (s_1(r), ...)`` (eq. 18)."""
         return np.array([s.f(r) for s in self.positions])
 
-    def _rows(self, fns, r) -> np.ndarray:
-        fixed = self._fixed.get(id(fns))
+    def _rows(self, fns, fixed, r) -> np.ndarray:
         if fixed is not None:
             return fixed[0]
         return np.array([s.gradient(r) for s in fns]).reshape(-1, self.n_r)
 
-    def _rates(self, fns, r, rd) -> np.ndarray:
-        fixed = self._fixed.get(id(fns))
+    def _rates(self, fns, fixed, r, rd) -> np.ndarray:
         if fixed is not None:
             return fixed[1]
         return np.array([s.hessian(r) @ rd for s in fns]).reshape(-1, self.n_r)
 
     def E_F(self, r: np.ndarray) -> np.ndarray:
         """(C, n_r) rows ``dp_i/dr`` (eq. 19)."""
-        return self._rows(self.surfaces, r)
+        return self._rows(self.surfaces, self._fixed_F, r)
 
     def E_P(self, r: np.ndarray) -> np.ndarray:
         """(n_r - C, n_r) rows ``ds_j/dr`` (eq. 21)."""
-        return self._rows(self.positions, r)
+        return self._rows(self.positions, self._fixed_P, r)
 
     def E_F_rate(self, r: np.ndarray, rd: np.ndarray) -> np.ndarray:
         """``E_F'`` along ``r' = rd`` (eq. 20): rows ``(H_i rd)^T``."""
-        return self._rates(self.surfaces, r, rd)
+        return self._rates(self.surfaces, self._fixed_F, r, rd)
 
     def E_P_rate(self, r: np.ndarray, rd: np.ndarray) -> np.ndarray:
         """``E_P'`` along ``r' = rd`` (eq. 22)."""
-        return self._rates(self.positions, r, rd)
+        return self._rates(self.positions, self._fixed_P, r, rd)
 
     def E(self, r: np.ndarray, independence_tol: float = 1e-8) -> np.ndarray:
         """``E = [E_P; E_F]`` (Sec. 2.4); raises ValueError when it is singular.

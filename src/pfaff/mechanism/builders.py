@@ -186,7 +186,8 @@ class ModelBuilder:
         p = np.zeros(3)
         p[: len(offset)] = offset
         jid = m.getJointId(joint)
-        parent = next(i for i, f in enumerate(m.frames) if f.parentJoint == jid)
+        # the previous frame: the joint's first frame (its body frame), else the universe
+        parent = next((i for i, f in enumerate(m.frames) if f.parentJoint == jid), 0)
         self._add_frame(name, jid, pin.SE3(np.eye(3), p), parent)
 
     def add_free_body(self, name: str, mass: float, inertia: np.ndarray) -> None:

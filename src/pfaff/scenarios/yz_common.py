@@ -64,7 +64,7 @@ def yz_plant(
         p["spacing"], [(-p["base_x"], 0.0), (p["base_x"], 0.0)], wall_y=wall_y,
         contact_h=p.get("contact_h", 0.01), grasp_kind=p.get("grasp_type", kind),
         mass_error=p["model_mass_error"], inertia_error=p["model_inertia_error"],
-        model=p.get("model", "pinocchio"),
+        model=p["model"],
     )  # fmt: skip
 
 
