@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pinocchio as pin
 import pytest
 
 from pfaff import dynamics as D
@@ -11,6 +12,7 @@ from pfaff.control import (
     FrameTask,
     JointTask,
     ProjectedController,
+    StackedTask,
     TaskError,
     characteristic_length_weight,
     force_control_torque,
@@ -243,10 +245,14 @@ def _both_controllers(cs, task, force, **kw):
 def test_compiled_laws_equal_the_numpy_laws(with_force):
     """ProjectedController's eq. (45, 46, 51) in one call into pfaff._core equal the
     NumPy laws (pfaff.control.laws) to 1e-10 relative at 30 random states of the Panda
-    with its tool on a plane (a 6-row task: J N square), and in tau, u_p and every
-    signal over consecutive samples (the force PI carries state). A 7-row task (J N
-    not square: task_regular 0, least-squares z) too. A wrong input is caught: the
-    compiled laws fed a mass matrix 1e-6 off differ by far more than the tolerance."""
+    with its tool on a plane (6-row tasks: J N square, task_regular 1), and in tau, u_p
+    and every signal over consecutive samples (the force PI carries state). 5- and
+    7-row tasks (J N not square: task_regular 0, least-squares z) too. The built-in
+    tasks (a frame's origin, a point off it, orientation rows, joints, stacked, two
+    frames) have their rows compiled as well and equal the tasks' own methods; a
+    subclass keeps its rows in Python. A wrong input is caught: the compiled laws fed
+    a tool orientation 1e-6 rad off, or a mass matrix 1e-6 off, differ by far more
+    than the tolerance."""
     from pfaff.control import ForceReference
     from pfaff.simulate.record import StepRecord
 
@@ -257,9 +263,28 @@ def test_compiled_laws_equal_the_numpy_laws(with_force):
         mech, [PointOnPlane("panda_hand_tcp", (0, 0, 1), z.frames["panda_hand_tcp"].p[2])]
     )
     force = ForceReference(lambda t: np.array([-5.0 - t])) if with_force else None
-    tasks = [FrameTask("panda_hand_tcp", "xy", orientation=True), JointTask([0, 1, 2, 3, 4, 5, 6])]
+    tcp = (0.01, -0.02, 0.05)  # a point off the frame's origin
+
+    class PythonTask(FrameTask):  # not a built-in type: its rows are evaluated in Python
+        pass
+
+    tasks = [
+        FrameTask("panda_hand_tcp", "xy", orientation=True),
+        JointTask([0, 1, 2, 3, 4, 5, 6]),
+        StackedTask([FrameTask("panda_hand_tcp", "xy", True, point=tcp), JointTask([2])]),
+        StackedTask(
+            [
+                FrameTask("panda_link5", "y"),
+                FrameTask("panda_hand_tcp", "xyz", point=tcp),
+                JointTask([0, 6]),
+            ]
+        ),  # fmt: skip
+        PythonTask("panda_hand_tcp", "xy", orientation=True),
+    ]
     for task in tasks:
         fast, slow = _both_controllers(cs, task, force)
+        # the built-in tasks' rows are compiled too; the subclass's stay in Python
+        assert (fast._task_frames is None) == isinstance(task, PythonTask)
         worst = 0.0
         for k in range(30):
             q = mech.integrate(mech.neutral(), rng.uniform(-1.0, 1.0, mech.nv))
@@ -274,10 +299,15 @@ def test_compiled_laws_equal_the_numpy_laws(with_force):
             worst = max(worst, np.abs(a - b).max() / max(1.0, np.abs(b).max()))
             for key, val in slow.signals.items():
                 np.testing.assert_allclose(fast.signals[key], val, rtol=1e-10, atol=1e-10)
-        assert worst <= 1e-10, (task.dim, worst)
+        assert worst <= 1e-10, (task.names, worst)
         assert fast.signals["task_regular"] == (1.0 if task.dim == 6 else 0.0)
-    bad = ProjectedController(cs, tasks[0], lambda t: (np.zeros(5), np.zeros(5), np.zeros(5)))
+    bad = ProjectedController(cs, tasks[2], lambda t: (np.zeros(6), np.zeros(6), np.zeros(6)))
     good = bad(0.0, rec)
+    R = rec.snap.frames["panda_hand_tcp"].R
+    R0 = R.copy()
+    R[:] = R0 @ pin.exp3(np.array([0.0, 1e-6, 0.0]))  # the compiled rows read the frames
+    assert np.abs(bad(0.0, rec) - good).max() >= 1e-5
+    R[:] = R0
     rec.snap.M = rec.snap.M * (1 + 1e-6)
     assert np.abs(bad(0.0, rec) - good).max() >= 1e-5
 

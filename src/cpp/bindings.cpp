@@ -1,4 +1,5 @@
 // The thin binding of pfaff._core (nanobind); the Python conductor is pfaff.core.
+#include <tuple>
 #include <utility>
 
 #include <nanobind/nanobind.h>
@@ -101,21 +102,67 @@ NB_MODULE(_core, m)
     .def_rw("record_every", &pfaff::Options::record_every)
     .def_rw("potential_offset", &pfaff::Options::potential_offset);
 
-  nb::class_<pfaff::ControlWork>(m, "ControlKernel")
+  nb::class_<pfaff::TaskBlock>(m, "TaskBlock")
+    .def(nb::init<>())
+    .def_rw("frame", &pfaff::TaskBlock::frame)
+    .def_rw("rows", &pfaff::TaskBlock::rows)
+    .def_rw("orientation", &pfaff::TaskBlock::orientation)
+    .def_rw("has_point", &pfaff::TaskBlock::has_point)
+    .def_rw("point", &pfaff::TaskBlock::point);
+
+  using Vec6 = Eigen::Matrix<double, 6, 1>;
+  using FrameIn = std::tuple<pfaff::Vec3, pfaff::Mat3, MatX, Vec6>;
+  nb::class_<pfaff::ControlKernel>(m, "ControlKernel")
     .def(nb::init<>())
     .def(
       "__call__",
-      [](pfaff::ControlWork & w, const MatX & M, const VecX & h, const MatX & V1, const VecX & Cv,
-         const MatX & N, const MatX & J, const VecX & Jdv, const VecX & rhs_ref, double rel_tol,
-         const VecX & u_F) {
+      [](pfaff::ControlKernel & k, const MatX & M, const VecX & h, const MatX & V1,
+         const VecX & Cv, const MatX & N, const MatX & J, const VecX & Jdv, const VecX & rhs_ref,
+         double rel_tol, const VecX & u_F) {
         VecX u_p, tau;
-        const bool ok = pfaff::task_acceleration(J, Jdv, N, Cv, rhs_ref, rel_tol, w, u_p);
-        pfaff::projected_torque(M, h, V1, Cv, u_p, u_F, w, tau);
+        const bool ok = pfaff::task_acceleration(J, Jdv, N, Cv, rhs_ref, rel_tol, k.work, u_p);
+        pfaff::projected_torque(M, h, V1, Cv, u_p, u_F, k.work, tau);
         return nb::make_tuple(std::move(tau), std::move(u_p), ok);
       },
       "M"_a, "h"_a, "V1"_a, "Cv"_a, "N"_a, "J"_a, "Jdv"_a, "rhs_ref"_a, "rel_tol"_a, "u_F"_a,
       "tau, u_p, ok of ProjectedController (Aghili eq. 45, 46, 51; u_F empty: no force "
-      "control), as pfaff.control.laws computes them");
+      "control), as pfaff.control.laws computes them")
+    .def(
+      "set_task",
+      [](pfaff::ControlKernel & k, std::vector<pfaff::TaskBlock> blocks, const VecX & kp,
+         const VecX & kd) {
+        k.task.blocks = std::move(blocks);
+        k.task.kp = kp, k.task.kd = kd;
+      },
+      "blocks"_a, "kp"_a, "kd"_a, "the built-in task (its blocks) and the gains of eq. (46)")
+    .def(
+      "task_law",
+      [](pfaff::ControlKernel & k, const std::vector<FrameIn> & frames, const VecX & q,
+         const VecX & v, const VecX & th_d, const VecX & dth_d, const VecX & ddth_d,
+         const MatX & M, const VecX & h, const MatX & V1, const VecX & Cv, const MatX & N,
+         double rel_tol, const VecX & u_F) {
+        pfaff::TaskLaw & law = k.task;
+        if (th_d.size() != law.kp.size() || dth_d.size() != law.kp.size()
+            || ddth_d.size() != law.kp.size())
+          throw nb::value_error("task_law: the reference's size differs from the task's");
+        k.frames.resize(frames.size());
+        for (std::size_t i = 0; i < frames.size(); ++i)
+          std::tie(k.frames[i].p, k.frames[i].R, k.frames[i].J, k.frames[i].drift) = frames[i];
+        pfaff::task_terms(law, k.frames, q, v, th_d);
+        // eq. (46): rhs = theta_d'' + G_D (theta_d' - J v) + G_P e
+        law.rhs = ddth_d;
+        law.rhs.array() += law.kd.array() * (dth_d - law.J * v).array()
+                           + law.kp.array() * law.e.array();
+        VecX u_p, tau;
+        const bool ok =
+          pfaff::task_acceleration(law.J, law.Jdv, N, Cv, law.rhs, rel_tol, k.work, u_p);
+        pfaff::projected_torque(M, h, V1, Cv, u_p, u_F, k.work, tau);
+        return nb::make_tuple(std::move(tau), std::move(u_p), ok, VecX(law.e));
+      },
+      "frames"_a, "q"_a, "v"_a, "theta_d"_a, "dtheta_d"_a, "ddtheta_d"_a, "M"_a, "h"_a, "V1"_a,
+      "Cv"_a, "N"_a, "rel_tol"_a, "u_F"_a,
+      "tau, u_p, ok, e of ProjectedController with the task set by set_task evaluated "
+      "from the frames (p, R, J, drift) as pfaff.control.tasks does");
 
   nb::class_<pfaff::YZGrasp>(m, "YZGrasp")
     .def(nb::init<>())

@@ -1,6 +1,8 @@
 // See control.hpp; the NumPy functions each block mirrors are named in its comment.
 #include "control.hpp"
 
+#include "pinocchio/spatial.hpp" // exp3, log3, skew
+
 namespace pfaff
 {
   // laws.task_acceleration
@@ -25,6 +27,59 @@ namespace pfaff
     w.tmp.noalias() = w.svd.matrixV().leftCols(keep) * w.z;
     u_p.noalias() += N * w.tmp;
     return w.JN.rows() == w.JN.cols() && keep == s.size();
+  }
+
+  // tasks.FrameTask, tasks.JointTask, tasks.StackedTask: jacobian, drift, error
+  void task_terms(
+    TaskLaw & law, const std::vector<TaskFrame> & frames, const ControlVec & q,
+    const ControlVec & v, const ControlVec & theta_d)
+  {
+    const Eigen::Index k_all = theta_d.size(), nv = v.size();
+    law.J.resize(k_all, nv);
+    law.Jdv.resize(k_all);
+    law.e.resize(k_all);
+    Eigen::Index k = 0;
+    for (const TaskBlock & b : law.blocks)
+    {
+      if (b.frame < 0) // JointTask
+      {
+        for (const int i : b.rows)
+        {
+          law.J.row(k).setZero();
+          law.J(k, i) = 1.0;
+          law.Jdv(k) = 0.0;
+          law.e(k) = theta_d(k) - q(i);
+          ++k;
+        }
+        continue;
+      }
+      const TaskFrame & f = frames[static_cast<std::size_t>(b.frame)];
+      Eigen::Vector3d pos = f.p, acc = f.drift.head<3>();
+      law.Jp = f.J.topRows<3>();
+      if (b.has_point) // FrameState.point, point_jacobian, point_drift
+      {
+        const Eigen::Vector3d r = f.R * b.point;
+        const Eigen::Vector3d w = f.J.bottomRows<3>() * v;
+        pos += r;
+        law.Jp.noalias() -= pinocchio::skew(r) * f.J.bottomRows<3>();
+        acc += f.drift.tail<3>().cross(r) + w.cross(w.cross(r));
+      }
+      for (const int i : b.rows)
+      {
+        law.J.row(k) = law.Jp.row(i);
+        law.Jdv(k) = acc(i);
+        law.e(k) = theta_d(k) - pos(i);
+        ++k;
+      }
+      if (b.orientation) // world-frame rotation error log(R_d R^T), R_d = exp(theta_d)
+      {
+        law.J.middleRows<3>(k) = f.J.bottomRows<3>();
+        law.Jdv.segment<3>(k) = f.drift.tail<3>();
+        const Eigen::Matrix3d Rd = pinocchio::exp3(theta_d.segment<3>(k));
+        law.e.segment<3>(k) = pinocchio::log3((Rd * f.R.transpose()).eval());
+        k += 3;
+      }
+    }
   }
 
   // laws.pidc_torque (W = None) and laws.force_control_torque

@@ -1,6 +1,7 @@
 // The per-sample linear algebra of the controllers in one call each:
 // - pfaff.control.ProjectedController (Aghili eq. 45, 46, 51): pfaff.control.laws
-//   (task_acceleration, pidc_torque, force_control_torque) is the reference;
+//   (task_acceleration, pidc_torque, force_control_torque) is the reference, and for the
+//   built-in tasks (FrameTask, JointTask, StackedTask) pfaff.control.tasks;
 // - pfaff.control.YZController (Yoshikawa & Zheng eq. 31-37): its NumPy law
 //   (YZController._torque) is the reference.
 // The tests hold each to its reference.
@@ -10,6 +11,8 @@
 #include <Eigen/LU>
 #include <Eigen/QR>
 #include <Eigen/SVD>
+
+#include <vector>
 
 namespace pfaff
 {
@@ -38,6 +41,59 @@ namespace pfaff
   void projected_torque(
     const ControlMat & M, const ControlVec & h, const ControlMat & V1, const ControlVec & Cv,
     const ControlVec & u_p, const ControlVec & u_F, ControlWork & w, ControlVec & tau);
+
+  /// One block of rows of a built-in task (pfaff.control.tasks). frame >= 0: a FrameTask
+  /// on frames[frame] of task_terms -- the world position rows `rows` (0, 1, 2) of the
+  /// point fixed in the frame at `point` (the origin without has_point), then the three
+  /// orientation rows if `orientation`; frame < 0: a JointTask on the joints `rows`
+  /// (nq == nv).
+  struct TaskBlock
+  {
+    int frame = -1;
+    std::vector<int> rows;
+    bool orientation = false;
+    bool has_point = false;
+    Eigen::Vector3d point = Eigen::Vector3d::Zero();
+  };
+
+  /// A frame as the snapshot holds it (pfaff.mechanism.FrameState): origin p, rotation R,
+  /// world-aligned Jacobian J (6 x nv, rows linear, angular) and drift J' v.
+  struct TaskFrame
+  {
+    Eigen::Vector3d p;
+    Eigen::Matrix3d R;
+    ControlMat J;
+    Eigen::Matrix<double, 6, 1> drift;
+  };
+
+  /// The task of a ProjectedController and the PD of eq. (46) on it: the blocks, the
+  /// gains G_P, G_D (one per row) and the per-sample terms (no allocation per call once
+  /// the sizes are set).
+  struct TaskLaw
+  {
+    std::vector<TaskBlock> blocks;
+    ControlVec kp, kd;
+    ControlMat J, Jp;   // J_theta (k x nv); a point's position Jacobian (3 x nv)
+    ControlVec Jdv, e, rhs;
+  };
+
+  /// J_theta, J_theta' v and theta_d - theta of the task at one state, as
+  /// FrameTask / JointTask / StackedTask compute them: a point's rows J_v - [R r]_x J_w
+  /// and a_o + alpha x r + w x (w x r); orientation rows J_w, the angular drift and
+  /// log3(exp3(theta_d) R^T); joint rows e_i, 0 and theta_d - q_i. Sizes law.J, law.Jdv,
+  /// law.e.
+  void task_terms(
+    TaskLaw & law, const std::vector<TaskFrame> & frames, const ControlVec & q,
+    const ControlVec & v, const ControlVec & theta_d);
+
+  /// pfaff._core.ControlKernel: the workspaces of one ProjectedController and, for a
+  /// built-in task, the task and its PD gains (task_law evaluates them from the frames).
+  struct ControlKernel
+  {
+    ControlWork work;
+    TaskLaw task;
+    std::vector<TaskFrame> frames;
+  };
 
   /// Workspaces of yz_torque (pfaff._core.YZKernel: one per controller).
   struct YZWork

@@ -783,16 +783,22 @@ namespace pfaff
     const VecX g = pinocchio::computeGeneralizedGravity(model, data_g, q_);
     out.potential = pinocchio::computePotentialEnergy(model, data_g, q_);
     // one array (nanobind would export each small Eigen object through numpy.copy)
+    // the projection's P = I - V1 V1^T and C v = -A^+ drift, A^+ = V1 W^T (eq. 4, 16)
+    MatX P = MatX::Identity(n, n);
+    P.noalias() -= rs_.V1 * rs_.V1.transpose();
+    VecX Cv = VecX::Zero(n);
+    if (rs_.rank > 0)
+      Cv.noalias() = -(rs_.V1 * (rs_.W.transpose() * drift));
     out.blob.resize(q_.size() + v_.size() + M.size() + h.size() + A.size() + drift.size()
-                    + phi.size() + rs_.V1.size() + rs_.W.size() + N.size() + F.size()
-                    + lam.size() + kin.size() + g.size());
+                    + phi.size() + rs_.V1.size() + rs_.W.size() + N.size() + P.size()
+                    + Cv.size() + F.size() + lam.size() + kin.size() + g.size());
     double * p = out.blob.data();
     auto put = [&p](const auto & X) {
       Eigen::Map<RowMat>(p, X.rows(), X.cols()) = X;
       p += X.size();
     };
     put(q_), put(v_), put(M), put(h), put(A), put(drift), put(phi);
-    put(rs_.V1), put(rs_.W), put(N), put(F), put(lam), put(kin), put(g);
+    put(rs_.V1), put(rs_.W), put(N), put(P), put(Cv), put(F), put(lam), put(kin), put(g);
   }
 
   // -- the step loop (simulate.integrator, simulate.correction) --------------------

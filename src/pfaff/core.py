@@ -191,6 +191,20 @@ def control_kernel():
     return None if _core is None else _core.ControlKernel()
 
 
+def task_block(frame: int = -1, rows=(), orientation: bool = False, point=None):
+    """A ``pfaff._core.TaskBlock``: rows of a built-in task for ``ControlKernel.set_task``.
+
+    ``frame >= 0``: a FrameTask on the ``frame``-th frame handed to ``task_law`` (world
+    position rows ``rows`` of the point at ``point`` in the frame, then the orientation
+    rows); ``frame < 0``: a JointTask on the joints ``rows``.
+    """
+    b = _core.TaskBlock()
+    b.frame, b.rows, b.orientation = int(frame), [int(i) for i in rows], bool(orientation)
+    if point is not None:
+        b.point, b.has_point = np.asarray(point, dtype=float), True
+    return b
+
+
 def yz_kernel():
     """A ``pfaff._core.YZKernel`` (Yoshikawa-Zheng eq. 31-37 of
     :class:`~pfaff.control.YZController` in one call), or None without the core."""

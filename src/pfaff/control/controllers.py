@@ -32,7 +32,7 @@ from pfaff.control.laws import (
     task_regularity,
 )
 from pfaff.control.references import Reference
-from pfaff.control.tasks import Task
+from pfaff.control.tasks import FrameTask, JointTask, StackedTask, Task
 from pfaff.linalg import DEFAULT_RANK_TOL, null_space
 from pfaff.mechanism.base import ModelError
 from pfaff.simulate.record import StepRecord
@@ -84,6 +84,27 @@ def resolve_joints(mechanism, joints: Sequence[str | int]) -> np.ndarray:
     return np.array(out, dtype=int)
 
 
+def compiled_task(task: Task) -> tuple[tuple[str, ...], list] | None:
+    """``(frames, blocks)`` of a task built from :class:`FrameTask` and
+    :class:`JointTask` (alone or in one :class:`StackedTask`) for
+    ``pfaff._core.ControlKernel.set_task``: the frames the blocks read, in order, and
+    one ``TaskBlock`` per part. None for any other task (it runs in Python)."""
+    parts = task.tasks if type(task) is StackedTask else [task]
+    frames: list[str] = []
+    blocks = []
+    for part in parts:
+        if type(part) is FrameTask:
+            if part.frame not in frames:
+                frames.append(part.frame)
+            i = frames.index(part.frame)
+            blocks.append(core.task_block(i, part.rows, part.orientation, part.point))
+        elif type(part) is JointTask:
+            blocks.append(core.task_block(-1, part.idx))
+        else:
+            return None
+    return tuple(frames), blocks
+
+
 class ProjectedController:
     """PIDC (+ force control) (+ passive joints) on a constrained mechanism.
 
@@ -97,9 +118,11 @@ class ProjectedController:
     actuated : actuated joints (names or indices); the others are passive.
     W : weight of Sec. 7.2 for mixed units (motion channel), or None.
     compiled : evaluate eq. (45, 46, 51) in one call into the compiled core
-        (``pfaff._core.ControlKernel``) when it is built and W is None; False: the
-        NumPy laws of :mod:`pfaff.control.laws` (the reference; the tests hold the
-        two to each other).
+        (``pfaff._core.ControlKernel``) when it is built and W is None -- with the
+        task's rows too when it is built from :class:`FrameTask` and :class:`JointTask`
+        (alone or in one :class:`StackedTask`); False: the NumPy laws of
+        :mod:`pfaff.control.laws` and the task's own methods (the reference; the tests
+        hold the two to each other).
     """
 
     def __init__(
@@ -129,6 +152,11 @@ class ProjectedController:
         self.W, self.rank_tol = W, rank_tol
         # the compiled laws (pfaff._core) where they apply: no weight W
         self._kernel = core.control_kernel() if compiled and W is None else None
+        # the frames a compiled task reads (None: the task runs in Python)
+        self._task_frames = None if self._kernel is None else compiled_task(task)
+        if self._task_frames is not None:
+            self._task_frames, blocks = self._task_frames
+            self._kernel.set_task(blocks, self.kp, self.kd)
         self.frames = tuple(dict.fromkeys((*cset.frames, *task.frames)))
         self.signals: dict[str, float | np.ndarray] = {}
         self._integral = np.zeros(cset.dim)
@@ -159,23 +187,31 @@ class ProjectedController:
         proj = rec.projection
         N = rec.N
         task = self.task
-        J = task.jacobian(snap)
         th_d, dth_d, ddth_d = (np.asarray(x, dtype=float) for x in self.reference(t))
-        e = task.error(th_d, snap)
-        de = dth_d - J @ snap.v
-        rhs = ddth_d + self.kd * de + self.kp * e
-        sig = {"task_error": e, "task_regular": 0.0}
+        sig = {"task_error": None, "task_regular": 0.0}
         u_F = None if self.force is None else self._force_command(t, rec, sig)
-        if self._kernel is not None:  # eq. (45, 46, 51) in one call into pfaff._core
-            force = _NO_FORCE if u_F is None else u_F
-            tau, u_p, task_ok = self._kernel(
-                snap.M, snap.h, proj.V1, proj.Cv, N, J, task.drift(snap), rhs, TASK_REL_TOL, force
-            )
-        else:  # the reference: pfaff.control.laws, equation by equation
-            u_p, task_ok = task_acceleration(J, task.drift(snap), N, proj.Cv, rhs)
-            tau = pidc_torque(snap.M, snap.h, proj.P, u_p, cev.A, self.W, self.rank_tol)
-            if u_F is not None:
-                tau = tau + force_control_torque(snap.M, snap.h, proj, tau, u_F)
+        force = _NO_FORCE if u_F is None else u_F
+        if self._task_frames is not None:  # the task's rows and eq. (45, 46, 51) compiled
+            frames = [(f.p, f.R, f.J, f.drift) for f in map(snap.frame, self._task_frames)]
+            tau, u_p, task_ok, e = self._kernel.task_law(
+                frames, snap.q, snap.v, th_d, dth_d, ddth_d, snap.M, snap.h, proj.V1, proj.Cv,
+                N, TASK_REL_TOL, force,
+            )  # fmt: skip
+            sig["task_error"] = e
+        else:
+            J = task.jacobian(snap)
+            e = sig["task_error"] = task.error(th_d, snap)
+            rhs = ddth_d + self.kd * (dth_d - J @ snap.v) + self.kp * e
+            if self._kernel is not None:  # eq. (45, 46, 51) in one call into pfaff._core
+                tau, u_p, task_ok = self._kernel(
+                    snap.M, snap.h, proj.V1, proj.Cv, N, J, task.drift(snap), rhs,
+                    TASK_REL_TOL, force,
+                )  # fmt: skip
+            else:  # the reference: pfaff.control.laws, equation by equation
+                u_p, task_ok = task_acceleration(J, task.drift(snap), N, proj.Cv, rhs)
+                tau = pidc_torque(snap.M, snap.h, proj.P, u_p, cev.A, self.W, self.rank_tol)
+                if u_F is not None:
+                    tau = tau + force_control_torque(snap.M, snap.h, proj, tau, u_F)
         sig["task_regular"] = float(task_ok)
         if self.actuated is not None:
             tau, sigma, resid = passive_joint_torque(proj.P, self.actuated, tau, N)
@@ -198,11 +234,11 @@ class ProjectedController:
         if lam_d.shape != (self.cset.dim,):
             raise ValueError(f"lambda_d(t) must have shape ({self.cset.dim},), got {lam_d.shape}")
         lam_meas = None if rec.sensors is None else rec.sensors.get("lambda")
-        dt = 0.0 if self._t_last is None else t - self._t_last
-        e_lam = np.zeros_like(lam_d)
         if lam_meas is not None and self._lam_cmd is not None:
             e_lam = self._lam_cmd - lam_meas
-        self._integral += e_lam * dt
+            self._integral += e_lam * (t - self._t_last)
+        else:  # no reading yet (or no sensor): no error, nothing to integrate
+            e_lam = np.zeros_like(lam_d)
         lam_u = lam_d + self.force.kf * e_lam + self.force.ki * self._integral
         self._lam_cmd, self._t_last = lam_d, t
         sig["lambda_d"] = lam_d

@@ -12,12 +12,13 @@ on the NumPy engine, and the tests hold the two to the same trajectory.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from pfaff import core
 from pfaff.constraints.base import ConstraintEval, ConstraintSet
 from pfaff.dynamics import Projection
-from pfaff.linalg import identity
 from pfaff.mechanism.base import FrameState, Snapshot
 from pfaff.simulate.forces import JointDamper, JointSpring, PointDamper, PointSpring
 from pfaff.simulate.record import StepRecord
@@ -201,39 +202,40 @@ def run(
 
 def _record(system, frames, hol, t, needs_sensors, nq, nv, m, rank_tol) -> StepRecord:
     """The controller's record at the core's current state, from one call into the
-    core: M, h, A, drift, Phi and the factors of the projection the core took
-    (``A^+ = V1 W^T``, N), the readings if asked, the snapshot's frames (observed by
-    the core: ``frames`` in the order of their slots), g and the energies, as
+    core: M, h, A, drift, Phi and the projection the core took (``A^+ = V1 W^T``, N, P,
+    C v), the readings if asked, the snapshot's frames (observed by the core:
+    ``frames`` in the order of their slots), g and the energies, as
     :meth:`PinocchioMechanism.compute` gives them. Nothing is evaluated twice, and
     Python calls no Pinocchio function."""
     blob, rank, sigma_min, kinetic, potential = system.sample(needs_sensors)
-    r, m_h, nf = rank, len(hol), 18 + 6 * nv
-    s = int(needs_sensors)
-    # the blocks of the blob as System::sample (src/cpp/core.hpp) writes them, row-major
-    # (rows, columns): None for a vector
-    shapes = ((nq, None), (nv, None), (nv, nv), (nv, None), (m, nv), (m, None), (m_h, None))
-    shapes += ((nv, r), (m, r), (nv, nv - r), (s * nv, None), (s * m, None))
-    shapes += ((len(frames), nf), (nv, None))
-    parts, k = [], 0
-    for rows, cols in shapes:  # views into the one array of this sample
-        end = k + rows * (cols or 1)
-        parts.append(blob[k:end] if cols is None else blob[k:end].reshape(rows, cols))
-        k = end
-    q, v, M, h, A, drift, phi, V1, W, N, F, lam, kin, g = parts
+    q, v, M, h, A, drift, phi, V1, W, N, P, Cv, F, lam, kin, g = (
+        blob[a:b] if shape is None else blob[a:b].reshape(shape)
+        for a, b, shape in _layout(nq, nv, m, len(hol), rank, needs_sensors, len(frames))
+    )
     snap = Snapshot(q, v, M, h, g, kinetic, potential)
     j = 12 + 6 * nv
     for name, f in zip(frames, kin):  # p, R, J, drift
         snap.frames[name] = FrameState(f[:3], f[3:12].reshape(3, 3), f[12:j].reshape(6, nv), f[j:])
-
-    def proj() -> Projection:  # built on first use: a controller may not read it
-        p = Projection(
-            identity(nv) - V1 @ V1.T, -(V1 @ (drift @ W)), V1, None, None, rank, sigma_min
-        )
-        p.Rinv, p.N = W, N
-        return p
-
+    proj = Projection(P, Cv, V1, None, None, rank, sigma_min)
+    proj.Rinv, proj.N = W, N
     sensors = {"F": F, "lambda": lam} if needs_sensors else None
     return StepRecord(t, snap, ConstraintEval(A, drift, phi, hol), proj, sensors, rank_tol)
+
+
+@functools.cache
+def _layout(nq, nv, m, m_h, r, sensors, n_frames) -> tuple[tuple[int, int, tuple | None], ...]:
+    """``(start, end, shape)`` of the blocks of a sample's blob as ``System::sample``
+    (src/cpp/core.hpp) writes them, row-major; shape None: a vector. q, v, M, h, A,
+    drift, Phi, V1, W, N, P, C v, F, lambda, the frames' rows, g."""
+    s = int(sensors)
+    shapes = ((nq, None), (nv, None), (nv, nv), (nv, None), (m, nv), (m, None), (m_h, None))
+    shapes += ((nv, r), (m, r), (nv, nv - r), (nv, nv), (nv, None), (s * nv, None))
+    shapes += ((s * m, None), (n_frames, 18 + 6 * nv), (nv, None))
+    out, k = [], 0
+    for rows, cols in shapes:
+        out.append((k, k + rows * (cols or 1), None if cols is None else (rows, cols)))
+        k = out[-1][1]
+    return tuple(out)
 
 
 def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log, fbufs) -> None:
@@ -243,11 +245,12 @@ def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log, fbufs) -> N
     for (name, _), b in zip(_SERIES[1:], bufs[1:]):
         traj.rows[name].extend(b[:n])
     t_col, t_buf, done = traj.rows["t"], bufs[0], 0
-    for upto, sig in sig_log:  # append_signals indexes the last sample by len(t)
-        for i in range(done, min(upto, n)):
-            t_col.append(t_buf[i])
-            traj.append_signals(sig)
-        done = max(done, min(upto, n))
+    for upto, sig in sig_log:  # append_signals indexes the last samples by len(t)
+        upto = min(upto, n)
+        if upto > done:
+            t_col.extend(t_buf[done:upto])
+            traj.append_signals(sig, upto - done)
+            done = upto
     t_col.extend(t_buf[done:n])
     for key, b in zip(("force_work", "force_potential"), fbufs):  # zero without elements
         if key in traj.rows:

@@ -60,9 +60,7 @@ class StepRecord:
     The projection (:attr:`projection`, :attr:`P`, :attr:`pinv`, :attr:`N`,
     :attr:`Cv`) is the one the simulator takes for the step at this state (one
     factorisation of A, with the null-space basis). A record built outside a
-    simulation (:meth:`at`) takes it on first use, once. ``projection`` may also be
-    given as a function of no arguments that builds it from factors already taken
-    (the core engine's: no factorisation), called on first use.
+    simulation (:meth:`at`) takes it on first use, once.
     """
 
     __slots__ = ("t", "snap", "constraints", "sensors", "rank_tol", "_proj", "_pinv")
@@ -72,7 +70,7 @@ class StepRecord:
         t: float,
         snap: Snapshot,
         constraints: ConstraintEval,
-        projection: dyn.Projection | Callable[[], dyn.Projection] | None = None,
+        projection: dyn.Projection | None = None,
         sensors: Mapping[str, np.ndarray] | None = None,
         rank_tol: float = DEFAULT_RANK_TOL,
     ) -> None:
@@ -117,15 +115,7 @@ class StepRecord:
         if p is None:
             c = self.constraints
             p = self._proj = dyn.projection(c.A, c.drift, self.rank_tol, with_null=True)
-        elif callable(p):
-            p = self._proj = p()
         return p
-
-    @property
-    def taken(self) -> dyn.Projection | None:
-        """The projection if it has been computed (the simulator reuses it), else None."""
-        p = self._proj
-        return None if callable(p) else p
 
     @property
     def P(self) -> np.ndarray:

@@ -113,10 +113,10 @@ class Trajectory:
         for k, val in values.items():
             self.rows[k].append(val)
 
-    def append_signals(self, signals: dict[str, float | np.ndarray]) -> None:
-        """Record the controller's signals for the last sample (NaN where a signal
-        was missing earlier)."""
-        n = len(self.rows["t"]) - 1
+    def append_signals(self, signals: dict[str, float | np.ndarray], count: int = 1) -> None:
+        """Record the controller's signals for the last ``count`` samples (NaN where a
+        signal was missing earlier)."""
+        n = len(self.rows["t"]) - count
         cols = self.signals
         for k, val in signals.items():
             col = cols.get(k)
@@ -124,7 +124,7 @@ class Trajectory:
                 col = cols[k] = [np.nan] * n
             elif len(col) < n:
                 col.extend([np.nan] * (n - len(col)))
-            col.append(val)
+            col.extend([val] * count)
 
     def trim(self) -> None:
         """Drop a sample that was only partly recorded (a run stopped inside
