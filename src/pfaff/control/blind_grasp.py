@@ -72,6 +72,13 @@ ellipse / superellipse / spline): 1 kHz 3.8e-9 / 5.0e-8 / 5.4e-9, 2 kHz
 every later sample decreases the energy). A passive correction of the held
 torque would need the acceleration, which a blind controller does not have at
 the first sample, so the scenario runs the controller at 4 kHz.
+
+Continuous time. The law is a damper and a potential, so it is also a set of force
+elements (:meth:`BlindGrasp.force_elements`) that the integrator evaluates at every
+stage: no hold, the energy falls by the dampers' work up to the RK4 truncation, and
+the step is set by the dynamics instead of the hold (``rolling-grasp --set
+law=continuous --set dt=1e-3``: 1 ms steps, 3.5x faster than the 4 kHz controller,
+every figure met; 2 ms fails in the fast first 50 ms).
 """
 
 from __future__ import annotations
@@ -81,6 +88,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pfaff.mechanism.base import Snapshot
+from pfaff.simulate.forces import ForceElement, JointDamper
 from pfaff.simulate.record import StepRecord
 
 __all__ = ["BlindGrasp"]
@@ -163,8 +171,8 @@ class BlindGrasp:
             + 0.5 * self.k_q * float(dq @ dq)
         )
 
-    def __call__(self, t: float, rec: StepRecord) -> np.ndarray:
-        snap = rec.snap
+    def potential_force(self, snap: Snapshot) -> np.ndarray:
+        """``-dV/dq`` (nv,): the law without its damping (the module docstring)."""
         x, J, rolled = self._terms(snap)
         dx = x[0] - x[1]
         k = self.f_d / self.r.sum()
@@ -172,8 +180,7 @@ class BlindGrasp:
         tau = np.zeros(self.nv)
         for i in range(2):
             sign = -1.0 if i == 0 else 1.0  # (-1)^i with fingers numbered 1, 2
-            idx = self.idx[i]
-            tau[idx] = -self.c[i] * snap.v[idx] + sign * k * (J[i].T @ dx) + sign * self.r[i] * N
+            tau[self.idx[i]] = sign * k * (J[i].T @ dx) + sign * self.r[i] * N
         tau[self._fingers] -= self.k_q * (snap.q[self._fingers] - self.q_ref)
         self.signals = {
             "squeeze_force": k * float(np.linalg.norm(dx)),
@@ -181,3 +188,43 @@ class BlindGrasp:
             "control_potential": self.potential(snap),
         }
         return tau
+
+    def __call__(self, t: float, rec: StepRecord) -> np.ndarray:
+        snap = rec.snap
+        tau = self.potential_force(snap)
+        for c, idx in zip(self.c, self.idx):
+            tau[idx] -= c * snap.v[idx]
+        return tau
+
+    def force_elements(self) -> list[ForceElement]:
+        """The law in continuous time: a :class:`~pfaff.simulate.forces.JointDamper` per
+        finger joint (``-c_i q_i'``) and the potential ``V`` as a conservative element
+        (``-dV/dq``), for ``simulate(..., forces=...)`` instead of a controller.
+
+        Evaluated at every integrator stage, the law has no zero-order hold: the
+        closed-loop energy ``K + V`` (``energy`` of the trajectory) only falls, by the
+        dampers' work (``force_work``), up to the integrator's truncation -- the
+        setting of the paper's analysis (eq. 77-80), and no 4 kHz sampling needed.
+        """
+        dampers = [
+            JointDamper(int(j), float(c), name=f"finger {i + 1} damper, joint {j}")
+            for i, (c, idx) in enumerate(zip(self.c, self.idx))
+            for j in idx
+        ]
+        return [*dampers, _Potential(self)]
+
+
+class _Potential(ForceElement):
+    """The conservative part ``-dV/dq`` of a :class:`BlindGrasp` law, ``V`` its potential."""
+
+    conservative = True
+    name = "blind grasping potential"
+
+    def __init__(self, law: BlindGrasp) -> None:
+        self.law, self.frames = law, law.frames
+
+    def force(self, t: float, snap: Snapshot) -> np.ndarray:
+        return self.law.potential_force(snap)
+
+    def potential(self, snap: Snapshot) -> float:
+        return self.law.potential(snap)
