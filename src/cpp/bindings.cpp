@@ -129,21 +129,20 @@ NB_MODULE(_core, m)
       "control), as pfaff.control.laws computes them")
     .def(
       "set_task",
-      [](pfaff::ControlKernel & k, std::vector<pfaff::TaskBlock> blocks, const VecX & kp,
-         const VecX & kd) {
+      [](pfaff::ControlKernel & k, std::vector<pfaff::TaskBlock> blocks) {
         k.task.blocks = std::move(blocks);
-        k.task.kp = kp, k.task.kd = kd;
       },
-      "blocks"_a, "kp"_a, "kd"_a, "the built-in task (its blocks) and the gains of eq. (46)")
+      "blocks"_a, "the built-in task task_law evaluates (its blocks)")
     .def(
       "task_law",
       [](pfaff::ControlKernel & k, const std::vector<FrameIn> & frames, const VecX & q,
          const VecX & v, const VecX & th_d, const VecX & dth_d, const VecX & ddth_d,
-         const MatX & M, const VecX & h, const MatX & V1, const VecX & Cv, const MatX & N,
-         double rel_tol, const VecX & u_F) {
+         const VecX & kp, const VecX & kd, const MatX & M, const VecX & h, const MatX & V1,
+         const VecX & Cv, const MatX & N, double rel_tol, const VecX & u_F) {
         pfaff::TaskLaw & law = k.task;
-        if (th_d.size() != law.kp.size() || dth_d.size() != law.kp.size()
-            || ddth_d.size() != law.kp.size())
+        const Eigen::Index dim = kp.size();
+        if (th_d.size() != dim || dth_d.size() != dim || ddth_d.size() != dim
+            || kd.size() != dim)
           throw nb::value_error("task_law: the reference's size differs from the task's");
         k.frames.resize(frames.size());
         for (std::size_t i = 0; i < frames.size(); ++i)
@@ -151,16 +150,16 @@ NB_MODULE(_core, m)
         pfaff::task_terms(law, k.frames, q, v, th_d);
         // eq. (46): rhs = theta_d'' + G_D (theta_d' - J v) + G_P e
         law.rhs = ddth_d;
-        law.rhs.array() += law.kd.array() * (dth_d - law.J * v).array()
-                           + law.kp.array() * law.e.array();
+        law.rhs.array() +=
+          kd.array() * (dth_d - law.J * v).array() + kp.array() * law.e.array();
         VecX u_p, tau;
         const bool ok =
           pfaff::task_acceleration(law.J, law.Jdv, N, Cv, law.rhs, rel_tol, k.work, u_p);
         pfaff::projected_torque(M, h, V1, Cv, u_p, u_F, k.work, tau);
         return nb::make_tuple(std::move(tau), std::move(u_p), ok, VecX(law.e));
       },
-      "frames"_a, "q"_a, "v"_a, "theta_d"_a, "dtheta_d"_a, "ddtheta_d"_a, "M"_a, "h"_a, "V1"_a,
-      "Cv"_a, "N"_a, "rel_tol"_a, "u_F"_a,
+      "frames"_a, "q"_a, "v"_a, "theta_d"_a, "dtheta_d"_a, "ddtheta_d"_a, "kp"_a, "kd"_a, "M"_a,
+      "h"_a, "V1"_a, "Cv"_a, "N"_a, "rel_tol"_a, "u_F"_a,
       "tau, u_p, ok, e of ProjectedController with the task set by set_task evaluated "
       "from the frames (p, R, J, drift) as pfaff.control.tasks does");
 

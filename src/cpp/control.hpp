@@ -66,13 +66,11 @@ namespace pfaff
     Eigen::Matrix<double, 6, 1> drift;
   };
 
-  /// The task of a ProjectedController and the PD of eq. (46) on it: the blocks, the
-  /// gains G_P, G_D (one per row) and the per-sample terms (no allocation per call once
-  /// the sizes are set).
+  /// The task of a ProjectedController: its blocks and the per-sample terms (no
+  /// allocation per call once the sizes are set).
   struct TaskLaw
   {
     std::vector<TaskBlock> blocks;
-    ControlVec kp, kd;
     ControlMat J, Jp;   // J_theta (k x nv); a point's position Jacobian (3 x nv)
     ControlVec Jdv, e, rhs;
   };
@@ -87,7 +85,7 @@ namespace pfaff
     const ControlVec & v, const ControlVec & theta_d);
 
   /// pfaff._core.ControlKernel: the workspaces of one ProjectedController and, for a
-  /// built-in task, the task and its PD gains (task_law evaluates them from the frames).
+  /// built-in task, the task (task_law evaluates its rows from the frames).
   struct ControlKernel
   {
     ControlWork work;

@@ -191,8 +191,9 @@ namespace pfaff
     /// a controller's record at the current state (pfaff.simulate.core_engine._record
     /// slices `blob` in this order, each block row-major): q, v, M, h, A, drift, Phi,
     /// the row-space factors V1, W of A (A^+ = V1 W^T), an orthonormal basis N of N(A),
-    /// the projector P = I - V1 V1^T and C v = -A^+ drift, with_sensors the readings F, lambda of the held torque (else empty), the observed
-    /// frames (one row each: p, R row by row, J (6 x nv) row by row, drift) and g; beside
+    /// the projector P = I - V1 V1^T and C v = -A^+ drift, with_sensors the readings F,
+    /// lambda of the held torque (else empty), the observed frames (one row each: p, R
+    /// row by row, J (6 x nv) row by row, drift) and g; beside
     /// it rank, sigma_min, and the energies 0.5 v^T M v and gravity's potential -- what
     /// PinocchioMechanism.compute puts in a Snapshot.
     struct Sample

@@ -152,11 +152,12 @@ class ProjectedController:
         self.W, self.rank_tol = W, rank_tol
         # the compiled laws (pfaff._core) where they apply: no weight W
         self._kernel = core.control_kernel() if compiled and W is None else None
-        # the frames a compiled task reads (None: the task runs in Python)
-        self._task_frames = None if self._kernel is None else compiled_task(task)
-        if self._task_frames is not None:
-            self._task_frames, blocks = self._task_frames
-            self._kernel.set_task(blocks, self.kp, self.kd)
+        # the frames a compiled task reads (None: the task's rows run in Python)
+        rows = None if self._kernel is None else compiled_task(task)
+        self._task_frames = None
+        if rows is not None:
+            self._task_frames, blocks = rows
+            self._kernel.set_task(blocks)
         self.frames = tuple(dict.fromkeys((*cset.frames, *task.frames)))
         self.signals: dict[str, float | np.ndarray] = {}
         self._integral = np.zeros(cset.dim)
@@ -194,8 +195,8 @@ class ProjectedController:
         if self._task_frames is not None:  # the task's rows and eq. (45, 46, 51) compiled
             frames = [(f.p, f.R, f.J, f.drift) for f in map(snap.frame, self._task_frames)]
             tau, u_p, task_ok, e = self._kernel.task_law(
-                frames, snap.q, snap.v, th_d, dth_d, ddth_d, snap.M, snap.h, proj.V1, proj.Cv,
-                N, TASK_REL_TOL, force,
+                frames, snap.q, snap.v, th_d, dth_d, ddth_d, self.kp, self.kd, snap.M, snap.h,
+                proj.V1, proj.Cv, N, TASK_REL_TOL, force,
             )  # fmt: skip
             sig["task_error"] = e
         else:
