@@ -120,8 +120,8 @@ NB_MODULE(_core, m)
          const VecX & Cv, const MatX & N, const MatX & J, const VecX & Jdv, const VecX & rhs_ref,
          double rel_tol, const VecX & u_F) {
         VecX u_p, tau;
-        const bool ok = pfaff::task_acceleration(J, Jdv, N, Cv, rhs_ref, rel_tol, k.work, u_p);
-        pfaff::projected_torque(M, h, V1, Cv, u_p, u_F, k.work, tau);
+        const bool ok = pfaff::projected_control(
+          J, Jdv, rhs_ref, M, h, V1, Cv, N, rel_tol, u_F, k.work, tau, u_p);
         return nb::make_tuple(std::move(tau), std::move(u_p), ok);
       },
       "M"_a, "h"_a, "V1"_a, "Cv"_a, "N"_a, "J"_a, "Jdv"_a, "rhs_ref"_a, "rel_tol"_a, "u_F"_a,
@@ -139,7 +139,6 @@ NB_MODULE(_core, m)
          const VecX & v, const VecX & th_d, const VecX & dth_d, const VecX & ddth_d,
          const VecX & kp, const VecX & kd, const MatX & M, const VecX & h, const MatX & V1,
          const VecX & Cv, const MatX & N, double rel_tol, const VecX & u_F) {
-        pfaff::TaskLaw & law = k.task;
         const Eigen::Index dim = kp.size();
         if (th_d.size() != dim || dth_d.size() != dim || ddth_d.size() != dim
             || kd.size() != dim)
@@ -147,16 +146,10 @@ NB_MODULE(_core, m)
         k.frames.resize(frames.size());
         for (std::size_t i = 0; i < frames.size(); ++i)
           std::tie(k.frames[i].p, k.frames[i].R, k.frames[i].J, k.frames[i].drift) = frames[i];
-        pfaff::task_terms(law, k.frames, q, v, th_d);
-        // eq. (46): rhs = theta_d'' + G_D (theta_d' - J v) + G_P e
-        law.rhs = ddth_d;
-        law.rhs.array() +=
-          kd.array() * (dth_d - law.J * v).array() + kp.array() * law.e.array();
         VecX u_p, tau;
-        const bool ok =
-          pfaff::task_acceleration(law.J, law.Jdv, N, Cv, law.rhs, rel_tol, k.work, u_p);
-        pfaff::projected_torque(M, h, V1, Cv, u_p, u_F, k.work, tau);
-        return nb::make_tuple(std::move(tau), std::move(u_p), ok, VecX(law.e));
+        const bool ok = pfaff::task_law(
+          k, q, v, th_d, dth_d, ddth_d, kp, kd, M, h, V1, Cv, N, rel_tol, u_F, tau, u_p);
+        return nb::make_tuple(std::move(tau), std::move(u_p), ok, VecX(k.task.e));
       },
       "frames"_a, "q"_a, "v"_a, "theta_d"_a, "dtheta_d"_a, "ddtheta_d"_a, "kp"_a, "kd"_a, "M"_a,
       "h"_a, "V1"_a, "Cv"_a, "N"_a, "rel_tol"_a, "u_F"_a,

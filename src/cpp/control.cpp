@@ -82,6 +82,35 @@ namespace pfaff
     }
   }
 
+  // ProjectedController.__call__ (compiled): eq. (46), then eq. (45, 51)
+  bool projected_control(
+    const ControlMat & J, const ControlVec & Jdv, const ControlVec & rhs_ref,
+    const ControlMat & M, const ControlVec & h, const ControlMat & V1, const ControlVec & Cv,
+    const ControlMat & N, double rel_tol, const ControlVec & u_F, ControlWork & w,
+    ControlVec & tau, ControlVec & u_p)
+  {
+    const bool ok = task_acceleration(J, Jdv, N, Cv, rhs_ref, rel_tol, w, u_p);
+    projected_torque(M, h, V1, Cv, u_p, u_F, w, tau);
+    return ok;
+  }
+
+  // ProjectedController.__call__ with a built-in task (tasks.*, then the PD of eq. 46)
+  bool task_law(
+    ControlKernel & k, const ControlVec & q, const ControlVec & v, const ControlVec & theta_d,
+    const ControlVec & dtheta_d, const ControlVec & ddtheta_d, const ControlVec & kp,
+    const ControlVec & kd, const ControlMat & M, const ControlVec & h, const ControlMat & V1,
+    const ControlVec & Cv, const ControlMat & N, double rel_tol, const ControlVec & u_F,
+    ControlVec & tau, ControlVec & u_p)
+  {
+    TaskLaw & law = k.task;
+    task_terms(law, k.frames, q, v, theta_d);
+    law.rhs = ddtheta_d;
+    law.rhs.array() +=
+      kd.array() * (dtheta_d - law.J * v).array() + kp.array() * law.e.array();
+    return projected_control(
+      law.J, law.Jdv, law.rhs, M, h, V1, Cv, N, rel_tol, u_F, k.work, tau, u_p);
+  }
+
   // laws.pidc_torque (W = None) and laws.force_control_torque
   void projected_torque(
     const ControlMat & M, const ControlVec & h, const ControlMat & V1, const ControlVec & Cv,

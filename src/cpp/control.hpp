@@ -93,6 +93,24 @@ namespace pfaff
     std::vector<TaskFrame> frames;
   };
 
+  /// u_p of eq. (46) (task_acceleration) and tau of eq. (45, 51) (projected_torque) from
+  /// the task's J, J' v and PD reference rhs_ref; returns task_acceleration's ok.
+  bool projected_control(
+    const ControlMat & J, const ControlVec & Jdv, const ControlVec & rhs_ref,
+    const ControlMat & M, const ControlVec & h, const ControlMat & V1, const ControlVec & Cv,
+    const ControlMat & N, double rel_tol, const ControlVec & u_F, ControlWork & w,
+    ControlVec & tau, ControlVec & u_p);
+
+  /// projected_control with the built-in task of k (k.frames set): its rows by
+  /// task_terms and the PD of eq. (46), rhs = theta_d'' + G_D (theta_d' - J v) + G_P e;
+  /// the error e stays in k.task.e.
+  bool task_law(
+    ControlKernel & k, const ControlVec & q, const ControlVec & v, const ControlVec & theta_d,
+    const ControlVec & dtheta_d, const ControlVec & ddtheta_d, const ControlVec & kp,
+    const ControlVec & kd, const ControlMat & M, const ControlVec & h, const ControlMat & V1,
+    const ControlVec & Cv, const ControlMat & N, double rel_tol, const ControlVec & u_F,
+    ControlVec & tau, ControlVec & u_p);
+
   /// Workspaces of yz_torque (pfaff._core.YZKernel: one per controller).
   struct YZWork
   {

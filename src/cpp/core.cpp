@@ -782,13 +782,13 @@ namespace pfaff
     // on data_g: data keeps the passes the next step's start reuses (M, its factor)
     const VecX g = pinocchio::computeGeneralizedGravity(model, data_g, q_);
     out.potential = pinocchio::computePotentialEnergy(model, data_g, q_);
-    // one array (nanobind would export each small Eigen object through numpy.copy)
     // the projection's P = I - V1 V1^T and C v = -A^+ drift, A^+ = V1 W^T (eq. 4, 16)
     MatX P = MatX::Identity(n, n);
     P.noalias() -= rs_.V1 * rs_.V1.transpose();
     VecX Cv = VecX::Zero(n);
     if (rs_.rank > 0)
       Cv.noalias() = -(rs_.V1 * (rs_.W.transpose() * drift));
+    // one array (nanobind would export each small Eigen object through numpy.copy)
     out.blob.resize(q_.size() + v_.size() + M.size() + h.size() + A.size() + drift.size()
                     + phi.size() + rs_.V1.size() + rs_.W.size() + N.size() + P.size()
                     + Cv.size() + F.size() + lam.size() + kin.size() + g.size());

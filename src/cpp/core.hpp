@@ -193,8 +193,8 @@ namespace pfaff
     /// the row-space factors V1, W of A (A^+ = V1 W^T), an orthonormal basis N of N(A),
     /// the projector P = I - V1 V1^T and C v = -A^+ drift, with_sensors the readings F,
     /// lambda of the held torque (else empty), the observed frames (one row each: p, R
-    /// row by row, J (6 x nv) row by row, drift) and g; beside
-    /// it rank, sigma_min, and the energies 0.5 v^T M v and gravity's potential -- what
+    /// row by row, J (6 x nv) row by row, drift) and g; beside it rank, sigma_min, and
+    /// the energies 0.5 v^T M v and gravity's potential -- what
     /// PinocchioMechanism.compute puts in a Snapshot.
     struct Sample
     {

@@ -171,8 +171,8 @@ class BlindGrasp:
             + 0.5 * self.k_q * float(dq @ dq)
         )
 
-    def potential_force(self, snap: Snapshot) -> np.ndarray:
-        """``-dV/dq`` (nv,): the law without its damping (the module docstring)."""
+    def _gradient(self, snap: Snapshot) -> tuple[np.ndarray, float, float]:
+        """``(-dV/dq, squeeze force, N)`` at the snapshot (the module docstring)."""
         x, J, rolled = self._terms(snap)
         dx = x[0] - x[1]
         k = self.f_d / self.r.sum()
@@ -182,18 +182,22 @@ class BlindGrasp:
             sign = -1.0 if i == 0 else 1.0  # (-1)^i with fingers numbered 1, 2
             tau[self.idx[i]] = sign * k * (J[i].T @ dx) + sign * self.r[i] * N
         tau[self._fingers] -= self.k_q * (snap.q[self._fingers] - self.q_ref)
-        self.signals = {
-            "squeeze_force": k * float(np.linalg.norm(dx)),
-            "rotational_moment_N": N,
-            "control_potential": self.potential(snap),
-        }
-        return tau
+        return tau, k * float(np.linalg.norm(dx)), N
+
+    def potential_force(self, snap: Snapshot) -> np.ndarray:
+        """``-dV/dq`` (nv,): the law without its damping (the module docstring)."""
+        return self._gradient(snap)[0]
 
     def __call__(self, t: float, rec: StepRecord) -> np.ndarray:
         snap = rec.snap
-        tau = self.potential_force(snap)
+        tau, squeeze, N = self._gradient(snap)
         for c, idx in zip(self.c, self.idx):
             tau[idx] -= c * snap.v[idx]
+        self.signals = {
+            "squeeze_force": squeeze,
+            "rotational_moment_N": N,
+            "control_potential": self.potential(snap),
+        }
         return tau
 
     def force_elements(self) -> list[ForceElement]:

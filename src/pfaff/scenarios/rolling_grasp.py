@@ -126,12 +126,9 @@ def rolling_grasp(p: dict) -> ScenarioResult:
         k_q=p["k_q"],
     )  # fmt: skip
     frob = frobenius_defect(cset, q0, [1, 3])
-    if p["law"] == "continuous":  # no hold: the law inside the integrator
-        traj, wall = timed_simulate(
-            cset, q0, np.zeros(8), p["t_end"], opt, forces=ctrl.force_elements()
-        )
-    else:
-        traj, wall = timed_simulate(cset, q0, np.zeros(8), p["t_end"], opt, controller=ctrl)
+    # continuous: no hold, the law inside the integrator
+    law = {"forces": ctrl.force_elements()} if p["law"] == "continuous" else {"controller": ctrl}
+    traj, wall = timed_simulate(cset, q0, np.zeros(8), p["t_end"], opt, **law)
     return _result(p, mech, cset, contacts, contour, ctrl, traj, wall, gap0, frob)
 
 
