@@ -77,7 +77,7 @@ Continuous time. The law is a damper and a potential, so it is also a set of for
 elements (:meth:`BlindGrasp.force_elements`) that the integrator evaluates at every
 stage: no hold, the energy falls by the dampers' work up to the RK4 truncation, and
 the step is set by the dynamics instead of the hold (``rolling-grasp --set
-law=continuous --set dt=1e-3``: 1 ms steps, 3.5x faster than the 4 kHz controller,
+law=continuous --set dt=1e-3``: 1 ms steps, 3.6x faster than the 4 kHz controller,
 every figure met; 2 ms fails in the fast first 50 ms).
 """
 
