@@ -714,6 +714,7 @@ namespace pfaff
   void System::solve(
     const VecX & q, const VecX & v, const VecX & tau, VecX & a, VecX & F, VecX & lam, int & rank)
   {
+    start_ok_ = false; // data and rs_ move to (q, v)
     dynamics_state(q, v, false);
     evaluate(q, v, true);
     row_space(A, true, false, rs_);
@@ -724,6 +725,7 @@ namespace pfaff
 
   void System::acceleration(const VecX & q, const VecX & v, const VecX & tau, VecX & a)
   {
+    start_ok_ = false;
     dynamics_state(q, v, false);
     evaluate(q, v, true);
     row_space(A, false, true, rs_stage_);
@@ -732,21 +734,59 @@ namespace pfaff
 
   void System::sensors(VecX & F, VecX & lam)
   {
-    dynamics_state(q_, v_, false);
-    evaluate(q_, v_, true);
-    row_space(A, false, true, rs_);
-    accel(tau_, rs_, a_);
+    accel(tau_, rs_, a_, start_terms(false));
+    start_gram_ = opt.variant == 0 && rs_.rank > 0; // llt_: G of rs_.V1
     forces(tau_, rs_, a_, F, lam);
+  }
+
+  // The terms at the step's start state (q_, v_): M, h, the frames (dynamics_state),
+  // A, drift, Phi (evaluate) and the row space rs_ of A, which is the correction's
+  // factor rs_vel_ when that A stands (same q, bitwise). A controller sample takes
+  // them, and the step that follows (run) reuses them: only its torque differs.
+  // Returns whether llt_ already holds G = V1^T M^-1 V1 of rs_.V1.
+  bool System::start_terms(bool rec)
+  {
+    if (start_ok_)
+    {
+      if (rec && !start_rec_)
+      {
+        kinetic = 0.5 * v_.dot(M * v_);
+        potential = pinocchio::computePotentialEnergy(model, data, q_) + felems.V;
+      }
+      if (rec && std::isnan(rs_.sigma_min)) // not computed (row_space without want_sigma)
+        sigma_of_factor(rs_);
+      start_rec_ = start_rec_ || rec;
+      return start_gram_ && chol_ok_;
+    }
+    dynamics_state(q_, v_, rec);
+    evaluate(q_, v_, true);
+    bool gram = false;
+    if (A_vel_ok_ && A == A_vel_)
+    {
+      // the correction of the last step factored this A (same q, bitwise): reuse it,
+      // and its G when M's factor is still the one it used
+      std::swap(rs_, rs_vel_);
+      A_vel_ok_ = false;
+      gram = gram_vel_ && chol_ok_;
+      if (rec)
+        sigma_of_factor(rs_);
+      else
+        rs_.sigma_min = kNaN;
+    }
+    else
+      row_space(A, rec, true, rs_);
+    start_ok_ = true;
+    start_rec_ = rec;
+    start_gram_ = gram;
+    return gram;
   }
 
   void System::sample(bool with_sensors, Sample & out)
   {
     const int n = model.nv;
-    dynamics_state(q_, v_, false);
-    evaluate(q_, v_, true);
     // the certified QR when A has full row rank (sigma_min from R), else the SVD; the
-    // pivoted QR of dependent rows (row_space without want_sigma) gives no sigma_min
-    row_space(A, true, true, rs_);
+    // step that follows reuses these terms (start_terms)
+    const bool gram = start_terms(true);
     out.rank = rs_.rank;
     out.sigma_min = rs_.sigma_min;
     MatX N = MatX::Identity(n, n);
@@ -759,7 +799,8 @@ namespace pfaff
     VecX F, lam;
     if (with_sensors)
     {
-      accel(tau_, rs_, a_);
+      accel(tau_, rs_, a_, gram);
+      start_gram_ = opt.variant == 0 && rs_.rank > 0; // llt_: G of rs_.V1
       forces(tau_, rs_, a_, F, lam);
     }
     // the observed frames: dynamics_state left the RNEA pass of (q_, v_) and the
@@ -1027,22 +1068,9 @@ namespace pfaff
     {
       const double t = t0 + k * dt;
       const bool rec = (k % opt.record_every == 0) || k == n_steps;
-      dynamics_state(q_, v_, rec);
+      const bool gram = start_terms(rec);
+      start_ok_ = false; // the step moves (q_, v_) and data
       const double p1 = felems.power;
-      evaluate(q_, v_, true);
-      bool gram = false;
-      if (A_vel_ok_ && A == A_vel_)
-      {
-        // the correction of the last step factored this A (same q, bitwise): reuse it,
-        // and its G when M's factor is still the one it used
-        std::swap(rs_, rs_vel_);
-        A_vel_ok_ = false;
-        gram = gram_vel_ && chol_ok_;
-        if (rec)
-          sigma_of_factor(rs_);
-      }
-      else
-        row_space(A, rec, true, rs_);
       accel(tau_, rs_, a_, gram);
       if (!finite_or("acceleration", a_, t, k, st))
         return st;

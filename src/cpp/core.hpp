@@ -164,6 +164,7 @@ namespace pfaff
       q_ = q;
       v_ = v;
       A_vel_ok_ = false;
+      start_ok_ = false;
     }
     void set_tau(const VecX & tau) { tau_ = tau; }
     /// the buffers (row-major, float64) the samples are written to, with their sizes
@@ -260,6 +261,8 @@ namespace pfaff
     /// on the manifold (correct(q, v, true)) and returned so
     double stage(VecX & q, VecX & v, VecX & a);
     void record(double t);
+    /// dynamics_state, evaluate and rs_ at (q_, v_), once per state (see core.cpp)
+    bool start_terms(bool rec);
     Status correct(VecX & q, VecX & v, bool at_stage = false);
     bool finite_or(const char * what, const VecX & x, double t, int step, Status & st);
 
@@ -290,6 +293,9 @@ namespace pfaff
     RowSpace rs_, rs_stage_, rs_newton_, rs_vel_;
     MatX A_vel_;             // the A that rs_vel_ factors (at the corrected q)
     bool A_vel_ok_ = false;
+    // start_terms: the terms at (q_, v_) stand (taken by a sample, reused by the step);
+    // with the energies (rec); llt_ holds G of rs_.V1
+    bool start_ok_ = false, start_rec_ = false, start_gram_ = false;
     VecX a_, a2_, a3_, a4_, v2_, v3_, v4_, vbar_, qs_, q1_, v1_, F_, lam_, rhs_, tmp_, Cv_;
     VecX dq_, dv_, a0_;
     // Runge-Kutta-Munthe-Kaas stages (nq != nv): d integrate / d theta and its LU
