@@ -326,7 +326,7 @@ def test_compiled_yz_law_equals_the_numpy_law(dual, case):
             for ctrl in ctrls:
                 snap = plant.mech.compute(q, v, ctrl.frames)
                 rec = StepRecord.at(ConstraintSet(plant.mech), snap, sensors={"lambda": lam})
-                out.append((ctrl(k * 2e-3, rec), np.concatenate(ctrl._start)))
+                out.append((ctrl(k * 2e-3, rec), ctrl.hold_start()))
             (tau_c, s_c), (tau_n, s_n) = out
             assert np.abs(tau_c - tau_n).max() <= 1e-12 * np.abs(tau_n).max()
             # through a solve with K of eq. (31), which mixes inertias of 1e-4 .. 1 kg (m^2)
@@ -346,3 +346,89 @@ def test_compiled_yz_law_equals_the_numpy_law(dual, case):
         out = kern(M, h, v[ctrl.arm_idx], J, Jd, grasp, plant.Q_r(obj), obj.rd, *u, held, True)
         taus.append(out[0])
     assert np.abs(taus[1] - taus[0]).max() > 1e-12 * np.abs(taus[0]).max()
+
+
+def _random_box_state(dual, rng):
+    """q, v of the two Pandas and the box at a random pose and velocity (not on the
+    constraints: the terms are functions of (q, v) alone)."""
+    q = dual.initial_q(-0.05)
+    q[dual.arm_idx] += rng.normal(scale=0.05, size=dual.arm_idx.size)
+    bq = dual.sys.box_q
+    q[bq.start : bq.start + 3] += rng.normal(scale=0.05, size=3)
+    quat = rng.normal(size=4)
+    quat[3] += 4.0 * np.sign(quat[3])  # keep theta of r away from its singularity 0
+    q[bq.start + 3 : bq.stop] = quat / np.linalg.norm(quat)
+    return q, rng.normal(scale=0.5, size=dual.mech.nv)
+
+
+@pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
+def test_compiled_box_terms_equal_the_plant(dual):
+    """``YZRigidBox.terms`` (src/cpp/yz_box.cpp) against DualPandaPlant's object_state,
+    grasp_state, Q_r and measure at 40 random box poses, velocities and multipliers: r,
+    r', S, W, S', W', T, T', Q_r, r_P, F_h, f_F to 1e-12 (their units: m, rad, m/s, N,
+    N m); a box model with the grasp points 1 mm off (wrong input) is caught."""
+    box = dual.compiled_grasp()
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        q, v = _random_box_state(dual, rng)
+        lam = rng.normal(scale=10.0, size=dual.cset.dim)
+        snap = dual.mech.compute(q, v)
+        obj = dual.object_state(snap)
+        g = dual.grasp_state(obj, 0)
+        rec = StepRecord.at(ConstraintSet(dual.mech), snap, sensors={"lambda": lam})
+        F_h, f_F = dual.measure(rec, obj, 0)
+        want = (obj.r, obj.rd, g.S, g.W, g.S_rate, g.W_rate, g.T, g.T_rate, dual.Q_r(obj))
+        want += (g.r_P, F_h, f_F)
+        got = box.terms(q, v, lam)
+        for name, x, y in zip("r rd S W Sd Wd T Td Q_r r_P F_h f_F".split(), got, want):
+            assert np.abs(x - y).max() <= 1e-12 * max(1.0, np.abs(y).max()), name
+    box.c_hands = dual._c_hands + 1e-3
+    assert np.abs(box.terms(q, v, lam)[3] - g.W).max() > 1e-4
+
+
+@pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
+@pytest.mark.parametrize("rule,unloaded", [("trapezoid", True), ("end", False)])
+def test_compiled_box_servo_equals_the_numpy_servo(dual, rule, unloaded):
+    """The whole compiled sample (plant terms, servo of eq. 41-43, law) against the
+    NumPy law over a sequence of samples with an interrupt (an impact: no integration of
+    that hold), a reset and a repeated reference: the torque to 1e-12 relative, the
+    integrators and the hold-start estimates to 1e-10 (N s, N); an integrator that does
+    not carry (wrong input: the servo state cleared) is caught."""
+    ref = _yz_cases(dual)[2][2]
+    rng = np.random.default_rng(7)
+    ctrls = [
+        YZController(
+            plant=dual, gains=YZ_PAPER_GAINS, reference=ref, compiled=c, integral_rule=rule,
+            unloaded_start=unloaded,
+        )
+        for c in (True, False)
+    ]  # fmt: skip
+    assert ctrls[0]._box is not None and ctrls[1]._box is None
+    for k in range(12):
+        if k == 5:
+            for c in ctrls:
+                c.interrupt()
+        if k == 9:
+            for c in ctrls:
+                c.reset()
+        q, v = _random_box_state(dual, rng)
+        lam = rng.normal(scale=10.0, size=dual.cset.dim)
+        taus = []
+        for c in ctrls:
+            snap = dual.mech.compute(q, v, c.frames)
+            taus.append(
+                c(k * 5e-3, StepRecord.at(ConstraintSet(dual.mech), snap, sensors={"lambda": lam}))
+            )
+        assert np.abs(taus[0] - taus[1]).max() <= 1e-12 * np.abs(taus[1]).max(), k
+        sv, ref_c = ctrls[0]._servo, ctrls[1]
+        np.testing.assert_allclose(sv.int_I, ref_c.int_I, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(sv.int_F, ref_c.int_F, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(ctrls[0].hold_start(), ref_c.hold_start(), rtol=0, atol=1e-10)
+        for key in ("u1", "u2", "u3", "q_dd", "r_dd", "F_hSd"):
+            np.testing.assert_allclose(ctrls[0].last[key], ref_c.last[key], rtol=1e-10, atol=1e-9)
+        assert ctrls[0].signals == pytest.approx(ref_c.signals, rel=1e-10, abs=1e-10)
+    # wrong input: the compiled integrators forgotten before a sample
+    ctrls[0]._servo.has_int_I = ctrls[0]._servo.has_int_F = False
+    snap = dual.mech.compute(q, v, ctrls[0].frames)
+    rec = StepRecord.at(ConstraintSet(dual.mech), snap, sensors={"lambda": lam})
+    assert np.abs(ctrls[0](0.1, rec) - ctrls[1](0.1, rec)).max() > 1e-6

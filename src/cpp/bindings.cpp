@@ -11,6 +11,7 @@
 
 #include "control.hpp"
 #include "core.hpp"
+#include "yz_box.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -189,6 +190,74 @@ NB_MODULE(_core, m)
       "u3"_a, "held"_a, "trapezoid"_a,
       "tau_arm, q_dd, r_dd, F_hSd, dF, dfIS of YZController (Yoshikawa-Zheng eq. 31-37), "
       "as its NumPy law computes them");
+
+  nb::class_<pfaff::YZServo>(m, "YZServo")
+    .def(nb::init<>())
+    .def_rw("K_V", &pfaff::YZServo::K_V)
+    .def_rw("K_P", &pfaff::YZServo::K_P)
+    .def_rw("K_IF", &pfaff::YZServo::K_IF)
+    .def_rw("K_II", &pfaff::YZServo::K_II)
+    .def_rw("dt", &pfaff::YZServo::dt)
+    .def_rw("trapezoid", &pfaff::YZServo::trapezoid)
+    .def_rw("unloaded", &pfaff::YZServo::unloaded)
+    .def_rw("has_int_F", &pfaff::YZServo::has_int_F)
+    .def_rw("has_int_I", &pfaff::YZServo::has_int_I)
+    .def_rw("has_prev", &pfaff::YZServo::has_prev)
+    .def_rw("has_start", &pfaff::YZServo::has_start)
+    .def_ro("int_F", &pfaff::YZServo::int_F)
+    .def_ro("int_I", &pfaff::YZServo::int_I)
+    .def_ro("start_F", &pfaff::YZServo::start_F)
+    .def_ro("start_I", &pfaff::YZServo::start_I);
+
+  nb::class_<pfaff::YZRigidBox>(m, "YZRigidBox")
+    .def(nb::init<>())
+    .def_rw("iq", &pfaff::YZRigidBox::iq)
+    .def_rw("iv", &pfaff::YZRigidBox::iv)
+    .def_rw("R_C", &pfaff::YZRigidBox::R_C)
+    .def_rw("R_hands", &pfaff::YZRigidBox::R_hands)
+    .def_rw("c_hands", &pfaff::YZRigidBox::c_hands)
+    .def_rw("A_S", &pfaff::YZRigidBox::A_S)
+    .def_rw("E_P", &pfaff::YZRigidBox::E_P)
+    .def_rw("E_F", &pfaff::YZRigidBox::E_F)
+    .def_rw("I_B", &pfaff::YZRigidBox::I_B)
+    .def_rw("F_sel", &pfaff::YZRigidBox::F_sel)
+    .def_rw("E_sel", &pfaff::YZRigidBox::E_sel)
+    .def_rw("P_off", &pfaff::YZRigidBox::P_off)
+    .def_rw("g", &pfaff::YZRigidBox::g)
+    .def_ro("r", &pfaff::YZRigidBox::r)
+    .def_ro("rd", &pfaff::YZRigidBox::rd)
+    .def_ro("Q_r", &pfaff::YZRigidBox::Q_r)
+    .def_ro("u1", &pfaff::YZRigidBox::u1)
+    .def_ro("u2", &pfaff::YZRigidBox::u2)
+    .def_ro("u3", &pfaff::YZRigidBox::u3)
+    .def_prop_ro("q_dd", [](const pfaff::YZRigidBox & b) { return b.out.q_dd; })
+    .def_prop_ro("r_dd", [](const pfaff::YZRigidBox & b) { return b.out.r_dd; })
+    .def_prop_ro("F_hSd", [](const pfaff::YZRigidBox & b) { return b.out.F_hSd; })
+    .def(
+      "terms",
+      [](pfaff::YZRigidBox & b, const VecX & q, const VecX & v, const VecX & lam) {
+        pfaff::yz_box_terms(b, q, v, lam);
+        const pfaff::YZGrasp & g = b.grasp;
+        return nb::make_tuple(
+          b.r, b.rd, g.S, g.W, g.S_rate, g.W_rate, g.T, g.T_rate, b.Q_r, b.r_P, b.F_h, b.f_F);
+      },
+      "q"_a, "v"_a, "lam"_a,
+      "r, r', S, W, S', W', T, T', Q_r, r_P, F_h, f_F at (q, v) and the multipliers lam "
+      "(DualPandaPlant's object_state, grasp_state, Q_r, measure)")
+    .def(
+      "sample",
+      [](pfaff::YZRigidBox & b, pfaff::YZServo & servo, const VecX & q, const VecX & v,
+         const VecX & lam, const MatX & M, const VecX & h, const VecX & qd, const MatX & J,
+         const VecX & Jdqd, const VecX & r_Pd, const VecX & r_Pd_dot, const VecX & r_Pd_dd,
+         const VecX & f_Fd, const VecX & f_ISd, const VecX & held) {
+        pfaff::yz_box_sample(
+          b, servo, q, v, lam, M, h, qd, J, Jdqd, r_Pd, r_Pd_dot, r_Pd_dd, f_Fd, f_ISd, held);
+        return nb::make_tuple(b.out.tau_arm, b.r_P, b.f_F, b.f_IS);
+      },
+      "servo"_a, "q"_a, "v"_a, "lam"_a, "M"_a, "h"_a, "qd"_a, "J"_a, "Jdqd"_a, "r_Pd"_a,
+      "r_Pd_dot"_a, "r_Pd_dd"_a, "f_Fd"_a, "f_ISd"_a, "held"_a,
+      "one sample of YZController on the box (Yoshikawa-Zheng eq. 3-12, 27, 31-37, "
+      "41-43): tau_arm, r_P, f_F, f_IS; the servo state carried in servo");
 
   nb::class_<System>(m, "System")
     .def(nb::init<const std::string &>(), "model_text"_a)

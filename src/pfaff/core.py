@@ -216,6 +216,18 @@ def yz_grasp():
     return None if _core is None else _core.YZGrasp()
 
 
+def yz_rigid_box():
+    """A ``pfaff._core.YZRigidBox`` (one sample of :class:`~pfaff.control.YZController`
+    on a box held by rigid grasps, src/cpp/yz_box.hpp), or None without the core."""
+    return None if _core is None else _core.YZRigidBox()
+
+
+def yz_servo():
+    """A ``pfaff._core.YZServo``: the servo state of eq. (41)-(43) that a
+    ``YZRigidBox`` sample carries (or None without the core)."""
+    return None if _core is None else _core.YZServo()
+
+
 def options(system, opt) -> None:
     """Copy a :class:`~pfaff.simulate.SimOptions` into the core's options."""
     o = system.options

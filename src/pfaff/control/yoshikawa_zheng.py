@@ -188,7 +188,9 @@ class GraspModel(Protocol):
     per sample, handed to ``grasp_state(obj, mode) -> GraspState``, ``Q_r(obj)`` of
     eq. (5) and ``measure(snap, obj, mode) -> (F_h, f_F)``: the measured hand
     wrenches (world, stacked) and constraint forces; ``object_at(r, r')`` builds an
-    :class:`ObjectState` from coordinates.
+    :class:`ObjectState` from coordinates. Optional: ``compiled_grasp()`` returns a
+    ``pfaff._core.YZRigidBox`` holding the same terms (or None); with it the compiled
+    law evaluates the whole sample, plant terms and servo included, in one call.
     """
 
     arm_idx: np.ndarray
@@ -222,8 +224,10 @@ class YZController:
         the end of each hold and equal to the whole drift within a hold at its start).
     mode : index of the initial object-constraint set (``grasp_state``'s ``mode``).
     compiled : evaluate eq. (31)-(37) in one call into the compiled core
-        (``pfaff._core.YZKernel``) when it is built; False: the NumPy law
-        (:meth:`_torque`, the reference; the tests hold the two to each other).
+        (``pfaff._core.YZKernel``) when it is built, and the whole sample (the plant's
+        object, grasp and force terms, eq. 41-43 and the law) in one call when the plant
+        has a ``compiled_grasp()`` (``pfaff._core.YZRigidBox``); False: the NumPy law
+        (:meth:`_law`, :meth:`_torque`, the reference; the tests hold them to each other).
     """
 
     needs_sensors = True
@@ -243,6 +247,9 @@ class YZController:
         self.plant = plant
         self._kernel = core.yz_kernel() if compiled else None
         self._grasp = core.yz_grasp() if self._kernel is not None else None
+        compiled_grasp = getattr(plant, "compiled_grasp", None)
+        self._box = compiled_grasp() if self._kernel is not None and compiled_grasp else None
+        self._servo = core.yz_servo() if self._box is not None else None
         self.arm_idx = np.asarray(plant.arm_idx, dtype=int)
         a = self.arm_idx
         contiguous = a.size and np.array_equal(a, np.arange(a[0], a[0] + a.size))
@@ -265,7 +272,19 @@ class YZController:
             raise ValueError(f"integral_rule must be 'trapezoid' or 'end', got {integral_rule!r}")
         self.integral_rule = integral_rule
         self.mode = mode
+        if self._servo is not None:
+            sv = self._servo
+            sv.K_IF, sv.K_II = self.K_IF.astype(float), self.K_II.astype(float)
+            sv.dt, sv.trapezoid = self.control_dt, integral_rule == "trapezoid"
+            sv.unloaded = bool(unloaded_start)
+            self._servo_gains()
         self.reset()
+
+    def _servo_gains(self) -> None:
+        """K_V, K_P of the current mode into the compiled servo."""
+        KV = self.K_V[self.mode] if isinstance(self.K_V, dict) else self.K_V
+        KP = self.K_P[self.mode] if isinstance(self.K_P, dict) else self.K_P
+        self._servo.K_V, self._servo.K_P = np.asarray(KV, float), np.asarray(KP, float)
 
     def reset(self) -> None:
         """Restart the integrators and sample at the next call."""
@@ -279,6 +298,10 @@ class YZController:
         self.signals: dict[str, float] = {}
         #: the force-sensor readings of the last call (``record.sensors``)
         self.last_sensors: dict[str, np.ndarray] | None = None
+        self._last: dict | None = None
+        if self._servo is not None:
+            sv = self._servo
+            sv.has_int_F = sv.has_int_I = sv.has_prev = sv.has_start = False
 
     def set_mode(self, mode: int) -> None:
         """Switch the object-constraint set (e.g. free <-> in contact); the caller samples
@@ -287,6 +310,9 @@ class YZController:
             self.mode = mode
             self.int_F = None
             self._prev = None
+            if self._servo is not None:
+                self._servo.has_int_F = self._servo.has_prev = False
+                self._servo_gains()
 
     @property
     def held_torque(self) -> np.ndarray | None:
@@ -301,6 +327,24 @@ class YZController:
         force held over a sample interval, and an impulsive reading lasts no time.
         """
         self._prev = None
+        if self._servo is not None:
+            self._servo.has_prev = False
+
+    @property
+    def last(self) -> dict[str, np.ndarray] | None:
+        """The last sample's u1, u2, u3 (eq. 41-43), q''_d, r'' and F_hSd (eq. 32-37)."""
+        b = self._box
+        if self._last is None and b is not None and self._tau is not None:
+            return {"u1": b.u1, "u2": b.u2, "u3": b.u3, "q_dd": b.q_dd, "r_dd": b.r_dd,
+                    "F_hSd": b.F_hSd}  # fmt: skip
+        return self._last
+
+    def hold_start(self) -> np.ndarray:
+        """The estimated f_F, f_IS at the start of the hold after the last sample (the
+        trapezoid rule's), stacked."""
+        if self._box is not None:
+            return np.concatenate([self._servo.start_F, self._servo.start_I])
+        return np.concatenate(self._start)
 
     def _hold_mean(self, start, end):
         """Mean force over a hold: trapezoid of start and end (``"end"``: the end value)."""
@@ -352,6 +396,8 @@ class YZController:
         return self._tau
 
     def _law(self, t: float, rec: StepRecord) -> np.ndarray:
+        if self._box is not None:
+            return self._box_law(t, rec)
         snap = rec.snap
         a = self.arm_idx
         M = snap.M[self._arm_block]
@@ -398,9 +444,8 @@ class YZController:
         u1 = r_Pd_dd + KV * (r_Pd_dot - rP_dot) + KP * (r_Pd - r_P)
         u2 = f_Fd + self.K_IF * self.int_F if C else np.zeros(0)
         u3 = f_ISd + self.K_II * self.int_I
-        if not self._checked:  # Appendix A, once: K of eq. (31) must be nonsingular
-            check_whole_system(M, J, g.S, g.W @ g.S, g.T, self.I_B, g.E_F)
-            self._checked = True
+        if not self._checked:
+            self._check(M, J, g)
         held = np.zeros(a.size) if self._tau is None else self._tau[a]
         trapezoid = self.integral_rule == "trapezoid"
         if self._kernel is not None:  # eq. (31)-(37) in one call into pfaff._core
@@ -415,12 +460,42 @@ class YZController:
             tau_arm, q_dd, r_dd, F_hSd, dF, dI = self._torque(
                 M, h, qd, J, Jdqd, g, obj, u1, u2, u3, held, trapezoid
             )
-        self.last = {"u1": u1, "u2": u2, "u3": u3, "q_dd": q_dd, "r_dd": r_dd, "F_hSd": F_hSd}
+        self._last = {"u1": u1, "u2": u2, "u3": u3, "q_dd": q_dd, "r_dd": r_dd, "F_hSd": F_hSd}
         tau = np.zeros(snap.v.size)
         tau[a] = tau_arm
         # force at the start of the next hold: the reading plus the effect of the torque
         # step through the model's K of eq. (31) (exact with the exact model)
         self._start = (f_F + dF, f_IS + dI) if trapezoid else (f_F, f_IS)
+        vals = (r_P, r_Pd, f_F, f_Fd, f_IS, f_ISd)
+        names = _signal_names(tuple(x.size for x in vals))
+        self.signals = dict(zip(names, np.concatenate(vals).tolist()))
+        self.signals["mode"] = float(self.mode)
+        return tau
+
+    def _check(self, M, J, g: GraspState) -> None:
+        """Appendix A, once: K of eq. (31) must be nonsingular."""
+        check_whole_system(M, J, g.S, g.W @ g.S, g.T, self.I_B, g.E_F)
+        self._checked = True
+
+    def _box_law(self, t: float, rec: StepRecord) -> np.ndarray:
+        """:meth:`_law` in one call into ``pfaff._core.YZRigidBox`` (the plant's terms,
+        eq. 41-43 with the servo state it carries, eq. 31-37)."""
+        snap = rec.snap
+        a = self.arm_idx
+        J, Jdqd = self.arm_terms(snap)
+        if not self._checked:  # with the plant's own terms
+            self._check(
+                snap.M[self._arm_block], J, self.grasp_state(self.object_state(rec), self.mode)
+            )
+        r_Pd, r_Pd_dot, r_Pd_dd, f_Fd, f_ISd = self.reference(t, self.mode)
+        held = np.zeros(a.size) if self._tau is None else self._tau[a]
+        tau_arm, r_P, f_F, f_IS = self._box.sample(
+            self._servo, snap.q, snap.v, rec.sensors["lambda"], snap.M[self._arm_block],
+            snap.h[a], snap.v[a], J, Jdqd, r_Pd, r_Pd_dot, r_Pd_dd, f_Fd, f_ISd, held,
+        )  # fmt: skip
+        self._last = None
+        tau = np.zeros(snap.v.size)
+        tau[a] = tau_arm
         vals = (r_P, r_Pd, f_F, f_Fd, f_IS, f_ISd)
         names = _signal_names(tuple(x.size for x in vals))
         self.signals = dict(zip(names, np.concatenate(vals).tolist()))

@@ -26,6 +26,7 @@ import math
 import numpy as np
 import pinocchio as pin
 
+from pfaff import core
 from pfaff.constraints import ConstraintSet, PointOnPlane
 from pfaff.constraints.weld import FrameAligned, Weld
 from pfaff.control.yoshikawa_zheng import YZ_PAPER_GAINS, GraspState, ObjectState, YZController
@@ -210,6 +211,23 @@ class DualPandaPlant:
         lam = snap.sensors["lambda"]
         w_env = np.array([0.0, 0.0, -lam[12], -lam[13], -lam[14], 0.0])
         return lam[:12], -self.E_F @ (obj.terms[0].T @ w_env)
+
+    def compiled_grasp(self):
+        """The terms of :meth:`object_state`, :meth:`grasp_state`, :meth:`Q_r` and
+        :meth:`measure` as a ``pfaff._core.YZRigidBox`` (the compiled sample of
+        :class:`YZController`), or None without the core."""
+        box = core.yz_rigid_box()
+        if box is None:
+            return None
+        m = self.cset.dim
+        box.iq, box.iv = self.sys.box_q.start, self.sys.box_v.start
+        box.R_C, box.R_hands, box.c_hands = R_C, self._R_hands, self._c_hands
+        box.A_S, box.E_P, box.E_F, box.I_B = self.A_S, self.E_P, self.E_F, self.I_B
+        box.F_sel = np.eye(12, m)  # the welds' 12 rows: the hand wrenches
+        E_sel = np.zeros((6, m))  # w_env = -(0, 0, lambda_12, lambda_13, lambda_14, 0)
+        E_sel[[2, 3, 4], [12, 13, 14]] = -1.0
+        box.E_sel, box.P_off, box.g = E_sel, self.oc.r_P(np.zeros(6)), self.g
+        return box
 
     def internal(self, q, F_h) -> np.ndarray:
         """``f_IS = A_S^T S^T F_h`` (eq. 12; S has orthonormal columns)."""

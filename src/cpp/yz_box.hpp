@@ -1,0 +1,69 @@
+// One compiled sample of YZController (Yoshikawa & Zheng, IJRR 1993) for a box held by
+// rigid grasps: the object and grasp terms (eq. 3-12), the measured forces (eq. 27), the
+// servo compensators (eq. 41-43) and the law (eq. 31-37, yz_torque) in one call.
+// References: pfaff.systems.dual_panda.DualPandaPlant (object_state, grasp_state, Q_r,
+// measure) and YZController._law; the tests hold the two to each other.
+#pragma once
+
+#include "control.hpp"
+
+namespace pfaff
+{
+  /// The servo state of eq. (41)-(43) (YZController's int_F, int_I, _prev, _start) and
+  /// its gains. The compiled law owns it; YZController's reset, set_mode and interrupt
+  /// clear its flags. K_IF, K_II: one value, or one per component.
+  struct YZServo
+  {
+    ControlVec K_V, K_P, K_IF, K_II;
+    double dt = 2e-3;
+    bool trapezoid = true, unloaded = false;
+    bool has_int_F = false, has_int_I = false, has_prev = false, has_start = false;
+    ControlVec int_F, int_I, prev_F, prev_I, start_F, start_I;
+  };
+
+  /// u1, u2, u3 of eq. (41)-(43) from the measured r_P, r_P', f_F, f_IS and the
+  /// reference, the integrals of the force errors over the last hold updated first
+  /// (the trapezoid of the estimated force at the hold's start and the reading at its
+  /// end, or the reading alone); as YZController._law.
+  void yz_servo(
+    YZServo & s, const ControlVec & r_P, const ControlVec & rP_dot, const ControlVec & f_F,
+    const ControlVec & f_IS, const ControlVec & r_Pd, const ControlVec & r_Pd_dot,
+    const ControlVec & r_Pd_dd, const ControlVec & f_Fd, const ControlVec & f_ISd,
+    ControlVec & u1, ControlVec & u2, ControlVec & u3);
+
+  /// A box as a free flyer (q at iq: p, quaternion x y z w; v at iv: body-frame linear,
+  /// angular) held by k rigid grasps (S_i = diag(R_B R_i, R_B R_i), W_i = [[I, 0],
+  /// [[R_B c_i]_x, I]]), r = (p, Z-Y-Z angles of R_B R_C) (eq. 6-7), linear object
+  /// constraints (E_P, E_F constant, r_P = E_P r + P_off), the controller's inertia I_B
+  /// (mass I_B(0, 0)) under gravity g. The hand wrenches are the rows F_sel lambda of the
+  /// multipliers, the environment's wrench on the box w_env = E_sel lambda.
+  struct YZRigidBox
+  {
+    int iq = 0, iv = 0;
+    Eigen::Matrix3d R_C = Eigen::Matrix3d::Identity();
+    ControlMat R_hands, c_hands; // 3 x 3k: [R_1 .. R_k]; 3 x k: [c_1 .. c_k]
+    ControlMat A_S, E_P, E_F, I_B, F_sel, E_sel;
+    ControlVec P_off;
+    Eigen::Vector3d g = Eigen::Vector3d::Zero();
+    // the last sample (tests read them): the grasp terms, r, r', Q_r and the law's parts
+    YZGrasp grasp;
+    YZWork work;
+    YZOut out;
+    ControlVec r, rd, Q_r, r_P, rP_dot, F_h, f_F, f_IS, u1, u2, u3, w_env;
+  };
+
+  /// The object terms of (q, v) and the measured forces of lambda into box (r, rd,
+  /// grasp, Q_r, r_P, rP_dot, F_h, f_F, f_IS): DualPandaPlant.object_state,
+  /// grasp_state, Q_r, measure.
+  void yz_box_terms(YZRigidBox & box, const ControlVec & q, const ControlVec & v,
+                    const ControlVec & lam);
+
+  /// One sample of the law: yz_box_terms, yz_servo, yz_torque (box.out), and the
+  /// force estimate at the start of the next hold into the servo.
+  void yz_box_sample(
+    YZRigidBox & box, YZServo & servo, const ControlVec & q, const ControlVec & v,
+    const ControlVec & lam, const ControlMat & M, const ControlVec & h, const ControlVec & qd,
+    const ControlMat & J, const ControlVec & Jdqd, const ControlVec & r_Pd,
+    const ControlVec & r_Pd_dot, const ControlVec & r_Pd_dd, const ControlVec & f_Fd,
+    const ControlVec & f_ISd, const ControlVec & held);
+} // namespace pfaff
