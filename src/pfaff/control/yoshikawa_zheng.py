@@ -188,9 +188,10 @@ class GraspModel(Protocol):
     per sample, handed to ``grasp_state(obj, mode) -> GraspState``, ``Q_r(obj)`` of
     eq. (5) and ``measure(snap, obj, mode) -> (F_h, f_F)``: the measured hand
     wrenches (world, stacked) and constraint forces; ``object_at(r, r')`` builds an
-    :class:`ObjectState` from coordinates. Optional: ``compiled_grasp()`` returns a
-    ``pfaff._core.YZRigidBox`` holding the same terms (or None); with it the compiled
-    law evaluates the whole sample, plant terms and servo included, in one call.
+    :class:`ObjectState` from coordinates. Optional, for a plant with one
+    object-constraint set: ``compiled_grasp()`` returns a ``pfaff._core.YZRigidBox``
+    holding the same terms (or None); with it the compiled law evaluates the whole
+    sample, plant terms and servo included, in one call.
     """
 
     arm_idx: np.ndarray
@@ -466,11 +467,14 @@ class YZController:
         # force at the start of the next hold: the reading plus the effect of the torque
         # step through the model's K of eq. (31) (exact with the exact model)
         self._start = (f_F + dF, f_IS + dI) if trapezoid else (f_F, f_IS)
-        vals = (r_P, r_Pd, f_F, f_Fd, f_IS, f_ISd)
+        self._set_signals(r_P, r_Pd, f_F, f_Fd, f_IS, f_ISd)
+        return tau
+
+    def _set_signals(self, *vals: np.ndarray) -> None:
+        """The recorded signals r_P, r_Pd, f_F, f_Fd, f_IS, f_ISd (per component) and mode."""
         names = _signal_names(tuple(x.size for x in vals))
         self.signals = dict(zip(names, np.concatenate(vals).tolist()))
         self.signals["mode"] = float(self.mode)
-        return tau
 
     def _check(self, M, J, g: GraspState) -> None:
         """Appendix A, once: K of eq. (31) must be nonsingular."""
@@ -496,8 +500,5 @@ class YZController:
         self._last = None
         tau = np.zeros(snap.v.size)
         tau[a] = tau_arm
-        vals = (r_P, r_Pd, f_F, f_Fd, f_IS, f_ISd)
-        names = _signal_names(tuple(x.size for x in vals))
-        self.signals = dict(zip(names, np.concatenate(vals).tolist()))
-        self.signals["mode"] = float(self.mode)
+        self._set_signals(r_P, r_Pd, f_F, f_Fd, f_IS, f_ISd)
         return tau
