@@ -216,10 +216,8 @@ NB_MODULE(_core, m)
     .def_rw("R_C", &pfaff::YZRigidBox::R_C)
     .def_rw("R_hands", &pfaff::YZRigidBox::R_hands)
     .def_rw("c_hands", &pfaff::YZRigidBox::c_hands)
-    .def_rw("A_S", &pfaff::YZRigidBox::A_S)
-    .def_rw("E_P", &pfaff::YZRigidBox::E_P)
-    .def_rw("E_F", &pfaff::YZRigidBox::E_F)
-    .def_rw("I_B", &pfaff::YZRigidBox::I_B)
+    .def("set_object", &pfaff::YZRigidBox::set_object, "A_S"_a, "E_P"_a, "E_F"_a, "I_B"_a,
+         "the constant A_S, E_P, E_F (zero rates) and I_B of the grasp terms")
     .def_rw("F_sel", &pfaff::YZRigidBox::F_sel)
     .def_rw("E_sel", &pfaff::YZRigidBox::E_sel)
     .def_rw("P_off", &pfaff::YZRigidBox::P_off)
@@ -299,13 +297,6 @@ NB_MODULE(_core, m)
     .def("set_tau", [](System & s, const VecX & tau) { s.set_tau(tau); }, "tau"_a)
     .def_prop_ro("q", [](const System & s) { return VecX(s.q_); })
     .def_prop_ro("v", [](const System & s) { return VecX(s.v_); })
-    .def(
-      "sensors",
-      [](System & s) {
-        VecX F, lam;
-        s.sensors(F, lam);
-        return nb::make_tuple(F, lam);
-      })
     .def("observe", &System::observe, "name"_a,
          "observe a frame at controller samples; returns its slot")
     .def(

@@ -209,7 +209,8 @@ namespace pfaff
     if (extras)
     {
       kinetic = 0.5 * v.dot(M * v);
-      potential = pinocchio::computePotentialEnergy(model, data, q) + felems.V;
+      potential_gravity = pinocchio::computePotentialEnergy(model, data, q);
+      potential = potential_gravity + felems.V;
     }
   }
 
@@ -732,32 +733,16 @@ namespace pfaff
     accel(tau, rs_stage_, a);
   }
 
-  void System::sensors(VecX & F, VecX & lam)
-  {
-    accel(tau_, rs_, a_, start_terms(false));
-    start_gram_ = opt.variant == 0 && rs_.rank > 0; // llt_: G of rs_.V1
-    forces(tau_, rs_, a_, F, lam);
-  }
-
   // The terms at the step's start state (q_, v_): M, h, the frames (dynamics_state),
   // A, drift, Phi (evaluate) and the row space rs_ of A, which is the correction's
   // factor rs_vel_ when that A stands (same q, bitwise). A controller sample takes
-  // them, and the step that follows (run) reuses them: only its torque differs.
-  // Returns whether llt_ already holds G = V1^T M^-1 V1 of rs_.V1.
+  // them (with rec: the energies and sigma_min), and the step that follows (run)
+  // reuses them: only its torque differs. Returns whether llt_ already holds
+  // G = V1^T M^-1 V1 of rs_.V1.
   bool System::start_terms(bool rec)
   {
-    if (start_ok_)
-    {
-      if (rec && !start_rec_)
-      {
-        kinetic = 0.5 * v_.dot(M * v_);
-        potential = pinocchio::computePotentialEnergy(model, data, q_) + felems.V;
-      }
-      if (rec && std::isnan(rs_.sigma_min)) // not computed (row_space without want_sigma)
-        sigma_of_factor(rs_);
-      start_rec_ = start_rec_ || rec;
+    if (start_ok_) // taken by sample() at this state
       return start_gram_ && chol_ok_;
-    }
     dynamics_state(q_, v_, rec);
     evaluate(q_, v_, true);
     bool gram = false;
@@ -770,13 +755,10 @@ namespace pfaff
       gram = gram_vel_ && chol_ok_;
       if (rec)
         sigma_of_factor(rs_);
-      else
-        rs_.sigma_min = kNaN;
     }
     else
       row_space(A, rec, true, rs_);
     start_ok_ = true;
-    start_rec_ = rec;
     start_gram_ = gram;
     return gram;
   }
@@ -819,10 +801,10 @@ namespace pfaff
         row.segment(12 + r * n, n) = f.J.row(r);
       row.tail<6>() = f.drift.transpose();
     }
-    out.kinetic = 0.5 * v_.dot(M * v_);
+    out.kinetic = kinetic; // start_terms(true): dynamics_state's energies
     // on data_g: data keeps the passes the next step's start reuses (M, its factor)
     const VecX g = pinocchio::computeGeneralizedGravity(model, data_g, q_);
-    out.potential = pinocchio::computePotentialEnergy(model, data_g, q_);
+    out.potential = potential_gravity;
     // the projection's P = I - V1 V1^T and C v = -A^+ drift, A^+ = V1 W^T (eq. 4, 16)
     MatX P = MatX::Identity(n, n);
     P.noalias() -= rs_.V1 * rs_.V1.transpose();

@@ -174,8 +174,6 @@ namespace pfaff
     size_t record_width(int i) const;
     /// states k0 .. k1-1 (each: terms, record, step); stops after n_steps.
     Status run(int k0, int k1, int n_steps, double t0);
-    /// force-sensor readings at the current state with the held torque.
-    void sensors(VecX & F, VecX & lam);
     /// built-in force elements (forces.hpp) and the buffers of their series
     /// force_work, force_potential (one double per sample each).
     void add_force(const ForceSpec & spec);
@@ -218,7 +216,8 @@ namespace pfaff
     // per-state workspaces
     MatX M, A, A_h, P, Mc, PM, Qp;
     VecX h, drift, phi;
-    double kinetic = 0.0, potential = 0.0;
+    double kinetic = 0.0, potential = 0.0; // potential: gravity's + the force elements'
+    double potential_gravity = 0.0;
 
     // step-loop state and counters
     VecX q_, v_, tau_;
@@ -294,8 +293,8 @@ namespace pfaff
     MatX A_vel_;             // the A that rs_vel_ factors (at the corrected q)
     bool A_vel_ok_ = false;
     // start_terms: the terms at (q_, v_) stand (taken by a sample, reused by the step);
-    // with the energies (rec); llt_ holds G of rs_.V1
-    bool start_ok_ = false, start_rec_ = false, start_gram_ = false;
+    // llt_ holds G of rs_.V1
+    bool start_ok_ = false, start_gram_ = false;
     VecX a_, a2_, a3_, a4_, v2_, v3_, v4_, vbar_, qs_, q1_, v1_, F_, lam_, rhs_, tmp_, Cv_;
     VecX dq_, dv_, a0_;
     // Runge-Kutta-Munthe-Kaas stages (nq != nv): d integrate / d theta and its LU

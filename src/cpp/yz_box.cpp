@@ -68,6 +68,18 @@ namespace pfaff
       u3(i) = f_ISd(i) + gain(s.K_II, i) * s.int_I(i);
   }
 
+  void YZRigidBox::set_object(
+    const ControlMat & A_S, const ControlMat & E_P, const ControlMat & E_F,
+    const ControlMat & I_B)
+  {
+    grasp.A_S = A_S;
+    grasp.E_P = E_P;
+    grasp.E_F = E_F;
+    grasp.E_P_rate.setZero(E_P.rows(), E_P.cols());
+    grasp.E_F_rate.setZero(E_F.rows(), E_F.cols());
+    grasp.I_B = I_B;
+  }
+
   // DualPandaPlant.object_state, grasp_state (rigid_matrices), Q_r, measure
   void yz_box_terms(
     YZRigidBox & box, const ControlVec & q, const ControlVec & v, const ControlVec & lam)
@@ -119,24 +131,18 @@ namespace pfaff
       g.W.block<3, 3>(3, 6 * i) = pinocchio::skew(ri);
       g.W_rate.block<3, 3>(3, 6 * i) = pinocchio::skew(w.cross(ri)); // [r]_x' = [w x r]_x
     }
-    g.A_S = box.A_S;
-    g.E_P = box.E_P;
-    g.E_F = box.E_F;
-    g.E_P_rate.setZero(box.E_P.rows(), 6);
-    g.E_F_rate.setZero(box.E_F.rows(), 6);
-    g.I_B = box.I_B;
     box.r_P = box.P_off;
-    box.r_P.noalias() += box.E_P * box.r;
-    box.rP_dot.noalias() = box.E_P * box.rd;
+    box.r_P.noalias() += g.E_P * box.r;
+    box.rP_dot.noalias() = g.E_P * box.rd;
     // eq. (5): Q_r = I_B T' r' + (-m g, w x I w)
-    box.Q_r.noalias() = box.I_B * (g.T_rate * box.rd);
-    box.Q_r.head<3>() -= box.I_B(0, 0) * box.g;
-    box.Q_r.tail<3>() += w.cross(box.I_B.bottomRightCorner<3, 3>() * w);
+    box.Q_r.noalias() = g.I_B * (g.T_rate * box.rd);
+    box.Q_r.head<3>() -= g.I_B(0, 0) * box.g;
+    box.Q_r.tail<3>() += w.cross(g.I_B.bottomRightCorner<3, 3>() * w);
     // measure: F_h, f_F = -E_F T^T w_env (eq. 27); F_hS = S^T F_h, f_IS = A_S^T F_hS
     box.F_h.noalias() = box.F_sel * lam;
     box.w_env.noalias() = box.E_sel * lam;
-    box.f_F.noalias() = -box.E_F * (g.T.transpose() * box.w_env);
-    box.f_IS.noalias() = box.A_S.transpose() * (g.S.transpose() * box.F_h);
+    box.f_F.noalias() = -g.E_F * (g.T.transpose() * box.w_env);
+    box.f_IS.noalias() = g.A_S.transpose() * (g.S.transpose() * box.F_h);
   }
 
   void yz_box_sample(

@@ -36,15 +36,21 @@ namespace pfaff
   /// [[R_B c_i]_x, I]]), r = (p, Z-Y-Z angles of R_B R_C) (eq. 6-7), linear object
   /// constraints (E_P, E_F constant, r_P = E_P r + P_off), the controller's inertia I_B
   /// (mass I_B(0, 0)) under gravity g. The hand wrenches are the rows F_sel lambda of the
-  /// multipliers, the environment's wrench on the box w_env = E_sel lambda.
+  /// multipliers, the environment's wrench on the box w_env = E_sel lambda. The constant
+  /// A_S, E_P, E_F (zero rates) and I_B stand in grasp (set_object).
   struct YZRigidBox
   {
     int iq = 0, iv = 0;
     Eigen::Matrix3d R_C = Eigen::Matrix3d::Identity();
     ControlMat R_hands, c_hands; // 3 x 3k: [R_1 .. R_k]; 3 x k: [c_1 .. c_k]
-    ControlMat A_S, E_P, E_F, I_B, F_sel, E_sel;
+    ControlMat F_sel, E_sel;
     ControlVec P_off;
     Eigen::Vector3d g = Eigen::Vector3d::Zero();
+    /// the constant terms of grasp: A_S (eq. 12), E_P, E_F (eq. 19, 21; their rates
+    /// zero) and I_B
+    void set_object(
+      const ControlMat & A_S, const ControlMat & E_P, const ControlMat & E_F,
+      const ControlMat & I_B);
     // the last sample (tests read them): the grasp terms, r, r', Q_r and the law's parts
     YZGrasp grasp;
     YZWork work;

@@ -335,10 +335,10 @@ class YZController:
     def last(self) -> dict[str, np.ndarray] | None:
         """The last sample's u1, u2, u3 (eq. 41-43), q''_d, r'' and F_hSd (eq. 32-37)."""
         b = self._box
-        if self._last is None and b is not None and self._tau is not None:
-            return {"u1": b.u1, "u2": b.u2, "u3": b.u3, "q_dd": b.q_dd, "r_dd": b.r_dd,
-                    "F_hSd": b.F_hSd}  # fmt: skip
-        return self._last
+        if b is None or self._tau is None:  # the NumPy law's (None before a sample)
+            return self._last
+        return {"u1": b.u1, "u2": b.u2, "u3": b.u3, "q_dd": b.q_dd, "r_dd": b.r_dd,
+                "F_hSd": b.F_hSd}  # fmt: skip
 
     def hold_start(self) -> np.ndarray:
         """The estimated f_F, f_IS at the start of the hold after the last sample (the
@@ -497,7 +497,6 @@ class YZController:
             self._servo, snap.q, snap.v, rec.sensors["lambda"], snap.M[self._arm_block],
             snap.h[a], snap.v[a], J, Jdqd, r_Pd, r_Pd_dot, r_Pd_dd, f_Fd, f_ISd, held,
         )  # fmt: skip
-        self._last = None
         tau = np.zeros(snap.v.size)
         tau[a] = tau_arm
         self._set_signals(r_P, r_Pd, f_F, f_Fd, f_IS, f_ISd)

@@ -222,7 +222,7 @@ class DualPandaPlant:
         m = self.cset.dim
         box.iq, box.iv = self.sys.box_q.start, self.sys.box_v.start
         box.R_C, box.R_hands, box.c_hands = R_C, self._R_hands, self._c_hands
-        box.A_S, box.E_P, box.E_F, box.I_B = self.A_S, self.E_P, self.E_F, self.I_B
+        box.set_object(self.A_S, self.E_P, self.E_F, self.I_B)
         box.F_sel = np.eye(12, m)  # the welds' 12 rows: the hand wrenches
         E_sel = np.zeros((6, m))  # w_env = -(0, 0, lambda_12, lambda_13, lambda_14, 0)
         E_sel[[2, 3, 4], [12, 13, 14]] = -1.0
