@@ -33,7 +33,44 @@ NB_MODULE(_core, m)
     .value("FrameAligned", pfaff::Kind::FrameAligned)
     .value("Weld", pfaff::Kind::Weld)
     .value("JointCoupling", pfaff::Kind::JointCoupling)
-    .value("QuatAligned", pfaff::Kind::QuatAligned);
+    .value("QuatAligned", pfaff::Kind::QuatAligned)
+    .value("RollContact", pfaff::Kind::RollContact)
+    .value("RollTangent", pfaff::Kind::RollTangent);
+
+  nb::enum_<pfaff::ContourKind>(m, "ContourKind")
+    .value("Circle", pfaff::ContourKind::Circle)
+    .value("Ellipse", pfaff::ContourKind::Ellipse)
+    .value("Superellipse", pfaff::ContourKind::Superellipse)
+    .value("Spline", pfaff::ContourKind::Spline);
+
+  nb::class_<pfaff::Contour>(m, "Contour")
+    .def(nb::init<>())
+    .def_rw("kind", &pfaff::Contour::kind)
+    .def_rw("a", &pfaff::Contour::a)
+    .def_rw("b", &pfaff::Contour::b)
+    .def_rw("p", &pfaff::Contour::p)
+    .def_rw("U", &pfaff::Contour::U)
+    .def_rw("bx", &pfaff::Contour::bx)
+    .def_rw("coef", &pfaff::Contour::coef)
+    .def("check", &pfaff::Contour::check)
+    .def(
+      "scalar",
+      [](const pfaff::Contour & c, double u) {
+        double g[6];
+        c.scalar(u, g);
+        return nb::make_tuple(g[0], g[1], g[2], g[3], g[4], g[5]);
+      },
+      "u"_a, "(x, y, x', y', x'', y'') at u (Contour.scalar)")
+    .def(
+      "foot_point",
+      [](const pfaff::Contour & c, double cx, double cy, nb::object u0) {
+        double u = 0.0;
+        const bool warm = !u0.is_none();
+        if (!c.foot_point(cx, cy, warm, warm ? nb::cast<double>(u0) : 0.0, u))
+          throw std::runtime_error("the contact-point solver did not converge");
+        return u;
+      },
+      "cx"_a, "cy"_a, "u0"_a = nb::none(), "Contour.foot_point of (cx, cy) in the body frame");
 
   nb::class_<pfaff::Spec>(m, "Spec")
     .def(nb::init<>())
@@ -63,7 +100,8 @@ NB_MODULE(_core, m)
     .def_rw("iv2", &pfaff::Spec::iv2)
     .def_rw("c0", &pfaff::Spec::c0)
     .def_rw("c1", &pfaff::Spec::c1)
-    .def_rw("scale", &pfaff::Spec::scale);
+    .def_rw("scale", &pfaff::Spec::scale)
+    .def_rw("contact", &pfaff::Spec::contact);
 
   nb::enum_<pfaff::ForceKind>(m, "ForceKind")
     .value("PointSpring", pfaff::ForceKind::PointSpring)
@@ -265,6 +303,8 @@ NB_MODULE(_core, m)
     .def_rw("options", &System::opt)
     .def("add_frame", &System::add_frame, "name"_a)
     .def("add", &System::add, "spec"_a)
+    .def("add_contact", &System::add_contact, "contour"_a, "s_obj"_a, "s_tip"_a, "r"_a,
+         "a rolling contact (rolling.hpp); returns its index for Spec.contact")
     .def(
       "evaluate",
       [](System & s, const VecX & q, const VecX & v) {

@@ -146,20 +146,43 @@ namespace pfaff
       throw std::invalid_argument("QuatAligned needs frame 1 and 3 rows");
     if (s.scale.size() != 0 && s.scale.size() != s.dim)
       throw std::invalid_argument("row factors: one per row (dim) expected");
+    const bool rolling = s.kind == Kind::RollContact || s.kind == Kind::RollTangent;
+    if (rolling && (s.contact < 0 || s.contact >= int(contacts.size()) || s.dim != 1))
+      throw std::invalid_argument("a rolling row needs a contact of add_contact and dim 1");
+    const bool holonomic = s.kind != Kind::RollTangent;
     specs.push_back(s);
     for (int i = 0; i < s.dim; ++i)
     {
-      hol_rows.push_back(m + i);
+      (holonomic ? hol_rows : pf_rows).push_back(m + i);
       if (s.unilateral)
         uni_rows.push_back(m + i);
     }
     m += s.dim;
-    m_h += s.dim; // every built-in type is holonomic
+    if (holonomic)
+      m_h += s.dim;
     hh_ws_.setZero(m);
     A.setZero(m, model.nv);
     A_h.setZero(m_h, model.nv);
     drift.setZero(m);
     phi.setZero(m_h);
+  }
+
+  int System::add_contact(const Contour & contour, int s_obj, int s_tip, double r)
+  {
+    contour.check();
+    if (s_obj < 0 || s_tip < 0 || s_obj >= int(frames.size()) || s_tip >= int(frames.size()))
+      throw std::invalid_argument("a rolling contact needs the object's and the tip's frame slots");
+    if (!(r > 0.0))
+      throw std::invalid_argument("fingertip radius must be > 0 m");
+    RollingContact c;
+    c.contour = contour;
+    c.s_obj = s_obj;
+    c.s_tip = s_tip;
+    c.r = r;
+    c.JQ.setZero(2, model.nv);
+    c.Jrot.setZero(model.nv);
+    contacts.push_back(std::move(c));
+    return int(contacts.size()) - 1;
   }
 
   // -- per-state terms (PinocchioMechanism.compute) -----------------------------
@@ -459,6 +482,33 @@ namespace pfaff
       aligned_rows(s, s.R_off, s.R_off.isIdentity(0.0), row, hrow, with_drift);
       break;
     }
+    case Kind::RollContact:
+    case Kind::RollTangent: {
+      RollingContact & c = contacts[size_t(s.contact)];
+      if (c.stamp != eval_stamp_) // once per pass for both rows (ContactGeometry)
+      {
+        const FrameKin & fo = frames[size_t(c.s_obj)];
+        const FrameKin & ft = frames[size_t(c.s_tip)];
+        c.geometry(fo.p, fo.R, fo.J, fo.drift, ft.p, ft.J, ft.drift, v_stage_ref(), with_drift);
+        c.stamp = eval_stamp_;
+      }
+      const auto S = [](const Eigen::Vector2d & x) { return Eigen::Vector2d(-x(1), x(0)); };
+      if (s.kind == Kind::RollContact)
+      {
+        phi(hrow) = c.d - c.r;
+        A.row(row).noalias() = c.n.transpose() * c.JQ;
+        const Eigen::Vector2d ndot = c.omega * S(c.n) + c.kappa * c.sdot * c.t;
+        drift(row) = with_drift ? ndot.dot(c.w) + c.n.dot(c.wdot) : 0.0;
+      }
+      else
+      {
+        A.row(row).noalias() = c.t.transpose() * c.JQ;
+        A.row(row) += c.r * c.Jrot;
+        const Eigen::Vector2d tdot = c.omega * S(c.t) - c.kappa * c.sdot * c.n;
+        drift(row) = with_drift ? tdot.dot(c.w) + c.t.dot(c.wdot) + c.r * c.alpha : 0.0;
+      }
+      break;
+    }
     case Kind::Weld: {
       const FrameKin & f1 = frames[s.s1];
       const FrameKin & f2 = frames[s.s2];
@@ -476,19 +526,22 @@ namespace pfaff
     {
       A.middleRows(row, s.dim).array().colwise() *= s.scale.array();
       drift.segment(row, s.dim).array() *= s.scale.array();
-      phi.segment(hrow, s.dim).array() *= s.scale.array();
+      if (s.kind != Kind::RollTangent)
+        phi.segment(hrow, s.dim).array() *= s.scale.array();
     }
   }
 
   void System::evaluate(const VecX & q, const VecX & v, bool with_drift)
   {
     vref_ = &v;
+    ++eval_stamp_;
     int row = 0, hrow = 0;
     for (const auto & s : specs)
     {
       write_spec(s, row, hrow, q, with_drift);
       row += s.dim;
-      hrow += s.dim;
+      if (s.kind != Kind::RollTangent)
+        hrow += s.dim;
     }
     for (int i = 0; i < m_h; ++i)
       A_h.row(i) = A.row(hol_rows[i]);
@@ -961,13 +1014,23 @@ namespace pfaff
       for (int k : {s.s1, s.s2})
         if (k >= 0)
           scale = std::max(scale, frames[k].p.cwiseAbs().maxCoeff());
+    for (const auto & c : contacts)
+      for (int k : {c.s_obj, c.s_tip})
+        scale = std::max(scale, frames[k].p.cwiseAbs().maxCoeff());
     const double floor_tol = opt.position_floor * scale;
     const double step_tol = opt.newton_step_tol * scale;
     double err = abs_max(phi);
     // correction.on_manifold: a stage where Newton takes no step keeps its velocity
     // (near a fold, N(A) at a q that Phi no longer resolves is tilted from the branch);
-    // the core's constraint types are all holonomic (m == m_h)
-    if (at_stage && err <= floor_tol && m == m_h)
+    // and, with Pfaffian rows, where those hold to floor_tol max(1, max |v|)
+    bool keep = at_stage && err <= floor_tol;
+    if (keep && m != m_h)
+    {
+      const double vtol = floor_tol * std::max(1.0, v.cwiseAbs().maxCoeff());
+      for (int i : pf_rows)
+        keep = keep && std::abs(A.row(i).dot(v)) <= vtol;
+    }
+    if (keep)
     {
       st.value = err;
       return st; // M stands for the stage's dynamics (q unchanged)

@@ -22,6 +22,7 @@
 #include "pinocchio/multibody.hpp"
 
 #include "forces.hpp"
+#include "rolling.hpp"
 
 namespace pfaff
 {
@@ -56,7 +57,9 @@ namespace pfaff
     FrameAligned,
     Weld,
     JointCoupling, // q_1 - c_0 - c_1 q_2 (constraints.coupling.JointCoupling)
-    QuatAligned    // vec(q_e), MuJoCo's weld orientation residual (constraints.quat_aligned)
+    QuatAligned,   // vec(q_e), MuJoCo's weld orientation residual (constraints.quat_aligned)
+    RollContact,   // Q = d - r of a rolling contact (manipulation.rolling, eq. 67)
+    RollTangent    // its Pfaffian rolling row t . w + r (omega - phi') = 0 (eq. 71)
   };
 
   /// One built-in constraint block (pfaff.constraints.library / weld).
@@ -83,6 +86,7 @@ namespace pfaff
     int iq2 = -1, iv2 = -1;      // JointCoupling: joint 2 (-1: none, q_1 = c_0)
     double c0 = 0.0, c1 = 1.0;   // JointCoupling: offset, ratio
     VecX scale;                  // Scaled: row factors (empty: none)
+    int contact = -1;            // RollContact / RollTangent: System::contacts index
   };
 
   /// Row-space factorisation of A with the absolute threshold: A^+ = V1 W^T.
@@ -132,6 +136,9 @@ namespace pfaff
     // -- set-up -----------------------------------------------------------
     int add_frame(const std::string & name); // returns the slot
     void add(const Spec & spec);
+    /// a fingertip (slot s_tip, radius r) on the contour of a planar body (slot s_obj):
+    /// returns its index for Spec::contact
+    int add_contact(const Contour & contour, int s_obj, int s_tip, double r);
     int nq() const { return model.nq; }
     int nv() const { return model.nv; }
     int rows() const { return m; }
@@ -210,8 +217,9 @@ namespace pfaff
     std::vector<FrameKin> frames;
     std::vector<FrameKin> obs_frames; // observed at controller samples only
     std::vector<Spec> specs;
+    std::vector<RollingContact> contacts;
     int m = 0, m_h = 0;
-    std::vector<int> hol_rows, uni_rows;
+    std::vector<int> hol_rows, pf_rows, uni_rows; // holonomic, Pfaffian, unilateral
 
     // per-state workspaces
     MatX M, A, A_h, P, Mc, PM, Qp;
@@ -267,6 +275,7 @@ namespace pfaff
 
     const VecX & v_stage_ref() const { return *vref_; }
     const VecX * vref_ = nullptr; // the velocity of the state being evaluated
+    unsigned eval_stamp_ = 0;     // evaluate() passes (the contacts' geometry is per pass)
     int capacity_ = 0;
     std::vector<double *> bufs_;
     double * fbuf_[2] = {nullptr, nullptr};

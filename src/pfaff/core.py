@@ -17,7 +17,9 @@ constraints are all of the built-in types :class:`PointOnPlane`,
 :class:`~pfaff.constraints.coupling.JointCoupling`,
 :class:`~pfaff.constraints.quat_aligned.QuatAligned` and
 :class:`~pfaff.constraints.coupling.Scaled` (row factors on any of these) -- not
-subclasses. On a Lie group (free, ball, planar joints: nq != nv) the core's RK4
+subclasses -- and the constraints of higher layers whose own class describes itself
+to the core (``core_spec``/``core_reason``): the contact and rolling rows of
+:mod:`pfaff.manipulation.rolling` on the built-in contours (src/cpp/rolling.cpp). On a Lie group (free, ball, planar joints: nq != nv) the core's RK4
 stages are Runge-Kutta-Munthe-Kaas stages, as the NumPy engine's. Anything else runs
 on the NumPy engine; :func:`unsupported_reason` says why.
 
@@ -80,8 +82,13 @@ def unsupported_reason(cset: ConstraintSet) -> str | None:
     for c in cset.constraints:
         while type(c) is Scaled:
             c = c.inner
-        if type(c) not in SUPPORTED:
+        if type(c) in SUPPORTED:
+            continue
+        if not _compiled(c):
             return f"constraint {c.name!r} ({type(c).__name__}) is not a built-in type"
+        reason = c.core_reason()
+        if reason is not None:
+            return f"constraint {c.name!r}: {reason}"
     names = [f.name for f in mech.model.frames]
     for frame in cset.frames:
         if names.count(frame) > 1:
@@ -89,6 +96,33 @@ def unsupported_reason(cset: ConstraintSet) -> str | None:
                 f"frame name {frame!r} is not unique in the model (the core finds frames by name)"
             )
     return None
+
+
+def _compiled(c) -> bool:
+    """A constraint of a higher layer that describes itself to the core: its own class
+    (not a subclass, which may change the rows) defines ``core_spec(system, shared)``
+    and ``core_reason()`` (e.g. :mod:`pfaff.manipulation.rolling`)."""
+    return "core_spec" in type(c).__dict__ and "core_reason" in type(c).__dict__
+
+
+def contour(kind: str, U: float, a: float = 1.0, b: float = 1.0, p: int = 2, bx=(), coef=()):
+    """A ``pfaff._core.Contour`` (src/cpp/rolling.hpp): ``kind`` one of ``Circle``
+    (radius ``a``), ``Ellipse``, ``Superellipse`` (exponent ``p``) or ``Spline``
+    (breakpoints ``bx``, 8 coefficients per segment in ``coef``); ``U`` the period."""
+    c = _core.Contour()
+    c.kind, c.U, c.a, c.b, c.p = getattr(_core.ContourKind, kind), float(U), a, b, int(p)
+    c.bx, c.coef = [float(x) for x in bx], [float(x) for x in coef]
+    c.check()
+    return c
+
+
+def rolling_spec(contact: int, holonomic: bool):
+    """The ``pfaff._core.Spec`` of one row of the rolling contact ``contact`` (an index
+    of ``System.add_contact``): the contact row Q (``holonomic``) or the rolling row."""
+    s = _core.Spec()
+    s.kind = _core.Kind.RollContact if holonomic else _core.Kind.RollTangent
+    s.dim, s.contact = 1, int(contact)
+    return s
 
 
 def new_force_spec(kind: str):
@@ -103,14 +137,17 @@ def _identity(D: np.ndarray) -> bool:
     return D.shape == (3, 3) and np.array_equal(D, np.eye(3))
 
 
-def _spec(system, c, mech=None) -> object:
+def _spec(system, c, mech=None, shared=None) -> object:
     """The core's description of one built-in constraint (Scaled: the inner one's,
-    with its row factors)."""
+    with its row factors; a constraint that describes itself: its ``core_spec``, with
+    ``shared`` the dict its rows share per system, e.g. a contact's index)."""
     if isinstance(c, Scaled):
-        s = _spec(system, c.inner, mech)
+        s = _spec(system, c.inner, mech, shared)
         f = np.asarray(c.f, dtype=float)
         s.scale = f if s.scale.size == 0 else f * s.scale
         return s
+    if _compiled(c):
+        return c.core_spec(system, {} if shared is None else shared)
     s = _core.Spec()
     s.dim = int(c.dim)
     s.unilateral = bool(c.unilateral)
@@ -180,8 +217,9 @@ def build(cset: ConstraintSet):
     if reason is not None:
         raise ValueError(f"the compiled core cannot run this system: {reason}")
     system = _core.System(cset.mechanism.model.saveToString())
+    shared: dict = {}
     for c in cset.constraints:
-        system.add(_spec(system, c, cset.mechanism))
+        system.add(_spec(system, c, cset.mechanism, shared))
     return system
 
 

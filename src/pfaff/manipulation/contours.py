@@ -141,6 +141,13 @@ class Contour(ABC):
         g, _, _ = self.derivs(np.linspace(0.0, self.U, n + 1))
         return g
 
+    def core_params(self) -> dict | None:
+        """The compiled core's description of this contour (the keywords of
+        :func:`pfaff.core.contour`), or None: only the built-in classes themselves have
+        one (a subclass may change the curve)."""
+        describe = _CORE_PARAMS.get(type(self))
+        return None if describe is None else describe(self)
+
     # -- contact-point solver -----------------------------------------------------------------
     def foot_point(self, c, u0: float | None = None, tol: float = 1e-13) -> float:
         """Parameter ``u`` of the contour point whose normal passes through ``c``.
@@ -357,3 +364,17 @@ class SplineContour(Contour):
     def derivs(self, u):
         u = np.mod(np.asarray(u, dtype=float), self.U)
         return self._cs(u), self._cs(u, 1), self._cs(u, 2)
+
+
+#: the compiled core's description of each built-in contour (Contour.core_params)
+_CORE_PARAMS = {
+    Circle: lambda c: {"kind": "Circle", "U": c.U, "a": c.R, "b": c.R},
+    Ellipse: lambda c: {"kind": "Ellipse", "U": c.U, "a": c.a, "b": c.b},
+    Superellipse: lambda c: {"kind": "Superellipse", "U": c.U, "a": c.a, "b": c.b, "p": c.p},
+    SplineContour: lambda c: {
+        "kind": "Spline",
+        "U": c.U,
+        "bx": c._bx,
+        "coef": [x for seg in c._coef for x in seg],
+    },
+}

@@ -1,0 +1,173 @@
+// Contours and the rolling-contact geometry (rolling.hpp; the NumPy reference is
+// pfaff.manipulation.contours and pfaff.manipulation.rolling, operation by operation).
+#include "rolling.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace pfaff
+{
+  namespace
+  {
+    /// Python's float modulo (the sign of the divisor)
+    double pymod(double x, double y)
+    {
+      double r = std::fmod(x, y);
+      if (r != 0.0 && ((y < 0.0) != (r < 0.0)))
+        r += y;
+      return r;
+    }
+  } // namespace
+
+  void Contour::check() const
+  {
+    if (!(U > 0.0) || !std::isfinite(U))
+      throw std::invalid_argument("contour period U must be > 0");
+    if (kind != ContourKind::Spline && !(a > 0.0 && b > 0.0))
+      throw std::invalid_argument("contour semi-axes must be > 0");
+    if (kind == ContourKind::Superellipse && (p < 2 || p % 2))
+      throw std::invalid_argument("superellipse exponent must be an even integer >= 2");
+    if (kind == ContourKind::Spline
+        && (bx.size() < 2 || coef.size() != 8 * (bx.size() - 1)
+            || !std::is_sorted(bx.begin(), bx.end())))
+      throw std::invalid_argument(
+        "spline contour: 8 coefficients per segment and sorted breakpoints expected");
+  }
+
+  void Contour::scalar(double u, double g[6]) const
+  {
+    switch (kind)
+    {
+    case ContourKind::Circle: {
+      const double c = std::cos(u), s = std::sin(u);
+      g[0] = a * c, g[1] = a * s, g[2] = -a * s, g[3] = a * c, g[4] = -a * c, g[5] = -a * s;
+      return;
+    }
+    case ContourKind::Ellipse: {
+      const double c = std::cos(u), s = std::sin(u);
+      g[0] = a * c, g[1] = b * s, g[2] = -a * s, g[3] = b * c, g[4] = -a * c, g[5] = -b * s;
+      return;
+    }
+    case ContourKind::Superellipse: {
+      const double c = std::cos(u), s = std::sin(u), pp = p;
+      const double X = c / a, Y = s / b;
+      const double Xp2 = std::pow(X, pp - 2), Yp2 = std::pow(Y, pp - 2);
+      const double Xp1 = Xp2 * X, Yp1 = Yp2 * Y, Xp = Xp1 * X, Yp = Yp1 * Y;
+      const double F = Xp + Yp;
+      const double F1 = pp * (-Xp1 * s / a + Yp1 * c / b);
+      const double F2 = pp
+                        * ((pp - 1) * Xp2 * std::pow(s / a, 2.0) - Xp
+                           + (pp - 1) * Yp2 * std::pow(c / b, 2.0) - Yp);
+      const double rho = std::pow(F, -1.0 / pp);
+      const double rho1 = -rho / (pp * F) * F1;
+      const double rho2 =
+        -(1.0 / pp) * ((-1.0 / pp - 1) * rho / std::pow(F, 2.0) * std::pow(F1, 2.0) + rho / F * F2);
+      g[0] = rho * c, g[1] = rho * s;
+      g[2] = rho1 * c - rho * s, g[3] = rho1 * s + rho * c;
+      g[4] = (rho2 - rho) * c - 2 * rho1 * s, g[5] = (rho2 - rho) * s + 2 * rho1 * c;
+      return;
+    }
+    case ContourKind::Spline: {
+      u = pymod(u, U);
+      const int nseg = int(bx.size()) - 1;
+      int k = int(std::upper_bound(bx.begin(), bx.end(), u) - bx.begin()) - 1;
+      k = std::min(std::max(k, 0), nseg - 1);
+      const double * c = &coef[8 * size_t(k)];
+      const double h = u - bx[size_t(k)];
+      g[0] = ((c[0] * h + c[2]) * h + c[4]) * h + c[6];
+      g[1] = ((c[1] * h + c[3]) * h + c[5]) * h + c[7];
+      g[2] = (3 * c[0] * h + 2 * c[2]) * h + c[4];
+      g[3] = (3 * c[1] * h + 2 * c[3]) * h + c[5];
+      g[4] = 6 * c[0] * h + 2 * c[2];
+      g[5] = 6 * c[1] * h + 2 * c[3];
+      return;
+    }
+    }
+  }
+
+  bool Contour::newton_foot(double cx, double cy, double & u, double tol) const
+  {
+    const double h = U / 64;
+    double g[6];
+    for (int i = 0; i < 50; ++i)
+    {
+      scalar(u, g);
+      const double dx = cx - g[0], dy = cy - g[1];
+      const double f = dx * g[2] + dy * g[3];
+      const double df = -(g[2] * g[2] + g[3] * g[3]) + dx * g[4] + dy * g[5];
+      if (df >= 0)
+        return false; // not a distance minimum: outside the basin
+      const double step = std::min(std::max(f / df, -h), h);
+      u -= step;
+      if (std::abs(step) < tol * U)
+      {
+        u = pymod(u, U);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  bool Contour::foot_point(double cx, double cy, bool warm, double u0, double & u,
+                           double tol) const
+  {
+    if (warm)
+    {
+      u = u0;
+      if (newton_foot(cx, cy, u, tol))
+        return true;
+    }
+    double best = std::numeric_limits<double>::infinity(), g[6];
+    for (int k = 0; k < 256; ++k) // the nearest of 256 samples
+    {
+      const double us = k * (U / 256);
+      scalar(us, g);
+      const double d2 = (g[0] - cx) * (g[0] - cx) + (g[1] - cy) * (g[1] - cy);
+      if (d2 < best)
+        best = d2, u = us;
+    }
+    return newton_foot(cx, cy, u, tol);
+  }
+
+  void RollingContact::geometry(
+    const Eigen::Vector3d & po, const Eigen::Matrix3d & Ro,
+    const Eigen::Matrix<double, 6, Eigen::Dynamic> & Jo, const Eigen::Matrix<double, 6, 1> & ao,
+    const Eigen::Vector3d & pt, const Eigen::Matrix<double, 6, Eigen::Dynamic> & Jt,
+    const Eigen::Matrix<double, 6, 1> & at, const Eigen::VectorXd & v, bool with_drift)
+  {
+    const double r00 = Ro(0, 0), r01 = Ro(0, 1), r10 = Ro(1, 0), r11 = Ro(1, 1);
+    const double ex = pt(0) - po(0), ey = pt(1) - po(1);
+    const double lx = r00 * ex + r10 * ey, ly = r01 * ex + r11 * ey;
+    if (!contour.foot_point(lx, ly, warm, u, u))
+      throw std::runtime_error(
+        "rolling contact: the contact-point solver did not converge for the fingertip at ("
+        + std::to_string(lx) + ", " + std::to_string(ly) + ") in the object frame");
+    warm = true;
+    double g[6];
+    contour.scalar(u, g);
+    const double sp = std::hypot(g[2], g[3]);
+    const double tlx = g[2] / sp, tly = g[3] / sp;
+    kappa = (g[2] * g[5] - g[3] * g[4]) / std::pow(sp, 3.0);
+    t << r00 * tlx + r01 * tly, r10 * tlx + r11 * tly;
+    n << t(1), -t(0);
+    e << ex, ey;
+    const double gwx = po(0) + r00 * g[0] + r01 * g[1], gwy = po(1) + r10 * g[0] + r11 * g[1];
+    d = n(0) * (pt(0) - gwx) + n(1) * (pt(1) - gwy);
+    JQ = Jt.topRows<2>() - Jo.topRows<2>();
+    JQ.row(0) += ey * Jo.row(5); // - S e J_theta, S e = (-e_y, e_x)
+    JQ.row(1) -= ex * Jo.row(5);
+    Jrot = Jo.row(5) - Jt.row(5);
+    if (!with_drift)
+      return;
+    omega = Jo.row(5).dot(v);
+    w.noalias() = JQ * v;
+    const Eigen::Vector2d rel = Jt.topRows<2>() * v - Jo.topRows<2>() * v; // c' - p'
+    wdot << at(0) - ao(0) + ao(5) * ey + omega * rel(1),
+      at(1) - ao(1) - ao(5) * ex - omega * rel(0);
+    alpha = ao(5) - at(5);
+    sdot = t.dot(w) / (1.0 + kappa * d);
+  }
+} // namespace pfaff
