@@ -19,7 +19,8 @@ constraints are all of the built-in types :class:`PointOnPlane`,
 :class:`~pfaff.constraints.coupling.Scaled` (row factors on any of these) -- not
 subclasses -- and the constraints of higher layers whose own class describes itself
 to the core (``core_spec``/``core_reason``): the contact and rolling rows of
-:mod:`pfaff.manipulation.rolling` on the built-in contours (src/cpp/rolling.cpp). On a Lie group (free, ball, planar joints: nq != nv) the core's RK4
+:mod:`pfaff.manipulation.rolling` on the built-in contours (src/cpp/rolling.cpp).
+On a Lie group (free, ball, planar joints: nq != nv) the core's RK4
 stages are Runge-Kutta-Munthe-Kaas stages, as the NumPy engine's. Anything else runs
 on the NumPy engine; :func:`unsupported_reason` says why.
 
