@@ -182,20 +182,24 @@ def _law(mech):
 
 
 def test_blind_grasp_force_elements_are_the_law():
-    """The law's force elements (finger dampers + the potential V) sum to the sampled
-    law's torque at 20 states, and the potential element is -dV/dq (central
-    differences, in N m, per joint). Wrong input: +dV/dq fails the difference check."""
+    """The law's built-in force elements (finger dampers; V as a point spring between
+    the tips, a coordinate spring on r_1 phi_1 - r_2 phi_2 and the posture springs) sum
+    to the sampled law's torque at 20 states, their potentials to the law's V, and the
+    conservative ones to -dV/dq (central differences, in N m, per joint). Wrong input:
+    +dV/dq fails the difference check."""
     from pfaff.simulate.forces import ForceSet
     from pfaff.simulate.record import StepRecord
 
     mech, _, cset, q0 = _grasp("ellipse")
     law = _law(mech)
-    fset = ForceSet(mech, law.force_elements())
-    pot = fset.elements[-1]
+    fset = ForceSet(mech, law.force_elements(q0))  # sets phi0, q_ref from q0
+    assert {type(e).__name__ for e in fset.elements} == {
+        "JointDamper", "PointSpring", "CoordinateSpring", "JointSpring"
+    }  # fmt: skip
+    springs = [e for e in fset.elements if e.conservative]
     frames = tuple({*cset.frames, *law.frames})
     rng = np.random.default_rng(8)
     V = lambda q: law.potential(mech.compute(q, None, frames, dynamics=False))  # noqa: E731
-    law(0.0, StepRecord(0.0, mech.compute(q0, np.zeros(8), frames), None))  # sets phi0, q_ref
     h = 1e-6
     for _ in range(20):
         q, v = q0 + 0.05 * rng.normal(size=8), rng.normal(size=8)
@@ -204,9 +208,10 @@ def test_blind_grasp_force_elements_are_the_law():
         tau = law(0.0, StepRecord(0.0, snap, None))
         assert np.abs(Q - tau).max() <= 1e-12
         grad = np.array([(V(q + h * e) - V(q - h * e)) / (2 * h) for e in np.eye(8)])
-        assert np.abs(pot.force(0.0, snap) + grad).max() <= 1e-7
-        assert np.abs(pot.potential(snap) - V(q)) <= 1e-15
-    assert np.abs(-pot.force(0.0, snap) + grad).max() > 1e-3
+        Qc = sum(e.force(0.0, snap) for e in springs)
+        assert np.abs(Qc + grad).max() <= 1e-7
+        assert abs(fset.potential(snap) - V(q)) <= 1e-15
+    assert np.abs(-Qc + grad).max() > 1e-3
 
 
 def test_continuous_law_energy_falls_and_balances():
@@ -219,7 +224,7 @@ def test_continuous_law_energy_falls_and_balances():
     for dt in (1e-3, 5e-4):
         res = _run("ellipse", 0.25, law="continuous", dt=dt)
         a = res.trajectory.arrays()
-        assert res.trajectory.engine == "numpy" and np.abs(a["phi"]).max() < 1e-9
+        assert res.trajectory.engine == "core" and np.abs(a["phi"]).max() < 1e-9
         E = a["energy"]
         assert np.diff(E).max() < -1e-12
         assert res.metrics["energy_increase_max"] <= 1e-13

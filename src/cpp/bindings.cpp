@@ -107,7 +107,8 @@ NB_MODULE(_core, m)
     .value("PointSpring", pfaff::ForceKind::PointSpring)
     .value("PointDamper", pfaff::ForceKind::PointDamper)
     .value("JointSpring", pfaff::ForceKind::JointSpring)
-    .value("JointDamper", pfaff::ForceKind::JointDamper);
+    .value("JointDamper", pfaff::ForceKind::JointDamper)
+    .value("CoordinateSpring", pfaff::ForceKind::CoordinateSpring);
 
   nb::class_<pfaff::ForceSpec>(m, "ForceSpec")
     .def(nb::init<>())
@@ -125,7 +126,10 @@ NB_MODULE(_core, m)
     .def_rw("c", &pfaff::ForceSpec::c)
     .def_rw("rest", &pfaff::ForceSpec::rest)
     .def_rw("iq", &pfaff::ForceSpec::iq)
-    .def_rw("iv", &pfaff::ForceSpec::iv);
+    .def_rw("iv", &pfaff::ForceSpec::iv)
+    .def_rw("iqs", &pfaff::ForceSpec::iqs)
+    .def_rw("ivs", &pfaff::ForceSpec::ivs)
+    .def_rw("coefs", &pfaff::ForceSpec::coefs);
 
   nb::class_<pfaff::Options>(m, "Options")
     .def(nb::init<>())
@@ -375,6 +379,11 @@ NB_MODULE(_core, m)
       },
       "k0"_a, "k1"_a, "n_steps"_a, "t0"_a)
     .def("add_force", &System::add_force, "spec"_a)
+    .def("add_held_force", &System::add_held_force, "spec"_a,
+         "a force element of a law sampled and held (set_held)")
+    .def("set_held", &System::set_held, "next_control"_a, "control_dt"_a,
+         "sample the held force elements as a controller: tau = their Q at each sample")
+    .def_prop_ro("next_control", &System::next_control)
     .def(
       "set_force_buffers",
       [](System & s, Buffer work, Buffer pot) {

@@ -992,6 +992,12 @@ namespace pfaff
     felems.resize(model.nv);
   }
 
+  void System::add_held_force(const ForceSpec & spec)
+  {
+    held.add(spec);
+    held.resize(model.nv);
+  }
+
   // Newton-Raphson on the holonomic rows, then the M-metric velocity projection at the
   // corrected q with M before the correction (correction.correct_state). at_stage: an
   // RK4 stage put on the manifold (steppers.rk4_step): no bookkeeping of the step's
@@ -1115,6 +1121,12 @@ namespace pfaff
       const bool rec = (k % opt.record_every == 0) || k == n_steps;
       const bool gram = start_terms(rec);
       start_ok_ = false; // the step moves (q_, v_) and data
+      if (held_on_ && !(t < next_ctrl_ - 1e-9 * dt)) // a held law's sample (set_held)
+      {
+        held.evaluate(frames, q_, v_); // the frames of (q_, v_), with velocity
+        tau_ = held.Q;
+        next_ctrl_ += control_dt_;
+      }
       const double p1 = felems.power;
       accel(tau_, rs_, a_, gram);
       if (!finite_or("acceleration", a_, t, k, st))

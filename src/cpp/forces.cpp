@@ -106,6 +106,16 @@ namespace pfaff
         V += 0.5 * s.k * x * x;
         break;
       }
+      case ForceKind::CoordinateSpring:
+      {
+        double x = -s.rest;
+        for (size_t j = 0; j < s.coefs.size(); ++j)
+          x += s.coefs[j] * q(s.iqs[j]);
+        for (size_t j = 0; j < s.coefs.size(); ++j)
+          Q(s.ivs[j]) -= s.k * x * s.coefs[j];
+        V += 0.5 * s.k * x * x;
+        break;
+      }
       case ForceKind::JointDamper:
       {
         const double f = -s.c * v(s.iv);

@@ -7,9 +7,11 @@
 //   point damper   Q = -c s' (J1 - J2)^T e,  s' = e . (J1 - J2) v  (none below 1e-12 m)
 //   joint spring   Q_i = -k (q_i - rest),  V = k (q_i - rest)^2 / 2
 //   joint damper   Q_i = -c v_i
+//   coordinate spring  s = sum_j c_j q_j - rest,  Q_j = -k s c_j,  V = k s^2 / 2
 // Workspaces are sized once (resize); no allocation per state.
 #pragma once
 
+#include <stdexcept>
 #include <vector>
 
 #include <Eigen/Core>
@@ -23,7 +25,8 @@ namespace pfaff
     PointSpring,
     PointDamper,
     JointSpring,
-    JointDamper
+    JointDamper,
+    CoordinateSpring // V = k (sum_j c_j q_j - rest)^2 / 2 on several joint coordinates
   };
 
   /// One built-in force element (the Python classes of pfaff.simulate.forces).
@@ -36,13 +39,20 @@ namespace pfaff
     Eigen::Vector3d target = Eigen::Vector3d::Zero();
     double k = 0.0, L0 = 0.0, k3 = 0.0, c = 0.0, rest = 0.0;
     int iq = -1, iv = -1;
+    std::vector<int> iqs, ivs; // CoordinateSpring: the coordinates and their coefficients
+    std::vector<double> coefs;
   };
 
   /// The force elements of one system: Q, the springs' potential V and the dampers' power.
   class ForceElements
   {
   public:
-    void add(const ForceSpec & spec) { specs.push_back(spec); }
+    void add(const ForceSpec & spec)
+    {
+      if (spec.iqs.size() != spec.coefs.size() || spec.ivs.size() != spec.coefs.size())
+        throw std::invalid_argument("coordinate spring: one q index, v index, coefficient each");
+      specs.push_back(spec);
+    }
     bool empty() const { return specs.empty(); }
     void resize(int nv);
     /// Q (nv), V [J] and power [W] at (q, v) from the frames last computed; returns

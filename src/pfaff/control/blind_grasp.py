@@ -88,7 +88,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from pfaff.mechanism.base import Snapshot
-from pfaff.simulate.forces import ForceElement, JointDamper
+from pfaff.simulate.forces import (
+    CoordinateSpring,
+    ForceElement,
+    JointDamper,
+    JointSpring,
+    PointSpring,
+)
 from pfaff.simulate.record import StepRecord
 
 __all__ = ["BlindGrasp"]
@@ -153,10 +159,7 @@ class BlindGrasp:
         J = [snap.frame(f).J[:2][:, i] for f, i in zip(self.frames, self.idx)]
         phi = [float(np.sum(snap.q[i])) for i in self.idx]
         rolled = float(self.r[0] * phi[0] - self.r[1] * phi[1])
-        if self.phi0 is None:
-            self.phi0 = rolled
-        if self.q_ref is None:
-            self.q_ref = snap.q[self._fingers].copy()
+        self._references(snap.q)
         return x, J, rolled
 
     def potential(self, snap: Snapshot) -> float:
@@ -200,35 +203,56 @@ class BlindGrasp:
         }
         return tau
 
-    def force_elements(self) -> list[ForceElement]:
-        """The law in continuous time: a :class:`~pfaff.simulate.forces.JointDamper` per
-        finger joint (``-c_i q_i'``) and the potential ``V`` as a conservative element
-        (``-dV/dq``), for ``simulate(..., forces=...)`` instead of a controller.
+    def _references(self, q: np.ndarray) -> None:
+        """``Phi_0`` and ``q_ref`` from the configuration ``q`` where not yet set (the
+        first call does the same with its snapshot)."""
+        if self.phi0 is None:
+            phi = [float(np.sum(q[i])) for i in self.idx]
+            self.phi0 = float(self.r[0] * phi[0] - self.r[1] * phi[1])
+        if self.q_ref is None:
+            self.q_ref = np.asarray(q, dtype=float)[self._fingers].copy()
 
-        Evaluated at every integrator stage, the law has no zero-order hold: the
-        closed-loop energy ``K + V`` (``energy`` of the trajectory) only falls, by the
-        dampers' work (``force_work``), up to the integrator's truncation -- the
-        setting of the paper's analysis (eq. 77-80), and no 4 kHz sampling needed.
+    def force_elements(self, q0: np.ndarray) -> list[ForceElement]:
+        """The law as built-in force elements, from the start configuration ``q0`` (which
+        sets ``Phi_0`` and ``q_ref`` where not yet set): a
+        :class:`~pfaff.simulate.forces.JointDamper` per finger joint (``-c_i q_i'``),
+        and ``V`` as a :class:`~pfaff.simulate.forces.PointSpring` between the tip
+        centres (stiffness ``f_d / (r_1 + r_2)``, rest length 0; the fingers move in
+        one plane), a :class:`~pfaff.simulate.forces.CoordinateSpring` on
+        ``r_1 phi_1 - r_2 phi_2`` (``k_r``, rest ``Phi_0``) and a
+        :class:`~pfaff.simulate.forces.JointSpring` per finger joint (``k_q``, rest
+        ``q_ref``). Their sum is :meth:`__call__`'s torque and ``V``
+        (``tests/test_rolling.py`` holds them equal at many states).
+
+        For ``simulate(..., forces=...)`` instead of a controller, the law is evaluated
+        at every integrator stage: no hold, the closed-loop energy ``K + V``
+        (``energy`` of the trajectory) only falls, by the dampers' work
+        (``force_work``), up to the integrator's truncation -- the setting of the
+        paper's analysis (eq. 77-80), and no 4 kHz sampling needed.
         """
-        dampers = [
+        self._references(np.asarray(q0, dtype=float))
+        fingers = [int(j) for j in self._fingers]
+        out: list[ForceElement] = [
             JointDamper(int(j), float(c), name=f"finger {i + 1} damper, joint {j}")
             for i, (c, idx) in enumerate(zip(self.c, self.idx))
             for j in idx
         ]
-        return [*dampers, _Potential(self)]
+        out.append(
+            PointSpring(*self.frames, stiffness=self.f_d / self.r.sum(), name="squeeze (V)")
+        )
+        coef = np.concatenate([np.full(len(self.idx[0]), self.r[0]),
+                               np.full(len(self.idx[1]), -self.r[1])])  # fmt: skip
+        out.append(CoordinateSpring(fingers, coef, self.k_r, self.phi0, name="rolled (V)"))
+        if self.k_q > 0:
+            out += [
+                JointSpring(j, self.k_q, float(r), name=f"posture (V), joint {j}")
+                for j, r in zip(fingers, self.q_ref)
+            ]
+        return out
 
-
-class _Potential(ForceElement):
-    """The conservative part ``-dV/dq`` of a :class:`BlindGrasp` law, ``V`` its potential."""
-
-    conservative = True
-    name = "blind grasping potential"
-
-    def __init__(self, law: BlindGrasp) -> None:
-        self.law, self.frames = law, law.frames
-
-    def force(self, t: float, snap: Snapshot) -> np.ndarray:
-        return self.law.potential_force(snap)
-
-    def potential(self, snap: Snapshot) -> float:
-        return self.law.potential(snap)
+    def held_forces(self, q0: np.ndarray) -> list[ForceElement]:
+        """The sampled law (the controller protocol's optional compiled form): the same
+        force elements as :meth:`force_elements`, which the compiled core samples and
+        holds itself at the controller's rate instead of calling :meth:`__call__`; a
+        run on the core then records no ``signals``."""
+        return self.force_elements(q0)

@@ -127,7 +127,7 @@ def rolling_grasp(p: dict) -> ScenarioResult:
     )  # fmt: skip
     frob = frobenius_defect(cset, q0, [1, 3])
     # continuous: no hold, the law inside the integrator
-    law = {"forces": ctrl.force_elements()} if p["law"] == "continuous" else {"controller": ctrl}
+    law = {"forces": ctrl.force_elements(q0)} if p["law"] == "continuous" else {"controller": ctrl}
     traj, wall = timed_simulate(cset, q0, np.zeros(8), p["t_end"], opt, **law)
     return _result(p, mech, cset, contacts, contour, ctrl, traj, wall, gap0, frob)
 

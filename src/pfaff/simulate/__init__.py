@@ -3,6 +3,7 @@
 from pfaff.simulate.correction import newton_project
 from pfaff.simulate.forces import (
     AppliedForce,
+    CoordinateSpring,
     ForceElement,
     JointDamper,
     JointSpring,
@@ -21,6 +22,7 @@ from pfaff.simulate.trajectory import (
 
 __all__ = [
     "AppliedForce",
+    "CoordinateSpring",
     "Controller",
     "SnapshotController",
     "StepRecord",

@@ -20,7 +20,14 @@ from pfaff import core
 from pfaff.constraints.base import ConstraintEval, ConstraintSet
 from pfaff.dynamics import Projection
 from pfaff.mechanism.base import FrameState, Snapshot
-from pfaff.simulate.forces import JointDamper, JointSpring, PointDamper, PointSpring
+from pfaff.simulate.forces import (
+    CoordinateSpring,
+    ForceSet,
+    JointDamper,
+    JointSpring,
+    PointDamper,
+    PointSpring,
+)
 from pfaff.simulate.record import StepRecord
 from pfaff.simulate.recording import controller_torque
 from pfaff.simulate.trajectory import SimulationError, Trajectory
@@ -51,13 +58,17 @@ _SERIES = (
 )
 
 
+BUILT_IN_FORCES = (PointSpring, PointDamper, JointSpring, JointDamper, CoordinateSpring)
+
+
 def force_reason(forces) -> str | None:
     """Why the core cannot run the force elements ``forces`` (None when it can)."""
     for e in forces:
-        if type(e) not in (PointSpring, PointDamper, JointSpring, JointDamper):
+        if type(e) not in BUILT_IN_FORCES:
             return (
                 f"force element {e.name!r} ({type(e).__name__}) calls Python at every stage "
-                "(the core runs PointSpring, PointDamper, JointSpring, JointDamper)"
+                "(the core runs PointSpring, PointDamper, JointSpring, JointDamper, "
+                "CoordinateSpring)"
             )
         if isinstance(e, PointSpring) and e.law is not None:
             return f"force element {e.name!r} has a spring law callable (Python at every stage)"
@@ -79,6 +90,9 @@ def force_spec(system, e):
             s.k, s.L0, s.k3 = e.k, e.L0, e.k3
         else:
             s.c = e.c
+    elif isinstance(e, CoordinateSpring):
+        s.iqs, s.ivs = [int(i) for i in e.iq], [int(i) for i in e.iv]
+        s.coefs, s.k, s.rest = [float(c) for c in e.c], e.k, e.rest
     else:
         s.iq, s.iv = int(e.iq), int(e.iv)
         if isinstance(e, JointSpring):
@@ -97,6 +111,21 @@ def build(cset: ConstraintSet, forces=()):
     for e in forces:
         system.add_force(force_spec(system, e))
     return system
+
+
+def held_law(controller, q: np.ndarray, mech) -> list | None:
+    """The force elements of a controller whose law is built-in force elements sampled
+    and held (its optional ``held_forces(q0)``, :class:`~pfaff.simulate.record.Controller`),
+    bound to ``mech``; None when it has none or one is not built in. The core then
+    samples them itself and Python is not called per sample."""
+    make = getattr(controller, "held_forces", None)
+    if make is None:
+        return None
+    elements = list(make(q))
+    if force_reason(elements) is not None:
+        return None
+    ForceSet(mech, elements)  # binds each
+    return elements
 
 
 def record_count(n_steps: int, every: int) -> int:
@@ -133,6 +162,11 @@ def run(
     """
     mech = cset.mechanism
     system = build(cset, forces)
+    held = held_law(controller, q, mech)
+    if held is not None:  # the controller's law sampled by the core itself
+        for e in held:
+            system.add_held_force(force_spec(system, e))
+        controller = None
     frames = tuple(dict.fromkeys(frames))  # one slot each, in order
     for name in frames:
         system.observe(name)
@@ -151,6 +185,8 @@ def run(
     hol = cset.holonomic_rows
     nq, nv, m, rank_tol = mech.nq, mech.nv, cset.dim, opt.rank_tol
     next_ctrl = t0 if next_control is None else next_control
+    if held is not None:
+        system.set_held(next_ctrl, control_dt)
     k = 0
     k_due = 0 if controller is not None else n_steps + 1  # next controller sample
     while k_due <= n_steps and t0 + k_due * dt < next_ctrl - 1e-9 * dt:
@@ -196,7 +232,9 @@ def run(
             k = k1
     finally:  # the samples into the trajectory, also for a partial run
         _fill(traj, bufs, system, sig_log, fbufs)
-        traj.next_control = next_ctrl if controller is not None else None
+        if held is not None:
+            next_ctrl = system.next_control
+        traj.next_control = next_ctrl if controller is not None or held is not None else None
     return traj
 
 

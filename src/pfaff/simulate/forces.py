@@ -22,6 +22,7 @@ Elements:
   or any law ``tension, potential = law(s)``.
 - :class:`PointDamper` -- a damper between two points, tension ``c s'``.
 - :class:`JointSpring`, :class:`JointDamper` -- on one coordinate of a one-dof joint.
+- :class:`CoordinateSpring` -- on a linear combination of joint coordinates.
 - :class:`AppliedForce` -- a generalized force ``tau(t, q, v)``.
 """
 
@@ -201,12 +202,18 @@ class _Joint(ForceElement):
         self.iq = self.iv = None
 
     def bind(self, mechanism: Mechanism) -> None:
-        self.iq, self.iv, nq = joint_coordinate(mechanism, self.joint)
-        if nq != 1:
-            raise ModelError(
-                f"joint {self.joint!r} is not a one-dof joint with one coordinate "
-                "(revolute or prismatic with limits)"
-            )
+        self.iq, self.iv = _one_dof(mechanism, self.joint)
+
+
+def _one_dof(mechanism: Mechanism, joint: str | int) -> tuple[int, int]:
+    """``(iq, iv)`` of a one-dof joint with one coordinate (ModelError otherwise)."""
+    iq, iv, nq = joint_coordinate(mechanism, joint)
+    if nq != 1:
+        raise ModelError(
+            f"joint {joint!r} is not a one-dof joint with one coordinate "
+            "(revolute or prismatic with limits)"
+        )
+    return iq, iv
 
 
 class JointSpring(_Joint):
@@ -227,6 +234,58 @@ class JointSpring(_Joint):
 
     def potential(self, snap: Snapshot) -> float:
         return 0.5 * self.k * float(snap.q[self.iq] - self.rest) ** 2
+
+
+class CoordinateSpring(ForceElement):
+    """A spring on a linear combination of one-dof joint coordinates:
+    ``s = sum_j c_j q_j - rest``, ``V = k s^2 / 2``, ``Q_j = -k s c_j``.
+
+    Parameters
+    ----------
+    joints : the joints (names, or coordinate indices where nq == nv).
+    coefficients : ``c_j``, one per joint [rad/rad or m/m, or the units that make
+        ``s`` a length or an angle].
+    stiffness : k (>= 0), in the units of ``V / s^2``.
+    rest : the value of ``sum_j c_j q_j`` where the spring is relaxed.
+    """
+
+    conservative = True
+
+    def __init__(
+        self,
+        joints: Sequence[str | int],
+        coefficients: Sequence[float],
+        stiffness: float,
+        rest: float = 0.0,
+        name=None,
+    ) -> None:
+        self.joints = list(joints)
+        self.c = np.asarray(coefficients, dtype=float).reshape(-1)
+        if self.c.shape != (len(self.joints),) or not np.all(np.isfinite(self.c)):
+            raise ModelError(
+                f"coordinate spring: one finite coefficient per joint expected, got "
+                f"{len(self.joints)} joints and coefficients {coefficients!r}"
+            )
+        self.k = _finite(stiffness, "coordinate spring stiffness")
+        self.rest = float(rest)
+        self.iq = self.iv = None
+        self.name = name or f"coordinate spring on {self.joints}"
+
+    def bind(self, mechanism: Mechanism) -> None:
+        idx = np.array([_one_dof(mechanism, j) for j in self.joints], dtype=int).reshape(-1, 2)
+        self.iq, self.iv = idx[:, 0], idx[:, 1]
+
+    def extension(self, snap: Snapshot) -> float:
+        """``s = sum_j c_j q_j - rest``."""
+        return float(self.c @ snap.q[self.iq]) - self.rest
+
+    def force(self, t: float, snap: Snapshot) -> np.ndarray:
+        Q = np.zeros(snap.v.shape[0])
+        Q[self.iv] -= self.k * self.extension(snap) * self.c
+        return Q
+
+    def potential(self, snap: Snapshot) -> float:
+        return 0.5 * self.k * self.extension(snap) ** 2
 
 
 class JointDamper(_Joint):

@@ -168,6 +168,14 @@ class Controller(Protocol):
         float or array), recorded into the trajectory; may be empty.
 
     ``__call__(t, record)`` returns the torque (nv,), held until the next sample.
+
+    Optional: ``held_forces(q0)`` -> a list of built-in force elements (those
+    :func:`pfaff.simulate.core_engine.force_reason` accepts) whose summed force at
+    a state is the controller's torque there, set up from the start configuration
+    ``q0``. The compiled core then samples and holds them itself, at the same
+    instants, without calling Python per sample (no ``signals`` are recorded then);
+    the NumPy engine calls ``__call__`` as always (e.g.
+    :class:`~pfaff.control.blind_grasp.BlindGrasp`).
     """
 
     frames: tuple[str, ...]
