@@ -55,11 +55,12 @@ def test_contours_agree_with_numpy(name):
     cc = core.contour(**c.core_params())
     rng = np.random.default_rng(3)
     for u in rng.uniform(-c.U, 2 * c.U, 400):
-        assert np.abs(np.array(cc.scalar(u)) - np.array(c.scalar(u))).max() <= 1e-15 * max(
-            1.0, np.abs(c.scalar(u)).max()
-        ) + 1e-15
+        assert (
+            np.abs(np.array(cc.scalar(u)) - np.array(c.scalar(u))).max()
+            <= 1e-15 * max(1.0, np.abs(c.scalar(u)).max()) + 1e-15
+        )
     P = c.outline(60)[:-1]
-    for k, p in enumerate(P):
+    for p in P:
         x = p * rng.uniform(1.1, 1.8)  # outside the contour, as a fingertip centre
         u = c.foot_point(x)
         assert abs(cc.foot_point(*x) - u) <= 1e-12 * c.U
@@ -103,7 +104,8 @@ def test_rolling_terms_and_dynamics_agree_with_numpy(shape):
         c0.r + 1e-3,
     )  # fmt: skip
     bad.add(core.rolling_spec(k, holonomic=True))
-    assert abs(bad.evaluate(q0, np.zeros(8))[4][0] - cset.evaluate(mech.compute(q0, None, cset.frames)).phi[0]) > 1e-4
+    phi_ref = cset.evaluate(mech.compute(q0, None, cset.frames)).phi[0]
+    assert abs(bad.evaluate(q0, np.zeros(8))[4][0] - phi_ref) > 1e-4
 
 
 def test_a_user_contour_stays_on_numpy():
@@ -156,7 +158,7 @@ def test_held_law_is_sampled_at_the_controllers_instants():
         return tr.engine, tr.arrays(), tr.next_control
 
     for control_dt in (1e-3, 6.5e-4):
-        (e_ref, ref, n_ref), (e_got, got, n_got) = run("numpy", control_dt), run("core", control_dt)
+        (e_ref, ref, n_ref), (e_got, got, n_got) = (run(e, control_dt) for e in ("numpy", "core"))
         assert (e_ref, e_got) == ("numpy", "core") and n_got == pytest.approx(n_ref, abs=1e-15)
         for key in ("tau", "q", "v"):
             assert _rel(got[key], ref[key]) <= 1e-9, (control_dt, key)
