@@ -149,16 +149,15 @@ namespace pfaff
     const bool rolling = s.kind == Kind::RollContact || s.kind == Kind::RollTangent;
     if (rolling && (s.contact < 0 || s.contact >= int(contacts.size()) || s.dim != 1))
       throw std::invalid_argument("a rolling row needs a contact of add_contact and dim 1");
-    const bool holonomic = s.kind != Kind::RollTangent;
     specs.push_back(s);
     for (int i = 0; i < s.dim; ++i)
     {
-      (holonomic ? hol_rows : pf_rows).push_back(m + i);
+      (holonomic(s) ? hol_rows : pf_rows).push_back(m + i);
       if (s.unilateral)
         uni_rows.push_back(m + i);
     }
     m += s.dim;
-    if (holonomic)
+    if (holonomic(s))
       m_h += s.dim;
     hh_ws_.setZero(m);
     A.setZero(m, model.nv);
@@ -171,7 +170,8 @@ namespace pfaff
   {
     contour.check();
     if (s_obj < 0 || s_tip < 0 || s_obj >= int(frames.size()) || s_tip >= int(frames.size()))
-      throw std::invalid_argument("a rolling contact needs the object's and the tip's frame slots");
+      throw std::invalid_argument(
+        "a rolling contact needs the object's and the tip's frame slots");
     if (!(r > 0.0))
       throw std::invalid_argument("fingertip radius must be > 0 m");
     RollingContact c;
@@ -492,20 +492,23 @@ namespace pfaff
         c.geometry(fo.p, fo.R, fo.J, fo.drift, ft.p, ft.J, ft.drift, v_stage_ref(), with_drift);
         c.stamp = eval_stamp_;
       }
+      // n' = omega S n + kappa s' t, t' = omega S t - kappa s' n (S: +90 degrees)
       const auto S = [](const Eigen::Vector2d & x) { return Eigen::Vector2d(-x(1), x(0)); };
+      drift(row) = 0.0;
       if (s.kind == Kind::RollContact)
       {
         phi(hrow) = c.d - c.r;
         A.row(row).noalias() = c.n.transpose() * c.JQ;
-        const Eigen::Vector2d ndot = c.omega * S(c.n) + c.kappa * c.sdot * c.t;
-        drift(row) = with_drift ? ndot.dot(c.w) + c.n.dot(c.wdot) : 0.0;
+        if (with_drift)
+          drift(row) = (c.omega * S(c.n) + c.kappa * c.sdot * c.t).dot(c.w) + c.n.dot(c.wdot);
       }
       else
       {
         A.row(row).noalias() = c.t.transpose() * c.JQ;
         A.row(row) += c.r * c.Jrot;
-        const Eigen::Vector2d tdot = c.omega * S(c.t) - c.kappa * c.sdot * c.n;
-        drift(row) = with_drift ? tdot.dot(c.w) + c.t.dot(c.wdot) + c.r * c.alpha : 0.0;
+        if (with_drift)
+          drift(row) = (c.omega * S(c.t) - c.kappa * c.sdot * c.n).dot(c.w) + c.t.dot(c.wdot)
+                       + c.r * c.alpha;
       }
       break;
     }
@@ -526,7 +529,7 @@ namespace pfaff
     {
       A.middleRows(row, s.dim).array().colwise() *= s.scale.array();
       drift.segment(row, s.dim).array() *= s.scale.array();
-      if (s.kind != Kind::RollTangent)
+      if (holonomic(s))
         phi.segment(hrow, s.dim).array() *= s.scale.array();
     }
   }
@@ -540,7 +543,7 @@ namespace pfaff
     {
       write_spec(s, row, hrow, q, with_drift);
       row += s.dim;
-      if (s.kind != Kind::RollTangent)
+      if (holonomic(s))
         hrow += s.dim;
     }
     for (int i = 0; i < m_h; ++i)

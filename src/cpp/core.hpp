@@ -89,6 +89,10 @@ namespace pfaff
     int contact = -1;            // RollContact / RollTangent: System::contacts index
   };
 
+  /// Whether the spec's rows are holonomic (Phi rows, Newton corrects them); the
+  /// rolling row is the one Pfaffian kind.
+  inline bool holonomic(const Spec & s) { return s.kind != Kind::RollTangent; }
+
   /// Row-space factorisation of A with the absolute threshold: A^+ = V1 W^T.
   /// QR (certified full row rank): V1 = Q, W = R^-1; pivoted QR (certified rank r < m,
   /// see System::pivoted_rows): V1 = Q_1, W = Pi Z T^-T; SVD: V1, W = U1 diag(1/sigma).

@@ -63,8 +63,9 @@ namespace pfaff
                            + (pp - 1) * Yp2 * std::pow(c / b, 2.0) - Yp);
       const double rho = std::pow(F, -1.0 / pp);
       const double rho1 = -rho / (pp * F) * F1;
-      const double rho2 =
-        -(1.0 / pp) * ((-1.0 / pp - 1) * rho / std::pow(F, 2.0) * std::pow(F1, 2.0) + rho / F * F2);
+      const double rho2 = -(1.0 / pp)
+                          * ((-1.0 / pp - 1) * rho / std::pow(F, 2.0) * std::pow(F1, 2.0)
+                             + rho / F * F2);
       g[0] = rho * c, g[1] = rho * s;
       g[2] = rho1 * c - rho * s, g[3] = rho1 * s + rho * c;
       g[4] = (rho2 - rho) * c - 2 * rho1 * s, g[5] = (rho2 - rho) * s + 2 * rho1 * c;

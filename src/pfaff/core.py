@@ -128,7 +128,8 @@ def rolling_spec(contact: int, holonomic: bool):
 
 def new_force_spec(kind: str):
     """An empty ``pfaff._core.ForceSpec`` of ``kind`` (``PointSpring``, ``PointDamper``,
-    ``JointSpring`` or ``JointDamper``); :mod:`pfaff.simulate.core_engine` fills it."""
+    ``JointSpring``, ``JointDamper`` or ``CoordinateSpring``);
+    :mod:`pfaff.simulate.core_engine` fills it."""
     s = _core.ForceSpec()
     s.kind = getattr(_core.ForceKind, kind)
     return s

@@ -157,10 +157,8 @@ class BlindGrasp:
     def _terms(self, snap: Snapshot):
         x = [snap.frame(f).p[:2] for f in self.frames]
         J = [snap.frame(f).J[:2][:, i] for f, i in zip(self.frames, self.idx)]
-        phi = [float(np.sum(snap.q[i])) for i in self.idx]
-        rolled = float(self.r[0] * phi[0] - self.r[1] * phi[1])
         self._references(snap.q)
-        return x, J, rolled
+        return x, J, self._rolled(snap.q)
 
     def potential(self, snap: Snapshot) -> float:
         """``V(q)`` of the module docstring (J)."""
@@ -203,12 +201,16 @@ class BlindGrasp:
         }
         return tau
 
+    def _rolled(self, q: np.ndarray) -> float:
+        """``r_1 phi_1 - r_2 phi_2`` with ``phi_i = e_i^T q_i`` (the rolled arclengths)."""
+        phi = [float(np.sum(q[i])) for i in self.idx]
+        return float(self.r[0] * phi[0] - self.r[1] * phi[1])
+
     def _references(self, q: np.ndarray) -> None:
         """``Phi_0`` and ``q_ref`` from the configuration ``q`` where not yet set (the
         first call does the same with its snapshot)."""
         if self.phi0 is None:
-            phi = [float(np.sum(q[i])) for i in self.idx]
-            self.phi0 = float(self.r[0] * phi[0] - self.r[1] * phi[1])
+            self.phi0 = self._rolled(q)
         if self.q_ref is None:
             self.q_ref = np.asarray(q, dtype=float)[self._fingers].copy()
 

@@ -22,7 +22,6 @@ from pfaff.dynamics import Projection
 from pfaff.mechanism.base import FrameState, Snapshot
 from pfaff.simulate.forces import (
     CoordinateSpring,
-    ForceSet,
     JointDamper,
     JointSpring,
     PointDamper,
@@ -124,7 +123,8 @@ def held_law(controller, q: np.ndarray, mech) -> list | None:
     elements = list(make(q))
     if force_reason(elements) is not None:
         return None
-    ForceSet(mech, elements)  # binds each
+    for e in elements:
+        e.bind(mech)
     return elements
 
 
