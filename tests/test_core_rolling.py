@@ -194,3 +194,24 @@ def test_coordinate_spring_core_and_numpy():
     flipped = CoordinateSpring([0, 1, 2, 3, 4], [0.01, 0.01, 0.012, -0.012, -0.012], 150.0, 0.004)
     ForceSet(mech, [flipped])
     assert np.abs(flipped.force(0.0, snap) - Q).max() > 1e-3
+
+
+def test_a_subclassed_law_is_not_sampled_from_its_parents_elements():
+    """A BlindGrasp subclass that changes __call__ inherits held_forces; the core must
+    not run the parent's elements for it: the run calls the subclass (its torque
+    doubled here), and the core run equals the NumPy one."""
+    from pfaff.simulate.core_engine import held_law
+
+    class Doubled(BlindGrasp):
+        def __call__(self, t, rec):
+            return 2.0 * super().__call__(t, rec)
+
+    mech, _, cset, q0 = _grasp("ellipse")
+    law = Doubled(("f1_tip", "f2_tip"), rf.FINGER_JOINTS, RADII, 1.0, 0.008, 200.0, 8)
+    assert held_law(law, q0, mech) is None
+    runs = {e: simulate(cset, q0, np.zeros(8), 0.01,
+                        SimOptions(dt=2.5e-4, stage_projection=False, engine=e),
+                        controller=Doubled(
+        ("f1_tip", "f2_tip"), rf.FINGER_JOINTS, RADII, 1.0, 0.008, 200.0, 8)).arrays()
+        for e in ("numpy", "core")}  # fmt: skip
+    assert _rel(runs["core"]["tau"], runs["numpy"]["tau"]) <= 1e-9

@@ -116,11 +116,12 @@ def held_law(controller, q: np.ndarray, mech) -> list | None:
     """The force elements of a controller whose law is built-in force elements sampled
     and held (its optional ``held_forces(q0)``, :class:`~pfaff.simulate.record.Controller`),
     bound to ``mech``; None when it has none or one is not built in. The core then
-    samples them itself and Python is not called per sample."""
-    make = getattr(controller, "held_forces", None)
+    samples them itself and Python is not called per sample. Only the controller's own
+    class counts: a subclass may change ``__call__`` and inherit ``held_forces``."""
+    make = type(controller).__dict__.get("held_forces")
     if make is None:
         return None
-    elements = list(make(q))
+    elements = list(make(controller, q))
     if force_reason(elements) is not None:
         return None
     for e in elements:

@@ -173,7 +173,8 @@ class Controller(Protocol):
     :func:`pfaff.simulate.core_engine.force_reason` accepts) whose summed force at
     a state is the controller's torque there, set up from the start configuration
     ``q0``. The compiled core then samples and holds them itself, at the same
-    instants, without calling Python per sample (no ``signals`` are recorded then);
+    instants, without calling Python per sample (no ``signals`` are recorded then;
+    only when the controller's own class defines it, not a subclass's parent);
     the NumPy engine calls ``__call__`` as always (e.g.
     :class:`~pfaff.control.blind_grasp.BlindGrasp`).
     """
