@@ -292,23 +292,37 @@ def _yz_cases(dual):
         np.array([5.0, 0, 0]), np.array([14.0, 0, 0, 0, 0, 0]),
     )  # fmt: skip
     r0 = np.array([-0.02, 0.13, 0.05])
+    kernel_only = _KernelOnlyPlane(0.12, [(-0.08, 0.0), (0.08, 0.0)], wall_y=0.14)
     return [
         (su, su.free, ref0, su.initial_q(r0), 0),
         (pinned, pinned.contact, ref1, pinned.initial_q(r0), 1),
         (dual, dual.cset, refd, dual.initial_q(-0.05), 0),
+        (kernel_only, kernel_only.contact, ref1, kernel_only.initial_q(r0), 1),
     ]
 
 
-GAINS_OF = [YZ_GAINS, YZ_GAINS, YZ_PAPER_GAINS]
+class _KernelOnlyPlane(YZPlanarPlant):
+    """The planar plant without its compiled terms: the compiled law is YZKernel alone
+    (eq. 31-37), the plant's terms and the servo in Python (a user's GraspModel)."""
+
+    def compiled_grasp(self):
+        return None
+
+
+GAINS_OF = [YZ_GAINS, YZ_GAINS, YZ_PAPER_GAINS, YZ_GAINS]
 
 
 @pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
-@pytest.mark.parametrize("case", [0, 1, 2], ids=["planar-free", "planar-wall", "dual-panda"])
+@pytest.mark.parametrize(
+    "case", [0, 1, 2, 3], ids=["planar-free", "planar-wall", "dual-panda", "kernel-only"]
+)
 def test_compiled_yz_law_equals_the_numpy_law(dual, case):
     """``YZController`` with the compiled law and with the NumPy law: the torque and the
     force estimate at the start of the next hold (the trapezoid rule, eq. 31) agree to
     1e-12 and 1e-10 relative over three successive samples (integrators and held torque carried)
-    at 8 random states of each plant; a change of 1e-9 in one grasp term is seen."""
+    at 8 random states of each plant (the whole sample compiled for the planar pair and the
+    Pandas, the law alone for a plant without compiled terms); a change of 1e-9 in one grasp
+    term is seen."""
     plant, cset, ref, q0, mode = _yz_cases(dual)[case]
     rng = np.random.default_rng(11 + case)
     nv = plant.mech.nv
@@ -317,6 +331,7 @@ def test_compiled_yz_law_equals_the_numpy_law(dual, case):
             YZController(plant=plant, gains=GAINS_OF[case], reference=ref, mode=mode, compiled=c)
             for c in (True, False)
         ]
+        assert (ctrls[0]._box is None) == (case == 3) and ctrls[0]._kernel is not None
         q = q0.copy()
         q[plant.arm_idx] += rng.normal(scale=0.02, size=plant.arm_idx.size)  # arms first in q
         for k in range(3):
@@ -363,7 +378,7 @@ def _random_box_state(dual, rng):
 
 @pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
 def test_compiled_box_terms_equal_the_plant(dual):
-    """``YZRigidBox.terms`` (src/cpp/yz_box.cpp) against DualPandaPlant's object_state,
+    """``YZRigidBox.terms`` (src/cpp/yz_sample.cpp) against DualPandaPlant's object_state,
     grasp_state, Q_r and measure at 40 random box poses, velocities and multipliers: r,
     r', S, W, S', W', T, T', Q_r, r_P, F_h, f_F to 1e-12 (their units: m, rad, m/s, N,
     N m); a box model with the grasp points 1 mm off (wrong input) is caught."""
@@ -384,6 +399,103 @@ def test_compiled_box_terms_equal_the_plant(dual):
             assert np.abs(x - y).max() <= 1e-12 * max(1.0, np.abs(y).max()), name
     box.c_hands = dual._c_hands + 1e-3
     assert np.abs(box.terms(q, v, lam)[3] - g.W).max() > 1e-4
+
+
+@pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
+@pytest.mark.parametrize("model", ["pinocchio", "closed_form"])
+def test_compiled_plane_terms_equal_the_plant(model):
+    """``YZPinnedPlane.terms`` (src/cpp/yz_sample.cpp) against YZPlanarPlant's
+    object_state, grasp_state, Q_r and measure in both modes (free; on the wall) at 40
+    random states and multipliers each: r, r', S, W, S', W', T, T', Q_r, r_P, F_h, f_F,
+    E_P, E_F, E_F' to 1e-12 (m, rad, m/s, N); wrong input: pins 1 mm off, a wall 1 mm
+    off (E_F, E_F' of a contact point at another height) are caught, a mode without a set
+    is refused by name."""
+    su = YZPlanarPlant(0.12, [(-0.08, 0.0), (0.08, 0.0)], wall_y=0.14, contact_h=0.01, model=model)
+    plane = su.compiled_grasp()
+    rng = np.random.default_rng(3)
+    q0 = su.initial_q(np.array([-0.02, 0.13, 0.05]))
+    names = "r rd S W Sd Wd T Td Q_r r_P F_h f_F E_P E_F E_Fd".split()
+    for mode, cset in ((0, su.free), (1, su.contact)):
+        plane.mode = mode
+        for _ in range(40):
+            q = q0 + rng.normal(scale=0.3, size=7)  # theta anywhere near [-1, 1] rad
+            v = rng.normal(scale=0.5, size=7)
+            lam = rng.normal(scale=10.0, size=cset.dim)
+            snap = su.mech.compute(q, v)
+            obj = su.object_state(snap)
+            g = su.grasp_state(obj, mode)
+            rec = StepRecord.at(ConstraintSet(su.mech), snap, sensors={"lambda": lam})
+            F_h, f_F = su.measure(rec, obj, mode)
+            want = (obj.r, obj.rd, g.S, g.W, g.S_rate, g.W_rate, g.T, g.T_rate, su.Q_r(obj))
+            want += (g.r_P, F_h, f_F, g.E_P, g.E_F, g.E_F_rate)
+            got = plane.terms(q, v, lam)
+            for name, x, y in zip(names, got, want):
+                assert np.shape(x) == np.shape(y), name
+                assert np.abs(x - y).max(initial=0.0) <= 1e-12 * np.abs(y).max(initial=1.0), name
+    assert np.abs(got[13][0, 2]) > 1e-3  # the wall's row turns with theta: E_F[2] = -h sin
+    off = YZPlanarPlant(
+        0.12, [(-0.08, 0.0), (0.08, 0.0)], wall_y=0.14, contact_h=0.011, model=model
+    ).compiled_grasp()
+    off.mode = 1
+    moved = off.terms(q, v, lam)
+    assert np.abs(moved[13] - g.E_F).max() > 1e-5 and np.abs(moved[14] - g.E_F_rate).max() > 1e-6
+    plane.c_hands = plane.c_hands + 1e-3
+    assert np.abs(plane.terms(q, v, lam)[3] - g.W).max() > 1e-4
+    plane.mode = 2
+    with pytest.raises(ValueError, match="mode 2 has no object-constraint set; valid: 0 .. 1"):
+        plane.terms(q, v, lam)
+
+
+@pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
+def test_compiled_plane_servo_carries_through_mode_switches():
+    """The whole compiled sample of the planar pair against the NumPy law over 14 samples
+    with the switches of yz-contact (free -> on the wall -> free, the integrator of f_F
+    restarted at each) and an interrupt: the torque to 1e-12 relative, the integrators and
+    hold-start estimates to 1e-10 (N s, N), the signals to 1e-10. Wrong input: an
+    integrator forgotten gives another torque; a compiled plant left on the wall while the
+    law is free is refused, naming the sizes."""
+    su = YZPlanarPlant(0.12, [(-0.08, 0.0), (0.08, 0.0)], wall_y=0.14, contact_h=0.01)
+
+    def ref(t, mode):
+        r, rd, rdd = np.array([0.01 * t, 0.13, 0.0]), np.array([0.01, 0.0, 0.0]), np.zeros(3)
+        if mode == 0:
+            return r, rd, rdd, np.zeros(0), np.array([1.1 + t])
+        return r[[0, 2]], rd[[0, 2]], rdd[[0, 2]], np.array([0.5 - t]), np.array([1.1 + t])
+
+    ctrls = [YZController(plant=su, gains=YZ_GAINS, reference=ref, compiled=c) for c in (1, 0)]
+    assert ctrls[0]._box is not None and ctrls[1]._box is None
+    rng = np.random.default_rng(17)
+    q0 = su.initial_q(np.array([-0.02, 0.13, 0.05]))
+    for k in range(14):
+        for c in ctrls:
+            if k in (4, 10):
+                c.set_mode(1 if k == 4 else 0)
+            if k == 7:
+                c.interrupt()
+        cset = su.contact if ctrls[0].mode == 1 else su.free
+        q = q0.copy()
+        q[:4] += rng.normal(scale=0.02, size=4)
+        v, lam = rng.normal(scale=0.2, size=7), rng.normal(scale=2.0, size=cset.dim)
+        taus = []
+        for c in ctrls:
+            snap = su.mech.compute(q, v, c.frames)
+            rec = StepRecord.at(ConstraintSet(su.mech), snap, sensors={"lambda": lam})
+            taus.append(c(k * 2e-3, rec))
+        assert np.abs(taus[0] - taus[1]).max() <= 1e-12 * np.abs(taus[1]).max(), k
+        sv, ref_c = ctrls[0]._servo, ctrls[1]
+        np.testing.assert_allclose(sv.int_I, ref_c.int_I, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(sv.int_F, ref_c.int_F, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(ctrls[0].hold_start(), ref_c.hold_start(), rtol=0, atol=1e-10)
+        assert ctrls[0].signals == pytest.approx(ref_c.signals, rel=1e-10, abs=1e-10)
+    assert ctrls[0].mode == 0 and sv.int_F.size == 0
+    snap = su.mech.compute(q, v, ctrls[0].frames)
+    rec = StepRecord.at(ConstraintSet(su.mech), snap, sensors={"lambda": lam})
+    sv.has_int_I = False  # wrong input: the internal-force integral forgotten
+    assert np.abs(ctrls[0](0.1, rec) - ctrls[1](0.1, rec)).max() > 1e-6
+    ctrls[0]._box.mode = 1  # wrong input: the compiled plant on the wall, the law free
+    rec.sensors["lambda"] = rng.normal(scale=2.0, size=su.contact.dim)
+    with pytest.raises(ValueError, match="r_Pd of size 3, f_Fd 0.*2 position functions, 1 hyp"):
+        ctrls[0](0.12, rec)
 
 
 @pytest.mark.skipif(not core.available(), reason="the compiled core is not built")

@@ -11,7 +11,7 @@
 
 #include "control.hpp"
 #include "core.hpp"
-#include "yz_box.hpp"
+#include "yz_sample.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -20,6 +20,42 @@ using pfaff::MatX;
 using pfaff::VecX;
 
 using Buffer = nb::ndarray<double, nb::c_contig, nb::device::cpu>;
+
+namespace
+{
+  // terms and sample of a compiled YZ plant (src/cpp/yz_sample.hpp)
+  template <class Plant>
+  void bind_sample(nb::class_<Plant, pfaff::YZSample> & c)
+  {
+    c.def(
+       "terms",
+       [](Plant & p, const VecX & q, const VecX & v, const VecX & lam) {
+         pfaff::yz_terms(p, q, v, lam);
+         const pfaff::YZGrasp & g = p.grasp;
+         return nb::make_tuple(
+           p.r, p.rd, g.S, g.W, g.S_rate, g.W_rate, g.T, g.T_rate, p.Q_r, p.r_P, p.F_h, p.f_F,
+           g.E_P, g.E_F, g.E_F_rate);
+       },
+       "q"_a, "v"_a, "lam"_a,
+       "r, r', S, W, S', W', T, T', Q_r, r_P, F_h, f_F, E_P, E_F, E_F' at (q, v) and the "
+       "multipliers lam in the current mode (the plant's object_state, grasp_state, Q_r, "
+       "measure)")
+      .def(
+        "sample",
+        [](Plant & p, pfaff::YZServo & servo, const VecX & q, const VecX & v, const VecX & lam,
+           const MatX & M, const VecX & h, const VecX & qd, const MatX & J, const VecX & Jdqd,
+           const VecX & r_Pd, const VecX & r_Pd_dot, const VecX & r_Pd_dd, const VecX & f_Fd,
+           const VecX & f_ISd, const VecX & held) {
+          pfaff::yz_terms(p, q, v, lam);
+          pfaff::yz_law(p, servo, M, h, qd, J, Jdqd, r_Pd, r_Pd_dot, r_Pd_dd, f_Fd, f_ISd, held);
+          return nb::make_tuple(p.out.tau_arm, p.r_P, p.f_F, p.f_IS);
+        },
+        "servo"_a, "q"_a, "v"_a, "lam"_a, "M"_a, "h"_a, "qd"_a, "J"_a, "Jdqd"_a, "r_Pd"_a,
+        "r_Pd_dot"_a, "r_Pd_dd"_a, "f_Fd"_a, "f_ISd"_a, "held"_a,
+        "one sample of YZController on the plant (Yoshikawa-Zheng eq. 3-22, 27, 31-37, "
+        "41-43): tau_arm, r_P, f_F, f_IS; the servo state carried in servo");
+  }
+} // namespace
 
 NB_MODULE(_core, m)
 {
@@ -251,7 +287,19 @@ NB_MODULE(_core, m)
     .def_ro("start_F", &pfaff::YZServo::start_F)
     .def_ro("start_I", &pfaff::YZServo::start_I);
 
-  nb::class_<pfaff::YZRigidBox>(m, "YZRigidBox")
+  nb::class_<pfaff::YZSample>(m, "YZSample")
+    .def_rw("mode", &pfaff::YZSample::mode)
+    .def_ro("r", &pfaff::YZSample::r)
+    .def_ro("rd", &pfaff::YZSample::rd)
+    .def_ro("Q_r", &pfaff::YZSample::Q_r)
+    .def_ro("u1", &pfaff::YZSample::u1)
+    .def_ro("u2", &pfaff::YZSample::u2)
+    .def_ro("u3", &pfaff::YZSample::u3)
+    .def_prop_ro("q_dd", [](const pfaff::YZSample & b) { return b.out.q_dd; })
+    .def_prop_ro("r_dd", [](const pfaff::YZSample & b) { return b.out.r_dd; })
+    .def_prop_ro("F_hSd", [](const pfaff::YZSample & b) { return b.out.F_hSd; });
+
+  auto box = nb::class_<pfaff::YZRigidBox, pfaff::YZSample>(m, "YZRigidBox")
     .def(nb::init<>())
     .def_rw("iq", &pfaff::YZRigidBox::iq)
     .def_rw("iv", &pfaff::YZRigidBox::iv)
@@ -263,41 +311,23 @@ NB_MODULE(_core, m)
     .def_rw("F_sel", &pfaff::YZRigidBox::F_sel)
     .def_rw("E_sel", &pfaff::YZRigidBox::E_sel)
     .def_rw("P_off", &pfaff::YZRigidBox::P_off)
-    .def_rw("g", &pfaff::YZRigidBox::g)
-    .def_ro("r", &pfaff::YZRigidBox::r)
-    .def_ro("rd", &pfaff::YZRigidBox::rd)
-    .def_ro("Q_r", &pfaff::YZRigidBox::Q_r)
-    .def_ro("u1", &pfaff::YZRigidBox::u1)
-    .def_ro("u2", &pfaff::YZRigidBox::u2)
-    .def_ro("u3", &pfaff::YZRigidBox::u3)
-    .def_prop_ro("q_dd", [](const pfaff::YZRigidBox & b) { return b.out.q_dd; })
-    .def_prop_ro("r_dd", [](const pfaff::YZRigidBox & b) { return b.out.r_dd; })
-    .def_prop_ro("F_hSd", [](const pfaff::YZRigidBox & b) { return b.out.F_hSd; })
-    .def(
-      "terms",
-      [](pfaff::YZRigidBox & b, const VecX & q, const VecX & v, const VecX & lam) {
-        pfaff::yz_box_terms(b, q, v, lam);
-        const pfaff::YZGrasp & g = b.grasp;
-        return nb::make_tuple(
-          b.r, b.rd, g.S, g.W, g.S_rate, g.W_rate, g.T, g.T_rate, b.Q_r, b.r_P, b.F_h, b.f_F);
-      },
-      "q"_a, "v"_a, "lam"_a,
-      "r, r', S, W, S', W', T, T', Q_r, r_P, F_h, f_F at (q, v) and the multipliers lam "
-      "(DualPandaPlant's object_state, grasp_state, Q_r, measure)")
-    .def(
-      "sample",
-      [](pfaff::YZRigidBox & b, pfaff::YZServo & servo, const VecX & q, const VecX & v,
-         const VecX & lam, const MatX & M, const VecX & h, const VecX & qd, const MatX & J,
-         const VecX & Jdqd, const VecX & r_Pd, const VecX & r_Pd_dot, const VecX & r_Pd_dd,
-         const VecX & f_Fd, const VecX & f_ISd, const VecX & held) {
-        pfaff::yz_box_sample(
-          b, servo, q, v, lam, M, h, qd, J, Jdqd, r_Pd, r_Pd_dot, r_Pd_dd, f_Fd, f_ISd, held);
-        return nb::make_tuple(b.out.tau_arm, b.r_P, b.f_F, b.f_IS);
-      },
-      "servo"_a, "q"_a, "v"_a, "lam"_a, "M"_a, "h"_a, "qd"_a, "J"_a, "Jdqd"_a, "r_Pd"_a,
-      "r_Pd_dot"_a, "r_Pd_dd"_a, "f_Fd"_a, "f_ISd"_a, "held"_a,
-      "one sample of YZController on the box (Yoshikawa-Zheng eq. 3-12, 27, 31-37, "
-      "41-43): tau_arm, r_P, f_F, f_IS; the servo state carried in servo");
+    .def_rw("g", &pfaff::YZRigidBox::g);
+  bind_sample(box);
+
+  auto plane = nb::class_<pfaff::YZPinnedPlane, pfaff::YZSample>(m, "YZPinnedPlane")
+    .def(nb::init<>())
+    .def_rw("iq", &pfaff::YZPinnedPlane::iq)
+    .def_rw("iv", &pfaff::YZPinnedPlane::iv)
+    .def_rw("c_hands", &pfaff::YZPinnedPlane::c_hands)
+    .def_rw("F_sel", &pfaff::YZPinnedPlane::F_sel)
+    .def("set_object", &pfaff::YZPinnedPlane::set_object, "A_S"_a, "I_B"_a,
+         "the constant A_S and I_B of the grasp terms")
+    .def("add_set", &pfaff::YZPinnedPlane::add_set, "E_P"_a, "P_off"_a, "offsets"_a,
+         "normals"_a, "levels"_a, "f_sel"_a,
+         "an object-constraint set (eq. 17-22): r_P = E_P r + P_off, the hypersurfaces "
+         "n_i . (x + R o_i) = level_i (offsets o_i, normals n_i: C x 2), f_F = f_sel "
+         "lambda; returns its mode");
+  bind_sample(plane);
 
   nb::class_<System>(m, "System")
     .def(nb::init<const std::string &>(), "model_text"_a)

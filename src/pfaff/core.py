@@ -258,13 +258,19 @@ def yz_grasp():
 
 def yz_rigid_box():
     """A ``pfaff._core.YZRigidBox`` (one sample of :class:`~pfaff.control.YZController`
-    on a box held by rigid grasps, src/cpp/yz_box.hpp), or None without the core."""
+    on a box held by rigid grasps, src/cpp/yz_sample.hpp), or None without the core."""
     return None if _core is None else _core.YZRigidBox()
+
+
+def yz_pinned_plane():
+    """A ``pfaff._core.YZPinnedPlane`` (one sample of :class:`~pfaff.control.YZController`
+    on a planar object held by pins, src/cpp/yz_sample.hpp), or None without the core."""
+    return None if _core is None else _core.YZPinnedPlane()
 
 
 def yz_servo():
     """A ``pfaff._core.YZServo``: the servo state of eq. (41)-(43) that a
-    ``YZRigidBox`` sample carries (or None without the core)."""
+    ``YZRigidBox`` or ``YZPinnedPlane`` sample carries (or None without the core)."""
     return None if _core is None else _core.YZServo()
 
 

@@ -188,10 +188,10 @@ class GraspModel(Protocol):
     per sample, handed to ``grasp_state(obj, mode) -> GraspState``, ``Q_r(obj)`` of
     eq. (5) and ``measure(snap, obj, mode) -> (F_h, f_F)``: the measured hand
     wrenches (world, stacked) and constraint forces; ``object_at(r, r')`` builds an
-    :class:`ObjectState` from coordinates. Optional, for a plant with one
-    object-constraint set: ``compiled_grasp()`` returns a ``pfaff._core.YZRigidBox``
-    holding the same terms (or None); with it the compiled law evaluates the whole
-    sample, plant terms and servo included, in one call.
+    :class:`ObjectState` from coordinates. Optional: ``compiled_grasp()`` returns a
+    ``pfaff._core.YZRigidBox`` or ``YZPinnedPlane`` holding the same terms for every
+    mode (or None); with it the compiled law evaluates the whole sample, plant terms
+    and servo included, in one call.
     """
 
     arm_idx: np.ndarray
@@ -227,8 +227,9 @@ class YZController:
     compiled : evaluate eq. (31)-(37) in one call into the compiled core
         (``pfaff._core.YZKernel``) when it is built, and the whole sample (the plant's
         object, grasp and force terms, eq. 41-43 and the law) in one call when the plant
-        has a ``compiled_grasp()`` (``pfaff._core.YZRigidBox``); False: the NumPy law
-        (:meth:`_law`, :meth:`_torque`, the reference; the tests hold them to each other).
+        has a ``compiled_grasp()`` (``pfaff._core.YZRigidBox``, ``YZPinnedPlane``);
+        False: the NumPy law (:meth:`_law`, :meth:`_torque`, the reference; the tests
+        hold them to each other).
     """
 
     needs_sensors = True
@@ -282,7 +283,8 @@ class YZController:
         self.reset()
 
     def _servo_gains(self) -> None:
-        """K_V, K_P of the current mode into the compiled servo."""
+        """K_V, K_P and the mode of the current mode into the compiled servo and plant."""
+        self._box.mode = self.mode
         KV = self.K_V[self.mode] if isinstance(self.K_V, dict) else self.K_V
         KP = self.K_P[self.mode] if isinstance(self.K_P, dict) else self.K_P
         self._servo.K_V, self._servo.K_P = np.asarray(KV, float), np.asarray(KP, float)

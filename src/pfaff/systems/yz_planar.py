@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from pfaff import core
 from pfaff.constraints import ConstraintSet, PointOnPlane, PointsCoincide
 from pfaff.control.yoshikawa_zheng import YZ_PAPER_GAINS, GraspState, ObjectState, YZController
 from pfaff.manipulation.grasp import (
@@ -258,9 +259,12 @@ class YZPlanarPlant:
                 name="wall", unilateral=True,
             )  # fmt: skip
             self.contact = ConstraintSet(self.mech, [*pins, wall])
-            surface = planar_contact_surface((0.0, contact_h), (0.0, 1.0), wall_y)
+            # the object's point (0, contact_h) on the line y = wall_y, pressing along +y
+            self._surface = ((0.0, contact_h), (0.0, 1.0), wall_y)
             self.constrained = ObjectConstraints(
-                [surface], [linear_function((1, 0, 0)), linear_function((0, 0, 1))], 3
+                [planar_contact_surface(*self._surface)],
+                [linear_function((1, 0, 0)), linear_function((0, 0, 1))],
+                3,
             )
         self.unconstrained = ObjectConstraints([], [linear_function(e) for e in np.eye(3)], 3)
         self.I_B = np.diag(
@@ -350,6 +354,32 @@ class YZPlanarPlant:
     def Q_r(self, obj: ObjectState) -> np.ndarray:
         """Eq. (5) in the plane, no gravity (g = 0, Sec. 5): ``I_B T' r' = 0`` with T = I."""
         return np.zeros(3)
+
+    def compiled_grasp(self):
+        """The terms of :meth:`object_state`, :meth:`grasp_state` (both modes),
+        :meth:`Q_r` and :meth:`measure` as a ``pfaff._core.YZPinnedPlane`` (the compiled
+        sample of :class:`YZController`), or None without the core."""
+        plane = core.yz_pinned_plane()
+        if plane is None:
+            return None
+        plane.iq = plane.iv = 4  # r = (x, y, theta) at q[4:7], v[4:7] in both models
+        plane.c_hands = np.array([g.position[:2] for g in self.grasps]).T
+        F_sel = np.zeros((6, 4))  # F_h = (lambda_0, lambda_1, 0, lambda_2, lambda_3, 0)
+        F_sel[[0, 1, 3, 4], [0, 1, 2, 3]] = 1.0
+        plane.F_sel = F_sel
+        plane.set_object(self.A_S, self.I_B)
+        r0 = np.zeros(3)
+        oc = self.unconstrained
+        plane.add_set(oc.E_P(r0), oc.r_P(r0), np.zeros((0, 2)), np.zeros((0, 2)),
+                      np.zeros(0), np.zeros((0, 0)))  # fmt: skip
+        if self.wall_y is not None:  # mode 1: f_F = -lambda_4, the wall's multiplier
+            oc = self.constrained
+            (offset, normal, level), f_sel = self._surface, -np.eye(1, 5, 4)
+            plane.add_set(
+                oc.E_P(r0), oc.r_P(r0), np.array([offset]), np.array([normal]),
+                np.array([level]), f_sel,
+            )  # fmt: skip
+        return plane
 
     def controller(
         self, reference, control_dt=2e-3, unloaded_start=False, mode=0, rule="trapezoid"
