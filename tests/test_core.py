@@ -451,6 +451,9 @@ SCENARIO_RUNS = [
     ("panda-table", {"t_end": 0.7}),
     ("planar-arm-force", {"t_end": 0.6}),
     ("yz-free", {"probe": False}),
+    ("yz-contact", {}),
+    # the Arimoto law sampled by the core itself (held_forces), 2000 samples
+    ("handwriting-robot", {"t_end": 1.0, "qstar": False, "sweep": False}),
 ]
 
 

@@ -17,10 +17,14 @@ from pfaff.scenarios.parallelogram_chain import (
     reduced_coefficients,
 )
 from pfaff.simulate import (
+    AnchorDamper,
+    AnchorSpring,
     AppliedForce,
+    GravityCompensation,
     JointDamper,
     JointSpring,
     PointDamper,
+    PointForce,
     PointSpring,
     SimOptions,
     simulate,
@@ -53,6 +57,11 @@ def _elements():
         PointDamper("c0_link2", damping=0.4, point1=(0.5, 0.0, 0.0), target=(0.2, -0.5, 0.0)),
         JointSpring("c0_joint1", 1.5, rest=-0.4),
         JointDamper("c1_joint1", 0.3),
+        AnchorSpring("c0_link2", (0.2, -0.3, 0.1), 4.0, axes=(0, 1), point=(0.2, 0.1, 0.0)),
+        AnchorSpring("c1_tip", (1.0, 0.2, 0.0), 1.5, axes=(1,)),
+        AnchorDamper("c1_link1", 0.6, axes=(0, 1), point=(0.3, 0.0, 0.0)),
+        PointForce("c0_tip", (0.5, -2.0, 0.0), point=(0.05, 0.02, 0.0)),
+        GravityCompensation(),
     ]
 
 

@@ -215,3 +215,27 @@ def test_a_subclassed_law_is_not_sampled_from_its_parents_elements():
         ("f1_tip", "f2_tip"), rf.FINGER_JOINTS, RADII, 1.0, 0.008, 200.0, 8)).arrays()
         for e in ("numpy", "core")}  # fmt: skip
     assert _rel(runs["core"]["tau"], runs["numpy"]["tau"]) <= 1e-9
+
+
+def test_a_law_whose_elements_do_not_bind_is_called_per_sample():
+    """held_law returns None (the controller is called, not its elements) when an
+    element does not bind to the mechanism: ArimotoHybrid's per-coordinate dampers on a
+    model with nq != nv (a continuous joint: q = (cos, sin)); it binds on the Panda."""
+    import pinocchio as pin
+
+    from pfaff.control.arimoto import ArimotoHybrid
+    from pfaff.mechanism import PinocchioMechanism, load_robot
+    from pfaff.simulate.core_engine import held_law
+
+    model = pin.Model()
+    j = model.addJoint(0, pin.JointModelRUBZ(), pin.SE3.Identity(), "wheel")
+    model.appendBodyToJoint(j, pin.Inertia.FromSphere(1.0, 0.1), pin.SE3.Identity())
+    model.addFrame(pin.Frame("rim", j, 0, pin.SE3(np.eye(3), np.array([0.1, 0, 0])),
+                             pin.FrameType.OP_FRAME))  # fmt: skip
+    wheel = PinocchioMechanism(model)
+    law = ArimotoHybrid("rim", (0.0, 0.1), 10.0, 0.7, 0.03, 1.0)
+    assert wheel.nq == 2 and wheel.nv == 1
+    assert held_law(law, np.array([1.0, 0.0]), wheel) is None
+    panda = load_robot("panda")
+    law = ArimotoHybrid("panda_hand_tcp", (0.4, 0.0), 10.0, 0.7, 0.03, 1.0)
+    assert len(held_law(law, np.zeros(panda.nq), panda)) == 4 + panda.nv

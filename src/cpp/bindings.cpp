@@ -144,7 +144,11 @@ NB_MODULE(_core, m)
     .value("PointDamper", pfaff::ForceKind::PointDamper)
     .value("JointSpring", pfaff::ForceKind::JointSpring)
     .value("JointDamper", pfaff::ForceKind::JointDamper)
-    .value("CoordinateSpring", pfaff::ForceKind::CoordinateSpring);
+    .value("CoordinateSpring", pfaff::ForceKind::CoordinateSpring)
+    .value("AnchorSpring", pfaff::ForceKind::AnchorSpring)
+    .value("AnchorDamper", pfaff::ForceKind::AnchorDamper)
+    .value("PointForce", pfaff::ForceKind::PointForce)
+    .value("GravityCompensation", pfaff::ForceKind::GravityCompensation);
 
   nb::class_<pfaff::ForceSpec>(m, "ForceSpec")
     .def(nb::init<>())
@@ -165,7 +169,9 @@ NB_MODULE(_core, m)
     .def_rw("iv", &pfaff::ForceSpec::iv)
     .def_rw("iqs", &pfaff::ForceSpec::iqs)
     .def_rw("ivs", &pfaff::ForceSpec::ivs)
-    .def_rw("coefs", &pfaff::ForceSpec::coefs);
+    .def_rw("coefs", &pfaff::ForceSpec::coefs)
+    .def_rw("axes", &pfaff::ForceSpec::axes)
+    .def_rw("F", &pfaff::ForceSpec::F);
 
   nb::class_<pfaff::Options>(m, "Options")
     .def(nb::init<>())

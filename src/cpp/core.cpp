@@ -225,7 +225,9 @@ namespace pfaff
     frame_terms(true, v, fresh); // placements and Jacobians stand with M
     if (!felems.empty()) // force elements: tau + Q - h = tau - (h - Q)
     {
-      if (!felems.evaluate(frames, q, v))
+      if (felems.gravity)
+        gravity_terms(q);
+      if (!felems.evaluate(frames, q, v, g_fe_, Vg_fe_))
         felems.Q(0) = kNaN; // a point spring's points coincide: direction undefined
       h -= felems.Q;
     }
@@ -235,6 +237,13 @@ namespace pfaff
       potential_gravity = pinocchio::computePotentialEnergy(model, data, q);
       potential = potential_gravity + felems.V;
     }
+  }
+
+  void System::gravity_terms(const VecX & q)
+  {
+    // on data_g: data keeps the passes of the state (M, h, the frames)
+    g_fe_ = pinocchio::computeGeneralizedGravity(model, data_g, q);
+    Vg_fe_ = pinocchio::computePotentialEnergy(model, data_g, q);
   }
 
   void System::joint_accelerations(const std::vector<FrameKin> & fs)
@@ -1126,7 +1135,9 @@ namespace pfaff
       start_ok_ = false; // the step moves (q_, v_) and data
       if (held_on_ && !(t < next_ctrl_ - 1e-9 * dt)) // a held law's sample (set_held)
       {
-        held.evaluate(frames, q_, v_); // the frames of (q_, v_), with velocity
+        if (held.gravity)
+          gravity_terms(q_);
+        held.evaluate(frames, q_, v_, g_fe_, Vg_fe_); // the frames of (q_, v_), with velocity
         tau_ = held.Q;
         next_ctrl_ += control_dt_;
       }

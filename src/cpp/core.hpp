@@ -229,7 +229,8 @@ namespace pfaff
     Options opt;
     pinocchio::Model model;
     pinocchio::Data data;
-    pinocchio::Data data_g; // sample(): g and the potential, leaving data's passes as they are
+    // sample() and gravity_terms(): g and the potential, leaving data's passes as they are
+    pinocchio::Data data_g;
     std::vector<FrameKin> frames;
     std::vector<FrameKin> obs_frames; // observed at controller samples only
     std::vector<Spec> specs;
@@ -258,6 +259,10 @@ namespace pfaff
       std::vector<FrameKin> & fs, bool with_velocity, const VecX & v, bool placements);
     /// a FrameKin for frame `name` (std::invalid_argument when unknown)
     FrameKin new_frame(const std::string & name) const;
+    /// g(q) and gravity's potential into g_fe_, Vg_fe_ (a gravity compensation element)
+    void gravity_terms(const VecX & q);
+    VecX g_fe_;
+    double Vg_fe_ = 0.0;
     /// data.a of the frames' joints at zero joint acceleration, from the RNEA pass's
     /// a_gf = a - X g and the placements oMi of the same q
     void joint_accelerations(const std::vector<FrameKin> & fs);

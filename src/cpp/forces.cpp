@@ -56,7 +56,8 @@ namespace pfaff
   }
 
   bool ForceElements::evaluate(
-    const std::vector<FrameKin> & frames, const VecX & q, const VecX & v)
+    const std::vector<FrameKin> & frames, const VecX & q, const VecX & v, const VecX & g,
+    double Vg)
   {
     Q.setZero();
     V = power = 0.0;
@@ -123,6 +124,42 @@ namespace pfaff
         power += f * v(s.iv);
         break;
       }
+      case ForceKind::AnchorSpring:
+      {
+        Vec3 p;
+        point(frames[s.s1], s.has_p1, s.p1, p, J_);
+        for (int a : s.axes)
+        {
+          const double d = p(a) - s.target(a);
+          Q.noalias() -= (s.k * d) * J_.row(a).transpose();
+          V += 0.5 * s.k * d * d;
+        }
+        break;
+      }
+      case ForceKind::AnchorDamper:
+      {
+        Vec3 p;
+        point(frames[s.s1], s.has_p1, s.p1, p, J_);
+        for (int a : s.axes)
+        {
+          const double rate = J_.row(a).dot(v);
+          Q.noalias() -= (s.c * rate) * J_.row(a).transpose();
+          power -= s.c * rate * rate;
+        }
+        break;
+      }
+      case ForceKind::PointForce:
+      {
+        Vec3 p;
+        point(frames[s.s1], s.has_p1, s.p1, p, J_);
+        Q.noalias() += J_.transpose() * s.F;
+        V -= s.F.dot(p);
+        break;
+      }
+      case ForceKind::GravityCompensation:
+        Q += g;
+        V -= Vg;
+        break;
       }
     }
     return ok;

@@ -8,6 +8,10 @@
 //   joint spring   Q_i = -k (q_i - rest),  V = k (q_i - rest)^2 / 2
 //   joint damper   Q_i = -c v_i
 //   coordinate spring  s = sum_j c_j q_j - rest,  Q_j = -k s c_j,  V = k s^2 / 2
+//   anchor spring  Q = -k J_a^T (p_a - target_a),  V = k |p_a - target_a|^2 / 2 (rows a)
+//   anchor damper  Q = -c J_a^T J_a v
+//   point force    Q = J_p^T F,  V = -F . p
+//   gravity compensation  Q = g(q),  V = -V_g(q)
 // Workspaces are sized once (resize); no allocation per state.
 #pragma once
 
@@ -26,7 +30,11 @@ namespace pfaff
     PointDamper,
     JointSpring,
     JointDamper,
-    CoordinateSpring // V = k (sum_j c_j q_j - rest)^2 / 2 on several joint coordinates
+    CoordinateSpring, // V = k (sum_j c_j q_j - rest)^2 / 2 on several joint coordinates
+    AnchorSpring,     // a body point to a world anchor along the world axes `axes`
+    AnchorDamper,     // a body point's world velocity along `axes`
+    PointForce,       // a constant world force F on a body point
+    GravityCompensation
   };
 
   /// One built-in force element (the Python classes of pfaff.simulate.forces).
@@ -41,6 +49,8 @@ namespace pfaff
     int iq = -1, iv = -1;
     std::vector<int> iqs, ivs; // CoordinateSpring: the coordinates and their coefficients
     std::vector<double> coefs;
+    std::vector<int> axes;                       // AnchorSpring, AnchorDamper: world axes
+    Eigen::Vector3d F = Eigen::Vector3d::Zero(); // PointForce [N]
   };
 
   /// The force elements of one system: Q, the springs' potential V and the dampers' power.
@@ -51,18 +61,24 @@ namespace pfaff
     {
       if (spec.iqs.size() != spec.coefs.size() || spec.ivs.size() != spec.coefs.size())
         throw std::invalid_argument("coordinate spring: one q index, v index, coefficient each");
+      for (int a : spec.axes)
+        if (a < 0 || a > 2)
+          throw std::invalid_argument("anchor element: axes are world axes 0, 1, 2");
       specs.push_back(spec);
+      gravity = gravity || spec.kind == ForceKind::GravityCompensation;
     }
     bool empty() const { return specs.empty(); }
     void resize(int nv);
-    /// Q (nv), V [J] and power [W] at (q, v) from the frames last computed; returns
+    /// Q (nv), V [J] and power [W] at (q, v) from the frames last computed and, for a
+    /// gravity compensation, the generalized gravity g and its potential Vg at q; returns
     /// false (Q unchanged from zero) for a point spring whose points coincide.
     bool evaluate(const std::vector<FrameKin> & frames, const Eigen::VectorXd & q,
-                  const Eigen::VectorXd & v);
+                  const Eigen::VectorXd & v, const Eigen::VectorXd & g, double Vg);
 
     std::vector<ForceSpec> specs;
     Eigen::VectorXd Q;
     double V = 0.0, power = 0.0;
+    bool gravity = false; // an element needs g(q) (evaluate's g, Vg)
 
   private:
     void two_points(const std::vector<FrameKin> & frames, const ForceSpec & s);

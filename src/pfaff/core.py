@@ -127,8 +127,8 @@ def rolling_spec(contact: int, holonomic: bool):
 
 
 def new_force_spec(kind: str):
-    """An empty ``pfaff._core.ForceSpec`` of ``kind`` (``PointSpring``, ``PointDamper``,
-    ``JointSpring``, ``JointDamper`` or ``CoordinateSpring``);
+    """An empty ``pfaff._core.ForceSpec`` of ``kind`` (a class name of
+    ``pfaff.simulate.core_engine.BUILT_IN_FORCES``, e.g. ``PointSpring``);
     :mod:`pfaff.simulate.core_engine` fills it."""
     s = _core.ForceSpec()
     s.kind = getattr(_core.ForceKind, kind)

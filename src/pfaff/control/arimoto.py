@@ -30,6 +30,13 @@ import math
 import numpy as np
 
 from pfaff.mechanism.base import Snapshot
+from pfaff.simulate.forces import (
+    AnchorDamper,
+    AnchorSpring,
+    GravityCompensation,
+    JointDamper,
+    PointForce,
+)
 from pfaff.simulate.record import StepRecord
 
 #: ordinary physical scale of the paper, eq. (56)
@@ -100,6 +107,22 @@ class ArimotoHybrid:
         Jp = fs.point_jacobian(self.point)
         J, w = Jp[:2], -Jp[2]
         return x, J, w, x[:2] - self.target, J @ snap.v
+
+    def held_forces(self, q0: np.ndarray) -> list:
+        """The law as built-in force elements (the Controller protocol's optional
+        ``held_forces``; the compiled core samples and holds them itself): eq. (42) is
+        ``g(q)`` + the pressing force ``lambda_d w = J_p^T (0, 0, -lambda_d)`` + a spring
+        ``k`` and a damper ``zeta sqrt(k)`` from the point to the target along x and y +
+        ``-c q'`` (a damper per coordinate: nq == nv, else the core calls the law)."""
+        frame, point = self.frame, self.point
+        target = (self.target[0], self.target[1], 0.0)
+        out = [GravityCompensation()] if self.gravity_compensation else []
+        out += [
+            PointForce(frame, (0.0, 0.0, -self.lambda_d), point, name="pressing force"),
+            AnchorSpring(frame, target, self.k, axes=(0, 1), point=point, name="k dx"),
+            AnchorDamper(frame, self.zeta * math.sqrt(self.k), axes=(0, 1), point=point),
+        ]
+        return out + [JointDamper(i, self.c) for i in range(len(q0))]
 
     def __call__(self, t: float, rec: StepRecord) -> np.ndarray:
         snap = rec.snap

@@ -2,12 +2,16 @@
 
 from pfaff.simulate.correction import newton_project
 from pfaff.simulate.forces import (
+    AnchorDamper,
+    AnchorSpring,
     AppliedForce,
     CoordinateSpring,
     ForceElement,
+    GravityCompensation,
     JointDamper,
     JointSpring,
     PointDamper,
+    PointForce,
     PointSpring,
 )
 from pfaff.simulate.integrator import INTEGRATORS, SimOptions, project_state, simulate
@@ -21,6 +25,8 @@ from pfaff.simulate.trajectory import (
 )
 
 __all__ = [
+    "AnchorDamper",
+    "AnchorSpring",
     "AppliedForce",
     "CoordinateSpring",
     "Controller",
@@ -28,9 +34,11 @@ __all__ = [
     "StepRecord",
     "as_controller",
     "ForceElement",
+    "GravityCompensation",
     "JointDamper",
     "JointSpring",
     "PointDamper",
+    "PointForce",
     "PointSpring",
     "INTEGRATORS",
     "SERIES_DOC",

@@ -19,12 +19,16 @@ import numpy as np
 from pfaff import core
 from pfaff.constraints.base import ConstraintEval, ConstraintSet
 from pfaff.dynamics import Projection
-from pfaff.mechanism.base import FrameState, Snapshot
+from pfaff.mechanism.base import FrameState, ModelError, Snapshot
 from pfaff.simulate.forces import (
+    AnchorDamper,
+    AnchorSpring,
     CoordinateSpring,
+    GravityCompensation,
     JointDamper,
     JointSpring,
     PointDamper,
+    PointForce,
     PointSpring,
 )
 from pfaff.simulate.record import StepRecord
@@ -57,7 +61,10 @@ _SERIES = (
 )
 
 
-BUILT_IN_FORCES = (PointSpring, PointDamper, JointSpring, JointDamper, CoordinateSpring)
+BUILT_IN_FORCES = (
+    PointSpring, PointDamper, JointSpring, JointDamper, CoordinateSpring, AnchorSpring,
+    AnchorDamper, PointForce, GravityCompensation,
+)  # fmt: skip
 
 
 def force_reason(forces) -> str | None:
@@ -66,8 +73,7 @@ def force_reason(forces) -> str | None:
         if type(e) not in BUILT_IN_FORCES:
             return (
                 f"force element {e.name!r} ({type(e).__name__}) calls Python at every stage "
-                "(the core runs PointSpring, PointDamper, JointSpring, JointDamper, "
-                "CoordinateSpring)"
+                f"(the core runs {', '.join(t.__name__ for t in BUILT_IN_FORCES)})"
             )
         if isinstance(e, PointSpring) and e.law is not None:
             return f"force element {e.name!r} has a spring law callable (Python at every stage)"
@@ -77,6 +83,8 @@ def force_reason(forces) -> str | None:
 def force_spec(system, e):
     """A ``pfaff._core.ForceSpec`` for a bound built-in force element."""
     s = core.new_force_spec(type(e).__name__)
+    if isinstance(e, GravityCompensation):  # nothing to fill: g(q) is the model's
+        return s
     if isinstance(e, (PointSpring, PointDamper)):
         s.s1 = system.add_frame(e.frame1)
         s.s2 = -1 if e.frame2 is None else system.add_frame(e.frame2)
@@ -89,6 +97,18 @@ def force_spec(system, e):
             s.k, s.L0, s.k3 = e.k, e.L0, e.k3
         else:
             s.c = e.c
+    elif isinstance(e, (AnchorSpring, AnchorDamper, PointForce)):
+        s.s1 = system.add_frame(e.frame)
+        if e.point is not None:
+            s.p1, s.has_p1 = e.point, True
+        if isinstance(e, PointForce):
+            s.F = e.F
+        else:
+            s.axes = list(e.axes)
+            if isinstance(e, AnchorSpring):
+                s.k, s.target = e.k, e.target
+            else:
+                s.c = e.c
     elif isinstance(e, CoordinateSpring):
         s.iqs, s.ivs = [int(i) for i in e.iq], [int(i) for i in e.iv]
         s.coefs, s.k, s.rest = [float(c) for c in e.c], e.k, e.rest
@@ -115,17 +135,22 @@ def build(cset: ConstraintSet, forces=()):
 def held_law(controller, q: np.ndarray, mech) -> list | None:
     """The force elements of a controller whose law is built-in force elements sampled
     and held (its optional ``held_forces(q0)``, :class:`~pfaff.simulate.record.Controller`),
-    bound to ``mech``; None when it has none or one is not built in. The core then
-    samples them itself and Python is not called per sample. Only the controller's own
-    class counts: a subclass may change ``__call__`` and inherit ``held_forces``."""
+    bound to ``mech``; None when it has none, one is not built in or one does not bind
+    to ``mech`` (e.g. a damper on a coordinate index where nq != nv): the controller is
+    then called per sample. The core samples the elements itself and Python is not
+    called per sample. Only the controller's own class counts: a subclass may change
+    ``__call__`` and inherit ``held_forces``."""
     make = type(controller).__dict__.get("held_forces")
     if make is None:
         return None
     elements = list(make(controller, q))
     if force_reason(elements) is not None:
         return None
-    for e in elements:
-        e.bind(mech)
+    try:
+        for e in elements:
+            e.bind(mech)
+    except ModelError:
+        return None
     return elements
 
 

@@ -23,6 +23,10 @@ Elements:
 - :class:`PointDamper` -- a damper between two points, tension ``c s'``.
 - :class:`JointSpring`, :class:`JointDamper` -- on one coordinate of a one-dof joint.
 - :class:`CoordinateSpring` -- on a linear combination of joint coordinates.
+- :class:`AnchorSpring`, :class:`AnchorDamper` -- a body point tied to a world
+  anchor along chosen world axes (a task-space stiffness and damping).
+- :class:`PointForce` -- a constant world force on a body point.
+- :class:`GravityCompensation` -- ``Q = g(q)``.
 - :class:`AppliedForce` -- a generalized force ``tau(t, q, v)``.
 """
 
@@ -300,6 +304,119 @@ class JointDamper(_Joint):
         Q = np.zeros(snap.v.shape[0])
         Q[self.iv] = -self.c * snap.v[self.iv]
         return Q
+
+
+def _axes(axes) -> list[int]:
+    """World axes (0 x, 1 y, 2 z) of an anchor element, each once."""
+    out = [int(a) for a in axes]
+    if not out or len(set(out)) != len(out) or not all(a in (0, 1, 2) for a in out):
+        raise ModelError(f"axes must be distinct world axes among 0, 1, 2 (x, y, z), got {axes!r}")
+    return out
+
+
+class _Anchored(ForceElement):
+    """A point fixed in ``frame`` at ``point`` (the origin when None), read along the
+    world ``axes``: its position rows ``p_a`` and Jacobian rows ``J_a``."""
+
+    def __init__(self, frame: str, axes, point) -> None:
+        self.frame, self.axes = frame, _axes(axes)
+        self.point = _point(point, "point")
+        self.frames = (frame,)
+
+    def _rows(self, snap: Snapshot) -> tuple[np.ndarray, np.ndarray]:
+        f = snap.frame(self.frame)
+        return f.point(self.point)[self.axes], f.point_jacobian(self.point)[self.axes]
+
+
+class AnchorSpring(_Anchored):
+    """A linear spring from a body point to a world anchor along chosen world axes:
+    ``V = k |p_a - target_a|^2 / 2``, ``Q = -k J_a^T (p_a - target_a)`` (a task-space
+    stiffness, e.g. the position term of Arimoto eq. 42 with ``axes=(0, 1)``).
+
+    Parameters
+    ----------
+    frame, point : the point (fixed in the frame; the frame's origin when None).
+    target : the anchor (3,) [m] in the world; only its ``axes`` entries count.
+    stiffness : k [N/m] (>= 0).
+    axes : the world axes along which the spring acts (default all three).
+    """
+
+    conservative = True
+
+    def __init__(self, frame: str, target, stiffness: float, axes=(0, 1, 2), point=None,
+                 name=None) -> None:  # fmt: skip
+        super().__init__(frame, axes, point)
+        self.target = _point(target, "target")
+        self.k = _finite(stiffness, "anchor spring stiffness [N/m]")
+        self.name = name or f"anchor spring {frame}"
+
+    def force(self, t: float, snap: Snapshot) -> np.ndarray:
+        p, J = self._rows(snap)
+        return -self.k * (J.T @ (p - self.target[self.axes]))
+
+    def potential(self, snap: Snapshot) -> float:
+        d = self._rows(snap)[0] - self.target[self.axes]
+        return 0.5 * self.k * float(d @ d)
+
+
+class AnchorDamper(_Anchored):
+    """A linear damper on a body point's world velocity along chosen world axes:
+    ``Q = -c J_a^T J_a v`` (dissipates ``c |J_a v|^2``; the damping term of Arimoto
+    eq. 42 with ``axes=(0, 1)``). ``damping`` c [N s/m] (>= 0)."""
+
+    def __init__(self, frame: str, damping: float, axes=(0, 1, 2), point=None, name=None):
+        super().__init__(frame, axes, point)
+        self.c = _finite(damping, "anchor damping [N s/m]")
+        self.name = name or f"anchor damper {frame}"
+
+    def force(self, t: float, snap: Snapshot) -> np.ndarray:
+        J = self._rows(snap)[1]
+        return -self.c * (J.T @ (J @ snap.v))
+
+
+class PointForce(ForceElement):
+    """A constant world force ``F`` (3,) [N] on a body point: ``Q = J_p^T F``, potential
+    ``V = -F . p`` (e.g. the desired pressing force of Arimoto eq. 42, ``lambda_d w``
+    with ``F = (0, 0, -lambda_d)``)."""
+
+    conservative = True
+
+    def __init__(self, frame: str, force, point=None, name=None) -> None:
+        self.frame, self.frames = frame, (frame,)
+        self.F = _point(force, "force")
+        self.point = _point(point, "point")
+        self.name = name or f"point force on {frame}"
+
+    def force(self, t: float, snap: Snapshot) -> np.ndarray:
+        return snap.frame(self.frame).point_jacobian(self.point).T @ self.F
+
+    def potential(self, snap: Snapshot) -> float:
+        return -float(self.F @ snap.frame(self.frame).point(self.point))
+
+
+class GravityCompensation(ForceElement):
+    """``Q = g(q)``, the generalized gravity, so that it cancels gravity; potential
+    ``V = -V_g(q)`` (the model's gravity potential, negated)."""
+
+    conservative = True
+
+    def __init__(self, name=None) -> None:
+        self.name = name or "gravity compensation"
+        self._mech: Mechanism | None = None
+
+    def bind(self, mechanism: Mechanism) -> None:
+        self._mech = mechanism
+
+    def _gravity(self, snap: Snapshot) -> Snapshot:
+        """The snapshot if it holds g and V_g, else one computed at its q (integrator
+        stages compute neither)."""
+        return snap if snap.g is not None else self._mech.compute(snap.q)
+
+    def force(self, t: float, snap: Snapshot) -> np.ndarray:
+        return np.array(self._gravity(snap).g, dtype=float)
+
+    def potential(self, snap: Snapshot) -> float:
+        return -float(self._gravity(snap).potential)
 
 
 class AppliedForce(ForceElement):
