@@ -331,7 +331,7 @@ def test_compiled_yz_law_equals_the_numpy_law(dual, case):
             YZController(plant=plant, gains=GAINS_OF[case], reference=ref, mode=mode, compiled=c)
             for c in (True, False)
         ]
-        assert (ctrls[0]._box is None) == (case == 3) and ctrls[0]._kernel is not None
+        assert (ctrls[0]._plant_sample is None) == (case == 3) and ctrls[0]._kernel is not None
         q = q0.copy()
         q[plant.arm_idx] += rng.normal(scale=0.02, size=plant.arm_idx.size)  # arms first in q
         for k in range(3):
@@ -463,7 +463,7 @@ def test_compiled_plane_servo_carries_through_mode_switches():
         return r[[0, 2]], rd[[0, 2]], rdd[[0, 2]], np.array([0.5 - t]), np.array([1.1 + t])
 
     ctrls = [YZController(plant=su, gains=YZ_GAINS, reference=ref, compiled=c) for c in (1, 0)]
-    assert ctrls[0]._box is not None and ctrls[1]._box is None
+    assert ctrls[0]._plant_sample is not None and ctrls[1]._plant_sample is None
     rng = np.random.default_rng(17)
     q0 = su.initial_q(np.array([-0.02, 0.13, 0.05]))
     for k in range(14):
@@ -492,7 +492,7 @@ def test_compiled_plane_servo_carries_through_mode_switches():
     rec = StepRecord.at(ConstraintSet(su.mech), snap, sensors={"lambda": lam})
     sv.has_int_I = False  # wrong input: the internal-force integral forgotten
     assert np.abs(ctrls[0](0.1, rec) - ctrls[1](0.1, rec)).max() > 1e-6
-    ctrls[0]._box.mode = 1  # wrong input: the compiled plant on the wall, the law free
+    ctrls[0]._plant_sample.mode = 1  # wrong input: the compiled plant on the wall, the law free
     rec.sensors["lambda"] = rng.normal(scale=2.0, size=su.contact.dim)
     with pytest.raises(ValueError, match="r_Pd of size 3, f_Fd 0.*2 position functions, 1 hyp"):
         ctrls[0](0.12, rec)
@@ -515,7 +515,7 @@ def test_compiled_box_servo_equals_the_numpy_servo(dual, rule, unloaded):
         )
         for c in (True, False)
     ]  # fmt: skip
-    assert ctrls[0]._box is not None and ctrls[1]._box is None
+    assert ctrls[0]._plant_sample is not None and ctrls[1]._plant_sample is None
     for k in range(12):
         if k == 5:
             for c in ctrls:

@@ -168,7 +168,6 @@ namespace pfaff
     grasp.I_B = I_B;
     grasp.T.setIdentity(3, 3);
     grasp.T_rate.setZero(3, 3);
-    grasp.E_P_rate.resize(0, 3);
   }
 
   int YZPinnedPlane::add_set(

@@ -249,9 +249,11 @@ class YZController:
         self.plant = plant
         self._kernel = core.yz_kernel() if compiled else None
         self._grasp = core.yz_grasp() if self._kernel is not None else None
+        # the whole sample compiled: the plant's terms (its optional compiled_grasp)
         compiled_grasp = getattr(plant, "compiled_grasp", None)
-        self._box = compiled_grasp() if self._kernel is not None and compiled_grasp else None
-        self._servo = core.yz_servo() if self._box is not None else None
+        use = self._kernel is not None and compiled_grasp is not None
+        self._plant_sample = compiled_grasp() if use else None
+        self._servo = core.yz_servo() if self._plant_sample is not None else None
         self.arm_idx = np.asarray(plant.arm_idx, dtype=int)
         a = self.arm_idx
         contiguous = a.size and np.array_equal(a, np.arange(a[0], a[0] + a.size))
@@ -283,8 +285,8 @@ class YZController:
         self.reset()
 
     def _servo_gains(self) -> None:
-        """K_V, K_P and the mode of the current mode into the compiled servo and plant."""
-        self._box.mode = self.mode
+        """The current mode into the compiled plant, and its K_V, K_P into the servo."""
+        self._plant_sample.mode = self.mode
         KV = self.K_V[self.mode] if isinstance(self.K_V, dict) else self.K_V
         KP = self.K_P[self.mode] if isinstance(self.K_P, dict) else self.K_P
         self._servo.K_V, self._servo.K_P = np.asarray(KV, float), np.asarray(KP, float)
@@ -336,7 +338,7 @@ class YZController:
     @property
     def last(self) -> dict[str, np.ndarray] | None:
         """The last sample's u1, u2, u3 (eq. 41-43), q''_d, r'' and F_hSd (eq. 32-37)."""
-        b = self._box
+        b = self._plant_sample
         if b is None or self._tau is None:  # the NumPy law's (None before a sample)
             return self._last
         return {"u1": b.u1, "u2": b.u2, "u3": b.u3, "q_dd": b.q_dd, "r_dd": b.r_dd,
@@ -345,7 +347,7 @@ class YZController:
     def hold_start(self) -> np.ndarray:
         """The estimated f_F, f_IS at the start of the hold after the last sample (the
         trapezoid rule's), stacked."""
-        if self._box is not None:
+        if self._plant_sample is not None:
             return np.concatenate([self._servo.start_F, self._servo.start_I])
         return np.concatenate(self._start)
 
@@ -399,8 +401,8 @@ class YZController:
         return self._tau
 
     def _law(self, t: float, rec: StepRecord) -> np.ndarray:
-        if self._box is not None:
-            return self._box_law(t, rec)
+        if self._plant_sample is not None:
+            return self._compiled_law(t, rec)
         snap = rec.snap
         a = self.arm_idx
         M = snap.M[self._arm_block]
@@ -483,9 +485,10 @@ class YZController:
         check_whole_system(M, J, g.S, g.W @ g.S, g.T, self.I_B, g.E_F)
         self._checked = True
 
-    def _box_law(self, t: float, rec: StepRecord) -> np.ndarray:
-        """:meth:`_law` in one call into ``pfaff._core.YZRigidBox`` (the plant's terms,
-        eq. 41-43 with the servo state it carries, eq. 31-37)."""
+    def _compiled_law(self, t: float, rec: StepRecord) -> np.ndarray:
+        """:meth:`_law` in one call into the plant's compiled sample (``compiled_grasp()``:
+        ``pfaff._core.YZRigidBox`` or ``YZPinnedPlane``; the plant's terms, eq. 41-43 with
+        the servo state it carries, eq. 31-37)."""
         snap = rec.snap
         a = self.arm_idx
         J, Jdqd = self.arm_terms(snap)
@@ -495,7 +498,7 @@ class YZController:
             )
         r_Pd, r_Pd_dot, r_Pd_dd, f_Fd, f_ISd = self.reference(t, self.mode)
         held = np.zeros(a.size) if self._tau is None else self._tau[a]
-        tau_arm, r_P, f_F, f_IS = self._box.sample(
+        tau_arm, r_P, f_F, f_IS = self._plant_sample.sample(
             self._servo, snap.q, snap.v, rec.sensors["lambda"], snap.M[self._arm_block],
             snap.h[a], snap.v[a], J, Jdqd, r_Pd, r_Pd_dot, r_Pd_dd, f_Fd, f_ISd, held,
         )  # fmt: skip

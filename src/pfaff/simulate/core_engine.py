@@ -97,18 +97,16 @@ def force_spec(system, e):
             s.k, s.L0, s.k3 = e.k, e.L0, e.k3
         else:
             s.c = e.c
-    elif isinstance(e, (AnchorSpring, AnchorDamper, PointForce)):
+    elif isinstance(e, (AnchorSpring, AnchorDamper, PointForce)):  # one point in a frame
         s.s1 = system.add_frame(e.frame)
         if e.point is not None:
             s.p1, s.has_p1 = e.point, True
         if isinstance(e, PointForce):
             s.F = e.F
+        elif isinstance(e, AnchorSpring):
+            s.axes, s.k, s.target = list(e.axes), e.k, e.target
         else:
-            s.axes = list(e.axes)
-            if isinstance(e, AnchorSpring):
-                s.k, s.target = e.k, e.target
-            else:
-                s.c = e.c
+            s.axes, s.c = list(e.axes), e.c
     elif isinstance(e, CoordinateSpring):
         s.iqs, s.ivs = [int(i) for i in e.iq], [int(i) for i in e.iv]
         s.coefs, s.k, s.rest = [float(c) for c in e.c], e.k, e.rest

@@ -51,6 +51,11 @@ OBJECT_MASS, OBJECT_INERTIA = 0.03, 14.4e-5
 #: Sec. 5.3 gains per mode: 0 free r_P = (x, y, phi), 1 in contact r_P = (x, phi)
 GAINS = YZ_PAPER_GAINS.per_mode({0: [0, 1, 2], 1: [0, 2]})
 SQRT2 = math.sqrt(2.0)
+#: the pins' hand wrenches F_h = (f_x, f_y, 0) per pin (no moment) from the pins'
+#: multipliers: F_h = PIN_FORCES @ lambda[:4] (read-only)
+PIN_FORCES = np.zeros((6, 4))
+PIN_FORCES[[0, 1, 3, 4], [0, 1, 2, 3]] = 1.0
+PIN_FORCES.flags.writeable = False
 #: the plant's mechanism: a Pinocchio model (the core) or the closed form (its witness)
 YZ_MODELS = ("pinocchio", "closed_form")
 
@@ -347,7 +352,7 @@ class YZPlanarPlant:
     def measure(snap, obj, mode):
         """Pin forces (x, y of each pin, no moment) and the wall force ``f_F = -lambda``."""
         lam = snap.sensors["lambda"]
-        F_h = np.array([lam[0], lam[1], 0.0, lam[2], lam[3], 0.0])
+        F_h = PIN_FORCES @ lam[:4]
         f_F = -lam[4:5] if mode == 1 and lam.size > 4 else np.zeros(0)
         return F_h, f_F
 
@@ -364,17 +369,16 @@ class YZPlanarPlant:
             return None
         plane.iq = plane.iv = 4  # r = (x, y, theta) at q[4:7], v[4:7] in both models
         plane.c_hands = np.array([g.position[:2] for g in self.grasps]).T
-        F_sel = np.zeros((6, 4))  # F_h = (lambda_0, lambda_1, 0, lambda_2, lambda_3, 0)
-        F_sel[[0, 1, 3, 4], [0, 1, 2, 3]] = 1.0
-        plane.F_sel = F_sel
+        plane.F_sel = PIN_FORCES
         plane.set_object(self.A_S, self.I_B)
         r0 = np.zeros(3)
         oc = self.unconstrained
         plane.add_set(oc.E_P(r0), oc.r_P(r0), np.zeros((0, 2)), np.zeros((0, 2)),
                       np.zeros(0), np.zeros((0, 0)))  # fmt: skip
-        if self.wall_y is not None:  # mode 1: f_F = -lambda_4, the wall's multiplier
+        if self.wall_y is not None:  # mode 1: f_F = -lambda of the wall (after the pins)
             oc = self.constrained
-            (offset, normal, level), f_sel = self._surface, -np.eye(1, 5, 4)
+            f_sel = -np.eye(1, self.contact.dim, self.free.dim)
+            offset, normal, level = self._surface
             plane.add_set(
                 oc.E_P(r0), oc.r_P(r0), np.array([offset]), np.array([normal]),
                 np.array([level]), f_sel,
@@ -394,5 +398,5 @@ class YZPlanarPlant:
 def internal_force(plant: YZPlanarPlant, q, lam) -> float:
     """Average pushing force of the two pins (Sec. 5.2) = f_IS / sqrt(2), from multipliers."""
     g = plant.grasp_state(plant.object_at(q[4:7], np.zeros(3)), 0)
-    F_h = np.array([lam[0], lam[1], 0.0, lam[2], lam[3], 0.0])
+    F_h = PIN_FORCES @ lam[:4]
     return float((g.A_S.T @ np.linalg.pinv(g.S) @ F_h)[0]) / SQRT2
