@@ -221,7 +221,7 @@ def _api_cases(particle):
     return [
         (lambda: simulate(cset, np.zeros(3), v, 0.1), ModelError, "q has shape \\(3,\\)"),
         (lambda: simulate(cset, q, np.zeros(5), 0.1), ModelError, "v has shape \\(5,\\)"),
-        (lambda: simulate(cset, q, v, -1.0), ValueError, "t_end must be > 0"),
+        (lambda: simulate(cset, q, v, -1.0), ValueError, "t_end is the final time"),
         (lambda: simulate(cset, q, v, 0.1, SimOptions(dt=0.0)), ValueError, "dt must be > 0"),
         (
             lambda: simulate(cset, q, v, 0.1, SimOptions(integrator="euler")),

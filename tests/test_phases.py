@@ -44,7 +44,7 @@ def test_concat_joins_without_duplicating_the_switch_sample():
     opt = SimOptions(dt=1e-3, progress=False)
     a = simulate(su.free, q0, np.zeros(7), 0.005, opt)
     qa, va = a.arrays()["q"][-1], a.arrays()["v"][-1]
-    b = simulate(_walled(su), qa, va, 0.004, opt, t0=a.t[-1], controller=_Clock())
+    b = simulate(_walled(su), qa, va, a.t[-1] + 0.004, opt, t0=a.t[-1], controller=_Clock())
     out = Trajectory.concat([a, b])
     arr = out.arrays()
     assert len(out) == len(a) + len(b) - 1 == 10

@@ -313,7 +313,7 @@ def test_stop_event_ends_the_run_and_t0_shifts_time():
         cs,
         np.array([0.0, 1.0]),
         np.zeros(2),
-        2.0,
+        5.0,
         SimOptions(dt=1e-3),
         stop=lambda t, s, c: s.q[1] <= 0.5,
         t0=3.0,
@@ -337,6 +337,6 @@ def test_controller_period_holds_for_runs_started_at_t0():
         calls.append(t)
         return np.zeros(2)
 
-    simulate(cs, np.zeros(2), np.zeros(2), 0.1, SimOptions(dt=1e-3, control_dt=4e-3), ctrl, t0=5.0)
+    simulate(cs, np.zeros(2), np.zeros(2), 5.1, SimOptions(dt=1e-3, control_dt=4e-3), ctrl, t0=5.0)
     assert len(calls) == 26  # samples at 5.000, 5.004, ..., 5.100
     np.testing.assert_allclose(np.diff(calls), 4e-3, atol=1e-9)

@@ -96,6 +96,28 @@ def project_state(
     return q1, metric_projection(v, ev.A, snap.M, opt.rank_tol)
 
 
+def step_count(t0: float, t_end: float, dt: float) -> int:
+    """Steps of ``dt`` from ``t0`` to the final time ``t_end``: ``round((t_end - t0) / dt)``.
+
+    Raises ``ValueError`` when ``t0`` or ``t_end`` is not finite, when ``t_end <= t0``
+    or when the run would take no step (``t_end - t0 < dt / 2``). A span that is not
+    a multiple of ``dt`` ends at the nearest step: ``t0 + n_steps * dt``.
+    """
+    if not (np.isfinite(t0) and np.isfinite(t_end)):
+        raise ValueError(f"t0 and t_end must be finite, got t0 = {t0!r}, t_end = {t_end!r}")
+    if not t_end > t0:
+        raise ValueError(
+            f"t_end is the final time and must be > t0: got t_end = {t_end!r} s, t0 = {t0!r} s"
+        )
+    n = int(round((t_end - t0) / dt))
+    if n < 1:
+        raise ValueError(
+            f"the run from t0 = {t0!r} s to t_end = {t_end!r} s is shorter than one step "
+            f"of dt = {dt!r} s; choose t_end >= t0 + dt"
+        )
+    return n
+
+
 def simulate(
     cset: ConstraintSet,
     q0: np.ndarray,
@@ -115,7 +137,8 @@ def simulate(
     ----------
     cset : the constraints (and, through them, the mechanism).
     q0, v0 : initial state; projected onto the constraint manifold first.
-    t_end : final time [s].
+    t_end : final time [s] (not a duration): the run covers ``[t0, t_end]`` in
+        ``round((t_end - t0) / dt)`` steps; ``t_end <= t0`` is refused.
     options : integrator, tolerances, controller period (see :class:`SimOptions`).
     controller : a :class:`~pfaff.simulate.record.Controller`,
         ``tau = controller(t, record)``, called every ``control_dt`` and held in
@@ -151,8 +174,7 @@ def simulate(
     """
     opt = options or SimOptions()
     opt.validate()
-    if not (np.isfinite(t_end) and t_end > 0):
-        raise ValueError(f"t_end must be > 0 s, got {t_end!r}")
+    n_steps = step_count(t0, t_end, opt.dt)
     mech = cset.mechanism
     q0 = np.asarray(q0, dtype=float)
     v0 = np.asarray(v0, dtype=float)
@@ -170,7 +192,6 @@ def simulate(
     traj = Trajectory(mech.nq, mech.nv, m, m_h)
     tau_held = np.zeros(mech.nv) if tau is None else np.asarray(tau, dtype=float).copy()
     control_dt = opt.control_dt or opt.dt
-    n_steps = int(round(t_end / opt.dt))
     work = corr = force_work = 0.0
     next_ctrl = t0 if next_control is None else float(next_control)
     newton_it = 0

@@ -79,15 +79,15 @@ class PhaseChain:
             n = due / opt.dt
             if abs(n - round(n)) > 1e-6:  # the next sample is off this phase's step grid
                 head = self._simulate(cset, due, stop, dataclasses.replace(opt, dt=due))
-                if head.stopped_at is not None:
-                    return head
+                if head.stopped_at is not None or duration - due < opt.dt / 2:
+                    return head  # stopped, or the rest is shorter than half a step
                 rest = self._simulate(cset, duration - due, stop, opt)
                 return Trajectory.concat([head, rest])
         return self._simulate(cset, duration, stop, opt)
 
     def _simulate(self, cset, duration, stop, opt) -> Trajectory:
         tr = simulate(
-            cset, self.q, self.v, duration, opt, controller=self.controller,
+            cset, self.q, self.v, self.t + duration, opt, controller=self.controller,
             tau=self.tau, stop=stop, t0=self.t, next_control=self.next_sample,
         )  # fmt: skip
         self.phases.append(tr)
