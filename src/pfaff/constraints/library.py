@@ -36,6 +36,17 @@ def unit_directions(directions: Sequence[Sequence[float]] | None) -> np.ndarray:
     return D / np.linalg.norm(D, axis=1, keepdims=True)
 
 
+def distinct_frames(frame1: str, frame2: str | None, what: str) -> None:
+    """Refuse a constraint between a frame and itself: its rows are identically zero
+    (the same point) or can never hold (two points of one body), so it constrains
+    nothing or everything."""
+    if frame2 is not None and frame1 == frame2:
+        raise ModelError(
+            f"{what}: frame1 and frame2 are the same frame {frame1!r}; a constraint joins "
+            "two different frames (or a frame and the world: leave frame2 out)"
+        )
+
+
 def _offset(point) -> np.ndarray | None:
     return None if point is None else _vec(point, 3, "point offset")
 
@@ -173,6 +184,7 @@ class PointsCoincide(Constraint):
         directions: Sequence[Sequence[float]] | None = None,
         name=None,
     ):
+        distinct_frames(frame1, frame2, f"points_coincide {name or frame1!r}")
         self.D = unit_directions(directions)
         self.dim = self.D.shape[0]
         self.frame1, self.frame2 = frame1, frame2

@@ -20,6 +20,7 @@ import numpy as np
 import pinocchio as pin
 
 from pfaff.constraints.base import TermsConstraint
+from pfaff.constraints.library import distinct_frames
 from pfaff.linalg import skew
 from pfaff.mechanism.base import Snapshot
 
@@ -32,6 +33,7 @@ class QuatAligned(TermsConstraint):
     def __init__(self, frame1: str, frame2: str | None = None, offset=None, name=None) -> None:
         from pfaff.constraints.weld import rotation_matrix
 
+        distinct_frames(frame1, frame2, f"quat_aligned {name or frame1!r}")
         self.frame1, self.frame2 = frame1, frame2
         self.R_off = rotation_matrix(offset, "offset")
         self.frames = (frame1,) if frame2 is None else (frame1, frame2)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pfaff.constraints.base import TermsConstraint
-from pfaff.constraints.library import unit_directions
+from pfaff.constraints.library import distinct_frames, unit_directions
 from pfaff.mechanism.base import ModelError, Snapshot
 
 
@@ -65,6 +65,7 @@ class FrameAligned(_OnePass):
         directions: Sequence[Sequence[float]] | None = None,
         name: str | None = None,
     ) -> None:
+        distinct_frames(frame1, frame2, f"frame_aligned {name or frame1!r}")
         self.D = unit_directions(directions)
         self.dim = self.D.shape[0]
         self.frame1, self.frame2 = frame1, frame2
@@ -151,6 +152,7 @@ class Weld(_OnePass):
     dim = 6
 
     def __init__(self, frame1: str, frame2: str, offset=None, name: str | None = None) -> None:
+        distinct_frames(frame1, frame2, f"weld {name or frame1!r}")
         self.frame1, self.frame2 = frame1, frame2
         self.aligned = FrameAligned(frame1, frame2, offset=offset)
         self.frames = (frame1, frame2)

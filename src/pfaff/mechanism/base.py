@@ -30,6 +30,30 @@ class ModelError(ValueError):
     """A mechanism or constraint was built from invalid data."""
 
 
+QUAT_TOL = 1e-5
+"""How far from 1 a given quaternion's norm may be and still be normalised (with a
+warning): a quaternion printed with 6 digits, as MuJoCo writes keyframes, is off by
+up to ~1e-6; one further off is a typo and is refused."""
+
+
+def unit_quaternion(
+    x: np.ndarray, what: str, warnings: list[str] | None, tol: float = QUAT_TOL
+) -> np.ndarray:
+    """``x`` (4,) normalised: within ``tol`` of unit norm it is normalised and, when it
+    was not already unit to 1e-12, a line naming ``what`` goes to ``warnings``; further
+    off, zero or not finite it is refused with a :class:`ModelError`. (MJCF keyframes
+    pass ``tol=inf``: MuJoCo's compiler normalises any non-zero quaternion.)"""
+    n = float(np.linalg.norm(x))
+    if not (np.isfinite(n) and n > 0 and abs(n - 1.0) <= tol):
+        raise ModelError(
+            f"{what}: quaternion {np.asarray(x).tolist()} has norm {n:.9g}; a unit "
+            f"quaternion is expected (norm within {tol:g} of 1 is normalised)"
+        )
+    if abs(n - 1.0) > 1e-12 and warnings is not None:
+        warnings.append(f"{what}: quaternion of norm {n:.9g} normalised")
+    return np.asarray(x, dtype=float) / n
+
+
 @dataclass(slots=True)
 class FrameState:
     """Kinematics of one frame at one state.

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from pfaff.mechanism.base import ModelError
+from pfaff.mechanism.base import ModelError, unit_quaternion
 from pfaff.mechanism.mjcf_build import (
     Builder,
     check_counts,
@@ -204,14 +204,10 @@ def _keyframes(root: ET.Element, mj: MjcfModel) -> dict[str, tuple[np.ndarray, n
                 qvel = floats(key, "qvel", mj.nv_mj, np.zeros(mj.nv_mj))
             except ModelError as exc:
                 raise ModelError(f"{exc} (the model has nq {mj.nq_mj}, nv {mj.nv_mj})") from None
-            for j in mj.joints:  # normalise quaternions
+            for j in mj.joints:  # MuJoCo's rule: normalised, said in warnings
                 if j.type in ("ball", "free"):
                     k = j.idx_q + (3 if j.type == "free" else 0)
-                    n = np.linalg.norm(q[k : k + 4])
-                    if not n > 0:
-                        raise ModelError(
-                            f"keyframe {name!r}: joint {j.name!r} has a zero quaternion"
-                        )
-                    q[k : k + 4] /= n
+                    what = f"keyframe {name!r}, joint {j.name!r}"
+                    q[k : k + 4] = unit_quaternion(q[k : k + 4], what, mj.warnings, np.inf)
             out[name] = (q, mj.qvel_to_v(q, qvel))
     return out

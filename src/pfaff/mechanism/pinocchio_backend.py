@@ -36,6 +36,11 @@ class PinocchioMechanism(Mechanism):
         name: str = "mechanism",
         polylines: Sequence[Sequence[str]] = (),
     ) -> None:
+        if model.nv == 0:
+            raise ModelError(
+                f"model {name!r} has no joints (nv = 0): nothing can move, so there is "
+                "nothing to simulate; give a body a <joint> (MJCF) or a non-fixed joint (URDF)"
+            )
         self.model = model
         self.data = model.createData()
         self.name = name

@@ -137,7 +137,8 @@ def execute(name: str, overrides: dict[str, Any] | None = None) -> Run:
     wall = result.wall_time_s if result is not None else time.perf_counter() - t_start
     warns = _warning_lines(caught)
     if traj is not None:
-        warns += [w for w in traj.warnings if w not in warns]
+        # a trajectory warning also raised as a Python warning is listed once
+        warns += [w for w in traj.warnings if not any(w in x for x in warns)]
     arrays = traj.arrays() if traj is not None else {}
     docs = dict(SERIES_DOC)
     if traj is not None:

@@ -46,9 +46,42 @@ def _floats(path: str, x: Any, n: int) -> np.ndarray:
     return np.asarray(vals if isinstance(x, list) else vals * n, dtype=float)
 
 
-def parse_controller(spec: Any, cset: ConstraintSet) -> tuple[object, float | None]:
+def check_task_dof(cset: ConstraintSet, q: np.ndarray, idx, joints: list[str]) -> None:
+    """Refuse a joint task the constrained system cannot track at ``q``: more task
+    coordinates than degrees of freedom (``nv - rank A``), or coordinates that the
+    constraints tie together (the task Jacobian restricted to the admissible velocities
+    has rank below the task's size)."""
+    from pfaff.linalg import null_space, numerical_rank
+
+    mech = cset.mechanism
+    snap = mech.compute(q, np.zeros(mech.nv), cset.frames)
+    A = cset.evaluate(snap).A if cset.dim else np.zeros((0, mech.nv))
+    N = null_space(A) if A.shape[0] else np.eye(mech.nv)
+    dof = N.shape[1]
+    k = len(joints)
+    if k > dof:
+        raise ParameterError(
+            f"controller.joints = {joints!r}: {k} task coordinates, but the system has "
+            f"{dof} degree(s) of freedom (nv = {mech.nv} minus constraint rank "
+            f"{mech.nv - dof}); give at most {dof} joint(s)"
+        )
+    J = np.zeros((k, mech.nv))
+    J[np.arange(k), np.asarray(idx, dtype=int)] = 1.0
+    r = numerical_rank(J @ N, 1e-9) if dof else 0
+    if r < k:
+        raise ParameterError(
+            f"controller.joints = {joints!r}: the constraints tie these coordinates "
+            f"together (they can move in only {r} independent direction(s) at the start); "
+            "choose joints that move independently"
+        )
+
+
+def parse_controller(
+    spec: Any, cset: ConstraintSet, q: np.ndarray | None = None
+) -> tuple[object, float | None]:
     """``(controller, control_dt)`` from the ``[controller]`` table (ParameterError
-    naming ``controller.<key>``)."""
+    naming ``controller.<key>``); with the start configuration ``q``, a task the
+    system cannot track there is refused (:func:`check_task_dof`)."""
     if not isinstance(spec, dict):
         raise ParameterError(f"controller = {spec!r}: expected a table")
     for k in spec:
@@ -67,6 +100,8 @@ def parse_controller(spec: Any, cset: ConstraintSet) -> tuple[object, float | No
     joints = _names("controller.joints", spec["joints"])
     try:
         idx = resolve_joints(mech, joints)
+        if q is not None:
+            check_task_dof(cset, q, idx, joints)
         task = JointTask(idx, joints)
         target = _floats("controller.target", spec["target"], len(joints))
         kp = _floats("controller.kp", spec.get("kp", 100.0), len(joints))

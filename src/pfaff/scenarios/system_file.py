@@ -57,7 +57,7 @@ def system_scenario(path: str | Path) -> Scenario:
         ctrl = None
         if f.controller is not None:
             cset = ConstraintSet(system.mechanism, system.constraints)
-            ctrl, opt.control_dt = parse_controller(f.controller, cset)
+            ctrl, opt.control_dt = parse_controller(f.controller, cset, system.q)
         result = run_system(system, params["t_end"], opt, f.title, controller=ctrl)
         if ctrl is not None:
             q_end = result.trajectory.arrays()["q"][-1]

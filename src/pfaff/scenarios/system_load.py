@@ -55,7 +55,7 @@ from pfaff.constraints import LockedJoint, PointOnPlane, PointsCoincide
 from pfaff.constraints.base import Constraint, ConstraintSet
 from pfaff.constraints.coupling import JointCoupling
 from pfaff.constraints.weld import FrameAligned, Weld
-from pfaff.mechanism.base import ModelError
+from pfaff.mechanism.base import QUAT_TOL, ModelError
 from pfaff.scenarios.model_file import ModelSystem, load_model
 from pfaff.scenarios.registry import ParameterError
 from pfaff.scenarios.system_controller import parse_controller
@@ -240,10 +240,16 @@ def _start(system: ModelSystem, start: dict, where: str) -> None:
         system.start = f"keyframe {name!r}"
     elif "q" in start:
         system.q = _vector(f"{where}.q", start["q"], mech.nq)
-        if not pin.isNormalized(mech.model, system.q, 1e-9):
+        if not pin.isNormalized(mech.model, system.q, QUAT_TOL):
             raise _err(
-                f"{where}.q", start["q"], "its quaternions (ball, free joints) must be unit"
+                f"{where}.q",
+                start["q"],
+                f"its quaternions (ball, free joints) must be unit (a norm within {QUAT_TOL:g} "
+                "of 1 is normalised)",
             )
+        if not pin.isNormalized(mech.model, system.q, 1e-12):
+            system.q = pin.normalize(mech.model, system.q)
+            system.warnings.append(f"{where}.q: its quaternions were normalised (norm off 1)")
         system.start = "the system file's q"
     elif "joints" in start:
         joints = start["joints"]
@@ -355,7 +361,7 @@ def load_system(path: str | Path) -> SystemFile:
         raise _err("title", title, "expected a string")
     ctrl = data.get("controller")
     if ctrl is not None:
-        parse_controller(ctrl, ConstraintSet(system.mechanism, system.constraints))
+        parse_controller(ctrl, ConstraintSet(system.mechanism, system.constraints), system.q)
     return SystemFile(system, defaults, plots, title, ctrl)
 
 

@@ -15,6 +15,7 @@ from pfaff.simulate.forces import (
     PointSpring,
 )
 from pfaff.simulate.integrator import INTEGRATORS, SimOptions, project_state, simulate
+from pfaff.simulate.options import choose_engine, engine_choice
 from pfaff.simulate.record import Controller, SnapshotController, StepRecord, as_controller
 from pfaff.simulate.trajectory import (
     SERIES_DOC,
@@ -33,6 +34,8 @@ __all__ = [
     "SnapshotController",
     "StepRecord",
     "as_controller",
+    "choose_engine",
+    "engine_choice",
     "ForceElement",
     "GravityCompensation",
     "JointDamper",

@@ -116,7 +116,7 @@ class PointSpring(_TwoPoints):
 
     Parameters
     ----------
-    stiffness : k [N/m] (>= 0).
+    stiffness : k [N/m] (>= 0), required unless ``law`` is given.
     rest_length : L0 [m] (>= 0).
     cubic : k3 [N/m^3] (>= 0): a hardening spring.
     law : ``s -> (tension [N], potential [J])``, replacing ``k`` and ``k3``;
@@ -129,7 +129,7 @@ class PointSpring(_TwoPoints):
         self,
         frame1: str,
         frame2: str | None = None,
-        stiffness: float = 0.0,
+        stiffness: float | None = None,
         rest_length: float = 0.0,
         cubic: float = 0.0,
         law: Callable[[float], tuple[float, float]] | None = None,
@@ -139,7 +139,12 @@ class PointSpring(_TwoPoints):
         name: str | None = None,
     ) -> None:
         super().__init__(frame1, frame2, point1, point2, target)
-        self.k = _finite(stiffness, "spring stiffness [N/m]")
+        if stiffness is None and law is None:
+            raise ModelError(
+                f"PointSpring {name or frame1!r}: give its stiffness [N/m] (or a law); "
+                "a spring without one exerts no force"
+            )
+        self.k = _finite(0.0 if stiffness is None else stiffness, "spring stiffness [N/m]")
         self.L0 = _finite(rest_length, "spring rest length [m]")
         self.k3 = _finite(cubic, "cubic spring coefficient [N/m^3]")
         self.law = law
@@ -437,6 +442,18 @@ class AppliedForce(ForceElement):
         return Q
 
 
+def element_types() -> list[type]:
+    """The public force-element classes (the subclasses of :class:`ForceElement`
+    defined here whose names do not start with ``_``), in definition order."""
+    out, todo = [], list(ForceElement.__subclasses__())
+    while todo:
+        c = todo.pop(0)
+        todo[:0] = c.__subclasses__()
+        if not c.__name__.startswith("_") and c.__module__ == __name__:
+            out.append(c)
+    return out
+
+
 class ForceSet:
     """The force elements of one simulation, bound to its mechanism."""
 
@@ -444,9 +461,9 @@ class ForceSet:
         self.elements = list(elements)
         for e in self.elements:
             if not isinstance(e, ForceElement):
+                kinds = ", ".join(c.__name__ for c in element_types())
                 raise ModelError(
-                    f"force elements must be ForceElement instances (PointSpring, PointDamper, "
-                    f"JointSpring, JointDamper, AppliedForce), got {e!r}"
+                    f"force elements must be ForceElement instances ({kinds}), got {e!r}"
                 )
             e.bind(mechanism)
         self.frames = tuple(dict.fromkeys(f for e in self.elements for f in e.frames))

@@ -11,6 +11,7 @@ hold).
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -28,6 +29,7 @@ from pfaff.simulate.options import (
     INTEGRATORS,
     SimOptions,
     choose_engine,
+    engine_choice,
     use_engine,
 )
 from pfaff.simulate.record import Controller, StepRecord, as_controller
@@ -94,6 +96,17 @@ def project_state(
     snap = mech.compute(q1, v, cset.frames)
     ev = cset.evaluate(snap)
     return q1, metric_projection(v, ev.A, snap.M, opt.rank_tol)
+
+
+_WARNED: set[str] = set()
+
+
+def warn_once(message: str) -> None:
+    """A ``UserWarning`` the first time this process meets ``message`` (an engine
+    fallback repeats at every run of a sweep or a chained phase)."""
+    if message not in _WARNED:
+        _WARNED.add(message)
+        warnings.warn(message, UserWarning, stacklevel=3)
 
 
 def step_count(t0: float, t_end: float, dt: float) -> int:
@@ -201,7 +214,10 @@ def simulate(
         from tqdm import tqdm
 
         bar = tqdm(total=n_steps, desc=mech.name, unit="step", mininterval=0.5, leave=False)
-    traj.engine = choose_engine(cset, opt, tuple(forces))
+    traj.engine, fallback = engine_choice(cset, opt, tuple(forces))
+    if fallback is not None:
+        traj.warnings.append(fallback)
+        warn_once(fallback)
     blas = single_threaded_blas()  # small matrices: one BLAS thread (restored below)
     t, k = t0, 0
     try:

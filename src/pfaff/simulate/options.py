@@ -39,6 +39,16 @@ def choose_engine(cset: ConstraintSet, opt: SimOptions, forces=()) -> str:
 
     Raises ValueError when ``engine="core"`` is asked for a system the core cannot run.
     """
+    return engine_choice(cset, opt, forces)[0]
+
+
+def engine_choice(cset: ConstraintSet, opt: SimOptions, forces=()) -> tuple[str, str | None]:
+    """``(engine, fallback)``: the engine that runs ``cset`` with the force elements
+    ``forces`` under ``opt`` and, when ``engine="auto"`` falls back to NumPy because
+    the core cannot run the system, why (else None).
+
+    Raises ValueError when ``engine="core"`` is asked for a system the core cannot run.
+    """
     engine = _ENGINE_OVERRIDE[-1] if _ENGINE_OVERRIDE else opt.engine
     reason = core.unsupported_reason(cset)
     if reason is None and opt.integrator != "rk4":
@@ -51,11 +61,13 @@ def choose_engine(cset: ConstraintSet, opt: SimOptions, forces=()) -> str:
         reason = force_reason(forces)
     if engine == "core" and reason is not None:
         raise ValueError(f"engine='core' cannot run this system: {reason}")
-    if engine == "numpy" or reason is not None:
-        return "numpy"
+    if engine == "numpy":
+        return "numpy", None
+    if reason is not None:
+        return "numpy", f"running on the NumPy engine: the compiled core cannot run it: {reason}"
     if engine == "auto" and not cset.constraints:
-        return "numpy"  # an unconstrained run: the core only when asked for
-    return "core"
+        return "numpy", None  # an unconstrained run: the core only when asked for
+    return "core", None
 
 
 @dataclass
