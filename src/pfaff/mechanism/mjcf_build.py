@@ -41,7 +41,8 @@ def _joint(axis: np.ndarray, kind: str) -> pin.JointModel:
     for i, c in enumerate("XYZ"):
         if axis[i] == 1.0:
             return getattr(pin, f"JointModel{kind}{c}")()
-    return getattr(pin, f"JointModel{kind}Unaligned")(axis)
+    unaligned = {"R": pin.JointModelRevoluteUnaligned, "P": pin.JointModelPrismaticUnaligned}
+    return unaligned[kind](axis)
 
 
 class Builder:

@@ -233,7 +233,7 @@ def _start(system: ModelSystem, start: dict, where: str) -> None:
         raise ParameterError(f"{where}: give one of keyframe, q, joints (got {', '.join(given)})")
     if "keyframe" in start:
         name = start["keyframe"]
-        if name not in system.keyframes:
+        if not isinstance(name, str) or name not in system.keyframes:
             valid = ", ".join(system.keyframes) or "none in this model"
             raise _err(f"{where}.keyframe", name, f"valid keyframes: {valid}")
         system.q, system.v = (x.copy() for x in system.keyframes[name])
