@@ -89,7 +89,8 @@ def mjcf_text(draw) -> str:
             coef = draw(_mostly(["0 1 0 0 0", "0.1 -1", "0"]))
             eqs.append(f'<joint joint1="j{draw(st.integers(0, 3))}" polycoef="{coef}"/>')
         elif draw(st.booleans()):
-            s1, s2 = draw(st.sampled_from(["s0", "s1", "nope"])), draw(st.sampled_from(["s0", "s2"]))
+            s1 = draw(st.sampled_from(["s0", "s1", "nope"]))
+            s2 = draw(st.sampled_from(["s0", "s2"]))
             eqs.append(f'<{kind} site1="{s1}" site2="{s2}"/>')
         else:
             b2 = f' body2="{b}"' if b else ""
@@ -128,7 +129,9 @@ TOML_SCALAR = st.one_of(
 
 def _toml(x) -> str:
     if isinstance(x, float):
-        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf") if math.isinf(x) else repr(x)
+        if math.isnan(x):
+            return "nan"
+        return ("inf" if x > 0 else "-inf") if math.isinf(x) else repr(x)
     if isinstance(x, list):
         return "[" + ", ".join(_toml(v) for v in x) + "]"
     return str(x)
