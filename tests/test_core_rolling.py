@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pfaff import core
+from pfaff import core, lowering
 from pfaff import dynamics as dyn
 from pfaff.control.blind_grasp import BlindGrasp
 from pfaff.manipulation.contours import Circle, SplineContour
@@ -52,7 +52,7 @@ def test_contours_agree_with_numpy(name):
     Python contour to 1e-15 m (gamma) and 1e-12 (u). Wrong input: an ellipse with a
     semi-axis 1 mm off misses gamma by > 1e-4 m."""
     c = _contours()[name]
-    cc = core.contour(**c.core_params())
+    cc = core.contour(**lowering.lower(c, "contour", None))
     rng = np.random.default_rng(3)
     for u in rng.uniform(-c.U, 2 * c.U, 400):
         assert (
@@ -100,10 +100,12 @@ def test_rolling_terms_and_dynamics_agree_with_numpy(shape):
     bad = core._core.System(mech.model.saveToString())
     c0 = contacts[0]
     k = bad.add_contact(
-        core.contour(**c0.contour.core_params()), bad.add_frame(c0.obj), bad.add_frame(c0.tip),
-        c0.r + 1e-3,
+        core.contour(**lowering.lower(c0.contour, "contour", None)), bad.add_frame(c0.obj),
+        bad.add_frame(c0.tip), c0.r + 1e-3,
     )  # fmt: skip
-    bad.add(core.rolling_spec(k, holonomic=True))
+    spec = core.Build(bad, mech).spec("RollContact")
+    spec.contact = k
+    bad.add(spec)
     phi_ref = cset.evaluate(mech.compute(q0, None, cset.frames)).phi[0]
     assert abs(bad.evaluate(q0, np.zeros(8))[4][0] - phi_ref) > 1e-4
 
@@ -117,7 +119,7 @@ def test_a_user_contour_stays_on_numpy():
 
     mech, contacts, cset, _ = _grasp("ellipse")
     contacts[0].contour = Wobbly(0.026, 0.018)
-    assert "has no compiled form" in core.unsupported_reason(cset)
+    assert "no lowering for Wobbly" in core.unsupported_reason(cset)
 
 
 @pytest.mark.parametrize("law", ["sampled", "continuous"])

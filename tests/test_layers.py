@@ -9,6 +9,7 @@ import pfaff
 
 LAYERS = [
     "linalg",
+    "lowering",  # the one registry of lowerings to the compiled core: imports nothing of pfaff
     "mechanism",
     "constraints",
     "dynamics",

@@ -11,37 +11,20 @@ the reference: the tests compare the two.
 
 It runs a :class:`~pfaff.constraints.ConstraintSet` whose mechanism is a
 :class:`~pfaff.mechanism.PinocchioMechanism` (its own ``compute``) and whose
-constraints are all of the built-in types :class:`PointOnPlane`,
-:class:`PointsCoincide`, :class:`PointOnCircle`, :class:`LockedJoint`,
-:class:`FrameAligned`, :class:`Weld` and the MJCF equality types
-:class:`~pfaff.constraints.coupling.JointCoupling`,
-:class:`~pfaff.constraints.quat_aligned.QuatAligned` and
-:class:`~pfaff.constraints.coupling.Scaled` (row factors on any of these) -- not
-subclasses -- and the constraints of higher layers whose own class describes itself
-to the core (``core_spec``/``core_reason``): the contact and rolling rows of
-:mod:`pfaff.manipulation.rolling` on the built-in contours (src/cpp/rolling.cpp).
-On a Lie group (free, ball, planar joints: nq != nv) the core's RK4
-stages are Runge-Kutta-Munthe-Kaas stages, as the NumPy engine's. Anything else runs
-on the NumPy engine; :func:`unsupported_reason` says why.
-
-Force elements (:mod:`pfaff.simulate.forces`) of the built-in kinds
-:class:`PointSpring` (linear or cubic, no ``law`` callable), :class:`PointDamper`,
-:class:`JointSpring` and :class:`JointDamper` run in the core too (``src/cpp/forces.cpp``,
-evaluated at every RK4 stage, the springs' potential in ``potential``/``energy``, the
-dampers' work in ``force_work``); an :class:`AppliedForce` or a spring ``law`` is a
-Python callable and keeps the run on NumPy
-(:func:`pfaff.simulate.core_engine.force_reason`).
+constraints, force elements, contours and held laws all have a lowering: each
+built-in type registers one next to its definition (:mod:`pfaff.lowering`, the one
+registry; exact types, a subclass opts in explicitly). On a Lie group (free, ball,
+planar joints: nq != nv) the core's RK4 stages are Runge-Kutta-Munthe-Kaas stages, as
+the NumPy engine's. Anything else runs on the NumPy engine; :func:`unsupported_reason`
+and :func:`pfaff.simulate.engine_choice` say why.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from pfaff import lowering
 from pfaff.constraints.base import ConstraintSet
-from pfaff.constraints.coupling import JointCoupling, Scaled
-from pfaff.constraints.library import LockedJoint, PointOnCircle, PointOnPlane, PointsCoincide
-from pfaff.constraints.quat_aligned import QuatAligned
-from pfaff.constraints.weld import FrameAligned, Weld
 from pfaff.mechanism.pinocchio_backend import PinocchioMechanism
 
 try:  # the extension is built at install; a source tree without it runs on NumPy
@@ -52,17 +35,6 @@ except ImportError as exc:  # pragma: no cover - only without a build
 else:
     _IMPORT_ERROR = ""
 
-SUPPORTED = (
-    PointOnPlane,
-    PointsCoincide,
-    PointOnCircle,
-    LockedJoint,
-    FrameAligned,
-    Weld,
-    JointCoupling,
-    QuatAligned,
-    Scaled,
-)
 VARIANT_CODE = {"Mc": 0, "Mc1": 1, "Mc2": 2}
 
 
@@ -72,7 +44,9 @@ def available() -> bool:
 
 
 def unsupported_reason(cset: ConstraintSet) -> str | None:
-    """Why the core cannot run ``cset`` (None when it can)."""
+    """Why the core cannot run ``cset`` (None when it can): the mechanism is not
+    Pinocchio's own, a constraint has no lowering (:mod:`pfaff.lowering`) or its
+    lowering refuses it, or a frame name is not unique."""
     if _core is None:
         return f"the compiled core is not built ({_IMPORT_ERROR})"
     mech = cset.mechanism
@@ -81,15 +55,9 @@ def unsupported_reason(cset: ConstraintSet) -> str | None:
     if type(mech).compute is not PinocchioMechanism.compute:
         return f"mechanism {mech.name!r} overrides compute()"
     for c in cset.constraints:
-        while type(c) is Scaled:
-            c = c.inner
-        if type(c) in SUPPORTED:
-            continue
-        if not _compiled(c):
-            return f"constraint {c.name!r} ({type(c).__name__}) is not a built-in type"
-        reason = c.core_reason()
-        if reason is not None:
-            return f"constraint {c.name!r}: {reason}"
+        why = lowering.reason(c, "constraint")
+        if why is not None:
+            return f"constraint {c.name!r}: {why}"
     names = [f.name for f in mech.model.frames]
     for frame in cset.frames:
         if names.count(frame) > 1:
@@ -99,11 +67,52 @@ def unsupported_reason(cset: ConstraintSet) -> str | None:
     return None
 
 
-def _compiled(c) -> bool:
-    """A constraint of a higher layer that describes itself to the core: its own class
-    (not a subclass, which may change the rows) defines ``core_spec(system, shared)``
-    and ``core_reason()`` (e.g. :mod:`pfaff.manipulation.rolling`)."""
-    return "core_spec" in type(c).__dict__ and "core_reason" in type(c).__dict__
+class Build:
+    """The compiled system being built: what a lowering (:mod:`pfaff.lowering`) writes
+    into. ``system`` is the ``pfaff._core.System``; ``mechanism`` its
+    :class:`PinocchioMechanism`; ``shared`` a dict the lowerings of one system share
+    (e.g. a rolling contact added once for its two rows)."""
+
+    def __init__(self, system, mechanism: PinocchioMechanism) -> None:
+        self.system, self.mechanism, self.shared = system, mechanism, {}
+
+    def frame(self, name: str | None) -> int:
+        """The core's slot of frame ``name`` (-1 for None: the world)."""
+        return -1 if name is None else self.system.add_frame(name)
+
+    def spec(self, kind: str, c=None):
+        """A ``pfaff._core.Spec`` of constraint kind ``kind`` (a ``pfaff._core.Kind``
+        name), with ``dim`` and ``unilateral`` of the constraint ``c`` if given."""
+        s = _core.Spec()
+        s.kind = getattr(_core.Kind, kind)
+        if c is not None:
+            s.dim, s.unilateral = int(c.dim), bool(c.unilateral)
+        return s
+
+    def force_spec(self, kind: str):
+        """An empty ``pfaff._core.ForceSpec`` of ``kind`` (a ``pfaff._core.ForceKind``
+        name)."""
+        s = _core.ForceSpec()
+        s.kind = getattr(_core.ForceKind, kind)
+        return s
+
+    def joint(self, name: str) -> tuple[int, int]:
+        """``(idx_q, idx_v)`` of the joint ``name``."""
+        jm = self.mechanism.model.joints[self.mechanism.model.getJointId(name)]
+        return int(jm.idx_q), int(jm.idx_v)
+
+    @staticmethod
+    def point(s, k: int, offset) -> None:
+        """Set the point offset ``p{k}`` of spec ``s`` (nothing for None: the origin)."""
+        if offset is not None:
+            setattr(s, f"p{k}", np.asarray(offset, dtype=float))
+            setattr(s, f"has_p{k}", True)
+
+    @staticmethod
+    def directions(s, D: np.ndarray) -> None:
+        """The row directions ``D`` (k x 3) of spec ``s``."""
+        s.D = np.ascontiguousarray(D, dtype=float)
+        s.D_identity = bool(D.shape == (3, 3) and np.array_equal(D, np.eye(3)))
 
 
 def contour(kind: str, U: float, a: float = 1.0, b: float = 1.0, p: int = 2, bx=(), coef=()):
@@ -117,98 +126,6 @@ def contour(kind: str, U: float, a: float = 1.0, b: float = 1.0, p: int = 2, bx=
     return c
 
 
-def rolling_spec(contact: int, holonomic: bool):
-    """The ``pfaff._core.Spec`` of one row of the rolling contact ``contact`` (an index
-    of ``System.add_contact``): the contact row Q (``holonomic``) or the rolling row."""
-    s = _core.Spec()
-    s.kind = _core.Kind.RollContact if holonomic else _core.Kind.RollTangent
-    s.dim, s.contact = 1, int(contact)
-    return s
-
-
-def new_force_spec(kind: str):
-    """An empty ``pfaff._core.ForceSpec`` of ``kind`` (a class name of
-    ``pfaff.simulate.core_engine.BUILT_IN_FORCES``, e.g. ``PointSpring``);
-    :mod:`pfaff.simulate.core_engine` fills it."""
-    s = _core.ForceSpec()
-    s.kind = getattr(_core.ForceKind, kind)
-    return s
-
-
-def _identity(D: np.ndarray) -> bool:
-    return D.shape == (3, 3) and np.array_equal(D, np.eye(3))
-
-
-def _spec(system, c, mech=None, shared=None) -> object:
-    """The core's description of one built-in constraint (Scaled: the inner one's,
-    with its row factors; a constraint that describes itself: its ``core_spec``, with
-    ``shared`` the dict its rows share per system, e.g. a contact's index)."""
-    if isinstance(c, Scaled):
-        s = _spec(system, c.inner, mech, shared)
-        f = np.asarray(c.f, dtype=float)
-        s.scale = f if s.scale.size == 0 else f * s.scale
-        return s
-    if _compiled(c):
-        return c.core_spec(system, {} if shared is None else shared)
-    s = _core.Spec()
-    s.dim = int(c.dim)
-    s.unilateral = bool(c.unilateral)
-    K = _core.Kind
-    if isinstance(c, PointOnPlane):
-        s.kind, s.s1 = K.PointOnPlane, system.add_frame(c.frame)
-        s.n, s.d = c.n, c.d
-        _point(s, 1, c.point)
-    elif isinstance(c, PointOnCircle):
-        s.kind, s.s1 = K.PointOnCircle, system.add_frame(c.frame)
-        s.c, s.rho = c.c, c.rho
-        _point(s, 1, c.point)
-    elif isinstance(c, PointsCoincide):
-        s.kind, s.s1 = K.PointsCoincide, system.add_frame(c.frame1)
-        s.s2 = -1 if c.frame2 is None else system.add_frame(c.frame2)
-        _point(s, 1, c.point1)
-        _point(s, 2, c.point2)
-        s.target = c.target
-        s.D, s.D_identity = np.ascontiguousarray(c.D), _identity(c.D)
-    elif isinstance(c, LockedJoint):
-        s.kind, s.iq, s.iv = K.LockedJoint, int(c.iq), int(c.iv)
-        s.unbounded, s.value = bool(c.unbounded), c.value
-    elif isinstance(c, FrameAligned):
-        s.kind, s.s1 = K.FrameAligned, system.add_frame(c.frame1)
-        s.s2 = -1 if c.frame2 is None else system.add_frame(c.frame2)
-        s.R_off, s.R_right = c.R_off, c._R_right
-        s.D, s.D_identity = np.ascontiguousarray(c.D), _identity(c.D)
-    elif isinstance(c, JointCoupling):
-        s.kind = K.JointCoupling
-        s.iq, s.iv = _joint_index(mech, c.joint1)
-        if c.joint2 is not None:
-            s.iq2, s.iv2 = _joint_index(mech, c.joint2)
-        s.c0, s.c1 = c.c0, c.c1
-    elif isinstance(c, QuatAligned):
-        s.kind, s.s1 = K.QuatAligned, system.add_frame(c.frame1)
-        s.s2 = -1 if c.frame2 is None else system.add_frame(c.frame2)
-        s.R_off = c.R_off
-    elif isinstance(c, Weld):
-        s.kind = K.Weld
-        s.s1, s.s2 = system.add_frame(c.frame1), system.add_frame(c.frame2)
-        s.R_off = c.aligned.R_off
-        s.D, s.D_identity = np.eye(3), True
-    else:  # pragma: no cover - unsupported_reason() filters these
-        raise TypeError(f"{type(c).__name__} is not supported by the core")
-    return s
-
-
-def _joint_index(mech, joint: str) -> tuple[int, int]:
-    """``(idx_q, idx_v)`` of a joint (the coupling's bind() has checked it)."""
-    jm = mech.model.joints[mech.model.getJointId(joint)]
-    return int(jm.idx_q), int(jm.idx_v)
-
-
-def _point(s, k: int, offset) -> None:
-    if offset is not None:
-        setattr(s, f"p{k}", np.asarray(offset, dtype=float))
-        setattr(s, f"has_p{k}", True)
-
-
 def build(cset: ConstraintSet):
     """A ``pfaff._core.System`` for ``cset`` (check :func:`unsupported_reason` first).
 
@@ -219,9 +136,9 @@ def build(cset: ConstraintSet):
     if reason is not None:
         raise ValueError(f"the compiled core cannot run this system: {reason}")
     system = _core.System(cset.mechanism.model.saveToString())
-    shared: dict = {}
+    into = Build(system, cset.mechanism)
     for c in cset.constraints:
-        system.add(_spec(system, c, cset.mechanism, shared))
+        system.add(lowering.lower(c, "constraint", into))
     return system
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pfaff import lowering
 from pfaff.constraints.base import Constraint, TermsConstraint
 from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
 
@@ -101,3 +102,30 @@ class Scaled(TermsConstraint):
     def terms(self, snap: Snapshot):
         A, d, phi = self.inner.terms(snap)
         return self.f[:, None] * A, self.f * d, None if phi is None else self.f * phi
+
+
+# -- lowerings to the compiled core (pfaff.lowering; src/cpp) ------------------------------
+
+
+@lowering.lowers(JointCoupling, category="constraint")
+def _lower_coupling(c: JointCoupling, into):
+    s = into.spec("JointCoupling", c)
+    s.iq, s.iv = into.joint(c.joint1)
+    if c.joint2 is not None:
+        s.iq2, s.iv2 = into.joint(c.joint2)
+    s.c0, s.c1 = c.c0, c.c1
+    return s
+
+
+def _refuse_scaled(c: Scaled) -> str | None:
+    """A Scaled block lowers when the constraint it scales does."""
+    return lowering.reason(c.inner, "constraint")
+
+
+@lowering.lowers(Scaled, category="constraint", refuse=_refuse_scaled)
+def _lower_scaled(c: Scaled, into):
+    """The inner constraint's rows with the row factors (multiplied into any it has)."""
+    s = lowering.lower(c.inner, "constraint", into)
+    f = np.asarray(c.f, dtype=float)
+    s.scale = f if s.scale.size == 0 else f * s.scale
+    return s

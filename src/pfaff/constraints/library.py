@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from pfaff.constraints.base import Constraint
+from pfaff.lowering import lowers
 from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
 
 
@@ -379,3 +380,39 @@ class FunctionConstraint(Constraint):
             2 * h
         )
         return dA @ v
+
+
+# -- lowerings to the compiled core (pfaff.lowering; src/cpp) ------------------------------
+
+
+@lowers(PointOnPlane, category="constraint")
+def _lower_plane(c: PointOnPlane, into):
+    s = into.spec("PointOnPlane", c)
+    s.s1, s.n, s.d = into.frame(c.frame), c.n, c.d
+    into.point(s, 1, c.point)
+    return s
+
+
+@lowers(PointOnCircle, category="constraint")
+def _lower_circle(c: PointOnCircle, into):
+    s = into.spec("PointOnCircle", c)
+    s.s1, s.c, s.rho = into.frame(c.frame), c.c, c.rho
+    into.point(s, 1, c.point)
+    return s
+
+
+@lowers(PointsCoincide, category="constraint")
+def _lower_coincide(c: PointsCoincide, into):
+    s = into.spec("PointsCoincide", c)
+    s.s1, s.s2, s.target = into.frame(c.frame1), into.frame(c.frame2), c.target
+    into.point(s, 1, c.point1)
+    into.point(s, 2, c.point2)
+    into.directions(s, c.D)
+    return s
+
+
+@lowers(LockedJoint, category="constraint")
+def _lower_locked(c: LockedJoint, into):
+    s = into.spec("LockedJoint", c)
+    s.iq, s.iv, s.unbounded, s.value = int(c.iq), int(c.iv), bool(c.unbounded), c.value
+    return s

@@ -22,6 +22,7 @@ import pinocchio as pin
 from pfaff.constraints.base import TermsConstraint
 from pfaff.constraints.library import distinct_frames
 from pfaff.linalg import skew
+from pfaff.lowering import lowers
 from pfaff.mechanism.base import Snapshot
 
 
@@ -60,3 +61,11 @@ class QuatAligned(TermsConstraint):
         du = H @ w
         Hd = 0.5 * (-0.5 * (u @ w) * np.eye(3) - skew(du))
         return H @ Jw, Hd @ w + H @ wdot, u
+
+
+@lowers(QuatAligned, category="constraint")
+def _lower_quat(c: QuatAligned, into):
+    """The compiled rows (src/cpp: Kind.QuatAligned)."""
+    s = into.spec("QuatAligned", c)
+    s.s1, s.s2, s.R_off = into.frame(c.frame1), into.frame(c.frame2), c.R_off
+    return s

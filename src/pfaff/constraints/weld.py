@@ -24,6 +24,7 @@ import numpy as np
 
 from pfaff.constraints.base import TermsConstraint
 from pfaff.constraints.library import distinct_frames, unit_directions
+from pfaff.lowering import lowers
 from pfaff.mechanism.base import ModelError, Snapshot
 
 
@@ -165,3 +166,23 @@ class Weld(_OnePass):
         np.subtract(f1.drift[:3], f2.drift[:3], out=d[:3])
         np.subtract(f1.p, f2.p, out=phi[:3])
         self.aligned.write(snap, A[3:], d[3:], phi[3:])
+
+
+# -- lowerings to the compiled core (pfaff.lowering; src/cpp) ------------------------------
+
+
+@lowers(FrameAligned, category="constraint")
+def _lower_aligned(c: FrameAligned, into):
+    s = into.spec("FrameAligned", c)
+    s.s1, s.s2 = into.frame(c.frame1), into.frame(c.frame2)
+    s.R_off, s.R_right = c.R_off, c._R_right
+    into.directions(s, c.D)
+    return s
+
+
+@lowers(Weld, category="constraint")
+def _lower_weld(c: Weld, into):
+    s = into.spec("Weld", c)
+    s.s1, s.s2, s.R_off = into.frame(c.frame1), into.frame(c.frame2), c.aligned.R_off
+    into.directions(s, np.eye(3))
+    return s

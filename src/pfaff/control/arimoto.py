@@ -29,6 +29,7 @@ import math
 
 import numpy as np
 
+from pfaff.lowering import lowers
 from pfaff.mechanism.base import Snapshot
 from pfaff.simulate.forces import (
     AnchorDamper,
@@ -259,3 +260,7 @@ def violated_conditions(**kw) -> list[str]:
         for name, (lhs, rhs, ok) in gain_conditions(**kw).items()
         if not ok
     ]
+
+
+# the law as built-in force elements, sampled and held by the compiled core itself
+lowers(ArimotoHybrid, category="held_law")(ArimotoHybrid.held_forces)

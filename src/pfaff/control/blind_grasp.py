@@ -87,6 +87,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from pfaff.lowering import lowers
 from pfaff.mechanism.base import Snapshot
 from pfaff.simulate.forces import (
     CoordinateSpring,
@@ -258,3 +259,7 @@ class BlindGrasp:
         holds itself at the controller's rate instead of calling :meth:`__call__`; a
         run on the core then records no ``signals``."""
         return self.force_elements(q0)
+
+
+# the law as built-in force elements, sampled and held by the compiled core itself
+lowers(BlindGrasp, category="held_law")(BlindGrasp.held_forces)

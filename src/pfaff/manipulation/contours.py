@@ -30,6 +30,8 @@ from bisect import bisect_right
 import numpy as np
 from scipy.interpolate import CubicSpline
 
+from pfaff.lowering import lowers
+
 __all__ = ["Contour", "Circle", "Ellipse", "Superellipse", "SplineContour"]
 
 _GX, _GW = np.polynomial.legendre.leggauss(16)
@@ -140,13 +142,6 @@ class Contour(ABC):
         """``n`` points of the closed curve (first point repeated), (n + 1, 2)."""
         g, _, _ = self.derivs(np.linspace(0.0, self.U, n + 1))
         return g
-
-    def core_params(self) -> dict | None:
-        """The compiled core's description of this contour (the keywords of
-        :func:`pfaff.core.contour`), or None: only the built-in classes themselves have
-        one (a subclass may change the curve)."""
-        describe = _CORE_PARAMS.get(type(self))
-        return None if describe is None else describe(self)
 
     # -- contact-point solver -----------------------------------------------------------------
     def foot_point(self, c, u0: float | None = None, tol: float = 1e-13) -> float:
@@ -366,15 +361,25 @@ class SplineContour(Contour):
         return self._cs(u), self._cs(u, 1), self._cs(u, 2)
 
 
-#: the compiled core's description of each built-in contour (Contour.core_params)
-_CORE_PARAMS = {
-    Circle: lambda c: {"kind": "Circle", "U": c.U, "a": c.R, "b": c.R},
-    Ellipse: lambda c: {"kind": "Ellipse", "U": c.U, "a": c.a, "b": c.b},
-    Superellipse: lambda c: {"kind": "Superellipse", "U": c.U, "a": c.a, "b": c.b, "p": c.p},
-    SplineContour: lambda c: {
-        "kind": "Spline",
-        "U": c.U,
-        "bx": c._bx,
-        "coef": [x for seg in c._coef for x in seg],
-    },
-}
+# -- lowerings to the compiled core (pfaff.lowering; src/cpp/rolling.cpp): the keywords
+# of pfaff.core.contour
+
+
+@lowers(Circle, category="contour")
+def _lower_circle(c: Circle, into) -> dict:
+    return {"kind": "Circle", "U": c.U, "a": c.R, "b": c.R}
+
+
+@lowers(Ellipse, category="contour")
+def _lower_ellipse(c: Ellipse, into) -> dict:
+    return {"kind": "Ellipse", "U": c.U, "a": c.a, "b": c.b}
+
+
+@lowers(Superellipse, category="contour")
+def _lower_superellipse(c: Superellipse, into) -> dict:
+    return {"kind": "Superellipse", "U": c.U, "a": c.a, "b": c.b, "p": c.p}
+
+
+@lowers(SplineContour, category="contour")
+def _lower_spline(c: SplineContour, into) -> dict:
+    return {"kind": "Spline", "U": c.U, "bx": c._bx, "coef": [x for seg in c._coef for x in seg]}

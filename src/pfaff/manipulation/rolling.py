@@ -40,7 +40,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.interpolate import CubicSpline
 
-from pfaff import core
+from pfaff import core, lowering
 from pfaff.constraints.base import Constraint, ConstraintSet
 from pfaff.manipulation.contours import Contour
 from pfaff.mechanism.base import Snapshot
@@ -156,27 +156,6 @@ class RollingContact:
         snap.derived[self] = geo
         return geo
 
-    def core_reason(self) -> str | None:
-        """Why the compiled core cannot run this contact (None when it can)."""
-        if self.contour.core_params() is None:
-            return (
-                f"contour {self.contour.name!r} ({type(self.contour).__name__}) has no "
-                "compiled form (Circle, Ellipse, Superellipse, SplineContour have)"
-            )
-        return None
-
-    def core_index(self, system, shared: dict) -> int:
-        """This contact's index in the core ``system`` (added once; ``shared`` is the
-        dict the rows of one system share, see :func:`pfaff.core.build`)."""
-        if self not in shared:
-            shared[self] = system.add_contact(
-                core.contour(**self.contour.core_params()),
-                system.add_frame(self.obj),
-                system.add_frame(self.tip),
-                self.r,
-            )
-        return shared[self]
-
     def arclength(self, snap: Snapshot) -> float:
         """Arclength ``s`` of the contact point on the object contour, in ``[0, L)`` (m)."""
         return float(self.contour.arclength(self.geometry(snap).u)[0])
@@ -213,13 +192,6 @@ class ContactConstraint(Constraint):
     def residual(self, snap: Snapshot) -> np.ndarray:
         return np.array([self.contact.geometry(snap).d - self.contact.r])
 
-    def core_reason(self) -> str | None:
-        return self.contact.core_reason()
-
-    def core_spec(self, system, shared: dict):
-        """The compiled row (src/cpp/rolling.cpp, Kind.RollContact)."""
-        return core.rolling_spec(self.contact.core_index(system, shared), holonomic=True)
-
     def jacobian(self, snap: Snapshot) -> np.ndarray:
         g = self.contact.geometry(snap)
         return (g.n @ g.JQ)[None]
@@ -243,13 +215,6 @@ class RollingConstraint(Constraint):
         self.contact = contact
         self.frames = (contact.obj, contact.tip)
         self.name = f"rolling {contact.name}"
-
-    def core_reason(self) -> str | None:
-        return self.contact.core_reason()
-
-    def core_spec(self, system, shared: dict):
-        """The compiled row (src/cpp/rolling.cpp, Kind.RollTangent)."""
-        return core.rolling_spec(self.contact.core_index(system, shared), holonomic=False)
 
     def jacobian(self, snap: Snapshot) -> np.ndarray:
         g = self.contact.geometry(snap)
@@ -352,3 +317,37 @@ def frobenius_defect(
         dw = N.T @ (D[k] - D[k].T) @ N
         out = max(out, float(np.abs(dw).max() / scale[k]))
     return out
+
+
+# -- lowerings to the compiled core (pfaff.lowering; src/cpp/rolling.cpp) -------------------
+
+
+def _refuse_contact(c: ContactConstraint | RollingConstraint) -> str | None:
+    """The rows of a contact lower when its contour does."""
+    return lowering.reason(c.contact.contour, "contour")
+
+
+def _contact_index(contact: RollingContact, into) -> int:
+    """The contact's index in the core (added once for its two rows)."""
+    if contact not in into.shared:
+        params = lowering.lower(contact.contour, "contour", into)
+        into.shared[contact] = into.system.add_contact(
+            core.contour(**params), into.frame(contact.obj), into.frame(contact.tip), contact.r
+        )
+    return into.shared[contact]
+
+
+@lowering.lowers(ContactConstraint, category="constraint", refuse=_refuse_contact)
+def _lower_contact(c: ContactConstraint, into):
+    """The contact row Q = d - r (Kind.RollContact)."""
+    s = into.spec("RollContact", c)
+    s.contact = _contact_index(c.contact, into)
+    return s
+
+
+@lowering.lowers(RollingConstraint, category="constraint", refuse=_refuse_contact)
+def _lower_rolling(c: RollingConstraint, into):
+    """The Pfaffian rolling row (Kind.RollTangent)."""
+    s = into.spec("RollTangent", c)
+    s.contact = _contact_index(c.contact, into)
+    return s

@@ -16,21 +16,10 @@ import functools
 
 import numpy as np
 
-from pfaff import core
+from pfaff import core, lowering
 from pfaff.constraints.base import ConstraintEval, ConstraintSet
 from pfaff.dynamics import Projection
 from pfaff.mechanism.base import FrameState, ModelError, Snapshot
-from pfaff.simulate.forces import (
-    AnchorDamper,
-    AnchorSpring,
-    CoordinateSpring,
-    GravityCompensation,
-    JointDamper,
-    JointSpring,
-    PointDamper,
-    PointForce,
-    PointSpring,
-)
 from pfaff.simulate.record import StepRecord
 from pfaff.simulate.recording import controller_torque
 from pfaff.simulate.trajectory import SimulationError, Trajectory
@@ -61,88 +50,31 @@ _SERIES = (
 )
 
 
-BUILT_IN_FORCES = (
-    PointSpring, PointDamper, JointSpring, JointDamper, CoordinateSpring, AnchorSpring,
-    AnchorDamper, PointForce, GravityCompensation,
-)  # fmt: skip
-
-
-def force_reason(forces) -> str | None:
-    """Why the core cannot run the force elements ``forces`` (None when it can)."""
-    for e in forces:
-        if type(e) not in BUILT_IN_FORCES:
-            return (
-                f"force element {e.name!r} ({type(e).__name__}) calls Python at every stage "
-                f"(the core runs {', '.join(t.__name__ for t in BUILT_IN_FORCES)})"
-            )
-        if isinstance(e, PointSpring) and e.law is not None:
-            return f"force element {e.name!r} has a spring law callable (Python at every stage)"
-    return None
-
-
-def force_spec(system, e):
-    """A ``pfaff._core.ForceSpec`` for a bound built-in force element."""
-    s = core.new_force_spec(type(e).__name__)
-    if isinstance(e, GravityCompensation):  # nothing to fill: g(q) is the model's
-        return s
-    if isinstance(e, (PointSpring, PointDamper)):
-        s.s1 = system.add_frame(e.frame1)
-        s.s2 = -1 if e.frame2 is None else system.add_frame(e.frame2)
-        if e.point1 is not None:
-            s.p1, s.has_p1 = e.point1, True
-        if e.point2 is not None:
-            s.p2, s.has_p2 = e.point2, True
-        s.target = np.asarray(e.target, dtype=float)
-        if isinstance(e, PointSpring):
-            s.k, s.L0, s.k3 = e.k, e.L0, e.k3
-        else:
-            s.c = e.c
-    elif isinstance(e, (AnchorSpring, AnchorDamper, PointForce)):  # one point in a frame
-        s.s1 = system.add_frame(e.frame)
-        if e.point is not None:
-            s.p1, s.has_p1 = e.point, True
-        if isinstance(e, PointForce):
-            s.F = e.F
-        elif isinstance(e, AnchorSpring):
-            s.axes, s.k, s.target = list(e.axes), e.k, e.target
-        else:
-            s.axes, s.c = list(e.axes), e.c
-    elif isinstance(e, CoordinateSpring):
-        s.iqs, s.ivs = [int(i) for i in e.iq], [int(i) for i in e.iv]
-        s.coefs, s.k, s.rest = [float(c) for c in e.c], e.k, e.rest
-    else:
-        s.iq, s.iv = int(e.iq), int(e.iv)
-        if isinstance(e, JointSpring):
-            s.k, s.rest = e.k, e.rest
-        else:
-            s.c = e.c
-    return s
-
-
 def build(cset: ConstraintSet, forces=()):
     """:func:`pfaff.core.build` with the bound built-in force elements ``forces``."""
-    reason = force_reason(forces)
+    reason = lowering.first_reason(forces, "force")
     if reason is not None:
-        raise ValueError(f"the compiled core cannot run this system: {reason}")
+        raise ValueError(f"the compiled core cannot run this system: force elements: {reason}")
     system = core.build(cset)
+    into = core.Build(system, cset.mechanism)
     for e in forces:
-        system.add_force(force_spec(system, e))
+        system.add_force(lowering.lower(e, "force", into))
     return system
 
 
 def held_law(controller, q: np.ndarray, mech) -> list | None:
     """The force elements of a controller whose law is built-in force elements sampled
-    and held (its optional ``held_forces(q0)``, :class:`~pfaff.simulate.record.Controller`),
-    bound to ``mech``; None when it has none, one is not built in or one does not bind
-    to ``mech`` (e.g. a damper on a coordinate index where nq != nv): the controller is
-    then called per sample. The core samples the elements itself and Python is not
-    called per sample. Only the controller's own class counts: a subclass may change
-    ``__call__`` and inherit ``held_forces``."""
-    make = type(controller).__dict__.get("held_forces")
-    if make is None:
+    and held (a ``held_law`` lowering of its exact type, :mod:`pfaff.lowering`), bound
+    to ``mech``; None when it has none, one element has no lowering or one does not
+    bind to ``mech`` (e.g. a damper on a coordinate index where nq != nv): the
+    controller is then called per sample. The core samples the elements itself and
+    Python is not called per sample. A subclass (which may change ``__call__``) has
+    no held law until it registers one."""
+    lw = lowering.lowering(controller, "held_law")
+    if lw is None:
         return None
-    elements = list(make(controller, q))
-    if force_reason(elements) is not None:
+    elements = list(lw.lower(controller, q))
+    if lowering.first_reason(elements, "force") is not None:
         return None
     try:
         for e in elements:
@@ -188,8 +120,9 @@ def run(
     system = build(cset, forces)
     held = held_law(controller, q, mech)
     if held is not None:  # the controller's law sampled by the core itself
+        into = core.Build(system, mech)
         for e in held:
-            system.add_held_force(force_spec(system, e))
+            system.add_held_force(lowering.lower(e, "force", into))
         controller = None
     frames = tuple(dict.fromkeys(frames))  # one slot each, in order
     for name in frames:

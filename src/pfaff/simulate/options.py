@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pfaff import core
+from pfaff import core, lowering
 from pfaff import dynamics as dyn
 from pfaff.constraints.base import ConstraintSet
 
@@ -56,9 +56,8 @@ def engine_choice(cset: ConstraintSet, opt: SimOptions, forces=()) -> tuple[str,
     if reason is None and opt.method != "projection":
         reason = f"method {opt.method!r} (the core runs the projection method)"
     if reason is None and forces:
-        from pfaff.simulate.core_engine import force_reason
-
-        reason = force_reason(forces)
+        why = lowering.first_reason(forces, "force")
+        reason = None if why is None else f"force elements: {why}"
     if engine == "core" and reason is not None:
         raise ValueError(f"engine='core' cannot run this system: {reason}")
     if engine == "numpy":

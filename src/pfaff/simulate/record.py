@@ -169,13 +169,13 @@ class Controller(Protocol):
 
     ``__call__(t, record)`` returns the torque (nv,), held until the next sample.
 
-    Optional: ``held_forces(q0)`` -> a list of built-in force elements (those
-    :func:`pfaff.simulate.core_engine.force_reason` accepts) whose summed force at
-    a state is the controller's torque there, set up from the start configuration
-    ``q0``. The compiled core then samples and holds them itself, at the same
-    instants, without calling Python per sample (no ``signals`` are recorded then;
-    only when the controller's own class defines it, not a subclass's parent);
-    the NumPy engine calls ``__call__`` as always (e.g.
+    Optional: a ``held_law`` lowering of the controller's exact type
+    (:mod:`pfaff.lowering`: ``lowers(MyLaw, category="held_law")(fn)`` with
+    ``fn(controller, q0)`` -> a list of force elements that have lowerings) whose
+    summed force at a state is the controller's torque there, set up from the start
+    configuration ``q0``. The compiled core then samples and holds them itself, at
+    the same instants, without calling Python per sample (no ``signals`` are
+    recorded then); the NumPy engine calls ``__call__`` as always (e.g.
     :class:`~pfaff.control.blind_grasp.BlindGrasp`).
     """
 
