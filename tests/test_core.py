@@ -447,6 +447,7 @@ SCENARIO_RUNS = [
     ("particle-circle", {"t_end": 2.0}),
     ("four-bar", {"t_end": 1.0}),
     ("slider-crank", {"model": "pinocchio", "t_end": 1.0}),
+    ("slider-crank-pidc", {"t_end": 1.0}),
     ("panda-contact", {"t_end": 0.6}),
     ("panda-table", {"t_end": 0.7}),
     ("planar-arm-force", {"t_end": 0.6}),
@@ -547,7 +548,7 @@ def test_record_buffers_are_checked_and_kept_alive():
     them (nanobind keep_alive)."""
     import gc
 
-    from pfaff.simulate import core_engine
+    from pfaff.simulate.policy import CORE_SERIES
 
     mech = planar_particle(1.0)
     cset = ConstraintSet(mech, [PointOnCircle("particle", (0.0, 0.0), 1.0)])
@@ -558,7 +559,7 @@ def test_record_buffers_are_checked_and_kept_alive():
     def bufs(short=None):
         return [
             np.empty(((cap - (i == short)),) if w is None else (cap - (i == short), sizes[w]))
-            for i, (_, w) in enumerate(core_engine._SERIES)
+            for i, w in enumerate(x.width for x in CORE_SERIES)
         ]
 
     for i in (0, 1, 8):

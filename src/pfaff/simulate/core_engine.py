@@ -20,6 +20,13 @@ from pfaff import core, lowering
 from pfaff.constraints.base import ConstraintEval, ConstraintSet
 from pfaff.dynamics import Projection
 from pfaff.mechanism.base import FrameState, ModelError, Snapshot
+from pfaff.simulate.policy import (
+    CORE_SERIES,
+    FORCE_SERIES,
+    SampleClock,
+    position_failure,
+    series_shape,
+)
 from pfaff.simulate.record import StepRecord
 from pfaff.simulate.recording import controller_torque
 from pfaff.simulate.trajectory import SimulationError, Trajectory
@@ -27,27 +34,6 @@ from pfaff.simulate.trajectory import SimulationError, Trajectory
 #: steps per call into the core when no controller sample comes sooner (keeps Ctrl-C
 #: and the progress bar responsive)
 CHUNK = 2000
-
-# the record buffers, in the order the core writes them: (name, per-sample size key)
-_SERIES = (
-    ("t", None),
-    ("q", "nq"),
-    ("v", "nv"),
-    ("a", "nv"),
-    ("tau", "nv"),
-    ("F", "nv"),
-    ("lambda", "m"),
-    ("av", "m"),
-    ("phi", "m_h"),
-    ("rank", None),
-    ("sigma_min", None),
-    ("kinetic", None),
-    ("potential", None),
-    ("energy", None),
-    ("work", None),
-    ("correction_energy", None),
-    ("newton_iterations", None),
-)
 
 
 def build(cset: ConstraintSet, forces=()):
@@ -130,7 +116,7 @@ def run(
     core.options(system, opt)
     sizes = {"nq": mech.nq, "nv": mech.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
     cap = record_count(n_steps, int(opt.record_every))
-    bufs = [np.empty((cap,) if s is None else (cap, sizes[s])) for _, s in _SERIES]
+    bufs = [np.empty((cap, *series_shape(s, sizes))) for s in CORE_SERIES]
     system.set_buffers(bufs, cap)
     fbufs = [np.zeros(cap), np.zeros(cap)]  # force_work, force_potential
     system.set_force_buffers(*fbufs)
@@ -141,13 +127,12 @@ def run(
     needs_sensors = controller is not None and bool(controller.needs_sensors)
     hol = cset.holonomic_rows
     nq, nv, m, rank_tol = mech.nq, mech.nv, cset.dim, opt.rank_tol
-    next_ctrl = t0 if next_control is None else next_control
-    if held is not None:
-        system.set_held(next_ctrl, control_dt)
+    clock = SampleClock(control_dt, t0 if next_control is None else next_control)
+    if held is not None:  # the core applies the clock's rule itself (System::run)
+        system.set_held(clock.next, clock.period)
     k = 0
-    k_due = 0 if controller is not None else n_steps + 1  # next controller sample
-    while k_due <= n_steps and t0 + k_due * dt < next_ctrl - 1e-9 * dt:
-        k_due += 1  # a chained run: the first sample at next_control
+    # the next controller sample (a chained run: the first at next_control)
+    k_due = clock.first_due_step(0, t0, dt, n_steps) if controller is not None else n_steps + 1
     sig_log: list[tuple[int, dict]] = []  # (records so far, the controller's signals)
 
     try:
@@ -158,11 +143,8 @@ def run(
                 rec = _record(system, frames, hol, t, needs_sensors, nq, nv, m, rank_tol)
                 tau_held = controller_torque(controller(t, rec), mech.nv, t, k, traj)
                 system.set_tau(tau_held)
-                next_ctrl += control_dt
-                # the NumPy engine's test, step by step: t >= next_ctrl - 1e-9 dt
-                k_due = k + 1
-                while k_due <= n_steps and t0 + k_due * dt < next_ctrl - 1e-9 * dt:
-                    k_due += 1
+                clock.advance()
+                k_due = clock.first_due_step(k + 1, t0, dt, n_steps)
             stopping = False
             if stop is not None and k < n_steps:
                 if rec is None:
@@ -190,8 +172,8 @@ def run(
     finally:  # the samples into the trajectory, also for a partial run
         _fill(traj, bufs, system, sig_log, fbufs)
         if held is not None:
-            next_ctrl = system.next_control
-        traj.next_control = next_ctrl if controller is not None or held is not None else None
+            clock.next = system.next_control
+        traj.next_control = clock.next if controller is not None or held is not None else None
     return traj
 
 
@@ -237,8 +219,8 @@ def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log, fbufs) -> N
     """Move the recorded samples into ``traj`` (rows as the NumPy engine appends them,
     signals per sample as :meth:`Trajectory.append_signals` records them)."""
     n = system.recorded
-    for (name, _), b in zip(_SERIES[1:], bufs[1:]):
-        traj.rows[name].extend(b[:n])
+    for s, b in zip(CORE_SERIES[1:], bufs[1:]):
+        traj.rows[s.name].extend(b[:n])
     t_col, t_buf, done = traj.rows["t"], bufs[0], 0
     for upto, sig in sig_log:  # append_signals indexes the last samples by len(t)
         upto = min(upto, n)
@@ -247,9 +229,8 @@ def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log, fbufs) -> N
             traj.append_signals(sig, upto - done)
             done = upto
     t_col.extend(t_buf[done:n])
-    for key, b in zip(("force_work", "force_potential"), fbufs):  # zero without elements
-        if key in traj.rows:
-            traj.rows[key].extend(b[:n])
+    for s, b in zip(FORCE_SERIES, fbufs):  # zero without elements
+        traj.rows[s.name].extend(b[:n])
     traj.steps = system.steps
     traj.newton_failures = system.newton_failures
 
@@ -262,7 +243,4 @@ def _message(cset, code, what, idx, value, t, step, iters) -> str:
             f"unilateral contact {cset.row_names[idx]!r} would open at t = {t:.6g} s "
             f"(step {step}): normal force {value:.3g} N < 0"
         )
-    return (
-        f"position correction failed at t = {t:.6g} s (step {step}): "
-        f"max |Phi| = {value:.3g} after {iters} iterations"
-    )
+    return position_failure(value, t, step, iters) or f"position correction failed ({value})"

@@ -32,6 +32,7 @@ from pfaff.simulate.options import (
     engine_choice,
     use_engine,
 )
+from pfaff.simulate.policy import SampleClock, position_failure
 from pfaff.simulate.record import Controller, StepRecord, as_controller
 from pfaff.simulate.recording import (
     check_contact,
@@ -206,7 +207,7 @@ def simulate(
     tau_held = np.zeros(mech.nv) if tau is None else np.asarray(tau, dtype=float).copy()
     control_dt = opt.control_dt or opt.dt
     work = corr = force_work = 0.0
-    next_ctrl = t0 if next_control is None else float(next_control)
+    clock = SampleClock(control_dt, t0 if next_control is None else float(next_control))
     newton_it = 0
     show = sys.stderr.isatty() if opt.progress is None else opt.progress
     bar = None
@@ -237,7 +238,7 @@ def simulate(
                 traj,
                 bar,
                 fe,
-                next_ctrl,
+                clock.next,
                 stop,
             )
         for k in range(n_steps + 1):
@@ -245,7 +246,7 @@ def simulate(
             snap, cev = ev.terms(q, v)
             proj = None
             Q, p1 = fset.evaluate(t, snap) if fset else (0.0, 0.0)
-            if controller is not None and t >= next_ctrl - 1e-9 * opt.dt:
+            if controller is not None and clock.due(t, opt.dt):
                 if opt.method != "kkt":  # the step's projection, with N (one SVD, cached)
                     proj = dyn.projection(cev.A, cev.drift, opt.rank_tol, True, ev.svd)
                 sensors = None
@@ -253,7 +254,7 @@ def simulate(
                     sensors, proj = sensor_readings(snap, cev, tau_held + Q, ev, proj)
                 rec = StepRecord(t, snap, cev, proj, sensors, opt.rank_tol)
                 tau_held = controller_torque(controller(t, rec), mech.nv, t, k, traj)
-                next_ctrl += control_dt
+                clock.advance()
             tau_all = tau_held + Q  # controller torque and force elements
             try:
                 a, proj = ev.accel(snap, cev, tau_all, proj)
@@ -304,12 +305,9 @@ def simulate(
             corr += dE
             if err > opt.position_tol:
                 traj.newton_failures += 1
-                if not err <= 1e-6:
-                    raise SimulationError(
-                        f"position correction failed at t = {t + opt.dt:.6g} s (step {k + 1}): "
-                        f"max |Phi| = {err:.3g} after {newton_it} iterations",
-                        traj,
-                    )
+                failed = position_failure(err, t + opt.dt, k + 1, newton_it)
+                if failed is not None:
+                    raise SimulationError(failed, traj)
             q, v = q1, v2
             traj.steps = k + 1
             if bar is not None:
@@ -334,7 +332,7 @@ def simulate(
         traj.kkt_cond_max = ev.kkt_cond_max
         traj.warnings.extend(joint_limit_warnings(mech, traj))
         if traj.engine != "core":
-            traj.next_control = next_ctrl if controller is not None else None
+            traj.next_control = clock.next if controller is not None else None
         if bar is not None:
             bar.close()
     return traj

@@ -26,6 +26,7 @@ import numpy as np
 from pfaff.constraints.base import ConstraintSet
 from pfaff.simulate.integrator import project_state, simulate
 from pfaff.simulate.options import SimOptions
+from pfaff.simulate.policy import SampleClock
 from pfaff.simulate.trajectory import Trajectory
 
 
@@ -56,9 +57,18 @@ class PhaseChain:
     ) -> None:
         self.t, self.q, self.v = float(t0), np.asarray(q0, float), np.asarray(v0, float)
         self.options, self.controller = options, controller
-        self.next_sample = self.t
+        self.clock = SampleClock(options.control_dt or options.dt, self.t)
         self.tau: np.ndarray | None = None
         self.phases: list[Trajectory] = []
+
+    @property
+    def next_sample(self) -> float:
+        """Time of the controller's next sample [s] (the one clock's next instant)."""
+        return self.clock.next
+
+    @next_sample.setter
+    def next_sample(self, t: float) -> None:
+        self.clock.next = float(t)
 
     def run(
         self,
@@ -72,8 +82,7 @@ class PhaseChain:
 
         Returns the phase's trajectory (two, joined, when it first stepped to a sample
         that fell between its steps)."""
-        cdt = self.options.control_dt or self.options.dt
-        opt = dataclasses.replace(options or self.options, control_dt=cdt)
+        opt = dataclasses.replace(options or self.options, control_dt=self.clock.period)
         due = self.next_sample - self.t
         if self.controller is not None and 1e-12 < due < duration - 1e-12:
             n = due / opt.dt

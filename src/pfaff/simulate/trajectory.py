@@ -6,28 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-#: array name -> description (written to trajectory.npz and documented in the report)
-SERIES_DOC = {
-    "t": "time of each sample [s]",
-    "q": "configuration q (T, nq)",
-    "v": "generalized velocity v (T, nv)",
-    "a": "generalized acceleration a (T, nv)",
-    "tau": "applied joint torque tau, held by the controller (T, nv)",
-    "lambda": "least-norm Lagrange multipliers (T, m)",
-    "F": "generalized constraint force F = A^T lambda, Aghili eq. 32 (T, nv)",
-    "phi": "holonomic residuals Phi(q) after correction (T, m_holonomic)",
-    "av": "velocity constraint residuals A v (T, m)",
-    "rank": "numerical rank of A (T,)",
-    "sigma_min": "smallest singular value of A (T,)",
-    "kinetic": "kinetic energy [J] (T,)",
-    "potential": "potential energy [J], the scenario's zero, with the force elements' (T,)",
-    "force_potential": "potential energy of the spring force elements [J] (T,)",
-    "energy": "total energy kinetic + potential [J] (T,)",
-    "work": "work done by tau since t = 0 [J] (T,)",
-    "force_work": "work done by the non-conservative force elements since t = 0 [J] (T,)",
-    "correction_energy": "energy changed by the drift corrections since t = 0 [J] (T,)",
-    "newton_iterations": "Newton-Raphson iterations of the last position correction (T,)",
-}
+from pfaff.simulate.policy import SERIES, SERIES_DOC, series_shape
 
 
 class SimulationError(RuntimeError):
@@ -139,16 +118,8 @@ class Trajectory:
         return len(self.rows["t"])
 
     def arrays(self) -> dict[str, np.ndarray]:
-        shapes = {
-            "q": (self.nq,),
-            "v": (self.nv,),
-            "a": (self.nv,),
-            "tau": (self.nv,),
-            "F": (self.nv,),
-            "lambda": (self.m,),
-            "av": (self.m,),
-            "phi": (self.m_h,),
-        }
+        sizes = {"nq": self.nq, "nv": self.nv, "m": self.m, "m_h": self.m_h}
+        shapes = {s.name: series_shape(s, sizes) for s in SERIES}
         out = {}
         for k, col in self.rows.items():
             shape = shapes.get(k, ())
