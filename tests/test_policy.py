@@ -66,3 +66,23 @@ def test_both_engines_record_every_series_of_the_table(engine):
         assert np.isfinite(a[s.name]).all(), s.name
     assert set(SERIES_DOC) == {s.name for s in SERIES}
     assert all(SERIES_DOC[s.name].startswith(s.doc) for s in SERIES)
+
+
+def test_the_core_options_mirror_simoptions_by_name():
+    """Every field of the core's Options is copied from the SimOptions field of the same
+    name, except those listed as core-only; a field added to one side only fails here."""
+    import dataclasses
+
+    from pfaff import core
+
+    sim_fields = {f.name for f in dataclasses.fields(SimOptions)}
+    names = set(core.option_names())
+    assert names <= sim_fields, names - sim_fields
+    assert {"dt", "rank_tol", "position_tol", "variant", "record_every"} <= names
+    cpp = {n for n in dir(core._core.Options) if not n.startswith("_")}
+    assert cpp == names | set(core.CORE_ONLY_OPTIONS)
+    s = core.build(ConstraintSet(load_model(OWN / "five_bar.xml").mechanism, []))
+    opt = SimOptions(dt=2.5e-3, rank_tol=3e-9, variant="Mc2", record_every=3)
+    core.options(s, opt)
+    got = s.options
+    assert (got.dt, got.rank_tol, got.variant, got.record_every) == (2.5e-3, 3e-9, 2, 3)

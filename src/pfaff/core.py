@@ -191,12 +191,23 @@ def yz_servo():
     return None if _core is None else _core.YZServo()
 
 
+#: fields of the core's Options that SimOptions does not have, with the value they keep
+CORE_ONLY_OPTIONS = {"gamma": "-1: M''_c's gamma is ||M||_2, as the NumPy engine's default"}
+
+
+def option_names() -> tuple[str, ...]:
+    """The fields of the core's ``Options`` (src/cpp) copied from
+    :class:`~pfaff.simulate.SimOptions`: each is a field of the same name and meaning
+    there (all but :data:`CORE_ONLY_OPTIONS`)."""
+    names = (n for n in dir(_core.Options) if not n.startswith("_"))
+    return tuple(n for n in names if n not in CORE_ONLY_OPTIONS)
+
+
 def options(system, opt) -> None:
-    """Copy a :class:`~pfaff.simulate.SimOptions` into the core's options."""
+    """Copy a :class:`~pfaff.simulate.SimOptions` into the core's options: every field
+    the core has, by name (``variant`` as its code)."""
     o = system.options
-    o.dt, o.rank_tol, o.position_tol = opt.dt, opt.rank_tol, opt.position_tol
-    o.max_newton, o.variant = int(opt.max_newton), VARIANT_CODE[opt.variant]
-    o.newton_step_tol, o.position_floor = opt.newton_step_tol, opt.position_floor
-    o.stage_projection = bool(opt.stage_projection)
-    o.record_every, o.potential_offset = int(opt.record_every), opt.potential_offset
+    for name in option_names():
+        value = getattr(opt, name)
+        setattr(o, name, VARIANT_CODE[value] if name == "variant" else value)
     system.options = o

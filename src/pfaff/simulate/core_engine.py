@@ -24,6 +24,8 @@ from pfaff.simulate.policy import (
     CORE_SERIES,
     FORCE_SERIES,
     SampleClock,
+    contact_message,
+    nonfinite_message,
     position_failure,
     series_shape,
 )
@@ -236,11 +238,10 @@ def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log, fbufs) -> N
 
 
 def _message(cset, code, what, idx, value, t, step, iters) -> str:
+    """The message of the core's status ``code`` (1 non-finite, 2 contact, 3 position
+    correction), worded as the NumPy engine words it."""
     if code == 1:
-        return f"non-finite {what}[{idx}] = {value} at t = {t:.6g} s (step {step})"
+        return nonfinite_message(what, idx, value, t, step)
     if code == 2:
-        return (
-            f"unilateral contact {cset.row_names[idx]!r} would open at t = {t:.6g} s "
-            f"(step {step}): normal force {value:.3g} N < 0"
-        )
+        return contact_message(cset.row_names[idx], value, t, step)
     return position_failure(value, t, step, iters) or f"position correction failed ({value})"

@@ -8,7 +8,8 @@
   compiled core writes its record buffers; :class:`~pfaff.simulate.Trajectory`, both
   recorders and the report's documentation read it.
 - :func:`position_failure`: when a position correction that missed ``position_tol``
-  stops the run, and its message (both engines).
+  stops the run, and its message; the other failure messages (non-finite values, a
+  unilateral contact that would open), the same for both engines.
 """
 
 from __future__ import annotations
@@ -48,6 +49,19 @@ class SampleClock:
         while k <= n_steps and not self.due(t0 + k * dt, dt):
             k += 1
         return k
+
+
+def nonfinite_message(what: str, index: int, value: float, t: float, step: int) -> str:
+    """A run stopped by a NaN or inf in ``what[index]`` (both engines)."""
+    return f"non-finite {what}[{index}] = {value} at t = {t:.6g} s (step {step})"
+
+
+def contact_message(row: str, normal_force: float, t: float, step: int) -> str:
+    """A run stopped because the unilateral contact ``row`` would pull (both engines)."""
+    return (
+        f"unilateral contact {row!r} would open at t = {t:.6g} s "
+        f"(step {step}): normal force {normal_force:.3g} N < 0"
+    )
 
 
 def position_failure(err: float, t: float, step: int, iterations: int) -> str | None:

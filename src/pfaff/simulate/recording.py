@@ -6,15 +6,14 @@ from __future__ import annotations
 import numpy as np
 
 from pfaff.simulate.forces import ForceSet
+from pfaff.simulate.policy import contact_message, nonfinite_message
 from pfaff.simulate.trajectory import SimulationError, Trajectory
 
 
 def check_finite(name: str, x: np.ndarray, t: float, step: int, traj: Trajectory) -> None:
     if not np.isfinite(x).all():
         bad = int(np.flatnonzero(~np.isfinite(x))[0])
-        raise SimulationError(
-            f"non-finite {name}[{bad}] = {x[bad]} at t = {t:.6g} s (step {step})", traj
-        )
+        raise SimulationError(nonfinite_message(name, bad, x[bad], t, step), traj)
 
 
 def controller_torque(tau, nv: int, t: float, step: int, traj: Trajectory) -> np.ndarray:
@@ -56,11 +55,7 @@ def check_contact(lam, rows, cset, t, k, traj):
     fn = -lam[rows]
     if np.any(fn < 0):
         i = int(rows[np.argmin(fn)])
-        raise SimulationError(
-            f"unilateral contact {cset.row_names[i]!r} would open at t = {t:.6g} s "
-            f"(step {k}): normal force {fn.min():.3g} N < 0",
-            traj,
-        )
+        raise SimulationError(contact_message(cset.row_names[i], fn.min(), t, k), traj)
 
 
 def record_force_elements(traj, fset: ForceSet, snap, force_work: float) -> None:
