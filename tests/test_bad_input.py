@@ -83,7 +83,7 @@ CLI_CASES = [
     ("nan dt", [*SC, "--set", "dt=nan"], 2, "'dt' must be finite"),
     ("inf t_end", [*SC, "--set", "t_end=inf"], 2, "'t_end' must be finite"),
     ("bad bool", [*SC, "--set", "kkt=maybe"], 2, "'kkt' expects a bool, got 'maybe'"),
-    ("bad choice", [*SC, "--set", "model=mujoco"], 2, "'model' must be one of closed-form"),
+    ("bad choice", [*SC, "--set", "model=mujoco"], 2, "'model' must be one of .*closed-form"),
     ("zero mass", [*SC, "--set", "m=0"], 2, "'m' must be > 0"),
     ("negative gravity", [*SC, "--set", "g=-9.81"], 2, "'g' must be >= 0"),
     ("int not a number", ["run", "planar-arm-force", "--set", "t_end=x"], 2, "expects a float"),

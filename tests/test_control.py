@@ -180,11 +180,38 @@ def test_slider_crank_pidc_figures():
     s = run_scenario("slider-crank-pidc")
     m = s["metrics"]
     assert s["status"] == "ok"
+    assert s["engine"] == "core"  # the Pinocchio model by default
     assert m["max_tracking_error_after"] <= 1e-3
     assert m["passive_torque_max"] <= 1e-9
     assert s["max_constraint_violation"] <= 1e-10
     assert m["singular_crossings"] >= 2
     assert m["uncontrollable_samples"] == 0
+
+
+@pytest.mark.parametrize("task", ["q1", "slider_x"])
+def test_slider_crank_pidc_closed_form_witness(task):
+    """The closed form of eq. 68 on NumPy and the Pinocchio chain on the core: the same
+    controlled motion, torques and metrics."""
+    from pfaff.scenarios import get_scenario
+
+    sc = get_scenario("slider-crank-pidc")
+    runs = [
+        sc.func(sc.resolve({"model": model, "task": task, "t_end": "1.5"}))
+        for model in ("closed-form", "pinocchio")
+    ]
+    assert [r.trajectory.engine for r in runs] == ["numpy", "core"]
+    a, b = (r.trajectory.arrays() for r in runs)
+    np.testing.assert_allclose(a["q"], b["q"], atol=1e-9)  # rad
+    np.testing.assert_allclose(a["v"], b["v"], atol=1e-8)  # rad/s
+    np.testing.assert_allclose(a["tau"], b["tau"], atol=1e-6)  # N m
+    ma, mb = (r.metrics for r in runs)
+    assert ma.keys() == mb.keys()
+    for key in ("uncontrollable_samples", "singular_crossings", "decoupled"):
+        assert ma[key] == mb[key], key
+    for key in ("rms_tracking_error", "max_tracking_error_after"):
+        assert abs(ma[key] - mb[key]) <= 1e-9, key  # rad
+    assert abs(ma["decoupling_residual_max"] - mb["decoupling_residual_max"]) <= 1e-9
+    assert max(ma["passive_torque_max"], mb["passive_torque_max"]) <= 1e-9  # N m
 
 
 def test_planar_arm_force_figures_and_the_coupled_baseline():

@@ -37,6 +37,7 @@ def test_slider_crank_figures_and_kkt_comparison():
     s = run_scenario("slider-crank")
     m = s["metrics"]
     assert s["status"] == "ok"
+    assert s["engine"] == "core" and s["warnings"] == []  # the KKT baseline asks for NumPy
     assert m["singular_crossings"] >= 4
     assert s["max_constraint_violation"] <= 1e-10
     assert m["energy_drift_rel"] <= 1e-4
@@ -48,18 +49,44 @@ def test_slider_crank_figures_and_kkt_comparison():
 def test_slider_crank_closed_form_and_pinocchio_backends_agree():
     """Two implementations of the same mechanism give the same motion."""
     sc = get_scenario("slider-crank")
+    assert sc.resolve({})["model"] == "pinocchio"  # the default runs on the core
     runs = [
-        sc.func(sc.resolve({"model": model, "t_end": "2", "kkt": "false"}))
+        sc.func(sc.resolve({"model": model, "t_end": "2"}))
         for model in ("closed-form", "pinocchio")
     ]
+    assert [r.trajectory.engine for r in runs] == ["numpy", "core"]
     qa, qb = (r.trajectory.arrays()["q"] for r in runs)
-    np.testing.assert_allclose(qa, qb, atol=1e-9)
+    np.testing.assert_allclose(qa, qb, atol=1e-9)  # rad
+    va, vb = (r.trajectory.arrays()["v"] for r in runs)
+    np.testing.assert_allclose(va, vb, atol=1e-8)  # rad/s
     # F and lambda = F / |A| change like 1/|cos q1| with q near the singular
     # configurations, where a 1e-9 difference in q is amplified; compare away from there
     away = np.abs(np.cos(qa[:, 0])) > 0.05
     for key in ("F", "lambda"):
         xa, xb = (r.trajectory.arrays()[key][away] for r in runs)
         np.testing.assert_allclose(xa, xb, atol=1e-7)
+    # the metrics: counts equal, values to round-off in their units
+    ma, mb = (r.metrics for r in runs)
+    assert ma.keys() == mb.keys()
+    for key in ("singular_crossings", "constraint_rank_min", "rank_deficient_samples",
+                "decoupled", "kkt_failed", "kkt_solve_failures"):  # fmt: skip
+        assert ma[key] == mb[key], key
+    tol = {
+        "energy_reference": 1e-9,  # J
+        "energy_drift_rel": 1e-9,  # -
+        "decoupling_residual_max": 1e-9,  # -
+        "min_abs_cos_q1_sampled": 1e-9,  # -
+        "sigma_min_A_min": 1e-9,  # m
+        "kkt_max_condition": 1e-3,  # - (1.8e5 here)
+    }
+    for key, atol in tol.items():
+        assert abs(ma[key] - mb[key]) <= atol, (key, ma[key], mb[key])
+    # KKT vs projection at the run's own states: round-off on both models (lambda
+    # carries 1 / sigma_min(A) = 3e2 1/m)
+    for m in (ma, mb):
+        assert m["kkt_accel_deviation_max"] <= 1e-9  # rad/s^2
+        assert m["kkt_force_deviation_max"] <= 1e-9  # N m
+        assert m["kkt_lambda_deviation_max"] <= 1e-7  # N
 
 
 @pytest.mark.parametrize("parallelogram", ["false", "true"])

@@ -124,18 +124,17 @@ def _crank(actuated, extra=None, t_end=1.0):
     """The slider-crank-pidc set-up (q1 task, through q1 = pi/2), run directly."""
     from pfaff.control import ProjectedController
     from pfaff.control.references import cosine_swing
-    from pfaff.mechanism import SliderCrankChain
     from pfaff.scenarios import slider_crank_pidc as sc
+    from pfaff.scenarios.slider_crank import SLIDER_FRAME, build, engine_of
 
     p = get_scenario("slider-crank-pidc").resolve({})
-    mech = SliderCrankChain(p["m"], p["l"], p["g"])
-    cset = ConstraintSet(mech, [PointOnPlane("slider", (0.0, 1.0, 0.0), name="y_C = 0")])
+    _mech, cset = build(p["m"], p["l"], p["g"], p["model"])  # the scenario's default model
     ref = cosine_swing(np.pi / 2, p["amplitude"], p["freq"])
-    task, task_ref = sc._task("q1", p["l"], ref)
+    task, task_ref = sc._task("q1", p["l"], ref, SLIDER_FRAME[p["model"]])
     ctrl = ProjectedController(cset, task, task_ref, kp=p["kp"], kd=p["kd"], actuated=actuated)
     c = ctrl if extra is None else Wrapped(ctrl, lambda s: extra)
     q1 = float(ref(0.0)[0][0]) + p["initial_error"]
-    opt = SimOptions(dt=p["dt"], control_dt=p["dt"])
+    opt = SimOptions(dt=p["dt"], control_dt=p["dt"], engine=engine_of(p["model"]))
     return simulate(cset, np.array([q1, -2 * q1]), np.zeros(2), t_end, opt, controller=c).arrays()
 
 

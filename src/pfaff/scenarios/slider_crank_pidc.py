@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from pfaff.constraints import ConstraintSet, PointOnPlane
 from pfaff.control import FrameTask, JointTask, ProjectedController
 from pfaff.control.references import cosine_swing
-from pfaff.mechanism import SliderCrankChain
 from pfaff.scenarios.common import decoupling, planar_animation, sign_changes, timed_simulate
 from pfaff.scenarios.registry import Param, ScenarioResult, scenario
+from pfaff.scenarios.slider_crank import MODELS, SLIDER_FRAME, build, engine_of
 from pfaff.simulate import SimOptions
 
 
-def _task(name: str, l: float, ref):
-    """The task and its reference from the crank reference, on the branch q2 = -2 q1."""
+def _task(name: str, l: float, ref, slider: str = "slider"):
+    """The task and its reference from the crank reference, on the branch q2 = -2 q1
+    (``slider``: the name of the slider frame C in the model)."""
     if name == "q1":
         return JointTask([0], ["q1"]), ref
     if name == "q2":
@@ -30,8 +30,8 @@ def _task(name: str, l: float, ref):
                 np.array([-2 * l * (c * dq * dq + s * ddq)]),
             )
 
-        return FrameTask("slider", "x"), ref_x
-    return FrameTask("slider", "y"), lambda t: (np.zeros(1), np.zeros(1), np.zeros(1))
+        return FrameTask(slider, "x"), ref_x
+    return FrameTask(slider, "y"), lambda t: (np.zeros(1), np.zeros(1), np.zeros(1))
 
 
 @scenario(
@@ -52,6 +52,12 @@ def _task(name: str, l: float, ref):
     ),
     actuated=Param("0", "actuated joints, comma-separated indices (0: crank, 1: rod)"),
     settle_s=Param(0.5, "metrics 'after' start at this time [s]", low=0.0),
+    model=Param(
+        "pinocchio",
+        "mechanism backend: pinocchio (planar chain, runs on the compiled core, the "
+        "controller called once per sample) or closed-form (Aghili eq. 68, NumPy engine)",
+        choices=MODELS,
+    ),
     t_end=Param(5.0, "simulated time [s]", positive=True),
     dt=Param(5e-3, "integrator step = controller period [s]", positive=True),
 )
@@ -71,12 +77,13 @@ def slider_crank_pidc(p: dict) -> ScenarioResult:
     simulator held and applied on the passive joints (not the controller's
     own residual); the tests also check that the motion equals that of the
     PIDC with every joint actuated (the torque moved off the rod lies in
-    N(A)^perp).
+    N(A)^perp). model=pinocchio (default) runs the plant on the compiled core;
+    model=closed-form runs the closed form of eq. 68 on the NumPy engine, the
+    tests' witness (same trajectory and metrics).
     """
-    mech = SliderCrankChain(p["m"], p["l"], p["g"])
-    cset = ConstraintSet(mech, [PointOnPlane("slider", (0.0, 1.0, 0.0), name="y_C = 0")])
+    mech, cset = build(p["m"], p["l"], p["g"], p["model"])
     ref = cosine_swing(np.pi / 2, p["amplitude"], p["freq"])
-    task, task_ref = _task(p["task"], p["l"], ref)
+    task, task_ref = _task(p["task"], p["l"], ref, SLIDER_FRAME[p["model"]])
     try:
         actuated = [int(j) for j in p["actuated"].split(",") if j.strip()]
     except ValueError:
@@ -87,7 +94,12 @@ def slider_crank_pidc(p: dict) -> ScenarioResult:
     q1 = float(ref(0.0)[0][0]) + p["initial_error"]
     q0 = np.array([q1, -2 * q1])
     ctrl.check(q0)
-    opt = SimOptions(dt=p["dt"], control_dt=p["dt"], potential_offset=-p["m"] * p["g"] * p["l"])
+    opt = SimOptions(
+        dt=p["dt"],
+        control_dt=p["dt"],
+        potential_offset=-p["m"] * p["g"] * p["l"],
+        engine=engine_of(p["model"]),
+    )
     traj, wall = timed_simulate(cset, q0, np.zeros(2), p["t_end"], opt, controller=ctrl)
     a = traj.arrays()
     t = a["t"]
