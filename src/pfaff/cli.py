@@ -35,6 +35,15 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"pfaff: error: {message}\n")
 
 
+def _out_dir(text: str) -> Path:
+    """``--out DIR``: a folder name (an empty one would silently mean the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "the output folder is an empty string; name a folder (--out . for this one)"
+        )
+    return Path(text)
+
+
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="pfaff", description="Constrained multibody dynamics on the manifold.")
     p.add_argument("--version", action="version", version=f"pfaff {__version__}")
@@ -44,7 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "name", help="scenario name (see `pfaff list`), FILE.xml, FILE.urdf or FILE.toml"
     )
-    run.add_argument("--out", type=Path, default=None, help="output folder (default runs/NAME)")
+    run.add_argument(
+        "--out", type=_out_dir, default=None, help="output folder (default runs/NAME)"
+    )
     run.add_argument(
         "--set",
         action="append",
@@ -56,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--params", action="store_true", help="list the scenario's parameters")
     cmp_ = sub.add_parser("compare", help="an MJCF model in MuJoCo and in pfaff, side by side")
     cmp_.add_argument("file", help="MJCF file (.xml); needs pip install -e '.[mujoco]'")
-    cmp_.add_argument("--out", type=Path, default=None, help="output folder")
+    cmp_.add_argument("--out", type=_out_dir, default=None, help="output folder")
     cmp_.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="t_end=..., dt=..."
     )
@@ -90,8 +101,24 @@ def _fmt(x) -> str:
     return "n/a" if x is None else f"{x:.3g}"
 
 
+def _warn(lines: list[str]) -> None:
+    for line in lines:
+        print(f"pfaff: warning: {line}", file=sys.stderr)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
-    from pfaff.report.output import check_out_dir, write_run
+    """``pfaff run`` (and ``pfaff compare``): the output folder's lock is released on
+    every exit path."""
+    locks: list = []
+    try:
+        return _run_locked(args, locks)
+    finally:
+        for lock in locks:
+            lock.release()
+
+
+def _run_locked(args: argparse.Namespace, locks: list) -> int:
+    from pfaff.report.output import check_out_dir, lock_out_dir, write_run
     from pfaff.scenarios import ParameterError, execute, get_scenario, parse_sets
 
     try:
@@ -101,7 +128,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         overrides = parse_sets(args.set)
         sc.resolve(overrides)  # refuse bad parameters before touching the folder
         out = args.out if args.out is not None else Path("runs") / Path(args.name).stem
-        check_out_dir(out, args.force)  # an unwritable folder is found before the run
+        check_out_dir(out, args.force)  # an unwritable or busy folder is found before the run
+        locks.append(lock_out_dir(out))
         run = execute(args.name, overrides)
     except ParameterError as exc:
         print(f"pfaff: error: {exc}", file=sys.stderr)
@@ -111,26 +139,29 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     summary = run.summary
     try:
-        write_run(run, out)
+        written = write_run(run, out)
     except KeyboardInterrupt:
         print(f"pfaff: interrupted while writing {out}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except OSError as exc:
         print(f"pfaff: error: could not write the outputs to {str(out)!r}: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    for line in summary["warnings"]:
-        print(f"pfaff: warning: {line}", file=sys.stderr)
+    _warn(summary["warnings"])  # e.g. an end time rounded to whole steps
     if summary["status"] == "interrupted":
         print(f"pfaff: {summary['message']}; results so far saved in {out}", file=sys.stderr)
         return EXIT_INTERRUPTED
     print(
         f"{args.name}: {summary['status']}  (sim {summary['sim_time_s']:.3g} s, "
-        f"realtime x{_fmt(summary['realtime_factor'])}, "
+        f"{summary['steps']} steps, realtime x{_fmt(summary['realtime_factor'])}, "
         f"max |Phi| {_fmt(summary['max_constraint_violation'])})"
     )
     for key, value in summary["metrics"].items():
         print(f"  {key} = {value}")
-    print(f"report: {(out / 'report.html').resolve()}")
+    report = out / "report.html"
+    if any(p.name == report.name for p in written):  # never a path that was not written
+        print(f"report: {report.resolve()}")
+    else:
+        print(f"outputs: {out.resolve()} ({', '.join(sorted(p.name for p in written))})")
     if summary["status"] != "ok":
         print(f"pfaff: simulation failed: {summary['message']}", file=sys.stderr)
         return EXIT_FAILED
@@ -143,7 +174,7 @@ def _add_sweep_parser(sub) -> None:
     sw.add_argument("name", help="scenario name (see `pfaff list`) or FILE.toml/.xml/.urdf")
     sw.add_argument(
         "--out",
-        type=Path,
+        type=_out_dir,
         required=True,
         metavar="DIR",
         help="sweep folder (resumed if it holds one)",
@@ -192,11 +223,16 @@ def _add_sweep_parser(sub) -> None:
         help="only the table and report, no run folder per point",
     )
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")  # fmt: skip
+    sw.add_argument(
+        "--yes",
+        action="store_true",
+        help="run more than 2000 points (pfaff.sweep.MAX_POINTS) without refusing",
+    )
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from pfaff.scenarios import ParameterError, parse_sets
-    from pfaff.sweep import parse_grid, parse_random, run_sweep
+    from pfaff.sweep import MAX_POINTS, parse_grid, parse_random, run_sweep
 
     try:
         res = run_sweep(
@@ -213,6 +249,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             point_files=not args.no_point_files,
             progress=not args.no_progress,
             echo=print,
+            max_points=None if args.yes else MAX_POINTS,
         )
     except ParameterError as exc:
         print(f"pfaff: error: {exc}", file=sys.stderr)
@@ -223,8 +260,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     n, ok, failed = len(res.points), res.count("ok"), res.count("failed")
     print(f"{args.name}: {n} points, {ok} ok, {failed} failed" + (
         f", {n - ok - failed} not finished" if res.interrupted else ""))  # fmt: skip
-    print(f"table: {(args.out / 'results.parquet').resolve()}")
-    print(f"report: {(args.out / 'report.html').resolve()}")
+    for label, name in (("table", "results.parquet"), ("report", "report.html")):
+        if (args.out / name).is_file():  # never a path that was not written
+            print(f"{label}: {(args.out / name).resolve()}")
     if res.interrupted:
         print("pfaff: interrupted; run the same command again to finish", file=sys.stderr)
         return EXIT_INTERRUPTED

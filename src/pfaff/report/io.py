@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import socket
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -18,7 +19,15 @@ from typing import IO, Any
 
 import numpy as np
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover (Windows: the pid in the lock file only)
+    fcntl = None
+
 __all__ = [
+    "LOCK_NAME",
+    "FolderInUseError",
+    "FolderLock",
     "atomic_write_bytes",
     "atomic_write_text",
     "atomic_write_json",
@@ -185,3 +194,164 @@ def atomic_savez(path: str | os.PathLike, **arrays: Any) -> Path:
     second ``.npz`` suffix; name the target ``*.npz`` yourself.
     """
     return _atomic_write(path, lambda f: np.savez_compressed(f, **arrays))
+
+
+LOCK_NAME = ".pfaff.lock"
+"""Name of the lock file a run, comparison or sweep holds in its output folder."""
+
+
+class FolderInUseError(RuntimeError):
+    """Another live process holds the output folder's lock."""
+
+    def __init__(self, folder: Path, pid: int | None, host: str | None = None) -> None:
+        who = f"pid {pid}" if pid is not None else "another process"
+        if host and host != socket.gethostname():
+            who += f" on host {host}"
+        super().__init__(
+            f"{str(folder)!r} is in use by {who} (lock file {LOCK_NAME}); wait for it to "
+            "finish or choose another --out"
+        )
+        self.folder, self.pid = folder, pid
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this machine (a zombie counts)."""
+    if pid <= 0:
+        return False
+    if os.name == "nt":  # os.kill would terminate it: assume alive
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _read_holder(text: str) -> tuple[int | None, str | None]:
+    """``(pid, host)`` from a lock file's text (first line the pid, second the host)."""
+    lines = text.split("\n")
+    try:
+        pid = int(lines[0].strip())
+    except ValueError:
+        pid = None
+    host = lines[1].strip() if len(lines) > 1 and lines[1].strip() else None
+    return pid, host
+
+
+class FolderLock:
+    """An exclusive lock on an output folder: ``DIR/.pfaff.lock`` holding this pid.
+
+    :meth:`acquire` creates the folder if needed and takes the lock;
+    :meth:`release` removes the lock file (and the folders :meth:`acquire`
+    created, if they are still empty). Use it as a context manager so the lock
+    is released on every exit path (an exception, ``KeyboardInterrupt``).
+
+    A lock held by a live process (``flock`` where the OS has it, else the pid
+    in the file) is refused with :class:`FolderInUseError`; a lock file left by
+    a process that has died is stale and taken over. A lock from another host
+    counts as held (its pid cannot be checked from here).
+
+    Parameters
+    ----------
+    folder : the output folder.
+    """
+
+    def __init__(self, folder: str | os.PathLike) -> None:
+        self.folder = Path(folder)
+        self.path = self.folder / LOCK_NAME
+        self._fd: int | None = None
+        self._created: list[Path] = []
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def check(self) -> None:
+        """Raise :class:`FolderInUseError` if a live process holds the lock (changes nothing)."""
+        try:
+            text = self.path.read_text()
+        except (OSError, UnicodeDecodeError):
+            return
+        pid, host = _read_holder(text)
+        if self._busy(pid, host):
+            raise FolderInUseError(self.folder, pid, host)
+
+    @staticmethod
+    def _busy(pid: int | None, host: str | None) -> bool:
+        if host and host != socket.gethostname():
+            return True
+        return pid is not None and pid != os.getpid() and _pid_alive(pid)
+
+    def acquire(self) -> FolderLock:
+        """Take the lock (see the class); ``OSError`` if the folder cannot be written."""
+        if self._fd is not None:
+            raise RuntimeError(f"the lock on {str(self.folder)!r} is already held")
+        self._created = [p for p in (self.folder, *self.folder.parents) if not p.exists()]
+        self.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            for _ in range(10):  # the file may be replaced between open and lock: retry
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+                try:
+                    if self._take(fd):
+                        self._fd = fd
+                        return self
+                except BaseException:
+                    os.close(fd)
+                    raise
+                os.close(fd)
+            raise FolderInUseError(self.folder, None)
+        except BaseException:
+            self._remove_created()
+            raise
+
+    def _take(self, fd: int) -> bool:
+        """Lock ``fd`` (the file at ``self.path``) and write this pid; False: retry."""
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                pid, host = _read_holder(os.pread(fd, 256, 0).decode("utf-8", "replace"))
+                raise FolderInUseError(self.folder, pid, host) from None
+            try:
+                if os.fstat(fd).st_ino != os.stat(self.path).st_ino:
+                    return False  # released and removed meanwhile: lock the new file
+            except FileNotFoundError:
+                return False
+        pid, host = _read_holder(os.pread(fd, 256, 0).decode("utf-8", "replace"))
+        if self._busy(pid, host):  # a live holder without flock (another host, no fcntl)
+            raise FolderInUseError(self.folder, pid, host)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n{socket.gethostname()}\n".encode(), 0)
+        os.fsync(fd)
+        return True
+
+    def release(self) -> None:
+        """Remove the lock file and unlock; remove the folders ``acquire`` created if empty."""
+        if self._fd is None:
+            return
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError:
+            pass
+        finally:
+            os.close(self._fd)
+            self._fd = None
+        self._remove_created()
+
+    def _remove_created(self) -> None:
+        for p in self._created:
+            try:
+                p.rmdir()
+            except OSError:  # not empty (the run wrote into it) or gone
+                break
+        self._created = []
+
+    def __enter__(self) -> FolderLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

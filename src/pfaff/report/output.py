@@ -6,7 +6,9 @@ failed or interrupted run still writes what it has, with ``"status": "failed"``
 or ``"interrupted"``. The list of files a run wrote is kept in
 ``DIR/.pfaff-files.json``: with ``--force`` the next run removes the files of
 the earlier run that it does not write again, and never a file pfaff did not
-write.
+write. While a run writes into DIR it holds ``DIR/.pfaff.lock``
+(:func:`lock_out_dir`), so a second run into the same folder is refused
+instead of replacing the first one's files.
 """
 
 from __future__ import annotations
@@ -17,7 +19,14 @@ import os
 import tempfile
 from pathlib import Path
 
-from pfaff.report.io import atomic_savez, atomic_write_json, atomic_write_text
+from pfaff.report.io import (
+    LOCK_NAME,
+    FolderInUseError,
+    FolderLock,
+    atomic_savez,
+    atomic_write_json,
+    atomic_write_text,
+)
 from pfaff.report.plots import plot_series
 from pfaff.report.writer import write_report
 from pfaff.scenarios.registry import ParameterError
@@ -28,11 +37,15 @@ class OutputExistsError(ParameterError):
     """The output folder is not empty and ``force`` was not given."""
 
 
+class OutputInUseError(ParameterError):
+    """Another live process holds the output folder's lock (exit status 2)."""
+
+
 MANIFEST = ".pfaff-files.json"
 """Name of the file (in DIR) that lists the files the last run wrote."""
 
 
-def _probe_writable(out: Path) -> None:
+def probe_writable(out: Path) -> None:
     """Create the folder, write, sync and remove a small file in it; then remove the
     folders this created (a refused or failed run leaves nothing behind)."""
     created = [p for p in (out, *out.parents) if not p.exists()]
@@ -53,32 +66,68 @@ def _probe_writable(out: Path) -> None:
 def check_out_dir(out_dir: str | Path, force: bool) -> None:
     """Refuse an output folder that cannot take the run, before anything is simulated.
 
-    Refused (``OutputExistsError``, exit status 2): a path that is (or lies
-    under) a file, a folder without write permission, a full disk, and a
-    non-empty folder unless ``force``. The folder is created when missing.
+    Refused (``OutputExistsError``, exit status 2): an empty path, a path that
+    is (or lies under) a file, a folder without write permission, a full disk,
+    and a non-empty folder unless ``force``; ``OutputInUseError`` when another
+    live process holds the folder's lock (:func:`lock_out_dir`). The folder is
+    not left behind when this creates it.
     """
+    if not str(out_dir).strip():
+        raise OutputExistsError(
+            "the output folder is an empty string; name a folder (--out . for this one)"
+        )
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise OutputExistsError(f"output path {str(out)!r} exists and is not a folder")
-    if out.is_dir() and any(out.iterdir()) and not force:
-        raise OutputExistsError(
-            f"output folder {str(out)!r} is not empty; use --force to overwrite"
-        )
+    if out.is_dir():
+        try:
+            FolderLock(out).check()
+        except FolderInUseError as exc:
+            raise OutputInUseError(str(exc)) from None
+        if not force and any(p.name != LOCK_NAME for p in out.iterdir()):
+            raise OutputExistsError(
+                f"output folder {str(out)!r} is not empty; use --force to overwrite"
+            )
     try:
-        _probe_writable(out)
+        probe_writable(out)
     except OSError as exc:
-        reason = {
-            errno.ENOTDIR: "a parent of it is a file",
-            errno.EEXIST: "a parent of it is a file",
-            errno.EACCES: "permission denied",
-            errno.EPERM: "permission denied",
-            errno.EROFS: "read-only file system",
-            errno.ENOSPC: "no space left on the device",
-            errno.EDQUOT: "disk quota exceeded",
-        }.get(exc.errno, exc.strerror or str(exc))
-        raise OutputExistsError(
-            f"output folder {str(out)!r} cannot be written: {reason}; choose another --out"
-        ) from None
+        raise OutputExistsError(unwritable(out, exc)) from None
+
+
+def unwritable(out: Path, exc: OSError) -> str:
+    """The message for an output folder that cannot be written (``exc`` says why)."""
+    reason = {
+        errno.ENOTDIR: "a parent of it is a file",
+        errno.EEXIST: "a parent of it is a file",
+        errno.ENOENT: "it cannot be created there",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "permission denied",
+        errno.EROFS: "read-only file system",
+        errno.ENOSPC: "no space left on the device",
+        errno.EDQUOT: "disk quota exceeded",
+    }.get(exc.errno, exc.strerror or str(exc))
+    return f"output folder {str(out)!r} cannot be written: {reason}; choose another --out"
+
+
+def lock_out_dir(out_dir: str | Path) -> FolderLock:
+    """Take the output folder's lock (``DIR/.pfaff.lock`` holding this pid), creating it.
+
+    Release it with ``.release()`` (or use it in a ``with``) on every exit path.
+
+    Raises
+    ------
+    OutputInUseError
+        Another live process holds the lock (a stale one is taken over).
+    OutputExistsError
+        The folder cannot be created or written.
+    """
+    out = Path(out_dir)
+    try:
+        return FolderLock(out).acquire()
+    except FolderInUseError as exc:
+        raise OutputInUseError(str(exc)) from None
+    except OSError as exc:
+        raise OutputExistsError(unwritable(out, exc)) from None
 
 
 def _previous_files(out: Path) -> list[Path]:

@@ -208,8 +208,8 @@ def model_scenario(path: str | Path) -> Scenario:
         "integrator": Param("rk4", "time integrator", choices=INTEGRATORS),
         "keyframe": Param("", "start keyframe name (default: the first one)"),
     }
-    if system.keyframes:
+    if system.keyframes:  # the default is the first one, by name
         params["keyframe"] = Param(
-            "", "start keyframe (default: the first)", choices=("", *system.keyframes)
+            next(iter(system.keyframes)), "start keyframe", choices=tuple(system.keyframes)
         )
     return Scenario(str(path), run, params)

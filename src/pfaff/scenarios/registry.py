@@ -82,10 +82,88 @@ class Param:
         if self.high is not None and value > self.high:
             raise ParameterError(f"parameter {key!r} must be <= {self.high}, got {value!r}")
         if self.choices is not None and value not in self.choices:
-            raise ParameterError(
-                f"parameter {key!r} must be one of {', '.join(self.choices)}; got {value!r}"
-            )
+            valid = ", ".join(repr(c) for c in self.choices) or "(none)"
+            raise ParameterError(f"parameter {key!r} must be one of {valid}; got {value!r}")
         return value
+
+
+STEP_TOL = 1e-6
+"""Relative tolerance (of ``dt``) within which a time counts as a whole number of steps."""
+
+
+def _is_end_time(key: str) -> bool:
+    return key == "t_end" or key.endswith("_t_end")
+
+
+def _is_period(key: str) -> bool:
+    return key == "control_dt" or key.endswith(".control_dt") or key.endswith("_control_dt")
+
+
+def check_timing(values: dict[str, Any], periods: dict[str, float] | None = None) -> list[str]:
+    """Check a parameter set's times against its step ``dt``; return notes for the user.
+
+    Every end time (``t_end``, ``*_t_end``) must be at least one step: a shorter
+    one is refused, since the run would take no step. An end time that is not a
+    whole number of steps is run to the nearest step (as :func:`pfaff.simulate`
+    does); the note says how many steps and to which time. A controller period
+    (``control_dt``, or the ``periods`` a file sets, e.g. ``controller.control_dt``)
+    must be a whole multiple of ``dt``, at least ``dt``: the controller runs on
+    the step grid, so any other period would make it run every ``floor`` or
+    ``ceil`` steps in turn -- a jittered rate no digital controller has.
+
+    Parameters
+    ----------
+    values : the resolved parameters; without a float ``dt`` nothing is checked.
+    periods : controller periods set outside the parameters, by the key that sets them.
+
+    Returns
+    -------
+    list of str
+        One line per end time that is not a whole number of steps.
+
+    Raises
+    ------
+    ParameterError
+        An end time shorter than one step, a controller period shorter than
+        ``dt`` or not a multiple of it; the message names both keys and values.
+    """
+    dt = values.get("dt")
+    if not isinstance(dt, float) or not dt > 0 or not np.isfinite(dt):
+        return []
+    notes = []
+    for key, t in values.items():
+        if not _is_end_time(key) or not isinstance(t, (int, float)):
+            continue
+        n = round(t / dt)
+        if t < dt * (1 - STEP_TOL):
+            raise ParameterError(
+                f"{key} = {t:g} s is shorter than one step of dt = {dt:g} s: the run would "
+                f"take no step; choose {key} >= dt (e.g. {key}={dt:g}) or a smaller dt"
+            )
+        if abs(t - n * dt) > STEP_TOL * dt:
+            notes.append(
+                f"{key} = {t:g} s is not a multiple of dt = {dt:g} s: "
+                f"simulating {n} steps to t = {n * dt:g} s"
+            )
+    every = {k: v for k, v in values.items() if _is_period(k)}
+    every.update(periods or {})
+    for key, cdt in every.items():
+        if not isinstance(cdt, (int, float)) or isinstance(cdt, bool):
+            continue
+        k = cdt / dt
+        if k < 1 - STEP_TOL:
+            raise ParameterError(
+                f"{key} = {cdt:g} s is shorter than dt = {dt:g} s: the controller runs at "
+                f"most once a step; choose {key} = k dt with a whole k >= 1 (e.g. {dt:g})"
+            )
+        if abs(k - round(k)) > STEP_TOL * max(1.0, k):
+            lo, hi = int(np.floor(k)), int(np.ceil(k))
+            raise ParameterError(
+                f"{key} = {cdt:g} s is not a multiple of dt = {dt:g} s ({k:.4g} steps): the "
+                f"controller would run every {lo} or {hi} steps in turn; choose "
+                f"{key} = {lo * dt:g} or {hi * dt:g}, or a dt that divides it"
+            )
+    return notes
 
 
 @dataclass
@@ -127,9 +205,22 @@ class ScenarioResult:
 
 @dataclass(frozen=True)
 class Scenario:
+    """A registered scenario (or a model / system file run as one).
+
+    Attributes
+    ----------
+    name : the scenario name (or the file's path).
+    func : runs the scenario on a resolved parameter set.
+    params : the declared parameters.
+    periods : controller periods fixed outside ``params`` (a system file's
+        ``controller.control_dt``), by the key that sets them: checked against
+        ``dt`` with the parameters (:func:`check_timing`).
+    """
+
     name: str
     func: Callable[[dict[str, Any]], ScenarioResult]
     params: dict[str, Param]
+    periods: dict[str, float] = field(default_factory=dict)
 
     @property
     def doc(self) -> str:
@@ -140,7 +231,8 @@ class Scenario:
         return self.doc.splitlines()[0] if self.doc else ""
 
     def resolve(self, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Defaults plus validated overrides; unknown keys are refused."""
+        """Defaults plus validated overrides; unknown keys are refused, and so are
+        times that do not fit the step ``dt`` (:func:`check_timing`)."""
         values = {k: p.default for k, p in self.params.items()}
         for key, raw in (overrides or {}).items():
             if key not in self.params:
@@ -149,7 +241,12 @@ class Scenario:
                     + ", ".join(sorted(self.params))
                 )
             values[key] = self.params[key].parse(key, raw)
+        check_timing(values, self.periods)
         return values
+
+    def timing_notes(self, values: dict[str, Any]) -> list[str]:
+        """What the run makes of times that are not whole steps (one line each)."""
+        return check_timing(values, self.periods)
 
 
 SCENARIOS: dict[str, Scenario] = {}

@@ -109,8 +109,9 @@ def execute(name: str, overrides: dict[str, Any] | None = None) -> Run:
     a ``LinAlgError``) does not raise: the run has ``status = "failed"`` and
     keeps the partial trajectory; a Ctrl-C gives ``status = "interrupted"``
     with the samples so far. Warnings raised during the run (NumPy
-    floating-point warnings, violated gain conditions) and joints that left
-    their limits are listed in ``summary["warnings"]``.
+    floating-point warnings, violated gain conditions), joints that left
+    their limits and an end time rounded to whole steps are listed in
+    ``summary["warnings"]``.
     """
     sc = get_scenario(name)
     params = sc.resolve(overrides)
@@ -135,7 +136,7 @@ def execute(name: str, overrides: dict[str, Any] | None = None) -> Run:
                 raise
             raise ParameterError(str(exc)) from None
     wall = result.wall_time_s if result is not None else time.perf_counter() - t_start
-    warns = _warning_lines(caught)
+    warns = sc.timing_notes(params) + _warning_lines(caught)
     if traj is not None:
         # a trajectory warning also raised as a Python warning is listed once
         warns += [w for w in traj.warnings if not any(w in x for x in warns)]

@@ -73,4 +73,6 @@ def system_scenario(path: str | Path) -> Scenario:
         "dt": Param(d["dt"], "integrator step [s]", positive=True),
         "integrator": Param(d["integrator"], "time integrator", choices=INTEGRATORS),
     }
-    return Scenario(str(path), run, params)
+    cdt = (sf.controller or {}).get("control_dt")  # checked against dt with the parameters
+    periods = {} if cdt is None else {"controller.control_dt": float(cdt)}
+    return Scenario(str(path), run, params, periods)

@@ -10,11 +10,20 @@ from __future__ import annotations
 import sys
 import types
 
-from pfaff.sweep.points import Point, parse_grid, parse_random, plan_points, point_id
-from pfaff.sweep.run import SweepResult, run_sweep, sweep
+from pfaff.sweep.points import (
+    Point,
+    count_points,
+    parse_grid,
+    parse_random,
+    plan_points,
+    point_id,
+)
+from pfaff.sweep.run import MAX_POINTS, SweepResult, run_sweep, sweep
 
 __all__ = [
+    "MAX_POINTS",
     "Point",
+    "count_points",
     "SweepResult",
     "parse_grid",
     "parse_random",

@@ -20,7 +20,7 @@ import numpy as np
 
 from pfaff.scenarios import ParameterError, get_scenario
 
-__all__ = ["Point", "parse_grid", "parse_random", "plan_points", "point_id"]
+__all__ = ["Point", "count_points", "parse_grid", "parse_random", "plan_points", "point_id"]
 
 
 @dataclass(frozen=True)
@@ -124,6 +124,17 @@ def _random_table(
                 draw[key] = float(rng.uniform(lo, hi))
         rows.append(draw)
     return rows
+
+
+def count_points(
+    grid: Mapping[str, Sequence[Any]] | None = None, samples: int | None = None
+) -> int:
+    """The number of points a grid and ``samples`` random draws make, found without
+    planning them (points that resolve to the same parameters are counted twice)."""
+    n = 1
+    for values in (grid or {}).values():
+        n *= len(values)
+    return n * (samples if samples is not None and samples > 0 else 1)
 
 
 def plan_points(

@@ -12,8 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from pfaff.sweep.engine import dask_client, run_points
-from pfaff.sweep.points import Point, plan_points
+from pfaff.sweep.engine import dask_client, default_workers, run_points
+from pfaff.sweep.points import Point, count_points, plan_points
 from pfaff.sweep.store import SweepStore
 from pfaff.sweep.table import build_table
 
@@ -23,6 +23,8 @@ __all__ = ["SweepResult", "run_sweep", "sweep"]
 TABLE_EVERY_S = 2.0
 #: the files a finished sweep has (kept as they are when a resumed sweep has nothing to run)
 OUTPUTS = ("results.parquet", "results.csv", "report.html")
+#: ``pfaff sweep`` refuses more points than this unless ``--yes`` (``max_points``)
+MAX_POINTS = 2000
 
 
 @dataclass
@@ -62,6 +64,13 @@ class _Progress:
             )
             self.bar.set_postfix(failed=failed)
 
+    def note(self, text: str, echo: Callable[[str], None] | None) -> None:
+        """A one-line note that does not break the bar."""
+        if self.bar is not None:
+            self.bar.write(text)
+        elif echo is not None:
+            echo(text)
+
     def update(self, status: str) -> None:
         self.failed += status != "ok"
         if self.bar is not None:
@@ -81,6 +90,40 @@ def _canonical(name: str) -> str:
     return name
 
 
+def _duration(seconds: float) -> str:
+    """``42 s``, ``12 min``, ``3.5 h``, ``2.1 days``."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+def _eta(per_point: float, todo: int, workers: int) -> str:
+    """The time ``todo`` points of ``per_point`` seconds take on ``workers`` workers."""
+    waves = -(-todo // max(workers, 1))
+    return f"about {_duration(per_point * waves)} ({per_point:.3g} s a point, {workers} at a time)"
+
+
+def _workers(client: Any, workers: int | None) -> int:
+    try:
+        return max(1, len(client.scheduler_info().get("workers", {})))
+    except Exception:  # an older or unusual client: the requested count
+        return workers or 1
+
+
+def _check_size(n: int, max_points: int | None) -> None:
+    if max_points is not None and n > max_points:
+        from pfaff.scenarios import ParameterError
+
+        raise ParameterError(
+            f"the sweep has {n} points, more than the {max_points} that pfaff sweep runs "
+            "without asking; check the --grid/--samples values, or add --yes to run them all"
+        )
+
+
 def run_sweep(
     scenario: str,
     out: str | Path | None = None,
@@ -96,22 +139,58 @@ def run_sweep(
     point_files: bool = True,
     progress: bool = False,
     echo: Callable[[str], None] | None = None,
+    max_points: int | None = None,
 ) -> SweepResult:
     """Run a sweep; see :func:`sweep` for the parameters.
 
-    ``echo`` receives one-line notes (how many points were already finished).
-    Raises :class:`pfaff.scenarios.ParameterError` (bad parameters, folder or
-    scheduler) before any point runs.
+    ``echo`` receives one-line notes: the number of points and the workers
+    before the cluster starts, how many were already finished, and an
+    estimate of the time to finish (from the finished points of a resumed
+    sweep, else once the first point is in). ``max_points``: refuse a sweep of
+    more points (``pfaff sweep`` passes :data:`MAX_POINTS` unless ``--yes``).
+    Raises :class:`pfaff.scenarios.ParameterError` (bad parameters, too many
+    points, a folder that cannot be written or is in use, a scheduler out of
+    reach) before any point runs. The folder's lock (``DIR/.pfaff.lock``) is
+    held from before the cluster starts until the sweep returns or raises.
     """
-    if workers is not None and workers < 1:
-        from pfaff.scenarios import ParameterError
+    from pfaff.scenarios import ParameterError
 
+    if workers is not None and workers < 1:
         raise ParameterError(f"--workers must be >= 1, got {workers}")
+    if out is not None and not str(out).strip():
+        raise ParameterError("the sweep folder is an empty string; name a folder")
     scenario = _canonical(scenario)
+    _check_size(count_points(grid, samples), max_points)  # before planning a huge grid
     points = plan_points(scenario, grid, random, samples, seed, fixed)
+    _check_size(len(points), max_points)
     store = SweepStore(out, scenario) if out is not None else None
-    if store is not None:
-        store.check(force)
+    if store is None:
+        return _run(scenario, points, None, grid, random, workers, scheduler, force,
+                    point_files, progress, echo)  # fmt: skip
+    store.check(force)
+    lock = store.lock()
+    try:
+        return _run(scenario, points, store, grid, random, workers, scheduler, force,
+                    point_files, progress, echo)  # fmt: skip
+    finally:
+        lock.release()
+
+
+def _run(
+    scenario: str,
+    points: list[Point],
+    store: SweepStore | None,
+    grid: Mapping[str, Sequence[Any]] | None,
+    random: Mapping[str, tuple[Any, Any]] | None,
+    workers: int | None,
+    scheduler: Any,
+    force: bool,
+    point_files: bool,
+    progress: bool,
+    echo: Callable[[str], None] | None,
+) -> SweepResult:
+    """The sweep once its points are planned and its folder (if any) is locked."""
+    out = store.out if store is not None else None
     varied = list(grid or {}) + list(random or {})
     done: dict[str, dict[str, Any]] = {}
     ids = {p.id for p in points}
@@ -121,11 +200,24 @@ def run_sweep(
     todo = [p for p in points if p.id not in done]
     if done and echo is not None:
         echo(f"{len(done)} of {len(points)} points already finished in {out}: skipped")
+    if todo and echo is not None:  # before the cluster starts
+        where = f"the scheduler {scheduler}" if scheduler is not None else (
+            f"{workers or default_workers()} local workers")  # fmt: skip
+        echo(
+            f"{scenario}: {len(todo)} points to run on {where}; the time to finish is "
+            "estimated when the first point is in"
+        )
     failed = sum(r["status"] != "ok" for r in done.values())
     bar = _Progress(len(points), len(done), failed, scenario, False)
     last = [time.monotonic()]
+    clock: dict[str, Any] = {"submitted": None, "workers": 1}
 
     def on_result(point: Point, result: dict[str, Any], final: bool) -> None:
+        if clock["submitted"] is not None:  # the first point: the wall time of one point
+            per_point, clock["submitted"] = time.monotonic() - clock["submitted"], None
+            if len(todo) > clock["workers"]:
+                eta = _eta(per_point, len(todo), clock["workers"])
+                bar.note(f"first point in after {per_point:.3g} s: time to finish {eta}", echo)
         row = result["row"]
         if store is not None and final:
             store.record(point.id, row, result["files"] if point_files else {})
@@ -144,6 +236,7 @@ def run_sweep(
                 prepared = True
             bar = _Progress(len(points), len(done), failed, scenario, progress and bool(todo))
             if todo:
+                clock.update(submitted=time.monotonic(), workers=_workers(client, workers))
                 interrupted = run_points(client, scenario, todo, point_files, on_result)
     except KeyboardInterrupt:  # while the cluster was starting or stopping
         interrupted = True

@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from pfaff import __version__
-from pfaff.report.io import atomic_write_bytes, atomic_write_json, atomic_write_text
+from pfaff.report.io import (
+    LOCK_NAME,
+    FolderInUseError,
+    FolderLock,
+    atomic_write_bytes,
+    atomic_write_json,
+    atomic_write_text,
+)
 from pfaff.scenarios import ParameterError
 from pfaff.sweep.task import FINAL_STATUSES
 
@@ -56,17 +63,28 @@ class SweepStore:
         return self.out / "points"
 
     def check(self, force: bool) -> None:
-        """Refuse a folder that holds something else than a sweep of this scenario.
+        """Refuse a folder that cannot take this sweep, before any cluster starts.
 
-        A sweep of the same scenario is resumed; ``force`` starts over. Nothing
-        is changed here (see :meth:`prepare`).
+        Refused: a path that is (or lies under) a file, a folder that cannot be
+        written, one another live process holds (its lock), and one that holds
+        something else than a sweep of this scenario. A sweep of the same
+        scenario is resumed; ``force`` starts over. Nothing is changed here
+        (see :meth:`lock` and :meth:`prepare`).
         """
+        from pfaff.report.output import probe_writable, unwritable
+
         out = self.out
-        if not out.exists():
-            return
-        if not out.is_dir():
+        if out.exists() and not out.is_dir():
             raise SweepFolderError(f"output path {str(out)!r} exists and is not a folder")
-        if force or not any(out.iterdir()):
+        try:
+            probe_writable(out)
+        except OSError as exc:
+            raise SweepFolderError(unwritable(out, exc)) from None
+        try:
+            FolderLock(out).check()
+        except FolderInUseError as exc:
+            raise SweepFolderError(str(exc)) from None
+        if not out.is_dir() or force or not any(p.name != LOCK_NAME for p in out.iterdir()):
             return
         marker = out / MARKER
         if not marker.is_file():
@@ -83,6 +101,21 @@ class SweepStore:
                 f"output folder {str(out)!r} holds a sweep of {other!r}, not of "
                 f"{self.scenario!r}; use --force to start over, or another --out"
             )
+
+    def lock(self) -> FolderLock:
+        """Take the folder's lock (creating the folder); release it when the sweep ends.
+
+        Raises :class:`SweepFolderError` if another live process holds it or the
+        folder cannot be written.
+        """
+        from pfaff.report.output import unwritable
+
+        try:
+            return FolderLock(self.out).acquire()
+        except FolderInUseError as exc:
+            raise SweepFolderError(str(exc)) from None
+        except OSError as exc:
+            raise SweepFolderError(unwritable(self.out, exc)) from None
 
     def prepare(self, force: bool) -> None:
         """Create the folder; with ``force``, remove a previous sweep's files first."""
