@@ -11,6 +11,7 @@ The dual-Panda plant needs Pinocchio: import it from ``pfaff.systems.dual_panda`
 """
 
 from pfaff.systems.grasp_plant import GraspPlant
-from pfaff.systems.yz_planar import YZPlanarPlant, YZTwoArmPlant, arm_ik, planar_grasp
+from pfaff.systems.yz_arms import YZTwoArmPlant, arm_ik
+from pfaff.systems.yz_planar import YZPlanarPlant, planar_grasp
 
 __all__ = ["GraspPlant", "YZPlanarPlant", "YZTwoArmPlant", "arm_ik", "planar_grasp"]
