@@ -182,3 +182,50 @@ def test_bench_json_has_the_contract_keys(monkeypatch, tmp_path) -> None:
         "dual-panda-box": {"realtime_factor": 30.0, "engine": "core"},
     }
     assert len(data["rows"]) == 8
+
+
+def test_mujoco_rk4_rows_on_the_five_bar(monkeypatch, tmp_path) -> None:
+    """``pfaff bench mujoco-rk4`` on the five-bar with a tiny N: its rows, from the same
+    start (MuJoCo's equality rows vanish at pfaff's assembled start), on the core; and
+    their place in ``pfaff bench --json`` (no timing asserted)."""
+    pytest.importorskip("mujoco")
+    import json
+    from pathlib import Path
+
+    from pfaff.cli import main
+
+    five_bar = Path(__file__).parent / "models" / "five_bar.xml"
+    rows = bench.bench_mujoco_rk4([("five_bar", five_bar)], steps=3, repeats=1)
+    got = {r["figure"]: r for r in rows}
+    assert all(r["benchmark"] == "mujoco-rk4" for r in rows)
+    for suffix in ("pfaff step", "pfaff one-step run", "pfaff step, fixed cost out",
+                   "MuJoCo RK4 step", "ratio pfaff/MuJoCo"):  # fmt: skip
+        value = got[f"five_bar {suffix}"]["value"]
+        assert isinstance(value, float) and math.isfinite(value) and value > 0, suffix
+    assert got["five_bar ratio pfaff/MuJoCo"]["target"] == "<= 1"
+    assert got["five_bar engine"]["value"] == "core"
+    assert got["five_bar status"]["value"] == "ok"
+    assert got["five_bar start residual MuJoCo"]["value"] <= 1e-9  # m
+    # a missing file is a row, not an exception
+    missing = bench.bench_mujoco_rk4([("nope", tmp_path / "nope.xml")], steps=2, repeats=1)
+    assert [(r["figure"], r["value"]) for r in missing] == [("nope status", "missing")]
+    with pytest.raises(ValueError, match="steps must be >= 1"):
+        bench.bench_mujoco_rk4([("five_bar", five_bar)], steps=0)
+    # the group by name, and its figures in the JSON with where they were taken
+    monkeypatch.setattr(bench, "WARMUP_S", 0.0)
+    monkeypatch.setitem(bench.BENCHMARKS, "mujoco-rk4", lambda: rows)
+    out = tmp_path / "bench.json"
+    assert main(["bench", "mujoco-rk4", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    fig = data["mujoco_rk4"]["five_bar"]
+    assert fig["ratio_pfaff_mujoco"] == got["five_bar ratio pfaff/MuJoCo"]["value"]
+    assert fig["engine"] == "core" and fig["mujoco_rk4_step_us"] > 0
+    assert {"date", "host", "versions"} <= data.keys()
+    assert data["versions"]["mujoco"] and data["host"]["cores"] >= 1
+
+
+def test_mujoco_rk4_is_skipped_without_mujoco(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "mujoco", None)  # `import mujoco` raises ImportError
+    rows = bench.bench_mujoco_rk4(steps=2, repeats=1)
+    assert len(rows) == 1 and rows[0]["benchmark"] == "mujoco-rk4"
+    assert rows[0]["note"].startswith("skipped:") and "mujoco" in rows[0]["note"]

@@ -23,6 +23,7 @@ from pfaff.linalg import single_threaded_blas
 from pfaff.mechanism import load_robot
 
 from .models import bench_model_files
+from .mujoco_rk4 import bench_mujoco_rk4
 from .panda import (
     bench_panda_control,
     bench_panda_dd,
@@ -40,6 +41,7 @@ __all__ = [
     "bench_panda_control",
     "bench_panda_dd",
     "bench_model_files",
+    "bench_mujoco_rk4",
     "bench_panda_mujoco",
     "bench_scenarios",
     "bench_sweep",
@@ -52,6 +54,7 @@ __all__ = [
     "projection_vs_pinocchio",
     "row",
     "run_benchmarks",
+    "run_info",
     "summary_json",
 ]
 
@@ -61,6 +64,7 @@ BENCHMARKS: dict[str, Callable[[], list[Row]]] = {
     "panda-mujoco": bench_panda_mujoco,
     "scenarios": bench_scenarios,
     "model-files": bench_model_files,
+    "mujoco-rk4": bench_mujoco_rk4,
     "sweep": bench_sweep,
 }
 
@@ -94,6 +98,10 @@ def summary_json(rows: list[dict]) -> dict:
     ``projection_dynamics_us`` is the compiled core's time when it is built (the
     engine a simulation uses), else the NumPy engine's; ``ratio_vs_pinocchio`` is its
     ratio to Pinocchio's ``constraintDynamics`` on the same states, same process.
+    ``scenarios`` holds each scenario's realtime factor and engine, ``mujoco_rk4``
+    each model file's step costs and ratio to MuJoCo's RK4 step (``pfaff bench
+    mujoco-rk4``); ``date``, ``host`` and ``versions`` say where and with what the
+    figures were taken (:func:`run_info`).
     """
     fig = {(r["benchmark"], r["figure"]): r["value"] for r in rows}
     out: dict = {"rows": rows}
@@ -119,7 +127,99 @@ def summary_json(rows: list[dict]) -> dict:
                 scen.setdefault(f[: -len(suffix)], {})[key] = r["value"]
     if scen:
         out["scenarios"] = scen
+    rk4 = _mujoco_rk4_figures(rows)
+    if rk4:
+        out["mujoco_rk4"] = rk4
+    out.update(run_info())
     return out
+
+
+#: the rows of ``mujoco-rk4`` in the JSON, by key: figure suffix
+_RK4_KEYS = {
+    "pfaff_step_us": " pfaff step",
+    "pfaff_step_fixed_cost_out_us": " pfaff step, fixed cost out",
+    "mujoco_rk4_step_us": " MuJoCo RK4 step",
+    "ratio_pfaff_mujoco": " ratio pfaff/MuJoCo",
+    "engine": " engine",
+}
+
+
+def _mujoco_rk4_figures(rows: list[dict]) -> dict:
+    """``{file label: {pfaff_step_us, mujoco_rk4_step_us, ratio_pfaff_mujoco, ...}}``."""
+    out: dict = {}
+    for r in rows:
+        if r["benchmark"] != "mujoco-rk4":
+            continue
+        f = str(r["figure"])
+        for key, suffix in _RK4_KEYS.items():
+            if f.endswith(suffix):
+                out.setdefault(f[: -len(suffix)], {})[key] = r["value"]
+    return out
+
+
+def run_info() -> dict:
+    """Where and with what the figures were taken: ``date`` (UTC, ISO 8601), ``host``
+    (name, CPU, cores, platform) and ``versions`` (Python and the libraries timed)."""
+    import datetime
+    import os
+    import platform
+    from importlib import metadata
+
+    def version(dist: str) -> str | None:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return None
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next(
+                (ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu
+            )
+    except OSError:
+        pass
+    versions = {"python": platform.python_version()}
+    for dist in ("pfaff", "numpy", "scipy", "pin", "mujoco"):
+        versions[dist] = version(dist)
+    if versions["pin"] is None:  # pinocchio from another channel (conda, a source build)
+        try:
+            import pinocchio
+
+            versions["pin"] = pinocchio.__version__
+        except ImportError:
+            pass
+    versions["pfaff_git"] = _git_describe()
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return {
+        "date": now.isoformat(timespec="seconds"),
+        "host": {
+            "name": platform.node(),
+            "cpu": cpu,
+            "cores": os.cpu_count(),
+            "platform": platform.platform(),
+        },
+        "versions": versions,
+    }
+
+
+def _git_describe() -> str | None:
+    """The source checkout's commit (``+dirty`` with local changes), else None."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    if not (root / ".git").exists():
+        return None
+    try:
+        git = ["git", "-C", str(root)]
+        kw = dict(capture_output=True, text=True, timeout=10, check=True)
+        sha = subprocess.run([*git, "rev-parse", "HEAD"], **kw).stdout.strip()
+        status = [*git, "status", "--porcelain", "--untracked-files=no"]
+        dirty = subprocess.run(status, **kw).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return sha + ("+dirty" if dirty else "")
 
 
 #: busy time before the first figure, so that the CPU clock has ramped up

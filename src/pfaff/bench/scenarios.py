@@ -8,9 +8,6 @@ from .timing import Row, row
 
 SCENARIO_VARIANTS = (
     ("four-bar", {"parallelogram": "true"}),
-    # the slider-crank on its Pinocchio model: the compiled core runs it (the default
-    # closed-form model of Aghili eq. 68 runs on the NumPy engine)
-    ("slider-crank", {"model": "pinocchio"}),
     # the blind-grasp law in continuous time (force elements at every RK4 stage): 1 ms
     # steps instead of the sampled law's 4 kHz
     ("rolling-grasp", {"law": "continuous", "dt": "1e-3"}),
@@ -20,7 +17,7 @@ SCENARIO_RUNS = 3
 #: real-time figures of an issue that differ from the design target of 10x, by row label
 ISSUE_REALTIME: dict[str, list[tuple[float, str]]] = {
     "dual-panda-box": [(5.0, "issue 7"), (20.0, "issue 18")],
-    "slider-crank model=pinocchio": [(250.0, "issue 18 (MuJoCo's RK4: 274x)")],
+    "slider-crank": [(250.0, "issue 18 (MuJoCo's RK4: 274x)")],
     "particle-circle": [(100.0, "issue 18")],
     "four-bar": [(100.0, "issue 18")],
     "panda-contact": [(100.0, "issue 18")],
