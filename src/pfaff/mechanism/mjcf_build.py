@@ -74,6 +74,11 @@ class Builder:
 
     def world(self, wb: ET.Element) -> None:
         self.children(wb)
+        for g in wb.findall("geom"):  # drawn, fixed in the world (a table, a wall)
+            a = self.defaults.attrs(g, "main")
+            if a.get("type", "sphere") in _DRAWN:
+                gtype, size, pos, R = geom_shape(g, a, self.comp)
+                self.geoms.append(("universe", gtype, size, pin.SE3(R, pos).homogeneous))
         for s in wb.findall("site"):
             self.site(s, 0, pin.SE3.Identity(), "main")
         for b in wb.findall("body"):

@@ -38,7 +38,8 @@ class ModelSystem:
     """A mechanism with its constraints and start, as a file describes them.
 
     ``geoms`` are MJCF shapes to draw (frame, type, size, placement in the frame);
-    ``urdf`` the URDF path to draw with its own meshes.
+    ``urdf`` the URDF path to draw with its own meshes, ``locked`` the URDF's
+    joints the mechanism holds fixed (name -> value), which the drawing fixes too.
     """
 
     mechanism: PinocchioMechanism
@@ -51,6 +52,7 @@ class ModelSystem:
     urdf: str | None = None
     keyframes: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     forces: list = field(default_factory=list)  # force elements (pfaff.simulate.forces)
+    locked: dict[str, float] = field(default_factory=dict)
 
 
 def load_model(path: str | Path, keyframe: str | None = None) -> ModelSystem:
@@ -167,11 +169,15 @@ def run_system(
         metrics["energy_balance_rel"] = float(np.abs(balance).max() / ref) if ref > 0 else 0.0
     scene = {"t": a["t"]}
     if system.urdf is not None and _drawable_urdf(mech, system.urdf, system.warnings):
-        scene.update(urdf=system.urdf, q=a["q"])
+        scene.update(urdf=system.urdf, q=a["q"], locked=system.locked or None)
     elif system.geoms:
         scene["boxes"] = scene_boxes(mech, system.geoms, a["q"])
+    joints = [mech.model.names[j] for j in range(1, mech.model.njoints)]
+    shown = ", ".join(joints[:12]) + (f" and {len(joints) - 12} more" if len(joints) > 12 else "")
+    held = f" ({', '.join(system.locked)} locked)" if system.locked else ""
     notes = (
-        f"{title}: nq {mech.nq}, nv {mech.nv}, {asm.rows} constraint rows of rank "
+        f"{title}: model {mech.name!r}{held}, {len(joints)} joints ({shown}); "
+        f"nq {mech.nq}, nv {mech.nv}, {asm.rows} constraint rows of rank "
         f"{asm.rank} after assembly (smallest singular values "
         f"{', '.join(f'{s:.2g}' for s in asm.sigma[-3:])}), {asm.dof} degrees of freedom. "
         f"Start: {system.start}, moved {asm.displacement:.3g} onto the manifold in "

@@ -89,9 +89,11 @@ def _model(p: dict) -> tuple[PinocchioMechanism, str]:
     dt=Param(3e-3, "integrator step [s]", positive=True),
 )
 def panda_contact(p: dict) -> ScenarioResult:
-    """Panda arm (example-robot-data URDF) whose tool point slides on a table, passive.
+    """An arm (default: the Panda of example-robot-data) whose tool point slides on a table.
 
-    The 7-joint Panda (fingers locked) starts at rest in a bent posture; its tool centre
+    The arm -- by default the 7-joint Panda (fingers locked) in a bent posture; any
+    robot of example-robot-data with --set robot=NAME, any URDF with --set urdf=PATH
+    (the notes below name the model that ran) -- starts at rest; its tool
     point is held on the horizontal plane z = height by one holonomic row and the arm
     falls under gravity while the tool slides on the plane without friction. No torque
     acts: the energy (potential zero at the initial posture, so E(0) = 0 and the drift
@@ -99,8 +101,8 @@ def panda_contact(p: dict) -> ScenarioResult:
     energy_drift_rel, energy_reference (J, the largest kinetic energy),
     max_kinetic_energy (J), tool_travel (m, path length of the tool point on the plane),
     model_used (the robot or URDF file that ran) and start_posture (the joint values the
-    run started from, before the Newton-Raphson projection onto the plane). Any URDF,
-    frame and start posture can be given: --set urdf=PATH --set frame=NAME --set
+    run started from: the requested posture after the Newton-Raphson projection onto the
+    plane). The frame and start posture can be given: --set frame=NAME --set
     q0=V1,V2,... (one --set per key). An arm whose neutral posture is singular (e.g. a
     fully stretched or folded arm, where the plane's row of A vanishes) needs a start
     posture q0.
@@ -124,7 +126,8 @@ def panda_contact(p: dict) -> ScenarioResult:
         raise InitialStateError(f"{exc} (start posture from {used}){hint}") from None
     a = traj.arrays()
     tool = frame_path(mech, a["q"], p["frame"])
-    angles = pin.difference(mech.model, pin.neutral(mech.model), q0)
+    requested = pin.difference(mech.model, pin.neutral(mech.model), q0)
+    angles = pin.difference(mech.model, pin.neutral(mech.model), a["q"][0])  # assembled
     metrics = {
         **decoupling(cset, a["q"], every=20),
         "energy_drift_rel": traj.energy_drift_rel(),
@@ -142,8 +145,10 @@ def panda_contact(p: dict) -> ScenarioResult:
         extra_arrays={"tool_position": tool},
         series_doc={"tool_position": "world position of the constrained frame (T, 3) [m]"},
         notes=(
-            f"Model: {used} ({mech.nv} joints), frame {p['frame']}; start posture "
-            f"{np.array2string(angles, precision=4, separator=', ')} (joint values), "
-            f"projected onto z = {p['height']:g} m."
+            f"Model: {used}: {mech.name}, nq {mech.nq}, nv {mech.nv}, joints "
+            f"{', '.join(mech.model.names[1:])}; frame {p['frame']}; start posture "
+            f"{np.array2string(requested, precision=4, separator=', ')} (joint values), "
+            f"projected onto z = {p['height']:g} m: "
+            f"{np.array2string(angles, precision=4, separator=', ')} (start_posture)."
         ),
     )

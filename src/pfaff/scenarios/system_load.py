@@ -366,9 +366,13 @@ def load_system(path: str | Path) -> SystemFile:
 
 
 def _robot(name: Any) -> ModelSystem:
-    from pfaff.mechanism.robots import ROBOTS, load_robot
+    from pfaff.mechanism.robots import ROBOTS, load_robot, robot_urdf
 
     if name not in ROBOTS:
         raise _err("model.robot", name, f"valid robots: {', '.join(sorted(ROBOTS))}")
     mech = load_robot(name)
-    return ModelSystem(mech, [], mech.neutral(), np.zeros(mech.nv), "neutral posture")
+    start = f"neutral posture of {name}"
+    system = ModelSystem(mech, [], mech.neutral(), np.zeros(mech.nv), start)
+    system.urdf = str(robot_urdf(name))  # drawn with its meshes in scene.html
+    system.locked = {j: 0.0 for j in ROBOTS[name][1]}  # load_robot locks them at neutral
+    return system
