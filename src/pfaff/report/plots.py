@@ -17,6 +17,8 @@ __all__ = [
     "plot_states",
     "plot_constraint_violation",
     "plot_energy",
+    "energy_figure",
+    "energy_reference",
     "plot_constraint_forces",
     "plot_series",
     "LOG_FLOOR",
@@ -165,31 +167,49 @@ def plot_constraint_violation(
     return _to_png(fig)
 
 
-def plot_energy(
+def energy_reference(
+    kinetic: np.ndarray | None, reference: float | None = None, name: str | None = None
+) -> tuple[float, str]:
+    """The energy scale of the drift plot and its name, as ``energy_drift_rel`` uses it.
+
+    Parameters
+    ----------
+    kinetic : (T,) array or None
+        Kinetic energy [J]; its largest value is the default reference (the one
+        :meth:`pfaff.simulate.Trajectory.energy_reference` reports).
+    reference : float, optional
+        The reference [J] the run's metric used; default the largest kinetic energy.
+    name : str, optional
+        What ``reference`` is (shown in the axis label); default
+        ``"largest kinetic energy"`` when it is that, else "the run's energy_reference".
+
+    Returns
+    -------
+    (float, str)
+        The reference [J] (NaN when there is none: no kinetic series, or a
+        run that never moved) and its name.
+    """
+    k = np.asarray(kinetic if kinetic is not None else [], dtype=float).ravel()
+    k = k[np.isfinite(k)]
+    k_max = float(k.max()) if k.size else float("nan")
+    if reference is None:
+        return k_max, name or "largest kinetic energy"
+    reference = float(reference)
+    if name is None:
+        same = np.isfinite(k_max) and abs(reference - k_max) <= 1e-9 * max(abs(k_max), 1e-300)
+        name = "largest kinetic energy" if same else "the run's energy_reference"
+    return reference, name
+
+
+def energy_figure(
     t: np.ndarray,
     energy: np.ndarray,
     kinetic: np.ndarray | None = None,
     potential: np.ndarray | None = None,
-) -> bytes:
-    """Total energy (with its parts, if given) and its relative drift.
-
-    The drift ``(E - E0) / scale`` uses ``scale = max(|E0|, max |E|, tiny)``
-    when ``E0`` is zero, so a system starting at zero energy still plots.
-
-    Parameters
-    ----------
-    t : (T,) array
-        Sample times [s].
-    energy : (T,) array
-        Total mechanical energy [J].
-    kinetic, potential : (T,) array, optional
-        Its kinetic and potential parts [J].
-
-    Returns
-    -------
-    bytes
-        PNG image.
-    """
+    reference: float | None = None,
+    reference_name: str | None = None,
+) -> Figure:
+    """The figure of :func:`plot_energy` (its second axes holds the drift curve)."""
     t = _time(t)
     e = _as_2d(energy, t.size)[:, 0]
     fig = Figure(figsize=(_SIZE[0], _SIZE[1] * 1.5))
@@ -201,16 +221,60 @@ def plot_energy(
     ax_e.legend(fontsize="small", loc="best")
     ax_e.set_ylabel("energy [J]")
     ax_e.set_title("energy")
-    e0 = e[0]
-    scale = abs(e0)
-    if not scale > 0:
-        finite = e[np.isfinite(e)]
-        scale = max(float(np.max(np.abs(finite))) if finite.size else 0.0, np.finfo(float).tiny)
-    ax_d.plot(t, (e - e0) / scale, lw=1.2, color="C3")
-    ax_d.set_ylabel("relative drift (E - E0)/|E0| [-]")
+    kin = None if kinetic is None or not np.size(kinetic) else _as_2d(kinetic, t.size)[:, 0]
+    ref, name = energy_reference(kin, reference, reference_name)
+    if np.isfinite(ref) and ref > 0:
+        ax_d.plot(t, (e - e[0]) / ref, lw=1.2, color="C3")
+        ax_d.set_ylabel(f"(E - E0) / {ref:.3g} J\n({name}) [-]")
+        ax_d.set_title("energy drift, as energy_drift_rel measures it", fontsize="medium")
+    else:  # no scale to divide by: the drift itself
+        ax_d.plot(t, e - e[0], lw=1.2, color="C3")
+        ax_d.set_ylabel("E - E0 [J]")
+        why = "no reference energy" if not np.isfinite(ref) else f"{name} is 0 J"
+        ax_d.set_title(f"energy drift ({why})", fontsize="medium")
     ax_d.set_xlabel(_TIME_LABEL)
     for ax in (ax_e, ax_d):
         ax.grid(True, alpha=0.4)
+    return fig
+
+
+def plot_energy(
+    t: np.ndarray,
+    energy: np.ndarray,
+    kinetic: np.ndarray | None = None,
+    potential: np.ndarray | None = None,
+    reference: float | None = None,
+    reference_name: str | None = None,
+) -> bytes:
+    """Total energy (with its parts, if given) and its drift over a reference energy.
+
+    The drift is ``(E - E0) / E_ref``, the curve whose largest absolute value is
+    the run's ``energy_drift_rel`` (:func:`pfaff.simulate.trajectory.energy_drift_rel`):
+    ``E_ref`` is ``reference`` when given, else the largest kinetic energy, and
+    the axis label names it (``"(E - E0) / 0.53 J (largest kinetic energy)"``).
+    ``|E0|`` is never the scale: it depends on where the potential's zero is
+    (often at the start, so ``E0 ~ 0``). Without a positive reference the plot
+    shows ``E - E0`` in joules.
+
+    Parameters
+    ----------
+    t : (T,) array
+        Sample times [s].
+    energy : (T,) array
+        Total mechanical energy [J].
+    kinetic, potential : (T,) array, optional
+        Its kinetic and potential parts [J].
+    reference : float, optional
+        The energy scale [J] of the run's ``energy_drift_rel``.
+    reference_name : str, optional
+        What ``reference`` is, for the label (default "largest kinetic energy").
+
+    Returns
+    -------
+    bytes
+        PNG image.
+    """
+    fig = energy_figure(t, energy, kinetic, potential, reference, reference_name)
     return _to_png(fig)
 
 

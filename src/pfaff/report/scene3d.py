@@ -25,8 +25,9 @@ from pathlib import Path
 import numpy as np
 
 from pfaff.report.scene_page import scene_page
+from pfaff.report.scene_view import camera_and_floor, corners, local_box, scene_view
 
-__all__ = ["scene_html"]
+__all__ = ["scene_html", "scene_view"]
 
 _ROOT = "pinocchio"  # viewer node of the robot: /meshcat/pinocchio/visuals/<geometry name>
 
@@ -155,19 +156,6 @@ def _add_extras(vis, anim, frames: list, key_idx: np.ndarray, pts, plane) -> Non
         vis["pfaff/plane"].set_transform(T)
 
 
-def _camera(vis, points: np.ndarray) -> None:
-    """Place the default camera front-right and above, far enough to see ``points``.
-
-    The viewer's orbit controls aim at the world origin (the robot's base).
-    """
-    reach = max(0.5, float(np.max(np.linalg.norm(points, axis=1))))
-    eye = 1.8 * reach * np.array([0.72, 0.5, 0.48])  # world x, y, z
-    # the camera's parent is rotated to three.js's y-up: world (x, y, z) -> (x, z, -y)
-    vis["/Cameras/default/rotated/<object>"].set_property(
-        "position", [float(eye[0]), float(eye[2]), float(-eye[1])]
-    )
-
-
 def _translation(p) -> np.ndarray:
     T = np.eye(4)
     T[:3, 3] = p
@@ -274,15 +262,16 @@ def scene_html(
         seen.append(_add_box(vis, anim, frames, key_idx, name, size, color, pose))
     _add_extras(vis, anim, frames, key_idx, pts, plane)
 
-    _camera(vis, np.vstack(seen + ([] if pts is None else [pts])))
+    target = camera_and_floor(vis, np.vstack(seen + ([] if pts is None else [pts])))
     if len(key_idx) > 1:
         vis.set_animation(anim, play=True, repetitions=float("inf"))
-    return scene_page(rec.blob(), title, compress)
+    return scene_page(rec.blob(), title, compress, target)
 
 
 def _add_robot(vis, anim, frames, key_idx, model, visual, q, base, root) -> np.ndarray:
     """Load one robot under ``root`` (placed at ``base``) and key its geometries; returns
-    the keyed geometry positions in the world (for the camera)."""
+    the keyed geometry positions and bounding-box corners in the world (for the camera
+    and the floor)."""
     import pinocchio as pin
     from meshcat.animation import AnimationClip, AnimationTrack
     from pinocchio.visualize import MeshcatVisualizer
@@ -298,12 +287,16 @@ def _add_robot(vis, anim, frames, key_idx, model, visual, q, base, root) -> np.n
     n_geom = len(visual.geometryObjects)
     pos = np.empty((len(key_idx), n_geom, 3))
     quat = np.empty((len(key_idx), n_geom, 4))
+    boxes = [local_box(obj) for obj in visual.geometryObjects]
+    extent = []
     for k, i in enumerate(key_idx):
         pin.forwardKinematics(model, data, q[i])
         pin.updateGeometryPlacements(model, data, visual, vdata)
         for g in range(n_geom):
-            pos[k, g] = vdata.oMg[g].translation
-            quat[k, g] = pin.Quaternion(vdata.oMg[g].rotation).coeffs()  # x, y, z, w
+            R, p = vdata.oMg[g].rotation, vdata.oMg[g].translation
+            pos[k, g] = p
+            quat[k, g] = pin.Quaternion(R).coeffs()  # x, y, z, w
+            extent.append(boxes[g] @ R.T + p)
     fps = anim.default_framerate
     for g, obj in enumerate(visual.geometryObjects):
         path = vis[viz.getViewerNodeName(obj, pin.GeometryType.VISUAL)].path
@@ -312,7 +305,7 @@ def _add_robot(vis, anim, frames, key_idx, model, visual, q, base, root) -> np.n
             for name, v in (("position", pos[:, g].round(6)), ("quaternion", quat[:, g].round(7)))
         }
         anim.clips[path] = AnimationClip(tracks, fps)
-    pts = pos.reshape(-1, 3)
+    pts = np.vstack([pos.reshape(-1, 3), *extent])
     return pts if base is None else pts @ base[:3, :3].T + base[:3, 3]
 
 
@@ -338,7 +331,8 @@ def _check_box(i: int, box: Mapping, n: int):
 
 
 def _add_box(vis, anim, frames, key_idx, name, size, color, poses) -> np.ndarray:
-    """A box keyed along ``poses`` (position, quaternion x, y, z, w); returns its corners."""
+    """A box keyed along ``poses`` (position, quaternion x, y, z, w); returns its corners
+    at every keyframe."""
     import meshcat.geometry as mg
     import pinocchio as pin
     from meshcat.animation import AnimationClip, AnimationTrack
@@ -355,5 +349,6 @@ def _add_box(vis, anim, frames, key_idx, name, size, color, poses) -> np.ndarray
         )
     }
     anim.clips[node.path] = AnimationClip(tracks, anim.default_framerate)
-    corners = np.array(np.meshgrid(*[(-s / 2, s / 2) for s in size])).reshape(3, -1).T
-    return np.vstack([poses[key_idx, :3], corners + poses[key_idx[0], :3]])
+    box = corners(-size / 2, size / 2)
+    placed = [box @ pin.XYZQUATToSE3(poses[i]).rotation.T + poses[i, :3] for i in key_idx]
+    return np.vstack([poses[key_idx, :3], *placed])

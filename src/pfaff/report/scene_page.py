@@ -10,11 +10,22 @@ from __future__ import annotations
 import base64
 import gzip
 import html
+import math
+from collections.abc import Sequence
 from importlib import resources
 
 
-def scene_page(blob: bytes, title: str, compress: bool) -> str:
-    """The HTML page: meshcat's viewer script, the base64 scene data and the loader."""
+def scene_page(
+    blob: bytes, title: str, compress: bool, target: Sequence[float] | None = None
+) -> str:
+    """The HTML page: meshcat's viewer script, the base64 scene data and the loader.
+
+    ``target`` is the point the camera's orbit controls turn about, in the
+    viewer's coordinates (three.js, y up); default the origin.
+    """
+    aim = [0.0, 0.0, 0.0] if target is None else [float(x) for x in target]
+    if len(aim) != 3 or not all(math.isfinite(x) for x in aim):
+        raise ValueError(f"target must be 3 finite numbers; got {target!r}")
     js = (resources.files("meshcat") / "viewer" / "dist" / "main.min.js").read_text("utf-8")
     b64 = base64.b64encode(gzip.compress(blob, 6, mtime=0) if compress else blob).decode()
     return TEMPLATE.format(
@@ -23,6 +34,7 @@ def scene_page(blob: bytes, title: str, compress: bool) -> str:
         viewer_js=js.replace("</script", "<\\/script"),
         encoding="gzip" if compress else "none",
         n=len(blob),
+        target=",".join(f"{x:.6g}" for x in aim),
         data="\n".join(b64[i : i + 4096] for i in range(0, len(b64), 4096)),
         loader=LOADER,
     )
@@ -52,6 +64,12 @@ LOADER = """(function () {
         viewer.handle_command_bytearray(buf.slice(off + 4, off + 4 + len));
         off += 4 + len;
       }
+      var aim = String(el.getAttribute("data-target") || "").split(",").map(Number);
+      if (viewer.controls && aim.length === 3 && aim.every(isFinite)) {
+        viewer.controls.target.set(aim[0], aim[1], aim[2]);  // orbit about the scene's middle
+        viewer.controls.update();
+        viewer.set_dirty();
+      }
       status.textContent = "";
       window.pfaffSceneCommands = n;
     }).catch(fail);
@@ -75,7 +93,7 @@ body {{ margin: 0; }}
 {viewer_js}
 </script>
 <script id="pfaff-scene" type="application/octet-stream" data-encoding="{encoding}" \
-data-bytes="{n}">
+data-bytes="{n}" data-target="{target}">
 {data}
 </script>
 <script>

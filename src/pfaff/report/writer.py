@@ -19,7 +19,7 @@ from .html import render_report
 from .io import atomic_write_bytes, atomic_write_text
 from .plots import plot_constraint_forces, plot_constraint_violation, plot_energy, plot_states
 
-__all__ = ["write_report", "STANDARD_PLOTS"]
+__all__ = ["write_report", "energy_scale", "STANDARD_PLOTS"]
 
 STANDARD_PLOTS = ("states", "constraint_violation", "energy", "constraint_forces")
 """Names (file stems) of the standard plots, in the order they are drawn."""
@@ -36,10 +36,24 @@ def _get(arrays: Mapping[str, Any], key: str) -> np.ndarray | None:
     return a if a.size else None
 
 
+def energy_scale(summary: Mapping[str, Any]) -> float | None:
+    """The energy reference [J] the run's ``energy_drift_rel`` was divided by
+    (``metrics["energy_reference"]``), or None: then the plot uses the largest
+    kinetic energy, the default of :func:`pfaff.simulate.trajectory.energy_drift_rel`."""
+    ref = (summary.get("metrics") or {}).get("energy_reference")
+    if isinstance(ref, (int, float, np.floating)) and not isinstance(ref, bool):
+        if np.isfinite(ref) and ref > 0:
+            return float(ref)
+    return None
+
+
 def _standard_plots(
-    arrays: Mapping[str, Any], names: Sequence[str] | None
+    arrays: Mapping[str, Any],
+    names: Sequence[str] | None,
+    energy_ref: float | None = None,
 ) -> dict[str, Callable[[], bytes]]:
-    """The standard plots whose arrays are present, as deferred calls."""
+    """The standard plots whose arrays are present, as deferred calls; ``energy_ref``
+    is the scale of the energy drift (:func:`energy_scale`)."""
     t, q, v = _get(arrays, "t"), _get(arrays, "q"), _get(arrays, "v")
     if t is None:
         return {}
@@ -53,7 +67,7 @@ def _standard_plots(
     if energy is None and kin is not None and pot is not None:
         energy = np.asarray(kin, dtype=float) + np.asarray(pot, dtype=float)
     if energy is not None:
-        jobs["energy"] = lambda: plot_energy(t, energy, kin, pot)
+        jobs["energy"] = lambda: plot_energy(t, energy, kin, pot, energy_ref)
     lam, F = _get(arrays, "lambda"), _get(arrays, "F")
     if lam is not None or F is not None:
         lam_ = lam if lam is not None else np.zeros((t.size, 0))
@@ -128,7 +142,9 @@ def write_report(
     images: dict[str, bytes] = {}
     errors: dict[str, str] = {}
 
-    jobs: dict[str, bytes | Callable[[], bytes]] = dict(_standard_plots(arrays, coordinate_names))
+    jobs: dict[str, bytes | Callable[[], bytes]] = dict(
+        _standard_plots(arrays, coordinate_names, energy_scale(summary))
+    )
     for name, plot in (extra_plots or {}).items():
         jobs[_file_stem(str(name))] = plot
     for name, plot in jobs.items():

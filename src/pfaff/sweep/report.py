@@ -2,15 +2,17 @@
 
 One swept parameter: each metric against it as a line plot. Two: each metric
 as a heat map over the grid (a coloured scatter for random samples). More: each
-metric against every swept parameter as scatter plots. The page is
-self-contained (images embedded) and is written atomically.
+metric against every swept parameter as scatter plots. Axes and table columns
+carry their units (parameters: from their descriptions; metrics: from
+:mod:`pfaff.report.units`); the tables scroll sideways inside the page. The
+page is self-contained (images embedded) and is written atomically.
 """
 
 from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from matplotlib.figure import Figure
 from pfaff import __version__
 from pfaff.report.html import REPORT_CSS, format_value
 from pfaff.report.io import atomic_write_text
+from pfaff.report.units import parameter_units, unit_of, with_unit
 from pfaff.sweep.table import metric_columns
 
 __all__ = ["render_sweep_report", "sweep_plots", "write_sweep_report"]
@@ -30,6 +33,11 @@ __all__ = ["render_sweep_report", "sweep_plots", "write_sweep_report"]
 MAX_PLOTS = 40
 #: at most this many rows in the table of all points
 MAX_ROWS = 500
+
+
+def _label(name: str, units: Mapping[str, str]) -> str:
+    """``name [unit]``: a parameter's unit from ``units``, else a metric's from the table."""
+    return with_unit(name, units.get(name) or unit_of(name))
 
 
 def _png(fig: Figure) -> bytes:
@@ -52,7 +60,7 @@ def _axis(values: pd.Series) -> tuple[np.ndarray, list[str] | None]:
     return np.array([labels.index(str(v)) for v in values], dtype=float), labels
 
 
-def _line(ok: pd.DataFrame, key: str, metric: str) -> bytes:
+def _line(ok: pd.DataFrame, key: str, metric: str, units: Mapping[str, str]) -> bytes:
     fig = Figure(figsize=(6.0, 3.6), layout="constrained")
     ax = fig.add_subplot()
     x, labels = _axis(ok[key])
@@ -63,13 +71,19 @@ def _line(ok: pd.DataFrame, key: str, metric: str) -> bytes:
         ax.set_xticks(range(len(labels)), labels)
     if _log_scale(y):
         ax.set_yscale("log")
-    ax.set_xlabel(key)
-    ax.set_ylabel(metric)
+    ax.set_xlabel(_label(key, units))
+    ax.set_ylabel(_label(metric, units))
     ax.grid(True, alpha=0.3)
     return _png(fig)
 
 
-def _heat(table: pd.DataFrame, keys: Sequence[str], metric: str, is_grid: bool) -> bytes:
+def _heat(
+    table: pd.DataFrame,
+    keys: Sequence[str],
+    metric: str,
+    is_grid: bool,
+    units: Mapping[str, str],
+) -> bytes:
     """A heat map over a grid (the points not ok are blank and marked), else a scatter."""
     fig = Figure(figsize=(6.0, 4.4), layout="constrained")
     ax = fig.add_subplot()
@@ -97,14 +111,16 @@ def _heat(table: pd.DataFrame, keys: Sequence[str], metric: str, is_grid: bool) 
             ax.set_xticks(range(len(xl)), xl)
         if yl is not None:
             ax.set_yticks(range(len(yl)), yl)
-    fig.colorbar(img, ax=ax, label=metric)
-    ax.set_xlabel(kx)
-    ax.set_ylabel(ky)
+    fig.colorbar(img, ax=ax, label=_label(metric, units))
+    ax.set_xlabel(_label(kx, units))
+    ax.set_ylabel(_label(ky, units))
     ax.set_title(metric)
     return _png(fig)
 
 
-def _scatter(ok: pd.DataFrame, keys: Sequence[str], metric: str) -> bytes:
+def _scatter(
+    ok: pd.DataFrame, keys: Sequence[str], metric: str, units: Mapping[str, str]
+) -> bytes:
     fig = Figure(figsize=(3.0 * len(keys), 3.2), layout="constrained")
     y = ok[metric].to_numpy(dtype=float)
     for i, key in enumerate(keys):
@@ -115,21 +131,27 @@ def _scatter(ok: pd.DataFrame, keys: Sequence[str], metric: str) -> bytes:
             ax.set_xticks(range(len(labels)), labels)
         if _log_scale(y):
             ax.set_yscale("log")
-        ax.set_xlabel(key)
+        ax.set_xlabel(_label(key, units))
         if i == 0:
-            ax.set_ylabel(metric)
+            ax.set_ylabel(_label(metric, units))
     return _png(fig)
 
 
 def sweep_plots(
-    table: pd.DataFrame, varied: Sequence[str], grid_keys: Sequence[str] = ()
+    table: pd.DataFrame,
+    varied: Sequence[str],
+    grid_keys: Sequence[str] = (),
+    units: Mapping[str, str] | None = None,
 ) -> dict[str, bytes]:
     """PNG plots ``{caption: bytes}`` of every numeric metric of the ``ok`` points
     that varies over them.
 
     ``varied`` are the swept parameters; ``grid_keys`` those of them given as
-    a grid (two grid parameters make a heat map, otherwise a scatter).
+    a grid (two grid parameters make a heat map, otherwise a scatter);
+    ``units`` the parameters' units (name -> unit) for the axis labels
+    (the metrics' come from :func:`pfaff.report.units.unit_of`).
     """
+    units = dict(units or {})
     ok = table[table["status"] == "ok"]
     if ok.empty or not varied:
         return {}
@@ -143,26 +165,41 @@ def sweep_plots(
         if y.size == 0 or np.all(y == y[0]):  # nothing to see: the table has it
             continue
         if len(params) == 1:
-            plots[f"{metric} against {params[0]}"] = _line(ok, params[0], metric)
+            plots[f"{metric} against {params[0]}"] = _line(ok, params[0], metric, units)
         elif len(params) == 2:
             is_grid = set(params) <= set(grid_keys)
             plots[f"{metric} over {params[0]} and {params[1]}"] = _heat(
-                table, params, metric, is_grid
+                table, params, metric, is_grid, units
             )
         else:
-            plots[f"{metric} against {', '.join(params)}"] = _scatter(ok, params, metric)
+            plots[f"{metric} against {', '.join(params)}"] = _scatter(ok, params, metric, units)
     return plots
 
 
-def _html_table(frame: pd.DataFrame) -> str:
+def _html_table(frame: pd.DataFrame, units: Mapping[str, str]) -> str:
+    """The rows as an HTML table with each column's unit under its name, inside a
+    container that scrolls sideways (a wide table never widens the page)."""
     if frame.empty:
         return '<p class="meta">(none)</p>'
-    head = "".join(f"<th>{escape(str(c))}</th>" for c in frame.columns)
-    body = [
-        "<tr>" + "".join(f"<td>{escape(format_value(v))}</td>" for v in row) + "</tr>"
-        for row in frame.itertuples(index=False)
-    ]
-    return f"<table><tr>{head}</tr>\n" + "\n".join(body) + "</table>"
+    head = []
+    for c in frame.columns:
+        unit = units.get(str(c)) or unit_of(str(c))
+        shown = f'<br><span class="meta">[{escape(unit)}]</span>' if unit else ""
+        head.append(f"<th>{escape(str(c))}{shown}</th>")
+    body = []
+    for row in frame.itertuples(index=False):
+        cells = (f"<td{_NUM if _is_number(v) else ''}>{escape(format_value(v))}</td>" for v in row)
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return (
+        f'<div class="wide"><table><tr>{"".join(head)}</tr>\n' + "\n".join(body) + "</table></div>"
+    )
+
+
+_NUM = ' class="num"'
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
 
 
 def render_sweep_report(
@@ -170,6 +207,7 @@ def render_sweep_report(
 ) -> str:
     """The self-contained HTML page of a sweep."""
     counts = table["status"].value_counts().to_dict()
+    units = parameter_units(scenario, [str(c) for c in table.columns])
     shown = ["point", *[c for c in table.columns if c in varied], "status", "message"]
     failed = table[table["status"] != "ok"][shown]
     parts = [
@@ -182,9 +220,9 @@ def render_sweep_report(
         f"{escape(', '.join(varied) or '(nothing)')}</p>",
         "<p>" + ", ".join(f"{escape(str(k))}: {v}" for k, v in sorted(counts.items())) + "</p>",
         "<h2>Points that did not finish ok</h2>",
-        _html_table(failed),
+        _html_table(failed, units),
     ]
-    plots = sweep_plots(table, varied, grid_keys)
+    plots = sweep_plots(table, varied, grid_keys, units)
     if plots:
         parts.append("<h2>Metrics</h2>")
     for caption, png in plots.items():
@@ -195,7 +233,7 @@ def render_sweep_report(
         )
     parts.append(f"<h2>All points (first {MAX_ROWS})</h2>" if len(table) > MAX_ROWS else "")
     parts.append("" if len(table) > MAX_ROWS else "<h2>All points</h2>")
-    parts.append(_html_table(table.head(MAX_ROWS)))
+    parts.append(_html_table(table.head(MAX_ROWS), units))
     parts.append("</body></html>")
     return "\n".join(p for p in parts if p) + "\n"
 
