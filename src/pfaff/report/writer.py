@@ -108,7 +108,8 @@ def write_report(
     out_dir : str or PathLike
         Output folder (created if missing).
     summary : mapping
-        The run summary (see design.md section 4).
+        The run summary (see design.md section 4); its ``metrics["energy_reference"]``
+        is the scale of the energy drift plot.
     arrays : mapping of str to array
         Recorded series, samples along axis 0: ``t`` (T,), ``q`` (T, nq),
         ``v`` (T, nv), ``phi`` (T, m_holonomic; may have 0 columns), ``av``
@@ -117,7 +118,8 @@ def write_report(
     series_doc : mapping of str to str
         Array name in ``trajectory.npz`` -> description, tabulated in the report.
     description : str
-        Scenario description (docstring), shown escaped.
+        Scenario description (docstring, reStructuredText), rendered as HTML
+        (:func:`pfaff.report.html.rst_to_html`).
     animation_t : (T',) sample times of ``polylines_xy`` when they are a
         subsample of the run (default: ``arrays["t"]``).
     polylines_xy : sequence of (T, npts, 2) arrays, optional
