@@ -201,3 +201,16 @@ def test_engine_auto_says_why_it_falls_back_to_numpy(five_bar):
     # asked for by name, nothing falls back: no warning
     traj = simulate(cset, q0, np.zeros(4), 3e-3, SimOptions(dt=1e-3, engine="numpy"))
     assert not any("NumPy engine" in w for w in traj.warnings)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "core"])
+@pytest.mark.parametrize("n", [1, 3, 9, 100])
+def test_a_wrong_length_torque_is_refused_naming_tau(five_bar, engine, n):
+    """A torque of the wrong length once corrupted the core's memory: both engines
+    refuse it before any step, naming tau, its shape and nv."""
+    cset, q0 = five_bar
+    opt = SimOptions(dt=1e-3, engine=engine, progress=False)
+    with pytest.raises(ValueError, match=rf"tau has shape \({n},\), expected \(4,\)"):
+        simulate(cset, q0, np.zeros(4), 0.01, opt, tau=np.ones(n))
+    with pytest.raises(ValueError, match="tau must be finite"):
+        simulate(cset, q0, np.zeros(4), 0.01, opt, tau=np.array([0.0, np.nan, 0.0, 0.0]))

@@ -205,6 +205,12 @@ def simulate(
     m, m_h = cset.dim, len(cset.holonomic_rows)
     traj = Trajectory(mech.nq, mech.nv, m, m_h)
     tau_held = np.zeros(mech.nv) if tau is None else np.asarray(tau, dtype=float).copy()
+    if tau_held.shape != (mech.nv,):
+        raise ValueError(
+            f"tau has shape {tau_held.shape}, expected ({mech.nv},) (nv of {mech.name!r})"
+        )
+    if not np.isfinite(tau_held).all():
+        raise ValueError(f"tau must be finite, got {tau_held.tolist()}")
     control_dt = opt.control_dt or opt.dt
     work = corr = force_work = 0.0
     clock = SampleClock(control_dt, t0 if next_control is None else float(next_control))
