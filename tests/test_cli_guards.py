@@ -278,11 +278,13 @@ def test_a_sweep_says_how_many_points_and_when_it_will_finish(tmp_path):
             "particle-circle",
             out,
             grid={"theta0": ["0", "0.1", "0.2"]},
-            fixed={"t_end": "0.02"},
+            fixed={"t_end": "0.0225"},  # 4.5 steps of dt = 0.005 s
             scheduler=c,
             echo=notes.append,
         )
     assert res.count("ok") == 3
+    rounded = "t_end = 0.0225 s is not a multiple of dt = 0.005 s: simulating 4 steps"
+    assert sum(rounded in n for n in notes) == 1, notes  # once, not once per point
     assert any("3 points to run" in n for n in notes), notes
     assert any("first point in after" in n and "time to finish about" in n for n in notes)
     assert not (out / LOCK_NAME).exists()

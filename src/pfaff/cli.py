@@ -7,14 +7,20 @@
     pfaff compare FILE.xml [--out DIR] [--set KEY=VALUE]... [--force]
     pfaff sweep NAME --out DIR [--grid KEY=V1,V2,...]... [--random KEY=LO:HI --samples N
                 [--seed S]] [--set KEY=VALUE]... [--workers N | --scheduler ADDRESS]
-                [--force] [--no-point-files]          many runs on Dask, a results table
+                [--force] [--no-point-files] [--yes]  many runs on Dask, a results table
     pfaff bench [NAME...] [--json FILE]            the benchmark suite, a table of figures
     pfaff --version
 
 Exit status: 0 ok; 2 bad command line, parameters, model file or output folder
-(found before any step is simulated); 3 the simulation failed (results so far
-are saved; for a sweep: some point failed); 130 interrupted by Ctrl-C (results
-so far are saved, status "interrupted"; a sweep keeps its finished points).
+(found before any step is simulated: an end time shorter than one step, a
+controller period that is not a whole number of steps, an empty ``--out``, a
+folder another live process holds, a sweep of more than ``MAX_POINTS`` points
+without ``--yes``); 3 the simulation failed (results so far are saved; for a
+sweep: some point failed); 130 interrupted by Ctrl-C (results so far are saved,
+status "interrupted"; a sweep keeps its finished points).
+
+While ``run``, ``compare`` or ``sweep`` writes into DIR it holds ``DIR/.pfaff.lock``
+(its pid), released on every exit path; a lock left by a dead process is taken over.
 """
 
 from __future__ import annotations

@@ -114,6 +114,19 @@ def _workers(client: Any, workers: int | None) -> int:
         return workers or 1
 
 
+def _timing_notes(scenario: str, points: list[Point], most: int = 5) -> list[str]:
+    """The distinct notes on end times rounded to whole steps (the first ``most``)."""
+    from pfaff.scenarios import get_scenario
+
+    sc = get_scenario(scenario)
+    notes: dict[str, None] = {}
+    for p in points:
+        notes.update(dict.fromkeys(sc.timing_notes(p.params)))
+        if len(notes) > most:
+            return [*list(notes)[:most], "(more points with end times rounded to whole steps)"]
+    return list(notes)
+
+
 def _check_size(n: int, max_points: int | None) -> None:
     if max_points is not None and n > max_points:
         from pfaff.scenarios import ParameterError
@@ -163,6 +176,9 @@ def run_sweep(
     _check_size(count_points(grid, samples), max_points)  # before planning a huge grid
     points = plan_points(scenario, grid, random, samples, seed, fixed)
     _check_size(len(points), max_points)
+    if echo is not None:
+        for note in _timing_notes(scenario, points):
+            echo(f"warning: {note}")
     store = SweepStore(out, scenario) if out is not None else None
     if store is None:
         return _run(scenario, points, None, grid, random, workers, scheduler, force,
