@@ -1,4 +1,6 @@
 // The thin binding of pfaff._core (nanobind); the Python conductor is pfaff.core.
+#include <climits>
+#include <cmath>
 #include <tuple>
 #include <utility>
 
@@ -9,6 +11,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include "check.hpp"
 #include "control.hpp"
 #include "core.hpp"
 #include "yz_sample.hpp"
@@ -23,6 +26,85 @@ using Buffer = nb::ndarray<double, nb::c_contig, nb::device::cpu>;
 
 namespace
 {
+  using pfaff::Check;
+
+  // q (nq), v (nv) and, if given, tau (nv) of a System call, finite
+  void check_state(const System & s, const char * where, const VecX & q, const VecX & v,
+                   const VecX * tau = nullptr)
+  {
+    const Check c{where};
+    c.vec(q, s.nq(), "q", "nq").vec(v, s.nv(), "v", "nv");
+    if (tau)
+      c.vec(*tau, s.nv(), "tau", "nv");
+  }
+
+  // the sizes of a ControlKernel call, all from M (n x n)
+  void check_control(const char * where, const MatX & M, const VecX & h, const MatX & V1,
+                     const VecX & Cv, const MatX & N, const VecX & u_F)
+  {
+    const Check c{where};
+    const Eigen::Index n = M.rows();
+    c.mat(M, n, n, "M", "square").vec(h, n, "h", "n = M's rows");
+    c.mat(V1, n, -1, "V1", "n rows").vec(Cv, n, "Cv", "n").mat(N, n, -1, "N", "n rows");
+    if (u_F.size() != 0)
+      c.vec(u_F, n, "u_F", "n, or empty: no force control");
+  }
+
+  // the sizes of a YZ law's arm terms, all from M (n x n) and J (6c x n)
+  void check_arm(const char * where, const MatX & M, const VecX & h, const VecX & qd,
+                 const MatX & J, const VecX & Jdqd, const VecX & held)
+  {
+    const Check c{where};
+    const Eigen::Index n = M.rows();
+    c.mat(M, n, n, "M", "square").vec(h, n, "h", "n = M's rows").vec(qd, n, "qd", "n");
+    c.mat(J, -1, n, "J", "n columns").vec(Jdqd, J.rows(), "Jdqd", "J's rows");
+    c.vec(held, n, "held", "n");
+  }
+
+  // a grasp's terms against each other (YZGrasp.set, eq. 3-22)
+  void check_grasp(const char * where, const pfaff::YZGrasp & g)
+  {
+    const Check c{where};
+    const Eigen::Index h = g.S.rows(), d = g.S.cols(), nr = g.T.rows();
+    c.mat(g.S_rate, h, d, "S_rate", "S's shape").mat(g.W, -1, h, "W", "S's rows as columns");
+    c.mat(g.W_rate, g.W.rows(), h, "W_rate", "W's shape");
+    c.mat(g.T, nr, nr, "T", "square").mat(g.T_rate, nr, nr, "T_rate", "T's shape");
+    c.mat(g.I_B, nr, nr, "I_B", "T's shape").mat(g.A_S, d, -1, "A_S", "S's columns as rows");
+    c.mat(g.E_P, -1, nr, "E_P", "T's rows as columns");
+    c.mat(g.E_F, -1, nr, "E_F", "T's rows as columns");
+    c.mat(g.E_P_rate, g.E_P.rows(), nr, "E_P_rate", "E_P's shape");
+    c.mat(g.E_F_rate, g.E_F.rows(), nr, "E_F_rate", "E_F's shape");
+    if (g.E_P.rows() + g.E_F.rows() != nr)
+      c.fail("E_P and E_F together need T's rows (" + std::to_string(nr) + ") rows");
+    if (g.W.rows() != nr)
+      c.fail("W has " + std::to_string(g.W.rows()) + " rows, expected T's rows ("
+             + std::to_string(nr) + ")");
+  }
+} // namespace
+
+namespace
+{
+  // the object's coordinates of a compiled YZ plant lie inside q and v, the hands'
+  // terms fit each other
+  void check_plant(const char * where, const pfaff::YZRigidBox & p, const VecX & q,
+                   const VecX & v, const VecX & lam)
+  {
+    const pfaff::Check c{where};
+    c.index(p.iq, q.size() - 6, "iq", "the box's 7 coordinates (p, quaternion) lie in q");
+    c.index(p.iv, v.size() - 5, "iv", "the box's 6 velocities lie in v");
+    c.mat(p.R_hands, 3, 3 * p.c_hands.cols(), "R_hands", "3 x 3k, k = c_hands' columns");
+    c.mat(p.c_hands, 3, -1, "c_hands", "3 x k").finite(q, "q").finite(v, "v").finite(lam, "lam");
+  }
+
+  void check_plant(const char * where, const pfaff::YZPinnedPlane & p, const VecX & q,
+                   const VecX & v, const VecX & lam)
+  {
+    const pfaff::Check c{where};
+    c.index(p.iq, q.size() - 2, "iq", "the object's 3 coordinates (x, y, phi) lie in q");
+    c.index(p.iv, v.size() - 2, "iv", "the object's 3 velocities lie in v");
+    c.mat(p.c_hands, 2, -1, "c_hands", "2 x k").finite(q, "q").finite(v, "v").finite(lam, "lam");
+  }
+
   // terms and sample of a compiled YZ plant (src/cpp/yz_sample.hpp)
   template <class Plant>
   void bind_sample(nb::class_<Plant, pfaff::YZSample> & c)
@@ -30,6 +112,7 @@ namespace
     c.def(
        "terms",
        [](Plant & p, const VecX & q, const VecX & v, const VecX & lam) {
+         check_plant("YZ plant terms", p, q, v, lam);
          pfaff::yz_terms(p, q, v, lam);
          const pfaff::YZGrasp & g = p.grasp;
          return nb::make_tuple(
@@ -46,6 +129,11 @@ namespace
            const MatX & M, const VecX & h, const VecX & qd, const MatX & J, const VecX & Jdqd,
            const VecX & r_Pd, const VecX & r_Pd_dot, const VecX & r_Pd_dd, const VecX & f_Fd,
            const VecX & f_ISd, const VecX & held) {
+          check_plant("YZ plant sample", p, q, v, lam);
+          check_arm("YZ plant sample", M, h, qd, J, Jdqd, held);
+          const pfaff::Check c{"YZ plant sample"};
+          c.finite(r_Pd, "r_Pd").finite(r_Pd_dot, "r_Pd_dot").finite(r_Pd_dd, "r_Pd_dd");
+          c.finite(f_Fd, "f_Fd").finite(f_ISd, "f_ISd");
           pfaff::yz_terms(p, q, v, lam);
           pfaff::yz_law(p, servo, M, h, qd, J, Jdqd, r_Pd, r_Pd_dot, r_Pd_dd, f_Fd, f_ISd, held);
           return nb::make_tuple(p.out.tau_arm, p.r_P, p.f_F, p.f_IS);
@@ -204,6 +292,11 @@ NB_MODULE(_core, m)
       [](pfaff::ControlKernel & k, const MatX & M, const VecX & h, const MatX & V1,
          const VecX & Cv, const MatX & N, const MatX & J, const VecX & Jdv, const VecX & rhs_ref,
          double rel_tol, const VecX & u_F) {
+        const char * where = "ControlKernel.__call__";
+        check_control(where, M, h, V1, Cv, N, u_F);
+        Check{where}.mat(J, -1, M.rows(), "J", "n columns").vec(Jdv, J.rows(), "Jdv", "J's rows");
+        Check{where}.vec(rhs_ref, J.rows(), "rhs_ref", "J's rows");
+        Check{where}.mat(N, -1, -1, "N", "").number(rel_tol, "rel_tol", 0.0, false);
         VecX u_p, tau;
         const bool ok = pfaff::projected_control(
           J, Jdv, rhs_ref, M, h, V1, Cv, N, rel_tol, u_F, k.work, tau, u_p);
@@ -224,10 +317,29 @@ NB_MODULE(_core, m)
          const VecX & v, const VecX & th_d, const VecX & dth_d, const VecX & ddth_d,
          const VecX & kp, const VecX & kd, const MatX & M, const VecX & h, const MatX & V1,
          const VecX & Cv, const MatX & N, double rel_tol, const VecX & u_F) {
-        const Eigen::Index dim = kp.size();
-        if (th_d.size() != dim || dth_d.size() != dim || ddth_d.size() != dim
-            || kd.size() != dim)
-          throw nb::value_error("task_law: the reference's size differs from the task's");
+        const char * where = "ControlKernel.task_law";
+        check_control(where, M, h, V1, Cv, N, u_F);
+        const Eigen::Index dim = kp.size(), n = M.rows();
+        const Check c{where};
+        c.vec(th_d, dim, "theta_d", "the task's size, kp's").vec(dth_d, dim, "dtheta_d", "kp's");
+        c.vec(ddth_d, dim, "ddtheta_d", "kp's").vec(kd, dim, "kd", "kp's");
+        c.vec(q, n, "q", "n = M's rows (a joint task needs nq == nv)").vec(v, n, "v", "n");
+        c.number(rel_tol, "rel_tol", 0.0, false);
+        long k_all = 0;
+        for (const auto & b : k.task.blocks)
+        {
+          if (b.frame >= long(frames.size()))
+            c.fail("a task block reads frame " + std::to_string(b.frame) + " of "
+                   + std::to_string(frames.size()) + " given");
+          for (int i : b.rows)
+            c.index(i, b.frame >= 0 ? 3 : n, "a task block's row", "0..2 or a joint of q");
+          k_all += long(b.rows.size()) + (b.orientation ? 3 : 0);
+        }
+        if (k_all != dim)
+          c.fail("the task has " + std::to_string(k_all) + " rows, kp has "
+                 + std::to_string(dim));
+        for (const auto & f : frames)
+          c.mat(std::get<2>(f), 6, n, "a frame's J", "6 x n").finite(std::get<0>(f), "p");
         k.frames.resize(frames.size());
         for (std::size_t i = 0; i < frames.size(); ++i)
           std::tie(k.frames[i].p, k.frames[i].R, k.frames[i].J, k.frames[i].drift) = frames[i];
@@ -249,9 +361,12 @@ NB_MODULE(_core, m)
          const MatX & W_rate, const MatX & A_S, const MatX & T, const MatX & T_rate,
          const MatX & E_P, const MatX & E_F, const MatX & E_P_rate, const MatX & E_F_rate,
          const MatX & I_B) {
-        g.S = S, g.W = W, g.S_rate = S_rate, g.W_rate = W_rate, g.A_S = A_S, g.T = T;
-        g.T_rate = T_rate, g.E_P = E_P, g.E_F = E_F, g.E_P_rate = E_P_rate;
-        g.E_F_rate = E_F_rate, g.I_B = I_B;
+        pfaff::YZGrasp t;
+        t.S = S, t.W = W, t.S_rate = S_rate, t.W_rate = W_rate, t.A_S = A_S, t.T = T;
+        t.T_rate = T_rate, t.E_P = E_P, t.E_F = E_F, t.E_P_rate = E_P_rate;
+        t.E_F_rate = E_F_rate, t.I_B = I_B;
+        check_grasp("YZGrasp.set", t);
+        g = std::move(t);
       },
       "S"_a, "W"_a, "S_rate"_a, "W_rate"_a, "A_S"_a, "T"_a, "T_rate"_a, "E_P"_a, "E_F"_a,
       "E_P_rate"_a, "E_F_rate"_a, "I_B"_a,
@@ -264,6 +379,14 @@ NB_MODULE(_core, m)
       [](pfaff::YZWork & w, const MatX & M, const VecX & h, const VecX & qd, const MatX & J,
          const VecX & Jdqd, const pfaff::YZGrasp & g, const VecX & Q_r, const VecX & rd,
          const VecX & u1, const VecX & u2, const VecX & u3, const VecX & held, bool trapezoid) {
+        const char * where = "YZKernel.__call__";
+        check_arm(where, M, h, qd, J, Jdqd, held);
+        check_grasp(where, g);
+        const Check c{where};
+        const Eigen::Index nr = g.T.rows();
+        c.mat(g.S, J.rows(), -1, "grasp.S", "J's rows").vec(Q_r, nr, "Q_r", "T's rows");
+        c.vec(rd, nr, "rd", "T's rows").vec(u1, g.E_P.rows(), "u1", "E_P's rows");
+        c.vec(u2, g.E_F.rows(), "u2", "E_F's rows").vec(u3, g.A_S.cols(), "u3", "A_S's columns");
         pfaff::YZOut o;
         pfaff::yz_torque(M, h, qd, J, Jdqd, g, Q_r, rd, u1, u2, u3, held, trapezoid, w, o);
         return nb::make_tuple(
@@ -348,6 +471,7 @@ NB_MODULE(_core, m)
     .def(
       "evaluate",
       [](System & s, const VecX & q, const VecX & v) {
+        check_state(s, "System.evaluate", q, v);
         s.dynamics_state(q, v, false);
         s.evaluate(q, v, true);
         return nb::make_tuple(s.M, s.h, s.A, s.drift, s.phi);
@@ -356,6 +480,7 @@ NB_MODULE(_core, m)
     .def(
       "solve",
       [](System & s, const VecX & q, const VecX & v, const VecX & tau) {
+        check_state(s, "System.solve", q, v, &tau);
         VecX a, F, lam;
         int rank = 0;
         s.solve(q, v, tau, a, F, lam, rank);
@@ -365,6 +490,7 @@ NB_MODULE(_core, m)
     .def(
       "acceleration",
       [](System & s, const VecX & q, const VecX & v, const VecX & tau) {
+        check_state(s, "System.acceleration", q, v, &tau);
         VecX a;
         s.acceleration(q, v, tau, a);
         return a;
@@ -372,9 +498,19 @@ NB_MODULE(_core, m)
       "q"_a, "v"_a, "tau"_a,
       "acceleration at (q, v, tau) as an RK4 stage takes it (certified QR, else SVD)")
     .def(
-      "set_state", [](System & s, const VecX & q, const VecX & v) { s.set_state(q, v); }, "q"_a,
-      "v"_a)
-    .def("set_tau", [](System & s, const VecX & tau) { s.set_tau(tau); }, "tau"_a)
+      "set_state",
+      [](System & s, const VecX & q, const VecX & v) {
+        check_state(s, "System.set_state", q, v);
+        s.set_state(q, v);
+      },
+      "q"_a, "v"_a)
+    .def(
+      "set_tau",
+      [](System & s, const VecX & tau) {
+        Check{"System.set_tau"}.vec(tau, s.nv(), "tau", "nv");
+        s.set_tau(tau);
+      },
+      "tau"_a)
     .def_prop_ro("q", [](const System & s) { return VecX(s.q_); })
     .def_prop_ro("v", [](const System & s) { return VecX(s.v_); })
     .def("observe", &System::observe, "name"_a,
@@ -406,6 +542,20 @@ NB_MODULE(_core, m)
     .def(
       "run",
       [](System & s, int k0, int k1, int n_steps, double t0) {
+        const Check c{"System.run"};
+        c.number(t0, "t0", -HUGE_VAL, false).index(n_steps, INT_MAX, "n_steps", ">= 0");
+        c.index(k0, long(n_steps) + 1, "k0", "0 .. n_steps");
+        c.index(k1, long(n_steps) + 2, "k1", "k0 .. n_steps + 1", k0);
+        if (s.q_.size() != s.nq() || s.v_.size() != s.nv() || s.tau_.size() != s.nv())
+          c.fail("no state: call set_state(q, v) and set_tau(tau) first");
+        if (s.capacity() == 0)
+          c.fail("no record buffers: call set_buffers(buffers, capacity) first");
+        const pfaff::Options & o = s.opt;
+        c.number(o.dt, "options.dt", 0.0, true).number(o.rank_tol, "options.rank_tol", 0.0, false);
+        c.number(o.position_tol, "options.position_tol", 0.0, false);
+        c.index(o.max_newton, INT_MAX, "options.max_newton", ">= 0");
+        c.index(o.record_every, INT_MAX, "options.record_every", ">= 1", 1);
+        c.index(o.variant, 3, "options.variant", "0: M_c, 1: M'_c, 2: M''_c");
         pfaff::Status st;
         {
           nb::gil_scoped_release release;
@@ -431,6 +581,7 @@ NB_MODULE(_core, m)
     .def(
       "force_terms",
       [](System & s, const VecX & q, const VecX & v) {
+        check_state(s, "System.force_terms", q, v);
         s.dynamics_state(q, v, true);
         return nb::make_tuple(VecX(s.felems.Q), s.felems.V, s.felems.power);
       },

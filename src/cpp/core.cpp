@@ -2,6 +2,7 @@
 // constraint force, RK4 step loop with the drift correction. See core.hpp; the NumPy
 // functions each block mirrors are named in its comment.
 #include "core.hpp"
+#include "check.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -131,24 +132,64 @@ namespace pfaff
 
   void System::add(const Spec & s)
   {
-    auto slot_ok = [&](int k) { return k >= -1 && k < int(frames.size()); };
-    if (!slot_ok(s.s1) || !slot_ok(s.s2) || s.dim < 1)
-      throw std::invalid_argument("invalid constraint spec");
-    if (s.kind == Kind::LockedJoint && (s.iv < 0 || s.iv >= model.nv || s.iq < 0))
-      throw std::invalid_argument("invalid locked joint index");
-    if ((s.kind == Kind::PointsCoincide || s.kind == Kind::FrameAligned) && s.D.rows() != s.dim)
-      throw std::invalid_argument("directions must have dim rows");
-    if (s.kind == Kind::JointCoupling
-        && (s.iv < 0 || s.iv >= model.nv || s.iq < 0 || s.iq >= model.nq || s.iv2 >= model.nv
-            || s.iq2 >= model.nq || (s.iv2 >= 0) != (s.iq2 >= 0) || s.dim != 1))
-      throw std::invalid_argument("invalid joint coupling indices");
-    if (s.kind == Kind::QuatAligned && (s.s1 < 0 || s.dim != 3))
-      throw std::invalid_argument("QuatAligned needs frame 1 and 3 rows");
-    if (s.scale.size() != 0 && s.scale.size() != s.dim)
-      throw std::invalid_argument("row factors: one per row (dim) expected");
+    const Check c{"System.add"};
+    const long nf = long(frames.size());
     const bool rolling = s.kind == Kind::RollContact || s.kind == Kind::RollTangent;
-    if (rolling && (s.contact < 0 || s.contact >= int(contacts.size()) || s.dim != 1))
-      throw std::invalid_argument("a rolling row needs a contact of add_contact and dim 1");
+    const bool joint = s.kind == Kind::LockedJoint || s.kind == Kind::JointCoupling;
+    // the rows each kind writes (write_spec): fixed for all but the direction kinds
+    int dim = s.dim;
+    switch (s.kind)
+    {
+    case Kind::PointOnPlane:
+    case Kind::PointOnCircle:
+    case Kind::LockedJoint:
+    case Kind::JointCoupling:
+    case Kind::RollContact:
+    case Kind::RollTangent:
+      dim = 1;
+      break;
+    case Kind::QuatAligned:
+      dim = 3;
+      break;
+    case Kind::Weld:
+      dim = 6;
+      break;
+    default:
+      break;
+    }
+    if (s.dim != dim || s.dim < 1)
+      c.fail("spec.dim = " + std::to_string(s.dim) + ": this kind writes "
+             + std::to_string(dim) + " row(s)");
+    if (!rolling && !joint)
+      c.index(s.s1, nf, "spec.s1", "a frame slot of add_frame");
+    c.index(s.s2, nf, "spec.s2", "a frame slot of add_frame, or -1: the world", -1);
+    if (s.kind == Kind::Weld && s.s2 < 0)
+      c.fail("spec.s2 = -1: a weld joins two frames");
+    if (s.kind == Kind::PointsCoincide || s.kind == Kind::FrameAligned || s.kind == Kind::Weld)
+      c.mat(s.D, s.kind == Kind::Weld ? 3 : s.dim, 3, "spec.D", "one unit direction per row");
+    if (s.kind == Kind::PointOnCircle)
+      c.number(s.rho, "spec.rho", 0.0, true);
+    if (joint)
+    {
+      c.index(s.iq, model.nq, "spec.iq", "a q index (nq)");
+      c.index(s.iv, model.nv, "spec.iv", "a v index (nv)");
+    }
+    if (s.kind == Kind::JointCoupling)
+    {
+      c.index(s.iq2, model.nq, "spec.iq2", "a q index (nq), or -1: none", -1);
+      c.index(s.iv2, model.nv, "spec.iv2", "a v index (nv), or -1: none", -1);
+      if ((s.iv2 >= 0) != (s.iq2 >= 0))
+        c.fail("spec.iq2 and spec.iv2: both a joint's indices or both -1");
+    }
+    if (s.scale.size() != 0)
+      c.vec(s.scale, s.dim, "spec.scale", "one row factor per row (dim), or none");
+    if (rolling)
+      c.index(s.contact, long(contacts.size()), "spec.contact", "an index of add_contact");
+    c.finite(s.p1, "spec.p1").finite(s.p2, "spec.p2").finite(s.n, "spec.n");
+    c.finite(s.target, "spec.target").finite(s.R_off, "spec.R_off");
+    c.finite(s.R_right, "spec.R_right").finite(s.c, "spec.c");
+    c.number(s.d, "spec.d", -HUGE_VAL, false).number(s.value, "spec.value", -HUGE_VAL, false);
+    c.number(s.c0, "spec.c0", -HUGE_VAL, false).number(s.c1, "spec.c1", -HUGE_VAL, false);
     specs.push_back(s);
     for (int i = 0; i < s.dim; ++i)
     {
@@ -998,14 +1039,47 @@ namespace pfaff
     return felems.power; // power of the force elements' dampers at the stage
   }
 
+  void System::check_force(const ForceSpec & f, const char * where) const
+  {
+    const Check c{where};
+    const long nf = long(frames.size());
+    const bool point = f.kind == ForceKind::PointSpring || f.kind == ForceKind::PointDamper
+                       || f.kind == ForceKind::AnchorSpring || f.kind == ForceKind::AnchorDamper
+                       || f.kind == ForceKind::PointForce;
+    if (point)
+      c.index(f.s1, nf, "spec.s1", "a frame slot of add_frame");
+    if (f.kind == ForceKind::PointSpring || f.kind == ForceKind::PointDamper)
+      c.index(f.s2, nf, "spec.s2", "a frame slot of add_frame, or -1: the world", -1);
+    if (f.kind == ForceKind::JointSpring || f.kind == ForceKind::JointDamper)
+    {
+      c.index(f.iq, model.nq, "spec.iq", "a q index (nq)");
+      c.index(f.iv, model.nv, "spec.iv", "a v index (nv)");
+    }
+    if (f.iqs.size() != f.coefs.size() || f.ivs.size() != f.coefs.size())
+      c.fail("spec.iqs, spec.ivs, spec.coefs: one q index, v index and coefficient each");
+    for (size_t i = 0; i < f.iqs.size(); ++i)
+    {
+      c.index(f.iqs[i], model.nq, "spec.iqs[i]", "a q index (nq)");
+      c.index(f.ivs[i], model.nv, "spec.ivs[i]", "a v index (nv)");
+      c.number(f.coefs[i], "spec.coefs[i]", -HUGE_VAL, false);
+    }
+    for (const double x : {f.k, f.L0, f.k3, f.c})
+      c.number(x, "spec.k, L0, k3, c", 0.0, false);
+    c.number(f.rest, "spec.rest", -HUGE_VAL, false);
+    c.finite(f.p1, "spec.p1").finite(f.p2, "spec.p2").finite(f.target, "spec.target");
+    c.finite(f.F, "spec.F");
+  }
+
   void System::add_force(const ForceSpec & spec)
   {
+    check_force(spec, "System.add_force");
     felems.add(spec);
     felems.resize(model.nv);
   }
 
   void System::add_held_force(const ForceSpec & spec)
   {
+    check_force(spec, "System.add_held_force");
     held.add(spec);
     held.resize(model.nv);
   }

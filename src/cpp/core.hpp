@@ -183,11 +183,15 @@ namespace pfaff
     void set_buffers(
       const std::vector<double *> & bufs, const std::vector<size_t> & sizes, int capacity);
     size_t record_width(int i) const;
+    int capacity() const { return capacity_; } // samples the record buffers hold
     /// states k0 .. k1-1 (each: terms, record, step); stops after n_steps.
     Status run(int k0, int k1, int n_steps, double t0);
     /// built-in force elements (forces.hpp) and the buffers of their series
     /// force_work, force_potential (one double per sample each).
     void add_force(const ForceSpec & spec);
+    /// refuse a force element's spec that names no frame slot, coordinate or finite
+    /// parameter of this system (std::invalid_argument naming the field)
+    void check_force(const ForceSpec & spec, const char * where) const;
     void set_force_buffers(double * work, double * pot, int capacity)
     {
       fbuf_[0] = work;
