@@ -86,7 +86,7 @@ def _model(p: dict) -> tuple[PinocchioMechanism, str]:
         "(empty: the Panda's bent posture, else the model's neutral posture)",
     ),
     t_end=Param(5.0, "simulated time [s]", positive=True),
-    dt=Param(3e-3, "integrator step [s]", positive=True),
+    dt=Param(2.5e-3, "integrator step [s] (t_end is a whole number of steps)", positive=True),
 )
 def panda_contact(p: dict) -> ScenarioResult:
     """An arm (default: the Panda of example-robot-data) whose tool point slides on a table.
