@@ -212,7 +212,7 @@ def test_stage_accelerations_of_dependent_rows(panda):
     acceleration equals NumPy's (SVD) to 1e-12 relative."""
     from mjcf_support import HERE
 
-    from pfaff.scenarios.model_file import load_model
+    from pfaff.files.model import load_model
     from pfaff.simulate.assembly import assemble
 
     rng = np.random.default_rng(11)
@@ -512,7 +512,7 @@ def test_model_file_runs_agree(where, name, t_end):
     with torquescale, joint couplings)."""
     from mjcf_support import OWN, shared_model
 
-    from pfaff.scenarios.model_file import load_model
+    from pfaff.files.model import load_model
     from pfaff.simulate.assembly import assemble
 
     if where == "examples":

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from pfaff import core
 from pfaff.constraints import ConstraintSet
-from pfaff.scenarios.model_file import load_model
+from pfaff.files.model import load_model
 
 pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
 OWN = Path(__file__).parent / "models"

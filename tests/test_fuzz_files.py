@@ -21,10 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pfaff.constraints import ConstraintSet
+from pfaff.errors import ParameterError
+from pfaff.files.model import load_model
+from pfaff.files.system import load_system
 from pfaff.mechanism import ModelError
-from pfaff.scenarios.model_file import load_model
-from pfaff.scenarios.registry import ParameterError
-from pfaff.scenarios.system_load import load_system
 from pfaff.simulate import SimOptions, simulate
 from pfaff.simulate.trajectory import InitialStateError, SimulationError
 

@@ -12,7 +12,7 @@ from pfaff import dynamics
 from pfaff.constraints import ConstraintSet, PointOnPlane
 from pfaff.control import arimoto as ar
 from pfaff.geometry.metric import christoffel_fd, quadratic
-from pfaff.scenarios.registry import get_scenario
+from pfaff.scenarios import get_scenario
 from pfaff.simulate import SimOptions, simulate
 from pfaff.simulate.record import StepRecord
 from pfaff.systems import handwriting as hw

@@ -8,6 +8,7 @@ from pathlib import Path
 import pfaff
 
 LAYERS = [
+    "errors",  # ModelError, ParameterError: imports nothing of pfaff
     "linalg",
     "lowering",  # the one registry of lowerings to the compiled core: imports nothing of pfaff
     "mechanism",
@@ -19,6 +20,7 @@ LAYERS = [
     "geometry",
     "manipulation",
     "systems",  # reusable assemblies (design.md Sec. 1): plants, references
+    "files",  # the file formats users feed in: MJCF/URDF model files, TOML system files
     "scenarios",
     "report",
     "sweep",  # many runs on Dask: scenarios + report below it
@@ -114,3 +116,72 @@ def test_relative_imports_are_resolved():
     fake = ast.parse("from .animation import x\nfrom ..linalg import y").body
     assert _resolve(writer, fake[0]) == "pfaff.report.animation"
     assert _resolve(writer, fake[1]) == "pfaff.linalg"
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """module -> the pfaff modules it imports (a package import counts as its
+    ``__init__``; ``from pkg import name`` of a submodule counts as that submodule)."""
+    modules = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        out = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = _resolve(path, node)
+                for a in node.names:
+                    sub = f"{base}.{a.name}"
+                    out.add(sub if sub in modules else base)
+            elif isinstance(node, ast.Import):
+                out.update(a.name for a in node.names)
+        graph[name] = {m for m in out if m in modules and m != name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_circle_inside_a_layer():
+    """Modules of one layer import each other one way only (a package's __init__ that
+    re-exports its modules is left out: it imports them, they never import it back)."""
+    graph = _module_graph()
+    inits = {m for m in graph if (ROOT / Path(*m.split(".")[1:]) / "__init__.py").exists()}
+    graph = {m: deps - inits for m, deps in graph.items() if m not in inits}
+    assert not _cycles(graph), _cycles(graph)
+
+
+def test_the_circle_check_sees_a_circle():
+    """Wrong input: a graph with a circle of three modules is reported."""
+    g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(g) == [["a", "b", "c"]]

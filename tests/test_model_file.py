@@ -12,10 +12,12 @@ from mjcf_support import OWN, shared_model
 from pfaff import dynamics as dyn
 from pfaff.constraints import ConstraintSet
 from pfaff.constraints.coupling import JointCoupling
+from pfaff.files.model import load_model
 from pfaff.mechanism import ModelError, PlanarLink, planar_chain
-from pfaff.scenarios.model_file import energy_drift_rel, load_model, run_system
+from pfaff.scenarios.model_file import run_system
 from pfaff.simulate import InitialStateError, SimOptions
 from pfaff.simulate.assembly import assemble
+from pfaff.simulate.trajectory import energy_drift_rel
 
 
 def _cset(system):

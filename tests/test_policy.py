@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pfaff.constraints import ConstraintSet
-from pfaff.scenarios.model_file import load_model
+from pfaff.files.model import load_model
 from pfaff.simulate import SimOptions, simulate
 from pfaff.simulate.policy import SERIES, SERIES_DOC, SampleClock, series_shape
 

@@ -16,8 +16,8 @@ from pfaff import core
 from pfaff import dynamics as dyn
 from pfaff.constraints import ConstraintSet, PointOnPlane, PointsCoincide
 from pfaff.mechanism import load_robot
+from pfaff.scenarios import get_scenario
 from pfaff.scenarios import panda_table as pt
-from pfaff.scenarios.registry import get_scenario
 from pfaff.scenarios.witnesses import least_norm_torque
 from pfaff.simulate import SimOptions, project_state, simulate
 from pfaff.simulate.record import Controller, SnapshotController, StepRecord, as_controller

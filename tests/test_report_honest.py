@@ -339,7 +339,8 @@ def test_world_geoms_are_in_the_scene(tmp_path):
     # the two links (capsules as their bounding boxes) and the table top; not the plane
     assert sizes == [(0.04, 0.04, 0.34), (0.04, 0.04, 0.34), (0.5, 0.6, 0.04)]
     # the table stays at (0.45, 0, -0.45) m
-    from pfaff.scenarios.model_file import load_model, scene_boxes
+    from pfaff.files.model import load_model
+    from pfaff.scenarios.model_file import scene_boxes
 
     sysm = load_model(f)
     table = [g for g in sysm.geoms if g[0] == "universe"]

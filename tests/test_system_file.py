@@ -10,8 +10,9 @@ import pytest
 from mjcf_support import OWN, shared_model
 
 from pfaff.cli import main
-from pfaff.scenarios.model_file import load_model, run_system
-from pfaff.scenarios.registry import ParameterError
+from pfaff.errors import ParameterError
+from pfaff.files.model import load_model
+from pfaff.scenarios.model_file import run_system
 from pfaff.scenarios.system_file import load_system
 from pfaff.simulate import SimOptions
 

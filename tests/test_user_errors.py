@@ -13,10 +13,10 @@ import pytest
 
 from pfaff.cli import main
 from pfaff.constraints import ConstraintSet, PointsCoincide
+from pfaff.errors import ParameterError
+from pfaff.files.model import load_model
+from pfaff.files.system import load_system
 from pfaff.mechanism import ModelError
-from pfaff.scenarios.model_file import load_model
-from pfaff.scenarios.registry import ParameterError
-from pfaff.scenarios.system_load import load_system
 from pfaff.simulate import PointSpring, SimOptions, choose_engine, engine_choice, simulate
 from pfaff.simulate.forces import ForceSet, element_types
 

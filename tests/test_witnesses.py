@@ -10,8 +10,8 @@ from pfaff import dynamics as D
 from pfaff.constraints import ConstraintSet, PointOnPlane
 from pfaff.control import ComputedTorque, hybrid_torque, pidc_torque, task_acceleration
 from pfaff.linalg import null_space
+from pfaff.scenarios import get_scenario
 from pfaff.scenarios import planar_arm_force as paf
-from pfaff.scenarios.registry import get_scenario
 from pfaff.scenarios.witnesses import force_before_sample, least_norm_torque, min_norm_gap
 from pfaff.simulate import SimOptions, simulate
 

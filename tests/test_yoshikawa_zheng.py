@@ -10,6 +10,7 @@ import pytest
 
 from pfaff import dynamics as dyn
 from pfaff.control.yoshikawa_zheng import check_whole_system, whole_system_matrix
+from pfaff.errors import ParameterError
 from pfaff.manipulation.grasp import (
     GraspError,
     GraspPoint,
@@ -33,7 +34,6 @@ from pfaff.manipulation.objects import (
     velocity_map,
     velocity_map_rate,
 )
-from pfaff.scenarios.registry import ParameterError
 from pfaff.scenarios.runner import execute
 from pfaff.simulate.record import StepRecord
 from pfaff.systems import yz_planar as yz

@@ -5,7 +5,7 @@ design.md Sec. 8: one step of a model file at the same dt costs at most MuJoCo's
 step on that file (both take four stages). For each file, in one process:
 
 - pfaff: the file as ``pfaff run FILE.xml`` loads it
-  (:func:`~pfaff.scenarios.model_file.load_model`, its force elements, the start
+  (:func:`~pfaff.files.model.load_model`, its force elements, the start
   assembled onto the constraint manifold), run by :func:`~pfaff.simulate.simulate`
   on the core (``engine="core"``, default options, every step recorded) for
   ``steps`` steps: wall time / steps, the fixed cost of the call included (two more
@@ -111,8 +111,8 @@ def _one_file(label: str, path: Path, steps: int, repeats: int, dt: float | None
     import mujoco
 
     from pfaff.constraints.base import ConstraintSet
+    from pfaff.files.model import load_model
     from pfaff.mechanism.mjcf import read_mjcf
-    from pfaff.scenarios.model_file import load_model
     from pfaff.simulate import SimOptions, simulate
     from pfaff.simulate.assembly import assemble
 

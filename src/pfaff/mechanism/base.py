@@ -23,11 +23,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pfaff.errors import ModelError
 from pfaff.linalg import cross3, skew
 
-
-class ModelError(ValueError):
-    """A mechanism or constraint was built from invalid data."""
+__all__ = ["ModelError", "QUAT_TOL", "FrameState", "Mechanism", "Snapshot", "unit_quaternion"]
 
 
 QUAT_TOL = 1e-5

@@ -19,6 +19,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from pfaff.errors import ParameterError
 from pfaff.report.io import (
     LOCK_NAME,
     FolderInUseError,
@@ -29,7 +30,6 @@ from pfaff.report.io import (
 )
 from pfaff.report.plots import plot_series
 from pfaff.report.writer import write_report
-from pfaff.scenarios.registry import ParameterError
 from pfaff.scenarios.runner import Run
 
 

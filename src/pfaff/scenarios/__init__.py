@@ -9,13 +9,13 @@ entry-point group ``pfaff.scenarios`` (:func:`~pfaff.scenarios.registry.load_plu
 import importlib
 import pkgutil
 
+from pfaff.scenarios.lookup import get_scenario
 from pfaff.scenarios.registry import (
     SCENARIOS,
     Param,
     ParameterError,
     Scenario,
     ScenarioResult,
-    get_scenario,
     load_plugins,
     parse_sets,
     scenario,

@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from pfaff.constraints.base import ConstraintSet
-from pfaff.scenarios.model_file import load_model, run_system
+from pfaff.files.model import load_model
+from pfaff.scenarios.model_file import run_system
 from pfaff.scenarios.registry import Param, ParameterError, Scenario, ScenarioResult
 from pfaff.simulate import SimOptions
 from pfaff.simulate.assembly import assemble

@@ -15,9 +15,7 @@ from typing import Any
 
 import numpy as np
 
-
-class ParameterError(ValueError):
-    """A bad scenario name, parameter key or value (exit status 2)."""
+from pfaff.errors import ParameterError
 
 
 @dataclass(frozen=True)
@@ -300,48 +298,6 @@ def load_plugins() -> list[str]:
             continue
         loaded.append(ep.name)
     return loaded
-
-
-def get_scenario(name: str) -> Scenario:
-    """The scenario called ``name``, or a model / system file (``.xml``, ``.urdf``, ``.toml``)."""
-    if name not in SCENARIOS and name.startswith("compare:"):
-        return file_scenario(name[len("compare:") :], compare=True)
-    if name not in SCENARIOS and name.lower().endswith((".xml", ".urdf", ".toml")):
-        return file_scenario(name)
-    if name not in SCENARIOS:
-        raise ParameterError(
-            f"unknown scenario {name!r}; valid scenarios: {', '.join(sorted(SCENARIOS))}"
-        )
-    return SCENARIOS[name]
-
-
-def file_scenario(path: str, compare: bool = False) -> Scenario:
-    """A model file (MJCF, URDF) or a system file (TOML) as a scenario -- with
-    ``compare``, the MJCF file in MuJoCo and in pfaff side by side; bad files raise
-    :class:`ParameterError` naming the problem."""
-    from pathlib import Path
-
-    from pfaff.mechanism.base import ModelError
-
-    p = Path(path)
-    if not p.is_file():
-        raise ParameterError(f"file {path!r} does not exist")
-    try:
-        if compare:
-            from pfaff.scenarios.compare import compare_scenario
-
-            return compare_scenario(p)
-        if p.suffix.lower() == ".toml":
-            from pfaff.scenarios.system_file import system_scenario
-
-            return system_scenario(p)
-        from pfaff.scenarios.model_file import model_scenario
-
-        return model_scenario(p)
-    except ParameterError:
-        raise
-    except (ModelError, ValueError) as exc:
-        raise ParameterError(str(exc)) from None
 
 
 def parse_sets(items: list[str]) -> dict[str, str]:

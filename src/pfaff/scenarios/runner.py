@@ -16,7 +16,8 @@ import numpy as np
 
 from pfaff import __version__
 from pfaff.mechanism.base import ModelError
-from pfaff.scenarios.registry import ParameterError, Scenario, ScenarioResult, get_scenario
+from pfaff.scenarios.lookup import get_scenario
+from pfaff.scenarios.registry import ParameterError, Scenario, ScenarioResult
 from pfaff.simulate.trajectory import (
     SERIES_DOC,
     InitialStateError,

@@ -1,7 +1,7 @@
 """System files: a constrained system described as data (TOML), run by ``pfaff run FILE.toml``.
 
-The schema and its checks are in :mod:`pfaff.scenarios.system_load`
-(:func:`~pfaff.scenarios.system_load.load_system`); here the loaded file
+The schema and its checks are in :mod:`pfaff.files.system`
+(:func:`~pfaff.files.system.load_system`); here the loaded file
 becomes a :class:`~pfaff.scenarios.registry.Scenario`.
 """
 
@@ -12,10 +12,11 @@ from pathlib import Path
 import numpy as np
 
 from pfaff.constraints.base import ConstraintSet
-from pfaff.scenarios.model_file import ModelSystem, run_system
+from pfaff.files.controller import parse_controller
+from pfaff.files.model import ModelSystem
+from pfaff.files.system import SystemFile, load_system
+from pfaff.scenarios.model_file import run_system
 from pfaff.scenarios.registry import Param, Scenario, ScenarioResult
-from pfaff.scenarios.system_controller import parse_controller
-from pfaff.scenarios.system_load import SystemFile, load_system
 from pfaff.simulate import INTEGRATORS, SimOptions
 
 __all__ = ["SystemFile", "load_system", "system_scenario"]

@@ -24,8 +24,8 @@ from pfaff.constraints.base import ConstraintSet
 from pfaff.control.controllers import ComputedTorque, ProjectedController, resolve_joints
 from pfaff.control.references import constant_reference
 from pfaff.control.tasks import JointTask
+from pfaff.errors import ParameterError
 from pfaff.mechanism.base import ModelError
-from pfaff.scenarios.registry import ParameterError
 
 CONTROLLER_KEYS = ("type", "joints", "target", "kp", "kd", "actuated", "control_dt")
 CONTROLLER_TYPES = ("pidc", "computed_torque")

@@ -33,7 +33,7 @@ what is valid. Keys::
     frame1 = "a"                       # point elements: frame1, [frame2], [point1],
     stiffness = 100.0                  # [point2], [target]; joint elements: joint
 
-    [controller]                       # optional; see pfaff.scenarios.system_controller
+    [controller]                       # optional; see pfaff.files.controller
     type = "pidc"
     joints = ["crank"]
     target = [-0.8]
@@ -55,10 +55,10 @@ from pfaff.constraints import LockedJoint, PointOnPlane, PointsCoincide
 from pfaff.constraints.base import Constraint, ConstraintSet
 from pfaff.constraints.coupling import JointCoupling
 from pfaff.constraints.weld import FrameAligned, Weld
+from pfaff.errors import ParameterError
+from pfaff.files.controller import parse_controller
+from pfaff.files.model import ModelSystem, load_model
 from pfaff.mechanism.base import QUAT_TOL, ModelError
-from pfaff.scenarios.model_file import ModelSystem, load_model
-from pfaff.scenarios.registry import ParameterError
-from pfaff.scenarios.system_controller import parse_controller
 from pfaff.simulate import INTEGRATORS
 from pfaff.simulate.forces import ForceSet, JointDamper, JointSpring, PointDamper, PointSpring
 

@@ -1,0 +1,78 @@
+"""Model files (MJCF, URDF) read into a :class:`ModelSystem`: the mechanism, the exact
+constraints of the file's ``<equality>`` section and its start.
+
+The MJCF is read as data (:func:`pfaff.mechanism.mjcf.read_mjcf`), the URDF by
+Pinocchio's parser; :mod:`pfaff.scenarios.model_file` runs one as a scenario.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from pfaff.constraints.base import Constraint
+from pfaff.errors import ModelError
+from pfaff.mechanism.pinocchio_backend import PinocchioMechanism, from_urdf
+
+__all__ = ["MODEL_SUFFIXES", "ModelSystem", "load_model"]
+
+MODEL_SUFFIXES = (".xml", ".urdf")
+
+
+@dataclass
+class ModelSystem:
+    """A mechanism with its constraints and start, as a file describes them.
+
+    ``geoms`` are MJCF shapes to draw (frame, type, size, placement in the frame);
+    ``urdf`` the URDF path to draw with its own meshes, ``locked`` the URDF's
+    joints the mechanism holds fixed (name -> value), which the drawing fixes too.
+    """
+
+    mechanism: PinocchioMechanism
+    constraints: list[Constraint]
+    q: np.ndarray
+    v: np.ndarray
+    start: str
+    warnings: list[str] = field(default_factory=list)
+    geoms: list = field(default_factory=list)
+    urdf: str | None = None
+    keyframes: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    forces: list = field(default_factory=list)  # force elements (pfaff.simulate.forces)
+    locked: dict[str, float] = field(default_factory=dict)
+
+
+def load_model(path: str | Path, keyframe: str | None = None) -> ModelSystem:
+    """Read an MJCF or URDF file into a :class:`ModelSystem` (start: ``keyframe``, else the
+    file's first keyframe, else its default posture)."""
+    from pfaff.constraints.mjcf_equality import equality_constraints
+    from pfaff.mechanism.mjcf import read_mjcf
+
+    p = Path(path)
+    if p.suffix.lower() == ".urdf":
+        mech = from_urdf(p)
+        q = mech.neutral()
+        return ModelSystem(mech, [], q, np.zeros(mech.nv), "neutral posture", urdf=str(p))
+    if p.suffix.lower() != ".xml":
+        raise ModelError(f"model file {str(p)!r}: expected .xml (MJCF) or .urdf")
+    mj = read_mjcf(p)
+    mech = PinocchioMechanism(mj.model, name=p.stem)
+    keys = mj.keyframes
+    if keyframe is not None and keyframe not in keys:
+        raise ModelError(
+            f"keyframe {keyframe!r} is not in {str(p)!r}; valid: {', '.join(keys) or 'none'}"
+        )
+    name = keyframe or next(iter(keys), None)
+    q, v = keys[name] if name is not None else (mj.q0.copy(), np.zeros(mech.nv))
+    start = f"keyframe {name!r}" if name is not None else "default posture (qpos0)"
+    return ModelSystem(
+        mech,
+        equality_constraints(mj.equalities),
+        q,
+        v,
+        start,
+        warnings=list(mj.warnings),
+        geoms=mj.geoms,
+        keyframes=keys,
+    )
