@@ -25,14 +25,8 @@ from pfaff.mechanism import (
     ModelError,
     SliderCrankChain,
     from_urdf,
-    load_robot,
     planar_particle,
 )
-
-
-@pytest.fixture(scope="module")
-def panda():
-    return load_robot("panda")
 
 
 def _states(mech, seed: int, k: int = 3):

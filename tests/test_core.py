@@ -25,7 +25,7 @@ from pfaff.constraints import (
 from pfaff.constraints.coupling import JointCoupling, Scaled
 from pfaff.constraints.quat_aligned import QuatAligned
 from pfaff.constraints.weld import FrameAligned, Weld
-from pfaff.mechanism import PinocchioMechanism, load_robot, planar_particle
+from pfaff.mechanism import PinocchioMechanism, planar_particle
 from pfaff.simulate import SimOptions, SimulationError, simulate
 from pfaff.simulate.integrator import choose_engine
 
@@ -33,11 +33,6 @@ pytestmark = pytest.mark.skipif(not core.available(), reason="pfaff._core is not
 
 TCP = "panda_hand_tcp"
 RZ = pin.utils.rotate("z", 0.3) @ pin.utils.rotate("x", -0.2)
-
-
-@pytest.fixture(scope="module")
-def panda():
-    return load_robot("panda")
 
 
 @pytest.fixture(scope="module")

@@ -15,15 +15,10 @@ import pytest
 
 from pfaff import dynamics as D
 from pfaff.constraints import ConstraintSet, PointOnCircle, PointOnPlane, PointsCoincide
-from pfaff.mechanism import SliderCrankChain, load_robot, planar_particle
+from pfaff.mechanism import SliderCrankChain, planar_particle
 
 VARIANTS = ("Mc", "Mc1", "Mc2")
 LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
-
-
-@pytest.fixture(scope="module")
-def panda():
-    return load_robot("panda")
 
 
 def _rel(a, b):

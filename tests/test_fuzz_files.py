@@ -200,7 +200,6 @@ def five_bar():
     return ConstraintSet(m.mechanism, m.constraints), m.q
 
 
-@pytest.mark.parametrize("engine", ["numpy", "core"])
 def test_fuzzed_simulate_arguments(five_bar, engine):
     cset, q_start = five_bar
 

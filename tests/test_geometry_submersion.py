@@ -39,16 +39,11 @@ from pfaff.geometry.submersion import (
     vertical_basis,
 )
 from pfaff.linalg import pinv
-from pfaff.mechanism import PlanarLink, load_robot, planar_chain
+from pfaff.mechanism import PlanarLink, planar_chain
 from pfaff.scenarios import execute
 from pfaff.scenarios.redundant_chain import LINKS_3R, Q0_3R, W_OTHER_3R
 
 TCP = "panda_hand_tcp"
-
-
-@pytest.fixture(scope="module")
-def panda():
-    return load_robot("panda")
 
 
 @pytest.fixture(scope="module")

@@ -33,11 +33,6 @@ from pfaff.mechanism import (
 )
 
 
-@pytest.fixture(scope="module")
-def panda():
-    return load_robot("panda")
-
-
 def _panda_q(mech, rng):
     lo, hi = mech.model.lowerPositionLimit, mech.model.upperPositionLimit
     return lo + (hi - lo) * rng.uniform(0.05, 0.95, mech.nq)

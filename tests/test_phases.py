@@ -105,7 +105,6 @@ def test_chain_carries_state_and_held_torque():
     assert chain.controller.times[n] == pytest.approx(0.004, abs=1e-15)
 
 
-@pytest.mark.parametrize("engine", ["numpy", "core"])
 def test_next_control_hook_in_both_engines(engine):
     """``simulate(next_control=...)`` takes the first sample there, in both engines, and
     ``trajectory.next_control`` is the time of the sample after the run."""

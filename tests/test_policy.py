@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -53,7 +52,6 @@ def test_a_clock_without_the_round_off_rule_would_skip_a_sample():
     assert clock.first_due_step(0, 0.0, 0.1, 20) == 15
 
 
-@pytest.mark.parametrize("engine", ["numpy", "core"])
 def test_both_engines_record_every_series_of_the_table(engine):
     m = load_model(OWN / "five_bar.xml")
     cset = ConstraintSet(m.mechanism, m.constraints)

@@ -15,7 +15,6 @@ import scipy.linalg as sla
 from pfaff import core
 from pfaff import dynamics as dyn
 from pfaff.constraints import ConstraintSet, PointOnPlane, PointsCoincide
-from pfaff.mechanism import load_robot
 from pfaff.scenarios import get_scenario
 from pfaff.scenarios import panda_table as pt
 from pfaff.scenarios.witnesses import least_norm_torque
@@ -25,11 +24,6 @@ from pfaff.simulate.record import Controller, SnapshotController, StepRecord, as
 TCP = "panda_hand_tcp"
 TOL = 1e-9  # rank_tol
 ENGINES = ["numpy"] + (["core"] if core.available() else [])
-
-
-@pytest.fixture(scope="module")
-def panda():
-    return load_robot("panda")
 
 
 def _sets(panda):

@@ -32,7 +32,6 @@ def five_bar():
 # ---------------------------------------------------------- t_end is the final time
 
 
-@pytest.mark.parametrize("engine", ["numpy", "core"])
 def test_t_end_is_the_final_time_and_stepping_in_pieces_matches_one_run(five_bar, engine):
     cset, q0 = five_bar
     opt = SimOptions(dt=1e-3, engine=engine, progress=False)
@@ -203,7 +202,6 @@ def test_engine_auto_says_why_it_falls_back_to_numpy(five_bar):
     assert not any("NumPy engine" in w for w in traj.warnings)
 
 
-@pytest.mark.parametrize("engine", ["numpy", "core"])
 @pytest.mark.parametrize("n", [1, 3, 9, 100])
 def test_a_wrong_length_torque_is_refused_naming_tau(five_bar, engine, n):
     """A torque of the wrong length once corrupted the core's memory: both engines
