@@ -6,10 +6,9 @@ without their parameters and the engine's fallback -- each a clear error or warn
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from where import MODELS
 
 from pfaff.cli import main
 from pfaff.constraints import ConstraintSet, PointsCoincide
@@ -20,7 +19,7 @@ from pfaff.mechanism import ModelError
 from pfaff.simulate import PointSpring, SimOptions, choose_engine, engine_choice, simulate
 from pfaff.simulate.forces import ForceSet, element_types
 
-OWN = Path(__file__).parent / "models"
+OWN = MODELS
 
 
 @pytest.fixture(scope="module")

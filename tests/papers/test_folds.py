@@ -5,10 +5,10 @@ the branch check of the adaptive integrators, and the fold metrics."""
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 import numpy as np
 import pytest
+from where import MODELS
 
 from pfaff.constraints import ConstraintSet
 from pfaff.constraints.mjcf_equality import equality_constraints
@@ -309,7 +309,7 @@ def test_newton_round_off_thresholds_scale_with_the_positions():
     thresholds (position_floor 1e-15) take for drift. Scaled by position_scale
     (~1e3) Newton takes no step from such states; with the scale forced to 1 it
     steps on noise, which is what the scaling prevents."""
-    mj = read_mjcf(Path(__file__).parent / "models" / "leg.xml")
+    mj = read_mjcf(MODELS / "leg.xml")
     mech = PinocchioMechanism(mj.model, "leg")
     cs = ConstraintSet(mech, equality_constraints(mj.equalities))
     rng = np.random.default_rng(3)

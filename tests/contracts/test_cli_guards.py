@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from where import MODELS
 
 import pfaff.sweep
 from pfaff.cli import main
@@ -31,7 +32,6 @@ from pfaff.scenarios import (
 from pfaff.scenarios.registry import check_timing
 from pfaff.sweep import MAX_POINTS, count_points, run_sweep
 
-MODELS = Path(__file__).parent / "models"
 XML, TOML = str(MODELS / "four_bar.xml"), str(MODELS / "four_bar.toml")
 
 _CTRL_TOML = """title = "controlled four-bar"

@@ -9,19 +9,18 @@ argument replaced by a wrong one at a time (too short, too long, 2-D, NaN, inf).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from where import MODELS
 
 from pfaff import core
 from pfaff.constraints import ConstraintSet
 from pfaff.files.model import load_model
 
 pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
-OWN = Path(__file__).parent / "models"
+OWN = MODELS
 N = 4  # the five-bar: nq = nv = 4, 3 rows
 
 

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from where import MODELS
 
 from pfaff.constraints import ConstraintSet
 from pfaff.errors import ParameterError
@@ -28,7 +29,7 @@ from pfaff.mechanism import ModelError
 from pfaff.simulate import SimOptions, simulate
 from pfaff.simulate.trajectory import InitialStateError, SimulationError
 
-OWN = Path(__file__).parent / "models"
+OWN = MODELS
 DOCUMENTED = (ModelError, ParameterError, InitialStateError, SimulationError)
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

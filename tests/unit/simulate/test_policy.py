@@ -3,18 +3,17 @@ the recorded series hold for both engines."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
+from where import MODELS
 
 from pfaff.constraints import ConstraintSet
 from pfaff.files.model import load_model
 from pfaff.simulate import SimOptions, simulate
 from pfaff.simulate.policy import SERIES, SERIES_DOC, SampleClock, series_shape
 
-OWN = Path(__file__).parent / "models"
+OWN = MODELS
 
 
 @given(

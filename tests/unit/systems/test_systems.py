@@ -17,10 +17,9 @@ choice within a repeated singular value is LAPACK's): compared as a subspace.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from where import DATA
 
 from pfaff import core
 from pfaff.constraints import ConstraintSet
@@ -34,7 +33,7 @@ from pfaff.systems.yz_planar import internal_force
 
 pin = pytest.importorskip("pinocchio")
 
-REF = np.load(Path(__file__).parent / "data" / "grasp_plants_reference.npz")
+REF = np.load(DATA / "grasp_plants_reference.npz")
 FRAMES = ["arm1_tip", "arm2_tip", "arm1_elbow", "object", "hole1", "hole2"]
 
 

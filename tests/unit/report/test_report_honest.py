@@ -10,11 +10,11 @@ import gzip
 import json
 import re
 import struct
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from where import MODELS, REPO
 
 import pfaff.report.writer as writer
 import pfaff.sweep.report as sweep_report
@@ -24,7 +24,6 @@ from pfaff.report.plots import energy_figure
 from pfaff.report.units import DIMENSIONLESS, param_unit, parameter_units, unit_of
 from pfaff.scenarios import SCENARIOS, execute, run_scenario
 
-MODELS = Path(__file__).parent / "models"
 FIVE_BAR = str(MODELS / "five_bar.xml")
 
 
@@ -166,7 +165,7 @@ def _literal_metric_keys() -> set[str]:
     branches a cheap run does not take): ``metrics = {...}``, ``metrics["x"] = ...``,
     ``metrics.update({...})``."""
     keys: set[str] = set()
-    root = Path(__file__).parent.parent / "src" / "pfaff" / "scenarios"
+    root = REPO / "src" / "pfaff" / "scenarios"
     for path in root.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):

@@ -6,14 +6,14 @@ import re
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from where import REPO
 
 from pfaff.cli import main
 from pfaff.scenarios import get_scenario, parse_sets
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = REPO / "README.md"
 TEXT = README.read_text(encoding="utf-8")
 PYTHON_BLOCKS = re.findall(r"^```python\n(.*?)^```", TEXT, re.S | re.M)
 SH_BLOCKS = re.findall(r"^```sh\n(.*?)^```", TEXT, re.S | re.M)

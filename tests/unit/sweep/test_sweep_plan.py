@@ -7,6 +7,7 @@ import math
 
 import pandas as pd
 import pytest
+from where import MODELS
 
 from pfaff.cli import main
 from pfaff.scenarios import ParameterError
@@ -206,7 +207,7 @@ def test_a_system_file_is_swept_like_a_scenario():
 
     from pfaff.sweep.run import _canonical
 
-    name = _canonical(str(Path(__file__).parent / "models" / "four_bar.toml"))
+    name = _canonical(str(MODELS / "four_bar.toml"))
     assert Path(name).is_absolute() and Path(name).is_file()
     pts = plan_points(name, grid={"t_end": ["0.1", "0.2"]})
     assert [p.params["t_end"] for p in pts] == [0.1, 0.2]

@@ -12,6 +12,7 @@ import sys
 
 import numpy as np
 import pytest
+from where import MODELS
 
 from pfaff import bench
 from pfaff.bench import format_table, meets_target, run_benchmarks
@@ -190,11 +191,10 @@ def test_mujoco_rk4_rows_on_the_five_bar(monkeypatch, tmp_path) -> None:
     their place in ``pfaff bench --json`` (no timing asserted)."""
     pytest.importorskip("mujoco")
     import json
-    from pathlib import Path
 
     from pfaff.cli import main
 
-    five_bar = Path(__file__).parent / "models" / "five_bar.xml"
+    five_bar = MODELS / "five_bar.xml"
     rows = bench.bench_mujoco_rk4([("five_bar", five_bar)], steps=3, repeats=1)
     got = {r["figure"]: r for r in rows}
     assert all(r["benchmark"] == "mujoco-rk4" for r in rows)
