@@ -7,6 +7,7 @@ from pfaff.constraints.base import (
     check_derivatives,
     require_consistent,
 )
+from pfaff.constraints.coupling import JointCoupling, Scaled
 from pfaff.constraints.library import (
     FunctionConstraint,
     LockedJoint,
@@ -15,19 +16,26 @@ from pfaff.constraints.library import (
     PointOnSurface,
     PointsCoincide,
 )
+from pfaff.constraints.quat_aligned import QuatAligned
 from pfaff.constraints.revolute import RevoluteClosure
+from pfaff.constraints.weld import FrameAligned, Weld
 
 __all__ = [
     "Constraint",
     "ConstraintEval",
     "ConstraintSet",
+    "FrameAligned",
     "FunctionConstraint",
+    "JointCoupling",
     "LockedJoint",
     "PointOnCircle",
     "PointOnPlane",
     "PointOnSurface",
     "PointsCoincide",
+    "QuatAligned",
     "RevoluteClosure",
+    "Scaled",
+    "Weld",
     "check_derivatives",
     "require_consistent",
 ]
