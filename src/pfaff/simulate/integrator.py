@@ -46,9 +46,10 @@ from pfaff.simulate.steppers import (
     Evaluator,
     adaptive_step,
     constraint_forces,
-    rk4_step,
+    rk_step,
     sensor_readings,
 )
+from pfaff.simulate.tableaus import TABLEAUS
 from pfaff.simulate.trajectory import (
     InitialStateError,
     SimulationError,
@@ -292,8 +293,9 @@ def simulate(
                 traj.stopped_at = t
                 break
             try:
-                if opt.integrator == "rk4":
-                    q1, v1, vbar, w_nc = rk4_step(ev, q, v, a, tau_held, opt.dt, t, p1)
+                if opt.integrator in TABLEAUS:
+                    tab = TABLEAUS[opt.integrator]
+                    q1, v1, vbar, w_nc = rk_step(ev, tab, q, v, a, tau_held, opt.dt, t, p1)
                 else:
                     q1, v1, vbar, w_nc = adaptive_step(ev, q, v, tau_held, opt.dt, opt, t)
             except (np.linalg.LinAlgError, RuntimeError) as exc:

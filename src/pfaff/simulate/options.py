@@ -11,9 +11,11 @@ import numpy as np
 from pfaff import core, lowering
 from pfaff import dynamics as dyn
 from pfaff.constraints.base import ConstraintSet
+from pfaff.simulate.tableaus import TABLEAUS
 
 ADAPTIVE = ("RK45", "DOP853", "Radau")
-INTEGRATORS = ("rk4", *ADAPTIVE)
+#: the fixed-step methods (pfaff.simulate.tableaus) and SciPy's adaptive ones
+INTEGRATORS = (*TABLEAUS, *ADAPTIVE)
 ENGINES = ("auto", "core", "numpy")
 
 
@@ -51,8 +53,9 @@ def engine_choice(cset: ConstraintSet, opt: SimOptions, forces=()) -> tuple[str,
     """
     engine = _ENGINE_OVERRIDE[-1] if _ENGINE_OVERRIDE else opt.engine
     reason = core.unsupported_reason(cset)
-    if reason is None and opt.integrator != "rk4":
-        reason = f"integrator {opt.integrator!r} (the core runs rk4)"
+    if reason is None and not (opt.integrator in TABLEAUS and TABLEAUS[opt.integrator].core):
+        runs = ", ".join(n for n, t in TABLEAUS.items() if t.core)
+        reason = f"integrator {opt.integrator!r} (the core runs {runs})"
     if reason is None and opt.method != "projection":
         reason = f"method {opt.method!r} (the core runs the projection method)"
     if reason is None and forces:
@@ -76,7 +79,9 @@ class SimOptions:
     Attributes
     ----------
     dt : integrator step [s] (> 0).
-    integrator : ``"rk4"`` (fixed step) or a SciPy ``solve_ivp`` method
+    integrator : a fixed-step explicit Runge-Kutta method of
+        :data:`pfaff.simulate.tableaus.TABLEAUS` (``"rk4"``, the default and the one
+        the compiled core runs; ``"rk3"``, ``"heun"``) or a SciPy ``solve_ivp`` method
         (``"RK45"``, ``"DOP853"``, ``"Radau"``) run over each step interval; an
         interval whose velocity jumps (a switch of branch at a fold of the
         constraint manifold) stops the run with a :class:`SimulationError`

@@ -13,6 +13,7 @@ from pfaff.mechanism.base import Snapshot
 from pfaff.simulate.correction import correct_state, on_manifold
 from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.options import SimOptions
+from pfaff.simulate.tableaus import Tableau
 
 
 class Evaluator:
@@ -68,8 +69,11 @@ class Evaluator:
         return self.accel(snap, ev, tau, qr=True)[0]
 
 
-def rk4_step(ev: Evaluator, q, v, a1, tau, dt, t=0.0, p1=0.0):
-    """One RK4 step; on a Lie group (nq != nv) in Runge-Kutta-Munthe-Kaas form.
+def rk_step(ev: Evaluator, tab: Tableau, q, v, a1, tau, dt, t=0.0, p1=0.0):
+    """One step of the explicit Runge-Kutta method ``tab``
+    (:mod:`pfaff.simulate.tableaus`); on a Lie group (nq != nv) in
+    Runge-Kutta-Munthe-Kaas form. ``a1``, ``p1``: the acceleration and the force
+    elements' power at the step's start (its first stage).
 
     The stages move ``q`` along ``theta`` in the tangent space at ``q``:
     ``q_i = integrate(q, theta_i)``, whose rate is ``theta' = J(theta)^-1 v_i`` with
@@ -78,10 +82,13 @@ def rk4_step(ev: Evaluator, q, v, a1, tau, dt, t=0.0, p1=0.0):
     rotations (ball and free joints). With ``opt.stage_projection`` each stage state
     is first put on the manifold (:func:`~pfaff.simulate.correction.correct_state`,
     unless :func:`~pfaff.simulate.correction.on_manifold`; its rate then uses the
-    projected ``v_i``): RK4 on ``y' = F(pi(y))``, smooth up to the folds where ``F``
+    projected ``v_i``): RK on ``y' = F(pi(y))``, smooth up to the folds where ``F``
     off the manifold is not (issue 19). Also returns the work of the
-    non-conservative force elements over the step, ``dt (p1 + 2 p2 + 2 p3 + p4) / 6``
-    (RK4 on ``w' = Q_nc . v``).
+    non-conservative force elements over the step, ``dt sum_i b_i p_i`` (the same
+    method on ``w' = Q_nc . v``).
+
+    Returns ``(q1, v1, vbar, w)``: ``vbar`` the mean velocity of the step
+    (``q1 = integrate(q, dt vbar)``).
     """
     mech = ev.mech
     lie = mech.nq != mech.nv
@@ -99,13 +106,21 @@ def rk4_step(ev: Evaluator, q, v, a1, tau, dt, t=0.0, p1=0.0):
                 terms = None
         return ev(qi, vi, tau, ti, terms), ev.power, rate(theta, vi)
 
-    h2 = 0.5 * dt
-    a2, p2, d2 = stage(h2 * v, v + h2 * a1, t + h2)
-    a3, p3, d3 = stage(h2 * d2, v + h2 * a2, t + h2)
-    a4, p4, d4 = stage(dt * d3, v + dt * a3, t + dt)
-    w = dt * (p1 + 2 * p2 + 2 * p3 + p4) / 6.0
-    vbar = (v + 2 * d2 + 2 * d3 + d4) / 6.0
-    return mech.integrate(q, dt * vbar), v + dt * (a1 + 2 * a2 + 2 * a3 + a4) / 6.0, vbar, w
+    acc, power, d = [a1], [p1], [v]  # stage 0: the step's start, theta = 0
+    for i in range(1, len(tab.b)):
+        theta, vi = np.zeros_like(v), v
+        for j, aij in enumerate(tab.a[i][:i]):
+            if aij:
+                theta = theta + (dt * aij) * d[j]
+                vi = vi + (dt * aij) * acc[j]
+        ai, pi, di = stage(theta, vi, t + tab.c[i] * dt)
+        acc.append(ai)
+        power.append(pi)
+        d.append(di)
+    vbar = sum(bi * di for bi, di in zip(tab.b, d))
+    v1 = v + dt * sum(bi * ai for bi, ai in zip(tab.b, acc))
+    w = dt * sum(bi * pi for bi, pi in zip(tab.b, power))
+    return mech.integrate(q, dt * vbar), v1, vbar, w
 
 
 def adaptive_step(ev: Evaluator, q, v, tau, dt, opt: SimOptions, t=0.0):

@@ -1,0 +1,72 @@
+"""The fixed-step integrators as data: explicit Runge-Kutta tableaus (Butcher), one
+registry for the NumPy engine's stepper (:func:`~pfaff.simulate.steppers.rk_step`) and
+the engine choice; a new explicit method is one entry here. (SciPy's
+``solve_ivp`` methods, the adaptive integrators, are listed in
+:data:`pfaff.simulate.options.ADAPTIVE`.)
+
+On a Lie group (free, ball, planar joints) each tableau runs in Runge-Kutta-Munthe-Kaas
+form (the stages move along the tangent space at the step's start).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Tableau:
+    """An explicit Runge-Kutta method: stage ``i`` at ``t + c_i dt`` from the stage
+    rates ``k_j``, ``j < i``, weighted by ``a[i][j]``; the step by the weights ``b``.
+
+    Attributes
+    ----------
+    name : the ``SimOptions.integrator`` name.
+    a : (s, s) strictly lower-triangular stage coefficients.
+    b : (s,) weights; c : (s,) nodes (``c_i = sum_j a_ij``).
+    order : the classical order (the tests measure it).
+    core : the compiled core runs it too.
+    """
+
+    name: str
+    a: tuple[tuple[float, ...], ...]
+    b: tuple[float, ...]
+    c: tuple[float, ...]
+    order: int
+    core: bool = False
+
+    def check(self) -> None:
+        """Refuse an inconsistent tableau (shapes, explicitness, row sums, weights)."""
+        A, b, c = np.array(self.a, float), np.array(self.b, float), np.array(self.c, float)
+        s = b.size
+        if A.shape != (s, s) or c.shape != (s,) or np.any(np.triu(A) != 0.0):
+            raise ValueError(f"tableau {self.name!r}: a must be strictly lower triangular s x s")
+        if np.abs(A.sum(axis=1) - c).max() > 1e-15 or abs(b.sum() - 1.0) > 1e-15:
+            raise ValueError(f"tableau {self.name!r}: c_i = sum_j a_ij and sum b = 1 needed")
+
+
+#: the fixed-step integrators, by name
+TABLEAUS: dict[str, Tableau] = {
+    t.name: t
+    for t in (
+        Tableau(  # the classical fourth-order method (Kutta 1901)
+            "rk4",
+            ((0, 0, 0, 0), (0.5, 0, 0, 0), (0, 0.5, 0, 0), (0, 0, 1, 0)),
+            (1 / 6, 1 / 3, 1 / 3, 1 / 6),
+            (0, 0.5, 0.5, 1),
+            4,
+            core=True,
+        ),
+        Tableau(  # Kutta's third-order method
+            "rk3",
+            ((0, 0, 0), (0.5, 0, 0), (-1, 2, 0)),
+            (1 / 6, 2 / 3, 1 / 6),
+            (0, 0.5, 1),
+            3,
+        ),
+        Tableau("heun", ((0, 0), (1, 0)), (0.5, 0.5), (0, 1), 2),  # explicit trapezoid
+    )
+}
+for _t in TABLEAUS.values():
+    _t.check()
