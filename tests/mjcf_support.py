@@ -8,27 +8,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pfaff.bench.mujoco_rk4 import EQUALITY_DIR, EQUALITY_MODELS
+
 HERE = Path(__file__).parent
 OWN = HERE / "models"
-SHARED_NAMES = (
-    "jdotv_connect_2d",
-    "jdotv_connect_3d",
-    "jdotv_weld_3d",
-    "connect",
-    "weld",
-    "equality_site",
-)
+SHARED_NAMES = EQUALITY_MODELS
 
 
 def shared_dir() -> Path | None:
-    """MuJoCo's equality test models: $PFAFF_MUJOCO_MODELS, or ../shared/models next to
-    the repository (the development machine); None on a user's clone."""
+    """MuJoCo's equality test models: $PFAFF_MUJOCO_MODELS, else the repository's copy
+    (benchmarks/models/mujoco-equality), else ../shared/models next to the repository."""
     env = os.environ.get("PFAFF_MUJOCO_MODELS")
     candidates = [Path(env)] if env else []
     root = HERE.parent
     candidates += [
+        EQUALITY_DIR,
         root.parent / "shared" / "models" / "mujoco-equality",
-        root / "shared" / "models" / "mujoco-equality",
     ]
     for c in candidates:
         if (c / "jdotv_connect_2d.xml").is_file():

@@ -35,21 +35,20 @@ from .timing import REPEATS, Row, median_us, paired_us, row
 BENCH = "mujoco-rk4"
 #: the source checkout (an installed wheel has no examples, benchmarks or tests folder)
 ROOT = Path(__file__).resolve().parents[3]
-_EQ = ROOT / "benchmarks" / "models" / "mujoco-equality"
+#: MuJoCo's own equality-constraint test models (Apache-2.0), copied into the repository
+EQUALITY_DIR = ROOT / "benchmarks" / "models" / "mujoco-equality"
+EQUALITY_MODELS = (
+    "jdotv_connect_2d",
+    "jdotv_connect_3d",
+    "jdotv_weld_3d",
+    "connect",
+    "weld",
+    "equality_site",
+)
 #: (label, path): the quadruped, MuJoCo's six equality test models, a small loop
 MODEL_FILES: tuple[tuple[str, Path], ...] = (
     ("quadruped", ROOT / "examples" / "quadruped.xml"),
-    *(
-        (name, _EQ / f"{name}.xml")
-        for name in (
-            "jdotv_connect_2d",
-            "jdotv_connect_3d",
-            "jdotv_weld_3d",
-            "connect",
-            "weld",
-            "equality_site",
-        )
-    ),
+    *((name, EQUALITY_DIR / f"{name}.xml") for name in EQUALITY_MODELS),
     ("five_bar", ROOT / "tests" / "models" / "five_bar.xml"),
 )
 #: steps per timed loop
