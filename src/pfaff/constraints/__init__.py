@@ -8,8 +8,8 @@ from pfaff.constraints.base import (
     require_consistent,
 )
 from pfaff.constraints.coupling import JointCoupling, Scaled
+from pfaff.constraints.function import FunctionConstraint
 from pfaff.constraints.library import (
-    FunctionConstraint,
     LockedJoint,
     PointOnCircle,
     PointOnPlane,
