@@ -6,11 +6,26 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <Eigen/Core>
 
 namespace pfaff
 {
+  /// An array argument as Python gave it (the caster in bindings.cpp fills it): x holds
+  /// its values when it has T's number of dimensions (1: a vector, 2: a matrix), shape
+  /// the shape it came with, and not_array what it was when it is no array of numbers.
+  /// Check::vec and Check::mat read shape first, so a 2-D q or a list of strings is a
+  /// ValueError naming the argument, not nanobind's "incompatible function arguments".
+  template <class T>
+  struct Given
+  {
+    T x;
+    std::vector<Eigen::Index> shape;
+    std::string not_array; // empty: an array of numbers
+    operator const T &() const { return x; }
+  };
+
   /// The shape checks of one bound entry point: ``where`` names it in the messages.
   struct Check
   {
@@ -26,6 +41,14 @@ namespace pfaff
     {
       return "(" + std::to_string(r) + ", " + std::to_string(c) + ")";
     }
+    static std::string shape(const std::vector<Eigen::Index> & s)
+    {
+      std::string out = "(";
+      for (std::size_t i = 0; i < s.size(); ++i)
+        out += std::to_string(s[i]) + (s.size() == 1 ? "," : i + 1 < s.size() ? ", " : "");
+      return out + ")";
+    }
+    static std::string dim(Eigen::Index n) { return n >= 0 ? std::to_string(n) : "any"; }
 
     /// x of size n (and finite): ``meaning`` says what n is, e.g. "nv".
     template <class V>
@@ -37,6 +60,15 @@ namespace pfaff
       return finite(x, name);
     }
 
+    /// a vector argument: 1-D first, then as vec above (n < 0: any size)
+    template <class V>
+    const Check & vec(
+      const Given<V> & x, Eigen::Index n, const char * name, const char * meaning) const
+    {
+      given(x, 1, "(" + dim(n) + ",)", name, meaning);
+      return n >= 0 ? vec(x.x, n, name, meaning) : finite(x.x, name);
+    }
+
     /// X of shape rows x cols (-1: any) and finite.
     template <class Mat>
     const Check & mat(
@@ -44,13 +76,19 @@ namespace pfaff
       const char * meaning) const
     {
       if ((rows >= 0 && X.rows() != rows) || (cols >= 0 && X.cols() != cols))
-      {
-        const std::string r = rows >= 0 ? std::to_string(rows) : std::string("any");
-        const std::string c = cols >= 0 ? std::to_string(cols) : std::string("any");
         fail(std::string(name) + " has shape " + shape(X.rows(), X.cols()) + ", expected ("
-             + r + ", " + c + ") (" + meaning + ")");
-      }
+             + dim(rows) + ", " + dim(cols) + ") (" + meaning + ")");
       return finite(X, name);
+    }
+
+    /// a matrix argument: 2-D first, then as mat above
+    template <class Mat>
+    const Check & mat(
+      const Given<Mat> & X, Eigen::Index rows, Eigen::Index cols, const char * name,
+      const char * meaning) const
+    {
+      given(X, 2, "(" + dim(rows) + ", " + dim(cols) + ")", name, meaning);
+      return mat(X.x, rows, cols, name, meaning);
     }
 
     /// every entry finite
@@ -81,6 +119,20 @@ namespace pfaff
         fail(std::string(name) + " = " + std::to_string(i) + " is out of range: expected "
              + std::to_string(lo) + " .. " + std::to_string(n - 1) + " (" + meaning + ")");
       return *this;
+    }
+
+  private:
+    template <class T>
+    void given(
+      const Given<T> & x, std::size_t ndim, const std::string & expected, const char * name,
+      const char * meaning) const
+    {
+      if (!x.not_array.empty())
+        fail(std::string(name) + " is " + x.not_array + ", expected an array of numbers of shape "
+             + expected + " (" + meaning + ")");
+      if (x.shape.size() != ndim)
+        fail(std::string(name) + " has shape " + shape(x.shape) + ", expected " + expected + " ("
+             + meaning + ")");
     }
   };
 } // namespace pfaff

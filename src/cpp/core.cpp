@@ -5,6 +5,7 @@
 #include "check.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -103,10 +104,11 @@ namespace pfaff
     th_.setZero(nv);
   }
 
-  FrameKin System::new_frame(const std::string & name) const
+  FrameKin System::new_frame(const std::string & name, const char * where) const
   {
     if (!model.existFrame(name))
-      throw std::invalid_argument("unknown frame '" + name + "'");
+      Check{where}.fail("unknown frame '" + name + "' (the model has "
+                        + std::to_string(model.nframes) + " frames)");
     FrameKin f;
     f.id = model.getFrameId(name);
     f.joint = model.frames[f.id].parentJoint;
@@ -126,9 +128,15 @@ namespace pfaff
     }
   } // namespace
 
-  int System::add_frame(const std::string & name) { return slot_of(frames, new_frame(name)); }
+  int System::add_frame(const std::string & name)
+  {
+    return slot_of(frames, new_frame(name, "System.add_frame"));
+  }
 
-  int System::observe(const std::string & name) { return slot_of(obs_frames, new_frame(name)); }
+  int System::observe(const std::string & name)
+  {
+    return slot_of(obs_frames, new_frame(name, "System.observe"));
+  }
 
   void System::add(const Spec & s)
   {
@@ -209,12 +217,11 @@ namespace pfaff
 
   int System::add_contact(const Contour & contour, int s_obj, int s_tip, double r)
   {
-    contour.check();
-    if (s_obj < 0 || s_tip < 0 || s_obj >= int(frames.size()) || s_tip >= int(frames.size()))
-      throw std::invalid_argument(
-        "a rolling contact needs the object's and the tip's frame slots");
-    if (!(r > 0.0))
-      throw std::invalid_argument("fingertip radius must be > 0 m");
+    const Check ck{"System.add_contact"};
+    contour.check(ck.where);
+    ck.index(s_obj, long(frames.size()), "s_obj", "the object's frame slot of add_frame");
+    ck.index(s_tip, long(frames.size()), "s_tip", "the fingertip's frame slot of add_frame");
+    ck.number(r, "r (the fingertip radius) [m]", 0.0, true);
     RollingContact c;
     c.contour = contour;
     c.s_obj = s_obj;
@@ -942,16 +949,28 @@ namespace pfaff
   void System::set_buffers(
     const std::vector<double *> & bufs, const std::vector<size_t> & sizes, int capacity)
   {
-    if (bufs.size() != 17 || sizes.size() != 17 || capacity < 0)
-      throw std::invalid_argument("17 record buffers and a capacity >= 0 expected");
-    for (int i = 0; i < 17; ++i) // refuse a buffer record() would overflow
-      if (sizes[i] < record_width(i) * size_t(capacity))
-        throw std::invalid_argument(
-          "record buffer " + std::to_string(i) + " holds " + std::to_string(sizes[i])
-          + " values, " + std::to_string(record_width(i) * size_t(capacity)) + " needed");
+    const Check c{"System.set_buffers"};
+    if (bufs.size() != 17 || sizes.size() != 17)
+      c.fail("buffers has " + std::to_string(bufs.size()) + " arrays: expected 17 record "
+             "buffers (t, q, v, a, tau, F, lambda, A v, Phi and eight scalars)");
+    c.index(capacity, INT_MAX, "capacity", ">= 0");
+    check_buffers(c.where, sizes, capacity);
     bufs_ = bufs;
+    buf_sizes_ = sizes;
     capacity_ = capacity;
     recorded = 0;
+  }
+
+  void System::check_buffers(
+    const char * where, const std::vector<size_t> & sizes, int capacity) const
+  {
+    for (int i = 0; i < 17; ++i) // refuse a buffer record() would overflow
+      if (sizes[size_t(i)] < record_width(i) * size_t(capacity))
+        Check{where}.fail(
+          "record buffer " + std::to_string(i) + " holds " + std::to_string(sizes[size_t(i)])
+          + " values, " + std::to_string(record_width(i) * size_t(capacity))
+          + " needed (capacity " + std::to_string(capacity) + " x width "
+          + std::to_string(record_width(i)) + ")");
   }
 
   void System::record(double t)

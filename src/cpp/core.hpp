@@ -184,6 +184,10 @@ namespace pfaff
       const std::vector<double *> & bufs, const std::vector<size_t> & sizes, int capacity);
     size_t record_width(int i) const;
     int capacity() const { return capacity_; } // samples the record buffers hold
+    /// refuse (std::invalid_argument) buffers of these sizes that record() would overflow
+    /// at this capacity with the present rows (run checks again: add() may add rows)
+    void check_buffers(const char * where, const std::vector<size_t> & sizes, int capacity) const;
+    const std::vector<size_t> & buffer_sizes() const { return buf_sizes_; }
     /// states k0 .. k1-1 (each: terms, record, step); stops after n_steps.
     Status run(int k0, int k1, int n_steps, double t0);
     /// built-in force elements (forces.hpp) and the buffers of their series
@@ -198,6 +202,10 @@ namespace pfaff
       fbuf_[1] = pot;
       fcap_ = capacity;
     }
+    /// the force buffers' length (-1: none set)
+    int force_capacity() const { return fbuf_[0] ? fcap_ : -1; }
+    bool held_active() const { return held_on_; }
+    double held_period() const { return control_dt_; }
     ForceElements felems;
     double force_work = 0.0;
     /// a controller whose law is force elements sampled and held (zero-order hold):
@@ -261,8 +269,8 @@ namespace pfaff
     }
     void frame_terms(
       std::vector<FrameKin> & fs, bool with_velocity, const VecX & v, bool placements);
-    /// a FrameKin for frame `name` (std::invalid_argument when unknown)
-    FrameKin new_frame(const std::string & name) const;
+    /// a FrameKin for frame `name` (std::invalid_argument naming `where` when unknown)
+    FrameKin new_frame(const std::string & name, const char * where) const;
     /// g(q) and gravity's potential into g_fe_, Vg_fe_ (a gravity compensation element)
     void gravity_terms(const VecX & q);
     VecX g_fe_;
@@ -305,6 +313,7 @@ namespace pfaff
     unsigned eval_stamp_ = 0;     // evaluate() passes (the contacts' geometry is per pass)
     int capacity_ = 0;
     std::vector<double *> bufs_;
+    std::vector<size_t> buf_sizes_; // values each record buffer holds
     double * fbuf_[2] = {nullptr, nullptr};
     int fcap_ = 0; // force buffers' length
     Eigen::HouseholderQR<MatX> qr_;

@@ -1,6 +1,7 @@
 // Contours and the rolling-contact geometry (rolling.hpp; the NumPy reference is
 // pfaff.manipulation.contours and pfaff.manipulation.rolling, operation by operation).
 #include "rolling.hpp"
+#include "check.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -22,19 +23,28 @@ namespace pfaff
     }
   } // namespace
 
-  void Contour::check() const
+  void Contour::check(const char * where) const
   {
-    if (!(U > 0.0) || !std::isfinite(U))
-      throw std::invalid_argument("contour period U must be > 0");
-    if (kind != ContourKind::Spline && !(a > 0.0 && b > 0.0))
-      throw std::invalid_argument("contour semi-axes must be > 0");
+    const Check c{where};
+    c.number(U, "contour.U (the period of u)", 0.0, true);
+    if (kind != ContourKind::Spline)
+      c.number(a, "contour.a (a semi-axis) [m]", 0.0, true)
+        .number(b, "contour.b (a semi-axis) [m]", 0.0, true);
     if (kind == ContourKind::Superellipse && (p < 2 || p % 2))
-      throw std::invalid_argument("superellipse exponent must be an even integer >= 2");
-    if (kind == ContourKind::Spline
-        && (bx.size() < 2 || coef.size() != 8 * (bx.size() - 1)
-            || !std::is_sorted(bx.begin(), bx.end())))
-      throw std::invalid_argument(
-        "spline contour: 8 coefficients per segment and sorted breakpoints expected");
+      c.fail("contour.p = " + std::to_string(p)
+             + ": a superellipse exponent is an even integer >= 2");
+    if (kind != ContourKind::Spline)
+      return;
+    if (bx.size() < 2 || coef.size() != 8 * (bx.size() - 1))
+      c.fail("a spline contour has " + std::to_string(bx.size()) + " breakpoints (contour.bx) "
+             "and " + std::to_string(coef.size()) + " coefficients (contour.coef): expected "
+             "at least 2 breakpoints and 8 coefficients per segment");
+    if (!std::is_sorted(bx.begin(), bx.end()))
+      c.fail("the spline contour's breakpoints (contour.bx) are not sorted");
+    for (const double x : bx)
+      c.number(x, "a breakpoint of contour.bx", -HUGE_VAL, false);
+    for (const double x : coef)
+      c.number(x, "a coefficient of contour.coef", -HUGE_VAL, false);
   }
 
   void Contour::scalar(double u, double g[6]) const

@@ -32,8 +32,8 @@ namespace pfaff
     double U = 6.283185307179586; // period of u
     std::vector<double> bx;       // Spline: breakpoints (segments + 1)
     std::vector<double> coef;     // Spline: (c3x, c3y, c2x, c2y, c1x, c1y, c0x, c0y) each
-    /// std::invalid_argument naming what is wrong
-    void check() const;
+    /// std::invalid_argument naming `where` and what is wrong (sizes, finite numbers)
+    void check(const char * where) const;
     /// g = (x, y, x', y', x'', y'') at u (Contour.scalar)
     void scalar(double u, double g[6]) const;
     /// the foot point of (cx, cy) (Contour.foot_point): Newton from u0 when warm, else

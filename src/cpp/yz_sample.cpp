@@ -1,5 +1,6 @@
 // See yz_sample.hpp; the Python each block mirrors is named in its comment.
 #include "yz_sample.hpp"
+#include "check.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -85,6 +86,10 @@ namespace pfaff
     const ControlMat & A_S, const ControlMat & E_P, const ControlMat & E_F,
     const ControlMat & I_B)
   {
+    const Check c{"YZRigidBox.set_object"};
+    c.mat(A_S, -1, -1, "A_S", "6k x internal forces").mat(I_B, 6, 6, "I_B", "the box's inertia");
+    c.mat(E_P, E_P.rows() <= 6 ? -1 : 6, 6, "E_P", "at most 6 position functions of r");
+    c.mat(E_F, 6 - E_P.rows(), 6, "E_F", "6 - E_P's rows, eq. 17-18");
     grasp.A_S = A_S;
     grasp.E_P = E_P;
     grasp.E_F = E_F;
@@ -164,6 +169,8 @@ namespace pfaff
 
   void YZPinnedPlane::set_object(const ControlMat & A_S, const ControlMat & I_B)
   {
+    const Check c{"YZPinnedPlane.set_object"};
+    c.mat(A_S, -1, -1, "A_S", "2k x internal forces").mat(I_B, 3, 3, "I_B", "the inertia");
     grasp.A_S = A_S;
     grasp.I_B = I_B;
     grasp.T.setIdentity(3, 3);
@@ -174,13 +181,12 @@ namespace pfaff
     const ControlMat & E_P, const ControlVec & P_off, const ControlMat & offsets,
     const ControlMat & normals, const ControlVec & levels, const ControlMat & f_sel)
   {
-    const Eigen::Index C = levels.size();
-    if (E_P.cols() != 3 || E_P.rows() + C != 3 || P_off.size() != E_P.rows()
-        || offsets.rows() != C || offsets.cols() != 2 || normals.rows() != C
-        || normals.cols() != 2 || f_sel.rows() != C)
-      throw std::invalid_argument(
-        "YZPinnedPlane.add_set: E_P (3 - C) x 3, P_off 3 - C, offsets and normals C x 2, "
-        "levels C and f_sel C x m for C hypersurfaces (eq. 17-18: C + dim r_P = 3)");
+    const Check c{"YZPinnedPlane.add_set"};
+    const Eigen::Index C = levels.size(), p = 3 - C;
+    c.index(C, 4, "levels' size C", "C hypersurfaces, eq. 17-18: C + dim r_P = 3");
+    c.vec(levels, C, "levels", "C").mat(E_P, p, 3, "E_P", "3 - C rows, C = levels' size");
+    c.vec(P_off, p, "P_off", "3 - C").mat(offsets, C, 2, "offsets", "C x 2");
+    c.mat(normals, C, 2, "normals", "C x 2").mat(f_sel, C, -1, "f_sel", "C x multipliers");
     sets.push_back({E_P, offsets, normals, f_sel, P_off, levels});
     return static_cast<int>(sets.size()) - 1;
   }
