@@ -10,6 +10,7 @@ run of both engines for the constraints.
 from __future__ import annotations
 
 import numpy as np
+import pinocchio as pin
 import pytest
 
 import pfaff.manipulation.rolling  # noqa: F401 - registers the rolling rows' lowerings
@@ -19,9 +20,10 @@ from pfaff.constraints import ConstraintSet, LockedJoint, PointOnCircle, PointOn
 from pfaff.constraints import PointsCoincide as Coincide
 from pfaff.constraints.coupling import JointCoupling, Scaled
 from pfaff.constraints.quat_aligned import QuatAligned
+from pfaff.constraints.revolute import RevoluteClosure
 from pfaff.constraints.weld import FrameAligned, Weld
 from pfaff.manipulation.rolling import ContactConstraint, RollingConstraint
-from pfaff.mechanism import load_robot, planar_particle
+from pfaff.mechanism import from_urdf, load_robot, planar_particle
 from pfaff.simulate import SimOptions, project_state, simulate
 from pfaff.simulate import forces as F
 from pfaff.simulate.core_engine import build
@@ -46,9 +48,47 @@ def _grasp():
     return mech, cset.constraints, q0
 
 
+def _hinged_loop():
+    """A spatial 6R chain whose tip is hinged (axis z) to a base frame placed at the tip's
+    pose at q_star: a closed loop of one degree of freedom, q_star on its manifold (rank 5
+    of the hinge's 5 rows)."""
+    axes, q_star = (
+        ["0 0 1", "1 0 0", "0 1 0", "1 0 0", "0 0 1", "0 1 0"],
+        np.linspace(0.3, -0.5, 6),
+    )
+
+    def urdf(closure: str) -> str:
+        parts, parent = ['<robot name="loop6r"><link name="base"/>'], "base"
+        for i, ax in enumerate(axes, start=1):
+            parts.append(
+                f'<link name="l{i}"><inertial><origin xyz="0.15 0 0"/><mass value="{1 + i / 10}"/>'
+                '<inertia ixx="0.01" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial>'
+                f'</link><joint name="j{i}" type="revolute"><parent link="{parent}"/>'
+                f'<child link="l{i}"/><origin xyz="{0.3 if i > 1 else 0} 0 0"/><axis xyz="{ax}"/>'
+                '<limit lower="-10" upper="10" effort="1" velocity="1"/></joint>'
+            )
+            parent = f"l{i}"
+        parts.append(
+            '<link name="tip"/><joint name="tipj" type="fixed"><parent link="l6"/>'
+            '<child link="tip"/><origin xyz="0.3 0 0"/></joint>'
+        )
+        return "".join(parts) + closure + "</robot>"
+
+    open_chain = from_urdf(urdf(""))
+    tip = open_chain.compute(q_star, np.zeros(6), ("tip",)).frame("tip")
+    rpy = pin.rpy.matrixToRpy(tip.R)
+    hinge = (
+        '<link name="hinge"/><joint name="hj" type="fixed"><parent link="base"/>'
+        f'<child link="hinge"/><origin xyz="{" ".join(f"{x:.17g}" for x in tip.p)}" '
+        f'rpy="{" ".join(f"{x:.17g}" for x in rpy)}"/></joint>'
+    )
+    mech = from_urdf(urdf(hinge), gravity=(0.0, 0.0, -9.81))
+    return mech, [RevoluteClosure("tip", "hinge", (0, 0, 1), (0, 0, 0.1), (0, 0, 0.1))], q_star
+
+
 #: one example per registered constraint type: (robot, constraints, a whole run from the
-#: robot's neutral posture is feasible); robot "panda", "grasp" (two rolling fingers) or
-#: a mechanism
+#: robot's neutral posture is feasible); robot "panda", "grasp" (two rolling fingers), a
+#: mechanism, or a function returning (mechanism, constraints, a start on the manifold)
 CONSTRAINTS = {
     PointOnPlane: ("panda", lambda: [PointOnPlane("panda_link5", (0.1, 0.2, 1.0), 0.3)], True),
     Coincide: ("panda", lambda: [Coincide(TCP, target=(0.3, 0.0, 0.6))], True),
@@ -67,6 +107,7 @@ CONSTRAINTS = {
     ),
     QuatAligned: ("panda", lambda: [QuatAligned("panda_link7", "panda_link2")], False),
     Scaled: ("panda", lambda: [Scaled(LockedJoint("panda_joint1", 0.1), (3.0,))], True),
+    RevoluteClosure: (_hinged_loop, None, True),
     ContactConstraint: ("grasp", None, True),
     RollingConstraint: ("grasp", None, True),
 }
@@ -97,6 +138,9 @@ def _system(panda, kind):
     if where == "grasp":
         mech, cons, q0 = _grasp()
         cons = [c for c in cons if type(c) is kind]
+        return ConstraintSet(mech, cons), q0
+    if callable(where):
+        mech, cons, q0 = where()
         return ConstraintSet(mech, cons), q0
     mech = panda if where == "panda" else where
     return ConstraintSet(mech, make()), None

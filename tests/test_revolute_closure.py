@@ -1,14 +1,17 @@
-"""RevoluteClosure (issue 19, item 3): a revolute loop closure of 5 independent rows,
+"""RevoluteClosure: a revolute loop closure of 5 independent rows,
 checked against finite differences, against the 6-row closure by two PointsCoincide
 (the same manifold: the same motion, rank 5 of 6 there, 5 of 5 here), and refused
 with a clear message on bad input."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pinocchio as pin
 import pytest
 
+from pfaff import core, lowering
 from pfaff.constraints import ConstraintSet, PointsCoincide, RevoluteClosure, check_derivatives
 from pfaff.mechanism import ModelError, from_urdf
 from pfaff.simulate import SimOptions, simulate
@@ -117,3 +120,26 @@ def test_revolute_closure_unknown_frame_names_the_valid_ones():
     mech, _ = _loop()
     with pytest.raises(ModelError, match="ghost"):
         ConstraintSet(mech, [RevoluteClosure("tip", "ghost")])
+
+
+@pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
+def test_the_core_refuses_a_hinge_spec_it_cannot_write():
+    """The core's hinge rows read two frames and two directions u_1, u_2 of frame a: a
+    spec without them is a ValueError naming the field at System.add, never a read past
+    an array."""
+    mech, hinge = _loop()
+    cset = ConstraintSet(mech, [RevoluteClosure("tip", hinge, axis=(0, 0, 1))])
+    assert core.unsupported_reason(cset) is None
+    system = core.build(cset)
+    into = core.Build(system, mech)
+    good = lowering.lower(cset.constraints[0], "constraint", into)
+    for field, value, words in [
+        ("s2", -1, "spec.s2 = -1"),
+        ("D", np.zeros((3, 3)), "spec.D has shape (3, 3), expected (2, 3)"),
+        ("dim", 6, "spec.dim = 6"),
+    ]:
+        s = lowering.lower(cset.constraints[0], "constraint", into)
+        setattr(s, field, value)
+        with pytest.raises(ValueError, match=re.escape(words)):
+            system.add(s)
+    system.add(good)  # the lowering's own spec is taken

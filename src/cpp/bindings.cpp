@@ -89,16 +89,10 @@ NB_MODULE(_core, m)
   m.doc() = "pfaff's compiled step core (C++17 on Pinocchio); see pfaff.core";
 
   nb::enum_<pfaff::Kind>(m, "Kind")
-    .value("PointOnPlane", pfaff::Kind::PointOnPlane)
-    .value("PointsCoincide", pfaff::Kind::PointsCoincide)
-    .value("PointOnCircle", pfaff::Kind::PointOnCircle)
-    .value("LockedJoint", pfaff::Kind::LockedJoint)
-    .value("FrameAligned", pfaff::Kind::FrameAligned)
-    .value("Weld", pfaff::Kind::Weld)
-    .value("JointCoupling", pfaff::Kind::JointCoupling)
-    .value("QuatAligned", pfaff::Kind::QuatAligned)
-    .value("RollContact", pfaff::Kind::RollContact)
-    .value("RollTangent", pfaff::Kind::RollTangent);
+#define PFAFF_KIND(K, rows) .value(#K, pfaff::Kind::K)
+#include "kinds.def"
+#undef PFAFF_KIND
+    ;
 
   nb::enum_<pfaff::ContourKind>(m, "ContourKind")
     .value("Circle", pfaff::ContourKind::Circle)

@@ -36,32 +36,32 @@ namespace pfaff
     }
 
     double abs_max(const VecX & x) { return x.size() ? x.cwiseAbs().maxCoeff() : 0.0; }
-
-    // FrameState.point / point_jacobian / point_drift of a point fixed in a frame
-    void point_terms(
-      const FrameKin & f,
-      bool has_off,
-      const Vec3 & off,
-      Vec3 & p,
-      Matrix3x & Jp,
-      Vec3 & ap,
-      bool with_drift)
-    {
-      if (!has_off)
-      {
-        p = f.p;
-        Jp = f.J.topRows<3>();
-        if (with_drift)
-          ap = f.drift.head<3>();
-        return;
-      }
-      const Vec3 r = f.R * off;
-      p = f.p + r;
-      Jp.noalias() = f.J.topRows<3>() - skew(r) * f.J.bottomRows<3>();
-      if (with_drift)
-        ap = f.drift.head<3>() + f.drift.tail<3>().cross(r) + f.w.cross(f.w.cross(r));
-    }
   } // namespace
+
+  // FrameState.point / point_jacobian / point_drift of a point fixed in a frame
+  void kinds::point_terms(
+    const FrameKin & f,
+    bool has_off,
+    const Vec3 & off,
+    Vec3 & p,
+    Matrix3x & Jp,
+    Vec3 & ap,
+    bool with_drift)
+  {
+    if (!has_off)
+    {
+      p = f.p;
+      Jp = f.J.topRows<3>();
+      if (with_drift)
+        ap = f.drift.head<3>();
+      return;
+    }
+    const Vec3 r = f.R * off;
+    p = f.p + r;
+    Jp.noalias() = f.J.topRows<3>() - skew(r) * f.J.bottomRows<3>();
+    if (with_drift)
+      ap = f.drift.head<3>() + f.drift.tail<3>().cross(r) + f.w.cross(f.w.cross(r));
+  }
 
   System::System(const std::string & model_text)
   : model(load_model(model_text))
@@ -141,58 +141,31 @@ namespace pfaff
   void System::add(const Spec & s)
   {
     const Check c{"System.add"};
-    const long nf = long(frames.size());
-    const bool rolling = s.kind == Kind::RollContact || s.kind == Kind::RollTangent;
-    const bool joint = s.kind == Kind::LockedJoint || s.kind == Kind::JointCoupling;
-    // the rows each kind writes (write_spec): fixed for all but the direction kinds
-    int dim = s.dim;
-    switch (s.kind)
-    {
-    case Kind::PointOnPlane:
-    case Kind::PointOnCircle:
-    case Kind::LockedJoint:
-    case Kind::JointCoupling:
-    case Kind::RollContact:
-    case Kind::RollTangent:
-      dim = 1;
-      break;
-    case Kind::QuatAligned:
-      dim = 3;
-      break;
-    case Kind::Weld:
-      dim = 6;
-      break;
-    default:
-      break;
-    }
+    // the rows each kind writes (kinds.def): fixed for all but the direction kinds
+    static const int kind_rows[] = {
+#define PFAFF_KIND(K, rows) rows,
+#include "kinds.def"
+#undef PFAFF_KIND
+    };
+    // the kind's own checks (src/cpp/kinds/*.cpp), by its position in kinds.def
+    using CheckFn = void (*)(const System &, const Spec &, const Check &);
+    static const CheckFn checks[] = {
+#define PFAFF_KIND(K, rows) &kinds::check_##K,
+#include "kinds.def"
+#undef PFAFF_KIND
+    };
+    const int k = static_cast<int>(s.kind);
+    if (k < 0 || k >= int(sizeof(kind_rows) / sizeof(int)))
+      c.fail("spec.kind = " + std::to_string(k) + " is not a kind of kinds.def");
+    const int dim = kind_rows[k] > 0 ? kind_rows[k] : s.dim;
     if (s.dim != dim || s.dim < 1)
       c.fail("spec.dim = " + std::to_string(s.dim) + ": this kind writes "
              + std::to_string(dim) + " row(s)");
-    if (!rolling && !joint)
-      c.index(s.s1, nf, "spec.s1", "a frame slot of add_frame");
+    const long nf = long(frames.size());
     c.index(s.s2, nf, "spec.s2", "a frame slot of add_frame, or -1: the world", -1);
-    if (s.kind == Kind::Weld && s.s2 < 0)
-      c.fail("spec.s2 = -1: a weld joins two frames");
-    if (s.kind == Kind::PointsCoincide || s.kind == Kind::FrameAligned || s.kind == Kind::Weld)
-      c.mat(s.D, s.kind == Kind::Weld ? 3 : s.dim, 3, "spec.D", "one unit direction per row");
-    if (s.kind == Kind::PointOnCircle)
-      c.number(s.rho, "spec.rho", 0.0, true);
-    if (joint)
-    {
-      c.index(s.iq, model.nq, "spec.iq", "a q index (nq)");
-      c.index(s.iv, model.nv, "spec.iv", "a v index (nv)");
-    }
-    if (s.kind == Kind::JointCoupling)
-    {
-      c.index(s.iq2, model.nq, "spec.iq2", "a q index (nq), or -1: none", -1);
-      c.index(s.iv2, model.nv, "spec.iv2", "a v index (nv), or -1: none", -1);
-      if ((s.iv2 >= 0) != (s.iq2 >= 0))
-        c.fail("spec.iq2 and spec.iv2: both a joint's indices or both -1");
-    }
+    checks[k](*this, s, c);
     if (s.scale.size() != 0)
       c.vec(s.scale, s.dim, "spec.scale", "one row factor per row (dim), or none");
-    if (rolling)
-      c.index(s.contact, long(contacts.size()), "spec.contact", "an index of add_contact");
     c.finite(s.p1, "spec.p1").finite(s.p2, "spec.p2").finite(s.n, "spec.n");
     c.finite(s.target, "spec.target").finite(s.R_off, "spec.R_off");
     c.finite(s.R_right, "spec.R_right").finite(s.c, "spec.c");
@@ -452,136 +425,14 @@ namespace pfaff
 
   void System::write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift)
   {
-    Vec3 p1, p2, a1 = Vec3::Zero(), a2 = Vec3::Zero();
-    switch (s.kind)
-    {
-    case Kind::PointOnPlane: {
-      point_terms(frames[s.s1], s.has_p1, s.p1, p1, Jp1_, a1, with_drift);
-      phi(hrow) = s.n.dot(p1) - s.d;
-      A.row(row).noalias() = s.n.transpose() * Jp1_;
-      drift(row) = with_drift ? s.n.dot(a1) : 0.0;
-      break;
-    }
-    case Kind::PointsCoincide: {
-      point_terms(frames[s.s1], s.has_p1, s.p1, p1, Jp1_, a1, with_drift);
-      if (s.s2 >= 0)
-      {
-        point_terms(frames[s.s2], s.has_p2, s.p2, p2, Jp2_, a2, with_drift);
-        Jp1_ -= Jp2_;
-        a1 -= a2;
-        p1 -= p2;
-      }
-      else
-        p1 -= s.target;
-      if (s.D_identity)
-      {
-        A.middleRows(row, 3) = Jp1_;
-        drift.segment<3>(row) = with_drift ? a1 : Vec3::Zero();
-        phi.segment<3>(hrow) = p1;
-      }
-      else
-      {
-        A.middleRows(row, s.dim).noalias() = s.D * Jp1_;
-        if (with_drift)
-          drift.segment(row, s.dim).noalias() = s.D * a1;
-        else
-          drift.segment(row, s.dim).setZero();
-        phi.segment(hrow, s.dim).noalias() = s.D * p1;
-      }
-      break;
-    }
-    case Kind::PointOnCircle: {
-      point_terms(frames[s.s1], s.has_p1, s.p1, p1, Jp1_, a1, with_drift);
-      const Eigen::Vector2d d = p1.head<2>() - s.c;
-      const double r = d.norm();
-      const Eigen::Vector2d u = d / r;
-      phi(hrow) = r - s.rho;
-      A.row(row).noalias() = u.transpose() * Jp1_.topRows<2>();
-      if (with_drift)
-      {
-        const Eigen::Vector2d vp = Jp1_.topRows<2>() * v_stage_ref();
-        const double uv = u.dot(vp);
-        drift(row) = u.dot(a1.head<2>()) + (vp.dot(vp) - uv * uv) / r;
-      }
-      else
-        drift(row) = 0.0;
-      break;
-    }
-    case Kind::LockedJoint: {
-      if (s.unbounded)
-      {
-        const double dd = std::atan2(q(s.iq + 1), q(s.iq)) - s.value;
-        const double x = dd + M_PI, T = 2.0 * M_PI;
-        phi(hrow) = (x - T * std::floor(x / T)) - M_PI; // Python's floor modulo
-      }
-      else
-        phi(hrow) = q(s.iq) - s.value;
-      A.row(row).setZero();
-      A(row, s.iv) = 1.0;
-      drift(row) = 0.0;
-      break;
-    }
-    case Kind::JointCoupling: {
-      const double q2 = s.iq2 >= 0 ? q(s.iq2) : 0.0;
-      phi(hrow) = q(s.iq) - s.c0 - s.c1 * q2;
-      A.row(row).setZero();
-      A(row, s.iv) = 1.0;
-      if (s.iv2 >= 0)
-        A(row, s.iv2) = -s.c1;
-      drift(row) = 0.0;
-      break;
-    }
-    case Kind::QuatAligned: {
-      quat_rows(s, row, hrow, with_drift);
-      break;
-    }
-    case Kind::FrameAligned: {
-      aligned_rows(s, s.R_off, s.R_off.isIdentity(0.0), row, hrow, with_drift);
-      break;
-    }
-    case Kind::RollContact:
-    case Kind::RollTangent: {
-      RollingContact & c = contacts[size_t(s.contact)];
-      if (c.stamp != eval_stamp_) // once per pass for both rows (ContactGeometry)
-      {
-        const FrameKin & fo = frames[size_t(c.s_obj)];
-        const FrameKin & ft = frames[size_t(c.s_tip)];
-        c.geometry(fo.p, fo.R, fo.J, fo.drift, ft.p, ft.J, ft.drift, v_stage_ref(), with_drift);
-        c.stamp = eval_stamp_;
-      }
-      // n' = omega S n + kappa s' t, t' = omega S t - kappa s' n (S: +90 degrees)
-      const auto S = [](const Eigen::Vector2d & x) { return Eigen::Vector2d(-x(1), x(0)); };
-      drift(row) = 0.0;
-      if (s.kind == Kind::RollContact)
-      {
-        phi(hrow) = c.d - c.r;
-        A.row(row).noalias() = c.n.transpose() * c.JQ;
-        if (with_drift)
-          drift(row) = (c.omega * S(c.n) + c.kappa * c.sdot * c.t).dot(c.w) + c.n.dot(c.wdot);
-      }
-      else
-      {
-        A.row(row).noalias() = c.t.transpose() * c.JQ;
-        A.row(row) += c.r * c.Jrot;
-        if (with_drift)
-          drift(row) = (c.omega * S(c.t) - c.kappa * c.sdot * c.n).dot(c.w) + c.t.dot(c.wdot)
-                       + c.r * c.alpha;
-      }
-      break;
-    }
-    case Kind::Weld: {
-      const FrameKin & f1 = frames[s.s1];
-      const FrameKin & f2 = frames[s.s2];
-      A.middleRows(row, 3) = f1.J.topRows<3>() - f2.J.topRows<3>();
-      drift.segment<3>(row) =
-        with_drift ? Vec3(f1.drift.head<3>() - f2.drift.head<3>()) : Vec3::Zero();
-      phi.segment<3>(hrow) = f1.p - f2.p;
-      Spec al = s; // rows 3-5: FrameAligned(frame1, frame2, offset), D = I
-      al.D_identity = true;
-      aligned_rows(al, s.R_off, s.R_off.isIdentity(0.0), row + 3, hrow + 3, with_drift);
-      break;
-    }
-    }
+    // the kind's row writer (src/cpp/kinds/*.cpp), by its position in kinds.def
+    using RowFn = void (*)(System &, const Spec &, const RowOut &);
+    static const RowFn writers[] = {
+#define PFAFF_KIND(K, rows) &kinds::K,
+#include "kinds.def"
+#undef PFAFF_KIND
+    };
+    writers[static_cast<int>(s.kind)](*this, s, RowOut{row, hrow, q, with_drift});
     if (s.scale.size()) // Scaled: the rows times constant factors (coupling.Scaled)
     {
       A.middleRows(row, s.dim).array().colwise() *= s.scale.array();

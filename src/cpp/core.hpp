@@ -48,18 +48,12 @@ namespace pfaff
     Vec3 w = Vec3::Zero(); // angular velocity J_w v
   };
 
+  /// The constraint kinds (src/cpp/kinds.def: one line and one file per kind).
   enum class Kind
   {
-    PointOnPlane,
-    PointsCoincide,
-    PointOnCircle,
-    LockedJoint,
-    FrameAligned,
-    Weld,
-    JointCoupling, // q_1 - c_0 - c_1 q_2 (constraints.coupling.JointCoupling)
-    QuatAligned,   // vec(q_e), MuJoCo's weld orientation residual (constraints.quat_aligned)
-    RollContact,   // Q = d - r of a rolling contact (manipulation.rolling, eq. 67)
-    RollTangent    // its Pfaffian rolling row t . w + r (omega - phi') = 0 (eq. 71)
+#define PFAFF_KIND(K, rows) K,
+#include "kinds.def"
+#undef PFAFF_KIND
   };
 
   /// One built-in constraint block (pfaff.constraints.library / weld).
@@ -132,8 +126,42 @@ namespace pfaff
     int iterations = 0;
   };
 
+  class System;
+
+  /// Where a kind writes its rows in one evaluation pass: rows ``row ..`` of A and
+  /// drift, holonomic rows ``hrow ..`` of Phi, at the configuration ``q``.
+  struct RowOut
+  {
+    int row, hrow;
+    const VecX & q;
+    bool with_drift;
+  };
+
+  struct Check;
+
+  /// The kinds, one per file src/cpp/kinds/*.cpp: K writes the kind's rows, check_K
+  /// refuses (through c, std::invalid_argument) a spec the writer cannot take, before
+  /// System::add keeps it (the checks common to all kinds are System::add's own).
+  namespace kinds
+  {
+#define PFAFF_KIND(K, rows)                                                                 \
+  void K(System & sys, const Spec & s, const RowOut & out);                                 \
+  void check_##K(const System & sys, const Spec & s, const Check & c);
+#include "kinds.def"
+#undef PFAFF_KIND
+
+    /// A point fixed in frame f at ``off`` (the origin without ``has_off``): its world
+    /// position p, its Jacobian (3 x nv) and, with_drift, its acceleration at a = 0.
+    void point_terms(
+      const FrameKin & f, bool has_off, const Vec3 & off, Vec3 & p, Matrix3x & Jp, Vec3 & ap,
+      bool with_drift);
+  } // namespace kinds
+
   class System
   {
+#define PFAFF_KIND(K, rows) friend void kinds::K(System &, const Spec &, const RowOut &);
+#include "kinds.def"
+#undef PFAFF_KIND
   public:
     explicit System(const std::string & model_text);
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from pfaff.constraints.base import Constraint
 from pfaff.constraints.library import PointsCoincide
+from pfaff.lowering import lowers
 from pfaff.mechanism.base import ModelError, Snapshot
 
 
@@ -103,3 +104,17 @@ class RevoluteClosure(Constraint):
             for e in E
         ]
         return np.concatenate([self.point.drift(snap), rows])
+
+
+# -- lowering to the compiled core (pfaff.lowering; src/cpp/kinds/revolute_closure.cpp) --
+
+
+@lowers(RevoluteClosure, category="constraint")
+def _lower_revolute(c: RevoluteClosure, into):
+    s = into.spec("RevoluteClosure", c)
+    s.s1, s.s2 = into.frame(c.frame_a), into.frame(c.frame_b)
+    into.point(s, 1, c.point.point1)
+    into.point(s, 2, c.point.point2)
+    s.D, s.D_identity = np.ascontiguousarray(c.U), False  # u_1, u_2 in frame a
+    s.n = c.axis_b  # the hinge axis in frame b
+    return s

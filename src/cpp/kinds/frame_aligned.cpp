@@ -1,0 +1,22 @@
+// rows of log(R_1 R_off R_2^T) along D: two frames aligned (constraints.weld.FrameAligned)
+#include <cmath>
+
+#include "../check.hpp"
+#include "../core.hpp"
+
+namespace pfaff::kinds
+{
+  void check_FrameAligned(const System & sys, const Spec & s, const Check & c)
+  {
+    c.index(s.s1, long(sys.frames.size()), "spec.s1", "a frame slot of add_frame");
+    c.mat(s.D, s.dim, 3, "spec.D", "one unit direction per row");
+  }
+
+  void FrameAligned(System & sys, const Spec & s, const RowOut & out)
+  {
+    const int row = out.row;
+    const int hrow = out.hrow;
+    const bool with_drift = out.with_drift;
+    sys.aligned_rows(s, s.R_off, s.R_off.isIdentity(0.0), row, hrow, with_drift);
+  }
+} // namespace pfaff::kinds

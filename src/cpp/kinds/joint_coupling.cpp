@@ -1,0 +1,32 @@
+// q_1 - c_0 - c_1 q_2 = 0 (constraints.coupling.JointCoupling)
+#include <cmath>
+
+#include "../check.hpp"
+#include "../core.hpp"
+
+namespace pfaff::kinds
+{
+  void check_JointCoupling(const System & sys, const Spec & s, const Check & c)
+  {
+    c.index(s.iq, sys.model.nq, "spec.iq", "a q index (nq)");
+    c.index(s.iv, sys.model.nv, "spec.iv", "a v index (nv)");
+    c.index(s.iq2, sys.model.nq, "spec.iq2", "a q index (nq), or -1: none", -1);
+    c.index(s.iv2, sys.model.nv, "spec.iv2", "a v index (nv), or -1: none", -1);
+    if ((s.iv2 >= 0) != (s.iq2 >= 0))
+      c.fail("spec.iq2 and spec.iv2: both a joint's indices or both -1");
+  }
+
+  void JointCoupling(System & sys, const Spec & s, const RowOut & out)
+  {
+    const int row = out.row;
+    const int hrow = out.hrow;
+    const VecX & q = out.q;
+    const double q2 = s.iq2 >= 0 ? q(s.iq2) : 0.0;
+    sys.phi(hrow) = q(s.iq) - s.c0 - s.c1 * q2;
+    sys.A.row(row).setZero();
+    sys.A(row, s.iv) = 1.0;
+    if (s.iv2 >= 0)
+      sys.A(row, s.iv2) = -s.c1;
+    sys.drift(row) = 0.0;
+  }
+} // namespace pfaff::kinds

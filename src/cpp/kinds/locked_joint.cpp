@@ -1,0 +1,32 @@
+// q_i - value = 0: a locked joint, an unbounded one by its angle (constraints.library.LockedJoint)
+#include <cmath>
+
+#include "../check.hpp"
+#include "../core.hpp"
+
+namespace pfaff::kinds
+{
+  void check_LockedJoint(const System & sys, const Spec & s, const Check & c)
+  {
+    c.index(s.iq, sys.model.nq, "spec.iq", "a q index (nq)");
+    c.index(s.iv, sys.model.nv, "spec.iv", "a v index (nv)");
+  }
+
+  void LockedJoint(System & sys, const Spec & s, const RowOut & out)
+  {
+    const int row = out.row;
+    const int hrow = out.hrow;
+    const VecX & q = out.q;
+    if (s.unbounded)
+    {
+      const double dd = std::atan2(q(s.iq + 1), q(s.iq)) - s.value;
+      const double x = dd + M_PI, T = 2.0 * M_PI;
+      sys.phi(hrow) = (x - T * std::floor(x / T)) - M_PI; // Python's floor modulo
+    }
+    else
+      sys.phi(hrow) = q(s.iq) - s.value;
+    sys.A.row(row).setZero();
+    sys.A(row, s.iv) = 1.0;
+    sys.drift(row) = 0.0;
+  }
+} // namespace pfaff::kinds

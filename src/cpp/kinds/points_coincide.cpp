@@ -1,0 +1,47 @@
+// D (p1 - p2) = 0: two points coincide along directions D (constraints.library.PointsCoincide)
+#include <cmath>
+
+#include "../check.hpp"
+#include "../core.hpp"
+
+namespace pfaff::kinds
+{
+  void check_PointsCoincide(const System & sys, const Spec & s, const Check & c)
+  {
+    c.index(s.s1, long(sys.frames.size()), "spec.s1", "a frame slot of add_frame");
+    c.mat(s.D, s.dim, 3, "spec.D", "one unit direction per row");
+  }
+
+  void PointsCoincide(System & sys, const Spec & s, const RowOut & out)
+  {
+    const int row = out.row;
+    const int hrow = out.hrow;
+    const bool with_drift = out.with_drift;
+    Vec3 p1, p2, a1 = Vec3::Zero(), a2 = Vec3::Zero();
+    point_terms(sys.frames[s.s1], s.has_p1, s.p1, p1, sys.Jp1_, a1, with_drift);
+    if (s.s2 >= 0)
+    {
+      point_terms(sys.frames[s.s2], s.has_p2, s.p2, p2, sys.Jp2_, a2, with_drift);
+      sys.Jp1_ -= sys.Jp2_;
+      a1 -= a2;
+      p1 -= p2;
+    }
+    else
+      p1 -= s.target;
+    if (s.D_identity)
+    {
+      sys.A.middleRows(row, 3) = sys.Jp1_;
+      sys.drift.segment<3>(row) = with_drift ? a1 : Vec3::Zero();
+      sys.phi.segment<3>(hrow) = p1;
+    }
+    else
+    {
+      sys.A.middleRows(row, s.dim).noalias() = s.D * sys.Jp1_;
+      if (with_drift)
+        sys.drift.segment(row, s.dim).noalias() = s.D * a1;
+      else
+        sys.drift.segment(row, s.dim).setZero();
+      sys.phi.segment(hrow, s.dim).noalias() = s.D * p1;
+    }
+  }
+} // namespace pfaff::kinds

@@ -1,0 +1,21 @@
+// vec(q_e) = 0, MuJoCo's weld orientation residual (constraints.quat_aligned)
+#include <cmath>
+
+#include "../check.hpp"
+#include "../core.hpp"
+
+namespace pfaff::kinds
+{
+  void check_QuatAligned(const System & sys, const Spec & s, const Check & c)
+  {
+    c.index(s.s1, long(sys.frames.size()), "spec.s1", "a frame slot of add_frame");
+  }
+
+  void QuatAligned(System & sys, const Spec & s, const RowOut & out)
+  {
+    const int row = out.row;
+    const int hrow = out.hrow;
+    const bool with_drift = out.with_drift;
+    sys.quat_rows(s, row, hrow, with_drift);
+  }
+} // namespace pfaff::kinds

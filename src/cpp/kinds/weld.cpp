@@ -1,0 +1,32 @@
+// p_1 - p_2 = 0 and FrameAligned: a rigid grasp, 6 rows (constraints.weld.Weld)
+#include <cmath>
+
+#include "../check.hpp"
+#include "../core.hpp"
+
+namespace pfaff::kinds
+{
+  void check_Weld(const System & sys, const Spec & s, const Check & c)
+  {
+    c.index(s.s1, long(sys.frames.size()), "spec.s1", "a frame slot of add_frame");
+    if (s.s2 < 0)
+      c.fail("spec.s2 = -1: a weld joins two frames");
+    c.mat(s.D, 3, 3, "spec.D", "one unit direction per row");
+  }
+
+  void Weld(System & sys, const Spec & s, const RowOut & out)
+  {
+    const int row = out.row;
+    const int hrow = out.hrow;
+    const bool with_drift = out.with_drift;
+    const FrameKin & f1 = sys.frames[s.s1];
+    const FrameKin & f2 = sys.frames[s.s2];
+    sys.A.middleRows(row, 3) = f1.J.topRows<3>() - f2.J.topRows<3>();
+    sys.drift.segment<3>(row) =
+      with_drift ? Vec3(f1.drift.head<3>() - f2.drift.head<3>()) : Vec3::Zero();
+    sys.phi.segment<3>(hrow) = f1.p - f2.p;
+    Spec al = s; // rows 3-5: FrameAligned(frame1, frame2, offset), D = I
+    al.D_identity = true;
+    sys.aligned_rows(al, s.R_off, s.R_off.isIdentity(0.0), row + 3, hrow + 3, with_drift);
+  }
+} // namespace pfaff::kinds
