@@ -1,4 +1,5 @@
-// The binding of the controllers' compiled samples (control.hpp, yz_sample.hpp): every
+// The binding of the controllers' compiled samples (control.hpp, yz_sample.hpp) into
+// pfaff._papers (bindings_papers.cpp), outside the step core: every
 // array is checked against M, J and the plant's own terms (bind.hpp, check.hpp) before
 // the law runs, so a wrong size is a ValueError naming the call and the argument.
 #include <array>

@@ -1,8 +1,8 @@
 // The thin binding of pfaff._core (nanobind); the Python conductor is pfaff.core. Every
 // array that crosses from Python is checked here, once per call (bind.hpp, check.hpp):
 // System's calls against nq, nv and the rows, the specs when added, the record buffers
-// against their capacity, run's step range and options; the controllers' in
-// bind_control.cpp.
+// against their capacity, run's step range and options. The controllers' compiled laws
+// are another module, pfaff._papers (bindings_papers.cpp, bind_control.cpp).
 #include <climits>
 #include <cmath>
 #include <string>
@@ -23,11 +23,6 @@ using pfaff::GMat;
 using pfaff::GVec;
 using pfaff::System;
 using pfaff::VecX;
-
-namespace pfaff
-{
-  void bind_control(nb::module_ & m); // bind_control.cpp
-}
 
 namespace
 {
@@ -217,7 +212,6 @@ NB_MODULE(_core, m)
     .def_rw("record_every", &pfaff::Options::record_every)
     .def_rw("potential_offset", &pfaff::Options::potential_offset);
 
-  pfaff::bind_control(m);
 
   nb::class_<System>(m, "System")
     .def(nb::init<const std::string &>(), "model_text"_a)

@@ -7,7 +7,10 @@ SVD with the absolute ``rank_tol`` otherwise), the direct dynamics with the thre
 constraint inertia matrices, the constraint force and multipliers; and runs the RK4
 step loop with the Newton-Raphson position correction and the M-metric velocity
 projection. The NumPy engine (:mod:`pfaff.dynamics`, :mod:`pfaff.simulate`) stays
-the reference: the tests compare the two.
+the reference: the tests compare the two. The compiled laws and plants of papers (the
+controllers' kernels, the Yoshikawa-Zheng samples) are a second extension,
+``pfaff._papers``, made here by :func:`control_kernel`, :func:`yz_kernel` and the like:
+the step core holds none of them.
 
 It runs a :class:`~pfaff.constraints.ConstraintSet` whose mechanism is a
 :class:`~pfaff.mechanism.PinocchioMechanism` (its own ``compute``) and whose
@@ -34,6 +37,10 @@ except ImportError as exc:  # pragma: no cover - only without a build
     _IMPORT_ERROR = str(exc)
 else:
     _IMPORT_ERROR = ""
+try:  # the compiled laws and plants of papers: a module of their own, beside the core
+    import pfaff._papers as _papers
+except ImportError:  # pragma: no cover - only without a build
+    _papers = None
 
 VARIANT_CODE = {"Mc": 0, "Mc1": 1, "Mc2": 2}
 
@@ -143,19 +150,20 @@ def build(cset: ConstraintSet):
 
 
 def control_kernel():
-    """A ``pfaff._core.ControlKernel`` (the per-sample laws of
+    """A ``pfaff._papers.ControlKernel`` (the per-sample laws of
     :class:`~pfaff.control.ProjectedController`), or None without the extension."""
-    return None if _core is None else _core.ControlKernel()
+    return None if _papers is None else _papers.ControlKernel()
 
 
 def task_block(frame: int = -1, rows=(), orientation: bool = False, point=None):
-    """A ``pfaff._core.TaskBlock``: rows of a built-in task for ``ControlKernel.set_task``.
+    """A ``pfaff._papers.TaskBlock``: rows of a built-in task for
+    ``ControlKernel.set_task``.
 
     ``frame >= 0``: a FrameTask on the ``frame``-th frame handed to ``task_law`` (world
     position rows ``rows`` of the point at ``point`` in the frame, then the orientation
     rows); ``frame < 0``: a JointTask on the joints ``rows``.
     """
-    b = _core.TaskBlock()
+    b = _papers.TaskBlock()
     b.frame, b.rows, b.orientation = int(frame), [int(i) for i in rows], bool(orientation)
     if point is not None:
         b.point, b.has_point = np.asarray(point, dtype=float), True
@@ -163,32 +171,32 @@ def task_block(frame: int = -1, rows=(), orientation: bool = False, point=None):
 
 
 def yz_kernel():
-    """A ``pfaff._core.YZKernel`` (Yoshikawa-Zheng eq. 31-37 of
-    :class:`~pfaff.control.YZController` in one call), or None without the core."""
-    return None if _core is None else _core.YZKernel()
+    """A ``pfaff._papers.YZKernel`` (Yoshikawa-Zheng eq. 31-37 of
+    :class:`~pfaff.control.YZController` in one call), or None without the extension."""
+    return None if _papers is None else _papers.YZKernel()
 
 
 def yz_grasp():
-    """A ``pfaff._core.YZGrasp``: the grasp terms handed to a ``YZKernel`` (or None)."""
-    return None if _core is None else _core.YZGrasp()
+    """A ``pfaff._papers.YZGrasp``: the grasp terms handed to a ``YZKernel`` (or None)."""
+    return None if _papers is None else _papers.YZGrasp()
 
 
 def yz_rigid_box():
-    """A ``pfaff._core.YZRigidBox`` (one sample of :class:`~pfaff.control.YZController`
-    on a box held by rigid grasps, src/cpp/yz_sample.hpp), or None without the core."""
-    return None if _core is None else _core.YZRigidBox()
+    """A ``pfaff._papers.YZRigidBox`` (one sample of :class:`~pfaff.control.YZController`
+    on a box held by rigid grasps, src/cpp/yz_sample.hpp), or None without the extension."""
+    return None if _papers is None else _papers.YZRigidBox()
 
 
 def yz_pinned_plane():
-    """A ``pfaff._core.YZPinnedPlane`` (one sample of :class:`~pfaff.control.YZController`
-    on a planar object held by pins, src/cpp/yz_sample.hpp), or None without the core."""
-    return None if _core is None else _core.YZPinnedPlane()
+    """A ``pfaff._papers.YZPinnedPlane`` (one sample of :class:`~pfaff.control.YZController`
+    on a planar object held by pins, src/cpp/yz_sample.hpp), or None without the extension."""
+    return None if _papers is None else _papers.YZPinnedPlane()
 
 
 def yz_servo():
-    """A ``pfaff._core.YZServo``: the servo state of eq. (41)-(43) that a
-    ``YZRigidBox`` or ``YZPinnedPlane`` sample carries (or None without the core)."""
-    return None if _core is None else _core.YZServo()
+    """A ``pfaff._papers.YZServo``: the servo state of eq. (41)-(43) that a
+    ``YZRigidBox`` or ``YZPinnedPlane`` sample carries (or None without the extension)."""
+    return None if _papers is None else _papers.YZServo()
 
 
 #: fields of the core's Options that SimOptions does not have, with the value they keep

@@ -87,7 +87,7 @@ def resolve_joints(mechanism, joints: Sequence[str | int]) -> np.ndarray:
 def compiled_task(task: Task) -> tuple[tuple[str, ...], list] | None:
     """``(frames, blocks)`` of a task built from :class:`FrameTask` and
     :class:`JointTask` (alone or in one :class:`StackedTask`) for
-    ``pfaff._core.ControlKernel.set_task``: the frames the blocks read, in order, and
+    ``pfaff._papers.ControlKernel.set_task``: the frames the blocks read, in order, and
     one ``TaskBlock`` per part. None for any other task (it runs in Python)."""
     parts = task.tasks if type(task) is StackedTask else [task]
     frames: list[str] = []
@@ -118,7 +118,7 @@ class ProjectedController:
     actuated : actuated joints (names or indices); the others are passive.
     W : weight of Sec. 7.2 for mixed units (motion channel), or None.
     compiled : evaluate eq. (45, 46, 51) in one call into the compiled core
-        (``pfaff._core.ControlKernel``) when it is built and W is None -- with the
+        (``pfaff._papers.ControlKernel``) when it is built and W is None -- with the
         task's rows too when it is built from :class:`FrameTask` and :class:`JointTask`
         (alone or in one :class:`StackedTask`); False: the NumPy laws of
         :mod:`pfaff.control.laws` and the task's own methods (the reference; the tests
@@ -150,7 +150,7 @@ class ProjectedController:
             if W.shape != (self.mech.nv, self.mech.nv):
                 raise ValueError(f"W must be {self.mech.nv}x{self.mech.nv}, got {W.shape}")
         self.W, self.rank_tol = W, rank_tol
-        # the compiled laws (pfaff._core) where they apply: no weight W
+        # the compiled laws (pfaff._papers) where they apply: no weight W
         self._kernel = core.control_kernel() if compiled and W is None else None
         # the frames a compiled task reads (None: the task's rows run in Python)
         rows = None if self._kernel is None else compiled_task(task)
@@ -203,7 +203,7 @@ class ProjectedController:
             J = task.jacobian(snap)
             e = sig["task_error"] = task.error(th_d, snap)
             rhs = ddth_d + self.kd * (dth_d - J @ snap.v) + self.kp * e
-            if self._kernel is not None:  # eq. (45, 46, 51) in one call into pfaff._core
+            if self._kernel is not None:  # eq. (45, 46, 51) in one call into pfaff._papers
                 tau, u_p, task_ok = self._kernel(
                     snap.M, snap.h, proj.V1, proj.Cv, N, J, task.drift(snap), rhs,
                     TASK_REL_TOL, force,

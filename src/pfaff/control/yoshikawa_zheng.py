@@ -93,9 +93,9 @@ class YZController:
         the end of each hold and equal to the whole drift within a hold at its start).
     mode : index of the initial object-constraint set (``grasp_state``'s ``mode``).
     compiled : evaluate eq. (31)-(37) in one call into the compiled core
-        (``pfaff._core.YZKernel``) when it is built, and the whole sample (the plant's
+        (``pfaff._papers.YZKernel``) when it is built, and the whole sample (the plant's
         object, grasp and force terms, eq. 41-43 and the law) in one call when the plant
-        has a ``compiled_grasp()`` (``pfaff._core.YZRigidBox``, ``YZPinnedPlane``);
+        has a ``compiled_grasp()`` (``pfaff._papers.YZRigidBox``, ``YZPinnedPlane``);
         False: the NumPy law (:meth:`_law`, :meth:`_torque`, the reference; the tests
         hold them to each other).
     """
@@ -231,7 +231,7 @@ class YZController:
 
     def _torque(self, M, h, qd, J, Jdqd, g: GraspState, obj, u1, u2, u3, held, trapezoid):
         """Eq. (35), (34), (37), (33), (36), (32) from the servo inputs (the NumPy
-        reference of ``pfaff._core.YZKernel``): ``(tau_arm, q''_d, r'', F_hSd, df_F,
+        reference of ``pfaff._papers.YZKernel``): ``(tau_arm, q''_d, r'', F_hSd, df_F,
         df_IS)``, the last two the change of the forces that the torque step ``tau_arm -
         held`` makes through K of eq. (31) (``trapezoid``; else empty)."""
         S, W, A_S, T, rd = g.S, g.W, g.A_S, g.T, obj.rd
@@ -321,7 +321,7 @@ class YZController:
             self._check(M, J, g)
         held = np.zeros(a.size) if self._tau is None else self._tau[a]
         trapezoid = self.integral_rule == "trapezoid"
-        if self._kernel is not None:  # eq. (31)-(37) in one call into pfaff._core
+        if self._kernel is not None:  # eq. (31)-(37) in one call into pfaff._papers
             self._grasp.set(
                 g.S, g.W, g.S_rate, g.W_rate, A_S, g.T, g.T_rate,
                 g.E_P, g.E_F, g.E_P_rate, g.E_F_rate, self.I_B,
@@ -355,7 +355,7 @@ class YZController:
 
     def _compiled_law(self, t: float, rec: StepRecord) -> np.ndarray:
         """:meth:`_law` in one call into the plant's compiled sample (``compiled_grasp()``:
-        ``pfaff._core.YZRigidBox`` or ``YZPinnedPlane``; the plant's terms, eq. 41-43 with
+        ``pfaff._papers.YZRigidBox`` or ``YZPinnedPlane``; the plant's terms, eq. 41-43 with
         the servo state it carries, eq. 31-37)."""
         snap = rec.snap
         a = self.arm_idx

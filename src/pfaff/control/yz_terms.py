@@ -145,7 +145,7 @@ class GraspModel(Protocol):
     eq. (5) and ``measure(snap, obj, mode) -> (F_h, f_F)``: the measured hand
     wrenches (world, stacked) and constraint forces; ``object_at(r, r')`` builds an
     :class:`ObjectState` from coordinates. Optional: ``compiled_grasp()`` returns a
-    ``pfaff._core.YZRigidBox`` or ``YZPinnedPlane`` holding the same terms for every
+    ``pfaff._papers.YZRigidBox`` or ``YZPinnedPlane`` holding the same terms for every
     mode (or None); with it the compiled law evaluates the whole sample, plant terms
     and servo included, in one call.
     """

@@ -214,7 +214,7 @@ class DualPandaPlant:
 
     def compiled_grasp(self):
         """The terms of :meth:`object_state`, :meth:`grasp_state`, :meth:`Q_r` and
-        :meth:`measure` as a ``pfaff._core.YZRigidBox`` (the compiled sample of
+        :meth:`measure` as a ``pfaff._papers.YZRigidBox`` (the compiled sample of
         :class:`YZController`), or None without the core."""
         box = core.yz_rigid_box()
         if box is None:

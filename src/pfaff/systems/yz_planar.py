@@ -237,7 +237,7 @@ class YZPlanarPlant:
 
     def compiled_grasp(self):
         """The terms of :meth:`object_state`, :meth:`grasp_state` (both modes),
-        :meth:`Q_r` and :meth:`measure` as a ``pfaff._core.YZPinnedPlane`` (the compiled
+        :meth:`Q_r` and :meth:`measure` as a ``pfaff._papers.YZPinnedPlane`` (the compiled
         sample of :class:`YZController`), or None without the core."""
         plane = core.yz_pinned_plane()
         if plane is None:
