@@ -198,10 +198,12 @@ def test_mujoco_rk4_rows_on_the_five_bar(monkeypatch, tmp_path) -> None:
     rows = bench.bench_mujoco_rk4([("five_bar", five_bar)], steps=3, repeats=1)
     got = {r["figure"]: r for r in rows}
     assert all(r["benchmark"] == "mujoco-rk4" for r in rows)
-    for suffix in ("pfaff step", "pfaff one-step run", "pfaff step, fixed cost out",
-                   "MuJoCo RK4 step", "ratio pfaff/MuJoCo"):  # fmt: skip
+    for suffix in ("pfaff step", "pfaff one-step run", "MuJoCo RK4 step",
+                   "ratio pfaff/MuJoCo"):  # fmt: skip
         value = got[f"five_bar {suffix}"]["value"]
         assert isinstance(value, float) and math.isfinite(value) and value > 0, suffix
+    # a difference of two timings: any sign on a loaded machine with 3 steps
+    assert math.isfinite(got["five_bar pfaff step, fixed cost out"]["value"])
     assert got["five_bar ratio pfaff/MuJoCo"]["target"] == "<= 1"
     assert got["five_bar engine"]["value"] == "core"
     assert got["five_bar status"]["value"] == "ok"
