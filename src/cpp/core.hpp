@@ -1,4 +1,4 @@
-// pfaff._core: the compiled step core (design.md Sec. 1, 8; issue 18).
+// pfaff._core: the compiled step core (design.md Sec. 1, 8).
 //
 // The NumPy engine (pfaff.linalg, pfaff.dynamics, pfaff.constraints, pfaff.simulate) is
 // the reference, equation by equation; this file follows its conventions:
@@ -6,7 +6,9 @@
 //   frames: world-aligned at the origin (LOCAL_WORLD_ALIGNED), J rows (linear, angular),
 //   drift = classical acceleration of the origin and angular acceleration at a = 0.
 // Model/data split: `System` holds the model, the constraint specs and preallocated
-// workspaces; one call per state fills the workspaces.
+// workspaces; one call per state fills the workspaces. Its definitions: core.cpp (the
+// set-up), terms.cpp (per-state terms, the rows), projection.cpp (row space, dynamics,
+// force), step.cpp (the step loop, the correction), kinds/*.cpp (each kind's rows).
 #pragma once
 
 #include <string>
@@ -107,7 +109,7 @@ namespace pfaff
     int max_newton = 20;
     double newton_step_tol = 1e-14; // Newton also stops on its step in q
     double position_floor = 1e-15;  // no Newton step from |Phi| at round-off
-    bool stage_projection = true;   // RK4 stages put on the manifold (issue 19)
+    bool stage_projection = true;   // RK4 stages put on the manifold
     int variant = 0; // 0: M_c, 1: M'_c, 2: M''_c
     double gamma = -1.0; // M''_c: <= 0 means ||M||_2
     int record_every = 1;

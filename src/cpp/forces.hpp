@@ -1,6 +1,6 @@
 // Built-in force elements of the compiled core (pfaff.simulate.forces): a generalized
 // force Q(q, v) added to the applied torque at every RK4 stage, the potential of the
-// springs and the power of the dampers (issue 19, item 2).
+// springs and the power of the dampers.
 //
 //   point spring   Q = -(J1 - J2)^T e T(s),  T = k s + k3 s^3,  s = |p1 - p2| - L0,
 //                  V = k s^2 / 2 + k3 s^4 / 4   (L0 = 0, k3 = 0: Q = -k (J1 - J2)^T d)

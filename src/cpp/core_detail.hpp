@@ -1,0 +1,22 @@
+// Small helpers the core's files share (core.cpp, terms.cpp, projection.cpp, step.cpp):
+// not part of the core's interface.
+#pragma once
+
+#include <limits>
+
+#include "core.hpp"
+
+namespace pfaff::detail
+{
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+  /// [r]x: skew(r) y = r x y
+  inline Mat3 skew(const Vec3 & r)
+  {
+    Mat3 S;
+    S << 0.0, -r.z(), r.y(), r.z(), 0.0, -r.x(), -r.y(), r.x(), 0.0;
+    return S;
+  }
+
+  inline double abs_max(const VecX & x) { return x.size() ? x.cwiseAbs().maxCoeff() : 0.0; }
+} // namespace pfaff::detail

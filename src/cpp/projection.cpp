@@ -1,0 +1,361 @@
+// The projection (row space of A with the absolute rank threshold), the direct dynamics
+// with the three constraint inertia matrices, the constraint force and multipliers, and
+// one sample of a state (see core.hpp).
+#include "core.hpp"
+#include "check.hpp"
+#include "core_detail.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/Geometry>
+
+#include "pinocchio/algorithm/cholesky.hpp"
+#include "pinocchio/algorithm/crba.hpp"
+#include "pinocchio/algorithm/energy.hpp"
+#include "pinocchio/algorithm/frames.hpp"
+#include "pinocchio/algorithm/jacobian.hpp"
+#include "pinocchio/algorithm/joint-configuration.hpp"
+#include "pinocchio/algorithm/kinematics.hpp"
+#include "pinocchio/algorithm/rnea.hpp"
+
+namespace pfaff
+{
+  using detail::abs_max;
+  using detail::kNaN;
+  using detail::skew;
+
+  // -- projection (linalg.full_row_rank_qr, linalg.row_space, dynamics.projection) ---
+  void System::row_space(const MatX & Am, bool want_sigma, bool allow_qr, RowSpace & rs)
+  {
+    const int mm = int(Am.rows()), n = int(Am.cols());
+    const double tol = opt.rank_tol;
+    if (mm == 0)
+    {
+      rs.V1.resize(n, 0);
+      rs.W.resize(0, 0);
+      rs.rank = 0;
+      rs.sigma_min = 0.0;
+      return;
+    }
+    if (allow_qr && mm <= n && rs.deficient && pivoted_rows(Am, rs))
+    {
+      // rank deficient at the last call: straight to the pivoted QR
+      if (want_sigma)
+        sigma_of_factor(rs);
+      return;
+    }
+    if (allow_qr && mm <= n)
+    {
+      // certified QR of A^T: sigma_min(A) >= 1 / ||R^-1||_F >= 2 rank_tol
+      qr_.compute(Am.transpose());
+      rs.W.setIdentity(mm, mm);
+      qr_.matrixQR().topLeftCorner(mm, mm).triangularView<Eigen::Upper>().solveInPlace(rs.W);
+      const double nrm = rs.W.norm();
+      if (nrm * 2.0 * tol <= 1.0) // false for inf / nan
+      {
+        thin_q(qr_.matrixQR(), qr_.hCoeffs(), mm, rs.V1);
+        rs.rank = mm;
+        rs.R.resize(0, 0);
+        rs.deficient = false;
+        if (want_sigma)
+          sigma_of_factor(rs);
+        else
+          rs.sigma_min = kNaN;
+        return;
+      }
+      if (pivoted_rows(Am, rs))
+      {
+        if (want_sigma)
+          sigma_of_factor(rs);
+        return;
+      }
+    }
+    svd_.compute(Am, Eigen::ComputeThinU | Eigen::ComputeThinV);
+    const VecX & s = svd_.singularValues();
+    int r = 0;
+    while (r < s.size() && s(r) >= tol)
+      ++r;
+    rs.rank = r;
+    rs.V1 = svd_.matrixV().leftCols(r);
+    rs.W = svd_.matrixU().leftCols(r) * s.head(r).cwiseInverse().asDiagonal();
+    rs.sigma_min = mm <= n ? s(s.size() - 1) : 0.0;
+    rs.R.resize(0, 0);
+    rs.deficient = r < mm;
+  }
+
+  // Q_1 = H_0 ... H_{r-1} [I_r; 0] from the first r Householder reflectors of a QR
+  // (LAPACK's dorg2r): H_k, applied last to first, touches rows k.. and columns k..
+  // only (Eigen's HouseholderSequence applies each reflector to every column)
+  void System::thin_q(const MatX & QR, const VecX & hc, int r, MatX & V1)
+  {
+    const int n = int(QR.rows());
+    V1.setIdentity(n, r);
+    for (int k = r - 1; k >= 0; --k)
+      V1.bottomRightCorner(n - k, r - k)
+        .applyHouseholderOnTheLeft(QR.col(k).tail(n - k - 1), hc(k), hh_ws_.data());
+  }
+
+  // sigma_min(A) of a QR factorisation: full row rank, A^+ = V1 W^T with W = R^-1,
+  // sigma_min = 1 / ||R^-1||_2; certified rank r < m, the singular values of A^T Pi =
+  // Q R are those of the m x m triangle R kept by pivoted_rows (values only)
+  void System::sigma_of_factor(RowSpace & rs)
+  {
+    if (rs.rank == 0)
+      rs.sigma_min = 0.0;
+    else if (rs.R.size() == 0)
+      rs.sigma_min =
+        1.0 / std::sqrt((rs.W.transpose() * rs.W).selfadjointView<Eigen::Lower>().operatorNorm());
+    else
+    {
+      svd_R_.compute(rs.R);
+      rs.sigma_min = svd_R_.singularValues().minCoeff();
+    }
+  }
+
+  // Rank-deficient rows without the SVD (e.g. 12 loop rows of rank 8 on 30 dof).
+  // Column-pivoted QR of A^T: A^T Pi = Q [R11 R12; 0 R22], R11 r x r. The split is
+  // certified for the absolute threshold when
+  //   sigma_r(A) >= sigma_min(R11) >= 1 / ||R11^-1||_F >= 2 rank_tol   (interlacing:
+  //     the first r columns of A^T Pi are Q_1 R11) and
+  //   sigma_{r+1}(A) <= ||R22||_2 <= ||R22||_F <= rank_tol / 2,
+  // so the SVD with the absolute rank_tol finds rank r too; the truncated
+  // A ~ Pi S^T Q_1^T, S = [R11 R12], differs from the SVD's by O(||R22||) (round-off
+  // for exactly dependent rows). Then V1 = Q_1 and A^+ = Q_1 (S^T)^+ Pi^T = V1 W^T
+  // (W below). Otherwise (a singular value near rank_tol) the caller takes the SVD.
+  // Measured on examples/quadruped.xml (A 12 x 30, rank 8; Eigen 3.4, -O2, this
+  // 2-core host under load, min of 40 x 500 calls):
+  // JacobiSVD thin U/V 50-90 us, BDCSVD 63-108 us, LAPACK dgesdd (scipy's OpenBLAS)
+  // 56-90 us, QR of A^T + JacobiSVD of the 12 x 12 R 62-116 us, QR of A^T alone 3 us.
+  bool System::pivoted_rows(const MatX & Am, RowSpace & rs)
+  {
+    const int mm = int(Am.rows());
+    const double tol = opt.rank_tol;
+    cpqr_.compute(Am.transpose());
+    const MatX & QR = cpqr_.matrixQR();
+    int r = 0;
+    while (r < mm && std::abs(QR(r, r)) >= tol)
+      ++r;
+    if (r == 0 || r == mm)
+      return false; // full row rank: the full-rank QR (as linalg.full_row_rank_qr) or SVD
+    double r22 = 0.0; // ||R22||_F of the (m - r) x (m - r) upper triangle
+    for (int j = r; j < mm; ++j)
+      r22 += QR.col(j).segment(r, j - r + 1).squaredNorm();
+    if (!(std::sqrt(r22) * 2.0 <= tol))
+      return false;
+    Y_.setIdentity(r, r);
+    QR.topLeftCorner(r, r).triangularView<Eigen::Upper>().solveInPlace(Y_);
+    if (!(Y_.norm() * 2.0 * tol <= 1.0)) // false for inf / nan
+      return false;
+    // Q_1 = H_1 ... H_r [I_r; 0]: the reflectors H_k, k > r, are zero on the first r
+    // rows and leave [I_r; 0] as it is
+    thin_q(QR, cpqr_.hCoeffs(), r, rs.V1);
+    // S^T = [R11 R12]^T = [I; K] R11^T, K^T = R11^-1 R12 (the coefficients of the
+    // dependent rows, bounded by the pivoting), so (S^T)^+ = R11^-T H^-1 [I K^T]
+    // with H = I + K^T K (r x r, eigenvalues >= 1) and W = Pi [I; K] H^-1 R11^-1
+    Kt_.noalias() = Y_ * QR.block(0, r, r, mm - r);
+    H_.setIdentity(r, r);
+    H_.selfadjointView<Eigen::Lower>().rankUpdate(Kt_);
+    lltH_.compute(H_);
+    S_.resize(mm, r);
+    S_.topRows(r) = Y_;
+    lltH_.solveInPlace(S_.topRows(r));
+    S_.bottomRows(mm - r).noalias() = Kt_.transpose() * S_.topRows(r);
+    rs.W.noalias() = cpqr_.colsPermutation() * S_;
+    rs.rank = r;
+    rs.sigma_min = kNaN;
+    rs.deficient = r < mm;
+    rs.R = QR.topRows(mm).triangularView<Eigen::Upper>(); // for sigma_of_factor
+    return true;
+  }
+
+  // -- direct dynamics (dynamics.direct_dynamics, Aghili eq. 22, 27, 29) ------------
+  void System::accel(const VecX & tau, const RowSpace & rs, VecX & a, bool gram_ready)
+  {
+    const int n = model.nv;
+    if (opt.variant == 0)
+    {
+      // M_c a = P (tau - h) + M C v' (Aghili eq. 22, 23; M_c = M + P M - (P M)^T) has
+      // the solution of M a = f + V1 mu, V1^T a = c (c = -W^T drift; V1^T of the rhs
+      // and P times it, as M_c a* = M a* + P f - M (a* - V1 c)): with M's sparse
+      // factor M = U D U^T (Pinocchio's cholesky, O(nv depth) per solve) and the r x r
+      // G = V1^T M^-1 V1, a = M^-1 f + M^-1 V1 G^-1 (c - V1^T M^-1 f). The NumPy engine
+      // solves M_c by LU (dynamics.direct_dynamics); the two witness each other.
+      mass_factor();
+      a = tau - h;
+      pinocchio::cholesky::solve(model, data, a);
+      if (rs.rank > 0)
+      {
+        ya_.noalias() = -(rs.W.transpose() * drift);
+        ya_.noalias() -= rs.V1.transpose() * a;
+        if (!gram_ready)
+          metric_gram(rs.V1);
+        llt_.solveInPlace(ya_);
+        tmp_.noalias() = rs.V1 * ya_;
+        pinocchio::cholesky::solve(model, data, tmp_);
+        a += tmp_;
+      }
+      return;
+    }
+    // M'_c, M''_c (Aghili eq. 27, 29) formed as the paper writes them, solved by LU
+    Cv_.noalias() = -(rs.V1 * (rs.W.transpose() * drift));
+    tmp_ = tau - h;
+    y_.noalias() = rs.V1.transpose() * tmp_;
+    rhs_ = tmp_;
+    rhs_.noalias() -= rs.V1 * y_;
+    {
+      P.setIdentity(n, n);
+      P.noalias() -= rs.V1 * rs.V1.transpose();
+      Qp = MatX::Identity(n, n) - P;
+      if (opt.variant == 1)
+      {
+        tmp_.noalias() = M * Cv_;
+        rhs_ += tmp_;
+        rhs_.noalias() -= 2.0 * (P * tmp_);
+        PM.noalias() = P * M;
+        Mc.noalias() = PM * P;
+        PM.noalias() = Qp * M;
+        Mc.noalias() += PM * Qp;
+      }
+      else
+      {
+        double g = opt.gamma;
+        if (!(g > 0.0))
+          g = M.selfadjointView<Eigen::Lower>().operatorNorm();
+        Mc.noalias() = P * M;
+        Mc += g * Qp;
+        rhs_ += g * Cv_;
+      }
+    }
+    lu_.compute(Mc);
+    a = lu_.solve(rhs_);
+  }
+
+  // -- constraint force and multipliers (dynamics.constraint_force, eq. 32) ---------
+  void System::forces(
+    const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F, VecX & lam)
+  {
+    // F = (I - P)(tau - h - M a) = V1 V1^T (tau - h - M a)
+    tmp_ = tau - h;
+    tmp_.noalias() -= M * a;
+    y_.noalias() = rs.V1.transpose() * tmp_;
+    F.noalias() = rs.V1 * y_;
+    lam.noalias() = rs.W * y_;
+  }
+
+  void System::solve(
+    const VecX & q, const VecX & v, const VecX & tau, VecX & a, VecX & F, VecX & lam, int & rank)
+  {
+    start_ok_ = false; // data and rs_ move to (q, v)
+    dynamics_state(q, v, false);
+    evaluate(q, v, true);
+    row_space(A, true, false, rs_);
+    accel(tau, rs_, a);
+    forces(tau, rs_, a, F, lam);
+    rank = rs_.rank;
+  }
+
+  void System::acceleration(const VecX & q, const VecX & v, const VecX & tau, VecX & a)
+  {
+    start_ok_ = false;
+    dynamics_state(q, v, false);
+    evaluate(q, v, true);
+    row_space(A, false, true, rs_stage_);
+    accel(tau, rs_stage_, a);
+  }
+
+  // The terms at the step's start state (q_, v_): M, h, the frames (dynamics_state),
+  // A, drift, Phi (evaluate) and the row space rs_ of A, which is the correction's
+  // factor rs_vel_ when that A stands (same q, bitwise). A controller sample takes
+  // them (with rec: the energies and sigma_min), and the step that follows (run)
+  // reuses them: only its torque differs. Returns whether llt_ already holds
+  // G = V1^T M^-1 V1 of rs_.V1.
+  bool System::start_terms(bool rec)
+  {
+    if (start_ok_) // taken by sample() at this state
+      return start_gram_ && chol_ok_;
+    dynamics_state(q_, v_, rec);
+    evaluate(q_, v_, true);
+    bool gram = false;
+    if (A_vel_ok_ && A == A_vel_)
+    {
+      // the correction of the last step factored this A (same q, bitwise): reuse it,
+      // and its G when M's factor is still the one it used
+      std::swap(rs_, rs_vel_);
+      A_vel_ok_ = false;
+      gram = gram_vel_ && chol_ok_;
+      if (rec)
+        sigma_of_factor(rs_);
+    }
+    else
+      row_space(A, rec, true, rs_);
+    start_ok_ = true;
+    start_gram_ = gram;
+    return gram;
+  }
+
+  void System::sample(bool with_sensors, Sample & out)
+  {
+    const int n = model.nv;
+    // the certified QR when A has full row rank (sigma_min from R), else the SVD; the
+    // step that follows reuses these terms (start_terms)
+    const bool gram = start_terms(true);
+    out.rank = rs_.rank;
+    out.sigma_min = rs_.sigma_min;
+    MatX N = MatX::Identity(n, n);
+    if (rs_.rank > 0) // complete V1 to an orthonormal basis (one Householder QR of V1)
+    {
+      Eigen::HouseholderQR<MatX> qv(rs_.V1);
+      N.applyOnTheLeft(qv.householderQ());
+      N = N.rightCols(n - rs_.rank).eval();
+    }
+    VecX F, lam;
+    if (with_sensors)
+    {
+      accel(tau_, rs_, a_, gram);
+      start_gram_ = opt.variant == 0 && rs_.rank > 0; // llt_: G of rs_.V1
+      forces(tau_, rs_, a_, F, lam);
+    }
+    // the observed frames: dynamics_state left the RNEA pass of (q_, v_) and the
+    // placements of q_ in data
+    joint_accelerations(obs_frames);
+    frame_terms(obs_frames, true, v_, true);
+    RowMat kin(Eigen::Index(obs_frames.size()), 18 + 6 * n);
+    for (size_t i = 0; i < obs_frames.size(); ++i)
+    {
+      const FrameKin & f = obs_frames[i];
+      auto row = kin.row(Eigen::Index(i));
+      row.head<3>() = f.p.transpose();
+      for (int r = 0; r < 3; ++r)
+        row.segment<3>(3 + 3 * r) = f.R.row(r);
+      for (int r = 0; r < 6; ++r)
+        row.segment(12 + r * n, n) = f.J.row(r);
+      row.tail<6>() = f.drift.transpose();
+    }
+    out.kinetic = kinetic; // start_terms(true): dynamics_state's energies
+    // on data_g: data keeps the passes the next step's start reuses (M, its factor)
+    const VecX g = pinocchio::computeGeneralizedGravity(model, data_g, q_);
+    out.potential = potential_gravity;
+    // the projection's P = I - V1 V1^T and C v = -A^+ drift, A^+ = V1 W^T (eq. 4, 16)
+    MatX P = MatX::Identity(n, n);
+    P.noalias() -= rs_.V1 * rs_.V1.transpose();
+    VecX Cv = VecX::Zero(n);
+    if (rs_.rank > 0)
+      Cv.noalias() = -(rs_.V1 * (rs_.W.transpose() * drift));
+    // one array (nanobind would export each small Eigen object through numpy.copy)
+    out.blob.resize(q_.size() + v_.size() + M.size() + h.size() + A.size() + drift.size()
+                    + phi.size() + rs_.V1.size() + rs_.W.size() + N.size() + P.size()
+                    + Cv.size() + F.size() + lam.size() + kin.size() + g.size());
+    double * p = out.blob.data();
+    auto put = [&p](const auto & X) {
+      Eigen::Map<RowMat>(p, X.rows(), X.cols()) = X;
+      p += X.size();
+    };
+    put(q_), put(v_), put(M), put(h), put(A), put(drift), put(phi);
+    put(rs_.V1), put(rs_.W), put(N), put(P), put(Cv), put(F), put(lam), put(kin), put(g);
+  }
+} // namespace pfaff

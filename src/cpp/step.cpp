@@ -1,0 +1,362 @@
+// The step loop: the recorded series, the RK4 / RKMK stages, the Newton-Raphson
+// position correction with the M-metric velocity projection, and run() (see core.hpp).
+#include "core.hpp"
+#include "check.hpp"
+#include "core_detail.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/Geometry>
+
+#include "pinocchio/algorithm/cholesky.hpp"
+#include "pinocchio/algorithm/crba.hpp"
+#include "pinocchio/algorithm/energy.hpp"
+#include "pinocchio/algorithm/frames.hpp"
+#include "pinocchio/algorithm/jacobian.hpp"
+#include "pinocchio/algorithm/joint-configuration.hpp"
+#include "pinocchio/algorithm/kinematics.hpp"
+#include "pinocchio/algorithm/rnea.hpp"
+
+namespace pfaff
+{
+  using detail::abs_max;
+  using detail::kNaN;
+  using detail::skew;
+
+  // -- the step loop (simulate.integrator, simulate.correction) --------------------
+  size_t System::record_width(int i) const
+  {
+    // the rows record() writes: t, q, v, a, tau, F, lambda, A v, Phi, then eight scalars
+    // (rank, sigma_min, kinetic, potential, energy, work, correction, Newton iterations)
+    const int w[9] = {1, model.nq, model.nv, model.nv, model.nv, model.nv, m, m, m_h};
+    return i < 9 ? size_t(w[i]) : 1;
+  }
+
+  void System::set_buffers(
+    const std::vector<double *> & bufs, const std::vector<size_t> & sizes, int capacity)
+  {
+    const Check c{"System.set_buffers"};
+    if (bufs.size() != 17 || sizes.size() != 17)
+      c.fail("buffers has " + std::to_string(bufs.size()) + " arrays: expected 17 record "
+             "buffers (t, q, v, a, tau, F, lambda, A v, Phi and eight scalars)");
+    c.index(capacity, INT_MAX, "capacity", ">= 0");
+    check_buffers(c.where, sizes, capacity);
+    bufs_ = bufs;
+    buf_sizes_ = sizes;
+    capacity_ = capacity;
+    recorded = 0;
+  }
+
+  void System::check_buffers(
+    const char * where, const std::vector<size_t> & sizes, int capacity) const
+  {
+    for (int i = 0; i < 17; ++i) // refuse a buffer record() would overflow
+      if (sizes[size_t(i)] < record_width(i) * size_t(capacity))
+        Check{where}.fail(
+          "record buffer " + std::to_string(i) + " holds " + std::to_string(sizes[size_t(i)])
+          + " values, " + std::to_string(record_width(i) * size_t(capacity))
+          + " needed (capacity " + std::to_string(capacity) + " x width "
+          + std::to_string(record_width(i)) + ")");
+  }
+
+  void System::record(double t)
+  {
+    if (recorded >= capacity_ || (fbuf_[0] && recorded >= fcap_))
+      throw std::runtime_error("record buffers full");
+    const int i = recorded++;
+    const int nq = model.nq, nv = model.nv;
+    auto row = [&](int b, const VecX & x) {
+      if (x.size())
+        Eigen::Map<VecX>(bufs_[b] + size_t(i) * x.size(), x.size()) = x;
+    };
+    bufs_[0][i] = t;
+    row(1, q_);
+    row(2, v_);
+    row(3, a_);
+    row(4, tau_);
+    row(5, F_);
+    row(6, lam_);
+    tmp_.noalias() = A * v_;
+    if (m)
+      Eigen::Map<VecX>(bufs_[7] + size_t(i) * m, m) = tmp_;
+    row(8, phi);
+    bufs_[9][i] = rs_.rank;
+    bufs_[10][i] = rs_.sigma_min;
+    const double pot = potential - opt.potential_offset;
+    bufs_[11][i] = kinetic;
+    bufs_[12][i] = pot;
+    bufs_[13][i] = kinetic + pot;
+    bufs_[14][i] = work;
+    bufs_[15][i] = corr;
+    bufs_[16][i] = newton_it;
+    if (fbuf_[0])
+    {
+      fbuf_[0][i] = force_work;
+      fbuf_[1][i] = felems.V;
+    }
+    (void)nq;
+    (void)nv;
+  }
+
+  bool System::finite_or(const char * what, const VecX & x, double t, int step, Status & st)
+  {
+    for (int i = 0; i < x.size(); ++i)
+      if (!std::isfinite(x(i)))
+      {
+        st.code = 1;
+        st.what = what;
+        st.index = i;
+        st.value = x(i);
+        st.t = t;
+        st.step = step;
+        return false;
+      }
+    return true;
+  }
+
+  void System::stage_rate(const VecX & q, const VecX & theta, const VecX & vi, VecX & out)
+  {
+    if (!lie_)
+    {
+      out = vi;
+      return;
+    }
+    pinocchio::dIntegrate(model, q, theta, Jint_, pinocchio::ARG1);
+    // block by block (the off-diagonal blocks are zero): as one LU of Jint_, in
+    // O(sum nv_j^3) instead of O(nv^3)
+    out.array() = vi.array() / Jint_.diagonal().array();
+    for (size_t b = 0; b < lie_blocks_.size(); ++b)
+    {
+      const auto [i, k] = lie_blocks_[b];
+      lu_blocks_[b].compute(Jint_.block(i, i, k, k));
+      out.segment(i, k).noalias() = lu_blocks_[b].solve(vi.segment(i, k));
+    }
+  }
+
+  double System::stage(VecX & q, VecX & v, VecX & a)
+  {
+    if (opt.stage_projection && m > 0)
+      correct(q, v, true);
+    dynamics_state(q, v, false);
+    evaluate(q, v, true);
+    row_space(A, false, true, rs_stage_);
+    accel(tau_, rs_stage_, a);
+    return felems.power; // power of the force elements' dampers at the stage
+  }
+
+  // Newton-Raphson on the holonomic rows, then the M-metric velocity projection at the
+  // corrected q with M before the correction (correction.correct_state). at_stage: an
+  // RK4 stage put on the manifold (steppers.rk4_step): no bookkeeping of the step's
+  // correction (energy, iterations, the factor the next step reuses)
+  Status System::correct(VecX & q, VecX & v, bool at_stage)
+  {
+    Status st;
+    // M (CRBA; its WORLD convention fills the joint Jacobians) and the frames at q:
+    // no h, no drift here
+    mass_matrix(q);
+    frame_terms(false, v);
+    evaluate(q, v, false);
+    const MatX & Mk = M; // kinematics_state below leaves M untouched
+    // correction.newton_project: stopped on the size of the step in q, its
+    // round-off thresholds scaled by the size of the constraint frames' positions
+    // (correction.position_scale): Phi = p1 - p2 of points 100 m from the origin
+    // rounds at 100 times the level of a unit-sized mechanism
+    double scale = 1.0;
+    for (const auto & s : specs)
+      for (int k : {s.s1, s.s2})
+        if (k >= 0)
+          scale = std::max(scale, frames[k].p.cwiseAbs().maxCoeff());
+    for (const auto & c : contacts)
+      for (int k : {c.s_obj, c.s_tip})
+        scale = std::max(scale, frames[k].p.cwiseAbs().maxCoeff());
+    const double floor_tol = opt.position_floor * scale;
+    const double step_tol = opt.newton_step_tol * scale;
+    double err = abs_max(phi);
+    // correction.on_manifold: a stage where Newton takes no step keeps its velocity
+    // (near a fold, N(A) at a q that Phi no longer resolves is tilted from the branch);
+    // and, with Pfaffian rows, where those hold to floor_tol max(1, max |v|)
+    bool keep = at_stage && err <= floor_tol;
+    if (keep && m != m_h)
+    {
+      const double vtol = floor_tol * std::max(1.0, v.cwiseAbs().maxCoeff());
+      for (int i : pf_rows)
+        keep = keep && std::abs(A.row(i).dot(v)) <= vtol;
+    }
+    if (keep)
+    {
+      st.value = err;
+      return st; // M stands for the stage's dynamics (q unchanged)
+    }
+    double last = std::numeric_limits<double>::infinity();
+    int it = 0;
+    bool newton_fresh = false; // rs_newton_ factors A_h at the current q
+    while (m_h > 0 && it < opt.max_newton)
+    {
+      row_space(A_h, false, true, rs_newton_);
+      newton_fresh = true;
+      dq_.noalias() = rs_newton_.V1 * (rs_newton_.W.transpose() * phi);
+      const double step = dq_.size() ? dq_.cwiseAbs().maxCoeff() : 0.0;
+      if (!std::isfinite(step))
+        break;
+      if (err <= floor_tol)
+        break; // Phi at its round-off level
+      if (err <= opt.position_tol && step <= step_tol)
+        break; // on the manifold, to newton_step_tol in q
+      if (it && !(step < last))
+        break; // no progress: the round-off floor
+      dq_ = -dq_;
+      pinocchio::integrate(model, q, dq_, qs_);
+      q = qs_;
+      kinematics_state(q);
+      evaluate(q, v, false);
+      newton_fresh = false;
+      err = abs_max(phi);
+      last = step;
+      ++it;
+    }
+    if (!at_stage)
+      newton_it = it;
+    // velocity: v - M^-1 V1 (V1^T M^-1 V1)^-1 V1^T v  (linalg.metric_projection)
+    // (all rows holonomic and Newton stopped after factoring A_h at this q: the same
+    // factorisation)
+    if (m == m_h && newton_fresh)
+      std::swap(rs_vel_, rs_newton_);
+    else
+      row_space(A, false, true, rs_vel_);
+    // the next step starts at this q: run() reuses rs_vel_ where its A is this one
+    A_vel_ok_ = !at_stage && m > 0 && m == m_h;
+    if (A_vel_ok_)
+      A_vel_ = A;
+    VecX & vn = vn_;
+    vn = v;
+    if (rs_vel_.rank > 0)
+    {
+      // with M's sparse factor at the q before Newton (as Mk; the next step's
+      // dynamics reuses it when Newton took no step); linalg.metric_projection, the
+      // NumPy engine's, solves with LU
+      mass_factor();
+      y_.noalias() = rs_vel_.V1.transpose() * v;
+      metric_gram(rs_vel_.V1);
+      gram_vel_ = !at_stage; // the next step's start reuses it with rs_vel_
+      llt_.solveInPlace(y_);
+      tmp_.noalias() = rs_vel_.V1 * y_;
+      pinocchio::cholesky::solve(model, data, tmp_);
+      vn -= tmp_;
+    }
+    if (!at_stage) // the kinetic energy the correction removed
+    {
+      tmp_.noalias() = Mk * vn;
+      corr += 0.5 * vn.dot(tmp_);
+      tmp_.noalias() = Mk * v;
+      corr -= 0.5 * v.dot(tmp_);
+    }
+    v = vn;
+    st.value = err;
+    st.iterations = it;
+    return st;
+  }
+
+  Status System::run(int k0, int k1, int n_steps, double t0)
+  {
+    Status st;
+    const double dt = opt.dt;
+    const bool check_contact = !uni_rows.empty();
+    for (int k = k0; k < k1 && k <= n_steps; ++k)
+    {
+      const double t = t0 + k * dt;
+      const bool rec = (k % opt.record_every == 0) || k == n_steps;
+      const bool gram = start_terms(rec);
+      start_ok_ = false; // the step moves (q_, v_) and data
+      if (held_on_ && !(t < next_ctrl_ - 1e-9 * dt)) // a held law's sample (set_held)
+      {
+        if (held.gravity)
+          gravity_terms(q_);
+        held.evaluate(frames, q_, v_, g_fe_, Vg_fe_); // the frames of (q_, v_), with velocity
+        tau_ = held.Q;
+        next_ctrl_ += control_dt_;
+      }
+      const double p1 = felems.power;
+      accel(tau_, rs_, a_, gram);
+      if (!finite_or("acceleration", a_, t, k, st))
+        return st;
+      if (rec || check_contact)
+      {
+        forces(tau_, rs_, a_, F_, lam_);
+        if (check_contact)
+        {
+          int worst = -1;
+          double fmin = 0.0;
+          for (int r : uni_rows)
+            if (-lam_(r) < 0.0 && (worst < 0 || -lam_(r) < fmin))
+            {
+              worst = r;
+              fmin = -lam_(r);
+            }
+          if (worst >= 0)
+          {
+            st.code = 2;
+            st.index = worst;
+            st.value = fmin;
+            st.t = t;
+            st.step = k;
+            return st;
+          }
+        }
+      }
+      if (rec)
+        record(t);
+      if (k == n_steps)
+        break;
+      // RK4, in Runge-Kutta-Munthe-Kaas form on a Lie group (steppers.rk4_step): the
+      // stages move along theta in the tangent space at q, q_i = integrate(q, theta_i),
+      // theta' = dintegrate_dv(q, theta)^-1 v_i; on nq == nv models theta' = v_i
+      const double h2 = 0.5 * dt;
+      v2_ = v_ + h2 * a_;
+      dv_ = h2 * v_;
+      pinocchio::integrate(model, q_, dv_, qs_);
+      const double p2 = stage(qs_, v2_, a2_);
+      stage_rate(q_, dv_, v2_, d2_);
+      v3_ = v_ + h2 * a2_;
+      dv_ = h2 * d2_;
+      pinocchio::integrate(model, q_, dv_, qs_);
+      const double p3 = stage(qs_, v3_, a3_);
+      stage_rate(q_, dv_, v3_, d3_);
+      v4_ = v_ + dt * a3_;
+      dv_ = dt * d3_;
+      pinocchio::integrate(model, q_, dv_, qs_);
+      const double p4 = stage(qs_, v4_, a4_);
+      stage_rate(q_, dv_, v4_, d4_);
+      vbar_ = (v_ + 2.0 * d2_ + 2.0 * d3_ + d4_) / 6.0;
+      dv_ = dt * vbar_;
+      pinocchio::integrate(model, q_, dv_, q1_);
+      v1_ = v_ + dt * (a_ + 2.0 * a2_ + 2.0 * a3_ + a4_) / 6.0;
+      if (!finite_or("q", q1_, t + dt, k + 1, st) || !finite_or("v", v1_, t + dt, k + 1, st))
+        return st;
+      work += dt * tau_.dot(vbar_);
+      force_work += dt * (p1 + 2.0 * p2 + 2.0 * p3 + p4) / 6.0; // steppers.rk4_step
+      Status c = correct(q1_, v1_);
+      if (c.value > opt.position_tol)
+      {
+        ++newton_failures;
+        if (!(c.value <= 1e-6))
+        {
+          st.code = 3;
+          st.value = c.value;
+          st.iterations = c.iterations;
+          st.t = t + dt;
+          st.step = k + 1;
+          return st;
+        }
+      }
+      q_ = q1_;
+      v_ = v1_;
+      steps = k + 1;
+    }
+    return st;
+  }
+} // namespace pfaff

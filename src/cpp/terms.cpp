@@ -1,0 +1,282 @@
+// The per-state terms (M, h, the frames' placements, Jacobians and drift) and the
+// constraint rows of one state (see core.hpp; each kind's rows in src/cpp/kinds/).
+#include "core.hpp"
+#include "check.hpp"
+#include "core_detail.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/Geometry>
+
+#include "pinocchio/algorithm/cholesky.hpp"
+#include "pinocchio/algorithm/crba.hpp"
+#include "pinocchio/algorithm/energy.hpp"
+#include "pinocchio/algorithm/frames.hpp"
+#include "pinocchio/algorithm/jacobian.hpp"
+#include "pinocchio/algorithm/joint-configuration.hpp"
+#include "pinocchio/algorithm/kinematics.hpp"
+#include "pinocchio/algorithm/rnea.hpp"
+
+namespace pfaff
+{
+  using detail::abs_max;
+  using detail::kNaN;
+  using detail::skew;
+
+  // -- per-state terms (PinocchioMechanism.compute) -----------------------------
+  void System::frame_terms(
+    std::vector<FrameKin> & fs, bool with_velocity, const VecX & v, bool placements)
+  {
+    for (auto & f : fs)
+    {
+      if (placements)
+      {
+        const auto & oMf = pinocchio::updateFramePlacement(model, data, f.id);
+        f.p = oMf.translation();
+        f.R = oMf.rotation();
+        pinocchio::getFrameJacobian(model, data, f.id, pinocchio::LOCAL_WORLD_ALIGNED, f.J);
+      }
+      if (with_velocity)
+      {
+        f.drift = pinocchio::getFrameClassicalAcceleration(
+                    model, data, f.id, pinocchio::LOCAL_WORLD_ALIGNED)
+                    .toVector();
+        f.w.noalias() = f.J.bottomRows<3>() * v;
+      }
+      else
+      {
+        f.drift.setZero();
+        f.w.setZero();
+      }
+    }
+  }
+
+  void System::dynamics_state(const VecX & q, const VecX & v, bool extras)
+  {
+    // M (upper triangle; CRBA in the WORLD convention also fills the joint Jacobians
+    // data.J), h = RNEA at a = 0, then the kinematics at a = 0 for the frames' drift
+    // (computeAllTerms does all of it and more: centroidal terms, energies, Jcom)
+    const bool fresh = mass_matrix(q);
+    pinocchio::nonLinearEffects(model, data, q, v);
+    joint_accelerations(frames);
+    h = data.nle;
+    frame_terms(true, v, fresh); // placements and Jacobians stand with M
+    if (!felems.empty()) // force elements: tau + Q - h = tau - (h - Q)
+    {
+      if (felems.gravity)
+        gravity_terms(q);
+      if (!felems.evaluate(frames, q, v, g_fe_, Vg_fe_))
+        felems.Q(0) = kNaN; // a point spring's points coincide: direction undefined
+      h -= felems.Q;
+    }
+    if (extras)
+    {
+      kinetic = 0.5 * v.dot(M * v);
+      potential_gravity = pinocchio::computePotentialEnergy(model, data, q);
+      potential = potential_gravity + felems.V;
+    }
+  }
+
+  void System::gravity_terms(const VecX & q)
+  {
+    // on data_g: data keeps the passes of the state (M, h, the frames)
+    g_fe_ = pinocchio::computeGeneralizedGravity(model, data_g, q);
+    Vg_fe_ = pinocchio::computePotentialEnergy(model, data_g, q);
+  }
+
+  void System::joint_accelerations(const std::vector<FrameKin> & fs)
+  {
+    // RNEA's forward pass leaves a_gf = a - X g (a: acceleration at zero joint
+    // acceleration, X the world-to-joint motion transform): a = a_gf + X g, taken
+    // for the joints that carry a frame (oMi from the CRBA pass, same q)
+    for (const auto & f : fs)
+      data.a[f.joint] = data.a_gf[f.joint] + data.oMi[f.joint].actInv(model.gravity);
+  }
+
+  bool System::mass_matrix(const VecX & q)
+  {
+    // the CRBA pass of the last call still stands when q is bitwise the same and no
+    // other kinematics ran since (the start of a step after a correction that took
+    // no Newton step): M, its factor and data.oMi, data.J are those of q
+    if (M_ok_ && q.size() == q_M_.size() && q == q_M_)
+      return false;
+    pinocchio::crba(model, data, q, pinocchio::Convention::WORLD);
+    M.triangularView<Eigen::Upper>() = data.M;
+    M.triangularView<Eigen::StrictlyLower>() = data.M.transpose();
+    q_M_ = q;
+    M_ok_ = true;
+    chol_ok_ = false;
+    gram_vel_ = false;
+    return true;
+  }
+
+  void System::mass_factor()
+  {
+    if (chol_ok_)
+      return;
+    pinocchio::cholesky::decompose(model, data);
+    chol_ok_ = true;
+  }
+
+  // G = V1^T M^-1 V1 = Y^T D^-1 Y with Y = U^-1 V1 (M = U D U^T, Pinocchio's sparse
+  // factor: one triangular solve per column instead of two), factored into llt_
+  void System::metric_gram(const MatX & V1)
+  {
+    gram_vel_ = false;
+    Ya_ = V1;
+    pinocchio::cholesky::Uiv(model, data, Ya_);
+    Ya_ = data.Dinv.cwiseSqrt().asDiagonal() * Ya_; // D^-1/2 U^-1 V1
+    Ga_.setZero(V1.cols(), V1.cols());
+    Ga_.selfadjointView<Eigen::Lower>().rankUpdate(Ya_.transpose());
+    llt_.compute(Ga_);
+  }
+
+  void System::kinematics_state(const VecX & q)
+  {
+    M_ok_ = false; // data.oMi, data.J move to q; data.M stays
+    pinocchio::computeJointJacobians(model, data, q);
+    frame_terms(false, v_);
+  }
+
+  // -- constraint rows (constraints.library, constraints.weld) ------------------
+  // R_e of an orientation block and the angular-velocity rows Gjw_ of d R_e / dt:
+  // against the world R_e = R_1 R_world, Gjw_ = J_w1; between two frames
+  // R_e = R_1 R_off R_2^T (R_1 R_2^T when off_identity), Gjw_ = J_w1 - R_e J_w2
+  Mat3 System::relative_rotation(
+    const Spec & s, const Mat3 & R_world, const Mat3 & R_off, bool off_identity)
+  {
+    const FrameKin & f1 = frames[s.s1];
+    Mat3 Re;
+    if (s.s2 < 0)
+    {
+      Re.noalias() = f1.R * R_world;
+      Gjw_ = f1.J.bottomRows<3>();
+      return Re;
+    }
+    const FrameKin & f2 = frames[s.s2];
+    if (off_identity)
+      Re.noalias() = f1.R * f2.R.transpose();
+    else
+      Re.noalias() = (f1.R * R_off) * f2.R.transpose();
+    Gjw_.noalias() = f1.J.bottomRows<3>() - Re * f2.J.bottomRows<3>();
+    return Re;
+  }
+
+  void System::aligned_rows(
+    const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow, bool with_drift)
+  {
+    const FrameKin & f1 = frames[s.s1];
+    const Mat3 Re = relative_rotation(s, s.R_right, R_off, off_identity);
+    const double tr = Re.trace();
+    const Mat3 G = 0.5 * (tr * Mat3::Identity() - Re);
+    const Vec3 e(
+      0.5 * (Re(2, 1) - Re(1, 2)), 0.5 * (Re(0, 2) - Re(2, 0)), 0.5 * (Re(1, 0) - Re(0, 1)));
+    Vec3 dr = Vec3::Zero();
+    if (with_drift)
+    {
+      // _drift3: G' w + G w', w = J_w v, w' = alpha_1 - R_e alpha_2 - w x (R_e omega_2)
+      const Vec3 w = Gjw_ * v_stage_ref();
+      Vec3 a = f1.drift.tail<3>();
+      if (s.s2 >= 0)
+      {
+        const FrameKin & f2 = frames[s.s2];
+        const Vec3 u = Re * f2.w;
+        a -= Re * f2.drift.tail<3>() + w.cross(u);
+      }
+      const double tr_d = w.x() * (Re(1, 2) - Re(2, 1)) + w.y() * (Re(2, 0) - Re(0, 2))
+                          + w.z() * (Re(0, 1) - Re(1, 0));
+      const Vec3 c = Re * w;
+      dr = 0.5 * (tr_d * w - w.cross(c) + tr * a - Re * a);
+    }
+    if (s.D_identity)
+    {
+      A.middleRows(row, 3).noalias() = G * Gjw_;
+      drift.segment<3>(row) = dr;
+      phi.segment<3>(hrow) = e;
+    }
+    else
+    {
+      const int k = int(s.D.rows());
+      A.middleRows(row, k).noalias() = (s.D * G) * Gjw_;
+      drift.segment(row, k).noalias() = s.D * dr;
+      phi.segment(hrow, k).noalias() = s.D * e;
+    }
+  }
+
+  // QuatAligned.terms: R_e = R_1 R_off R_2^T, q_e = (s, u) with s >= 0, Phi = u,
+  // A = H J_w, H = (s I - [u]x) / 2, drift = H' w + H w', H' = (s' I - [u']x) / 2,
+  // s' = -u.w / 2, u' = H w, w' = alpha_1 - R_e alpha_2 - w x (R_e omega_2)
+  void System::quat_rows(const Spec & s, int row, int hrow, bool with_drift)
+  {
+    const FrameKin & f1 = frames[s.s1];
+    const Mat3 Re = relative_rotation(s, s.R_off, s.R_off, false);
+    const Eigen::Quaterniond qe(Re);
+    double sc = qe.w();
+    Vec3 u = qe.vec();
+    if (sc < 0.0)
+    {
+      sc = -sc;
+      u = -u;
+    }
+    const Mat3 H = 0.5 * (sc * Mat3::Identity() - skew(u));
+    A.middleRows(row, 3).noalias() = H * Gjw_;
+    phi.segment<3>(hrow) = u;
+    if (!with_drift)
+    {
+      drift.segment<3>(row).setZero();
+      return;
+    }
+    const Vec3 w = Gjw_ * v_stage_ref();
+    Vec3 wdot = f1.drift.tail<3>();
+    if (s.s2 >= 0)
+    {
+      const FrameKin & f2 = frames[s.s2];
+      const Vec3 o2 = Re * f2.w;
+      wdot -= Re * f2.drift.tail<3>();
+      wdot -= w.cross(o2);
+    }
+    const Vec3 du = H * w;
+    const Mat3 Hd = 0.5 * ((-0.5 * u.dot(w)) * Mat3::Identity() - skew(du));
+    drift.segment<3>(row) = Hd * w + H * wdot;
+  }
+
+  void System::write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift)
+  {
+    // the kind's row writer (src/cpp/kinds/*.cpp), by its position in kinds.def
+    using RowFn = void (*)(System &, const Spec &, const RowOut &);
+    static const RowFn writers[] = {
+#define PFAFF_KIND(K, rows) &kinds::K,
+#include "kinds.def"
+#undef PFAFF_KIND
+    };
+    writers[static_cast<int>(s.kind)](*this, s, RowOut{row, hrow, q, with_drift});
+    if (s.scale.size()) // Scaled: the rows times constant factors (coupling.Scaled)
+    {
+      A.middleRows(row, s.dim).array().colwise() *= s.scale.array();
+      drift.segment(row, s.dim).array() *= s.scale.array();
+      if (holonomic(s))
+        phi.segment(hrow, s.dim).array() *= s.scale.array();
+    }
+  }
+
+  void System::evaluate(const VecX & q, const VecX & v, bool with_drift)
+  {
+    vref_ = &v;
+    ++eval_stamp_;
+    int row = 0, hrow = 0;
+    for (const auto & s : specs)
+    {
+      write_spec(s, row, hrow, q, with_drift);
+      row += s.dim;
+      if (holonomic(s))
+        hrow += s.dim;
+    }
+    for (int i = 0; i < m_h; ++i)
+      A_h.row(i) = A.row(hol_rows[i]);
+  }
+} // namespace pfaff
