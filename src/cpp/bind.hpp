@@ -67,10 +67,13 @@ namespace nanobind::detail
   private:
     void take(const Array & a)
     {
-      for (std::size_t i = 0; i < a.ndim(); ++i)
-        value.shape.push_back(Eigen::Index(a.shape(i)));
-      if (a.ndim() != std::size_t(N))
+      value.ndim = a.ndim();
+      if (a.ndim() != std::size_t(N)) // the shape only for the message: no allocation per call
+      {
+        for (std::size_t i = 0; i < a.ndim(); ++i)
+          value.shape.push_back(Eigen::Index(a.shape(i)));
         return;
+      }
       const double * p = a.data();
       const Eigen::Index r = Eigen::Index(a.shape(0));
       if constexpr (N == 1)

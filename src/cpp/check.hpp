@@ -21,7 +21,8 @@ namespace pfaff
   struct Given
   {
     T x;
-    std::vector<Eigen::Index> shape;
+    std::size_t ndim = 0;              // its number of dimensions
+    std::vector<Eigen::Index> shape;   // its shape, kept when ndim is not T's
     std::string not_array; // empty: an array of numbers
     operator const T &() const { return x; }
   };
@@ -65,7 +66,7 @@ namespace pfaff
     const Check & vec(
       const Given<V> & x, Eigen::Index n, const char * name, const char * meaning) const
     {
-      given(x, 1, "(" + dim(n) + ",)", name, meaning);
+      given(x, 1, n, -1, name, meaning);
       return n >= 0 ? vec(x.x, n, name, meaning) : finite(x.x, name);
     }
 
@@ -87,7 +88,7 @@ namespace pfaff
       const Given<Mat> & X, Eigen::Index rows, Eigen::Index cols, const char * name,
       const char * meaning) const
     {
-      given(X, 2, "(" + dim(rows) + ", " + dim(cols) + ")", name, meaning);
+      given(X, 2, rows, cols, name, meaning);
       return mat(X.x, rows, cols, name, meaning);
     }
 
@@ -122,17 +123,24 @@ namespace pfaff
     }
 
   private:
+    // the expected shape (rows,) or (rows, cols) of a ndim-dimensional argument, -1: any
+    static std::string expected(std::size_t ndim, Eigen::Index rows, Eigen::Index cols)
+    {
+      return ndim == 1 ? "(" + dim(rows) + ",)" : "(" + dim(rows) + ", " + dim(cols) + ")";
+    }
+
+    // the messages' strings are built only on failure (once per call of every entry point)
     template <class T>
     void given(
-      const Given<T> & x, std::size_t ndim, const std::string & expected, const char * name,
-      const char * meaning) const
+      const Given<T> & x, std::size_t ndim, Eigen::Index rows, Eigen::Index cols,
+      const char * name, const char * meaning) const
     {
       if (!x.not_array.empty())
         fail(std::string(name) + " is " + x.not_array + ", expected an array of numbers of shape "
-             + expected + " (" + meaning + ")");
-      if (x.shape.size() != ndim)
-        fail(std::string(name) + " has shape " + shape(x.shape) + ", expected " + expected + " ("
-             + meaning + ")");
+             + expected(ndim, rows, cols) + " (" + meaning + ")");
+      if (x.ndim != ndim)
+        fail(std::string(name) + " has shape " + shape(x.shape) + ", expected "
+             + expected(ndim, rows, cols) + " (" + meaning + ")");
     }
   };
 } // namespace pfaff
