@@ -19,7 +19,7 @@ namespace pfaff
   using ControlMat = Eigen::MatrixXd;
   using ControlVec = Eigen::VectorXd;
 
-  /// Workspaces of task_acceleration and projected_torque (pfaff._core.ControlKernel:
+  /// Workspaces of task_acceleration and projected_torque (pfaff._papers.ControlKernel:
   /// one per controller, so no allocation per call once the sizes are set).
   struct ControlWork
   {
@@ -84,7 +84,7 @@ namespace pfaff
     TaskLaw & law, const std::vector<TaskFrame> & frames, const ControlVec & q,
     const ControlVec & v, const ControlVec & theta_d);
 
-  /// pfaff._core.ControlKernel: the workspaces of one ProjectedController and, for a
+  /// pfaff._papers.ControlKernel: the workspaces of one ProjectedController and, for a
   /// built-in task, the task (task_law evaluates its rows from the frames).
   struct ControlKernel
   {
@@ -111,7 +111,7 @@ namespace pfaff
     const ControlVec & Cv, const ControlMat & N, double rel_tol, const ControlVec & u_F,
     ControlVec & tau, ControlVec & u_p);
 
-  /// Workspaces of yz_torque (pfaff._core.YZKernel: one per controller).
+  /// Workspaces of yz_torque (pfaff._papers.YZKernel: one per controller).
   struct YZWork
   {
     ControlMat E, StJ, W_S, W_S_rate, WWt, K;

@@ -151,7 +151,7 @@ namespace pfaff
 
   // Newton-Raphson on the holonomic rows, then the M-metric velocity projection at the
   // corrected q with M before the correction (correction.correct_state). at_stage: an
-  // RK4 stage put on the manifold (steppers.rk4_step): no bookkeeping of the step's
+  // RK4 stage put on the manifold (steppers.rk_step): no bookkeeping of the step's
   // correction (energy, iterations, the factor the next step reuses)
   Status System::correct(VecX & q, VecX & v, bool at_stage)
   {
@@ -312,7 +312,7 @@ namespace pfaff
         record(t);
       if (k == n_steps)
         break;
-      // RK4, in Runge-Kutta-Munthe-Kaas form on a Lie group (steppers.rk4_step): the
+      // RK4, in Runge-Kutta-Munthe-Kaas form on a Lie group (steppers.rk_step): the
       // stages move along theta in the tangent space at q, q_i = integrate(q, theta_i),
       // theta' = dintegrate_dv(q, theta)^-1 v_i; on nq == nv models theta' = v_i
       const double h2 = 0.5 * dt;
@@ -338,7 +338,7 @@ namespace pfaff
       if (!finite_or("q", q1_, t + dt, k + 1, st) || !finite_or("v", v1_, t + dt, k + 1, st))
         return st;
       work += dt * tau_.dot(vbar_);
-      force_work += dt * (p1 + 2.0 * p2 + 2.0 * p3 + p4) / 6.0; // steppers.rk4_step
+      force_work += dt * (p1 + 2.0 * p2 + 2.0 * p3 + p4) / 6.0; // steppers.rk_step
       Status c = correct(q1_, v1_);
       if (c.value > opt.position_tol)
       {

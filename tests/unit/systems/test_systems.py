@@ -270,7 +270,7 @@ def test_yz_scenarios_on_both_plants_agree(name):
             assert m1[k] == pytest.approx(val, rel=1e-7, abs=1e-12), k
 
 
-# -- the compiled YZ law (pfaff._core.YZKernel) against the NumPy law -----------------
+# -- the compiled YZ law (pfaff._papers.YZKernel) against the NumPy law -----------------
 
 
 def _yz_cases(dual):
