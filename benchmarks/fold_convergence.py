@@ -1,4 +1,4 @@
-"""Error at t_end against dt through folds: rows of parallelograms (issue 19).
+"""Error at t_end against dt through folds: rows of parallelograms.
 
 Usage: ``python benchmarks/fold_convergence.py [--fast] [--kite] [N ...]`` (default: 1 2
 10; ``--fast``: the faster mechanisms of tests/test_folds.py; ``--kite``: the kite

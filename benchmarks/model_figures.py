@@ -1,4 +1,4 @@
-"""The figures of issue 15 for model files: each MJCF / system file run passively for 5 s.
+"""The model-file figures: each MJCF / system file run passively for 5 s.
 
     python benchmarks/model_figures.py [--t-end 5] [--dt 1e-3] [FILE ...]
 

@@ -175,7 +175,7 @@ def _run_locked(args: argparse.Namespace, locks: list) -> int:
 
 
 def _add_sweep_parser(sub) -> None:
-    """``pfaff sweep``: many runs of one scenario on Dask (issue 16)."""
+    """``pfaff sweep``: many runs of one scenario on Dask."""
     sw = sub.add_parser("sweep", help="run a scenario over a grid or random samples on Dask")
     sw.add_argument("name", help="scenario name (see `pfaff list`) or FILE.toml/.xml/.urdf")
     sw.add_argument(

@@ -1,4 +1,4 @@
-"""Smaller API gaps of issue 19 (item 3): PlanarLink's fixed angle offset and
+"""Smaller API gaps: PlanarLink's fixed angle offset and
 energy_drift_rel against a stated reference (energy_reference), each with a bad input."""
 
 from __future__ import annotations

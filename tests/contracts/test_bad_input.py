@@ -1,5 +1,5 @@
 """A careless user: bad command lines, parameters, model files, output folders and
-Python API calls (issue 14). Each gets its documented exit status or exception,
+Python API calls. Each gets its documented exit status or exception,
 a message naming what is wrong, and no file written.
 """
 

@@ -1,4 +1,4 @@
-"""Ctrl-C loses nothing; numerical failures are failed runs; warnings are recorded (issue 14)."""
+"""Ctrl-C loses nothing; numerical failures are failed runs; warnings are recorded."""
 
 from __future__ import annotations
 

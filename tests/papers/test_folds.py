@@ -1,4 +1,4 @@
-"""Through folds of the constraint manifold (issue 19): rows of parallelograms whose
+"""Through folds of the constraint manifold: rows of parallelograms whose
 reduced ODE is a 1-DOF pendulum, the Newton correction stopped on its step in q,
 the branch check of the adaptive integrators, and the fold metrics."""
 
@@ -81,7 +81,7 @@ def test_newton_takes_no_step_from_round_off():
         assert err <= 1e-15 and it == 0 and np.array_equal(q1, q)
 
 
-# The convergence mechanisms (issue 19): crank l = 0.8 m, g = 88 m/s^2, started at
+# The convergence mechanisms: crank l = 0.8 m, g = 88 m/s^2, started at
 # theta = 0.3 rad, -9 rad/s -- five fold crossings in 1 s. The speed puts the RK4
 # truncation error at 5 ms (5e-7 .. 6e-7 rad) well above the floor near folds: a
 # state on the level set Phi = c, c ~ 1e-16 (round-off of q), follows its hyperbola
@@ -275,7 +275,7 @@ def test_four_bar_fold_metrics_from_the_sigma_series():
 
 
 def test_rk4_is_fourth_order_through_folds_from_exact_branch_states(monkeypatch):
-    """Diagnosis of the remaining error (issue 19): with an oracle correction that
+    """Diagnosis of the remaining error: with an oracle correction that
     puts the state exactly on the parallelogram branch after every step (q and v
     of the form (x, -x, x): Phi = 0 exactly, not to round-off), RK4 on the
     projected dynamics converges at 4th order through the folds (>= 12x per
@@ -328,7 +328,7 @@ def test_newton_round_off_thresholds_scale_with_the_positions():
     assert unit_steps >= 1  # the unit thresholds would have stepped
 
 
-# The kite four-bar (issue 19): ground = crank = 0.5 m, coupler = rocker = 1 m; its
+# The kite four-bar: ground = crank = 0.5 m, coupler = rocker = 1 m; its
 # branch through the folds (crank angle 0, crank tip on the rocker pivot) is curved
 # in joint space, so RK4 stage points leave it by O(dt^2), and near a fold the
 # index-reduced dynamics off the manifold is singular (an acceleration error

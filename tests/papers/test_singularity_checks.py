@@ -1,4 +1,4 @@
-"""Singularity tests that do not depend on round-off (issue 14, item 1).
+"""Singularity tests that do not depend on round-off.
 
 Each check is exercised at many postures, so it passes or fails the same way
 on any BLAS kernel: a matrix that is singular in exact arithmetic must be

@@ -1,4 +1,4 @@
-"""Built-in force elements on the compiled core (issue 19, item 2): the core's Q, V and
+"""Built-in force elements on the compiled core: the core's Q, V and
 power against the NumPy classes at many states, whole runs of the two engines, and a
 spring on the four-bar parallelogram against its reduced ODE at 4th order with
 E = T + V_gravity + V_spring conserved, on both engines."""

@@ -1,4 +1,4 @@
-"""Rolling contacts and held force laws on the compiled core (issue 18): the contours,
+"""Rolling contacts and held force laws on the compiled core: the contours,
 the contact and rolling rows, the coordinate spring and a controller's law sampled by
 the core, each against the NumPy engine."""
 

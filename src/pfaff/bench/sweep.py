@@ -62,7 +62,7 @@ def _record_ms(folder: str, n: int = 50) -> float:
 
 
 def bench_sweep() -> list[Row]:
-    """``pfaff sweep`` on local Dask clusters (issue 16, design.md Sec. 8).
+    """``pfaff sweep`` on local Dask clusters (design.md Sec. 8).
 
     The same 8 points on a 1-worker and a 2-worker cluster (started and warmed
     up beforehand), 3 times, interleaved, no files; Dask's cost per trivial

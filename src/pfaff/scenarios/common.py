@@ -60,7 +60,7 @@ def sign_changes(x: np.ndarray) -> int:
 
 
 def fold_crossings(sigma_min: np.ndarray) -> int:
-    """Fold crossings seen in a sampled ``sigma_min(A)`` series (issue 19).
+    """Fold crossings seen in a sampled ``sigma_min(A)`` series.
 
     Through a fold a singular value of A passes through zero like ``c |t - t_f|``:
     the sample nearest the fold is a local minimum whose two neighbours sum to at

@@ -5,7 +5,7 @@ coupler and the rocker coincide and may turn together about D, a second branch
 (``theta = 0``, any rocker angle) that crosses the crank's motion there, a fold
 of the loop-closure Jacobian. Unlike the parallelogram's, the branch the crank
 follows through it is curved in joint space, so RK4 stage points leave it by
-O(dt^2); the witness of issue 19's stage projection.
+O(dt^2); the witness of the stage projection.
 
 The branch through the fold: the kite O-B-C-D (O the crank pivot, B the crank
 tip, C the coupler-rocker joint, D = (a, 0)) is symmetric about OC, so C lies on

@@ -5,7 +5,7 @@ the loop-closure Jacobian then loses N of its 2N rows. On the parallelogram
 branch every crank has the same absolute angle ``theta`` and the couplers
 translate, so the motion obeys a 1-DOF pendulum-like ODE (the reduced ODE,
 derived below by Lagrange from T and V), the independent witness of the
-convergence tests through folds (issue 19).
+convergence tests through folds.
 
 Bars are uniform (mass ``density * length``, inertia ``m L^2 / 12``); the
 cranks have length ``l`` and pivots ``l0`` apart on the x axis, the couplers

@@ -58,7 +58,7 @@ def newton_project(
     by up to ``position_tol / sigma_min(A)``, which near a fold (sigma_min ->
     0) is large; the M-metric velocity projection and ``C v = -A^+ A'v`` at
     that ``q`` then turn it into an error of ``|Phi| v / sigma^2`` in ``v``
-    and ``|Phi| v^2 / sigma^3`` in ``a`` (issue 19). Conversely a step taken
+    and ``|Phi| v^2 / sigma^3`` in ``a``. Conversely a step taken
     from ``|Phi|`` at its round-off level (``floor``, units of Phi) moves ``q``
     by ``noise / sigma`` off the manifold: none is taken. ``position_tol``
     remains the acceptance test the caller applies. Away from folds the

@@ -83,7 +83,7 @@ def rk_step(ev: Evaluator, tab: Tableau, q, v, a1, tau, dt, t=0.0, p1=0.0):
     is first put on the manifold (:func:`~pfaff.simulate.correction.correct_state`,
     unless :func:`~pfaff.simulate.correction.on_manifold`; its rate then uses the
     projected ``v_i``): RK on ``y' = F(pi(y))``, smooth up to the folds where ``F``
-    off the manifold is not (issue 19). Also returns the work of the
+    off the manifold is not. Also returns the work of the
     non-conservative force elements over the step, ``dt sum_i b_i p_i`` (the same
     method on ``w' = Q_nc . v``).
 

@@ -221,7 +221,7 @@ def test_planar_arm_force_figures_and_the_coupled_baseline():
     assert s["status"] == "ok"
     assert m["max_tracking_error_after"] <= 1e-4
     assert m["max_force_error_after"] <= 1e-3
-    # what the force sensor reads just before each sample (issue 14: 3.3e-3 N at 250 Hz)
+    # what the force sensor reads just before each sample (3.3e-3 N at 250 Hz)
     assert m["max_force_error_before_sample"] <= 1e-3
     assert m["max_force_error_before_sample"] > m["max_force_error_after"]
     assert m["min_contact_force"] > 0

@@ -192,7 +192,7 @@ def test_redundant_loop_accelerations_agree_with_pinocchio_proximal(name):
 
 
 def test_quadruped_has_30_dof_and_12_loop_rows_as_mujoco():
-    """examples/quadruped.xml (the model of issue 15's figure): nq 31, nv 30 and 12
+    """examples/quadruped.xml (the model of the model-file bench figure): nq 31, nv 30 and 12
     equality rows in pfaff and in MuJoCo; after assembly rank 8 (each planar loop's
     third row is dependent), 22 dof; the keyframe starts off the manifold."""
     from mjcf_support import mujoco_or_skip

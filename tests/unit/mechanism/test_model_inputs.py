@@ -1,4 +1,4 @@
-"""Issue 19, item 3: from_urdf takes the URDF text and a gravity vector; PlanarLink
+"""from_urdf takes the URDF text and a gravity vector; PlanarLink
 takes a centre of mass off the link axis."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Witnesses that can fail (issue 14): each is small on the correct run and large
+"""Witnesses that can fail: each is small on the correct run and large
 when a deliberately wrong controller or torque is fed in."""
 
 from __future__ import annotations

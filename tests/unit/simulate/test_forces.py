@@ -1,4 +1,4 @@
-"""Force elements evaluated at every stage (issue 19, item 2): springs, dampers and a
+"""Force elements evaluated at every stage: springs, dampers and a
 continuous applied force, against reduced ODEs derived by hand, with the energy
 balance E - E0 = work + force_work + correction_energy."""
 

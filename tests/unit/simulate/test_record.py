@@ -1,4 +1,4 @@
-"""The per-step record (pfaff.simulate.record) and the Controller protocol (issue 18, item 4).
+"""The per-step record (pfaff.simulate.record) and the Controller protocol.
 
 Independent witnesses: SciPy's pseudo-inverse and null space of A at the same state
 (absolute threshold), the constrained least-squares torque of
