@@ -1,4 +1,5 @@
-"""The README runs as written: each Python block alone, each `pfaff` command parses."""
+"""The README and the guides in docs/ run as written: each Python block alone, in an
+empty folder, and each `pfaff` command parses."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from pfaff.cli import main
 from pfaff.scenarios import get_scenario, parse_sets
 
 README = REPO / "README.md"
-TEXT = README.read_text(encoding="utf-8")
+PAGES = [README, *sorted((REPO / "docs").glob("*.md"))]
+TEXT = "\n".join(p.read_text(encoding="utf-8") for p in PAGES)
 PYTHON_BLOCKS = re.findall(r"^```python\n(.*?)^```", TEXT, re.S | re.M)
 SH_BLOCKS = re.findall(r"^```sh\n(.*?)^```", TEXT, re.S | re.M)
 
@@ -38,6 +40,14 @@ def _commands() -> list[str]:
 COMMANDS = _commands()
 
 
+def test_readme_is_the_landing_page():
+    """design.md Sec. 10: the README is at most 200 lines and links every guide."""
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200
+    for page in PAGES[1:]:
+        assert f"(docs/{page.name})" in text, page.name
+
+
 def test_readme_has_the_blocks_and_commands_it_should():
     assert len(PYTHON_BLOCKS) >= 3
     assert any("panda-contact" in c and "q0=" in c for c in COMMANDS)
@@ -56,7 +66,7 @@ def test_python_block_runs_alone(index, tmp_path):
         text=True,
         timeout=300,
     )
-    assert proc.returncode == 0, f"README python block {index} failed:\n{code}\n{proc.stderr}"
+    assert proc.returncode == 0, f"python block {index} failed:\n{code}\n{proc.stderr}"
     assert proc.stdout.strip(), "each block prints what it computes"
     assert not any(tmp_path.iterdir()), "a block writes no files"
 

@@ -90,8 +90,8 @@ def test_newton_takes_no_step_from_round_off():
 # .. 1e-8 rad at t_end, depending on the last bits), nothing measurable beyond. Over
 # 120 runs (40 nearby parameter sets x N = 1, 2, 10) the three halvings all reached
 # 12x in every one of the 86 runs with no stage within FOLD_MARGIN of a fold (least
-# ratios 12.3 / 14.3 / 14.7) and failed in 3 of the 34 others (README). The tests'
-# mechanisms are checked to keep that margin (reduced_rk4 gives the stages exactly),
+# ratios 12.3 / 14.3 / 14.7) and failed in 3 of the 34 others (docs/forces-and-folds.md).
+# The tests' mechanisms are checked to keep that margin (reduced_rk4 gives the stages exactly),
 # and each run is checked to be the reduced ODE's RK4 to round-off.
 CONV = {"l": 0.8, "g": 88.0}
 TH_C, W_C, T_C = 0.3, -9.0, 1.0
@@ -281,7 +281,7 @@ def test_rk4_is_fourth_order_through_folds_from_exact_branch_states(monkeypatch)
     projected dynamics converges at 4th order through the folds (>= 12x per
     halving over three halvings from 5 ms). With the Newton correction the true
     Phi keeps a round-off value c ~ 1e-16 m, and from Phi = c the projected ODE
-    leaves a fold along the level set Phi = c (README, "Folds")."""
+    leaves a fold along the level set Phi = c (docs/forces-and-folds.md)."""
     import pfaff.simulate.integrator as integrator
 
     def oracle(cset, q, v, opt, svd_fn=None):

@@ -127,7 +127,7 @@ def reduced_rk4(
     dt) + 1`` step ends, (N + 1, 2); ``fold_distance`` the least distance [rad] of a
     stage angle (``y_n``, ``y_n + dt/2 k_1``, ``y_n + dt/2 k_2``, ``y_n + dt k_3``) from
     a fold (``theta`` a multiple of pi), where the projected ODE's round-off floor
-    lives (README, "Convergence through folds").
+    lives (docs/forces-and-folds.md, "Convergence through folds").
     """
     J, K = reduced_coefficients(n, l, l0, density)
     c = K * g * l / J

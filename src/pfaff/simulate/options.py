@@ -105,9 +105,9 @@ class SimOptions:
         same solutions on the manifold as ``y' = F(y)`` and is smooth up to the
         folds, where the index-reduced ``F`` off the manifold is not: a stage point
         off a curved branch by O(dt^2) at a distance x from a fold sees an
-        acceleration error ~ dt^2 v^4 / x^2 (README "Force elements and
-        accuracy through folds"). A stage where Newton takes no step keeps its
-        velocity (:func:`~pfaff.simulate.correction.on_manifold`): straight branches
+        acceleration error ~ dt^2 v^4 / x^2 (docs/forces-and-folds.md). A stage where
+        Newton takes no step keeps its velocity
+        (:func:`~pfaff.simulate.correction.on_manifold`): straight branches
         pay nothing. False: the stages as they fall (the scheme before; 1.6-1.8x
         faster per step on the passive core scenarios, 7-15 % on the controlled ones,
         same order away from folds).

@@ -134,9 +134,9 @@ def test_load_model_refusals(tmp_path):
     ["jdotv_connect_2d", "jdotv_connect_3d", "jdotv_weld_3d", "connect", "weld", "equality_site"],
 )
 def test_mujoco_models_passive_exact(name):
-    """MuJoCo's own equality models, passive from qpos0 (0.25 s here; 5 s in the README's
-    table): the loops stay closed to 1e-10 and the energy is kept to 1e-6 of the
-    largest kinetic energy. jdotv_connect_2d: 3 rows of rank 2."""
+    """MuJoCo's own equality models, passive from qpos0 (0.25 s here; 5 s in the
+    table of docs/your-robot.md): the loops stay closed to 1e-10 and the energy is kept
+    to 1e-6 of the largest kinetic energy. jdotv_connect_2d: 3 rows of rank 2."""
     s = load_model(shared_model(name))
     viscous = name == "equality_site"  # <option viscosity="1">: reported, not modelled
     with pytest.warns(UserWarning, match="viscosity") if viscous else contextlib.nullcontext():

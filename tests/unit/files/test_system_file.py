@@ -156,7 +156,7 @@ def test_pfaff_run_mjcf_file_and_refusals(tmp_path, capsys):
 
 def test_pfaff_compare_violation_ratio_and_missing_mujoco(tmp_path, monkeypatch, capsys):
     """On jdotv_connect_2d MuJoCo's soft loop opens by ~1e-4 m within a few steps; pfaff's
-    stays below 1e-10: a ratio above 1e6 (0.2 s here, 5 s in the README)."""
+    stays below 1e-10: a ratio above 1e6 (0.2 s here, 5 s in docs/your-robot.md)."""
     pytest.importorskip("mujoco", reason="MuJoCo is the peer: pip install -e '.[mujoco]'")
     path = shared_model("jdotv_connect_2d")
     out = tmp_path / "cmp"

@@ -55,7 +55,8 @@ def _stop(proc: subprocess.Popen) -> None:
 
 @pytest.fixture(scope="module")
 def loopback(tmp_path_factory):
-    """A Dask scheduler and two single-threaded workers on 127.0.0.1, as the README starts them."""
+    """A Dask scheduler and two single-threaded workers on 127.0.0.1, as docs/sweeps.md
+    starts them."""
     from distributed import Client
 
     file = tmp_path_factory.mktemp("dask") / "scheduler.json"
