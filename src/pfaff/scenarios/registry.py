@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from pfaff.errors import ParameterError
+from pfaff.simulate.policy import STEP_TOL, steps_of
 
 
 @dataclass(frozen=True)
@@ -85,10 +86,6 @@ class Param:
         return value
 
 
-STEP_TOL = 1e-6
-"""Relative tolerance (of ``dt``) within which a time counts as a whole number of steps."""
-
-
 def _is_end_time(key: str) -> bool:
     return key == "t_end" or key.endswith("_t_end")
 
@@ -132,8 +129,8 @@ def check_timing(values: dict[str, Any], periods: dict[str, float] | None = None
     for key, t in values.items():
         if not _is_end_time(key) or not isinstance(t, (int, float)):
             continue
-        n = round(t / dt)
-        if t < dt * (1 - STEP_TOL):
+        n = steps_of(t, dt)
+        if n == 0:
             raise ParameterError(
                 f"{key} = {t:g} s is shorter than one step of dt = {dt:g} s: the run would "
                 f"take no step; choose {key} >= dt (e.g. {key}={dt:g}) or a smaller dt"

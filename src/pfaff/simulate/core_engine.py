@@ -26,7 +26,7 @@ from pfaff.simulate.policy import (
     SampleClock,
     contact_message,
     nonfinite_message,
-    position_failure,
+    position_message,
     series_shape,
 )
 from pfaff.simulate.record import StepRecord
@@ -38,15 +38,18 @@ from pfaff.simulate.trajectory import SimulationError, Trajectory
 CHUNK = 2000
 
 
-def build(cset: ConstraintSet, forces=()):
-    """:func:`pfaff.core.build` with the bound built-in force elements ``forces``."""
-    reason = lowering.first_reason(forces, "force")
+def build(cset: ConstraintSet, forces=(), held=()):
+    """:func:`pfaff.core.build` with the bound built-in force elements ``forces`` and
+    those of a held law, ``held`` (sampled by the core at the controller's instants)."""
+    reason = lowering.first_reason((*forces, *held), "force")
     if reason is not None:
         raise ValueError(f"the compiled core cannot run this system: force elements: {reason}")
     system = core.build(cset)
     into = core.Build(system, cset.mechanism)
     for e in forces:
         system.add_force(lowering.lower(e, "force", into))
+    for e in held:
+        system.add_held_force(lowering.lower(e, "force", into))
     return system
 
 
@@ -105,12 +108,9 @@ def run(
     :class:`SimulationError` as the NumPy engine does.
     """
     mech = cset.mechanism
-    system = build(cset, forces)
     held = held_law(controller, q, mech)
+    system = build(cset, forces, held or ())
     if held is not None:  # the controller's law sampled by the core itself
-        into = core.Build(system, mech)
-        for e in held:
-            system.add_held_force(lowering.lower(e, "force", into))
         controller = None
     frames = tuple(dict.fromkeys(frames))  # one slot each, in order
     for name in frames:
@@ -244,4 +244,4 @@ def _message(cset, code, what, idx, value, t, step, iters) -> str:
         return nonfinite_message(what, idx, value, t, step)
     if code == 2:
         return contact_message(cset.row_names[idx], value, t, step)
-    return position_failure(value, t, step, iters) or f"position correction failed ({value})"
+    return position_message(value, t, step, iters)

@@ -32,7 +32,7 @@ from pfaff.simulate.options import (
     engine_choice,
     use_engine,
 )
-from pfaff.simulate.policy import SampleClock, position_failure
+from pfaff.simulate.policy import POSITION_FAILURE, SampleClock, position_message, steps_of
 from pfaff.simulate.record import Controller, StepRecord, as_controller
 from pfaff.simulate.recording import (
     check_contact,
@@ -115,8 +115,9 @@ def step_count(t0: float, t_end: float, dt: float) -> int:
     """Steps of ``dt`` from ``t0`` to the final time ``t_end``: ``round((t_end - t0) / dt)``.
 
     Raises ``ValueError`` when ``t0`` or ``t_end`` is not finite, when ``t_end <= t0``
-    or when the run would take no step (``t_end - t0 < dt / 2``). A span that is not
-    a multiple of ``dt`` ends at the nearest step: ``t0 + n_steps * dt``.
+    or when the run would take no step (``t_end - t0`` shorter than ``dt``). A span
+    that is not a multiple of ``dt`` ends at the nearest step: ``t0 + n_steps * dt``
+    (:func:`~pfaff.simulate.policy.steps_of`).
     """
     if not (np.isfinite(t0) and np.isfinite(t_end)):
         raise ValueError(f"t0 and t_end must be finite, got t0 = {t0!r}, t_end = {t_end!r}")
@@ -124,7 +125,7 @@ def step_count(t0: float, t_end: float, dt: float) -> int:
         raise ValueError(
             f"t_end is the final time and must be > t0: got t_end = {t_end!r} s, t0 = {t0!r} s"
         )
-    n = int(round((t_end - t0) / dt))
+    n = steps_of(t_end - t0, dt)
     if n < 1:
         raise ValueError(
             f"the run from t0 = {t0!r} s to t_end = {t_end!r} s is shorter than one step "
@@ -313,9 +314,9 @@ def simulate(
             corr += dE
             if err > opt.position_tol:
                 traj.newton_failures += 1
-                failed = position_failure(err, t + opt.dt, k + 1, newton_it)
-                if failed is not None:
-                    raise SimulationError(failed, traj)
+                if err > POSITION_FAILURE:
+                    msg = position_message(err, t + opt.dt, k + 1, newton_it)
+                    raise SimulationError(msg, traj)
             q, v = q1, v2
             traj.steps = k + 1
             if bar is not None:

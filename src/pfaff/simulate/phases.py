@@ -26,7 +26,7 @@ import numpy as np
 from pfaff.constraints.base import ConstraintSet
 from pfaff.simulate.integrator import project_state, simulate
 from pfaff.simulate.options import SimOptions
-from pfaff.simulate.policy import SampleClock
+from pfaff.simulate.policy import SampleClock, steps_of
 from pfaff.simulate.trajectory import Trajectory
 
 
@@ -88,8 +88,8 @@ class PhaseChain:
             n = due / opt.dt
             if abs(n - round(n)) > 1e-6:  # the next sample is off this phase's step grid
                 head = self._simulate(cset, due, stop, dataclasses.replace(opt, dt=due))
-                if head.stopped_at is not None or duration - due < opt.dt / 2:
-                    return head  # stopped, or the rest is shorter than half a step
+                if head.stopped_at is not None or steps_of(duration - due, opt.dt) == 0:
+                    return head  # stopped, or the rest is shorter than a step
                 rest = self._simulate(cset, duration - due, stop, opt)
                 return Trajectory.concat([head, rest])
         return self._simulate(cset, duration, stop, opt)

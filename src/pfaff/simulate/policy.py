@@ -7,9 +7,11 @@
 - :data:`SERIES`: the recorded series (name, width, unit, doc), in the order the
   compiled core writes its record buffers; :class:`~pfaff.simulate.Trajectory`, both
   recorders and the report's documentation read it.
-- :func:`position_failure`: when a position correction that missed ``position_tol``
-  stops the run, and its message; the other failure messages (non-finite values, a
-  unilateral contact that would open), the same for both engines.
+- :data:`POSITION_FAILURE` and :func:`position_message`: when a position correction
+  that missed ``position_tol`` stops the run, and its message; the other failure
+  messages (non-finite values, a unilateral contact that would open), the same for both
+  engines.
+- :func:`steps_of`: the steps a run of a given span takes (the rounding of ``t_end``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,17 @@ from dataclasses import dataclass
 #: a sample is due at step time t when t >= next - SAMPLE_TOL * dt: the step times
 #: t0 + k dt carry round-off, the controller's instants t0 + j control_dt too
 SAMPLE_TOL = 1e-9
+
+#: relative tolerance of "a whole number of steps" (times given in decimal, e.g. 0.3 / 0.1)
+STEP_TOL = 1e-6
+
+
+def steps_of(span: float, dt: float) -> int:
+    """The steps of ``dt`` a run of ``span`` seconds takes: ``round(span / dt)``, and 0 when
+    ``span`` is shorter than one step (within :data:`STEP_TOL`): such a run takes none.
+    ``simulate`` and the parameter checks of the command line apply this one rule."""
+    return 0 if span < dt * (1 - STEP_TOL) else int(round(span / dt))
+
 
 #: a position correction that ends above position_tol counts as a Newton failure;
 #: above this [units of Phi] the run stops (both engines)
@@ -64,11 +77,9 @@ def contact_message(row: str, normal_force: float, t: float, step: int) -> str:
     )
 
 
-def position_failure(err: float, t: float, step: int, iterations: int) -> str | None:
+def position_message(err: float, t: float, step: int, iterations: int) -> str:
     """The failure message of a position correction that ended at ``max |Phi| = err``
-    (None when the run goes on, see :data:`POSITION_FAILURE`)."""
-    if err <= POSITION_FAILURE:
-        return None
+    above :data:`POSITION_FAILURE` (both engines stop the run there)."""
     return (
         f"position correction failed at t = {t:.6g} s (step {step}): "
         f"max |Phi| = {err:.3g} after {iterations} iterations"

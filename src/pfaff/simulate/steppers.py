@@ -106,14 +106,17 @@ def rk_step(ev: Evaluator, tab: Tableau, q, v, a1, tau, dt, t=0.0, p1=0.0):
                 terms = None
         return ev(qi, vi, tau, ti, terms), ev.power, rate(theta, vi)
 
+    def combine(row, xs):  # sum_j (dt a_ij) x_j over the nonzero a_ij of an explicit row
+        out = None
+        for aij, x in zip(row, xs):
+            if aij:
+                out = (dt * aij) * x if out is None else out + (dt * aij) * x
+        return np.zeros_like(v) if out is None else out
+
     acc, power, d = [a1], [p1], [v]  # stage 0: the step's start, theta = 0
     for i in range(1, len(tab.b)):
-        theta, vi = np.zeros_like(v), v
-        for j, aij in enumerate(tab.a[i][:i]):
-            if aij:
-                theta = theta + (dt * aij) * d[j]
-                vi = vi + (dt * aij) * acc[j]
-        ai, pi, di = stage(theta, vi, t + tab.c[i] * dt)
+        theta, dv = combine(tab.a[i][:i], d), combine(tab.a[i][:i], acc)
+        ai, pi, di = stage(theta, v + dv, t + tab.c[i] * dt)
         acc.append(ai)
         power.append(pi)
         d.append(di)
