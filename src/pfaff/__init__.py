@@ -8,10 +8,17 @@ except PackageNotFoundError:  # running from a source tree without install
     __version__ = "0.0.0+unknown"
 
 
-def __getattr__(name: str):
-    """``pfaff.sweep`` on first use (it imports Dask and pandas)."""
-    if name == "sweep":
-        import pfaff.sweep
+#: the Python API (design.md Sec. 4), imported on first use: name -> its module
+_API = {"load": "pfaff.api", "System": "pfaff.api", "DynamicsResult": "pfaff.api"}
 
-        return pfaff.sweep
+
+def __getattr__(name: str):
+    """The Python API and ``pfaff.sweep`` on first use (``import pfaff`` stays light;
+    ``pfaff.sweep`` imports Dask and pandas)."""
+    import importlib
+
+    if name == "sweep":
+        return importlib.import_module("pfaff.sweep")
+    if name in _API:
+        return getattr(importlib.import_module(_API[name]), name)
     raise AttributeError(f"module 'pfaff' has no attribute {name!r}")

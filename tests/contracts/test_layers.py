@@ -21,6 +21,7 @@ LAYERS = [
     "manipulation",
     "systems",  # reusable assemblies (design.md Sec. 1): plants, references
     "files",  # the file formats users feed in: MJCF/URDF model files, TOML system files
+    "api",  # the Python API of design.md Sec. 4: load, System, Simulator, rollout
     "scenarios",
     "report",
     "sweep",  # many runs on Dask: scenarios + report below it

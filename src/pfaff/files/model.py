@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -41,6 +42,7 @@ class ModelSystem:
     keyframes: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     forces: list = field(default_factory=list)  # force elements (pfaff.simulate.forces)
     locked: dict[str, float] = field(default_factory=dict)
+    coords: Any = None  # MJCF: qpos_to_q / qvel_to_v (pfaff.mechanism.mjcf.MjcfModel)
 
 
 def load_model(path: str | Path, keyframe: str | None = None) -> ModelSystem:
@@ -75,4 +77,5 @@ def load_model(path: str | Path, keyframe: str | None = None) -> ModelSystem:
         warnings=list(mj.warnings),
         geoms=mj.geoms,
         keyframes=keys,
+        coords=mj,
     )

@@ -1,0 +1,197 @@
+"""A constrained robot as one object: its mechanism, constraints, force elements and
+assembled start, with the dynamics at a state (design.md Sec. 4, Python API).
+
+``pfaff.load(path)`` reads an MJCF or URDF model file or a TOML system file into a
+:class:`System`; :class:`pfaff.Simulator` steps one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pfaff import dynamics as dyn
+from pfaff.constraints.base import ConstraintSet
+from pfaff.errors import ModelError
+from pfaff.files.model import MODEL_SUFFIXES, ModelSystem, load_model
+from pfaff.files.system import load_system
+from pfaff.linalg import DEFAULT_RANK_TOL
+from pfaff.simulate.assembly import Assembly, assemble
+from pfaff.simulate.forces import ForceSet
+
+__all__ = ["DynamicsResult", "System", "load"]
+
+
+@dataclass(frozen=True)
+class DynamicsResult:
+    """The constrained dynamics at one state (Aghili 2005, eq. 22 and 32).
+
+    Attributes
+    ----------
+    a : acceleration (nv,) [rad/s^2, m/s^2].
+    lam : multipliers of the constraint rows (m,), ``F = A^T lam``.
+    F : generalized constraint force (nv,) [N m, N].
+    rank : rank of the constraint Jacobian A at ``q`` (absolute threshold ``rank_tol``).
+    """
+
+    a: np.ndarray
+    lam: np.ndarray
+    F: np.ndarray
+    rank: int
+
+
+def load(path: str | Path, keyframe: str | None = None) -> System:
+    """Read a model file (MJCF ``.xml``, URDF ``.urdf``) or a system file (``.toml``).
+
+    Parameters
+    ----------
+    path : the file.
+    keyframe : for an MJCF, the keyframe to start from (default: the file's first,
+        else its reference posture qpos0).
+
+    Returns
+    -------
+    System
+        Its start assembled onto the constraint manifold.
+
+    Raises
+    ------
+    pfaff.errors.ModelError, pfaff.errors.ParameterError
+        The file cannot be read, or describes something pfaff refuses (the message says
+        what and what is valid).
+    """
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix == ".toml":
+        if keyframe is not None:
+            raise ModelError("keyframe= applies to MJCF files; a system file names its start")
+        return System(load_system(p).system, source=str(p))
+    if suffix not in MODEL_SUFFIXES:
+        raise ModelError(
+            f"{str(p)!r}: expected a model file ({', '.join(MODEL_SUFFIXES)}) or a system "
+            "file (.toml)"
+        )
+    return System(load_model(p, keyframe), source=str(p))
+
+
+class System:
+    """A constrained mechanism with its force elements and assembled start.
+
+    Parameters
+    ----------
+    model : what a file describes (:class:`pfaff.files.model.ModelSystem`).
+    source : the file it came from, for messages.
+    rank_tol : absolute threshold on the singular values of A (Aghili Sec. 2).
+    assemble_tol : largest ``|Phi_i|`` of the assembled start.
+
+    Attributes
+    ----------
+    nq, nv : sizes of the configuration and of the velocity.
+    q0, v0 : the start, assembled onto the manifold (v0 projected onto N(A)).
+    cset : the constraints (:class:`pfaff.constraints.base.ConstraintSet`).
+    forces : the force elements (springs, dampers) added to every torque.
+    warnings : what the file holds that pfaff does not model.
+    """
+
+    def __init__(
+        self,
+        model: ModelSystem,
+        source: str = "",
+        rank_tol: float = DEFAULT_RANK_TOL,
+        assemble_tol: float = 1e-12,
+    ) -> None:
+        self.model = model
+        self.source = source
+        self.mechanism = model.mechanism
+        self.cset = ConstraintSet(self.mechanism, model.constraints)
+        self.forces = list(model.forces)
+        self._force_set = ForceSet(self.mechanism, self.forces)
+        self.rank_tol = float(rank_tol)
+        self.warnings = list(model.warnings)
+        self.assembly: Assembly = assemble(
+            self.cset, model.q, model.v, assemble_tol, 100, self.rank_tol
+        )
+        self.q0 = self.assembly.q.copy()
+        self.v0 = self.assembly.v.copy()
+        self._frames = tuple(dict.fromkeys((*self.cset.frames, *self._force_set.frames)))
+
+    def __repr__(self) -> str:
+        return (
+            f"System({self.source or self.mechanism.name!r}: nq={self.nq}, nv={self.nv}, "
+            f"constraint rows={self.cset.dim}, rank={self.assembly.rank})"
+        )
+
+    @property
+    def nq(self) -> int:
+        return self.mechanism.nq
+
+    @property
+    def nv(self) -> int:
+        return self.mechanism.nv
+
+    # -- the configuration manifold (Pinocchio's) -------------------------------------
+    def integrate(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        """``q (+) dq``: the configuration reached from ``q`` along the tangent ``dq``."""
+        return self.mechanism.integrate(*self._state(q, dq, "dq"))
+
+    def difference(self, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+        """The tangent ``dq`` with ``integrate(q0, dq) = q1``."""
+        q0 = self._q(q0, "q0")
+        return self.mechanism.difference(q0, self._q(q1, "q1"))
+
+    # -- MuJoCo's coordinates ------------------------------------------------------------
+    def qpos_to_q(self, qpos: np.ndarray) -> np.ndarray:
+        """MuJoCo ``qpos`` -> pfaff ``q`` (quaternions scalar-last, hinge ``ref`` removed);
+        the identity for URDF and system files on a URDF."""
+        coords = self.model.coords
+        return self._q(qpos, "qpos") if coords is None else coords.qpos_to_q(qpos)
+
+    def qvel_to_v(self, q: np.ndarray, qvel: np.ndarray) -> np.ndarray:
+        """MuJoCo ``qvel`` at ``q`` -> pfaff ``v`` (a free joint's linear velocity in its
+        body frame); the identity for URDF."""
+        coords = self.model.coords
+        q, qvel = self._state(q, qvel, "qvel")
+        return qvel.copy() if coords is None else coords.qvel_to_v(q, qvel)
+
+    # -- dynamics ----------------------------------------------------------------------
+    def forward_dynamics(
+        self, q: np.ndarray, v: np.ndarray, tau: np.ndarray | None = None
+    ) -> DynamicsResult:
+        """The constrained forward dynamics at ``(q, v, tau)`` (Aghili 2005, eq. 22, 32).
+
+        The constraints are the file's (bilateral), the force elements (springs,
+        dampers) are added to ``tau``. Redundant rows are fine: the rank is judged
+        by SVD with the absolute threshold ``rank_tol``.
+
+        Parameters
+        ----------
+        q : configuration (nq,); v : velocity (nv,); tau : joint torque (nv,), default 0.
+        """
+        q, v = self._state(q, v, "v")
+        tau = np.zeros(self.nv) if tau is None else self._vec(tau, self.nv, "tau", "nv")
+        snap = self.mechanism.compute(q, v, self._frames, extras=False)
+        if self._force_set:
+            tau = tau + self._force_set.evaluate(0.0, snap)[0]
+        ev = self.cset.evaluate(snap)
+        sol = dyn.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift, self.rank_tol)
+        return DynamicsResult(sol.a, sol.lam, sol.F, int(sol.proj.rank))
+
+    # -- checks at the boundary ----------------------------------------------------------
+    @staticmethod
+    def _vec(x, n: int, name: str, size: str) -> np.ndarray:
+        a = np.asarray(x, dtype=float)
+        if a.shape != (n,):
+            raise ValueError(f"{name} has shape {a.shape}, expected ({n},) = ({size},)")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name} has non-finite entries: {a}")
+        return a
+
+    def _q(self, q, name: str = "q") -> np.ndarray:
+        q = self._vec(q, self.nq, name, "nq")
+        self.mechanism.check_state(q)
+        return q
+
+    def _state(self, q, x, name: str) -> tuple[np.ndarray, np.ndarray]:
+        return self._q(q), self._vec(x, self.nv, name, "nv")
