@@ -18,13 +18,34 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from pfaff.mechanism.base import ModelError
+from pfaff.mechanism.base import ModelError, unit_quaternion
 from pfaff.mechanism.mjcf_types import Equality, MjcfModel, Passive
 from pfaff.mechanism.mjmodel import build_model, name_of, quat_matrix
 
 __all__ = ["compile_mjcf", "from_mjmodel"]
 
 _CONNECT, _WELD, _JOINT = 0, 1, 2  # mjtEq
+#: the compiled arrays pfaff reads, checked finite
+_FINITE = (
+    "body_pos",
+    "body_quat",
+    "body_mass",
+    "body_inertia",
+    "body_ipos",
+    "body_iquat",
+    "jnt_pos",
+    "jnt_axis",
+    "qpos0",
+    "qpos_spring",
+    "jnt_stiffness",
+    "dof_damping",
+    "dof_armature",
+    "eq_data",
+    "key_qpos",
+    "key_qvel",
+    "site_pos",
+    "site_quat",
+)
 _EQ_NAMES = {0: "connect", 1: "weld", 2: "joint", 3: "tendon", 4: "flex"}
 
 
@@ -41,11 +62,32 @@ def compile_mjcf(path: str | Path) -> MjcfModel:
     p = Path(path)
     if not p.is_file():
         raise ModelError(f"MJCF file {str(p)!r} does not exist")
+    said: list[str] = []  # MuJoCo's warnings, here instead of in ./MUJOCO_LOG.TXT
+    before = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(said.append)
+    raw_keys = None
     try:
-        m = mujoco.MjModel.from_xml_path(str(p))
+        if hasattr(mujoco, "MjSpec"):  # MuJoCo >= 3.2: the keyframes as written, too
+            spec = mujoco.MjSpec.from_file(str(p))
+            m = spec.compile()
+            raw_keys = [np.array(list(k.qpos), dtype=float) for k in spec.keys]
+        else:  # pragma: no cover - MuJoCo 3.0, 3.1
+            m = mujoco.MjModel.from_xml_path(str(p))
     except ValueError as exc:
         raise ModelError(f"MJCF file {str(p)!r}: MuJoCo's compiler refuses it: {exc}") from None
-    return from_mjmodel(m, str(p))
+    finally:
+        mujoco.set_mju_user_warning(before)
+    bad = [a for a in _FINITE if not np.all(np.isfinite(np.asarray(getattr(m, a))))]
+    if bad or any("NaN" in w for w in said):
+        raise ModelError(
+            f"MJCF file {str(p)!r}: non-finite numbers (NaN or inf) in "
+            f"{', '.join(bad) or 'the XML'}{'; MuJoCo: ' + said[0] if said else ''}; "
+            "valid: finite numbers"
+        )
+    mj = from_mjmodel(m, str(p))
+    mj.warnings[:0] = [f"MuJoCo's compiler: {w.strip()}" for w in said]
+    _key_quaternions(mj, raw_keys or [])
+    return mj
 
 
 def from_mjmodel(m: mujoco.MjModel, path: str = "<MjModel>") -> MjcfModel:
@@ -56,6 +98,19 @@ def from_mjmodel(m: mujoco.MjModel, path: str = "<MjModel>") -> MjcfModel:
     mj.passive = _passive(m, mj)
     _not_modelled(m, mj)
     return mj
+
+
+def _key_quaternions(mj: MjcfModel, raw_keys: list[np.ndarray]) -> None:
+    """A line in warnings for each keyframe quaternion the file gives off unit norm
+    (MuJoCo's compiler normalises it; so does pfaff, from the compiled keyframe)."""
+    for (name, _), qpos in zip(mj.keyframes.items(), raw_keys):
+        if qpos.shape != (mj.nq_mj,):
+            continue
+        for j in mj.joints:
+            if j.type in ("ball", "free"):
+                a = j.qpos_adr + (3 if j.type == "free" else 0)
+                what = f"keyframe {name!r}, joint {j.name!r}"
+                unit_quaternion(qpos[a : a + 4], what, mj.warnings, np.inf)
 
 
 def _flag(m: mujoco.MjModel, name: str) -> bool:
@@ -175,8 +230,10 @@ def _not_modelled(m: mujoco.MjModel, mj: MjcfModel) -> None:
                 w.append(f"joint {jt.name!r}: nonlinear {what} terms are not modelled")
     if m.nu:
         names = [name_of(m, mujoco.mjtObj.mjOBJ_ACTUATOR, i) or f"#{i}" for i in range(m.nu)]
+        shown = ", ".join(names[:6]) + (", ..." if m.nu > 6 else "")
+        many = m.nu > 1
         w.append(
-            f"{m.nu} actuators ({', '.join(names[:6])}{', ...' if m.nu > 6 else ''}) are not "
+            f"{m.nu} actuator{'s' if many else ''} ({shown}) {'are' if many else 'is'} not "
             "modelled: forward_dynamics takes joint torques tau"
         )
     if m.ntendon:
