@@ -63,8 +63,10 @@ def compile_mjcf(path: str | Path) -> MjcfModel:
     if not p.is_file():
         raise ModelError(f"MJCF file {str(p)!r} does not exist")
     said: list[str] = []  # MuJoCo's warnings, here instead of in ./MUJOCO_LOG.TXT
-    before = mujoco.get_mju_user_warning()
-    mujoco.set_mju_user_warning(said.append)
+    hook = hasattr(mujoco, "set_mju_user_warning")
+    before = mujoco.get_mju_user_warning() if hook else None
+    if hook:
+        mujoco.set_mju_user_warning(said.append)
     raw_keys = None
     try:
         if hasattr(mujoco, "MjSpec"):  # MuJoCo >= 3.2: the keyframes as written, too
@@ -76,7 +78,8 @@ def compile_mjcf(path: str | Path) -> MjcfModel:
     except ValueError as exc:
         raise ModelError(f"MJCF file {str(p)!r}: MuJoCo's compiler refuses it: {exc}") from None
     finally:
-        mujoco.set_mju_user_warning(before)
+        if hook:
+            mujoco.set_mju_user_warning(before)
     bad = [a for a in _FINITE if not np.all(np.isfinite(np.asarray(getattr(m, a))))]
     if bad or any("NaN" in w for w in said):
         raise ModelError(
@@ -189,7 +192,8 @@ def _passive(m: mujoco.MjModel, mj: MjcfModel) -> list[Passive]:
     """Joint springs (about ``springref``) and dampers of hinge and slide joints, as
     ``mj_passive`` applies them, unless the file disables springs or dampers; those of
     ball and free joints are listed in warnings."""
-    springs, dampers = not _flag(m, "SPRING"), not _flag(m, "DAMPER")
+    passive = not _flag(m, "PASSIVE")  # MuJoCo < 3.1: one flag for both
+    springs, dampers = passive and not _flag(m, "SPRING"), passive and not _flag(m, "DAMPER")
     out = []
     for j, jt in enumerate(mj.joints):
         k = float(m.jnt_stiffness[j]) if springs else 0.0
