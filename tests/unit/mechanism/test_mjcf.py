@@ -301,3 +301,40 @@ def test_non_finite_numbers_are_refused_and_mujocos_log_stays_out_of_the_folder(
         with pytest.raises(ModelError, match="non-finite numbers .* in body_pos"):
             read_mjcf(_write(tmp_path, body))
     assert not (tmp_path / "MUJOCO_LOG.TXT").exists()
+
+
+_OFFSET_JOINTS = """<mujoco><worldbody><body name="a" pos="0.1 0 0.2" euler="10 20 30">
+  <joint name="h" type="hinge" axis="0 1 0" pos="0.05 0.02 0"/>
+  <geom type="box" size="0.1 0.02 0.01" pos="0.1 0 0" euler="0 0 15"/>
+  <body name="b" pos="0.2 0 0"><joint name="s" type="ball" pos="0 0 0.03"/>
+    <joint name="p" type="slide" axis="1 0 0"/>
+    <geom type="capsule" fromto="0 0 0 0 0 -0.2" size="0.01"/></body></body>
+</worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("name", ("jdotv_connect_3d", "weld", "gripper", "leg", "offsets"))
+def test_drawn_geoms_sit_where_mujoco_puts_them(tmp_path, name):
+    """Each drawn geom's placement (in its body's frame) composed with the frame's
+    world placement is MuJoCo's geom_xpos / geom_xmat at random states, joints with
+    anchors off the body origin included."""
+    mujoco = mujoco_or_skip()
+    if name == "offsets":
+        path = tmp_path / "offsets.xml"
+        path.write_text(_OFFSET_JOINTS)
+    else:
+        path = _path(name)
+    mj = read_mjcf(path)
+    mech = PinocchioMechanism(mj.model, name)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    drawn = [g for g in range(m.ngeom) if int(m.geom_type[g]) in (2, 3, 4, 5, 6)]
+    assert len(mj.geoms) == len(drawn)
+    data = mj.model.createData()
+    for q in _random_states(mech, mj.q0, 3, seed=9, scale=0.8):
+        d.qpos[:] = mj.q_to_qpos(q)
+        mujoco.mj_forward(m, d)
+        pin.framesForwardKinematics(mj.model, data, q)
+        for g, (frame, _, _, T) in zip(drawn, mj.geoms):
+            W = data.oMf[mj.model.getFrameId(frame)].homogeneous @ T
+            assert np.abs(W[:3, 3] - d.geom_xpos[g]).max() <= 1e-12
+            assert np.abs(W[:3, :3] - d.geom_xmat[g].reshape(3, 3)).max() <= 1e-12
