@@ -240,6 +240,8 @@ def _not_modelled(m: mujoco.MjModel, mj: MjcfModel) -> None:
             f"{m.nu} actuator{'s' if many else ''} ({shown}) {'are' if many else 'is'} not "
             "modelled: forward_dynamics takes joint torques tau"
         )
+    if not _flag(m, "CONTACT") and not _flag(m, "CONSTRAINT"):
+        _contacts_at_start(m, w)
     if m.ntendon:
         w.append(f"{m.ntendon} tendons (and their springs, dampers, limits) are not modelled")
     if np.any(m.body_gravcomp != 0):
@@ -247,3 +249,26 @@ def _not_modelled(m: mujoco.MjModel, mj: MjcfModel) -> None:
     for key in ("viscosity", "density", "wind"):  # fluid forces
         if np.any(np.asarray(getattr(m.opt, key)) != 0):
             w.append(f"<option {key}> is ignored (pfaff models no fluid forces)")
+
+
+def _contacts_at_start(m: mujoco.MjModel, w: list[str]) -> None:
+    """A line in warnings when MuJoCo finds contacts at the file's start (its first
+    keyframe, else qpos0): MuJoCo simulates them, pfaff does not."""
+    d = mujoco.MjData(m)
+    if m.nkey:
+        mujoco.mj_resetDataKeyframe(m, d, 0)
+    mujoco.mj_forward(m, d)
+    if not d.ncon:
+        return
+
+    def geom(g: int) -> str:
+        return name_of(m, mujoco.mjtObj.mjOBJ_GEOM, g) or (
+            f"geom {g} of {name_of(m, mujoco.mjtObj.mjOBJ_BODY, int(m.geom_bodyid[g])) or 'world'}"
+        )
+
+    pairs = [f"{geom(int(c.geom1))} / {geom(int(c.geom2))}" for c in d.contact[: d.ncon]]
+    shown = "; ".join(pairs[:3]) + ("; ..." if len(pairs) > 3 else "")
+    w.append(
+        f"MuJoCo finds {d.ncon} contact{'s' if d.ncon > 1 else ''} at the start ({shown}): "
+        "contacts are not modelled (MuJoCo simulates them unless <flag contact='disable'/>)"
+    )
