@@ -203,3 +203,12 @@ def test_griffe_extension_splits_one_line_entries():
     assert out[4:6] == ["x : float", "    a number."]  # a real type is kept
     assert out[6:9] == ["q0, v0", "    the start,", "    assembled."]
     assert gd.rst_roles(":class:`~pfaff.api.System`") == "`System`"
+
+
+def test_results_notes_drop_tracker_references_only():
+    assert pages.public_note("issue 18 (MuJoCo's RK4: 274x)") == "MuJoCo's RK4: 274x"
+    assert pages.public_note("issue 15; median of 3 runs (13.6 .. 13.8)") == (
+        "median of 3 runs (13.6 .. 13.8)"
+    )
+    assert pages.public_note("issue 7") == ""
+    assert pages.public_note("timed in turn with the core") == "timed in turn with the core"
