@@ -127,3 +127,28 @@ def gauss_reference(M: np.ndarray, f: np.ndarray, J: np.ndarray, drift: np.ndarr
     r = -drift - J @ a_u
     y = Vt[keep].T @ ((U[:, keep].T @ r) / s[keep])
     return a_u + np.linalg.solve(L.T, y)
+
+
+def mujoco_efc_equality_J(mujoco, m, d, qpos: np.ndarray) -> np.ndarray:
+    """MuJoCo's own equality rows of efc_J at ``qpos`` (m.opt.jacobian must be dense)."""
+    d.qpos[:] = qpos
+    mujoco.mj_forward(m, d)
+    eq = d.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY
+    return np.asarray(d.efc_J).reshape(d.nefc, m.nv)[eq].copy()
+
+
+def mujoco_equality_drift_fd(mujoco, m, qpos: np.ndarray, qvel: np.ndarray, h: float = 1e-3):
+    """``J'(q, qvel) qvel`` of MuJoCo's equality rows by central differences of efc_J along
+    ``q(t) = mj_integratePos(qpos, qvel, t)``, Richardson-extrapolated from h and h/2
+    (error O(h^4)); for rows without an analytic J' (weld)."""
+    d = mujoco.MjData(m)
+
+    def central(step: float) -> np.ndarray:
+        out = []
+        for s in (step, -step):
+            q = np.array(qpos, dtype=float)
+            mujoco.mj_integratePos(m, q, np.asarray(qvel, dtype=float), s)
+            out.append(mujoco_efc_equality_J(mujoco, m, d, q))
+        return (out[0] - out[1]) / (2 * step) @ qvel
+
+    return (4 * central(h / 2) - central(h)) / 3

@@ -14,10 +14,14 @@ import pinocchio as pin
 import pytest
 from mjcf_support import (
     OWN,
+    SHARED_NAMES,
     gauss_reference,
+    mujoco_efc_equality_J,
+    mujoco_equality_drift_fd,
     mujoco_equality_residual,
     mujoco_equality_rows,
     mujoco_full_M,
+    shared_model,
 )
 
 import pfaff
@@ -65,7 +69,7 @@ def _states(system: System, m, d, n: int, seed: int):
         q = assemble(system.cset, q).q
         qpos = mj.q_to_qpos(q)
         assert np.abs(mujoco_equality_residual(mujoco, m, d, qpos)).max(initial=0) <= 1e-10
-        J, _ = mujoco_equality_rows(mujoco, m, d)
+        J = mujoco_efc_equality_J(mujoco, m, d, qpos)
         if J.shape[0]:
             _, s, Vt = np.linalg.svd(J)
             N = Vt[int(np.sum(s > 1e-9 * s[0])) :].T
@@ -77,22 +81,31 @@ def _states(system: System, m, d, n: int, seed: int):
         yield (q, mj.qvel_to_v(q, qvel), T.T @ qfrc), (qpos, qvel, qfrc)
 
 
-def gauss_errors(system: System, path, n: int = 20, seed: int = 0) -> list[float]:
-    """|qacc_pfaff - qacc_ref| / |qacc_ref| at ``n`` random on-manifold states."""
+def gauss_errors(
+    system: System, path, n: int = 20, seed: int = 0, fd: bool = False, drift_scale: float = 1.0
+):
+    """|qacc_pfaff - qacc_ref| / |qacc_ref| at ``n`` random on-manifold states; the
+    reference's rows from mj_jac with their drift from mj_jacDot (connect and joint
+    rows), or with ``fd`` MuJoCo's efc_J with its drift by finite differences (any
+    rows, welds included). Fluid forces, which pfaff lists as not modelled, are off."""
     m = mujoco.MjModel.from_xml_path(str(path))
     m.opt.jacobian = mujoco.mjtJacobian.mjJAC_DENSE
+    m.opt.viscosity = m.opt.density = 0.0
     d = mujoco.MjData(m)
     mj = system.model.coords
     out = []
     for (q, v, tau), (qpos, qvel, qfrc) in _states(system, m, d, n, seed):
         d.qpos[:], d.qvel[:], d.qfrc_applied[:] = qpos, qvel, qfrc
         mujoco.mj_forward(m, d)
-        J, drift = mujoco_equality_rows(mujoco, m, d)
         eq = d.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY
-        efc_J = np.asarray(d.efc_J).reshape(d.nefc, m.nv)[eq]
-        assert np.abs(efc_J - J).max(initial=0) <= 1e-12  # the rows are MuJoCo's own
+        efc_J = np.asarray(d.efc_J).reshape(d.nefc, m.nv)[eq].copy()
+        if fd:
+            J, drift = efc_J, mujoco_equality_drift_fd(mujoco, m, qpos, qvel)
+        else:
+            J, drift = mujoco_equality_rows(mujoco, m, d)
+            assert np.abs(efc_J - J).max(initial=0) <= 1e-12  # the rows are MuJoCo's own
         f = qfrc + d.qfrc_passive - d.qfrc_bias
-        ref = gauss_reference(mujoco_full_M(mujoco, m, d), f, J, drift)
+        ref = gauss_reference(mujoco_full_M(mujoco, m, d), f, J, drift_scale * drift)
         res = system.forward_dynamics(q, v, tau)
         out.append(float(np.linalg.norm(_qacc(mj, q, v, res.a) - ref) / np.linalg.norm(ref)))
     return out
@@ -119,6 +132,60 @@ def test_gauss_reference_catches_missing_armature_or_passive_forces(name):
     no_arm = pfaff.load(path)
     no_arm.mechanism.model.armature[:] = 0.0
     assert min(gauss_errors(no_arm, path, n=3)) > 1e-4
+
+
+ALL_OWN = (
+    "four_bar",
+    "four_bar_inertial",
+    "five_bar",
+    "slider_crank",
+    "gripper",
+    "leg",
+    "mesh_arm",
+    *PASSIVE,
+)
+
+
+def _any_path(name: str):
+    if name == "quadruped":
+        return OWN.parent.parent / "examples" / "quadruped.xml"
+    return OWN / f"{name}.xml" if name in ALL_OWN else shared_model(name)
+
+
+@pytest.mark.parametrize("name", (*SHARED_NAMES, *ALL_OWN, "quadruped"))
+def test_every_model_against_gauss_reference_with_mujocos_own_rows(name):
+    """Every MJCF model of the tests, welds, ball and free joints included: MuJoCo's
+    efc_J rows with their drift by Richardson-extrapolated central differences along
+    mj_integratePos; 20 random on-manifold states each, 1e-8 relative (the difference
+    quotient's own error is ~1e-11)."""
+    path = _any_path(name)
+    err = gauss_errors(pfaff.load(path), path, fd=True)
+    assert max(err) <= 1e-8, err
+
+
+@pytest.mark.parametrize("name", ("jdotv_weld_3d", "jdotv_connect_3d", "leg"))
+def test_the_figure_sees_a_missing_drift_term(name):
+    """A reference without J'v (what an engine without the drift would compute) is far
+    from pfaff's accelerations: the figure would catch its absence."""
+    path = _any_path(name)
+    assert min(gauss_errors(pfaff.load(path), path, n=3, fd=True, drift_scale=0.0)) > 1e-6
+
+
+def test_finite_difference_drift_witness_agrees_with_mj_jacdot():
+    """The difference quotient of efc_J against mj_jacDot's analytic drift on the
+    passive five-bar and the floating leg (connect rows): the same within 1e-9."""
+    for name in ("five_bar_passive", "leg_passive"):
+        path = OWN / f"{name}.xml"
+        system = pfaff.load(path)
+        m = mujoco.MjModel.from_xml_path(str(path))
+        m.opt.jacobian = mujoco.mjtJacobian.mjJAC_DENSE
+        d = mujoco.MjData(m)
+        for _, (qpos, qvel, _) in _states(system, m, d, 3, seed=5):
+            d.qpos[:], d.qvel[:] = qpos, qvel
+            mujoco.mj_forward(m, d)
+            _, exact = mujoco_equality_rows(mujoco, m, d)
+            fd = mujoco_equality_drift_fd(mujoco, m, qpos, qvel)
+            assert np.abs(fd - exact).max() <= 1e-9 * max(1.0, np.abs(exact).max())
 
 
 def test_passive_elements_are_mujocos_qfrc_passive():
