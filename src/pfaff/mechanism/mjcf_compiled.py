@@ -67,30 +67,35 @@ def compile_mjcf(path: str | Path) -> MjcfModel:
     before = mujoco.get_mju_user_warning() if hook else None
     if hook:
         mujoco.set_mju_user_warning(said.append)
-    raw_keys = None
     try:
-        if hasattr(mujoco, "MjSpec"):  # MuJoCo >= 3.2: the keyframes as written, too
-            spec = mujoco.MjSpec.from_file(str(p))
-            m = spec.compile()
-            raw_keys = [np.array(list(k.qpos), dtype=float) for k in spec.keys]
-        else:  # pragma: no cover - MuJoCo 3.0, 3.1
-            m = mujoco.MjModel.from_xml_path(str(p))
-    except ValueError as exc:
-        raise ModelError(f"MJCF file {str(p)!r}: MuJoCo's compiler refuses it: {exc}") from None
+        m, raw_keys = _compile(p)
+        bad = [a for a in _FINITE if not np.all(np.isfinite(np.asarray(getattr(m, a))))]
+        if bad or any("NaN" in w for w in said):
+            raise ModelError(
+                f"MJCF file {str(p)!r}: non-finite numbers (NaN or inf) in "
+                f"{', '.join(bad) or 'the XML'}{'; MuJoCo: ' + said[0] if said else ''}; "
+                "valid: finite numbers"
+            )
+        mj = from_mjmodel(m, str(p))  # its mj_forward at the start warns here too
     finally:
         if hook:
             mujoco.set_mju_user_warning(before)
-    bad = [a for a in _FINITE if not np.all(np.isfinite(np.asarray(getattr(m, a))))]
-    if bad or any("NaN" in w for w in said):
-        raise ModelError(
-            f"MJCF file {str(p)!r}: non-finite numbers (NaN or inf) in "
-            f"{', '.join(bad) or 'the XML'}{'; MuJoCo: ' + said[0] if said else ''}; "
-            "valid: finite numbers"
-        )
-    mj = from_mjmodel(m, str(p))
-    mj.warnings[:0] = [f"MuJoCo's compiler: {w.strip()}" for w in said]
-    _key_quaternions(mj, raw_keys or [])
+    mj.warnings[:0] = [f"MuJoCo: {w.strip()}" for w in said]
+    _key_quaternions(mj, raw_keys)
     return mj
+
+
+def _compile(p: Path) -> tuple[mujoco.MjModel, list[np.ndarray]]:
+    """The compiled model and the keyframes' qpos as the file writes them (MuJoCo >= 3.2;
+    an empty list before)."""
+    try:
+        if hasattr(mujoco, "MjSpec"):
+            spec = mujoco.MjSpec.from_file(str(p))
+            keys = [np.array(list(k.qpos), dtype=float) for k in getattr(spec, "keys", [])]
+            return spec.compile(), keys
+        return mujoco.MjModel.from_xml_path(str(p)), []  # pragma: no cover - MuJoCo < 3.2
+    except ValueError as exc:
+        raise ModelError(f"MJCF file {str(p)!r}: MuJoCo's compiler refuses it: {exc}") from None
 
 
 def from_mjmodel(m: mujoco.MjModel, path: str = "<MjModel>") -> MjcfModel:
