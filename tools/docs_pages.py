@@ -55,11 +55,29 @@ def public_note(note: str) -> str:
     return text.strip()
 
 
+def _load_run(f: Path) -> dict:
+    data = json.loads(f.read_text(encoding="utf-8"))
+    for key in ("rows", "date", "host", "versions"):
+        if key not in data:
+            raise KeyError(f"{f.name}: a pfaff bench --json file has {key!r}")
+    return data
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line if line else "" for line in text.splitlines())
+
+
 def results_page(folder: Path = RESULTS) -> str:
-    """The recorded benchmark runs, newest first: host, date, versions, every figure."""
+    """The recorded benchmark runs, newest first (by their recorded date): the newest
+    run's figures that have a target, then each run's host, versions and every figure."""
     from pfaff.bench import meets_target
 
-    files = sorted(folder.glob("*.json"), reverse=True)
+    runs = [(f, _load_run(f)) for f in folder.glob("*.json")]
+    if not runs:
+        raise FileNotFoundError(f"no benchmark results in {folder}")
+    runs.sort(key=lambda fr: fr[1]["date"], reverse=True)
+    newest, data = runs[0]
+    targets = [r for r in data["rows"] if r.get("target")]
     lines = [
         "# Benchmark results",
         "",
@@ -68,17 +86,34 @@ def results_page(folder: Path = RESULTS) -> str:
         "Compare ratios measured in one run rather than absolute times across hosts. "
         "What each benchmark measures: [Benchmarks](benchmarks.md).",
         "",
+        f"## The newest run against its targets: `{newest.name}`",
+        "",
+        f"{data['date']}, {data['host'].get('cpu')}, {data['host'].get('cores')} cores; "
+        "every figure of the run, with its note, is further down.",
+        "",
+        _table(
+            ["benchmark", "figure", "value", "unit", "target", "ok"],
+            [
+                [
+                    r["benchmark"],
+                    r["figure"],
+                    _fmt(r["value"]),
+                    r.get("unit", ""),
+                    r["target"],
+                    meets_target(r["value"], str(r["target"])),
+                ]
+                for r in targets
+            ],
+        ),
+        "",
+        "## Every recorded run",
+        "",
     ]
-    if not files:
-        raise FileNotFoundError(f"no benchmark results in {folder}")
-    for f in files:
-        data = json.loads(f.read_text(encoding="utf-8"))
-        for key in ("rows", "date", "host", "versions"):
-            if key not in data:
-                raise KeyError(f"{f.name}: a pfaff bench --json file has {key!r}")
+    for f, data in runs:
         host, ver = data["host"], data["versions"]
+        ver = {k: (f"`{str(v)[:12]}`" if k == "pfaff_git" else v) for k, v in ver.items()}
         lines += [
-            f"## `{f.name}`",
+            f"### `{f.name}`",
             "",
             _table(
                 ["date", "host", "CPU", "cores", "platform"],
@@ -93,32 +128,28 @@ def results_page(folder: Path = RESULTS) -> str:
                 ],
             ),
             "",
-            _table(list(ver), [[f"`{v}`" if k == "pfaff_git" else v for k, v in ver.items()]]),
+            _table(list(ver), [list(ver.values())]),
             "",
         ]
         groups: dict[str, list[dict]] = {}
         for r in data["rows"]:
             groups.setdefault(r["benchmark"], []).append(r)
         for bench, rows in groups.items():
-            lines += [
-                f"### {bench}",
-                "",
-                _table(
-                    ["figure", "value", "unit", "target", "ok", "note"],
+            table = _table(
+                ["figure", "value", "unit", "target", "ok", "note"],
+                [
                     [
-                        [
-                            r["figure"],
-                            _fmt(r["value"]),
-                            r.get("unit", ""),
-                            r.get("target", ""),
-                            meets_target(r["value"], str(r.get("target", ""))),
-                            public_note(r.get("note", "")),
-                        ]
-                        for r in rows
-                    ],
-                ),
-                "",
-            ]
+                        r["figure"],
+                        _fmt(r["value"]),
+                        r.get("unit", ""),
+                        r.get("target", ""),
+                        meets_target(r["value"], str(r.get("target", ""))),
+                        public_note(r.get("note", "")),
+                    ]
+                    for r in rows
+                ],
+            )
+            lines += [f'??? note "{bench}: {len(rows)} figures"', "", _indent(table), ""]
     return "\n".join(lines)
 
 

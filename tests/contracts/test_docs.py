@@ -163,7 +163,7 @@ def test_results_page_has_every_file_host_and_figure():
     assert files
     for f in files:
         data = json.loads(f.read_text(encoding="utf-8"))
-        body = _section(text, f"## `{f.name}`")
+        body = _section(text, f"### `{f.name}`")
         assert data["date"] in body and data["host"]["cpu"] in body
         assert data["versions"]["pfaff"] in body
         for r in data["rows"]:
@@ -171,6 +171,18 @@ def test_results_page_has_every_file_host_and_figure():
         # a figure appears as the bench's own formatting of its value
         r = next(r for r in data["rows"] if isinstance(r["value"], float))
         assert f"| {r['value']:.4g} |" in body
+
+
+def test_results_page_leads_with_the_newest_run_by_date():
+    """The summary is the run with the latest recorded date, whatever the file names."""
+    text = pages.results_page()
+    runs = [json.loads(f.read_text()) for f in (REPO / "benchmarks" / "results").glob("*.json")]
+    newest = max(runs, key=lambda d: d["date"])
+    head = text.split("## Every recorded run")[0]
+    assert newest["date"] in head
+    for r in newest["rows"]:
+        if r.get("target"):
+            assert pages._cell(r["figure"]) in head
 
 
 def test_results_page_refuses_a_file_without_its_host(tmp_path):
