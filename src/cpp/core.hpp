@@ -312,6 +312,10 @@ namespace pfaff
     /// M at q by the CRBA (WORLD convention: also data.oMi, data.J), skipped when
     /// they are still those of q
     bool mass_matrix(const VecX & q); // false: skipped, the last pass stands
+    /// M as mass_matrix and h = nle at (q, v): one fused pass when M moves, else RNEA
+    /// (false: M's pass stood)
+    bool mass_and_bias(const VecX & q, const VecX & v);
+    bool bias_world_ = false; // the last bias pass was the fused one (ov, oa in world)
     /// M = U D U^T (Pinocchio's cholesky::decompose) of the last mass_matrix, once
     void mass_factor();
     /// G = V1^T M^-1 V1 through that factor, its Cholesky factor into llt_
