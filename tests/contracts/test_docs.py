@@ -224,3 +224,18 @@ def test_results_notes_drop_tracker_references_only():
     )
     assert pages.public_note("issue 7") == ""
     assert pages.public_note("timed in turn with the core") == "timed in turn with the core"
+
+
+def test_case_study_figures_exist_and_are_shown():
+    """Every figure tools/docs_figures.py makes is in docs/figures/ and on the papers
+    page, and docs/figures/ holds nothing else."""
+    spec = importlib.util.spec_from_file_location("df", REPO / "tools" / "docs_figures.py")
+    df = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(df)
+    papers = (REPO / "docs" / "papers.md").read_text(encoding="utf-8")
+    for path in df.figure_paths():
+        assert path.is_file() and path.stat().st_size > 1000, path
+        assert f"](figures/{path.name})" in papers, path.name
+    assert sorted(df.FOLDER.iterdir()) == sorted(df.figure_paths())
+    with pytest.raises(SystemExit, match="valid"):
+        df.make(["no-such-scenario"])
