@@ -23,7 +23,8 @@ MuJoCo's body id); each named site an OP_FRAME named after the site
 (``site:<name>`` when a body has the same name).
 
 Modelled: kinematics, inertias, gravity, armature (``model.armature``), the
-``connect``/``weld``/``joint`` equalities (exactly, as bilateral constraints), the
+``connect``/``weld``/``joint`` equalities (exactly, as bilateral constraints; joint
+polynomials up to MuJoCo's fourth degree), the
 stiffness (about ``springref``) and damping of hinge and slide joints (as force
 elements, :func:`pfaff.files.model.load_model`). Listed in ``warnings``: joint
 limits, actuators, friction loss, tendons, fluid forces, gravcomp, inactive

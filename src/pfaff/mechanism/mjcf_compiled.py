@@ -57,7 +57,7 @@ def compile_mjcf(path: str | Path) -> MjcfModel:
     ModelError
         The file does not exist, MuJoCo's compiler refuses it (its message is
         quoted), or it holds what pfaff cannot represent (tendon or flex equalities,
-        joint couplings beyond the linear term, a free joint below another body).
+        a free joint below another body, NaN or inf).
     """
     p = Path(path)
     if not p.is_file():
@@ -155,11 +155,6 @@ def _equalities(m: mujoco.MjModel, mj: MjcfModel, path: str) -> list[Equality]:
         data = np.array(m.eq_data[e], dtype=float)
         if t == _JOINT:
             coef = data[:5]
-            if np.any(coef[2:] != 0):
-                raise ModelError(
-                    f"MJCF file {path!r}, {element}: polycoef {coef.tolist()}: terms beyond "
-                    "the linear one are not supported"
-                )
             j1 = name_of(m, mujoco.mjtObj.mjOBJ_JOINT, int(m.eq_obj1id[e]))
             o2 = int(m.eq_obj2id[e])
             j2 = name_of(m, mujoco.mjtObj.mjOBJ_JOINT, o2) if o2 >= 0 else None
@@ -167,7 +162,13 @@ def _equalities(m: mujoco.MjModel, mj: MjcfModel, path: str) -> list[Equality]:
             j2 = mj.joints[o2].name if (o2 >= 0 and not j2) else j2
             out.append(
                 Equality(
-                    "joint", name, element, 1, joint1=j1, joint2=j2, polycoef=(coef[0], coef[1])
+                    "joint",
+                    name,
+                    element,
+                    1,
+                    joint1=j1,
+                    joint2=j2,
+                    polycoef=tuple(float(c) for c in coef),
                 )
             )
             continue

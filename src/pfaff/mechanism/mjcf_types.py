@@ -46,7 +46,7 @@ class Equality:
     torquescale: float = 1.0
     joint1: str | None = None
     joint2: str | None = None
-    polycoef: tuple[float, float] = (0.0, 1.0)
+    polycoef: tuple[float, ...] = (0.0, 1.0, 0.0, 0.0, 0.0)
 
 
 @dataclass

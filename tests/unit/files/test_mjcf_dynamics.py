@@ -142,6 +142,7 @@ ALL_OWN = (
     "gripper",
     "leg",
     "mesh_arm",
+    "poly_coupling",
     *PASSIVE,
 )
 
@@ -163,7 +164,7 @@ def test_every_model_against_gauss_reference_with_mujocos_own_rows(name):
     assert max(err) <= 1e-8, err
 
 
-@pytest.mark.parametrize("name", ("jdotv_weld_3d", "jdotv_connect_3d", "leg"))
+@pytest.mark.parametrize("name", ("jdotv_weld_3d", "jdotv_connect_3d", "leg", "poly_coupling"))
 def test_the_figure_sees_a_missing_drift_term(name):
     """A reference without J'v (what an engine without the drift would compute) is far
     from pfaff's accelerations: the figure would catch its absence."""

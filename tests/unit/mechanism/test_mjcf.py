@@ -21,7 +21,7 @@ from pfaff.mechanism import ModelError, PinocchioMechanism
 from pfaff.mechanism.mjcf import read_mjcf
 from pfaff.simulate.assembly import assemble
 
-OWN_NAMES = ("four_bar", "five_bar", "slider_crank", "gripper", "leg")
+OWN_NAMES = ("four_bar", "five_bar", "slider_crank", "gripper", "leg", "poly_coupling")
 
 
 def _path(name: str):
@@ -141,7 +141,9 @@ def test_equality_residuals_are_mujocos(name):
         assert np.abs(mujoco_equality_residual(mujoco, m, d, mj.q_to_qpos(asm.q))).max() <= 1e-11
 
 
-@pytest.mark.parametrize("name", ("jdotv_weld_3d", "weld", "equality_site", "gripper", "leg"))
+@pytest.mark.parametrize(
+    "name", ("jdotv_weld_3d", "weld", "equality_site", "gripper", "leg", "poly_coupling")
+)
 def test_equality_jacobians_and_drifts_against_finite_differences(name):
     mj, mech, cset = _system(name)
     rng = np.random.default_rng(5)
@@ -186,12 +188,6 @@ _TENDON = '<tendon><fixed name="t"><joint joint="j1" coef="1"/></fixed></tendon>
 @pytest.mark.parametrize(
     ("body", "equality", "extra", "words"),
     [  # pfaff's own refusals, then MuJoCo's compiler's (quoted, naming the element)
-        (
-            _ARM,
-            '<joint joint1="j1" joint2="j2" polycoef="0 1 0.5 0 0"/>',
-            "",
-            ["polycoef", "linear"],
-        ),
         (_ARM, '<tendon tendon1="t"/>', _TENDON, ["connect, weld and joint", "tendon"]),
         (_ARM, '<joint joint1="j1" joint2="nope"/>', "", ["compiler refuses", "'nope'"]),
         (_ARM, '<connect body1="a" body2="zz" anchor="0 0 0"/>', "", ["'zz'"]),
@@ -338,3 +334,17 @@ def test_drawn_geoms_sit_where_mujoco_puts_them(tmp_path, name):
             W = data.oMf[mj.model.getFrameId(frame)].homogeneous @ T
             assert np.abs(W[:3, 3] - d.geom_xpos[g]).max() <= 1e-12
             assert np.abs(W[:3, :3] - d.geom_xmat[g].reshape(3, 3)).max() <= 1e-12
+
+
+def test_polynomial_joint_coupling_is_mujocos_residual():
+    """polycoef beyond the linear term: pfaff's residual is MuJoCo's efc_pos row (the same
+    number, offsets from qpos0 with a ref on both joints) at random states."""
+    mujoco = mujoco_or_skip()
+    mj, mech, cset = _system("poly_coupling")
+    assert type(cset.constraints[0]).__name__ == "PolynomialJointCoupling"
+    m = mujoco.MjModel.from_xml_path(str(_path("poly_coupling")))
+    d = mujoco.MjData(m)
+    for q in _random_states(mech, mj.q0, 5, seed=12, scale=0.7):
+        phi, _ = cset.holonomic_terms_at(q)
+        r_mj = mujoco_equality_residual(mujoco, m, d, mj.q_to_qpos(q))
+        assert abs(phi[0] - r_mj[0]) <= 1e-14 and abs(phi[0]) > 1e-3
