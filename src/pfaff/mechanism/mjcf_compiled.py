@@ -202,18 +202,16 @@ def _passive(m: mujoco.MjModel, mj: MjcfModel) -> list[Passive]:
     springs, dampers = passive and not _flag(m, "SPRING"), passive and not _flag(m, "DAMPER")
     out = []
     for j, jt in enumerate(mj.joints):
+        da, nv = int(m.jnt_dofadr[j]), {"free": 6, "ball": 3}.get(jt.type, 1)
         k = float(m.jnt_stiffness[j]) if springs else 0.0
-        da = int(m.jnt_dofadr[j])
-        c = np.array(m.dof_damping[da : da + (1 if jt.type in ("hinge", "slide") else 3)])
-        c = c if dampers else 0 * c
-        if jt.type in ("ball", "free"):
-            if k != 0 or np.any(m.dof_damping[da : da + (3 if jt.type == "ball" else 6)] != 0):
+        c = np.array(m.dof_damping[da : da + nv], dtype=float) * (1.0 if dampers else 0.0)
+        if nv > 1:
+            if k != 0 or np.any(c != 0):
                 mj.warnings.append(
                     f"joint {jt.name!r}: stiffness and damping of a {jt.type} joint are not "
                     "modelled (pfaff models them on hinge and slide joints)"
                 )
-            continue
-        if k != 0 or c[0] != 0:
+        elif k != 0 or c[0] != 0:
             qa = int(m.jnt_qposadr[j])
             rest = float(m.qpos_spring[qa] - m.qpos0[qa])
             out.append(Passive(jt.name, k, rest, float(c[0])))

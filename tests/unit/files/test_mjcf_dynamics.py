@@ -306,3 +306,26 @@ def test_system_maps_mujocos_coordinates_both_ways():
         mujoco.mj_forward(m, d)
         T_mj = 0.5 * qvel @ mujoco_full_M(mujoco, m, d) @ qvel
         assert abs(T_mj - system.mechanism.compute(q, v).kinetic) <= 1e-12 * max(1.0, T_mj)
+
+
+def test_flags_that_disable_springs_dampers_gravity_and_contacts_are_read(tmp_path):
+    """<flag spring/damper/gravity/contact="disable">: no force elements, zero gravity,
+    no contact warning -- as MuJoCo's qfrc_passive and qfrc_bias (at rest) say."""
+    text = (OWN / "five_bar_passive.xml").read_text()
+    flags = '<option><flag spring="disable" damper="disable" gravity="disable" contact="disable"/>'
+    path = tmp_path / "five_bar_flags.xml"
+    path.write_text(text.replace("<default>", flags + "</option>\n  <default>", 1))
+    system = pfaff.load(path)
+    assert system.forces == []
+    assert not any("contact" in w for w in system.warnings)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    mj = system.model.coords
+    q = system.q0
+    d.qpos[:], d.qvel[:] = mj.q_to_qpos(q), 1.0
+    mujoco.mj_forward(m, d)
+    assert np.abs(d.qfrc_passive).max() <= 1e-15  # MuJoCo applies none either
+    snap = system.mechanism.compute(q, np.zeros(system.nv))
+    d.qvel[:] = 0.0
+    mujoco.mj_forward(m, d)
+    assert np.abs(snap.g).max() <= 1e-15 and np.abs(d.qfrc_bias).max() <= 1e-15
