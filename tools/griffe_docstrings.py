@@ -26,8 +26,12 @@ ENTRY = re.compile(r"^([A-Za-z_*][\w*]*(?:\s*,\s*[A-Za-z_*][\w*]*)*)\s+:\s+(.+)$
 
 
 def rst_roles(text: str) -> str:
-    """Sphinx roles (``:class:`~pfaff.x.Y```) as Markdown code (`` `Y` ``)."""
-    return ROLE.sub(lambda m: f"`{m.group(1).rsplit('.', 1)[-1]}`", text)
+    """Sphinx roles (``:class:`~pfaff.x.Y```) as Markdown code (`` `Y` ``), a literal
+    block's ``::`` as ``:``, and no pointer to the design notes, which are not
+    published (``(design.md Sec. 2)``)."""
+    text = ROLE.sub(lambda m: f"`{m.group(1).rsplit('.', 1)[-1]}`", text)
+    text = re.sub(r"\s*\(design\.md(?: Sec\. [\d.]+)?\)", "", text)
+    return re.sub(r"(?<=\S)::$", ":", text, flags=re.M)
 
 
 def split_entries(text: str) -> str:

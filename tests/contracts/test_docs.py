@@ -215,6 +215,8 @@ def test_griffe_extension_splits_one_line_entries():
     assert out[4:6] == ["x : float", "    a number."]  # a real type is kept
     assert out[6:9] == ["q0, v0", "    the start,", "    assembled."]
     assert gd.rst_roles(":class:`~pfaff.api.System`") == "`System`"
+    assert gd.rst_roles("Notation (design.md Sec. 2)::") == "Notation:"
+    assert gd.rst_roles("a ratio (design.md Sec. 8.1) of") == "a ratio of"
 
 
 def test_results_notes_drop_tracker_references_only():
@@ -239,3 +241,49 @@ def test_case_study_figures_exist_and_are_shown():
     assert sorted(df.FOLDER.iterdir()) == sorted(df.figure_paths())
     with pytest.raises(SystemExit, match="valid"):
         df.make(["no-such-scenario"])
+
+
+def _toml_blocks() -> list[tuple[str, str]]:
+    pages_ = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    return [
+        (p.name, block)
+        for p in pages_
+        for block in re.findall(r"^```toml\n(.*?)^```", p.read_text(encoding="utf-8"), re.S | re.M)
+    ]
+
+
+def check_system_toml(data: dict) -> None:
+    """The keys and tables of a system-file example, as the parser checks them (the
+    model file and frames are not loaded: an example names a model the reader has)."""
+    for key in data:
+        if key not in sf.TOP_KEYS:
+            raise ParameterError(f"{key}: not a system-file key")
+    for table, keys in (
+        ("model", sf.MODEL_KEYS),
+        ("start", sf.START_KEYS),
+        ("simulation", tuple(sf.SIM_KEYS)),
+        ("controller", ctl.CONTROLLER_KEYS),
+    ):
+        sf._table(data, table, keys, table)
+    for i, spec in enumerate(data.get("constraints", [])):
+        sf.parse_constraint(f"constraints[{i}]", spec)
+    for i, spec in enumerate(data.get("forces", [])):
+        sf.parse_constraint(f"forces[{i}]", spec, sf.FORCE_TYPES)
+
+
+def test_every_system_file_example_in_the_docs_parses():
+    """Every TOML block of the README and docs/ that is a system file (not a
+    pyproject.toml snippet) uses only keys and types the parser accepts."""
+    checked = 0
+    for name, block in _toml_blocks():
+        data = sf.tomllib.loads(block)  # tomli on Python 3.10
+        if "project" in data or "tool" in data:
+            continue
+        try:
+            check_system_toml(data)
+        except ParameterError as exc:
+            raise AssertionError(f"{name}: {exc}\n{block}") from None
+        checked += 1
+    assert checked >= 2
+    with pytest.raises(ParameterError, match="stiffnes"):
+        check_system_toml({"forces": [{"type": "joint_spring", "joint": "a", "stiffnes": 1.0}]})
