@@ -50,8 +50,12 @@ def _fmt(value: Any) -> str:
 
 def public_note(note: str) -> str:
     """A row's note without a tracker reference (``"issue 18 (the core's bar)"`` ->
-    ``"the core's bar"``): older result files named the plan item a target came from."""
+    ``"the core's bar"``) or a pointer to the unpublished design notes: older result
+    files named the plan item a target came from."""
     text = re.sub(r"\bissue \d+\s*(?:\(([^)]*)\))?;?\s*", lambda m: m.group(1) or "", note)
+    text = re.sub(
+        r"\s*\(design\.md(?: Sec\. [\d.]+)?\)|design\.md(?: Sec\. [\d.]+)?:?\s*", "", text
+    )
     return text.strip()
 
 

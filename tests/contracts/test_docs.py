@@ -225,6 +225,10 @@ def test_results_notes_drop_tracker_references_only():
         "median of 3 runs (13.6 .. 13.8)"
     )
     assert pages.public_note("issue 7") == ""
+    assert pages.public_note("paired ratio (design.md Sec. 8)") == "paired ratio"
+    assert (
+        pages.public_note("design.md Sec. 8: (T1/T2 - 1) per worker") == "(T1/T2 - 1) per worker"
+    )
     assert pages.public_note("timed in turn with the core") == "timed in turn with the core"
 
 

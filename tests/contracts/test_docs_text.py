@@ -33,7 +33,8 @@ TIMING = re.compile(r"real[- ]?time|\d\s*(?:us|µs)\b|ms per\b", re.I)
 SOURCE = re.compile(r"\b((?:benchmarks|tests)/[\w./-]+\.(?:py|json))\b")
 FORBIDDEN = re.compile(
     r"\b(?:this|last|previous|next|that|each) turn\b|\bturn's\b|\bsessions?\b"
-    r"|\bissues? #?\d+|\bnext run\b|\(\d{4}-\d{2}-\d{2}\b|\b\d{4}-\d{2}-\d{2}[,)]",
+    r"|\bissues? #?\d+|\bnext run\b|\(\d{4}-\d{2}-\d{2}\b|\b\d{4}-\d{2}-\d{2}[,)]"
+    r"|\bdesign\.md\b",
     re.I,
 )
 
