@@ -71,6 +71,47 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line if line else "" for line in text.splitlines())
 
 
+#: the figures of one scenario (or model file) in a run, by the end of the row's name
+GLANCE = {
+    "scenarios": ("realtime factor", "engine", "max |phi|", "status"),
+    "model-files": ("realtime factor", "engine", "max |phi|", "status"),
+    "mujoco-rk4": ("pfaff step", "MuJoCo RK4 step", "ratio pfaff/MuJoCo", "engine", "status"),
+}
+
+
+def at_a_glance(rows: list[dict]) -> tuple[list[str], list[dict]]:
+    """The rows of each benchmark in ``GLANCE`` as one table, a line per scenario or
+    model (a second target of the same figure stays in the full list), and the rows
+    those tables do not hold."""
+    from pfaff.bench import meets_target
+
+    cells: dict[str, dict[str, dict[str, str]]] = {}
+    units: dict[tuple[str, str], str] = {}
+    rest = []
+    for r in rows:
+        quantities = GLANCE.get(r["benchmark"], ())
+        q = next((q for q in quantities if r["figure"].endswith(" " + q)), None)
+        if q is None:
+            rest.append(r)
+            continue
+        cell = cells.setdefault(r["benchmark"], {}).setdefault(r["figure"][: -len(q) - 1], {})
+        if q in cell:
+            continue  # the same figure against another target
+        ok = meets_target(r["value"], str(r.get("target", "")))
+        cell[q] = _fmt(r["value"]) + (" (target missed)" if ok == "no" else "")
+        units[(r["benchmark"], q)] = r.get("unit", "")
+    tables = []
+    for bench, by_name in cells.items():
+        cols = [q for q in GLANCE[bench] if any(q in c for c in by_name.values())]
+        head = [bench] + [
+            q + (f" [{units[(bench, q)]}]" if units.get((bench, q)) else "") for q in cols
+        ]
+        tables.append(
+            _table(head, [[n, *(c.get(q, "") for q in cols)] for n, c in by_name.items()])
+        )
+    return tables, rest
+
+
 def results_page(folder: Path = RESULTS) -> str:
     """The recorded benchmark runs, newest first (by their recorded date): the newest
     run's figures that have a target, then each run's host, versions and every figure."""
@@ -81,7 +122,8 @@ def results_page(folder: Path = RESULTS) -> str:
         raise FileNotFoundError(f"no benchmark results in {folder}")
     runs.sort(key=lambda fr: fr[1]["date"], reverse=True)
     newest, data = runs[0]
-    targets = [r for r in data["rows"] if r.get("target")]
+    glance, rest = at_a_glance(data["rows"])
+    targets = [r for r in rest if r.get("target")]
     lines = [
         "# Benchmark results",
         "",
@@ -95,6 +137,7 @@ def results_page(folder: Path = RESULTS) -> str:
         f"{data['date']}, {data['host'].get('cpu')}, {data['host'].get('cores')} cores; "
         "every figure of the run, with its note, is further down.",
         "",
+        *(line for t in glance for line in (t, "")),
         _table(
             ["benchmark", "figure", "value", "unit", "target", "ok"],
             [
