@@ -36,14 +36,27 @@ def rst_roles(text: str) -> str:
 
 def split_entries(text: str) -> str:
     """The docstring with each ``name : description`` entry of the sections above
-    written as ``name`` and an indented description."""
+    written as ``name`` and an indented description; a paragraph of prose after the
+    entries (no entry, not indented) goes under a ``Notes`` heading, where the NumPy
+    style puts it, instead of being read as more entries."""
     lines = text.splitlines()
     out: list[str] = []
     section = None
     for i, line in enumerate(lines):
         nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        prev = lines[i - 1] if i else ""
         if line.strip() and nxt.strip() and set(nxt.strip()) == {"-"}:
             section = line.strip()
+        elif (
+            section in SECTIONS
+            and line.strip()
+            and not prev.strip()
+            and not line.startswith(" ")
+            and not ENTRY.match(line)
+            and not re.match(r"^[A-Za-z_*][\w*]*(?:\s*,\s*[A-Za-z_*][\w*]*)*$", line)
+        ):
+            out += ["Notes", "-----"]
+            section = "Notes"
         m = ENTRY.match(line)
         if section in SECTIONS and m and not line.startswith(" "):
             name, rest = m.groups()

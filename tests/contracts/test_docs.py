@@ -220,6 +220,12 @@ def test_griffe_extension_splits_one_line_entries():
     assert out[4:6] == ["x : float", "    a number."]  # a real type is kept
     assert out[6:9] == ["q0, v0", "    the start,", "    assembled."]
     assert gd.rst_roles(":class:`~pfaff.api.System`") == "`System`"
+    doc = "Law.\n\nParameters\n----------\nk : stiffness.\n\nThe law follows the protocol.\n"
+    assert gd.split_entries(doc).splitlines()[-3:] == [
+        "Notes",
+        "-----",
+        "The law follows the protocol.",
+    ]
     assert gd.rst_roles("Notation (design.md Sec. 2)::") == "Notation:"
     assert gd.rst_roles("a ratio (design.md Sec. 8.1) of") == "a ratio of"
 
