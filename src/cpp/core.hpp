@@ -333,8 +333,10 @@ namespace pfaff
     void quat_rows(const Spec & s, int row, int hrow, bool with_drift);
     /// RKMK stage rate theta' = dintegrate_dv(q, theta)^-1 vi (vi on nq == nv models)
     void stage_rate(const VecX & q, const VecX & theta, const VecX & vi, VecX & out);
+    /// FrameAligned's rows of spec s (all three when all_rows, else s.D's)
     void aligned_rows(
-      const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow, bool with_drift);
+      const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow, bool with_drift,
+      bool all_rows);
     /// RK4 stage acceleration; with opt.stage_projection the stage (q, v) is first put
     /// on the manifold (correct(q, v, true)) and returned so
     double stage(VecX & q, VecX & v, VecX & a);
@@ -371,7 +373,7 @@ namespace pfaff
     Eigen::LLT<MatX> llt_;
     VecX y_, vn_;
     Matrix3x Jp1_, Jp2_;
-    MatX Gjw_;
+    Matrix3x Gjw_; // the angular-velocity rows of an orientation block (3 x nv)
     RowSpace rs_, rs_stage_, rs_newton_, rs_vel_;
     // the A that rs_vel_ factors (the corrected q of a step's end or of a stage): the
     // next step's start (start_terms) or the stage's dynamics (stage) reuse the factor

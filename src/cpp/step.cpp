@@ -133,6 +133,12 @@ namespace pfaff
     for (size_t b = 0; b < lie_blocks_.size(); ++b)
     {
       const auto [i, k] = lie_blocks_[b];
+      if (k == 6) // a free flyer: the fixed-size LU (no heap, unrolled)
+      {
+        const Eigen::Matrix<double, 6, 6> B = Jint_.block<6, 6>(i, i);
+        out.segment<6>(i) = B.partialPivLu().solve(vi.segment<6>(i));
+        continue;
+      }
       lu_blocks_[b].compute(Jint_.block(i, i, k, k));
       out.segment(i, k).noalias() = lu_blocks_[b].solve(vi.segment(i, k));
     }

@@ -209,12 +209,13 @@ namespace pfaff
       Re.noalias() = f1.R * f2.R.transpose();
     else
       Re.noalias() = (f1.R * R_off) * f2.R.transpose();
-    Gjw_.noalias() = f1.J.bottomRows<3>() - Re * f2.J.bottomRows<3>();
+    Gjw_.noalias() = f1.J.bottomRows<3>() - Re.lazyProduct(f2.J.bottomRows<3>());
     return Re;
   }
 
   void System::aligned_rows(
-    const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow, bool with_drift)
+    const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow, bool with_drift,
+    bool all_rows)
   {
     const FrameKin & f1 = frames[s.s1];
     const Mat3 Re = relative_rotation(s, s.R_right, R_off, off_identity);
@@ -239,9 +240,9 @@ namespace pfaff
       const Vec3 c = Re * w;
       dr = 0.5 * (tr_d * w - w.cross(c) + tr * a - Re * a);
     }
-    if (s.D_identity)
+    if (all_rows)
     {
-      A.middleRows(row, 3).noalias() = G * Gjw_;
+      A.middleRows(row, 3).noalias() = G.lazyProduct(Gjw_);
       drift.segment<3>(row) = dr;
       phi.segment<3>(hrow) = e;
     }
@@ -270,7 +271,7 @@ namespace pfaff
       u = -u;
     }
     const Mat3 H = 0.5 * (sc * Mat3::Identity() - skew(u));
-    A.middleRows(row, 3).noalias() = H * Gjw_;
+    A.middleRows(row, 3).noalias() = H.lazyProduct(Gjw_);
     phi.segment<3>(hrow) = u;
     if (!with_drift)
     {
