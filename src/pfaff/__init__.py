@@ -9,7 +9,14 @@ except PackageNotFoundError:  # running from a source tree without install
 
 
 #: the Python API (design.md Sec. 4), imported on first use: name -> its module
-_API = {"load": "pfaff.api", "System": "pfaff.api", "DynamicsResult": "pfaff.api"}
+_API = {
+    "load": "pfaff.api",
+    "System": "pfaff.api",
+    "DynamicsResult": "pfaff.api",
+    "Simulator": "pfaff.api",
+    "StepInfo": "pfaff.api",
+    "rollout": "pfaff.api",
+}
 
 
 def __getattr__(name: str):
