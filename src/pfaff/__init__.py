@@ -20,12 +20,12 @@ _API = {
 
 
 def __getattr__(name: str):
-    """The Python API and ``pfaff.sweep`` on first use (``import pfaff`` stays light;
-    ``pfaff.sweep`` imports Dask and pandas)."""
+    """The Python API, ``pfaff.sweep`` and ``pfaff.gym`` on first use (``import pfaff``
+    stays light; ``pfaff.sweep`` imports Dask and pandas, ``pfaff.gym`` Gymnasium)."""
     import importlib
 
-    if name == "sweep":
-        return importlib.import_module("pfaff.sweep")
+    if name in ("sweep", "gym"):
+        return importlib.import_module(f"pfaff.{name}")
     if name in _API:
         return getattr(importlib.import_module(_API[name]), name)
     raise AttributeError(f"module 'pfaff' has no attribute {name!r}")

@@ -22,6 +22,7 @@ LAYERS = [
     "systems",  # reusable assemblies (design.md Sec. 1): plants, references
     "files",  # the file formats users feed in: MJCF/URDF model files, TOML system files
     "api",  # the Python API of design.md Sec. 4: load, System, Simulator, rollout
+    "gym",  # the Gymnasium environment on the api (an optional extra)
     "scenarios",
     "report",
     "sweep",  # many runs on Dask: scenarios + report below it
