@@ -99,6 +99,7 @@ namespace pfaff
     int rank = 0;
     double sigma_min = 0.0;
     bool deficient = false; // the last factorisation found rank < rows
+    bool zero_rows = false; // rows of A exactly 0.0 were set aside: sigma_min(A) = 0
   };
 
   struct Options
@@ -319,6 +320,9 @@ namespace pfaff
     void thin_q(const MatX & QR, const VecX & hc, int r, MatX & V1);
     void write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift);
     bool pivoted_rows(const MatX & A, RowSpace & rs);
+    bool zero_rows_qr(const MatX & A, RowSpace & rs);
+    std::vector<int> kept_rows_; // zero_rows_qr: the rows of A not exactly 0.0
+    MatX Ac_;                    // zero_rows_qr: those rows, transposed
     void sigma_of_factor(RowSpace & rs);
     Mat3 relative_rotation(
       const Spec & s, const Mat3 & R_world, const Mat3 & R_off, bool off_identity);
@@ -365,7 +369,10 @@ namespace pfaff
     Matrix3x Jp1_, Jp2_;
     MatX Gjw_;
     RowSpace rs_, rs_stage_, rs_newton_, rs_vel_;
-    MatX A_vel_;             // the A that rs_vel_ factors (at the corrected q)
+    // the A that rs_vel_ factors (the corrected q of a step's end or of a stage): the
+    // next step's start (start_terms) or the stage's dynamics (stage) reuse the factor
+    // where their A is this one, bitwise
+    MatX A_vel_;
     bool A_vel_ok_ = false;
     // start_terms: the terms at (q_, v_) stand (taken by a sample, reused by the step);
     // llt_ holds G of rs_.V1

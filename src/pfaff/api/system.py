@@ -155,6 +155,18 @@ class System:
         q, qvel = self._state(q, qvel, "qvel")
         return qvel.copy() if coords is None else coords.qvel_to_v(q, qvel)
 
+    def q_to_qpos(self, q: np.ndarray) -> np.ndarray:
+        """pfaff ``q`` -> MuJoCo ``qpos`` (inverse of :meth:`qpos_to_q`)."""
+        coords = self.model.coords
+        q = self._q(q)
+        return q.copy() if coords is None else coords.q_to_qpos(q)
+
+    def v_to_qvel(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """pfaff ``v`` at ``q`` -> MuJoCo ``qvel`` (inverse of :meth:`qvel_to_v`)."""
+        coords = self.model.coords
+        q, v = self._state(q, v, "v")
+        return v.copy() if coords is None else coords.v_to_qvel(q, v)
+
     # -- dynamics ----------------------------------------------------------------------
     def forward_dynamics(
         self, q: np.ndarray, v: np.ndarray, tau: np.ndarray | None = None

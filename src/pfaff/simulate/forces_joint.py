@@ -37,7 +37,15 @@ def _one_dof(mechanism: Mechanism, joint: str | int) -> tuple[int, int]:
 
 
 class JointSpring(_Joint):
-    """``Q_i = -k (q_i - rest)``, ``V = k (q_i - rest)^2 / 2`` on one joint coordinate."""
+    """``Q_i = -k (q_i - rest)``, ``V = k (q_i - rest)^2 / 2`` on one joint coordinate.
+
+    Parameters
+    ----------
+    joint : the joint's name, or its coordinate index.
+    stiffness : k [N m/rad or N/m].
+    rest : the rest angle [rad] or position [m].
+    name : a label for reports and messages.
+    """
 
     conservative = True
 
@@ -109,7 +117,14 @@ class CoordinateSpring(ForceElement):
 
 
 class JointDamper(_Joint):
-    """``Q_i = -c v_i`` on one joint coordinate (dissipates ``c v_i^2``)."""
+    """``Q_i = -c v_i`` on one joint coordinate (dissipates ``c v_i^2``).
+
+    Parameters
+    ----------
+    joint : the joint's name, or its coordinate index.
+    damping : c [N m s/rad or N s/m].
+    name : a label for reports and messages.
+    """
 
     def __init__(self, joint: str | int, damping: float, name=None):
         super().__init__(joint)
