@@ -16,6 +16,7 @@ _API = {
     "Simulator": "pfaff.api",
     "StepInfo": "pfaff.api",
     "rollout": "pfaff.api",
+    "Viewer": "pfaff.api",
 }
 
 

@@ -79,6 +79,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     cmp_.add_argument("--force", action="store_true", help="write into a non-empty folder")
     _add_sweep_parser(sub)
+    view = sub.add_parser("view", help="the model in a live 3D viewer on loopback")
+    view.add_argument("file", help="FILE.xml, FILE.urdf or FILE.toml")
+    view.add_argument("--keyframe", default=None, help="an MJCF file's keyframe to start from")
+    view.add_argument(
+        "--seconds", type=float, default=None, help="serve this long (default: until Ctrl-C)"
+    )
+    view.add_argument("--open", action="store_true", help="also open the web browser")
     bench = sub.add_parser("bench", help="run the benchmark suite")
     bench.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
     bench.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
@@ -293,6 +300,37 @@ def _cmd_bench(names: list[str], json_file: str | None = None) -> int:
     return EXIT_OK
 
 
+def _cmd_view(args: argparse.Namespace) -> int:
+    """``pfaff view FILE``: the assembled start in meshcat, served on loopback."""
+    import time
+
+    from pfaff.api import load
+    from pfaff.api.viewer import Viewer
+    from pfaff.errors import ModelError, ParameterError
+
+    if args.seconds is not None and not args.seconds >= 0:
+        print(f"pfaff: error: --seconds must be >= 0, got {args.seconds}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        system = load(args.file, keyframe=args.keyframe)
+    except (ModelError, ParameterError, OSError, ValueError) as exc:
+        print(f"pfaff: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    viewer = Viewer(system, open=args.open)
+    print(f"{system!r} at its assembled start: {viewer.url} (Ctrl-C to stop)", flush=True)
+    try:
+        if args.seconds is not None:
+            time.sleep(args.seconds)
+        else:
+            while True:
+                time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        viewer.close()
+    return EXIT_OK
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """Warnings as one line on stderr (e.g. a violated gain condition)."""
     print(f"pfaff: warning: {message}", file=sys.stderr)
@@ -321,6 +359,8 @@ def main(argv: list[str] | None = None) -> int:
         return _cmd_run(ns)
     if args.command == "bench":
         return _cmd_bench(args.names, args.json)
+    if args.command == "view":
+        return _cmd_view(args)
     _parser().print_help()
     return EXIT_USAGE
 

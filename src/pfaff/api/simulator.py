@@ -21,6 +21,7 @@ import numpy as np
 from pfaff import core
 from pfaff.api.status import status_message
 from pfaff.api.system import System
+from pfaff.api.viewer import Viewer
 from pfaff.simulate import SimOptions, SimulationError, Trajectory, project_state, simulate
 from pfaff.simulate.core_engine import build
 from pfaff.simulate.forces import ForceSet
@@ -106,6 +107,9 @@ class Simulator:
     dt : the step [s].
     record : keep every step's sample for :meth:`record` (default). False keeps only
         the last one (``last``): memory stays bounded over long runs.
+    viewer : True: show the state live in the browser (a :class:`~pfaff.api.Viewer` on
+        meshcat, its address in ``sim.viewer.url``), at most 30 times per second of
+        wall time; or a Viewer to show it in.
     **options : fields of :class:`~pfaff.simulate.SimOptions` (``integrator``,
         ``position_tol``, ``rank_tol``, ``engine``, ...), all but ``dt``, ``control_dt``,
         ``record_every`` and ``progress``.
@@ -116,7 +120,15 @@ class Simulator:
     warnings : why the NumPy engine runs it, when it does.
     """
 
-    def __init__(self, system: System, dt: float = 1e-3, *, record: bool = True, **options):
+    def __init__(
+        self,
+        system: System,
+        dt: float = 1e-3,
+        *,
+        record: bool = True,
+        viewer: bool | Viewer = False,
+        **options,
+    ):
         self.system = system
         self.options, self.engine, fallback, self._forces, proto = prepare(system, dt, options)
         self.record_all = bool(record)
@@ -131,6 +143,13 @@ class Simulator:
         if proto is not None:
             self._proto = proto
             self._step = core.stepper()
+        self.viewer: Viewer | None = None
+        if viewer is True:
+            self.viewer = Viewer(system)
+        elif viewer is not False:
+            if not isinstance(viewer, Viewer) or viewer.system is not system:
+                raise ValueError("viewer must be True, False or a Viewer of this system")
+            self.viewer = viewer
         self.reset()
 
     def __repr__(self) -> str:
@@ -158,6 +177,8 @@ class Simulator:
         else:
             self._parts: list[Trajectory] = []
             self._state = (q, v)
+        if self.viewer is not None:
+            self.viewer.display(q)
 
     @property
     def q(self) -> np.ndarray:
@@ -199,15 +220,19 @@ class Simulator:
             if n < 1:
                 raise ValueError(f"n must be >= 1 steps, got {n}")
         if self.engine != "core":
-            return self._step_numpy(tau, n)
-        if self._rec + n > self._cap:
-            self._grow(n)
-        st = self._step(self._sys, self._zero if tau is None else tau, self._k, n, self._t0)
-        if st is not None:
-            self._k, self._rec = self._sys.steps, self._sys.recorded
-            raise SimulationError(status_message(self.system.cset, *st), self.record())
-        self._k += n
-        self._rec += n
+            self._step_numpy(tau, n)
+        else:
+            if self._rec + n > self._cap:
+                self._grow(n)
+            st = self._step(self._sys, self._zero if tau is None else tau, self._k, n, self._t0)
+            if st is not None:
+                self._k, self._rec = self._sys.steps, self._sys.recorded
+                msg = status_message(self.system.cset, *st)
+                raise SimulationError(msg, self.record() if self.record_all else None)
+            self._k += n
+            self._rec += n
+        if self.viewer is not None:
+            self.viewer.show(self.q)
 
     @property
     def last(self) -> StepInfo | None:
