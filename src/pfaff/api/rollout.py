@@ -75,10 +75,6 @@ def rollout(
     threads = min(K, os.cpu_count() or 1) if threads is None else int(threads)
     if not 1 <= threads <= 1024:
         raise ValueError(f"threads must be in 1 .. 1024, got {threads}")
-    for i in range(K):  # each start onto the manifold, as Simulator.reset does
-        mech = system.mechanism
-        mech.check_state(q0s[i], v0s[i])
-        q0s[i], v0s[i] = project_state(system.cset, q0s[i], v0s[i], opt)
     cset = system.cset
     m, m_h = cset.dim, len(cset.holonomic_rows)
     out = {
@@ -88,10 +84,13 @@ def rollout(
         "phi": np.empty((K, T + 1, m_h)),
     }
     if engine == "core":
+        for i in range(K):  # each start onto the manifold, as Simulator.reset does
+            system.mechanism.check_state(q0s[i], v0s[i])
+            q0s[i], v0s[i] = project_state(cset, q0s[i], v0s[i], opt)
         status = core.rollout(
             proto, q0s, v0s, taus, 0.0, threads, out["q"], out["v"], out["lambda"], out["phi"]
         )
-    else:  # one Simulator after another on the NumPy engine
+    else:  # one Simulator after another on the NumPy engine (each reset assembles its start)
         status = [_numpy_rollout(system, opt, q0s[i], v0s[i], taus[i], out, i) for i in range(K)]
     out["t"] = np.arange(T + 1) * opt.dt
     out["status"] = np.array([s[0] for s in status], dtype=int)

@@ -121,3 +121,18 @@ def test_the_core_checks_its_own_boundary(five_bar):
         core.rollout(proto, nan, v0s, taus, 0.0, 1, *outs)
     status = core.rollout(proto, q0s, v0s, taus, 0.0, 2, *outs)
     assert [s[0] for s in status] == [0, 0]
+
+
+def test_a_system_the_core_cannot_run_rolls_out_on_numpy():
+    """four_bar.toml (a frame name twice: no core): Simulators one after another, with
+    the reason as a warning, the same results as those Simulators."""
+    sys = pfaff.load(MODELS / "four_bar.toml")
+    q0s, v0s, taus = _inputs(sys, 2, 15, seed=2)
+    taus *= 0.2
+    with pytest.warns(UserWarning, match="not unique"):
+        out = pfaff.rollout(sys, q0s, v0s, taus, threads=2)
+    with pytest.warns(UserWarning, match="not unique"):
+        ref = _sequential(sys, q0s, v0s, taus)
+    assert list(out["status"]) == [0, 0]
+    for key in ref:
+        np.testing.assert_array_equal(out[key], ref[key])

@@ -177,3 +177,44 @@ def test_numpy_engine_when_the_core_cannot_run_it():
     np.testing.assert_allclose(got["q"], ref["q"], atol=1e-10)
     assert got["q"].shape == ref["q"].shape
     np.testing.assert_array_equal(sim.last.tau, taus[-1])
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["five_bar_passive.xml", "leg_passive.xml", "gripper.xml", "four_bar.xml", "slider_crank.xml"],
+)
+def test_other_model_files_step_as_one_simulate(name):
+    """Force elements (joint springs and dampers), a floating base (a free joint: nq !=
+    nv), redundant rows: 200 step() calls equal one simulate."""
+    sys = pfaff.load(MODELS / name)
+    taus = _torques(sys, 200, seed=5, scale=0.1)
+    sim = pfaff.Simulator(sys)
+    assert sim.engine == "core"
+    for tau in taus:
+        sim.step(tau)
+    got, ref = sim.record().arrays(), _simulate(sys, taus).arrays()
+    assert _worst(got, ref) <= 1e-12
+    for key in ("force_work", "force_potential", "correction_energy"):
+        assert np.max(np.abs(got[key] - ref[key]), initial=0.0) <= 1e-12, key
+
+
+def test_a_system_the_core_cannot_run_steps_on_numpy_with_the_reason():
+    """four_bar.toml names a frame twice (the core finds frames by name): the NumPy
+    engine, the reason in sim.warnings, the trajectory of one simulate to round-off."""
+    sys = pfaff.load(MODELS / "four_bar.toml")
+    with pytest.warns(UserWarning, match="frame name 'coupler_tip' is not unique"):
+        sim = pfaff.Simulator(sys)
+    assert sim.engine == "numpy" and "not unique" in sim.warnings[0]
+    T = 100
+    taus = _torques(sys, T, seed=6, scale=0.1)
+    for tau in taus:
+        sim.step(tau)
+    got = sim.record()
+    assert got.engine == "numpy" and got.steps == T and got.warnings == sim.warnings
+    opt = SimOptions(dt=1e-3, engine="numpy", progress=False)
+    ref = simulate(
+        sys.cset, sys.q0, sys.v0, T * 1e-3, opt, lambda t, s: taus[min(round(t / 1e-3), T - 1)]
+    ).arrays()
+    got = got.arrays()
+    for key in ("q", "v", "lambda"):
+        np.testing.assert_allclose(got[key], ref[key], atol=1e-9, err_msg=key)
