@@ -12,11 +12,11 @@ def status_message(
 ) -> str:
     """The message of ``System.run``'s status (code 1 non-finite, 2 a unilateral contact
     would open, 3 position correction; -1 an exception inside a rollout, ``what`` its
-    message)."""
+    message or the step's failure on the NumPy engine)."""
     if code == 1:
         return nonfinite_message(what, idx, value, t, step)
     if code == 2:
         return contact_message(cset.row_names[idx], value, t, step)
     if code == 3:
         return position_message(value, t, step, it)
-    return f"the core failed: {what}"
+    return what
