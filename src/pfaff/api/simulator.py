@@ -168,7 +168,7 @@ class Simulator:
         q = sys_.q0 if q is None else _vector(q, sys_.nq, "q", "nq")
         v = sys_.v0 if v is None else _vector(v, sys_.nv, "v", "nv")
         q, v = project_state(sys_.cset, q, v, self.options)
-        self._k, self._chunks = 0, []
+        self._k, self._chunks, self._done = 0, [], 0  # _done: samples before the buffers
         if self.engine == "core":
             self._sys = core.clone(self._proto)
             self._new_chunk(CHUNK)
@@ -226,9 +226,7 @@ class Simulator:
                 self._grow(n)
             st = self._step(self._sys, self._zero if tau is None else tau, self._k, n, self._t0)
             if st is not None:
-                self._k, self._rec = self._sys.steps, self._sys.recorded
-                msg = status_message(self.system.cset, *st)
-                raise SimulationError(msg, self.record() if self.record_all else None)
+                self._failed(st)
             self._k += n
             self._rec += n
         if self.viewer is not None:
@@ -261,7 +259,9 @@ class Simulator:
         cset = sys_.cset
         traj = Trajectory(sys_.nq, sys_.nv, cset.dim, len(cset.holonomic_rows))
         traj.engine = "core"
-        parts = [*self._chunks, (self._bufs, self._fbufs, self._rec), self._final()]
+        parts = [*self._chunks, (self._bufs, self._fbufs, self._rec)]
+        if self._done + self._rec == self._k:  # the present state is not recorded yet
+            parts.append(self._final())
         for bufs, fbufs, n in parts:
             for s, b in zip((*CORE_SERIES, *FORCE_SERIES), (*bufs, *fbufs)):
                 traj.rows[s.name].extend(b[:n].copy())
@@ -280,6 +280,7 @@ class Simulator:
     def _grow(self, n: int) -> None:
         """Room for ``n`` more samples: a new chunk (the full one kept for ``record``),
         or with ``record=False`` the same buffers written again from their start."""
+        self._done += self._rec
         if not self.record_all and n <= self._cap:
             self._sys.set_buffers(self._bufs, self._cap)
             self._chunks, self._rec = [(self._bufs, self._fbufs, self._rec)], 0
@@ -287,6 +288,24 @@ class Simulator:
         if self.record_all:
             self._chunks.append((self._bufs, self._fbufs, self._rec))
         self._new_chunk(max(n, min(2 * self._cap, CHUNK_MAX)))
+
+    def _failed(self, st: tuple) -> None:
+        """A step failed: the state stays at the last one reached (step ``k``). When the
+        core recorded that state before the step failed, its sample is dropped (the next
+        step records it anew, with its torque). Raises the :class:`SimulationError` with
+        the record so far."""
+        self._k, self._rec = self._sys.steps, self._sys.recorded
+        if self._rec and self._done + self._rec > self._k:
+            self._done += self._rec - 1
+            kept = (self._bufs, self._fbufs, self._rec - 1)
+            self._chunks = [*self._chunks, kept] if self.record_all else [kept]
+            if self.record_all:
+                self._new_chunk(CHUNK)
+            else:  # the same buffers from their start
+                self._sys.set_buffers(self._bufs, self._cap)
+                self._rec = 0
+        msg = status_message(self.system.cset, *st)
+        raise SimulationError(msg, self.record() if self.record_all else None)
 
     def _final(self) -> tuple[list, list, int]:
         """The sample of the present state, taken on a copy of the core system (the

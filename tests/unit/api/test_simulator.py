@@ -218,3 +218,25 @@ def test_a_system_the_core_cannot_run_steps_on_numpy_with_the_reason():
     got = got.arrays()
     for key in ("q", "v", "lambda"):
         np.testing.assert_allclose(got[key], ref[key], atol=1e-9, err_msg=key)
+
+
+def test_a_failed_position_correction_keeps_one_sample_per_state():
+    """max_newton=0: no Newton step, so a hard push opens the loop past 1e-6 and the
+    step fails after the core recorded its start; that sample is dropped, to be taken
+    anew by the next step (one sample per state, times strictly increasing)."""
+    sys = pfaff.load(FILES["five_bar"])
+    sim = pfaff.Simulator(sys, max_newton=0)
+    push = np.full(sys.nv, 20.0)
+    with pytest.raises(SimulationError, match=r"position correction failed .* after 0 it") as e:
+        for _ in range(2000):
+            sim.step(push)
+    k = sim.steps
+    t = e.value.trajectory.arrays()["t"]
+    assert len(t) == k + 1 and np.all(np.diff(t) > 0.5e-3)
+    assert sim.last.t == pytest.approx((k - 1) * 1e-3, abs=1e-12)
+    with pytest.raises(SimulationError, match=f"step {k + 1}"):  # the loop is open by
+        sim.step(np.zeros(sys.nv))  # ~1e-6 there: the next step fails again, from k
+    arr = sim.record().arrays()
+    assert sim.steps == k and len(arr["t"]) == k + 1 and np.all(np.diff(arr["t"]) > 0.5e-3)
+    np.testing.assert_array_equal(arr["tau"][k - 1], push)
+    np.testing.assert_array_equal(arr["tau"][k], np.zeros(sys.nv))  # the last torque held
