@@ -88,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="S",
         help="serve for S seconds, then exit (default: until Ctrl-C)",
     )
+    view.add_argument("--open", action="store_true", help="also open the web browser")
     cmp_ = sub.add_parser("compare", help="an MJCF model in MuJoCo and in pfaff, side by side")
     cmp_.add_argument("file", help="MJCF file (.xml); needs pip install -e '.[mujoco]'")
     cmp_.add_argument("--out", type=_out_dir, default=None, help="output folder")
@@ -313,10 +314,10 @@ def _cmd_bench(names: list[str], json_file: str | None = None) -> int:
     return EXIT_OK
 
 
-def _live_view(path: str, keyframe: str | None = None):
+def _live_view(path: str, keyframe: str | None = None, open: bool = False):
     """A live view of a model or system file (ParameterError for anything else)."""
     from pfaff.api import load
-    from pfaff.api.viewer import LiveView
+    from pfaff.api.viewer import Viewer
     from pfaff.errors import ModelError, ParameterError
 
     if Path(path).suffix.lower() not in (".xml", ".urdf", ".toml"):
@@ -327,7 +328,7 @@ def _live_view(path: str, keyframe: str | None = None):
     if not Path(path).is_file():
         raise ParameterError(f"{path!r}: no such file")
     try:
-        view = LiveView(load(path, keyframe))
+        view = Viewer(load(path, keyframe), open=open)
     except ModelError as exc:
         raise ParameterError(str(exc)) from None
     print(f"live view: {view.url}  (open it in a browser)", flush=True)
@@ -354,7 +355,7 @@ def _cmd_view(args: argparse.Namespace) -> int:
         print(f"pfaff: error: --seconds {args.seconds}: expected >= 0", file=sys.stderr)
         return EXIT_USAGE
     try:
-        view = _live_view(args.file, args.keyframe)
+        view = _live_view(args.file, args.keyframe, args.open)
     except ParameterError as exc:
         print(f"pfaff: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

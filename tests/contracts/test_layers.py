@@ -24,6 +24,7 @@ LAYERS = [
     "scenarios",
     "report",
     "api",  # the Python API of design.md Sec. 4: load, System, Simulator, rollout, the live view
+    "gym",  # the Gymnasium environment on the api (an optional extra)
     "sweep",  # many runs on Dask: scenarios + report below it
     "bench",  # the benchmark suite: everything above it, called by the cli
     "cli",

@@ -1,183 +1,110 @@
-"""A live 3D view of a :class:`~pfaff.api.system.System` in meshcat's browser viewer.
+"""A live 3D view of a :class:`~pfaff.api.System` in the browser (design.md Sec. 4:
+``pfaff view FILE``, ``Simulator(..., viewer=True)``), on meshcat.
 
-meshcat (Pinocchio's viewer of choice) serves its page on loopback
-(``http://127.0.0.1:7000/static/`` unless that port is taken) and keeps the scene, so a
-browser opened at any time shows the robot where it is now. A URDF robot is drawn with
-its visual meshes (Pinocchio's ``MeshcatVisualizer``), an MJCF model with its geoms
-(boxes, spheres, cylinders, capsules, ellipsoids) on their frames. ``show(q)`` moves
-the robot; while a simulation steps it sends at most ``fps`` poses per second of wall
-time, so drawing never slows the stepping down by more than that.
-
-The standalone ``scene.html`` of a run's report (:mod:`pfaff.report.scene3d`) needs no
-server; this view is for watching a simulation while it runs.
+meshcat's server runs as a subprocess on loopback (``127.0.0.1``, the first free port
+from 7000) and forwards each pose to the browsers that opened :attr:`Viewer.url`. An MJCF
+model is drawn with its geoms (boxes, spheres, capsules, cylinders, ellipsoids; a mesh
+as its bounding box), a URDF with its visual meshes (Pinocchio's
+``MeshcatVisualizer``), anything else as a sphere per joint. The standalone
+``scene.html`` of a run's report (:mod:`pfaff.report.scene3d`) needs no server.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import time
 
 import numpy as np
-import pinocchio as pin
 
-from pfaff.report.scene_view import camera_and_floor
+from pfaff.api.system import System
 
-__all__ = ["LiveView"]
+__all__ = ["Viewer"]
 
-#: the colour of an MJCF model's geoms (orange: apart from the viewer's blue background)
-COLOR = 0xE69138
-
-#: meshcat's cylinders stand along y; MJCF's along z: x-rotation by 90 degrees
-_Z_UP = np.array([[1.0, 0, 0, 0], [0, 0, -1, 0], [0, 1, 0, 0], [0, 0, 0, 1]])
-
-
-def _geometry(gtype: str, size: np.ndarray):
-    """meshcat geometry of an MJCF geom (half-sizes as MJCF gives them) and the extra
-    rotation that turns meshcat's y axis onto the geom's z axis."""
-    import meshcat.geometry as mg
-
-    r = float(size[0])
-    if gtype == "box":
-        return mg.Box((2 * np.asarray(size[:3])).tolist()), np.eye(4)
-    if gtype == "sphere":
-        return mg.Sphere(r), np.eye(4)
-    if gtype == "ellipsoid":
-        return mg.Ellipsoid(np.asarray(size[:3]).tolist()), np.eye(4)
-    if gtype == "capsule":  # drawn as its cylinder and its two caps' length
-        return mg.Cylinder(2 * (float(size[1]) + r), r), _Z_UP
-    if gtype == "cylinder":
-        return mg.Cylinder(2 * float(size[1]), r), _Z_UP
-    return mg.Box([max(2 * r, 1e-2)] * 3), np.eye(4)
+#: the colour of MJCF geoms (0xRRGGBB)
+COLOR = 0x6FA8DC
+#: a Simulator shows its state at most this often [Hz] (each pose is one message per
+#: body to the server)
+RATE = 30.0
+_ROOT = "pfaff"
 
 
-def _half_extents(gtype: str, size: np.ndarray) -> np.ndarray:
-    """Half-sizes of the geom's box in meshcat's axes (a cylinder's axis along y)."""
-    r = float(size[0])
-    if gtype in ("box", "ellipsoid"):
-        return np.asarray(size[:3], dtype=float)
-    if gtype in ("capsule", "cylinder"):
-        h = float(size[1]) + (r if gtype == "capsule" else 0.0)
-        return np.array([r, h, r])
-    return np.full(3, r)
-
-
-#: the signs of a box's 8 corners, as columns
-_SIGNS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float).T
-
-
-class LiveView:
-    """A meshcat server on loopback showing one system.
+class Viewer:
+    """A meshcat view of ``system`` at a configuration.
 
     Parameters
     ----------
-    system : the :class:`~pfaff.api.system.System` to draw (its start is shown first).
-    fps : at most this many poses per second of wall time reach the browser from
-        :meth:`show` (``force=True`` sends one regardless).
-    zmq_url : an already running meshcat server to draw into (default: start one).
+    system : a :class:`pfaff.System`.
+    q : the configuration shown first (default the assembled start ``system.q0``).
+    open : also open the system's web browser on :attr:`url`.
     speed : :meth:`follow` paces a simulation to this multiple of real time.
 
     Attributes
     ----------
-    url : the page to open in a browser.
+    url : where a browser shows the scene (``http://127.0.0.1:PORT/static/``).
     """
 
     def __init__(
-        self, system, fps: float = 30.0, zmq_url: str | None = None, speed: float = 1.0
-    ) -> None:
+        self, system: System, q: np.ndarray | None = None, open: bool = False, speed: float = 1.0
+    ):
         import meshcat
 
-        if not fps > 0:
-            raise ValueError(f"fps must be > 0 poses per second; got {fps!r}")
+        if not isinstance(system, System):
+            raise TypeError(f"system must be a pfaff.System (pfaff.load), got {type(system)}")
         if not speed > 0:
-            raise ValueError(f"speed must be > 0 (1: real time); got {speed!r}")
+            raise ValueError(f"speed must be > 0 (1: real time), got {speed!r}")
         self.speed = float(speed)
-        self._clock: tuple[float, float] | None = None  # (wall, simulated) time of follow's start
+        self._clock: tuple[float, float] | None = None  # (wall, simulated) at follow's start
         self.system = system
-        self.period = 1.0 / float(fps)
-        self._last = -np.inf
-        with contextlib.redirect_stdout(io.StringIO()):  # meshcat prints its URL: see .url
-            self.vis = meshcat.Visualizer(zmq_url=zmq_url)
-        self.model = system.mechanism.model
-        self.data = self.model.createData()
-        self._urdf = None
-        self._geoms: list[tuple[str, int, np.ndarray, np.ndarray]] = []  # path, frame, T, half
-        if system.model.urdf:
-            self._load_urdf()
+        self.vis = meshcat.Visualizer()  # starts meshcat's server on 127.0.0.1
+        self.url: str = self.vis.url()
+        self._shown = -np.inf
+        model = system.mechanism.model
+        self._data = model.createData()
+        self._pin_viz = None
+        if system.model.geoms:
+            self._nodes = [self._add_geom(i, g) for i, g in enumerate(system.model.geoms)]
+        elif system.model.urdf is not None and self._add_urdf(system.model.urdf):
+            self._nodes = []
         else:
-            self._load_geoms()
-        self.show(system.q0, force=True)
-        camera_and_floor(self.vis, self._points(system.q0))
+            self._nodes = self._add_joints()
+        self.display(system.q0 if q is None else q)
+        self._aim()
+        if open:
+            self.vis.open()
 
-    @property
-    def url(self) -> str:
-        return self.vis.url()
+    def __repr__(self) -> str:
+        return f"Viewer({self.system!r} at {self.url})"
 
-    def _load_urdf(self) -> None:
-        from pathlib import Path
+    def display(self, q: np.ndarray) -> None:
+        """Show the configuration ``q`` (nq,)."""
+        import pinocchio as pin
 
-        from pinocchio.visualize import MeshcatVisualizer
+        q = np.asarray(q, dtype=float)
+        nq = self.system.nq
+        if q.shape != (nq,) or not np.isfinite(q).all():
+            raise ValueError(f"q must be finite of shape ({nq},) = (nq,), got {q.shape}")
+        if self._pin_viz is not None:
+            self._pin_viz.display(q)
+            return
+        model, data = self.system.mechanism.model, self._data
+        pin.framesForwardKinematics(model, data, q)
+        for path, frame, T in self._nodes:
+            self.vis[path].set_transform(data.oMf[frame].homogeneous @ T)
 
-        from pfaff.mechanism.robots import package_dir
-        from pfaff.report.scene3d import urdf_models
-
-        model, visual = urdf_models(
-            Path(self.system.model.urdf), package_dir(), self.system.model.locked or None
-        )
-        viz = MeshcatVisualizer(model, None, visual)
-        viz.initViewer(viewer=self.vis)
-        viz.loadViewerModel(rootNodeName="pfaff")
-        self._urdf = viz
-
-    def _load_geoms(self) -> None:
-        import meshcat.geometry as mg
-
-        material = mg.MeshLambertMaterial(color=COLOR)
-        for i, (frame, gtype, size, placement) in enumerate(self.system.model.geoms[:500]):
-            geometry, fix = _geometry(gtype, np.asarray(size, dtype=float))
-            path = f"pfaff/geom{i}"
-            self.vis[path].set_object(geometry, material)
-            half = _half_extents(gtype, np.asarray(size, dtype=float))
-            self._geoms.append((path, self.model.getFrameId(frame), placement @ fix, half))
-        if not self._geoms:  # no geoms: a small sphere at every joint
-            for j in range(1, self.model.njoints):
-                path = f"pfaff/joint{j}"
-                self.vis[path].set_object(mg.Sphere(0.02), material)
-                self._geoms.append((path, -j, np.eye(4), np.full(3, 0.02)))
-
-    def _poses(self, q: np.ndarray) -> list[tuple[str, np.ndarray]]:
-        pin.framesForwardKinematics(self.model, self.data, q)
-        out = []
-        for path, fid, T, _ in self._geoms:
-            X = self.data.oMi[-fid] if fid < 0 else self.data.oMf[fid]
-            out.append((path, X.homogeneous @ T))
-        return out
-
-    def _points(self, q: np.ndarray) -> np.ndarray:
-        pin.framesForwardKinematics(self.model, self.data, q)
-        pts = [self.data.oMi[j].translation for j in range(self.model.njoints)]
-        for (_, T), (_, _, _, half) in zip(self._poses(q), self._geoms):
-            pts += list((T[:3, 3, None] + (T[:3, :3] * half) @ _SIGNS).T)  # its box's 8 corners
-        return np.array(pts)
-
-    def show(self, q: np.ndarray, force: bool = False) -> bool:
-        """Move the robot to ``q`` (nq,); returns whether the pose was sent (at most
-        ``fps`` per second unless ``force``)."""
-        now = time.monotonic()
-        if not force and now - self._last < self.period:
+    def show(self, q: np.ndarray, now: float | None = None) -> bool:
+        """:meth:`display` ``q`` unless the last pose was shown less than ``1 / RATE`` s
+        ago (wall clock); True when shown."""
+        now = time.perf_counter() if now is None else now
+        if now - self._shown < 1.0 / RATE:
             return False
-        q = self.system._q(q)
-        if self._urdf is not None:
-            self._urdf.display(q)
-        for path, T in self._poses(q):
-            self.vis[path].set_transform(T)
-        self._last = now
+        self.display(q)
+        self._shown = now
         return True
 
     def follow(self, t: float, q: np.ndarray) -> None:
-        """Show ``q`` of simulated time ``t``, paced to ``speed`` times real time (a
-        watcher of :func:`pfaff.simulate.watch.watching`: ``pfaff run FILE --view``)."""
-        now = time.monotonic()
+        """:meth:`show` ``q`` of simulated time ``t``, sleeping so that simulated time
+        runs at :attr:`speed` times real time: a watcher of
+        :func:`pfaff.simulate.watch.watching` (``pfaff run FILE --view``)."""
+        now = time.perf_counter()
         if self._clock is None:
             self._clock = (now, float(t))
         wall0, sim0 = self._clock
@@ -187,8 +114,89 @@ class LiveView:
         self.show(q)
 
     def close(self) -> None:
-        """Stop the meshcat server this view started (none when given ``zmq_url``)."""
+        """Stop meshcat's server (the browsers' pages stop updating)."""
         proc = getattr(self.vis.window, "server_proc", None)
         if proc is not None and proc.poll() is None:
-            proc.terminate()
+            proc.kill()
             proc.wait(timeout=10)
+
+    def _aim(self) -> None:
+        """Aim the camera at the frames' bounding box of the shown pose, from the
+        front-right and above, far enough to see it whole (75 deg field of view)."""
+        import meshcat.transformations as tf
+
+        pts = np.array([f.translation for f in self._data.oMf])
+        pts = np.vstack([pts, np.zeros((1, 3))])
+        lo, hi = pts.min(axis=0), pts.max(axis=0)
+        target = 0.5 * (lo + hi)
+        radius = max(0.1, 0.5 * float(np.linalg.norm(hi - lo)))
+        view = np.array([0.72, -0.5, 0.48]) / np.linalg.norm([0.72, -0.5, 0.48])
+        eye = 1.3 * radius / np.sin(np.radians(37.5)) * view
+        self.vis["/Cameras/default"].set_transform(tf.translation_matrix(target))
+        # the camera's own coordinates are three.js's (y up): (x, z, -y)
+        offset = [float(eye[0]), float(eye[2]), float(-eye[1])]
+        self.vis["/Cameras/default/rotated/<object>"].set_property("position", offset)
+
+    # -- the shapes --------------------------------------------------------------------
+    def _add_geom(self, i: int, geom) -> tuple[str, int, np.ndarray]:
+        """One MJCF geom ``(frame, type, size, placement)`` under its own node."""
+        import meshcat.geometry as mg
+        import meshcat.transformations as tf
+
+        frame, gtype, size, T = geom
+        path = f"{_ROOT}/geom{i}"
+        node, mat = self.vis[path], mg.MeshLambertMaterial(color=COLOR)
+        r = float(size[0])
+        if gtype in ("box", "ellipsoid", "sphere"):
+            shape = {
+                "box": lambda: mg.Box(2 * np.asarray(size, dtype=float)),
+                "ellipsoid": lambda: mg.Ellipsoid(np.asarray(size, dtype=float)),
+                "sphere": lambda: mg.Sphere(r),
+            }[gtype]()
+            node["shape"].set_object(shape, mat)
+        else:  # a cylinder or capsule along the geom's z (meshcat's cylinders lie along y)
+            half = float(size[1])
+            node["shape"].set_object(mg.Cylinder(2 * half, r), mat)
+            node["shape"].set_transform(tf.rotation_matrix(np.pi / 2, [1, 0, 0]))
+            if gtype == "capsule":
+                for k, z in enumerate((half, -half)):
+                    node[f"cap{k}"].set_object(mg.Sphere(r), mat)
+                    node[f"cap{k}"].set_transform(tf.translation_matrix([0, 0, z]))
+        model = self.system.mechanism.model
+        return path, model.getFrameId(frame), np.asarray(T, dtype=float)
+
+    def _add_urdf(self, urdf: str) -> bool:
+        """The URDF's visual meshes through Pinocchio's MeshcatVisualizer; False when
+        they do not load."""
+        import pinocchio as pin
+        from pinocchio.visualize import MeshcatVisualizer
+
+        from pfaff.mechanism.robots import package_dir
+
+        model = self.system.mechanism.model
+        try:
+            visual = pin.buildGeomFromUrdf(model, urdf, pin.VISUAL, [str(package_dir())])
+        except (RuntimeError, ValueError):
+            return False
+        if not len(visual.geometryObjects):
+            return False
+        viz = MeshcatVisualizer(model, None, visual)
+        viz.initViewer(viewer=self.vis)
+        viz.loadViewerModel(rootNodeName=_ROOT)
+        self._pin_viz = viz
+        return True
+
+    def _add_joints(self) -> list[tuple[str, int, np.ndarray]]:
+        """A sphere at each joint (a model with nothing to draw)."""
+        import meshcat.geometry as mg
+        import pinocchio as pin
+
+        model = self.system.mechanism.model
+        out = []
+        for f, frame in enumerate(model.frames):
+            if frame.type != pin.FrameType.JOINT:
+                continue
+            path = f"{_ROOT}/joint{f}"
+            self.vis[path].set_object(mg.Sphere(0.02), mg.MeshLambertMaterial(color=COLOR))
+            out.append((path, f, np.eye(4)))
+        return out

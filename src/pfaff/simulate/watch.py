@@ -1,5 +1,5 @@
 """Watchers of a simulation while it runs: ``fn(t, q)`` after steps, e.g. a live 3D
-view (:class:`pfaff.api.viewer.LiveView`, ``pfaff run FILE --view``).
+view (:class:`pfaff.api.viewer.Viewer`, ``pfaff run FILE --view``).
 
 Both engines call :func:`notify` with the state they reached: the NumPy engine after
 every step, the compiled core after every stretch of at most :data:`STEPS_PER_CALL`
