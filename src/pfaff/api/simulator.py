@@ -23,6 +23,7 @@ from pfaff.api.status import status_message
 from pfaff.api.system import System
 from pfaff.api.viewer import Viewer
 from pfaff.simulate import SimOptions, SimulationError, Trajectory, project_state, simulate
+from pfaff.simulate.actuators import Actuation
 from pfaff.simulate.core_engine import build
 from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.options import engine_choice
@@ -71,10 +72,12 @@ class StepInfo:
 
 
 def prepare(system: System, dt: float, options: dict) -> tuple:
-    """``(options, engine, fallback, forces, proto)`` of a Simulator or a rollout of
-    ``system``: the validated :class:`~pfaff.simulate.SimOptions`, ``"core"`` or
-    ``"numpy"`` with the reason of a fallback (else None), the bound force elements and
-    the built core system (None on the NumPy engine)."""
+    """``(options, engine, fallback, forces, proto, actuation)`` of a Simulator or a
+    rollout of ``system``: the validated :class:`~pfaff.simulate.SimOptions`, ``"core"``
+    or ``"numpy"`` with the reason of a fallback (else None), the bound force elements
+    (the system's and its actuators'), the built core system (None on the NumPy engine)
+    and the system's actuators driven by ``ctrl``
+    (:class:`~pfaff.simulate.actuators.Actuation`, its own per Simulator)."""
     if not isinstance(system, System):
         raise TypeError(f"system must be a pfaff.System (pfaff.load), got {type(system)}")
     fields = {f.name for f in dataclasses.fields(SimOptions)} - set(NOT_OPTIONS)
@@ -84,7 +87,8 @@ def prepare(system: System, dt: float, options: dict) -> tuple:
     opt = SimOptions(dt=float(dt), progress=False, **options)
     opt.validate()
     cset = system.cset
-    forces = ForceSet(system.mechanism, system.forces).elements
+    actuation = Actuation(system.actuators, system.mechanism)
+    forces = ForceSet(system.mechanism, [*system.forces, *actuation.elements]).elements
     engine, fallback = engine_choice(cset, opt, tuple(forces))
     if engine == "numpy" and fallback is None and not cset.constraints:
         try:  # an unconstrained system: simulate's "auto" picks NumPy, a Simulator the core
@@ -95,7 +99,7 @@ def prepare(system: System, dt: float, options: dict) -> tuple:
     if engine == "core":
         proto = build(cset, forces)
         core.options(proto, opt)
-    return opt, engine, fallback, forces, proto
+    return opt, engine, fallback, forces, proto, actuation
 
 
 class Simulator:
@@ -130,7 +134,9 @@ class Simulator:
         **options,
     ):
         self.system = system
-        self.options, self.engine, fallback, self._forces, proto = prepare(system, dt, options)
+        self.options, self.engine, fallback, self._forces, proto, self._actuation = prepare(
+            system, dt, options
+        )
         self.record_all = bool(record)
         self.warnings: list[str] = [] if fallback is None else [fallback]
         if fallback is not None:
@@ -205,16 +211,23 @@ class Simulator:
         """Take ``n`` steps of ``dt`` with the joint torque ``tau`` (nv,) held over them
         (None: zero).
 
-        ``ctrl=`` is for a system's actuators; pfaff's systems have none yet (joint
-        torques go in ``tau``), so it is refused. Raises ValueError on a bad ``tau`` or
-        ``n``, :class:`~pfaff.simulate.SimulationError` when a step fails (the state stays
-        at the last step that succeeded; ``err.trajectory`` holds the record).
+        ``ctrl`` (nu,) drives the system's actuators (an MJCF's ``<actuator>``, MuJoCo's
+        ``data.ctrl``; None: zero, as MuJoCo's default), held over the steps and added
+        to ``tau``; a system without actuators refuses it. Raises ValueError on a bad
+        ``tau``, ``ctrl`` or ``n``, :class:`~pfaff.simulate.SimulationError` when a step
+        fails (the state stays at the last step that succeeded; ``err.trajectory`` holds
+        the record).
         """
-        if ctrl is not None:
+        if ctrl is not None and not self._actuation:
             raise ValueError(
                 f"ctrl= drives actuators and {self.system.source or 'this system'} has none "
                 "that pfaff models: give joint torques as tau= (nv,)"
             )
+        if self._actuation:
+            base = (
+                self._zero if tau is None else self.system._vec(tau, self.system.nv, "tau", "nv")
+            )
+            tau = base + self._actuation.tau(ctrl)
         if n != 1:
             n = operator.index(n)
             if n < 1:

@@ -107,6 +107,8 @@ class System:
         self.mechanism = model.mechanism
         self.cset = ConstraintSet(self.mechanism, model.constraints)
         self.forces = list(model.forces)
+        #: the actuators (pfaff.mechanism.actuators.Actuator) a Simulator's ctrl drives
+        self.actuators = list(model.actuators)
         self._force_set = ForceSet(self.mechanism, self.forces)
         self.rank_tol = float(rank_tol)
         self.warnings = list(model.warnings)
@@ -130,6 +132,11 @@ class System:
     @property
     def nv(self) -> int:
         return self.mechanism.nv
+
+    @property
+    def nu(self) -> int:
+        """The number of controls (actuators) :meth:`pfaff.Simulator.step` takes."""
+        return len(self.actuators)
 
     # -- the configuration manifold (Pinocchio's) -------------------------------------
     def integrate(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:

@@ -18,6 +18,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from pfaff.mechanism.actuators import Actuator
 from pfaff.mechanism.base import ModelError, unit_quaternion
 from pfaff.mechanism.mjcf_types import Equality, MjcfModel, Passive
 from pfaff.mechanism.mjmodel import build_model, name_of, quat_matrix
@@ -104,6 +105,7 @@ def from_mjmodel(m: mujoco.MjModel, path: str = "<MjModel>") -> MjcfModel:
     mj = build_model(m, path, warnings)
     mj.equalities = _equalities(m, mj, path)
     mj.passive = _passive(m, mj)
+    mj.actuators = _actuators(m, mj)
     _not_modelled(m, mj)
     return mj
 
@@ -218,6 +220,60 @@ def _passive(m: mujoco.MjModel, mj: MjcfModel) -> list[Passive]:
     return out
 
 
+def _actuators(m: mujoco.MjModel, mj: MjcfModel) -> list[Actuator]:
+    """The actuators pfaff models (:mod:`pfaff.mechanism.actuators`: a fixed gain, an
+    affine bias, no activation dynamics, on a hinge or slide joint); each other one is a
+    line in warnings, and is left out (it applies no force in pfaff)."""
+    if _flag(m, "ACTUATION"):
+        return []
+    clamp = not _flag(m, "CLAMPCTRL")
+    out = []
+    for i in range(m.nu):
+        name = name_of(m, mujoco.mjtObj.mjOBJ_ACTUATOR, i) or f"actuator{i}"
+        why = None
+        j = int(m.actuator_trnid[i][0])
+        if int(m.actuator_dyntype[i]) != 0:
+            why = "activation dynamics (dyntype)"
+        elif int(m.actuator_gaintype[i]) != 0:
+            why = "a gain that is not fixed (gaintype)"
+        elif int(m.actuator_biastype[i]) not in (0, 1):
+            why = "a bias that is not affine (biastype)"
+        elif int(m.actuator_trntype[i]) not in (0, 1) or mj.joints[j].type not in (
+            "hinge",
+            "slide",
+        ):
+            why = "a transmission other than a hinge or slide joint"
+        elif int(np.asarray(getattr(m, "actuator_ctrlnum", [1] * m.nu))[i]) != 1:
+            why = "more than one control"
+        if why is not None:
+            mj.warnings.append(f"actuator {name!r}: {why} is not modelled; it is left out")
+            continue
+        for attr, what in (
+            ("actuator_armature", "armature"),
+            ("actuator_damping", "damping"),
+            ("actuator_delay", "delay"),
+        ):
+            if np.any(np.asarray(getattr(m, attr, np.zeros(m.nu)))[i] != 0):
+                mj.warnings.append(f"actuator {name!r}: its {what} is not modelled")
+        ctrl = tuple(float(x) for x in m.actuator_ctrlrange[i])
+        force = tuple(float(x) for x in m.actuator_forcerange[i])
+        out.append(
+            Actuator(
+                name,
+                mj.joints[j].name,
+                float(m.actuator_gear[i][0]),
+                float(m.actuator_gainprm[i][0]),
+                tuple(float(x) for x in m.actuator_biasprm[i][:3])
+                if int(m.actuator_biastype[i]) == 1
+                else (0.0, 0.0, 0.0),
+                mj.joints[j].ref,
+                ctrl if clamp and m.actuator_ctrllimited[i] else None,
+                force if m.actuator_forcelimited[i] else None,
+            )
+        )
+    return out
+
+
 def _not_modelled(m: mujoco.MjModel, mj: MjcfModel) -> None:
     """What the file holds that pfaff does not model, one line each in ``mj.warnings``."""
     w = mj.warnings
@@ -236,14 +292,6 @@ def _not_modelled(m: mujoco.MjModel, mj: MjcfModel) -> None:
             row = j if attr.startswith("jnt") else da
             if arr is not None and np.any(np.asarray(arr[row]) != 0):
                 w.append(f"joint {jt.name!r}: nonlinear {what} terms are not modelled")
-    if m.nu:
-        names = [name_of(m, mujoco.mjtObj.mjOBJ_ACTUATOR, i) or f"#{i}" for i in range(m.nu)]
-        shown = ", ".join(names[:6]) + (", ..." if m.nu > 6 else "")
-        many = m.nu > 1
-        w.append(
-            f"{m.nu} actuator{'s' if many else ''} ({shown}) {'are' if many else 'is'} not "
-            "modelled: forward_dynamics takes joint torques tau"
-        )
     if not _flag(m, "CONTACT") and not _flag(m, "CONSTRAINT"):
         _contacts_at_start(m, w)
     if m.ntendon:
