@@ -335,14 +335,16 @@ NB_MODULE(_core, m)
          "a force element of a law sampled and held (set_held)")
     .def(
       "set_held",
-      [](System & s, double next_control, double control_dt) {
+      [](System & s, double next_control, double control_dt, double sample_tol) {
         Check{"System.set_held"}
           .number(next_control, "next_control", -HUGE_VAL, false)
-          .number(control_dt, "control_dt", 0.0, true);
-        s.set_held(next_control, control_dt);
+          .number(control_dt, "control_dt", 0.0, true)
+          .number(sample_tol, "sample_tol", 0.0, false);
+        s.set_held(next_control, control_dt, sample_tol);
       },
-      "next_control"_a, "control_dt"_a,
-      "sample the held force elements as a controller: tau = their Q at each sample")
+      "next_control"_a, "control_dt"_a, "sample_tol"_a,
+      "sample the held force elements as a controller: tau = their Q at each sample "
+      "(a sample is due at t >= next_control - sample_tol dt: policy.SampleClock's rule)")
     .def_prop_ro("next_control", &System::next_control)
     .def(
       "set_force_buffers",

@@ -240,13 +240,15 @@ namespace pfaff
     ForceElements felems;
     double force_work = 0.0;
     /// a controller whose law is force elements sampled and held (zero-order hold):
-    /// at each sample (t >= next_control - 1e-9 dt, as pfaff.simulate samples a
-    /// controller) tau = their Q at the state, then next_control += control_dt
+    /// at each sample (t >= next_control - sample_tol dt: the rule and tolerance of
+    /// pfaff.simulate.policy.SampleClock, passed in) tau = their Q at the state, then
+    /// next_control += control_dt
     void add_held_force(const ForceSpec & spec);
-    void set_held(double next_control, double control_dt)
+    void set_held(double next_control, double control_dt, double sample_tol)
     {
       next_ctrl_ = next_control;
       control_dt_ = control_dt;
+      sample_tol_ = sample_tol;
       held_on_ = !held.empty();
     }
     ForceElements held;
@@ -349,7 +351,7 @@ namespace pfaff
     const VecX & v_stage_ref() const { return *vref_; }
     const VecX * vref_ = nullptr; // the velocity of the state being evaluated
     bool held_on_ = false;
-    double next_ctrl_ = 0.0, control_dt_ = 0.0;
+    double next_ctrl_ = 0.0, control_dt_ = 0.0, sample_tol_ = 0.0;
     unsigned eval_stamp_ = 0;     // evaluate() passes (the contacts' geometry is per pass)
     int capacity_ = 0;
     std::vector<double *> bufs_;

@@ -289,7 +289,7 @@ namespace pfaff
       const bool rec = (k % opt.record_every == 0) || k == n_steps;
       const bool gram = start_terms(rec);
       start_ok_ = false; // the step moves (q_, v_) and data
-      if (held_on_ && !(t < next_ctrl_ - 1e-9 * dt)) // a held law's sample (set_held)
+      if (held_on_ && !(t < next_ctrl_ - sample_tol_ * dt)) // a held law's sample (set_held)
       {
         if (held.gravity)
           gravity_terms(q_);

@@ -22,6 +22,7 @@ from pfaff.dynamics import Projection
 from pfaff.mechanism.base import FrameState, ModelError, Snapshot
 from pfaff.simulate import watch
 from pfaff.simulate.policy import (
+    SAMPLE_TOL,
     CORE_SERIES,
     FORCE_SERIES,
     SampleClock,
@@ -132,7 +133,7 @@ def run(
     nq, nv, m, rank_tol = mech.nq, mech.nv, cset.dim, opt.rank_tol
     clock = SampleClock(control_dt, t0 if next_control is None else next_control)
     if held is not None:  # the core applies the clock's rule itself (System::run)
-        system.set_held(clock.next, clock.period)
+        system.set_held(clock.next, clock.period, SAMPLE_TOL)
     k = 0
     # the next controller sample (a chained run: the first at next_control)
     k_due = clock.first_due_step(0, t0, dt, n_steps) if controller is not None else n_steps + 1
