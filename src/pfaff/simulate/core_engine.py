@@ -22,9 +22,9 @@ from pfaff.dynamics import Projection
 from pfaff.mechanism.base import FrameState, ModelError, Snapshot
 from pfaff.simulate import watch
 from pfaff.simulate.policy import (
-    SAMPLE_TOL,
     CORE_SERIES,
     FORCE_SERIES,
+    SAMPLE_TOL,
     SampleClock,
     contact_message,
     nonfinite_message,
