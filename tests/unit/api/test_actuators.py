@@ -4,6 +4,8 @@ formula, and a stepped run against MuJoCo's RK4 on the same file and controls.""
 
 from __future__ import annotations
 
+import dataclasses
+
 import mujoco
 import numpy as np
 import pytest
@@ -19,7 +21,7 @@ ARM = MODELS / "actuated_arm.xml"
 def _states(n, seed=0):
     rng = np.random.default_rng(seed)
     for _ in range(n):
-        yield rng.uniform(-1.5, 1.5, 2), rng.uniform(-3, 3, 2), rng.uniform(-2, 2, 4)
+        yield rng.uniform(-1.5, 1.5, 2), rng.uniform(-3, 3, 2), rng.uniform(-2, 2, 5)
 
 
 def test_actuator_force_is_mujocos():
@@ -35,10 +37,10 @@ def test_actuator_force_is_mujocos():
         assert np.max(np.abs(tau - d.qfrc_actuator)) < 1e-12  # N m
     # the witness catches a wrong model: the servo's gear dropped
     wrong = Actuation(
-        [sys.actuators[0].__class__(**{**sys.actuators[0].__dict__, "gear": 1.0})],
+        [dataclasses.replace(sys.actuators[0], gear=1.0)],
         sys.mechanism,
     )
-    d.ctrl[:] = [0.5, 0, 0, 0]
+    d.ctrl[:] = [0.5, 0, 0, 0, 0]
     mujoco.mj_forward(m, d)
     q = sys.qpos_to_q(d.qpos)
     assert abs(wrong.torque(q, sys.qvel_to_v(q, d.qvel), [0.5])[0] - d.qfrc_actuator[0]) > 0.1
@@ -71,7 +73,7 @@ def test_simulator_with_ctrl_follows_mujoco_rk4(engine):
     rng = np.random.default_rng(2)
     worst = 0.0
     for k in range(steps):
-        u = rng.uniform(-1.5, 1.5, 4) if k % 50 == 0 else u  # noqa: F821 - set at k = 0
+        u = rng.uniform(-1.5, 1.5, 5) if k % 50 == 0 else u  # noqa: F821 - set at k = 0
         d.ctrl[:] = np.where(keep, u, 0.0)  # a left-out actuator at ctrl 0 applies nothing
         mujoco.mj_step(m, d)
         sim.step(ctrl=u[keep])
@@ -83,10 +85,10 @@ def test_simulator_with_ctrl_follows_mujoco_rk4(engine):
 def test_ctrl_is_checked():
     sys = pfaff.load(ARM)
     sim = pfaff.Simulator(sys, dt=1e-3)
-    with pytest.raises(ValueError, match=r"ctrl has shape \(3,\), expected \(4,\)"):
+    with pytest.raises(ValueError, match=r"ctrl has shape \(3,\), expected \(5,\)"):
         sim.step(ctrl=np.zeros(3))
     with pytest.raises(ValueError, match="non-finite"):
-        sim.step(ctrl=[0, np.nan, 0, 0])
+        sim.step(ctrl=[0, np.nan, 0, 0, 0])
     plain = pfaff.Simulator(pfaff.load(MODELS / "five_bar.xml"), dt=1e-3)
     with pytest.raises(ValueError, match="has none"):
         plain.step(ctrl=[1.0])
