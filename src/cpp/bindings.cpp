@@ -269,6 +269,25 @@ NB_MODULE(_core, m)
       },
       "q"_a, "v"_a)
     .def(
+      "set_tableau",
+      [](System & s, const GMat & a, const GVec & b) {
+        const Check c{"System.set_tableau"};
+        c.vec(b, -1, "b", "the weights");
+        const long n = long(b.x.size());
+        c.index(n, 17, "the number of stages", "1 .. 16", 1);
+        c.mat(a, n, n, "a", "s x s for the s weights b");
+        for (long i = 0; i < n; ++i)
+          for (long j = i; j < n; ++j)
+            if (a.x(i, j) != 0.0)
+              c.fail("a[" + std::to_string(i) + ", " + std::to_string(j)
+                     + "] != 0: an explicit method's a is strictly lower triangular");
+        s.set_tableau(a.x, b.x);
+      },
+      "a"_a, "b"_a,
+      "the explicit Runge-Kutta method of a step (Butcher's a, strictly lower triangular, "
+      "and b); RK4 by default")
+    .def_prop_ro("stages", &System::stages)
+    .def(
       "set_tau",
       [](System & s, const GVec & tau) {
         Check{"System.set_tau"}.vec(tau, s.nv(), "tau", "nv");

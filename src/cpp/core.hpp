@@ -209,6 +209,11 @@ namespace pfaff
       start_ok_ = false;
     }
     void set_tau(const VecX & tau) { tau_ = tau; }
+    /// the explicit Runge-Kutta method a step takes: a (s x s, strictly lower
+    /// triangular) and b (s) of its Butcher tableau (pfaff.simulate.tableaus; the
+    /// nodes c do not enter an autonomous step); RK4 by default
+    void set_tableau(const MatX & a, const VecX & b);
+    int stages() const { return int(tab_b_.size()); }
     /// the buffers (row-major, float64) the samples are written to, with their sizes
     /// (values): each must hold capacity rows of record_width(i)
     void set_buffers(
@@ -385,13 +390,18 @@ namespace pfaff
     // start_terms: the terms at (q_, v_) stand (taken by a sample, reused by the step);
     // llt_ holds G of rs_.V1
     bool start_ok_ = false, start_gram_ = false;
-    VecX a_, a2_, a3_, a4_, v2_, v3_, v4_, vbar_, qs_, q1_, v1_, F_, lam_, rhs_, tmp_, Cv_;
+    VecX a_, vs_, vbar_, qs_, q1_, v1_, F_, lam_, rhs_, tmp_, Cv_;
+    // the explicit Runge-Kutta method (set_tableau) and its stages' rates
+    MatX tab_a_;
+    VecX tab_b_;
+    std::vector<VecX> acc_, rate_; // each stage's acceleration and d theta / dt
+    std::vector<double> power_;    // each stage's force-element power
     VecX dq_, dv_, a0_;
     // Runge-Kutta-Munthe-Kaas stages (nq != nv): d integrate / d theta and its LU
     bool lie_ = false;
     MatX Jint_;
     std::vector<std::pair<int, int>> lie_blocks_; // (idx_v, nv) of the multi-dof joints
     std::vector<Eigen::PartialPivLU<MatX>> lu_blocks_;
-    VecX d2_, d3_, d4_, th_;
+    VecX th_;
   };
 } // namespace pfaff

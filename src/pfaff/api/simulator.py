@@ -24,7 +24,7 @@ from pfaff.api.system import System
 from pfaff.api.viewer import Viewer
 from pfaff.simulate import SimOptions, SimulationError, Trajectory, project_state, simulate
 from pfaff.simulate.actuators import Actuation
-from pfaff.simulate.core_engine import build
+from pfaff.simulate.core_engine import build, configure
 from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.options import engine_choice
 from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, series_shape
@@ -98,7 +98,7 @@ def prepare(system: System, dt: float, options: dict) -> tuple:
     proto = None
     if engine == "core":
         proto = build(cset, forces)
-        core.options(proto, opt)
+        configure(proto, opt)
     return opt, engine, fallback, forces, proto, actuation
 
 

@@ -33,6 +33,7 @@ from pfaff.simulate.policy import (
 )
 from pfaff.simulate.record import StepRecord
 from pfaff.simulate.recording import controller_torque
+from pfaff.simulate.tableaus import TABLEAUS
 from pfaff.simulate.trajectory import SimulationError, Trajectory
 
 #: steps per call into the core when no controller sample comes sooner (keeps Ctrl-C
@@ -53,6 +54,15 @@ def build(cset: ConstraintSet, forces=(), held=()):
     for e in held:
         system.add_held_force(lowering.lower(e, "force", into))
     return system
+
+
+def configure(system, opt) -> None:
+    """The options ``opt`` into a core system: its option fields
+    (:func:`pfaff.core.options`) and its integrator's tableau
+    (:data:`~pfaff.simulate.tableaus.TABLEAUS`: one registry for both engines)."""
+    core.options(system, opt)
+    tab = TABLEAUS[opt.integrator]
+    system.set_tableau(np.array(tab.a, dtype=float), np.array(tab.b, dtype=float))
 
 
 def held_law(controller, q: np.ndarray, mech) -> list | None:
@@ -117,7 +127,7 @@ def run(
     frames = tuple(dict.fromkeys(frames))  # one slot each, in order
     for name in frames:
         system.observe(name)
-    core.options(system, opt)
+    configure(system, opt)
     sizes = {"nq": mech.nq, "nv": mech.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
     cap = record_count(n_steps, int(opt.record_every))
     bufs = [np.empty((cap, *series_shape(s, sizes))) for s in CORE_SERIES]
