@@ -14,6 +14,8 @@ import numpy as np
 
 from pfaff import dynamics as dyn
 from pfaff.constraints.base import ConstraintSet
+from pfaff.derivatives import DynamicsDerivatives
+from pfaff.derivatives import forward_dynamics_derivatives as _derivatives
 from pfaff.errors import ModelError
 from pfaff.files.model import MODEL_SUFFIXES, ModelSystem, load_model
 from pfaff.files.system import load_system
@@ -177,6 +179,42 @@ class System:
         ev = self.cset.evaluate(snap)
         sol = dyn.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift, self.rank_tol)
         return DynamicsResult(sol.a, sol.lam, sol.F, int(sol.proj.rank))
+
+    def forward_dynamics_derivatives(
+        self, q: np.ndarray, v: np.ndarray, tau: np.ndarray | None = None
+    ) -> DynamicsDerivatives:
+        """Derivatives of :meth:`forward_dynamics` in ``q``, ``v`` and ``tau``.
+
+        ``d.da_dq``, ``d.da_dv``, ``d.da_dtau`` (nv x nv), ``d.dlam_*`` (m x nv) and
+        ``d.dF_*``: column k along the tangent direction ``delta_k`` of
+        ``integrate(q, delta)``, along ``v_k``, along ``tau_k``. Exact (Pinocchio's
+        analytic derivatives and the derivative of the projector at constant rank,
+        :mod:`pfaff.derivatives`) wherever the rank of A is constant near ``q``, which
+        ``d.rank_stable`` reports. The force elements' derivatives are central
+        differences of their forces (step 1e-6; exact for linear springs and dampers).
+        """
+        q, v = self._state(q, v, "v")
+        tau = np.zeros(self.nv) if tau is None else self._vec(tau, self.nv, "tau", "nv")
+        dq = dv = None
+        if self._force_set:
+            Q, dq, dv = self._force_partials(q, v)
+            tau = tau + Q
+        return _derivatives(self.cset, q, v, tau, self.rank_tol, dq, dv)
+
+    def _force_partials(self, q, v, h: float = 1e-6):
+        """The force elements' total ``Q`` and its central differences in q and v."""
+        fs, mech, frames = self._force_set, self.mechanism, self._force_set.frames
+
+        def Q(qq, vv):
+            return fs.evaluate(0.0, mech.compute(qq, vv, frames, dynamics=False))[0]
+
+        dq, dv = np.empty((self.nv, self.nv)), np.empty((self.nv, self.nv))
+        for k in range(self.nv):
+            e = np.zeros(self.nv)
+            e[k] = h
+            dq[:, k] = (Q(mech.integrate(q, e), v) - Q(mech.integrate(q, -e), v)) / (2 * h)
+            dv[:, k] = (Q(q, v + e) - Q(q, v - e)) / (2 * h)
+        return Q(q, v), dq, dv
 
     # -- checks at the boundary ----------------------------------------------------------
     @staticmethod
