@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pfaff import dynamics as dyn
 from pfaff.constraints.base import ConstraintSet
 from pfaff.derivatives.projection import Solver, factors, rank_radius
 from pfaff.derivatives.terms import constraint_partials, rnea_partials
@@ -35,8 +34,8 @@ class DynamicsDerivatives:
 
     Attributes
     ----------
-    a, lam, F : acceleration (nv,), multipliers (m,), constraint force (nv,) as
-        :func:`pfaff.dynamics.solve_constrained` gives them.
+    a, lam, F : acceleration (nv,), multipliers (m,), constraint force (nv,): the
+        numbers of :func:`pfaff.dynamics.solve_constrained` (to rounding).
     da_dq, da_dv, da_dtau : (nv, nv); column k is the derivative along the tangent
         direction ``delta_k`` of q (``integrate(q, delta)``), along ``v_k``, ``tau_k``.
     dlam_dq, dlam_dv, dlam_dtau : (m, nv), the same for the least-norm multipliers.
@@ -109,11 +108,8 @@ def forward_dynamics_derivatives(
     ev = cset.evaluate(snap)
     M, A, drift = snap.M, ev.A, ev.drift
     f = factors(A, rank_tol)
-    proj = dyn.projection(A, drift, rank_tol)
-    a = dyn.direct_dynamics(M, snap.h, tau, proj)
-    F = dyn.constraint_force(M, snap.h, tau, proj.P, a)
-    lam = f.Ap.T @ F
-    solver = Solver(M, A, drift, a, F, lam, f)
+    solver = Solver(M, snap.h, tau, drift, f)
+    a, F, lam = solver.a, solver.F, solver.lam
 
     dRq, dRv = rnea_partials(mech, q, v, a)
     cp = constraint_partials(cset, q, v, fd_step)

@@ -265,13 +265,51 @@ def test_rows_parallel_with_a_turning_left_null_space(panda):
         assert (d.rank, cset.dim, d.rank_stable) == (1, 2, True)
 
 
+def test_contracted_forms_equal_golub_pereyra_tensors(panda):
+    """The contractions the solver uses equal the explicit d(A^+) and dP tensors, and
+    those satisfy the identities of a pseudo-inverse differentiated at constant rank:
+    ``d(A A^+ A) = dA``, ``d(A^+ A A^+) = d(A^+)`` (checked to rounding)."""
+    rng = np.random.default_rng(9)
+    cset, q, v, _ = _sphere_twice(panda, rng)
+    from pfaff.derivatives.terms import constraint_partials
+
+    A = cset.evaluate(panda.compute(q, v, cset.frames, dynamics=False)).A
+    f = projection.factors(A, 1e-9)
+    dA = constraint_partials(cset, q, v).dA_dq
+    dAp, dP = projection.pinv_derivative(f, dA), projection.projector_derivative(f, dA)
+    x, y = rng.standard_normal(A.shape[0]), rng.standard_normal(A.shape[1])
+    dx, dy = projection.pinv_derivative_apply(f, dA, x, y)
+    np.testing.assert_allclose(dx, (dAp @ x).T, atol=1e-10 * np.abs(dAp).max())
+    np.testing.assert_allclose(dy, (np.swapaxes(dAp, 1, 2) @ y).T, atol=1e-10 * np.abs(dAp).max())
+    np.testing.assert_allclose(
+        projection.projector_derivative_apply(f, dA, y), (dP @ y).T, atol=1e-12 * np.abs(dP).max()
+    )
+    a, drift, F = rng.standard_normal(A.shape[1]), rng.standard_normal(A.shape[0]), f.V1 @ y[:1]
+    a = a - f.V1 @ (f.V1.T @ a) - f.Ap @ drift  # (I - P) a = -A^+ drift, P F = 0
+    t1, tl = projection.pseudo_inverse_terms(f, dA, a, drift, f.Ap.T @ F)
+    V1 = f.V1
+    np.testing.assert_allclose(t1, V1 @ V1.T @ ((dP @ a).T - (dAp @ drift).T), atol=1e-9)
+    np.testing.assert_allclose(tl, (np.swapaxes(dAp, 1, 2) @ F).T, atol=1e-9)
+    Ap = f.Ap
+    for k in range(dA.shape[0]):
+        dk = dA[k] @ Ap @ A + A @ dAp[k] @ A + A @ Ap @ dA[k]
+        np.testing.assert_allclose(dk, dA[k], atol=1e-10 * (1 + np.abs(dA[k]).max()))
+        dk = dAp[k] @ A @ Ap + Ap @ dA[k] @ Ap + Ap @ A @ dAp[k]
+        np.testing.assert_allclose(dk, dAp[k], atol=1e-10 * (1 + np.abs(dAp[k]).max()))
+        np.testing.assert_allclose(dP[k], -(dAp[k] @ A + Ap @ dA[k]), atol=1e-10)
+
+
 def test_the_witness_catches_a_wrong_pseudo_inverse_derivative(panda, monkeypatch):
     """Keeping only the first Golub-Pereyra term ``-A^+ dA A^+`` (right for a regular
     square A) makes the comparison with finite differences fail where the left null
     space turns: the check can fail, and the other two terms matter."""
     cset, q, v, tau = _sphere_twice(panda, np.random.default_rng(6))
     _check(cset, q, v, tau, panda.integrate)
-    monkeypatch.setattr(projection, "pinv_derivative", lambda f, dA: -f.Ap @ dA @ f.Ap)
+
+    def first_term_only(f, dA, a, drift, lam):
+        return -f.Ap @ (dA @ a).T, -f.Ap.T @ (lam @ dA).T
+
+    monkeypatch.setattr(projection, "pseudo_inverse_terms", first_term_only)
     with pytest.raises(AssertionError, match="dlam_dq"):
         _check(cset, q, v, tau, panda.integrate)
 

@@ -1,0 +1,91 @@
+"""``pfaff bench derivatives``: the derivatives of the constrained dynamics of the Panda
+with a 3D point contact (:func:`pfaff.derivatives.forward_dynamics_derivatives`)
+against one dynamics evaluation, against finite differences of the dynamics and
+against Pinocchio's ``computeConstraintDynamicsDerivatives`` on the same states."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from pfaff import dynamics as D
+from pfaff.constraints import ConstraintSet, PointsCoincide
+from pfaff.derivatives import forward_dynamics_derivatives
+from pfaff.mechanism import load_robot
+
+from .panda import PANDA_FRAME, PANDA_TARGET, panda_states
+from .timing import REPEATS, Row, paired_us, row
+
+N_STATES = 40
+
+
+def _pinocchio(mech):
+    """Pinocchio's constrained dynamics and their derivatives (3D contact, world-aligned,
+    proximal mu = 1e-12) as ``f(q, v, tau) -> (ddq_dq, ddq_dv, ddq_dtau)``."""
+    m = mech.model
+    fr = m.frames[m.getFrameId(PANDA_FRAME)]
+    lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+    cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, m, fr.parentJoint, fr.placement, lwa)
+    cms, cds = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
+    cms.append(cm)
+    cds.append(cm.createData())
+    data = m.createData()
+    pin.initConstraintDynamics(m, data, cms, cds)
+    settings = pin.ProximalSettings(1e-14, 1e-12, 100)
+
+    def derivatives(q, v, tau):
+        pin.constraintDynamics(m, data, q, v, tau, cms, cds, settings)
+        pin.computeConstraintDynamicsDerivatives(m, data, cms, cds, settings)
+        return data.ddq_dq, data.ddq_dv, data.ddq_dtau
+
+    return derivatives
+
+
+def bench_derivatives() -> list[Row]:
+    """Cost of the analytic derivatives against the dynamics, finite differences and
+    Pinocchio's; their largest disagreement with Pinocchio's as the witness."""
+    mech = load_robot("panda")
+    cset = ConstraintSet(mech, [PointsCoincide(PANDA_FRAME, target=list(PANDA_TARGET))])
+    frames, nv = cset.frames, mech.nv
+    triples = list(zip(*panda_states(N_STATES, 1)))
+
+    def dynamics(q, v, tau):
+        snap = mech.compute(q, v, frames, extras=False)
+        ev = cset.evaluate(snap)
+        return D.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift).a
+
+    def finite_differences(q, v, tau, h=1e-6):
+        """Forward differences in q (tangent), v and tau: 3 nv + 1 evaluations."""
+        a0, I = dynamics(q, v, tau), np.eye(nv) * h
+        dq = [(dynamics(mech.integrate(q, e), v, tau) - a0) / h for e in I]
+        dv = [(dynamics(q, v + e, tau) - a0) / h for e in I]
+        dt = [(dynamics(q, v, tau + e) - a0) / h for e in I]
+        return np.array(dq).T, np.array(dv).T, np.array(dt).T
+
+    pinocchio = _pinocchio(mech)
+
+    def loop(f):
+        return lambda: [f(q, v, tau) for q, v, tau in triples]
+
+    ours = lambda q, v, tau: forward_dynamics_derivatives(cset, q, v, tau)  # noqa: E731
+    (t_der, t_dyn, t_fd, t_pin), ratios = paired_us(
+        [loop(ours), loop(dynamics), loop(finite_differences), loop(pinocchio)],
+        len(triples),
+        REPEATS,
+    )
+    err = 0.0
+    for q, v, tau in triples:
+        d, p = ours(q, v, tau), pinocchio(q, v, tau)
+        for x, y in zip((d.da_dq, d.da_dv, d.da_dtau), p):
+            err = max(err, float(np.abs(x - y).max() / max(1.0, np.abs(y).max())))
+    b, n = "derivatives", f"Panda, 3D point contact, nv {nv}; {N_STATES} states, paired"
+    return [
+        row(b, "derivatives (numpy)", t_der, "us", "", f"da/dq, da/dv, da/dtau, dlam/*; {n}"),
+        row(b, "dynamics (numpy)", t_dyn, "us", "", "one evaluation, same engine"),
+        row(b, "finite differences (numpy)", t_fd, "us", "", f"forward, {3 * nv + 1} evaluations"),
+        row(b, "pinocchio derivatives", t_pin, "us", "", "constraintDynamics + its derivatives"),
+        row(b, "ratio derivatives/dynamics", ratios[0] / ratios[1], "", "", "NumPy engine"),
+        row(b, "ratio finite differences/derivatives", ratios[2] / ratios[0], "", ">= 5", ""),
+        row(b, "ratio derivatives/pinocchio", ratios[0], "", "", "NumPy vs compiled peer"),
+        row(b, "max rel |da - da_pin|", err, "", "<= 1e-8", "/ max(1, |da_pin|_inf)"),
+    ]
