@@ -15,6 +15,7 @@
 
 #include "bind.hpp"
 #include "core.hpp"
+#include "derivatives.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -374,4 +375,5 @@ NB_MODULE(_core, m)
     .def_ro("newton_failures", &System::newton_failures)
     .def_ro("recorded", &System::recorded)
     .def_ro("steps", &System::steps);
+  pfaff::bind_derivatives(m);
 }

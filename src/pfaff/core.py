@@ -219,3 +219,44 @@ def options(system, opt) -> None:
         value = getattr(opt, name)
         setattr(o, name, VARIANT_CODE[value] if name == "variant" else value)
     system.options = o
+
+
+#: the fields of pfaff.derivatives.DynamicsDerivatives the compiled derivatives give
+DERIVATIVE_FIELDS = (
+    ("da_dq", "n"), ("da_dv", "n"), ("da_dtau", "n"),
+    ("dF_dq", "n"), ("dF_dv", "n"), ("dF_dtau", "n"),
+    ("dlam_dq", "m"), ("dlam_dv", "m"), ("dlam_dtau", "m"),
+)  # fmt: skip
+
+
+def differentiator(cset: ConstraintSet, rank_tol: float):
+    """The compiled derivatives of the projection dynamics of ``cset``
+    (``src/cpp/derivatives.cpp``, the NumPy reference :mod:`pfaff.derivatives`): a
+    function ``(q, v, tau) -> dict`` of ``a, lam, F, sigma, rank, rank_radius`` and the
+    derivatives ``da_dq, ..., dlam_dtau`` (arrays of their own).
+
+    Raises ``ValueError`` (naming it) for a system the core cannot run, a constraint
+    kind without analytic derivatives in the core, or force elements.
+    """
+    system = build(cset)
+    o = system.options
+    o.rank_tol = float(rank_tol)
+    system.options = o
+    diff = _core.Differentiator(system)
+    n, m = system.nv, system.rows
+    sizes = {"n": n, "m": m}
+
+    def compute(q, v, tau) -> dict:
+        blob, rank, radius = diff.compute(q, v, tau)
+        k = min(m, n)
+        out = {"rank": int(rank), "rank_radius": float(radius)}
+        at = 0
+        for name, size in (("a", n), ("lam", m), ("F", n), ("sigma", k)):
+            out[name], at = blob[at : at + size], at + size
+        for name, rows in DERIVATIVE_FIELDS:
+            r = sizes[rows]
+            out[name] = blob[at : at + r * n].reshape((r, n), order="F")
+            at += r * n
+        return out
+
+    return compute

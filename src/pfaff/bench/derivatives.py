@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
+from pfaff import core
 from pfaff import dynamics as D
 from pfaff.constraints import ConstraintSet, PointsCoincide
 from pfaff.derivatives import forward_dynamics_derivatives
@@ -79,7 +80,7 @@ def bench_derivatives() -> list[Row]:
         for x, y in zip((d.da_dq, d.da_dv, d.da_dtau), p):
             err = max(err, float(np.abs(x - y).max() / max(1.0, np.abs(y).max())))
     b, n = "derivatives", f"Panda, 3D point contact, nv {nv}; {N_STATES} states, paired"
-    return [
+    return _core_rows(cset, triples, pinocchio, b) + [
         row(b, "derivatives (numpy)", t_der, "us", "", f"da/dq, da/dv, da/dtau, dlam/*; {n}"),
         row(b, "dynamics (numpy)", t_dyn, "us", "", "one evaluation, same engine"),
         row(b, "finite differences (numpy)", t_fd, "us", "", f"forward, {3 * nv + 1} evaluations"),
@@ -88,4 +89,47 @@ def bench_derivatives() -> list[Row]:
         row(b, "ratio finite differences/derivatives", ratios[2] / ratios[0], "", ">= 5", ""),
         row(b, "ratio derivatives/pinocchio", ratios[0], "", "", "NumPy vs compiled peer"),
         row(b, "max rel |da - da_pin|", err, "", "<= 1e-8", "/ max(1, |da_pin|_inf)"),
+    ]
+
+
+def _core_rows(cset, triples, pinocchio, b: str) -> list[Row]:
+    """The compiled derivatives against the compiled dynamics (``System.acceleration``),
+    forward differences of it and Pinocchio's derivatives (none without the core)."""
+    if not core.available():
+        return []
+    compiled = core.differentiator(cset, 1e-9)
+    system = core.build(cset)
+    acc, nv = system.acceleration, cset.mechanism.nv
+    integrate = cset.mechanism.integrate
+
+    def finite_differences(q, v, tau, h=1e-6):
+        a0, I = acc(q, v, tau), np.eye(nv) * h
+        dq = [(acc(integrate(q, e), v, tau) - a0) / h for e in I]
+        dv = [(acc(q, v + e, tau) - a0) / h for e in I]
+        dt = [(acc(q, v, tau + e) - a0) / h for e in I]
+        return dq, dv, dt
+
+    def loop(f):
+        return lambda: [f(q, v, tau) for q, v, tau in triples]
+
+    (t_der, t_dyn, t_fd, _), r = paired_us(
+        [loop(compiled), loop(acc), loop(finite_differences), loop(pinocchio)],
+        len(triples),
+        2 * REPEATS + 1,
+    )
+    err = max(
+        float(np.abs(compiled(q, v, tau)[k] - getattr(ref, k)).max())
+        / max(1.0, float(np.abs(getattr(ref, k)).max()))
+        for q, v, tau in triples
+        for ref in [forward_dynamics_derivatives(cset, q, v, tau)]
+        for k in ("da_dq", "da_dv", "da_dtau", "dlam_dq")
+    )
+    return [
+        row(b, "derivatives (core)", t_der, "us", "", "pfaff._core Differentiator, same states"),
+        row(b, "dynamics (core)", t_dyn, "us", "", "System.acceleration (one evaluation)"),
+        row(b, "finite differences (core)", t_fd, "us", "", f"forward, {3 * nv + 1} evaluations"),
+        row(b, "ratio core derivatives/dynamics", r[0] / r[1], "", "<= 3", "issue figure"),
+        row(b, "ratio core finite differences/derivatives", r[2] / r[0], "", ">= 5", ""),
+        row(b, "ratio core derivatives/pinocchio", r[0], "", "", "same states, paired"),
+        row(b, "max rel |core - numpy|", err, "", "<= 1e-10", "da_dq, da_dv, da_dtau, dlam_dq"),
     ]

@@ -50,6 +50,8 @@ class DynamicsDerivatives:
     sigma : singular values of A, descending.
     fd_constraints : constraint kinds whose A and drift were differentiated by central
         differences (no analytic derivative yet); empty when all are analytic.
+    engine : ``"numpy"`` (this module) or ``"core"`` (the compiled derivatives,
+        ``src/cpp/derivatives.cpp``, the same equations).
     """
 
     a: np.ndarray
@@ -69,6 +71,7 @@ class DynamicsDerivatives:
     rank_radius: float
     sigma: np.ndarray
     fd_constraints: tuple[str, ...]
+    engine: str = "numpy"
 
 
 def forward_dynamics_derivatives(

@@ -325,7 +325,7 @@ def test_system_method_with_force_elements_and_bad_input():
     rng = np.random.default_rng(7)
     _, A = sys.cset.holonomic_terms_at(sys.q0)
     q, v, tau = sys.q0, _tangent(A, rng.standard_normal(sys.nv)), rng.standard_normal(sys.nv)
-    d = sys.forward_dynamics_derivatives(q, v, tau)
+    d = sys.forward_dynamics_derivatives(q, v, tau, engine="numpy")
     res = sys.forward_dynamics(q, v, tau)
     np.testing.assert_allclose(d.a, res.a, atol=1e-10 * (1 + np.abs(res.a).max()))
     add = lambda x, dx: x + dx  # noqa: E731
@@ -340,7 +340,7 @@ def test_system_method_with_force_elements_and_bad_input():
     )
     assert _rel(without.da_dv, d.da_dv) > 1e-3  # the damper is seen
     with pytest.raises(ValueError, match=r"tau has shape \(2,\), expected \(3,\)"):
-        sys.forward_dynamics_derivatives(q, v, np.zeros(2))
+        sys.forward_dynamics_derivatives(q, v, np.zeros(2), engine="numpy")
     with pytest.raises(ValueError, match="non-finite"):
         sys.forward_dynamics_derivatives(q, np.full(sys.nv, np.inf))
 
