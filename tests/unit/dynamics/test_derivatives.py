@@ -202,6 +202,30 @@ def test_floating_base_with_ball_joint():
         assert d.rank == 4 and d.fd_constraints == ("PointOnSurface",)
 
 
+@pytest.mark.parametrize("shape", ["ellipse", "superellipse"])
+def test_rolling_contact(shape):
+    """Two fingertips rolling on a planar object (contact rows eq. 67 and the Pfaffian
+    rolling rows eq. 71 of Arimoto's grasp): kinds differentiated by central
+    differences of their own A and drift, named in the result."""
+    from pfaff.manipulation.contours import Ellipse, Superellipse
+    from pfaff.systems import rolling_fingers as rf
+
+    contour = {"ellipse": Ellipse(0.026, 0.018), "superellipse": Superellipse(0.024, 0.018, 4)}
+    c = contour[shape]
+    mech, _, cset = rf.grasp_system(c, 0.03, (0.01, 0.012))
+    q0 = rf.initial_configuration(
+        c, (0.006, 0.085, 1.75), (0.01, 0.012), (0, 0), (np.pi, 0), np.pi - 0.5
+    )
+    rng = np.random.default_rng(10)
+    for _ in range(10):
+        q = assemble(cset, q0 + 0.01 * rng.standard_normal(mech.nq), None, 1e-12, 100, 1e-9).q
+        A = cset.evaluate(mech.compute(q, None, cset.frames, dynamics=False)).A
+        v = _tangent(A, 0.3 * rng.standard_normal(mech.nv))
+        d, _ = _check(cset, q, v, 1e-3 * rng.standard_normal(mech.nv), mech.integrate)
+        assert d.rank == 4 and d.rank_stable
+        assert d.fd_constraints == ("ContactConstraint", "RollingConstraint")
+
+
 def _two_link() -> PinocchioMechanism:
     """A planar 2R arm (links 1 m, 0.8 m) about z, its tip frame at the end."""
     m = pin.Model()
