@@ -123,16 +123,26 @@ namespace pfaff
     MatX dlamA;
     if (with_dA && sys_.m)
     {
+      // the Golub-Pereyra terms in I - A A^+ vanish when A has full row rank (rank == m)
+      const bool left_null = U1_.cols() < sys_.m;
       dlamA.setZero(sys_.m, K);
       const VecX Aplam = Ap_ * lam_;
+      VecX y(sys_.m), dAtl(sys_.nv()), X(sys_.m);
       for (int k = 0; k < K; ++k)
       {
         const MatX & dA = dA_[k];
-        r1.col(k).noalias() -= Ap_ * (dA * a_ + Ap_.transpose() * (dA.transpose() * Qd_));
-        const VecX dAtl = dA.transpose() * lam_;
+        y.noalias() = dA * a_;
+        if (left_null)
+          y.noalias() += Ap_.transpose() * (dA.transpose() * Qd_);
+        r1.col(k).noalias() -= Ap_ * y;
+        dAtl.noalias() = dA.transpose() * lam_;
         r2.col(k) -= dAtl;
-        const VecX X = dA * Aplam;
-        dlamA.col(k).noalias() = -Ap_.transpose() * dAtl + X - U1_ * (U1_.transpose() * X);
+        dlamA.col(k).noalias() = -Ap_.transpose() * dAtl;
+        if (left_null)
+        {
+          X.noalias() = dA * Aplam;
+          dlamA.col(k) += X - U1_ * (U1_.transpose() * X);
+        }
       }
     }
     da = r1;
@@ -214,10 +224,11 @@ namespace pfaff
       for (const Term & t : terms_)
       {
         point_partials(points_[t.point]);
+        // tiny products: coefficient-wise (lazyProduct), not through the GEMM kernel
         for (int k = 0; k < nv; ++k)
-          dA_[k].middleRows(t.row, t.dim).noalias() += t.sign * t.D * dJ_[k];
-        ddq_.middleRows(t.row, t.dim).noalias() += t.sign * t.D * aq_;
-        ddv_.middleRows(t.row, t.dim).noalias() += t.sign * t.D * av_;
+          dA_[k].middleRows(t.row, t.dim) += t.sign * t.D.lazyProduct(dJ_[k]);
+        ddq_.middleRows(t.row, t.dim) += t.sign * t.D.lazyProduct(aq_);
+        ddv_.middleRows(t.row, t.dim) += t.sign * t.D.lazyProduct(av_);
       }
     }
 
