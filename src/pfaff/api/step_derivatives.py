@@ -7,14 +7,22 @@ stages put on the constraint manifold with ``stage_projection``,
 on the positions, M-metric projection of the velocity,
 :func:`pfaff.simulate.correction.correct_state`).
 
-First version, stated as such: the Jacobians are central differences of that step
-(step ``h`` in the tangent space: ``q (+) h e_k``, ``v + h e_k``, ``tau + h e_k``;
-``6 nv + 1`` steps). The projections stop at ``position_tol``, so the step map is
-smooth only to that level: the default ``h = 1e-5`` keeps the rounding
-``position_tol / h`` ~ 1e-7 and the truncation ``h^2`` ~ 1e-10 small together. Their
-witness (``tests/unit/api/test_step_derivatives.py``) is independent: as ``dt -> 0``
-they approach ``I + dt [[0, I], [da/dq, da/dv]]`` and ``dt [0; da/dtau]`` built from
-the analytic dynamics derivatives, with an error of order ``dt``.
+Two methods:
+
+- ``"sensitivities"`` (vector-space configurations, nq == nv): forward-mode
+  sensitivities through the replayed step (:mod:`pfaff.api.step_sensitivity`): the
+  analytic dynamics derivatives at each stage, each Newton iteration and the velocity
+  projection differentiated as taken. Cost: one dynamics derivative per stage and one
+  replay of each projection.
+- ``"differences"``: central differences of the step (step ``h`` in the tangent space:
+  ``q (+) h e_k``, ``v + h e_k``, ``tau + h e_k``; ``6 nv + 1`` steps). The projections
+  stop at ``position_tol``, so the step map is smooth only to that level: the default
+  ``h = 1e-5`` keeps the rounding ``position_tol / h`` ~ 1e-7 and the truncation
+  ``h^2`` ~ 1e-10 small together. Lie-group configurations (free, ball joints) use it.
+
+Witnesses (``tests/unit/api/test_step_derivatives.py``): the two methods agree, and as
+``dt -> 0`` both approach ``I + dt [[0, I], [da/dq, da/dv]]`` and ``dt [0; da/dtau]``
+built from the analytic dynamics derivatives, with an error of order ``dt``.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from pfaff.api.step_sensitivity import step_sensitivities
 from pfaff.simulate.correction import correct_state
 from pfaff.simulate.options import SimOptions
 from pfaff.simulate.steppers import Evaluator, rk_step
@@ -87,6 +96,7 @@ def step_derivatives(
     dt: float,
     options: SimOptions | None = None,
     h: float = 1e-5,
+    method: str = "auto",
 ) -> StepDerivatives:
     """Jacobians ``A = d x_next / d x`` (2nv x 2nv) and ``B = d x_next / d tau``
     (2nv x nv) of one step of ``dt`` from ``(q, v)`` under ``tau``, in tangent
@@ -97,14 +107,27 @@ def step_derivatives(
     system : a :class:`pfaff.System`.
     q, v, tau : the state and the torque held over the step.
     dt : the step [s]; options : the simulator's other options (integrator, tolerances).
-    h : the central-difference step in the tangent space.
+    h : the central-difference step in the tangent space (``method="differences"``).
+    method : ``"sensitivities"``, ``"differences"`` or ``"auto"`` (sensitivities when
+        nq == nv, else differences).
     """
     q, v = system._state(q, v, "v")
     tau = system._vec(tau, system.nv, "tau", "nv")
     if not (np.isfinite(h) and h > 0):
         raise ValueError(f"h = {h!r}: the difference step must be a finite number > 0")
+    if method not in ("auto", "sensitivities", "differences"):
+        raise ValueError(f"method={method!r}; valid: 'auto', 'sensitivities', 'differences'")
+    lie = system.nq != system.nv
+    if method == "sensitivities" and lie:
+        raise ValueError(
+            "method='sensitivities' needs a vector-space configuration (nq == nv); this "
+            f"system has nq {system.nq}, nv {system.nv}: use method='differences'"
+        )
     opt = _options(options, dt)
     ev = Evaluator(system.cset, opt, forces=system._force_set)
+    if method != "differences" and not lie:
+        q1, v1, A, B = step_sensitivities(system, ev, opt, q, v, tau)
+        return StepDerivatives(q1, v1, A, B, "forward-mode sensitivities")
     nv, diff = system.nv, system.mechanism.difference
     q1, v1 = _step(system, ev, q, v, tau, opt)
 

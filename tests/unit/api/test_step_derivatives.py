@@ -86,3 +86,73 @@ def test_refusals():
         step_derivatives(sys, q, v, tau[:2], 1e-3)
     with pytest.raises(ValueError, match="difference step"):
         step_derivatives(sys, q, v, tau, 1e-3, h=0.0)
+
+
+def _agree(a, b_of_h, tol=1e-5):
+    """Sensitivities ``a`` against the differences of the step at h = 1e-5 and 1e-6 (the
+    better one: a difference step can cross one of the step's discrete decisions, a
+    Newton iteration more or less, and is then off by that jump / h)."""
+    errs = []
+    for h in (1e-5, 1e-6):
+        b = b_of_h(h)
+        errs.append(
+            max(
+                np.abs(a.A - b.A).max() / max(1.0, np.abs(b.A).max()),
+                np.abs(a.B - b.B).max() / max(1.0, np.abs(b.B).max()),
+            )
+        )
+    return min(errs) <= tol, errs
+
+
+@pytest.mark.parametrize(
+    "name", ["four_bar.xml", "five_bar.xml", "slider_crank.xml", "gripper.xml"]
+)
+def test_sensitivities_equal_differences(name):
+    """Forward-mode sensitivities through the replayed step against central differences
+    of the step itself, at three states and two steps (dt = 1e-2 makes the stages'
+    projections large; the gripper's parallelograms put stages on straight branches,
+    left unprojected by the step)."""
+    sys = pfaff.load(MODELS / name)
+    for seed in range(3):
+        q, v, tau, _ = _state(sys, 10 + seed)
+        for dt in (1e-3, 1e-2):
+            a = step_derivatives(sys, q, v, tau, dt, method="sensitivities")
+            assert a.method == "forward-mode sensitivities"
+            ok, errs = _agree(
+                a,
+                lambda h, q=q, v=v, tau=tau, dt=dt: step_derivatives(
+                    sys, q, v, tau, dt, h=h, method="differences"
+                ),
+            )
+            assert ok, (seed, dt, errs)
+    wrong = step_derivatives(sys, q, v, tau, 1.01 * dt, method="sensitivities")
+    ok, _ = _agree(
+        wrong, lambda h: step_derivatives(sys, q, v, tau, dt, h=h, method="differences")
+    )
+    assert not ok  # the comparison can fail: a step 1 % longer is seen
+
+
+def test_sensitivities_with_force_elements_and_on_a_lie_group():
+    """A damped, sprung four-bar (force elements in every stage), and a floating leg
+    (free joint: nq != nv), where "auto" takes the differences and "sensitivities" is
+    refused with the reason."""
+    from pfaff.files.model import load_model
+    from pfaff.simulate.forces_joint import JointDamper, JointSpring
+
+    model = load_model(MODELS / "four_bar.xml")
+    model.forces += [JointSpring("crank", 4.0, 0.3), JointDamper("rocker", 0.7)]
+    sys = pfaff.System(model)
+    q, v, tau, _ = _state(sys, 20)
+    with pytest.warns(UserWarning, match="force elements"):
+        a = step_derivatives(sys, q, v, tau, 1e-2, method="sensitivities")
+    ok, errs = _agree(
+        a, lambda h: step_derivatives(sys, q, v, tau, 1e-2, h=h, method="differences")
+    )
+    assert ok, errs
+    leg = pfaff.load(MODELS / "leg.xml")
+    assert leg.nq != leg.nv
+    assert step_derivatives(leg, leg.q0, leg.v0, np.zeros(leg.nv), 1e-3).method.startswith(
+        "central differences"
+    )
+    with pytest.raises(ValueError, match="nq == nv"):
+        step_derivatives(leg, leg.q0, leg.v0, np.zeros(leg.nv), 1e-3, method="sensitivities")
