@@ -219,9 +219,11 @@ class System:
         return _derivatives(self.cset, q, v, tau, self.rank_tol, dq, dv)
 
     def _compiled_derivatives(self, required: bool):
-        """The core's derivatives of this system (made once), or None with a warning
-        (once) why not; ``required``: a ValueError instead."""
-        if not hasattr(self, "_compiled"):
+        """The core's derivatives of this system (made once per set of constraints), or
+        None with a warning (once) why not; ``required``: a ValueError instead."""
+        key = (tuple(map(id, self.cset.constraints)), self.rank_tol)
+        if getattr(self, "_compiled_key", None) != key:
+            self._compiled_key = key
             self._compiled, self._compiled_why = None, None
             if self._force_set:
                 self._compiled_why = "force elements (their derivatives are taken on NumPy)"

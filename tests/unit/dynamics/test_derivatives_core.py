@@ -10,7 +10,13 @@ import pytest
 
 import pfaff
 from pfaff import core
-from pfaff.constraints import ConstraintSet, PointOnCircle, PointOnPlane, PointsCoincide
+from pfaff.constraints import (
+    ConstraintSet,
+    LockedJoint,
+    PointOnCircle,
+    PointOnPlane,
+    PointsCoincide,
+)
 from pfaff.derivatives import forward_dynamics_derivatives
 from pfaff.files.model import load_model
 from pfaff.simulate.forces_joint import JointDamper
@@ -116,6 +122,10 @@ def test_system_engines_agree_and_refusals():
     np.testing.assert_allclose(c.da_dq, n.da_dq, atol=1e-10 * np.abs(n.da_dq).max())
     with pytest.raises(ValueError, match="engine='gpu'; valid"):
         sys.forward_dynamics_derivatives(q, v, tau, engine="gpu")
+    sys.cset.add(LockedJoint("crank", float(q[0])))  # a row more: the core system is remade
+    c2 = sys.forward_dynamics_derivatives(q, v, tau)
+    assert (c2.engine, c2.lam.shape, c2.rank) == ("core", (4,), 3)
+    np.testing.assert_allclose(c2.da_dtau, 0.0, atol=1e-9)  # no motion left: a fixed by rows
 
     model = load_model(MODELS / "four_bar.xml")
     model.forces.append(JointDamper("rocker", 0.7))
