@@ -80,15 +80,66 @@ def bench_derivatives() -> list[Row]:
         for x, y in zip((d.da_dq, d.da_dv, d.da_dtau), p):
             err = max(err, float(np.abs(x - y).max() / max(1.0, np.abs(y).max())))
     b, n = "derivatives", f"Panda, 3D point contact, nv {nv}; {N_STATES} states, paired"
-    return _core_rows(cset, triples, pinocchio, b) + [
-        row(b, "derivatives (numpy)", t_der, "us", "", f"da/dq, da/dv, da/dtau, dlam/*; {n}"),
-        row(b, "dynamics (numpy)", t_dyn, "us", "", "one evaluation, same engine"),
-        row(b, "finite differences (numpy)", t_fd, "us", "", f"forward, {3 * nv + 1} evaluations"),
-        row(b, "pinocchio derivatives", t_pin, "us", "", "constraintDynamics + its derivatives"),
-        row(b, "ratio derivatives/dynamics", ratios[0] / ratios[1], "", "", "NumPy engine"),
-        row(b, "ratio finite differences/derivatives", ratios[2] / ratios[0], "", ">= 5", ""),
-        row(b, "ratio derivatives/pinocchio", ratios[0], "", "", "NumPy vs compiled peer"),
-        row(b, "max rel |da - da_pin|", err, "", "<= 1e-8", "/ max(1, |da_pin|_inf)"),
+    return (
+        _core_rows(cset, triples, pinocchio, b)
+        + _step_rows(b)
+        + [
+            row(b, "derivatives (numpy)", t_der, "us", "", f"da/dq, da/dv, da/dtau, dlam/*; {n}"),
+            row(b, "dynamics (numpy)", t_dyn, "us", "", "one evaluation, same engine"),
+            row(
+                b,
+                "finite differences (numpy)",
+                t_fd,
+                "us",
+                "",
+                f"forward, {3 * nv + 1} evaluations",
+            ),
+            row(
+                b, "pinocchio derivatives", t_pin, "us", "", "constraintDynamics + its derivatives"
+            ),
+            row(b, "ratio derivatives/dynamics", ratios[0] / ratios[1], "", "", "NumPy engine"),
+            row(b, "ratio finite differences/derivatives", ratios[2] / ratios[0], "", ">= 5", ""),
+            row(b, "ratio derivatives/pinocchio", ratios[0], "", "", "NumPy vs compiled peer"),
+            row(b, "max rel |da - da_pin|", err, "", "<= 1e-8", "/ max(1, |da_pin|_inf)"),
+        ]
+    )
+
+
+def _step_rows(b: str) -> list[Row]:
+    """One NumPy-engine step of the four-bar (RK4 with its projections, dt 1e-3) against
+    its Jacobians by sensitivities and by central differences, and their agreement."""
+    from pathlib import Path
+
+    from pfaff.api import load
+    from pfaff.api.step_derivatives import step, step_derivatives
+
+    model = Path(__file__).resolve().parents[3] / "tests" / "models" / "four_bar.xml"
+    if not model.is_file():  # an installed package without the test models
+        return []
+    sys = load(model)
+    rng = np.random.default_rng(0)
+    q, tau = sys.q0, rng.standard_normal(sys.nv)
+    _, A = sys.cset.holonomic_terms_at(q)
+    v = rng.standard_normal(sys.nv)
+    v -= np.linalg.pinv(A, rcond=1e-9) @ (A @ v)
+
+    def der(method):
+        return lambda: step_derivatives(sys, q, v, tau, 1e-3, method=method)
+
+    (t_step, t_sens, t_diff), _ = paired_us(
+        [lambda: step(sys, q, v, tau, 1e-3), der("sensitivities"), der("differences")], 1, 5
+    )
+    a, d = der("sensitivities")(), der("differences")()
+    err = max(
+        np.abs(a.A - d.A).max() / np.abs(d.A).max(), np.abs(a.B - d.B).max() / np.abs(d.B).max()
+    )
+    nv = sys.nv
+    return [
+        row(b, "step (numpy)", t_step, "us", "", "four-bar, RK4 + projections, dt 1e-3"),
+        row(b, "step derivatives (sensitivities)", t_sens, "us", "", "forward mode, A and B"),
+        row(b, "step derivatives (differences)", t_diff, "us", "", f"{6 * nv + 1} steps"),
+        row(b, "ratio step differences/sensitivities", t_diff / t_sens, "", "", ""),
+        row(b, "max rel |sensitivities - differences|", err, "", "<= 1e-5", "A and B"),
     ]
 
 
@@ -112,8 +163,8 @@ def _core_rows(cset, triples, pinocchio, b: str) -> list[Row]:
     def loop(f):
         return lambda: [f(q, v, tau) for q, v, tau in triples]
 
-    (t_der, t_dyn, t_fd, _), r = paired_us(
-        [loop(compiled), loop(acc), loop(finite_differences), loop(pinocchio)],
+    (t_der, t_raw, t_dyn, t_fd, _), r = paired_us(
+        [loop(compiled), loop(compiled.raw), loop(acc), loop(finite_differences), loop(pinocchio)],
         len(triples),
         2 * REPEATS + 1,
     )
@@ -125,11 +176,12 @@ def _core_rows(cset, triples, pinocchio, b: str) -> list[Row]:
         for k in ("da_dq", "da_dv", "da_dtau", "dlam_dq")
     )
     return [
-        row(b, "derivatives (core)", t_der, "us", "", "pfaff._core Differentiator, same states"),
+        row(b, "derivatives (core)", t_der, "us", "", "core.differentiator: the fields unpacked"),
+        row(b, "derivatives (core binding)", t_raw, "us", "", "Differentiator.compute alone"),
         row(b, "dynamics (core)", t_dyn, "us", "", "System.acceleration (one evaluation)"),
         row(b, "finite differences (core)", t_fd, "us", "", f"forward, {3 * nv + 1} evaluations"),
-        row(b, "ratio core derivatives/dynamics", r[0] / r[1], "", "<= 3", "issue figure"),
-        row(b, "ratio core finite differences/derivatives", r[2] / r[0], "", ">= 5", ""),
-        row(b, "ratio core derivatives/pinocchio", r[0], "", "", "same states, paired"),
+        row(b, "ratio core derivatives/dynamics", r[1] / r[2], "", "<= 3", "bindings alone"),
+        row(b, "ratio core finite differences/derivatives", r[3] / r[0], "", ">= 5", "unpacked"),
+        row(b, "ratio core derivatives/pinocchio", r[0], "", "", "unpacked, paired"),
         row(b, "max rel |core - numpy|", err, "", "<= 1e-10", "da_dq, da_dv, da_dtau, dlam_dq"),
     ]
