@@ -145,3 +145,25 @@ def test_system_engines_agree_and_refusals():
         compiled(np.zeros(2), np.zeros(2), np.zeros(3))
     with pytest.raises(ValueError, match="Differentiator.compute: v"):
         compiled(np.zeros(2), np.array([np.nan, 0.0]), np.zeros(2))
+
+
+def test_the_comparison_catches_a_wrong_field(panda, monkeypatch):
+    """The 1e-10 comparison can fail: one entry of the compiled da_dq off by 1e-8."""
+    cset, q, v, tau = _panda_contact(panda, np.random.default_rng(15))
+    _same(cset, [(q, v, tau)])
+    right = core.differentiator
+
+    def wrong(cs, tol):
+        f = right(cs, tol)
+
+        def g(q, v, tau):
+            out = f(q, v, tau)
+            out["da_dq"] = out["da_dq"].copy()
+            out["da_dq"][0, 0] += 1e-8 * (1 + abs(out["da_dq"][0, 0]))
+            return out
+
+        return g
+
+    monkeypatch.setattr(core, "differentiator", wrong)
+    with pytest.raises(AssertionError, match="da_dq"):
+        _same(cset, [(q, v, tau)])
