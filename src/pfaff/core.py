@@ -245,18 +245,21 @@ def differentiator(cset: ConstraintSet, rank_tol: float):
     diff = _core.Differentiator(system)
     n, m = system.nv, system.rows
     sizes = {"n": n, "m": m}
+    layout, at = [], 0  # (name, start, stop, shape): the blob's fields, in order
+    for name, size in (("a", n), ("lam", m), ("F", n), ("sigma", min(m, n))):
+        layout.append((name, at, at + size, None))
+        at += size
+    for name, rows in DERIVATIVE_FIELDS:
+        r = sizes[rows]
+        layout.append((name, at, at + r * n, (r, n)))
+        at += r * n
 
     def compute(q, v, tau) -> dict:
         blob, rank, radius = diff.compute(q, v, tau)
-        k = min(m, n)
         out = {"rank": int(rank), "rank_radius": float(radius)}
-        at = 0
-        for name, size in (("a", n), ("lam", m), ("F", n), ("sigma", k)):
-            out[name], at = blob[at : at + size], at + size
-        for name, rows in DERIVATIVE_FIELDS:
-            r = sizes[rows]
-            out[name] = blob[at : at + r * n].reshape((r, n), order="F")
-            at += r * n
+        for name, i, j, shape in layout:
+            out[name] = blob[i:j] if shape is None else blob[i:j].reshape(shape, order="F")
         return out
 
+    compute.raw = diff.compute  # the binding alone (pfaff bench derivatives)
     return compute
