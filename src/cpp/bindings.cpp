@@ -25,6 +25,11 @@ using pfaff::GVec;
 using pfaff::System;
 using pfaff::VecX;
 
+namespace pfaff
+{
+  void bind_sim(nb::module_ & m); // bind_sim.cpp: Simulator.step, clone, rollout
+}
+
 namespace
 {
   // an array the core writes into (a record buffer): float64, C-contiguous, on the CPU
@@ -375,5 +380,6 @@ NB_MODULE(_core, m)
     .def_ro("newton_failures", &System::newton_failures)
     .def_ro("recorded", &System::recorded)
     .def_ro("steps", &System::steps);
+  pfaff::bind_sim(m);
   pfaff::bind_derivatives(m);
 }

@@ -52,7 +52,7 @@ namespace pfaff
     }
     const Vec3 r = f.R * off;
     p = f.p + r;
-    Jp.noalias() = f.J.topRows<3>() - skew(r) * f.J.bottomRows<3>();
+    Jp.noalias() = f.J.topRows<3>() - skew(r).lazyProduct(f.J.bottomRows<3>());
     if (with_drift)
       ap = f.drift.head<3>() + f.drift.tail<3>().cross(r) + f.w.cross(f.w.cross(r));
   }

@@ -99,6 +99,7 @@ namespace pfaff
     int rank = 0;
     double sigma_min = 0.0;
     bool deficient = false; // the last factorisation found rank < rows
+    bool zero_rows = false; // rows of A exactly 0.0 were set aside: sigma_min(A) = 0
   };
 
   struct Options
@@ -311,6 +312,10 @@ namespace pfaff
     /// M at q by the CRBA (WORLD convention: also data.oMi, data.J), skipped when
     /// they are still those of q
     bool mass_matrix(const VecX & q); // false: skipped, the last pass stands
+    /// M as mass_matrix and h = nle at (q, v): one fused pass when M moves, else RNEA
+    /// (false: M's pass stood)
+    bool mass_and_bias(const VecX & q, const VecX & v);
+    bool bias_world_ = false; // the last bias pass was the fused one (ov, oa in world)
     /// M = U D U^T (Pinocchio's cholesky::decompose) of the last mass_matrix, once
     void mass_factor();
     /// G = V1^T M^-1 V1 through that factor, its Cholesky factor into llt_
@@ -319,14 +324,19 @@ namespace pfaff
     void thin_q(const MatX & QR, const VecX & hc, int r, MatX & V1);
     void write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift);
     bool pivoted_rows(const MatX & A, RowSpace & rs);
+    bool zero_rows_qr(const MatX & A, RowSpace & rs);
+    std::vector<int> kept_rows_; // zero_rows_qr: the rows of A not exactly 0.0
+    MatX Ac_;                    // zero_rows_qr: those rows, transposed
     void sigma_of_factor(RowSpace & rs);
     Mat3 relative_rotation(
       const Spec & s, const Mat3 & R_world, const Mat3 & R_off, bool off_identity);
     void quat_rows(const Spec & s, int row, int hrow, bool with_drift);
     /// RKMK stage rate theta' = dintegrate_dv(q, theta)^-1 vi (vi on nq == nv models)
     void stage_rate(const VecX & q, const VecX & theta, const VecX & vi, VecX & out);
+    /// FrameAligned's rows of spec s (all three when all_rows, else s.D's)
     void aligned_rows(
-      const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow, bool with_drift);
+      const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow, bool with_drift,
+      bool all_rows);
     /// RK4 stage acceleration; with opt.stage_projection the stage (q, v) is first put
     /// on the manifold (correct(q, v, true)) and returned so
     double stage(VecX & q, VecX & v, VecX & a);
@@ -363,9 +373,12 @@ namespace pfaff
     Eigen::LLT<MatX> llt_;
     VecX y_, vn_;
     Matrix3x Jp1_, Jp2_;
-    MatX Gjw_;
+    Matrix3x Gjw_; // the angular-velocity rows of an orientation block (3 x nv)
     RowSpace rs_, rs_stage_, rs_newton_, rs_vel_;
-    MatX A_vel_;             // the A that rs_vel_ factors (at the corrected q)
+    // the A that rs_vel_ factors (the corrected q of a step's end or of a stage): the
+    // next step's start (start_terms) or the stage's dynamics (stage) reuse the factor
+    // where their A is this one, bitwise
+    MatX A_vel_;
     bool A_vel_ok_ = false;
     // start_terms: the terms at (q_, v_) stand (taken by a sample, reused by the step);
     // llt_ holds G of rs_.V1

@@ -42,6 +42,13 @@ namespace pfaff
       rs.sigma_min = 0.0;
       return;
     }
+    rs.zero_rows = false;
+    if (allow_qr && mm <= n && zero_rows_qr(Am, rs))
+    {
+      if (want_sigma)
+        sigma_of_factor(rs);
+      return;
+    }
     if (allow_qr && mm <= n && rs.deficient && pivoted_rows(Am, rs))
     {
       // rank deficient at the last call: straight to the pivoted QR
@@ -88,6 +95,42 @@ namespace pfaff
     rs.deficient = r < mm;
   }
 
+  // Rows of A that are exactly 0.0 (a Scaled row of factor 0, the out-of-plane row of a
+  // loop whose joint axes are parallel) add nothing to the row space and get lambda = 0,
+  // as the minimum-norm multipliers give them: the other rows A_c go through the
+  // certified QR of A_c^T (V1 = Q, W_c = R^-1), and W = W_c scattered to A's rows with
+  // zero rows at the dropped ones, so A^+ = V1 W^T is A's. False (nothing changed but
+  // kept_rows_) when no row or every row is zero, or when A_c is not certified full rank.
+  bool System::zero_rows_qr(const MatX & Am, RowSpace & rs)
+  {
+    const int mm = int(Am.rows()), n = int(Am.cols());
+    kept_rows_.clear();
+    for (int i = 0; i < mm; ++i)
+      if (!(Am.row(i).array() == 0.0).all())
+        kept_rows_.push_back(i);
+    const int r = int(kept_rows_.size());
+    if (r == mm || r == 0)
+      return false;
+    Ac_.resize(n, r);
+    for (int j = 0; j < r; ++j)
+      Ac_.col(j) = Am.row(kept_rows_[j]).transpose();
+    qr_.compute(Ac_);
+    Y_.setIdentity(r, r);
+    qr_.matrixQR().topLeftCorner(r, r).triangularView<Eigen::Upper>().solveInPlace(Y_);
+    if (!(Y_.norm() * 2.0 * opt.rank_tol <= 1.0)) // false for inf / nan
+      return false;
+    thin_q(qr_.matrixQR(), qr_.hCoeffs(), r, rs.V1);
+    rs.W.setZero(mm, r);
+    for (int j = 0; j < r; ++j)
+      rs.W.row(kept_rows_[j]) = Y_.row(j);
+    rs.rank = r;
+    rs.R.resize(0, 0);
+    rs.deficient = false; // the next call tries this path first again
+    rs.zero_rows = true;
+    rs.sigma_min = kNaN;
+    return true;
+  }
+
   // Q_1 = H_0 ... H_{r-1} [I_r; 0] from the first r Householder reflectors of a QR
   // (LAPACK's dorg2r): H_k, applied last to first, touches rows k.. and columns k..
   // only (Eigen's HouseholderSequence applies each reflector to every column)
@@ -105,7 +148,7 @@ namespace pfaff
   // Q R are those of the m x m triangle R kept by pivoted_rows (values only)
   void System::sigma_of_factor(RowSpace & rs)
   {
-    if (rs.rank == 0)
+    if (rs.rank == 0 || rs.zero_rows) // a zero row of A (m <= n): sigma_min(A) = 0
       rs.sigma_min = 0.0;
     else if (rs.R.size() == 0)
       rs.sigma_min =

@@ -133,6 +133,12 @@ namespace pfaff
     for (size_t b = 0; b < lie_blocks_.size(); ++b)
     {
       const auto [i, k] = lie_blocks_[b];
+      if (k == 6) // a free flyer: the fixed-size LU (no heap, unrolled)
+      {
+        const Eigen::Matrix<double, 6, 6> B = Jint_.block<6, 6>(i, i);
+        out.segment<6>(i) = B.partialPivLu().solve(vi.segment<6>(i));
+        continue;
+      }
       lu_blocks_[b].compute(Jint_.block(i, i, k, k));
       out.segment(i, k).noalias() = lu_blocks_[b].solve(vi.segment(i, k));
     }
@@ -144,8 +150,18 @@ namespace pfaff
       correct(q, v, true);
     dynamics_state(q, v, false);
     evaluate(q, v, true);
-    row_space(A, false, true, rs_stage_);
-    accel(tau_, rs_stage_, a);
+    bool gram = false;
+    if (A_vel_ok_ && A == A_vel_)
+    {
+      // the stage's correction factored this A (same q, bitwise): reuse it, and its G
+      // when M's factor is still the one it used (Newton took no step)
+      std::swap(rs_stage_, rs_vel_);
+      A_vel_ok_ = false;
+      gram = gram_vel_ && chol_ok_;
+    }
+    else
+      row_space(A, false, true, rs_stage_);
+    accel(tau_, rs_stage_, a, gram);
     return felems.power; // power of the force elements' dampers at the stage
   }
 
@@ -228,8 +244,9 @@ namespace pfaff
       std::swap(rs_vel_, rs_newton_);
     else
       row_space(A, false, true, rs_vel_);
-    // the next step starts at this q: run() reuses rs_vel_ where its A is this one
-    A_vel_ok_ = !at_stage && m > 0 && m == m_h;
+    // the next step's start (run) or this stage's dynamics (stage) reuse rs_vel_ where
+    // their A is this one
+    A_vel_ok_ = m > 0 && m == m_h;
     if (A_vel_ok_)
       A_vel_ = A;
     VecX & vn = vn_;
@@ -242,7 +259,7 @@ namespace pfaff
       mass_factor();
       y_.noalias() = rs_vel_.V1.transpose() * v;
       metric_gram(rs_vel_.V1);
-      gram_vel_ = !at_stage; // the next step's start reuses it with rs_vel_
+      gram_vel_ = true; // reused with rs_vel_ (start_terms, stage) while M's factor stands
       llt_.solveInPlace(y_);
       tmp_.noalias() = rs_vel_.V1 * y_;
       pinocchio::cholesky::solve(model, data, tmp_);

@@ -14,6 +14,7 @@
 #include <Eigen/Geometry>
 
 #include "pinocchio/algorithm/cholesky.hpp"
+#include "pinocchio/algorithm/constrained-dynamics.hpp"
 #include "pinocchio/algorithm/crba.hpp"
 #include "pinocchio/algorithm/energy.hpp"
 #include "pinocchio/algorithm/frames.hpp"
@@ -61,8 +62,7 @@ namespace pfaff
     // M (upper triangle; CRBA in the WORLD convention also fills the joint Jacobians
     // data.J), h = RNEA at a = 0, then the kinematics at a = 0 for the frames' drift
     // (computeAllTerms does all of it and more: centroidal terms, energies, Jcom)
-    const bool fresh = mass_matrix(q);
-    pinocchio::nonLinearEffects(model, data, q, v);
+    const bool fresh = mass_and_bias(q, v);
     joint_accelerations(frames);
     h = data.nle;
     frame_terms(true, v, fresh); // placements and Jacobians stand with M
@@ -91,11 +91,52 @@ namespace pfaff
 
   void System::joint_accelerations(const std::vector<FrameKin> & fs)
   {
-    // RNEA's forward pass leaves a_gf = a - X g (a: acceleration at zero joint
-    // acceleration, X the world-to-joint motion transform): a = a_gf + X g, taken
-    // for the joints that carry a frame (oMi from the CRBA pass, same q)
-    for (const auto & f : fs)
-      data.a[f.joint] = data.a_gf[f.joint] + data.oMi[f.joint].actInv(model.gravity);
+    // the joints that carry a frame: their velocity and acceleration at zero joint
+    // acceleration in the joint frame, as getFrameClassicalAcceleration reads them
+    if (bias_world_) // the fused pass left ov, oa in the world frame
+      for (const auto & f : fs)
+      {
+        data.v[f.joint] = data.oMi[f.joint].actInv(data.ov[f.joint]);
+        data.a[f.joint] = data.oMi[f.joint].actInv(data.oa[f.joint]);
+      }
+    else // RNEA's forward pass leaves v and a_gf = a - X g (X: world to joint)
+      for (const auto & f : fs)
+        data.a[f.joint] = data.a_gf[f.joint] + data.oMi[f.joint].actInv(model.gravity);
+  }
+
+  bool System::mass_and_bias(const VecX & q, const VecX & v)
+  {
+    if (M_ok_ && q.size() == q_M_.size() && q == q_M_)
+    {
+      // M of q stands (the correction's CRBA): the bias forces only
+      pinocchio::nonLinearEffects(model, data, q, v);
+      bias_world_ = false;
+      return false;
+    }
+    // M (WORLD convention: data.oMi, data.J) and nle = C v + g in one forward and one
+    // backward pass over the joints: Pinocchio's own passes of constraintDynamics
+    // (CRBA then RNEA would run the joints' calc and the forward sweep twice)
+    using Forward = pinocchio::ContactAndImpulseDynamicsForwardStep<
+      double, 0, pinocchio::JointCollectionDefaultTpl, VecX, VecX, true>;
+    using Backward =
+      pinocchio::ContactAndImpulseDynamicsBackwardStep<double, 0, pinocchio::JointCollectionDefaultTpl, true>;
+    data.oYcrb[0].setZero();
+    data.of[0].setZero();
+    data.oa[0].setZero();
+    data.ov[0].setZero();
+    for (pinocchio::JointIndex i = 1; i < pinocchio::JointIndex(model.njoints); ++i)
+      Forward::run(model.joints[i], data.joints[i], typename Forward::ArgsType(model, data, q, v));
+    for (pinocchio::JointIndex i = pinocchio::JointIndex(model.njoints - 1); i > 0; --i)
+      Backward::run(model.joints[i], typename Backward::ArgsType(model, data));
+    data.M.diagonal() += model.armature;
+    M.triangularView<Eigen::Upper>() = data.M;
+    M.triangularView<Eigen::StrictlyLower>() = data.M.transpose();
+    q_M_ = q;
+    M_ok_ = true;
+    chol_ok_ = false;
+    gram_vel_ = false;
+    bias_world_ = true;
+    return true;
   }
 
   bool System::mass_matrix(const VecX & q)
@@ -131,8 +172,13 @@ namespace pfaff
     Ya_ = V1;
     pinocchio::cholesky::Uiv(model, data, Ya_);
     Ya_ = data.Dinv.cwiseSqrt().asDiagonal() * Ya_; // D^-1/2 U^-1 V1
-    Ga_.setZero(V1.cols(), V1.cols());
-    Ga_.selfadjointView<Eigen::Lower>().rankUpdate(Ya_.transpose());
+    if (V1.cols() <= 8) // a few rows: the plain product (rankUpdate's blocking costs more)
+      Ga_.noalias() = Ya_.transpose().lazyProduct(Ya_);
+    else
+    {
+      Ga_.setZero(V1.cols(), V1.cols());
+      Ga_.selfadjointView<Eigen::Lower>().rankUpdate(Ya_.transpose());
+    }
     llt_.compute(Ga_);
   }
 
@@ -163,12 +209,13 @@ namespace pfaff
       Re.noalias() = f1.R * f2.R.transpose();
     else
       Re.noalias() = (f1.R * R_off) * f2.R.transpose();
-    Gjw_.noalias() = f1.J.bottomRows<3>() - Re * f2.J.bottomRows<3>();
+    Gjw_.noalias() = f1.J.bottomRows<3>() - Re.lazyProduct(f2.J.bottomRows<3>());
     return Re;
   }
 
   void System::aligned_rows(
-    const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow, bool with_drift)
+    const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow, bool with_drift,
+    bool all_rows)
   {
     const FrameKin & f1 = frames[s.s1];
     const Mat3 Re = relative_rotation(s, s.R_right, R_off, off_identity);
@@ -193,9 +240,9 @@ namespace pfaff
       const Vec3 c = Re * w;
       dr = 0.5 * (tr_d * w - w.cross(c) + tr * a - Re * a);
     }
-    if (s.D_identity)
+    if (all_rows)
     {
-      A.middleRows(row, 3).noalias() = G * Gjw_;
+      A.middleRows(row, 3).noalias() = G.lazyProduct(Gjw_);
       drift.segment<3>(row) = dr;
       phi.segment<3>(hrow) = e;
     }
@@ -224,7 +271,7 @@ namespace pfaff
       u = -u;
     }
     const Mat3 H = 0.5 * (sc * Mat3::Identity() - skew(u));
-    A.middleRows(row, 3).noalias() = H * Gjw_;
+    A.middleRows(row, 3).noalias() = H.lazyProduct(Gjw_);
     phi.segment<3>(hrow) = u;
     if (!with_drift)
     {

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -71,6 +72,23 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--force", action="store_true", help="write into a non-empty folder")
     run.add_argument("--params", action="store_true", help="list the scenario's parameters")
+    run.add_argument(
+        "--view",
+        action="store_true",
+        help="watch a model or system file's run in a live 3D view (meshcat on loopback), "
+        "paced to real time",
+    )
+    view = sub.add_parser("view", help="a model or system file in a live 3D viewer")
+    view.add_argument("file", help="FILE.xml (MJCF), FILE.urdf or FILE.toml (system file)")
+    view.add_argument("--keyframe", default=None, help="an MJCF keyframe to start from")
+    view.add_argument(
+        "--seconds",
+        type=float,
+        default=None,
+        metavar="S",
+        help="serve for S seconds, then exit (default: until Ctrl-C)",
+    )
+    view.add_argument("--open", action="store_true", help="also open the web browser")
     cmp_ = sub.add_parser("compare", help="an MJCF model in MuJoCo and in pfaff, side by side")
     cmp_.add_argument("file", help="MJCF file (.xml); needs pip install -e '.[mujoco]'")
     cmp_.add_argument("--out", type=_out_dir, default=None, help="output folder")
@@ -136,7 +154,10 @@ def _run_locked(args: argparse.Namespace, locks: list) -> int:
         out = args.out if args.out is not None else Path("runs") / Path(args.name).stem
         check_out_dir(out, args.force)  # an unwritable or busy folder is found before the run
         locks.append(lock_out_dir(out))
-        run = execute(args.name, overrides)
+        if getattr(args, "view", False):
+            run = _run_viewed(args.name, overrides)
+        else:
+            run = execute(args.name, overrides)
     except ParameterError as exc:
         print(f"pfaff: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -293,6 +314,64 @@ def _cmd_bench(names: list[str], json_file: str | None = None) -> int:
     return EXIT_OK
 
 
+def _live_view(path: str, keyframe: str | None = None, open: bool = False):
+    """A live view of a model or system file (ParameterError for anything else)."""
+    from pfaff.api import load
+    from pfaff.api.viewer import Viewer
+    from pfaff.errors import ModelError, ParameterError
+
+    if Path(path).suffix.lower() not in (".xml", ".urdf", ".toml"):
+        raise ParameterError(
+            f"{path!r}: the live view draws model and system files (.xml, .urdf, .toml); "
+            "a named scenario's report has its scene.html"
+        )
+    if not Path(path).is_file():
+        raise ParameterError(f"{path!r}: no such file")
+    try:
+        view = Viewer(load(path, keyframe), open=open)
+    except ModelError as exc:
+        raise ParameterError(str(exc)) from None
+    print(f"live view: {view.url}  (open it in a browser)", flush=True)
+    return view
+
+
+def _run_viewed(name: str, overrides: dict):
+    """``pfaff run FILE --view``: the run watched in a live view, paced to real time."""
+    from pfaff.scenarios import execute
+    from pfaff.simulate.watch import watching
+
+    view = _live_view(name)
+    try:
+        with watching(view.follow):
+            return execute(name, overrides)
+    finally:
+        view.close()
+
+
+def _cmd_view(args: argparse.Namespace) -> int:
+    from pfaff.scenarios import ParameterError
+
+    if args.seconds is not None and not args.seconds >= 0:
+        print(f"pfaff: error: --seconds {args.seconds}: expected >= 0", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        view = _live_view(args.file, args.keyframe, args.open)
+    except ParameterError as exc:
+        print(f"pfaff: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        if args.seconds is None:
+            print("serving until Ctrl-C", flush=True)
+            while True:
+                time.sleep(3600)
+        time.sleep(args.seconds)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        view.close()
+    return EXIT_OK
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """Warnings as one line on stderr (e.g. a violated gain condition)."""
     print(f"pfaff: warning: {message}", file=sys.stderr)
@@ -319,6 +398,8 @@ def main(argv: list[str] | None = None) -> int:
             name=f"compare:{args.file}", out=out, set=args.set, force=args.force, params=False
         )
         return _cmd_run(ns)
+    if args.command == "view":
+        return _cmd_view(args)
     if args.command == "bench":
         return _cmd_bench(args.names, args.json)
     _parser().print_help()

@@ -221,6 +221,29 @@ def options(system, opt) -> None:
     system.options = o
 
 
+def clone(system):
+    """A copy of a ``pfaff._core.System`` (model, rows, options, state, counters) that
+    writes into no record buffer until ``set_buffers`` (src/cpp/bind_sim.cpp): every
+    :class:`pfaff.Simulator` reset and every rollout starts from a copy of the system as
+    it was built."""
+    return _core.clone_system(system)
+
+
+def stepper():
+    """``pfaff._core.sim_step(system, tau, k0, n, t0)``: set the torque and run the ``n``
+    steps from step ``k0`` (one sample recorded per step) in one call; None when they
+    ran, else ``System.run``'s status tuple."""
+    return _core.sim_step
+
+
+def rollout(system, q0s, v0s, taus, t0: float, threads: int, q, v, lam, phi) -> list:
+    """``K`` rollouts of ``T`` steps of copies of ``system`` on ``threads`` threads with the
+    GIL released (src/cpp/bind_sim.cpp): writes the ``T + 1`` states' q, v, lambda and
+    Phi into ``q, v, lam, phi`` (K, T + 1, width), NaN after a failure, and returns the
+    ``K`` status tuples of ``System.run`` (code -1: an exception, its message second)."""
+    return _core.rollout(system, q0s, v0s, taus, t0, threads, q, v, lam, phi)
+
+
 #: the fields of pfaff.derivatives.DynamicsDerivatives the compiled derivatives give
 DERIVATIVE_FIELDS = (
     ("da_dq", "n"), ("da_dv", "n"), ("da_dtau", "n"),

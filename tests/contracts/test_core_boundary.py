@@ -75,6 +75,15 @@ def _system(method: str):
     return getattr(s, method), {k: args[k] for k in SYSTEM_ARGS[method]}
 
 
+def _sim_step():
+    """pfaff.Simulator.step hands tau to the core (pfaff._core.sim_step) unchecked in
+    Python; tau=None is zero torque, so "none" is valid there."""
+    import pfaff
+
+    sim = pfaff.Simulator(pfaff.load(MODELS / "five_bar.xml"))
+    return (lambda tau: sim.step(tau)), {"tau": Z(N)}
+
+
 def _control_kernel():
     n = 3
     args = dict(M=np.eye(n), h=Z(n), V1=Z((n, 1)), Cv=Z(n), N=np.eye(n), J=np.eye(2, n),
@@ -170,6 +179,7 @@ def _add_set():
 TABLE = {  # where -> (factory, {argument: the variants that must be refused})
     **{f"System.{m}": (lambda m=m: _system(m), dict.fromkeys(args, ALL))
        for m, args in SYSTEM_ARGS.items()},
+    "Simulator.step": (_sim_step, {"tau": ("short", "long", "ndim", "nan", "inf", "text")}),
     "ControlKernel.__call__": (_control_kernel, {
         "M": ALL, "h": ALL, "V1": ALL, "Cv": ALL, "N": ALL, "J": VALUES, "Jdv": ALL,
         "rhs_ref": ALL, "u_F": ALL}),

@@ -103,6 +103,13 @@ def test_readme_command_parses(command, capsys):
         sets = [argv[i + 1] for i, a in enumerate(argv) if a == "--set"]
         get_scenario(f"compare:{argv[1]}").resolve(parse_sets(sets))
         return
+    if argv[:1] == ["view"]:  # parsed and the file loaded: the view serves until Ctrl-C
+        from pfaff.api import load
+        from pfaff.cli import _parser
+
+        args = _parser().parse_args(argv)
+        load(args.file, keyframe=args.keyframe)
+        return
     if argv[:1] == ["run"]:
         assert main([*argv, "--params"]) == 0, capsys.readouterr().err
         sets = [argv[i + 1] for i, a in enumerate(argv) if a == "--set"]

@@ -77,7 +77,7 @@ SELF_CONNECT = """<mujoco><worldbody><body name="b"><joint type="hinge" axis="0 
     "text, words",
     [
         (NO_JOINT + "</mujoco>", "has no joints (nv = 0)"),
-        (SELF_CONNECT, "frame1 and frame2 are the same frame 'b'"),
+        (SELF_CONNECT, "element 'b' is repeated in equality constraint"),  # MuJoCo's words
     ],
 )
 def test_degenerate_models_are_refused_by_name(tmp_path, capsys, text, words):

@@ -17,6 +17,6 @@ namespace pfaff::kinds
     const int row = out.row;
     const int hrow = out.hrow;
     const bool with_drift = out.with_drift;
-    sys.aligned_rows(s, s.R_off, s.R_off.isIdentity(0.0), row, hrow, with_drift);
+    sys.aligned_rows(s, s.R_off, s.R_off.isIdentity(0.0), row, hrow, with_drift, s.D_identity);
   }
 } // namespace pfaff::kinds

@@ -25,8 +25,7 @@ namespace pfaff::kinds
     sys.drift.segment<3>(row) =
       with_drift ? Vec3(f1.drift.head<3>() - f2.drift.head<3>()) : Vec3::Zero();
     sys.phi.segment<3>(hrow) = f1.p - f2.p;
-    Spec al = s; // rows 3-5: FrameAligned(frame1, frame2, offset), D = I
-    al.D_identity = true;
-    sys.aligned_rows(al, s.R_off, s.R_off.isIdentity(0.0), row + 3, hrow + 3, with_drift);
+    // rows 3-5: FrameAligned(frame1, frame2, offset), all three rows
+    sys.aligned_rows(s, s.R_off, s.R_off.isIdentity(0.0), row + 3, hrow + 3, with_drift, true);
   }
 } // namespace pfaff::kinds

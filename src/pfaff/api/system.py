@@ -111,6 +111,8 @@ class System:
         self.mechanism = model.mechanism
         self.cset = ConstraintSet(self.mechanism, model.constraints)
         self.forces = list(model.forces)
+        #: the actuators (pfaff.mechanism.actuators.Actuator) a Simulator's ctrl drives
+        self.actuators = list(model.actuators)
         self._force_set = ForceSet(self.mechanism, self.forces)
         self.rank_tol = float(rank_tol)
         self.warnings = list(model.warnings)
@@ -135,6 +137,11 @@ class System:
     def nv(self) -> int:
         return self.mechanism.nv
 
+    @property
+    def nu(self) -> int:
+        """The number of controls (actuators) :meth:`pfaff.Simulator.step` takes."""
+        return len(self.actuators)
+
     # -- the configuration manifold (Pinocchio's) -------------------------------------
     def integrate(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
         """``q (+) dq``: the configuration reached from ``q`` along the tangent ``dq``."""
@@ -158,6 +165,18 @@ class System:
         coords = self.model.coords
         q, qvel = self._state(q, qvel, "qvel")
         return qvel.copy() if coords is None else coords.qvel_to_v(q, qvel)
+
+    def q_to_qpos(self, q: np.ndarray) -> np.ndarray:
+        """pfaff ``q`` -> MuJoCo ``qpos`` (inverse of :meth:`qpos_to_q`)."""
+        coords = self.model.coords
+        q = self._q(q)
+        return q.copy() if coords is None else coords.q_to_qpos(q)
+
+    def v_to_qvel(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """pfaff ``v`` at ``q`` -> MuJoCo ``qvel`` (inverse of :meth:`qvel_to_v`)."""
+        coords = self.model.coords
+        q, v = self._state(q, v, "v")
+        return v.copy() if coords is None else coords.v_to_qvel(q, v)
 
     # -- dynamics ----------------------------------------------------------------------
     def forward_dynamics(

@@ -33,6 +33,7 @@ from .panda import (
     projection_vs_pinocchio,
 )
 from .scenarios import bench_scenarios
+from .step import bench_step
 from .sweep import bench_sweep
 from .timing import Row, median_us, paired_us, row
 
@@ -46,6 +47,7 @@ __all__ = [
     "bench_mujoco_rk4",
     "bench_panda_mujoco",
     "bench_scenarios",
+    "bench_step",
     "bench_sweep",
     "format_table",
     "load_robot",
@@ -68,6 +70,7 @@ BENCHMARKS: dict[str, Callable[[], list[Row]]] = {
     "model-files": bench_model_files,
     "mujoco-rk4": bench_mujoco_rk4,
     "sweep": bench_sweep,
+    "step": bench_step,
     "derivatives": bench_derivatives,
 }
 

@@ -29,6 +29,8 @@ class FunctionConstraint(Constraint):
     drift_step : step of the second difference of ``Phi`` (default 1e-4:
         truncation and roundoff both ~1e-8).
 
+    Notes
+    -----
     Use :func:`~pfaff.constraints.check_derivatives` to check a supplied
     Jacobian against its residual (for finite-difference derivatives the
     check compares a difference with itself and says nothing).

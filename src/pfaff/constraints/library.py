@@ -77,6 +77,15 @@ class PointOnPlane(Constraint):
     ``n`` is normalised, so ``Phi`` is the signed distance (m). With
     ``unilateral=True`` the plane can only push the point along ``+n``: the
     normal force ``-lambda`` (N) must stay >= 0.
+
+    Parameters
+    ----------
+    frame : the frame whose point is held.
+    normal : the plane's normal ``n`` (3,), world axes; normalised.
+    offset : ``d`` [m], the plane's signed distance from the origin along ``n``.
+    point : the point in the frame's axes [m] (default: its origin).
+    name : a label for reports and messages.
+    unilateral : True: the plane only pushes (``-lambda >= 0``).
     """
 
     def __init__(
@@ -173,6 +182,15 @@ class PointsCoincide(Constraint):
     ``Phi = D (p1 - p2)`` with the rows of ``D`` the directions (default: the
     three world axes). With ``frame2=None`` the second point is the fixed
     world point ``target``.
+
+    Parameters
+    ----------
+    frame1 : the frame of the first point.
+    frame2 : the frame of the second point (None: the world point ``target``).
+    point1, point2 : the points in their frames' axes [m] (default: the origins).
+    target : the fixed world point [m] when ``frame2`` is None.
+    directions : k x 3 world directions of the kept rows (default: x, y, z).
+    name : a label for reports and messages.
     """
 
     def __init__(
@@ -254,6 +272,12 @@ class LockedJoint(Constraint):
     ``joint`` is a joint name (Pinocchio mechanisms) or a coordinate index
     (mechanisms with ``nq == nv``). A continuous (unbounded revolute) joint,
     stored as ``(cos t, sin t)``, gives ``Phi = wrap(t - value)`` in (-pi, pi].
+
+    Parameters
+    ----------
+    joint : the joint's name, or its coordinate index.
+    value : the held angle [rad] or position [m].
+    name : a label for reports and messages.
     """
 
     def __init__(self, joint: str | int, value: float = 0.0, name=None):

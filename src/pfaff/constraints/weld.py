@@ -53,6 +53,7 @@ class FrameAligned(_OnePass):
     frame1, frame2 : frame names; ``frame2=None`` locks frame 1 to the fixed
         world orientation ``target`` (``R_1 R_off = target``).
     offset : ``R_off`` (frame 2's orientation seen from frame 1 when aligned).
+    target : the fixed world orientation (3 x 3) when ``frame2`` is None.
     directions : k x 3 world directions of the kept rows (default: x, y, z);
         e.g. ``((1, 0, 0), (0, 1, 0))`` locks the two tilts of a body on a table.
     """
@@ -148,6 +149,12 @@ class Weld(_OnePass):
     Rows 0-2: ``p_1 - p_2`` (world); rows 3-5: :class:`FrameAligned` with
     ``R_1 R_off = R_2``. The multipliers ``(f, m)`` are the wrench (world axes,
     about the common point) that frame 1's body applies to frame 2's body.
+
+    Parameters
+    ----------
+    frame1, frame2 : the two welded frames.
+    offset : ``R_off`` (3 x 3), frame 2's orientation seen from frame 1 (default: I).
+    name : a label for reports and messages.
     """
 
     dim = 6

@@ -1,7 +1,12 @@
 """Model files (MJCF, URDF) read into a :class:`ModelSystem`: the mechanism, the exact
 constraints of the file's ``<equality>`` section and its start.
 
-The MJCF is read as data (:func:`pfaff.mechanism.mjcf.read_mjcf`), the URDF by
+The MJCF is compiled by MuJoCo's own compiler and read from its arrays
+(:func:`pfaff.mechanism.mjcf.read_mjcf`): its armature is in the model's mass
+matrix, the stiffness (about ``springref``) and damping of its hinge and slide joints
+become force elements (:class:`~pfaff.simulate.forces.JointSpring`,
+:class:`~pfaff.simulate.forces.JointDamper`), and what pfaff does not model (limits,
+actuators, friction loss, ...) is listed in ``warnings``. The URDF is read by
 Pinocchio's parser; :mod:`pfaff.scenarios.model_file` runs one as a scenario.
 """
 
@@ -16,6 +21,7 @@ import numpy as np
 from pfaff.constraints.base import Constraint
 from pfaff.errors import ModelError
 from pfaff.mechanism.pinocchio_backend import PinocchioMechanism, from_urdf
+from pfaff.simulate.forces import JointDamper, JointSpring
 
 __all__ = ["MODEL_SUFFIXES", "ModelSystem", "load_model"]
 
@@ -42,6 +48,7 @@ class ModelSystem:
     keyframes: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     forces: list = field(default_factory=list)  # force elements (pfaff.simulate.forces)
     locked: dict[str, float] = field(default_factory=dict)
+    actuators: list = field(default_factory=list)  # pfaff.mechanism.actuators.Actuator
     coords: Any = None  # MJCF: qpos_to_q / qvel_to_v (pfaff.mechanism.mjcf.MjcfModel)
 
 
@@ -68,6 +75,12 @@ def load_model(path: str | Path, keyframe: str | None = None) -> ModelSystem:
     name = keyframe or next(iter(keys), None)
     q, v = keys[name] if name is not None else (mj.q0.copy(), np.zeros(mech.nv))
     start = f"keyframe {name!r}" if name is not None else "default posture (qpos0)"
+    forces: list = []
+    for pe in mj.passive:  # MuJoCo's mj_passive on hinge and slide joints
+        if pe.stiffness != 0:
+            forces.append(JointSpring(pe.joint, pe.stiffness, pe.rest, f"spring {pe.joint}"))
+        if pe.damping != 0:
+            forces.append(JointDamper(pe.joint, pe.damping, f"damper {pe.joint}"))
     return ModelSystem(
         mech,
         equality_constraints(mj.equalities),
@@ -77,5 +90,7 @@ def load_model(path: str | Path, keyframe: str | None = None) -> ModelSystem:
         warnings=list(mj.warnings),
         geoms=mj.geoms,
         keyframes=keys,
+        forces=forces,
         coords=mj,
+        actuators=list(mj.actuators),
     )

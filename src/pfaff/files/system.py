@@ -150,6 +150,8 @@ TOP_KEYS = (
     "controller",
 )
 SIM_KEYS = {"t_end": 5.0, "dt": 1e-3, "integrator": "rk4"}
+MODEL_KEYS = ("file", "robot")
+START_KEYS = ("keyframe", "q", "joints", "v")
 
 
 def _err(path: str, value: Any, valid: str) -> ParameterError:
@@ -305,7 +307,7 @@ def load_system(path: str | Path) -> SystemFile:
     for k in data:
         if k not in TOP_KEYS:
             raise _err(k, data[k], f"unknown key; valid keys: {', '.join(TOP_KEYS)}")
-    model = _table(data, "model", ("file", "robot"), "model")
+    model = _table(data, "model", MODEL_KEYS, "model")
     if ("file" in model) == ("robot" in model):
         raise ParameterError("model: give exactly one of model.file (URDF/MJCF) or model.robot")
     try:
@@ -321,7 +323,7 @@ def load_system(path: str | Path) -> SystemFile:
     if "gravity" in data:
         g = _vector("gravity", data["gravity"], 3)
         system.mechanism.model.gravity = pin.Motion(g, np.zeros(3))
-    _start(system, _table(data, "start", ("keyframe", "q", "joints", "v"), "start"), "start")
+    _start(system, _table(data, "start", START_KEYS, "start"), "start")
     cons = data.get("constraints", [])
     if not isinstance(cons, list):
         raise _err("constraints", cons, "expected an array of tables [[constraints]]")

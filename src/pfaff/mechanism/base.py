@@ -116,6 +116,8 @@ class Snapshot:
         its two constraint rows and by monitors), keyed by their owner. They
         live and die with the snapshot, so they can never go stale.
 
+    Notes
+    -----
     Sensor readings are not part of a snapshot: a controller finds them in the
     simulator's :class:`~pfaff.simulate.record.StepRecord`.
     """

@@ -1,14 +1,15 @@
-"""A Pinocchio model built from an MJCF file read as data, with its equality section.
+"""An MJCF file as pfaff reads it: compiled by MuJoCo's own compiler, built into a
+Pinocchio model with its equality section, armature and passive elements.
 
-Pinocchio's own MJCF importer keeps only the first body tree of some files
-and crashes the interpreter on others (``equality_site.xml``), so pfaff reads
-the XML itself (``xml.etree``, never executed) and builds the
-``pinocchio.Model`` joint by joint: every body tree, world-attached and free.
+:func:`read_mjcf` runs ``mujoco.MjModel.from_xml_path`` and reads the compiled arrays
+(:mod:`pfaff.mechanism.mjcf_compiled`, :mod:`pfaff.mechanism.mjmodel`), so every file
+MuJoCo compiles loads: ``<include>``, ``<frame>``, ``<replicate>``, default classes,
+meshes without ``<inertial>`` (MuJoCo computes their inertia), ``autolimits``.
 
 Mapping of MuJoCo's ``qpos`` to pfaff's ``q`` (same order, same nq):
 
-- ``hinge``, ``slide``: ``q = qpos - ref`` (MuJoCo's joint zero is ``ref``;
-  a hinge's ``ref`` is in the compiler's angle unit, degrees by default);
+- ``hinge``, ``slide``: ``q = qpos - ref`` (MuJoCo's joint zero is ``ref``, its
+  ``qpos0``; in radians after compilation);
 - ``ball``: ``qpos = (w, x, y, z)`` -> ``q = (x, y, z, w)`` (Pinocchio's order);
 - ``free``: ``qpos = (p, w, x, y, z)`` -> ``q = (p, x, y, z, w)``.
 
@@ -16,198 +17,32 @@ Velocities (``qvel`` -> ``v``) agree except for a free joint, whose linear
 velocity MuJoCo gives in the world frame and Pinocchio in the body frame.
 
 A body with several joints becomes a chain of Pinocchio joints (massless
-between them), applied in document order about axes fixed in the body, as
-MuJoCo composes them. Frames: each body is a BODY frame named after the body
-(unnamed bodies ``body<i>``, i = MuJoCo's body id); each site an OP_FRAME named
-after the site (``site:<name>`` when a body has the same name).
+between them), applied in MuJoCo's order about axes fixed in the body. Frames:
+each body is a BODY frame named after the body (unnamed bodies ``body<i>``, i =
+MuJoCo's body id); each named site an OP_FRAME named after the site
+(``site:<name>`` when a body has the same name).
+
+Modelled: kinematics, inertias, gravity, armature (``model.armature``), the
+``connect``/``weld``/``joint`` equalities (exactly, as bilateral constraints; joint
+polynomials up to MuJoCo's fourth degree), the
+stiffness (about ``springref``) and damping of hinge and slide joints (as force
+elements, :func:`pfaff.files.model.load_model`). Listed in ``warnings``: joint
+limits, actuators, friction loss, tendons, fluid forces, gravcomp, inactive
+equalities, passive terms of ball and free joints.
 """
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
-from pathlib import Path
+from pfaff.mechanism.mjcf_compiled import compile_mjcf as read_mjcf
+from pfaff.mechanism.mjcf_compiled import from_mjmodel
+from pfaff.mechanism.mjcf_types import JOINT_DIMS, Equality, MjcfModel, MjJoint, Passive
 
-import numpy as np
-import pinocchio as pin
-
-from pfaff.mechanism.base import ModelError, unit_quaternion
-from pfaff.mechanism.mjcf_build import (
-    Builder,
-    check_counts,
-    check_masses,
-    equality_data,
-)
-from pfaff.mechanism.mjcf_types import JOINT_DIMS, Equality, MjJoint
-from pfaff.mechanism.mjcf_xml import REFUSED, floats
-
-__all__ = ["JOINT_DIMS", "Equality", "MjJoint", "MjcfModel", "read_mjcf"]
-
-
-@dataclass
-class MjcfModel:
-    """What an MJCF file gives pfaff.
-
-    Attributes
-    ----------
-    model : the Pinocchio model (gravity from ``<option gravity>``).
-    joints : MuJoCo joints in qpos order.
-    nq_mj, nv_mj : MuJoCo's sizes (equal to the model's; checked).
-    bodies : body names in MuJoCo's order (world excluded).
-    q0 : MuJoCo's reference configuration qpos0 in pfaff coordinates.
-    keyframes : name -> (q, v) in pfaff coordinates (unnamed: ``key<i>``).
-    equalities : the active ``<equality>`` elements.
-    geoms : (frame name, type, size (3,), placement 4 x 4 in that frame) for drawing.
-    warnings : what was read but not modelled (damping, springs, inactive equalities).
-    """
-
-    model: pin.Model
-    joints: list[MjJoint]
-    nq_mj: int
-    nv_mj: int
-    bodies: list[str]
-    q0: np.ndarray
-    keyframes: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
-    equalities: list[Equality] = field(default_factory=list)
-    geoms: list[tuple[str, str, np.ndarray, np.ndarray]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    body_frames: dict[str, str] = field(default_factory=dict)
-    site_frames: dict[str, str] = field(default_factory=dict)
-
-    def qpos_to_q(self, qpos: np.ndarray) -> np.ndarray:
-        """MuJoCo ``qpos`` -> pfaff ``q`` (module docstring)."""
-        qpos = np.asarray(qpos, dtype=float)
-        if qpos.shape != (self.nq_mj,):
-            raise ModelError(f"qpos has shape {qpos.shape}, expected ({self.nq_mj},)")
-        q = np.empty(self.model.nq)
-        for j in self.joints:
-            a, i = j.qpos_adr, j.idx_q
-            if j.type == "free":
-                q[i : i + 3], q[i + 3 : i + 6], q[i + 6] = (
-                    qpos[a : a + 3],
-                    qpos[a + 4 : a + 7],
-                    qpos[a + 3],
-                )
-            elif j.type == "ball":
-                q[i : i + 3], q[i + 3] = qpos[a + 1 : a + 4], qpos[a]
-            else:
-                q[i] = qpos[a] - j.ref
-        return q
-
-    def q_to_qpos(self, q: np.ndarray) -> np.ndarray:
-        """pfaff ``q`` -> MuJoCo ``qpos`` (inverse of :meth:`qpos_to_q`)."""
-        q = np.asarray(q, dtype=float)
-        qpos = np.empty(self.nq_mj)
-        for j in self.joints:
-            a, i = j.qpos_adr, j.idx_q
-            if j.type == "free":
-                qpos[a : a + 3], qpos[a + 3], qpos[a + 4 : a + 7] = (
-                    q[i : i + 3],
-                    q[i + 6],
-                    q[i + 3 : i + 6],
-                )
-            elif j.type == "ball":
-                qpos[a], qpos[a + 1 : a + 4] = q[i + 3], q[i : i + 3]
-            else:
-                qpos[a] = q[i] + j.ref
-        return qpos
-
-    def qvel_to_v(self, q: np.ndarray, qvel: np.ndarray) -> np.ndarray:
-        """MuJoCo ``qvel`` -> pfaff ``v`` at ``q`` (free joints: linear part in the body)."""
-        v = np.asarray(qvel, dtype=float).copy()
-        if v.shape != (self.nv_mj,):
-            raise ModelError(f"qvel has shape {v.shape}, expected ({self.nv_mj},)")
-        for j in self.joints:
-            if j.type == "free":
-                R = pin.Quaternion(*np.roll(q[j.idx_q + 3 : j.idx_q + 7], 1)).matrix()
-                v[j.idx_v : j.idx_v + 3] = R.T @ v[j.idx_v : j.idx_v + 3]
-        return v
-
-    def v_to_qvel(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """pfaff ``v`` -> MuJoCo ``qvel`` at ``q``."""
-        qvel = np.asarray(v, dtype=float).copy()
-        for j in self.joints:
-            if j.type == "free":
-                R = pin.Quaternion(*np.roll(q[j.idx_q + 3 : j.idx_q + 7], 1)).matrix()
-                qvel[j.idx_v : j.idx_v + 3] = R @ qvel[j.idx_v : j.idx_v + 3]
-        return qvel
-
-
-def read_mjcf(path: str | Path) -> MjcfModel:
-    """Read an MJCF file as data into a Pinocchio model with its equality constraints.
-
-    Raises :class:`ModelError` naming the element for anything pfaff cannot
-    represent (meshes without ``<inertial>``, ``<include>``, tendon or flex
-    equalities, polynomial joint couplings beyond the linear term).
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise ModelError(f"MJCF file {str(p)!r} does not exist")
-    try:
-        root = ET.parse(p).getroot()
-    except ET.ParseError as exc:
-        raise ModelError(f"MJCF file {str(p)!r} does not parse: {exc}") from None
-    if root.tag != "mujoco":
-        raise ModelError(f"MJCF file {str(p)!r}: root element is <{root.tag}>, expected <mujoco>")
-    for el in root.iter():
-        if el.tag in REFUSED:
-            raise ModelError(f"MJCF file {str(p)!r}: <{el.tag}> is not supported by pfaff")
-    wb = root.find("worldbody")
-    if wb is None:
-        raise ModelError(f"MJCF file {str(p)!r} has no <worldbody>")
-    b = Builder(root, str(p))
-    b.world(wb)
-    check_counts(b, str(p))
-    check_masses(b, str(p))
-    model = b.model
-    option = root.find("option")
-    g = (
-        floats(option, "gravity", 3, (0, 0, -9.81))
-        if option is not None
-        else np.array([0, 0, -9.81])
-    )
-    model.gravity = pin.Motion(g, np.zeros(3))
-    for key in ("viscosity", "density", "wind"):  # fluid forces: not modelled
-        if option is not None and np.any(floats(option, key, None, (0,)) != 0):
-            b.warnings.append(f"<option {key}> is ignored (pfaff models no fluid forces)")
-    for s, (jid, pl) in b.sites.items():
-        fname = s if not model.existFrame(s) else f"site:{s}"
-        model.addFrame(pin.Frame(fname, jid, 0, pl, pin.FrameType.OP_FRAME), False)
-        b.site_frames[s] = fname
-    q0 = np.concatenate(b.q0) if b.q0 else np.zeros(0)
-    out = MjcfModel(
-        model,
-        b.joints,
-        b.qpos_adr,
-        sum(JOINT_DIMS[j.type][1] for j in b.joints),
-        b.bodies,
-        q0,
-        equalities=equality_data(b, q0),
-        warnings=b.warnings,
-        body_frames={n: n for n in b.body_frames},
-        site_frames=dict(b.site_frames),
-    )
-    out.geoms = b.geoms
-    out.keyframes = _keyframes(root, out)
-    return out
-
-
-def _keyframes(root: ET.Element, mj: MjcfModel) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """``<keyframe><key qpos qvel>`` in pfaff coordinates (missing parts: qpos0, zero)."""
-    out = {}
-    for sec in root.findall("keyframe"):
-        for i, key in enumerate(sec.findall("key")):
-            name = key.get("name") or f"key{i}"
-            try:
-                qpos = floats(key, "qpos", mj.nq_mj, mj.q_to_qpos(mj.q0))
-                q = mj.qpos_to_q(qpos)
-                qvel = floats(key, "qvel", mj.nv_mj, np.zeros(mj.nv_mj))
-            except ModelError as exc:
-                raise ModelError(f"{exc} (the model has nq {mj.nq_mj}, nv {mj.nv_mj})") from None
-            for j in mj.joints:  # MuJoCo's rule: normalised, said in warnings
-                if j.type in ("ball", "free"):
-                    k = j.idx_q + (3 if j.type == "free" else 0)
-                    what = f"keyframe {name!r}, joint {j.name!r}"
-                    q[k : k + 4] = unit_quaternion(q[k : k + 4], what, mj.warnings, np.inf)
-            out[name] = (q, mj.qvel_to_v(q, qvel))
-    return out
+__all__ = [
+    "JOINT_DIMS",
+    "Equality",
+    "MjJoint",
+    "MjcfModel",
+    "Passive",
+    "from_mjmodel",
+    "read_mjcf",
+]

@@ -238,8 +238,11 @@ def from_urdf(source: str | Path, name: str | None = None, gravity=None) -> Pino
     name : label of the mechanism (default: the file's stem, or the robot's name).
     gravity : gravity vector (3,) in m/s^2 (default Pinocchio's ``(0, 0, -9.81)``).
 
-    Raises :class:`ModelError` if the file does not exist, the text does not
-    parse, a mass or inertia is invalid, or gravity is not 3 finite numbers.
+    Raises
+    ------
+    ModelError
+        The file does not exist, the text does not parse, a mass or inertia is
+        invalid, or gravity is not 3 finite numbers.
     """
     g = None
     if gravity is not None:

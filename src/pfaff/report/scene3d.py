@@ -27,7 +27,7 @@ import numpy as np
 from pfaff.report.scene_page import scene_page
 from pfaff.report.scene_view import camera_and_floor, corners, local_box, scene_view
 
-__all__ = ["scene_html", "scene_view"]
+__all__ = ["scene_html", "scene_view", "urdf_models"]
 
 _ROOT = "pinocchio"  # viewer node of the robot: /meshcat/pinocchio/visuals/<geometry name>
 
@@ -65,7 +65,7 @@ class _Recorder:
         return b"".join(struct.pack(">I", len(c)) + c for c in self.commands)
 
 
-def _models(urdf_path: Path, package_dir: Path, locked: Mapping[str, float] | None):
+def urdf_models(urdf_path: Path, package_dir: Path, locked: Mapping[str, float] | None):
     """Kinematic and visual models of the URDF, with ``locked`` joints fixed and removed."""
     import pinocchio as pin
 
@@ -238,7 +238,7 @@ def scene_html(
         raise ValueError("nothing to draw: give urdf_path, robots or boxes")
     loaded = []
     for k, (urdf, qk, locked, base, root) in enumerate(entries):
-        model, visual = _models(Path(urdf), Path(package_dir), locked)
+        model, visual = urdf_models(Path(urdf), Path(package_dir), locked)
         if qk is None:
             raise ValueError("q_traj is required with urdf_path")
         q, t_chk, pts, plane_chk = _check(qk, t, model.nq, extra_points, plane)

@@ -20,6 +20,7 @@ from pfaff import core, lowering
 from pfaff.constraints.base import ConstraintEval, ConstraintSet
 from pfaff.dynamics import Projection
 from pfaff.mechanism.base import FrameState, ModelError, Snapshot
+from pfaff.simulate import watch
 from pfaff.simulate.policy import (
     CORE_SERIES,
     FORCE_SERIES,
@@ -154,7 +155,7 @@ def run(
                 stopping = bool(stop(t, rec.snap, rec.constraints))
                 k1 = k + 1
             else:
-                k1 = min(k_due, k + CHUNK)
+                k1 = min(k_due, k + (watch.STEPS_PER_CALL if watch.active() else CHUNK))
             # a stop records this sample and takes no step (the core's last step)
             last = k if stopping else n_steps
             code, what, idx, value, t_err, step, iters = system.run(k, k1, last, t0)
@@ -167,6 +168,8 @@ def run(
                 )
             if bar is not None:
                 bar.update(min(k1, n_steps) - k)
+            if watch.active() and min(k1, n_steps) > k:  # the state the stretch reached
+                watch.notify(t0 + min(k1, n_steps) * dt, system.q)
             if stopping:
                 traj.stopped_at = t
                 break

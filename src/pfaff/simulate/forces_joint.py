@@ -14,7 +14,7 @@ from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
 from pfaff.simulate.force_base import ForceElement, finite
 
 
-class _Joint(ForceElement):
+class JointElement(ForceElement):
     """A one-dof joint by name (Pinocchio mechanisms) or coordinate index (nq == nv)."""
 
     def __init__(self, joint: str | int) -> None:
@@ -36,8 +36,16 @@ def _one_dof(mechanism: Mechanism, joint: str | int) -> tuple[int, int]:
     return iq, iv
 
 
-class JointSpring(_Joint):
-    """``Q_i = -k (q_i - rest)``, ``V = k (q_i - rest)^2 / 2`` on one joint coordinate."""
+class JointSpring(JointElement):
+    """``Q_i = -k (q_i - rest)``, ``V = k (q_i - rest)^2 / 2`` on one joint coordinate.
+
+    Parameters
+    ----------
+    joint : the joint's name, or its coordinate index.
+    stiffness : k [N m/rad or N/m].
+    rest : the rest angle [rad] or position [m].
+    name : a label for reports and messages.
+    """
 
     conservative = True
 
@@ -108,8 +116,15 @@ class CoordinateSpring(ForceElement):
         return 0.5 * self.k * self.extension(snap) ** 2
 
 
-class JointDamper(_Joint):
-    """``Q_i = -c v_i`` on one joint coordinate (dissipates ``c v_i^2``)."""
+class JointDamper(JointElement):
+    """``Q_i = -c v_i`` on one joint coordinate (dissipates ``c v_i^2``).
+
+    Parameters
+    ----------
+    joint : the joint's name, or its coordinate index.
+    damping : c [N m s/rad or N s/m].
+    name : a label for reports and messages.
+    """
 
     def __init__(self, joint: str | int, damping: float, name=None):
         super().__init__(joint)

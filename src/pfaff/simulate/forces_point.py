@@ -14,7 +14,15 @@ from pfaff.simulate.force_base import ForceElement, finite, point3
 
 class _TwoPoints(ForceElement):
     """Two points: ``p1`` fixed in ``frame1`` at ``point1``; ``p2`` fixed in ``frame2``
-    at ``point2``, or the world point ``target`` when ``frame2`` is None."""
+    at ``point2``, or the world point ``target`` when ``frame2`` is None.
+
+    Parameters
+    ----------
+    frame1 : the frame of the first point.
+    frame2 : the frame of the second point (None: the world point ``target``).
+    point1, point2 : the points in their frames' axes [m] (default: the origins).
+    target : the fixed world point [m] when ``frame2`` is None.
+    """
 
     def __init__(self, frame1, frame2=None, point1=None, point2=None, target=(0.0, 0.0, 0.0)):
         self.frame1, self.frame2 = frame1, frame2
@@ -35,7 +43,7 @@ class _TwoPoints(ForceElement):
 
 
 class PointSpring(_TwoPoints):
-    """A spring between two points (see :class:`_TwoPoints` for the points).
+    """A spring between two points: ``p1`` in ``frame1``, ``p2`` in ``frame2`` or ``target``.
 
     Tension ``T(s) = k s + k3 s^3`` for the extension ``s = |p1 - p2| - L0``,
     potential ``V = k s^2 / 2 + k3 s^4 / 4``; or, with ``law``, ``T, V = law(s)``.
@@ -106,6 +114,10 @@ class PointDamper(_TwoPoints):
 
     Where the two points meet (``|p1 - p2| < 1e-12`` m) the direction is undefined
     and the damper applies no force.
+
+    Parameters
+    ----------
+    damping : c [N s/m] (>= 0).
     """
 
     def __init__(

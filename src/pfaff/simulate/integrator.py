@@ -20,7 +20,7 @@ from pfaff import dynamics as dyn
 from pfaff.constraints.base import ConstraintEval, ConstraintSet
 from pfaff.linalg import metric_projection, single_threaded_blas
 from pfaff.mechanism.base import Snapshot
-from pfaff.simulate import core_engine
+from pfaff.simulate import core_engine, watch
 from pfaff.simulate.correction import correct_state, newton_project
 from pfaff.simulate.forces import ForceElement, ForceSet
 from pfaff.simulate.options import (
@@ -321,6 +321,8 @@ def simulate(
             traj.steps = k + 1
             if bar is not None:
                 bar.update(1)
+            if watch.active():
+                watch.notify(t + opt.dt, q)
     except KeyboardInterrupt:
         if traj.engine == "core":  # the core's steps so far
             k = traj.steps

@@ -57,6 +57,8 @@ class StepRecord:
         ``needs_sensors``; else None.
     rank_tol : the absolute singular-value threshold of the projection.
 
+    Notes
+    -----
     The projection (:attr:`projection`, :attr:`P`, :attr:`pinv`, :attr:`N`,
     :attr:`Cv`) is the one the simulator takes for the step at this state (one
     factorisation of A, with the null-space basis). A record built outside a
@@ -167,6 +169,8 @@ class Controller(Protocol):
     signals : the controller's internal signals of its last sample (name ->
         float or array), recorded into the trajectory; may be empty.
 
+    Notes
+    -----
     ``__call__(t, record)`` returns the torque (nv,), held until the next sample.
 
     Optional: a ``held_law`` lowering of the controller's exact type

@@ -1,5 +1,6 @@
-"""MJCF read as data (mechanism.mjcf) against MuJoCo itself: sizes, bodies, equality rows,
-inertia, gravity, forward kinematics, the qpos <-> q mapping and the equality residuals."""
+"""MJCF through MuJoCo's compiler (mechanism.mjcf) against MuJoCo itself: sizes, bodies,
+equality rows, inertia, gravity, forward kinematics, the qpos <-> q mapping and the equality
+residuals."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from pfaff.mechanism import ModelError, PinocchioMechanism
 from pfaff.mechanism.mjcf import read_mjcf
 from pfaff.simulate.assembly import assemble
 
-OWN_NAMES = ("four_bar", "five_bar", "slider_crank", "gripper", "leg")
+OWN_NAMES = ("four_bar", "five_bar", "slider_crank", "gripper", "leg", "poly_coupling")
 
 
 def _path(name: str):
@@ -140,7 +141,9 @@ def test_equality_residuals_are_mujocos(name):
         assert np.abs(mujoco_equality_residual(mujoco, m, d, mj.q_to_qpos(asm.q))).max() <= 1e-11
 
 
-@pytest.mark.parametrize("name", ("jdotv_weld_3d", "weld", "equality_site", "gripper", "leg"))
+@pytest.mark.parametrize(
+    "name", ("jdotv_weld_3d", "weld", "equality_site", "gripper", "leg", "poly_coupling")
+)
 def test_equality_jacobians_and_drifts_against_finite_differences(name):
     mj, mech, cset = _system(name)
     rng = np.random.default_rng(5)
@@ -166,9 +169,11 @@ def test_derivative_check_catches_a_wrong_weld_jacobian():
     assert check_derivatives(cset, q, np.ones(mech.nv))["jacobian"] > 1e-3
 
 
-def _write(tmp_path, body: str, equality: str = "") -> str:
+def _write(tmp_path, body: str, equality: str = "", extra: str = "") -> str:
     p = tmp_path / "m.xml"
-    p.write_text(f"<mujoco><worldbody>{body}</worldbody><equality>{equality}</equality></mujoco>")
+    p.write_text(
+        f"<mujoco><worldbody>{body}</worldbody>{extra}<equality>{equality}</equality></mujoco>"
+    )
     return str(p)
 
 
@@ -177,29 +182,31 @@ _ARM = (
     '<body name="b" pos="1 0 0"><joint name="j2" axis="0 1 0"/><geom size="0.1"/>'
     "</body></body>"
 )
+_TENDON = '<tendon><fixed name="t"><joint joint="j1" coef="1"/></fixed></tendon>'
 
 
 @pytest.mark.parametrize(
-    ("body", "equality", "words"),
-    [
-        (_ARM, '<joint joint1="j1" joint2="j2" polycoef="0 1 0.5 0 0"/>', ["polycoef", "linear"]),
-        (_ARM, '<joint joint1="j1" joint2="nope"/>', ["joint2", "nope"]),
-        (_ARM, '<connect body1="a" body2="zz" anchor="0 0 0"/>', ["body2", "zz", "valid"]),
-        (_ARM, '<tendon tendon1="t"/>', ["<tendon", "connect, weld and joint"]),
-        ('<body name="m"><joint/><geom type="mesh" mesh="x"/></body>', "", ["mesh", "inertial"]),
-        ('<body name="f"><joint type="screw"/><geom size="1"/></body>', "", ["screw", "valid"]),
+    ("body", "equality", "extra", "words"),
+    [  # pfaff's own refusals, then MuJoCo's compiler's (quoted, naming the element)
+        (_ARM, '<tendon tendon1="t"/>', _TENDON, ["connect, weld and joint", "tendon"]),
+        (_ARM, '<joint joint1="j1" joint2="nope"/>', "", ["compiler refuses", "'nope'"]),
+        (_ARM, '<connect body1="a" body2="zz" anchor="0 0 0"/>', "", ["'zz'"]),
+        ('<body name="m"><joint/><geom type="mesh" mesh="x"/></body>', "", "", ["mesh 'x'"]),
+        ('<body name="f"><joint type="screw"/><geom size="1"/></body>', "", "", ["'screw'"]),
         (
             '<body name="n"><body name="c"><freejoint/><geom size="1"/></body></body>',
             "",
-            ["free joint", "child of world"],
+            "",
+            ["free joint", "top level"],
         ),
-        ('<include file="x.xml"/>', "", ["<include>"]),
-        ('<body name="e" euler="0 0"><geom size="1"/></body>', "", ["euler", "3 finite"]),
+        ('<body name="m"><joint/></body>', "", "", ["mass and inertia", "'m'"]),
+        ('<include file="x.xml"/>', "", "", ["'x.xml'"]),
+        ('<body name="e" euler="0 0"><geom size="1"/></body>', "", "", ["euler"]),
     ],
 )
-def test_bad_mjcf_is_refused_naming_the_element(tmp_path, body, equality, words):
+def test_bad_mjcf_is_refused_naming_the_element(tmp_path, body, equality, extra, words):
     with pytest.raises(ModelError) as exc:
-        read_mjcf(_write(tmp_path, body, equality))
+        read_mjcf(_write(tmp_path, body, equality, extra))
     for w in words:
         assert w in str(exc.value)
 
@@ -213,7 +220,7 @@ def test_equality_site_viscosity_is_reported_as_ignored():
 def test_malformed_and_missing_files(tmp_path):
     bad = tmp_path / "bad.xml"
     bad.write_text("<mujoco><worldbody>")
-    with pytest.raises(ModelError, match="does not parse"):
+    with pytest.raises(ModelError, match="compiler refuses it: XML parse error"):
         read_mjcf(bad)
     with pytest.raises(ModelError, match="does not exist"):
         read_mjcf(tmp_path / "none.xml")
@@ -228,15 +235,17 @@ _CLASSES = """<mujoco><compiler angle="radian"/>
         axis="1 0 0" ref="0.2"/><geom/></body></body></body></worldbody></mujoco>"""
 
 
-def test_default_classes_childclass_and_ignored_damping(tmp_path):
+def test_default_classes_childclass_and_damping(tmp_path):
     """Joint types from a childclass (ball, ball, then an explicit hinge), radians, axisangle
-    and xyaxes; the damping is reported as not modelled. Witness: MuJoCo's nq, nv, M."""
+    and xyaxes; the hinge's damping is a passive element, the ball joints' are said not
+    modelled. Witness: MuJoCo's nq, nv, M."""
     p = tmp_path / "classes.xml"
     p.write_text(_CLASSES)
     mj = read_mjcf(p)
     assert [j.type for j in mj.joints] == ["ball", "ball", "hinge"]
     assert mj.joints[2].ref == 0.2
-    assert any("damping is ignored" in w for w in mj.warnings)
+    assert [(p.joint, p.damping, p.stiffness) for p in mj.passive] == [("c_joint0", 0.1, 0.0)]
+    assert sum("damping of a ball joint are not modelled" in w for w in mj.warnings) == 2
     mujoco = mujoco_or_skip()
     m = mujoco.MjModel.from_xml_path(str(p))
     d = mujoco.MjData(m)
@@ -275,3 +284,67 @@ def test_every_model_in_the_shared_folder_loads_and_assembles():
         if mujoco is not None:
             m = mujoco.MjModel.from_xml_path(str(f))
             assert (mech.nq, mech.nv, len(mj.bodies)) == (m.nq, m.nv, m.nbody - 1), f.name
+
+
+def test_non_finite_numbers_are_refused_and_mujocos_log_stays_out_of_the_folder(
+    tmp_path, monkeypatch
+):
+    """MuJoCo's compiler accepts pos="nan 0 0" with a warning it writes to
+    ./MUJOCO_LOG.TXT; pfaff refuses the file, quotes the warning and writes no log."""
+    monkeypatch.chdir(tmp_path)
+    for bad in ("nan", "inf"):
+        body = f'<body name="a" pos="{bad} 0 0"><joint axis="0 1 0"/><geom size="0.1"/></body>'
+        with pytest.raises(ModelError, match="non-finite numbers .* in body_pos"):
+            read_mjcf(_write(tmp_path, body))
+    assert not (tmp_path / "MUJOCO_LOG.TXT").exists()
+
+
+_OFFSET_JOINTS = """<mujoco><worldbody><body name="a" pos="0.1 0 0.2" euler="10 20 30">
+  <joint name="h" type="hinge" axis="0 1 0" pos="0.05 0.02 0"/>
+  <geom type="box" size="0.1 0.02 0.01" pos="0.1 0 0" euler="0 0 15"/>
+  <body name="b" pos="0.2 0 0"><joint name="s" type="ball" pos="0 0 0.03"/>
+    <joint name="p" type="slide" axis="1 0 0"/>
+    <geom type="capsule" fromto="0 0 0 0 0 -0.2" size="0.01"/></body></body>
+</worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("name", ("jdotv_connect_3d", "weld", "gripper", "leg", "offsets"))
+def test_drawn_geoms_sit_where_mujoco_puts_them(tmp_path, name):
+    """Each drawn geom's placement (in its body's frame) composed with the frame's
+    world placement is MuJoCo's geom_xpos / geom_xmat at random states, joints with
+    anchors off the body origin included."""
+    mujoco = mujoco_or_skip()
+    if name == "offsets":
+        path = tmp_path / "offsets.xml"
+        path.write_text(_OFFSET_JOINTS)
+    else:
+        path = _path(name)
+    mj = read_mjcf(path)
+    mech = PinocchioMechanism(mj.model, name)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    drawn = [g for g in range(m.ngeom) if int(m.geom_type[g]) in (2, 3, 4, 5, 6)]
+    assert len(mj.geoms) == len(drawn)
+    data = mj.model.createData()
+    for q in _random_states(mech, mj.q0, 3, seed=9, scale=0.8):
+        d.qpos[:] = mj.q_to_qpos(q)
+        mujoco.mj_forward(m, d)
+        pin.framesForwardKinematics(mj.model, data, q)
+        for g, (frame, _, _, T) in zip(drawn, mj.geoms):
+            W = data.oMf[mj.model.getFrameId(frame)].homogeneous @ T
+            assert np.abs(W[:3, 3] - d.geom_xpos[g]).max() <= 1e-12
+            assert np.abs(W[:3, :3] - d.geom_xmat[g].reshape(3, 3)).max() <= 1e-12
+
+
+def test_polynomial_joint_coupling_is_mujocos_residual():
+    """polycoef beyond the linear term: pfaff's residual is MuJoCo's efc_pos row (the same
+    number, offsets from qpos0 with a ref on both joints) at random states."""
+    mujoco = mujoco_or_skip()
+    mj, mech, cset = _system("poly_coupling")
+    assert type(cset.constraints[0]).__name__ == "PolynomialJointCoupling"
+    m = mujoco.MjModel.from_xml_path(str(_path("poly_coupling")))
+    d = mujoco.MjData(m)
+    for q in _random_states(mech, mj.q0, 5, seed=12, scale=0.7):
+        phi, _ = cset.holonomic_terms_at(q)
+        r_mj = mujoco_equality_residual(mujoco, m, d, mj.q_to_qpos(q))
+        assert abs(phi[0] - r_mj[0]) <= 1e-14 and abs(phi[0]) > 1e-3

@@ -1,0 +1,270 @@
+// Stepping from Python (pfaff.Simulator, pfaff.rollout): one call per Simulator.step (the
+// torque and n steps of System::run), a copy of a System (a Simulator's reset, one per
+// rollout: every run starts from the System as it was built), and many rollouts on a
+// pool of std::thread, each over its own copy, the GIL released. The step itself is
+// System::run's, so a Simulator's steps and a rollout are simulate's steps bit for bit.
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "bind.hpp"
+#include "core.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+using pfaff::Check;
+using pfaff::GVec;
+using pfaff::System;
+using pfaff::VecX;
+
+namespace
+{
+  // an input array of the rollout: float64, C-contiguous (pfaff.rollout converts)
+  using In = nb::ndarray<const double, nb::c_contig, nb::device::cpu>;
+  // an output array the rollout writes into
+  using Out = nb::ndarray<double, nb::c_contig, nb::device::cpu>;
+
+  // the status of a run as the Python side reads it (core_engine's order)
+  nb::tuple status_tuple(const pfaff::Status & st)
+  {
+    return nb::make_tuple(st.code, st.what, st.index, st.value, st.t, st.step, st.iterations);
+  }
+
+  // a copy of s that writes into no buffer of s: its record buffers are set anew
+  System detached(const System & s)
+  {
+    System c(s);
+    c.set_buffers(std::vector<double *>(17, nullptr), std::vector<size_t>(17, 0), 0);
+    c.set_force_buffers(nullptr, nullptr, 0);
+    return c;
+  }
+
+  void reset_counters(System & s)
+  {
+    s.work = s.corr = s.force_work = 0.0;
+    s.newton_it = s.newton_failures = s.recorded = s.steps = 0;
+  }
+
+  // an array of exactly this shape (the sizes named in the message)
+  void shape(const Check & c, size_t ndim, const int64_t * got, std::vector<long> want,
+             const std::string & name, const std::string & meaning)
+  {
+    bool ok = ndim == want.size();
+    for (size_t i = 0; ok && i < ndim; ++i)
+      ok = got[i] == want[i];
+    if (ok)
+      return;
+    std::string g = "(", w = "(";
+    for (size_t i = 0; i < ndim; ++i)
+      g += std::to_string(got[i]) + (i + 1 < ndim ? ", " : ndim == 1 ? "," : "");
+    for (size_t i = 0; i < want.size(); ++i)
+      w += std::to_string(want[i]) + (i + 1 < want.size() ? ", " : want.size() == 1 ? "," : "");
+    c.fail(name + " has shape " + g + "), expected " + w + ") (" + meaning + ")");
+  }
+
+  template <class A>
+  void check_shape(const Check & c, const A & a, std::vector<long> want, const std::string & name,
+                   const std::string & meaning)
+  {
+    std::vector<int64_t> got(a.ndim());
+    for (size_t i = 0; i < a.ndim(); ++i)
+      got[i] = int64_t(a.shape(i));
+    shape(c, a.ndim(), got.data(), std::move(want), name, meaning);
+  }
+
+  void check_finite(const Check & c, const In & a, const std::string & name)
+  {
+    const double * p = a.data();
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!std::isfinite(p[i]))
+        c.fail(name + " has a non-finite entry " + std::to_string(p[i]) + " at flat index "
+               + std::to_string(i));
+  }
+
+  // what one rollout thread shares with the others
+  struct Job
+  {
+    const System * proto;
+    const double *q0, *v0, *tau;
+    int K, T;
+    double t0;
+    double *q, *v, *lam, *phi;
+    std::vector<pfaff::Status> status;
+    std::vector<std::string> errors; // an exception inside a rollout
+    std::atomic<int> next{0};
+  };
+
+  // rollouts next, next+1, ... until none is left: each on a fresh copy of the prototype
+  void worker(Job & j)
+  {
+    const int nq = j.proto->nq(), nv = j.proto->nv();
+    const int m = j.proto->rows(), mh = j.proto->holonomic_rows();
+    const int cap = j.T + 1;
+    std::vector<std::vector<double>> scratch(17);
+    std::vector<double> fw(static_cast<size_t>(cap)), fp(static_cast<size_t>(cap));
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (int i = j.next++; i < j.K; i = j.next++)
+    {
+      double * own[17] = {};
+      own[1] = j.q + size_t(i) * cap * nq;
+      own[2] = j.v + size_t(i) * cap * nv;
+      own[6] = j.lam + size_t(i) * cap * m;
+      own[8] = j.phi + size_t(i) * cap * mh;
+      pfaff::Status st;
+      int recorded = 0;
+      try
+      {
+        System s(*j.proto);
+        std::vector<double *> ptrs(17);
+        std::vector<size_t> sizes(17);
+        for (int b = 0; b < 17; ++b)
+        {
+          sizes[size_t(b)] = s.record_width(b) * size_t(cap);
+          if (!own[b])
+          {
+            scratch[size_t(b)].resize(sizes[size_t(b)]);
+            own[b] = scratch[size_t(b)].data();
+          }
+          ptrs[size_t(b)] = own[b];
+        }
+        s.set_buffers(ptrs, sizes, cap);
+        s.set_force_buffers(fw.data(), fp.data(), cap);
+        reset_counters(s);
+        s.set_state(Eigen::Map<const VecX>(j.q0 + size_t(i) * nq, nq),
+                    Eigen::Map<const VecX>(j.v0 + size_t(i) * nv, nv));
+        s.set_tau(VecX::Zero(nv));
+        for (int k = 0; k < j.T && st.code == 0; ++k)
+        {
+          s.set_tau(Eigen::Map<const VecX>(j.tau + (size_t(i) * j.T + k) * nv, nv));
+          st = s.run(k, k + 1, j.T, j.t0);
+        }
+        if (st.code == 0) // the last state, with the last torque held (as simulate records it)
+          st = s.run(j.T, j.T + 1, j.T, j.t0);
+        recorded = s.recorded;
+      }
+      catch (const std::exception & e)
+      {
+        st.code = -1;
+        j.errors[size_t(i)] = e.what();
+      }
+      j.status[size_t(i)] = st;
+      if (st.code != 0) // the states not reached: NaN
+        for (int b : {1, 2, 6, 8})
+        {
+          const int w = b == 1 ? nq : b == 2 ? nv : b == 6 ? m : mh;
+          std::fill(own[b] + size_t(recorded) * w, own[b] + size_t(cap) * w, nan);
+        }
+    }
+  }
+} // namespace
+
+namespace pfaff
+{
+  void bind_sim(nb::module_ & m)
+  {
+    m.def(
+      "clone_system", [](const System & s) { return detached(s); }, "system"_a,
+      "a copy of the System (model, rows, options, state, counters) that writes into no "
+      "record buffer until set_buffers");
+
+    m.def(
+      "sim_step",
+      [](System & s, const GVec & tau, int k0, int n, double t0) -> nb::object {
+        const Check c{"Simulator.step"};
+        c.vec(tau, s.nv(), "tau", "nv");
+        c.index(n, INT_MAX - k0, "n", ">= 1 steps", 1).index(k0, INT_MAX, "k0", ">= 0");
+        c.number(t0, "t0", -HUGE_VAL, false);
+        if (s.q_.size() != s.nq() || s.v_.size() != s.nv())
+          c.fail("no state: call set_state(q, v) first");
+        if (s.opt.record_every != 1)
+          c.fail("options.record_every must be 1 (one sample per step)");
+        if (s.recorded + long(n) > s.capacity() || s.force_capacity() < s.capacity())
+          c.fail("the record buffers hold " + std::to_string(s.capacity() - s.recorded)
+                 + " more samples, " + std::to_string(n) + " needed");
+        s.set_tau(tau);
+        pfaff::Status st;
+        {
+          nb::gil_scoped_release release;
+          st = s.run(k0, k0 + n, INT_MAX - 1, t0);
+        }
+        if (st.code == 0)
+          return nb::none();
+        return status_tuple(st);
+      },
+      "system"_a, "tau"_a, "k0"_a, "n"_a, "t0"_a,
+      "set tau and run the n steps from step k0 (one sample recorded per step); None when "
+      "they ran, else the status tuple of System.run");
+
+    m.def(
+      "rollout",
+      [](const System & proto, const In & q0s, const In & v0s, const In & taus, double t0,
+         int threads, const Out & q, const Out & v, const Out & lam, const Out & phi) {
+        const Check c{"rollout"};
+        const long nq = proto.nq(), nv = proto.nv(), mr = proto.rows();
+        const long mh = proto.holonomic_rows();
+        if (taus.ndim() != 3)
+          c.fail("taus has " + std::to_string(taus.ndim()) + " dimensions, expected 3: (K, T, nv)");
+        const long K = long(taus.shape(0)), T = long(taus.shape(1));
+        c.index(K, INT_MAX, "K (rollouts)", ">= 1", 1).index(T, INT_MAX - 2, "T (steps)", ">= 0");
+        check_shape(c, taus, {K, T, nv}, "taus", "K, T, nv");
+        check_shape(c, q0s, {K, nq}, "q0s", "K, nq");
+        check_shape(c, v0s, {K, nv}, "v0s", "K, nv");
+        check_shape(c, q, {K, T + 1, nq}, "out q", "K, T + 1, nq");
+        check_shape(c, v, {K, T + 1, nv}, "out v", "K, T + 1, nv");
+        check_shape(c, lam, {K, T + 1, mr}, "out lambda", "K, T + 1, m");
+        check_shape(c, phi, {K, T + 1, mh}, "out phi", "K, T + 1, m_h");
+        check_finite(c, q0s, "q0s");
+        check_finite(c, v0s, "v0s");
+        check_finite(c, taus, "taus");
+        c.number(t0, "t0", -HUGE_VAL, false).index(threads, 1025, "threads", "1 .. 1024", 1);
+        Job j;
+        j.proto = &proto;
+        j.q0 = q0s.data();
+        j.v0 = v0s.data();
+        j.tau = taus.data();
+        j.K = int(K);
+        j.T = int(T);
+        j.t0 = t0;
+        j.q = q.data();
+        j.v = v.data();
+        j.lam = lam.data();
+        j.phi = phi.data();
+        j.status.resize(size_t(K));
+        j.errors.resize(size_t(K));
+        {
+          nb::gil_scoped_release release;
+          const int n = int(std::min<long>(threads, K));
+          std::vector<std::thread> pool;
+          for (int i = 1; i < n; ++i)
+            pool.emplace_back(worker, std::ref(j));
+          worker(j); // this thread is one of them
+          for (auto & t : pool)
+            t.join();
+        }
+        nb::list out;
+        for (long i = 0; i < K; ++i)
+        {
+          const auto & st = j.status[size_t(i)];
+          out.append(st.code == -1 ? nb::make_tuple(-1, j.errors[size_t(i)], -1, 0.0, 0.0, 0, 0)
+                                   : status_tuple(st));
+        }
+        return out;
+      },
+      "system"_a, "q0s"_a, "v0s"_a, "taus"_a, "t0"_a, "threads"_a, "q"_a.noconvert(),
+      "v"_a.noconvert(), "lam"_a.noconvert(), "phi"_a.noconvert(),
+      "K rollouts of T steps, each on a copy of system, on `threads` threads with the GIL "
+      "released: writes q, v, lambda, Phi of the T + 1 states (start included) into the "
+      "given arrays (NaN after a failure) and returns the K status tuples of System.run "
+      "(code -1: an exception, its message as `what`)");
+  }
+} // namespace pfaff

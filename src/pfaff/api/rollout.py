@@ -1,0 +1,136 @@
+"""Many rollouts at once, the pattern of ``mujoco.rollout`` (design.md Sec. 4): ``K``
+starts, each stepped ``T`` times with its own torque sequence, on a pool of C++ threads
+with the GIL released (src/cpp/bind_sim.cpp). Each rollout runs on its own copy of the
+compiled system, step by step as :class:`pfaff.Simulator` steps it, so the results equal
+those of ``K`` Simulators run one after another, bit for bit, for any number of threads.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import fields
+
+import numpy as np
+
+from pfaff import core
+from pfaff.api.simulator import NOT_OPTIONS, Simulator, prepare
+from pfaff.api.status import status_message
+from pfaff.api.system import System
+from pfaff.simulate import SimulationError, project_state
+
+__all__ = ["rollout"]
+
+
+def rollout(
+    system: System,
+    q0s: np.ndarray | None,
+    v0s: np.ndarray | None,
+    taus: np.ndarray,
+    dt: float = 1e-3,
+    threads: int | None = None,
+    **options,
+) -> dict[str, np.ndarray | list[str]]:
+    """Run ``K`` rollouts of ``T`` steps of ``dt``.
+
+    Parameters
+    ----------
+    system : a :class:`pfaff.System`.
+    q0s : starts (K, nq), or one (nq,) for all, or None: ``system.q0``. Each is brought
+        onto the manifold as :meth:`pfaff.Simulator.reset` brings it.
+    v0s : start velocities (K, nv), (nv,) or None: ``system.v0``.
+    taus : joint torques (K, T, nv) (a system's actuators act at ``ctrl = 0``, as in
+        MuJoCo by default): ``taus[i, k]`` is held over step ``k`` of rollout
+        ``i`` (the last one also stands for the sample of the final state).
+    dt : the step [s].
+    threads : threads of the pool (default: the machine's cores, at most K).
+    **options : :class:`~pfaff.simulate.SimOptions` fields, as for a Simulator.
+
+    Returns
+    -------
+    dict
+        ``"q"`` (K, T+1, nq), ``"v"`` (K, T+1, nv), ``"lambda"`` (K, T+1, m),
+        ``"phi"`` (K, T+1, m_h): the states, start included, with the multipliers of
+        each state's step and the holonomic residuals; ``"t"`` (T+1,) [s];
+        ``"status"`` (K,): 0 ran, else the step failed (1 non-finite, 2 a unilateral
+        contact would open, 3 position correction, -1 another error) and the states not
+        reached are NaN; ``"message"``: K strings, empty for the rollouts that ran.
+
+    Raises ValueError on arrays of the wrong shape or with non-finite entries, naming
+    them.
+    """
+    opt, engine, fallback, _, proto, actuation = prepare(system, dt, options)
+    if fallback is not None:
+        warnings.warn(fallback, UserWarning, stacklevel=2)
+    nq, nv = system.nq, system.nv
+    taus = np.asarray(taus, dtype=float)
+    if taus.ndim != 3 or taus.shape[2] != nv:
+        raise ValueError(f"taus has shape {taus.shape}, expected (K, T, {nv}) = (K, T, nv)")
+    K, T = taus.shape[:2]
+    if K < 1:
+        raise ValueError("taus holds no rollout (K = 0): expected shape (K >= 1, T, nv)")
+    if not np.isfinite(taus).all():
+        raise ValueError("taus has non-finite entries")
+    if actuation:  # the actuators at ctrl = 0 (MuJoCo's default): their torque at zero
+        taus = taus + actuation.tau(None)
+    q0s = _starts(system.q0 if q0s is None else q0s, K, nq, "q0s", "nq")
+    v0s = _starts(system.v0 if v0s is None else v0s, K, nv, "v0s", "nv")
+    threads = min(K, os.cpu_count() or 1) if threads is None else int(threads)
+    if not 1 <= threads <= 1024:
+        raise ValueError(f"threads must be in 1 .. 1024, got {threads}")
+    cset = system.cset
+    m, m_h = cset.dim, len(cset.holonomic_rows)
+    out = {
+        "q": np.empty((K, T + 1, nq)),
+        "v": np.empty((K, T + 1, nv)),
+        "lambda": np.empty((K, T + 1, m)),
+        "phi": np.empty((K, T + 1, m_h)),
+    }
+    if engine == "core":
+        for i in range(K):  # each start onto the manifold, as Simulator.reset does
+            system.mechanism.check_state(q0s[i], v0s[i])
+            q0s[i], v0s[i] = project_state(cset, q0s[i], v0s[i], opt)
+        status = core.rollout(
+            proto, q0s, v0s, taus, 0.0, threads, out["q"], out["v"], out["lambda"], out["phi"]
+        )
+    else:  # one Simulator after another on the NumPy engine (each reset assembles its start)
+        status = [_numpy_rollout(system, opt, q0s[i], v0s[i], taus[i], out, i) for i in range(K)]
+    out["t"] = np.arange(T + 1) * opt.dt
+    out["status"] = np.array([s[0] for s in status], dtype=int)
+    out["message"] = ["" if s[0] == 0 else status_message(cset, *s) for s in status]
+    return out
+
+
+def _starts(x, K: int, n: int, name: str, size: str) -> np.ndarray:
+    """``x`` as K rows of n (one row repeated), a C-contiguous float64 copy."""
+    a = np.asarray(x, dtype=float)
+    if a.shape == (n,):
+        a = np.broadcast_to(a, (K, n))
+    if a.shape != (K, n):
+        raise ValueError(
+            f"{name} has shape {a.shape}, expected ({K}, {n}) = (K, {size}) or ({n},)"
+        )
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} has non-finite entries")
+    return np.array(a, dtype=float, order="C")
+
+
+def _numpy_rollout(system, opt, q0, v0, taus, out, i) -> tuple:
+    """Rollout ``i`` on a Simulator (the NumPy engine): its status tuple."""
+    kw = {f.name: getattr(opt, f.name) for f in fields(opt) if f.name not in NOT_OPTIONS}
+    with warnings.catch_warnings():  # the fallback's warning: once, by the caller
+        warnings.simplefilter("ignore")
+        sim = Simulator(system, opt.dt, **kw)
+    sim.reset(q0, v0)
+    code = (0, "", -1, 0.0, 0.0, 0, 0)
+    try:
+        for tau in taus:
+            sim.step(tau)
+    except SimulationError as exc:
+        code = (-1, str(exc), -1, 0.0, 0.0, 0, 0)
+    arrs = sim.record().arrays()
+    n = len(arrs["t"]) if code[0] == 0 else sim.steps
+    for key in ("q", "v", "lambda", "phi"):
+        out[key][i, :n] = arrs[key][:n]
+        out[key][i, n:] = np.nan
+    return code

@@ -1,0 +1,374 @@
+"""Step a :class:`~pfaff.api.System` yourself, MuJoCo's ``mj_step`` pattern (design.md
+Sec. 4, Python API): ``sim.step(tau)`` is one step of the integrator and drift
+correction of :func:`pfaff.simulate.simulate` (design.md Sec. 3), run on the compiled
+core with the state kept in C++ between calls.
+
+The core ``System`` is built once; every :meth:`Simulator.reset` starts from a copy of it
+(:func:`pfaff.core.clone`), as every ``simulate`` starts from a new one, so ``n`` calls
+of ``step`` give the trajectory of one ``simulate`` of the same torques bit for bit.
+A system the core cannot run steps on the NumPy engine (``sim.warnings`` says why).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from pfaff import core
+from pfaff.api.status import status_message
+from pfaff.api.system import System
+from pfaff.api.viewer import Viewer
+from pfaff.simulate import SimOptions, SimulationError, Trajectory, project_state, simulate
+from pfaff.simulate.actuators import Actuation
+from pfaff.simulate.core_engine import build
+from pfaff.simulate.forces import ForceSet
+from pfaff.simulate.options import engine_choice
+from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, series_shape
+from pfaff.simulate.recording import joint_limit_warnings
+
+__all__ = ["Simulator", "StepInfo"]
+
+#: samples of the first record buffers (they double up to CHUNK_MAX as a run grows)
+CHUNK = 1024
+CHUNK_MAX = 1 << 16
+#: SimOptions a Simulator does not take: it has no controller, and records every step
+NOT_OPTIONS = ("dt", "control_dt", "record_every", "progress")
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    """The sample of the state the last step started from (what that step was taken
+    with, as MuJoCo's ``mjData`` holds after ``mj_step``): one row of the
+    :class:`~pfaff.simulate.Trajectory` series.
+
+    Attributes
+    ----------
+    t : its time [s]; q, v : the state; a : the acceleration (Aghili eq. 22);
+    tau : the torque applied over the step; F : the constraint force ``A^T lam``
+    (eq. 32); lam : the multipliers; av : ``A v``; phi : ``Phi(q)`` (holonomic rows);
+    rank, sigma_min : of A; kinetic, potential, energy : [J]; work : of tau since the
+    reset [J].
+    """
+
+    t: float
+    q: np.ndarray
+    v: np.ndarray
+    a: np.ndarray
+    tau: np.ndarray
+    F: np.ndarray
+    lam: np.ndarray
+    av: np.ndarray
+    phi: np.ndarray
+    rank: int
+    sigma_min: float
+    kinetic: float
+    potential: float
+    energy: float
+    work: float
+
+
+def prepare(system: System, dt: float, options: dict) -> tuple:
+    """``(options, engine, fallback, forces, proto, actuation)`` of a Simulator or a
+    rollout of ``system``: the validated :class:`~pfaff.simulate.SimOptions`, ``"core"``
+    or ``"numpy"`` with the reason of a fallback (else None), the bound force elements
+    (the system's and its actuators'), the built core system (None on the NumPy engine)
+    and the system's actuators driven by ``ctrl``
+    (:class:`~pfaff.simulate.actuators.Actuation`, its own per Simulator)."""
+    if not isinstance(system, System):
+        raise TypeError(f"system must be a pfaff.System (pfaff.load), got {type(system)}")
+    fields = {f.name for f in dataclasses.fields(SimOptions)} - set(NOT_OPTIONS)
+    bad = sorted(set(options) - fields)
+    if bad:
+        raise ValueError(f"unknown option(s) {bad}; valid: {', '.join(sorted(fields))}")
+    opt = SimOptions(dt=float(dt), progress=False, **options)
+    opt.validate()
+    cset = system.cset
+    actuation = Actuation(system.actuators, system.mechanism)
+    forces = ForceSet(system.mechanism, [*system.forces, *actuation.elements]).elements
+    engine, fallback = engine_choice(cset, opt, tuple(forces))
+    if engine == "numpy" and fallback is None and not cset.constraints:
+        try:  # an unconstrained system: simulate's "auto" picks NumPy, a Simulator the core
+            engine = engine_choice(cset, dataclasses.replace(opt, engine="core"), forces)[0]
+        except ValueError:
+            pass
+    proto = None
+    if engine == "core":
+        proto = build(cset, forces)
+        core.options(proto, opt)
+    return opt, engine, fallback, forces, proto, actuation
+
+
+class Simulator:
+    """A system stepped from Python.
+
+    Parameters
+    ----------
+    system : a :class:`pfaff.System` (``pfaff.load``).
+    dt : the step [s].
+    record : keep every step's sample for :meth:`record` (default). False keeps only
+        the last one (``last``): memory stays bounded over long runs.
+    viewer : True: show the state live in the browser (a :class:`~pfaff.api.Viewer` on
+        meshcat, its address in ``sim.viewer.url``), at most 30 times per second of
+        wall time; or a Viewer to show it in.
+    **options : fields of :class:`~pfaff.simulate.SimOptions` (``integrator``,
+        ``position_tol``, ``rank_tol``, ``engine``, ...), all but ``dt``, ``control_dt``,
+        ``record_every`` and ``progress``.
+
+    Attributes
+    ----------
+    engine : ``"core"`` or ``"numpy"`` (the system or options the core cannot run).
+    warnings : why the NumPy engine runs it, when it does.
+    """
+
+    def __init__(
+        self,
+        system: System,
+        dt: float = 1e-3,
+        *,
+        record: bool = True,
+        viewer: bool | Viewer = False,
+        **options,
+    ):
+        self.system = system
+        self.options, self.engine, fallback, self._forces, proto, self._actuation = prepare(
+            system, dt, options
+        )
+        self.record_all = bool(record)
+        self.warnings: list[str] = [] if fallback is None else [fallback]
+        if fallback is not None:
+            warnings.warn(fallback, UserWarning, stacklevel=2)
+        self._zero = np.zeros(system.nv)
+        self._dt, self._t0 = self.options.dt, 0.0
+        cset = system.cset
+        sizes = {"nq": system.nq, "nv": system.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
+        self._shapes = [series_shape(s, sizes) for s in CORE_SERIES]
+        if proto is not None:
+            self._proto = proto
+            self._step = core.stepper()
+        self.viewer: Viewer | None = None
+        if viewer is True:
+            self.viewer = Viewer(system)
+        elif viewer is not False:
+            if not isinstance(viewer, Viewer) or viewer.system is not system:
+                raise ValueError("viewer must be True, False or a Viewer of this system")
+            self.viewer = viewer
+        self.reset()
+
+    def __repr__(self) -> str:
+        return f"Simulator({self.system!r}, dt={self._dt}, engine={self.engine!r}, t={self.t})"
+
+    # -- the state ---------------------------------------------------------------------
+    def reset(self, q: np.ndarray | None = None, v: np.ndarray | None = None) -> None:
+        """Start again at ``t = 0`` from ``(q, v)`` (default: the system's assembled
+        ``q0, v0``), brought onto the manifold as ``simulate`` brings its start (Newton
+        on Phi, then the M-metric projection of v).
+
+        Raises ValueError (shape, non-finite) or
+        :class:`~pfaff.simulate.InitialStateError` (q cannot be assembled).
+        """
+        sys_ = self.system
+        q = sys_.q0 if q is None else _vector(q, sys_.nq, "q", "nq")
+        v = sys_.v0 if v is None else _vector(v, sys_.nv, "v", "nv")
+        q, v = project_state(sys_.cset, q, v, self.options)
+        self._k, self._chunks, self._done = 0, [], 0  # _done: samples before the buffers
+        if self.engine == "core":
+            self._sys = core.clone(self._proto)
+            self._new_chunk(CHUNK)
+            self._sys.set_state(q, v)
+            self._sys.set_tau(self._zero)
+        else:
+            self._parts: list[Trajectory] = []
+            self._state = (q, v)
+        if self.viewer is not None:
+            self.viewer.display(q)
+
+    @property
+    def q(self) -> np.ndarray:
+        """The configuration now (nq,)."""
+        return self._sys.q if self.engine == "core" else self._state[0].copy()
+
+    @property
+    def v(self) -> np.ndarray:
+        """The velocity now (nv,)."""
+        return self._sys.v if self.engine == "core" else self._state[1].copy()
+
+    @property
+    def t(self) -> float:
+        """The time now [s]: ``steps * dt`` since the reset."""
+        return self._t0 + self._k * self._dt
+
+    @property
+    def steps(self) -> int:
+        """Steps taken since the reset."""
+        return self._k
+
+    # -- stepping ----------------------------------------------------------------------
+    def step(self, tau: np.ndarray | None = None, ctrl: np.ndarray | None = None, n: int = 1):
+        """Take ``n`` steps of ``dt`` with the joint torque ``tau`` (nv,) held over them
+        (None: zero).
+
+        ``ctrl`` (nu,) drives the system's actuators (an MJCF's ``<actuator>``, MuJoCo's
+        ``data.ctrl``; None: zero, as MuJoCo's default), held over the steps and added
+        to ``tau``; a system without actuators refuses it. Raises ValueError on a bad
+        ``tau``, ``ctrl`` or ``n``, :class:`~pfaff.simulate.SimulationError` when a step
+        fails (the state stays at the last step that succeeded; ``err.trajectory`` holds
+        the record).
+        """
+        if ctrl is not None and not self._actuation:
+            raise ValueError(
+                f"ctrl= drives actuators and {self.system.source or 'this system'} has none "
+                "that pfaff models: give joint torques as tau= (nv,)"
+            )
+        if self._actuation:
+            base = (
+                self._zero if tau is None else self.system._vec(tau, self.system.nv, "tau", "nv")
+            )
+            tau = base + self._actuation.tau(ctrl)
+        if n != 1:
+            n = operator.index(n)
+            if n < 1:
+                raise ValueError(f"n must be >= 1 steps, got {n}")
+        if self.engine != "core":
+            self._step_numpy(tau, n)
+        else:
+            if self._rec + n > self._cap:
+                self._grow(n)
+            st = self._step(self._sys, self._zero if tau is None else tau, self._k, n, self._t0)
+            if st is not None:
+                self._failed(st)
+            self._k += n
+            self._rec += n
+        if self.viewer is not None:
+            self.viewer.show(self.q)
+
+    @property
+    def last(self) -> StepInfo | None:
+        """The sample the last step started from (None before the first step)."""
+        if self._k == 0:
+            return None
+        if self.engine != "core":
+            tr = self._parts[-1]
+            return _info(tr.rows[s.name][-2] for s in CORE_SERIES[:15])
+        if self._rec:
+            bufs, i = self._bufs, self._rec - 1
+        else:  # a failure at the first state of a fresh chunk: the previous one's last
+            bufs, _, n = self._chunks[-1]
+            i = n - 1
+        return _info(b[i] for b in bufs[:15])
+
+    def record(self) -> Trajectory:
+        """The :class:`~pfaff.simulate.Trajectory` since the last reset: one sample per
+        state, the present one included (with the last torque held), the series of
+        ``simulate``'s. Refused with ``record=False``."""
+        if not self.record_all:
+            raise ValueError("this Simulator keeps no record (record=False); only sim.last")
+        if self.engine != "core":
+            return self._record_numpy()
+        sys_ = self.system
+        cset = sys_.cset
+        traj = Trajectory(sys_.nq, sys_.nv, cset.dim, len(cset.holonomic_rows))
+        traj.engine = "core"
+        parts = [*self._chunks, (self._bufs, self._fbufs, self._rec)]
+        if self._done + self._rec == self._k:  # the present state is not recorded yet
+            parts.append(self._final())
+        for bufs, fbufs, n in parts:
+            for s, b in zip((*CORE_SERIES, *FORCE_SERIES), (*bufs, *fbufs)):
+                traj.rows[s.name].extend(b[:n].copy())
+        traj.steps, traj.newton_failures = self._k, self._sys.newton_failures
+        traj.warnings = [*self.warnings, *joint_limit_warnings(sys_.mechanism, traj)]
+        return traj
+
+    # -- the core's record buffers -------------------------------------------------------
+    def _new_chunk(self, cap: int) -> None:
+        self._bufs = [np.empty((cap, *shape)) for shape in self._shapes]
+        self._fbufs = [np.zeros(cap), np.zeros(cap)]
+        self._cap, self._rec = cap, 0
+        self._sys.set_buffers(self._bufs, cap)
+        self._sys.set_force_buffers(*self._fbufs)
+
+    def _grow(self, n: int) -> None:
+        """Room for ``n`` more samples: a new chunk (the full one kept for ``record``),
+        or with ``record=False`` the same buffers written again from their start."""
+        self._done += self._rec
+        if not self.record_all and n <= self._cap:
+            self._sys.set_buffers(self._bufs, self._cap)
+            self._chunks, self._rec = [(self._bufs, self._fbufs, self._rec)], 0
+            return
+        if self.record_all:
+            self._chunks.append((self._bufs, self._fbufs, self._rec))
+        self._new_chunk(max(n, min(2 * self._cap, CHUNK_MAX)))
+
+    def _failed(self, st: tuple) -> None:
+        """A step failed: the state stays at the last one reached (step ``k``). When the
+        core recorded that state before the step failed, its sample is dropped (the next
+        step records it anew, with its torque). Raises the :class:`SimulationError` with
+        the record so far."""
+        self._k, self._rec = self._sys.steps, self._sys.recorded
+        if self._rec and self._done + self._rec > self._k:
+            self._done += self._rec - 1
+            kept = (self._bufs, self._fbufs, self._rec - 1)
+            self._chunks = [*self._chunks, kept] if self.record_all else [kept]
+            if self.record_all:
+                self._new_chunk(CHUNK)
+            else:  # the same buffers from their start
+                self._sys.set_buffers(self._bufs, self._cap)
+                self._rec = 0
+        msg = status_message(self.system.cset, *st)
+        raise SimulationError(msg, self.record() if self.record_all else None)
+
+    def _final(self) -> tuple[list, list, int]:
+        """The sample of the present state, taken on a copy of the core system (the
+        live one goes on as if it had not been taken)."""
+        c = core.clone(self._sys)
+        bufs = [np.empty((1, *shape)) for shape in self._shapes]
+        fbufs = [np.zeros(1), np.zeros(1)]
+        c.set_buffers(bufs, 1)
+        c.set_force_buffers(*fbufs)
+        code = c.run(self._k, self._k + 1, self._k, self._t0)[0]
+        return bufs, fbufs, int(code == 0)
+
+    # -- the NumPy engine ----------------------------------------------------------------
+    def _numpy_run(self, tau, n: int) -> Trajectory:
+        q, v = self._state
+        t = self.t
+        opt = dataclasses.replace(self.options, engine="numpy")
+        return simulate(
+            self.system.cset, q, v, t + n * self._dt, opt, tau=tau, t0=t, forces=self._forces
+        )
+
+    def _step_numpy(self, tau, n: int) -> None:
+        tr = self._numpy_run(tau, n)
+        self._parts.append(tr)
+        self._state = (np.asarray(tr.rows["q"][-1]), np.asarray(tr.rows["v"][-1]))
+        self._k += n
+
+    def _record_numpy(self) -> Trajectory:
+        if self._parts:
+            traj = Trajectory.concat(self._parts)
+        else:  # the start only: the first sample of a one-step run
+            traj = self._numpy_run(None, 1)
+            for col in traj.rows.values():
+                del col[1:]
+            traj.steps = 0
+        traj.warnings = [*self.warnings, *(w for w in traj.warnings if w not in self.warnings)]
+        return traj
+
+
+def _info(row) -> StepInfo:
+    """A :class:`StepInfo` of one sample's entries in the order of ``CORE_SERIES``."""
+    vals = [np.array(x) if np.ndim(x) else float(x) for x in row]
+    vals[9] = int(vals[9])  # the rank
+    return StepInfo(*vals)
+
+
+def _vector(x, n: int, name: str, size: str) -> np.ndarray:
+    a = np.asarray(x, dtype=float)
+    if a.shape != (n,):
+        raise ValueError(f"{name} has shape {a.shape}, expected ({n},) = ({size},)")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} has non-finite entries: {a.tolist()}")
+    return a

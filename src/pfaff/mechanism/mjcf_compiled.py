@@ -1,0 +1,326 @@
+"""An MJCF file through MuJoCo's own compiler: the model, its equalities, its passive
+elements and what pfaff does not model (``warnings``).
+
+:func:`compile_mjcf` compiles the file with ``mujoco.MjModel.from_xml_path`` (so
+everything MuJoCo reads loads: includes, frames, replicate, defaults, meshes'
+inertias, autolimits) and reads the compiled arrays (:mod:`pfaff.mechanism.mjmodel`
+for the bodies and joints). The equalities come from ``eq_type``, ``eq_obj1id``,
+``eq_obj2id``, ``eq_objtype`` and ``eq_data`` (anchors and relative poses as the
+compiler computed them at qpos0); joint stiffness (about ``springref``) and damping
+of one-dof joints become :class:`~pfaff.mechanism.mjcf_types.Passive` data, which
+the model file turns into force elements.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from pfaff.mechanism.actuators import Actuator
+from pfaff.mechanism.base import ModelError, unit_quaternion
+from pfaff.mechanism.mjcf_types import Equality, MjcfModel, Passive
+from pfaff.mechanism.mjmodel import build_model, name_of, quat_matrix
+
+__all__ = ["compile_mjcf", "from_mjmodel"]
+
+_CONNECT, _WELD, _JOINT = 0, 1, 2  # mjtEq
+#: the compiled arrays pfaff reads, checked finite
+_FINITE = (
+    "body_pos",
+    "body_quat",
+    "body_mass",
+    "body_inertia",
+    "body_ipos",
+    "body_iquat",
+    "jnt_pos",
+    "jnt_axis",
+    "qpos0",
+    "qpos_spring",
+    "jnt_stiffness",
+    "dof_damping",
+    "dof_armature",
+    "eq_data",
+    "key_qpos",
+    "key_qvel",
+    "site_pos",
+    "site_quat",
+)
+_EQ_NAMES = {0: "connect", 1: "weld", 2: "joint", 3: "tendon", 4: "flex"}
+
+
+def compile_mjcf(path: str | Path) -> MjcfModel:
+    """Compile an MJCF file with MuJoCo and read it into an :class:`MjcfModel`.
+
+    Raises
+    ------
+    ModelError
+        The file does not exist, MuJoCo's compiler refuses it (its message is
+        quoted), or it holds what pfaff cannot represent (tendon or flex equalities,
+        a free joint below another body, NaN or inf).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ModelError(f"MJCF file {str(p)!r} does not exist")
+    said: list[str] = []  # MuJoCo's warnings, here instead of in ./MUJOCO_LOG.TXT
+    hook = hasattr(mujoco, "set_mju_user_warning")
+    before = mujoco.get_mju_user_warning() if hook else None
+    if hook:
+        mujoco.set_mju_user_warning(said.append)
+    try:
+        m, raw_keys = _compile(p)
+        bad = [a for a in _FINITE if not np.all(np.isfinite(np.asarray(getattr(m, a))))]
+        if bad or any("NaN" in w for w in said):
+            raise ModelError(
+                f"MJCF file {str(p)!r}: non-finite numbers (NaN or inf) in "
+                f"{', '.join(bad) or 'the XML'}{'; MuJoCo: ' + said[0] if said else ''}; "
+                "valid: finite numbers"
+            )
+        mj = from_mjmodel(m, str(p))  # its mj_forward at the start warns here too
+    finally:
+        if hook:
+            mujoco.set_mju_user_warning(before)
+    mj.warnings[:0] = [f"MuJoCo: {w.strip()}" for w in said]
+    _key_quaternions(mj, raw_keys)
+    return mj
+
+
+def _compile(p: Path) -> tuple[mujoco.MjModel, list[np.ndarray]]:
+    """The compiled model and the keyframes' qpos as the file writes them (MuJoCo >= 3.2;
+    an empty list before)."""
+    try:
+        if hasattr(mujoco, "MjSpec"):
+            spec = mujoco.MjSpec.from_file(str(p))
+            keys = [np.array(list(k.qpos), dtype=float) for k in getattr(spec, "keys", [])]
+            return spec.compile(), keys
+        return mujoco.MjModel.from_xml_path(str(p)), []  # pragma: no cover - MuJoCo < 3.2
+    except ValueError as exc:
+        raise ModelError(f"MJCF file {str(p)!r}: MuJoCo's compiler refuses it: {exc}") from None
+
+
+def from_mjmodel(m: mujoco.MjModel, path: str = "<MjModel>") -> MjcfModel:
+    """An :class:`MjcfModel` from a compiled ``mujoco.MjModel`` (``path`` for messages)."""
+    warnings: list[str] = []
+    mj = build_model(m, path, warnings)
+    mj.equalities = _equalities(m, mj, path)
+    mj.passive = _passive(m, mj)
+    mj.actuators = _actuators(m, mj)
+    _not_modelled(m, mj)
+    return mj
+
+
+def _key_quaternions(mj: MjcfModel, raw_keys: list[np.ndarray]) -> None:
+    """A line in warnings for each keyframe quaternion the file gives off unit norm
+    (MuJoCo's compiler normalises it; so does pfaff, from the compiled keyframe)."""
+    for (name, _), qpos in zip(mj.keyframes.items(), raw_keys):
+        if qpos.shape != (mj.nq_mj,):
+            continue
+        for j in mj.joints:
+            if j.type in ("ball", "free"):
+                a = j.qpos_adr + (3 if j.type == "free" else 0)
+                what = f"keyframe {name!r}, joint {j.name!r}"
+                unit_quaternion(qpos[a : a + 4], what, mj.warnings, np.inf)
+
+
+def _flag(m: mujoco.MjModel, name: str) -> bool:
+    """True when ``<option><flag name="disable">`` is set (unknown names: False)."""
+    bit = getattr(mujoco.mjtDisableBit, f"mjDSBL_{name}", None)
+    return bit is not None and bool(m.opt.disableflags & int(bit))
+
+
+def _frame(m: mujoco.MjModel, mj: MjcfModel, e: int, which: int) -> str | None:
+    """Frame name of an equality's object (None: the world body)."""
+    obj = int((m.eq_obj1id if which == 1 else m.eq_obj2id)[e])
+    objtype = getattr(m, "eq_objtype", None)
+    if objtype is not None and int(objtype[e]) == int(mujoco.mjtObj.mjOBJ_SITE):
+        return mj.site_frames[name_of(m, mujoco.mjtObj.mjOBJ_SITE, obj)]
+    return None if obj <= 0 else mj.bodies[obj - 1]
+
+
+def _equalities(m: mujoco.MjModel, mj: MjcfModel, path: str) -> list[Equality]:
+    """The active equalities as :class:`Equality` data (rows in MuJoCo's order)."""
+    active = getattr(m, "eq_active0", getattr(m, "eq_active", None))
+    objtype = getattr(m, "eq_objtype", None)
+    out: list[Equality] = []
+    if m.neq and _flag(m, "EQUALITY"):
+        mj.warnings.append("the file disables its equalities (<flag equality='disable'>)")
+        return out
+    for e in range(m.neq):
+        t = int(m.eq_type[e])
+        kind = _EQ_NAMES.get(t, f"type {t}")
+        name = name_of(m, mujoco.mjtObj.mjOBJ_EQUALITY, e) or f"{kind}{e}"
+        element = f"<{kind} name={name!r}>"
+        if active is not None and not active[e]:
+            mj.warnings.append(f"equality {name!r} is inactive and not modelled")
+            continue
+        data = np.array(m.eq_data[e], dtype=float)
+        if t == _JOINT:
+            coef = data[:5]
+            j1 = name_of(m, mujoco.mjtObj.mjOBJ_JOINT, int(m.eq_obj1id[e]))
+            o2 = int(m.eq_obj2id[e])
+            j2 = name_of(m, mujoco.mjtObj.mjOBJ_JOINT, o2) if o2 >= 0 else None
+            j1 = mj.joints[int(m.eq_obj1id[e])].name if not j1 else j1
+            j2 = mj.joints[o2].name if (o2 >= 0 and not j2) else j2
+            out.append(
+                Equality(
+                    "joint",
+                    name,
+                    element,
+                    1,
+                    joint1=j1,
+                    joint2=j2,
+                    polycoef=tuple(float(c) for c in coef),
+                )
+            )
+            continue
+        if t not in (_CONNECT, _WELD):
+            raise ModelError(
+                f"MJCF file {path!r}, {element}: pfaff reads connect, weld and joint "
+                f"equality constraints, not {kind}"
+            )
+        sites = objtype is not None and int(objtype[e]) == int(mujoco.mjtObj.mjOBJ_SITE)
+        f1, f2 = _frame(m, mj, e, 1), _frame(m, mj, e, 2)
+        if f1 is None:
+            raise ModelError(f"MJCF file {path!r}, {element}: the first body cannot be the world")
+        zero = np.zeros(3)
+        if t == _CONNECT:
+            p1, p2 = (zero, zero.copy()) if sites else (data[0:3], data[3:6])
+            out.append(Equality("connect", name, element, 3, f1, f2, p1, p2))
+            continue
+        if sites:  # MuJoCo's site semantic: the two site frames coincide
+            p1, p2, R = zero, zero.copy(), np.eye(3)
+        else:  # body 2's point is the anchor, body 1's the relative pose's position
+            p1, p2, R = data[3:6], data[0:3], quat_matrix(data[6:10])
+        out.append(Equality("weld", name, element, 6, f1, f2, p1, p2, R, float(data[10])))
+    return out
+
+
+def _passive(m: mujoco.MjModel, mj: MjcfModel) -> list[Passive]:
+    """Joint springs (about ``springref``) and dampers of hinge and slide joints, as
+    ``mj_passive`` applies them, unless the file disables springs or dampers; those of
+    ball and free joints are listed in warnings."""
+    passive = not _flag(m, "PASSIVE")  # MuJoCo < 3.1: one flag for both
+    springs, dampers = passive and not _flag(m, "SPRING"), passive and not _flag(m, "DAMPER")
+    out = []
+    for j, jt in enumerate(mj.joints):
+        da, nv = int(m.jnt_dofadr[j]), {"free": 6, "ball": 3}.get(jt.type, 1)
+        k = float(m.jnt_stiffness[j]) if springs else 0.0
+        c = np.array(m.dof_damping[da : da + nv], dtype=float) * (1.0 if dampers else 0.0)
+        if nv > 1:
+            if k != 0 or np.any(c != 0):
+                mj.warnings.append(
+                    f"joint {jt.name!r}: stiffness and damping of a {jt.type} joint are not "
+                    "modelled (pfaff models them on hinge and slide joints)"
+                )
+        elif k != 0 or c[0] != 0:
+            qa = int(m.jnt_qposadr[j])
+            rest = float(m.qpos_spring[qa] - m.qpos0[qa])
+            out.append(Passive(jt.name, k, rest, float(c[0])))
+    return out
+
+
+def _actuators(m: mujoco.MjModel, mj: MjcfModel) -> list[Actuator]:
+    """The actuators pfaff models (:mod:`pfaff.mechanism.actuators`: a fixed gain, an
+    affine bias, no activation dynamics, on a hinge or slide joint); each other one is a
+    line in warnings, and is left out (it applies no force in pfaff)."""
+    if _flag(m, "ACTUATION"):
+        return []
+    clamp = not _flag(m, "CLAMPCTRL")
+    out = []
+    for i in range(m.nu):
+        name = name_of(m, mujoco.mjtObj.mjOBJ_ACTUATOR, i) or f"actuator{i}"
+        why = None
+        j = int(m.actuator_trnid[i][0])
+        if int(m.actuator_dyntype[i]) != 0:
+            why = "activation dynamics (dyntype)"
+        elif int(m.actuator_gaintype[i]) != 0:
+            why = "a gain that is not fixed (gaintype)"
+        elif int(m.actuator_biastype[i]) not in (0, 1):
+            why = "a bias that is not affine (biastype)"
+        elif int(m.actuator_trntype[i]) not in (0, 1) or mj.joints[j].type not in (
+            "hinge",
+            "slide",
+        ):
+            why = "a transmission other than a hinge or slide joint"
+        elif int(np.asarray(getattr(m, "actuator_ctrlnum", [1] * m.nu))[i]) != 1:
+            why = "more than one control"
+        if why is not None:
+            mj.warnings.append(f"actuator {name!r}: {why} is not modelled; it is left out")
+            continue
+        for attr, what in (
+            ("actuator_armature", "armature"),
+            ("actuator_damping", "damping"),
+            ("actuator_delay", "delay"),
+        ):
+            if np.any(np.asarray(getattr(m, attr, np.zeros(m.nu)))[i] != 0):
+                mj.warnings.append(f"actuator {name!r}: its {what} is not modelled")
+        ctrl = tuple(float(x) for x in m.actuator_ctrlrange[i])
+        force = tuple(float(x) for x in m.actuator_forcerange[i])
+        out.append(
+            Actuator(
+                name,
+                mj.joints[j].name,
+                float(m.actuator_gear[i][0]),
+                float(m.actuator_gainprm[i][0]),
+                tuple(float(x) for x in m.actuator_biasprm[i][:3])
+                if int(m.actuator_biastype[i]) == 1
+                else (0.0, 0.0, 0.0),
+                mj.joints[j].ref,
+                ctrl if clamp and m.actuator_ctrllimited[i] else None,
+                force if m.actuator_forcelimited[i] else None,
+            )
+        )
+    return out
+
+
+def _not_modelled(m: mujoco.MjModel, mj: MjcfModel) -> None:
+    """What the file holds that pfaff does not model, one line each in ``mj.warnings``."""
+    w = mj.warnings
+    for j, jt in enumerate(mj.joints):
+        da = int(m.jnt_dofadr[j])
+        fl = float(np.max(m.dof_frictionloss[da : da + 1]))
+        if fl != 0 and not _flag(m, "FRICTIONLOSS"):
+            w.append(f"joint {jt.name!r}: frictionloss {fl:g} is not modelled (dry friction)")
+        if m.jnt_limited[j] and not _flag(m, "LIMIT"):
+            lo, hi = (float(x) for x in m.jnt_range[j])
+            w.append(
+                f"joint {jt.name!r}: limits [{lo:g}, {hi:g}] (MuJoCo's qpos) are not modelled"
+            )
+        for attr, what in (("jnt_stiffnesspoly", "stiffness"), ("dof_dampingpoly", "damping")):
+            arr = getattr(m, attr, None)
+            row = j if attr.startswith("jnt") else da
+            if arr is not None and np.any(np.asarray(arr[row]) != 0):
+                w.append(f"joint {jt.name!r}: nonlinear {what} terms are not modelled")
+    if not _flag(m, "CONTACT") and not _flag(m, "CONSTRAINT"):
+        _contacts_at_start(m, w)
+    if m.ntendon:
+        w.append(f"{m.ntendon} tendons (and their springs, dampers, limits) are not modelled")
+    if np.any(m.body_gravcomp != 0):
+        w.append("bodies' gravcomp is not modelled")
+    for key in ("viscosity", "density", "wind"):  # fluid forces
+        if np.any(np.asarray(getattr(m.opt, key)) != 0):
+            w.append(f"<option {key}> is ignored (pfaff models no fluid forces)")
+
+
+def _contacts_at_start(m: mujoco.MjModel, w: list[str]) -> None:
+    """A line in warnings when MuJoCo finds contacts at the file's start (its first
+    keyframe, else qpos0): MuJoCo simulates them, pfaff does not."""
+    d = mujoco.MjData(m)
+    if m.nkey:
+        mujoco.mj_resetDataKeyframe(m, d, 0)
+    mujoco.mj_forward(m, d)
+    if not d.ncon:
+        return
+
+    def geom(g: int) -> str:
+        return name_of(m, mujoco.mjtObj.mjOBJ_GEOM, g) or (
+            f"geom {g} of {name_of(m, mujoco.mjtObj.mjOBJ_BODY, int(m.geom_bodyid[g])) or 'world'}"
+        )
+
+    pairs = [f"{geom(int(c.geom1))} / {geom(int(c.geom2))}" for c in d.contact[: d.ncon]]
+    shown = "; ".join(pairs[:3]) + ("; ..." if len(pairs) > 3 else "")
+    w.append(
+        f"MuJoCo finds {d.ncon} contact{'s' if d.ncon > 1 else ''} at the start ({shown}): "
+        "contacts are not modelled (MuJoCo simulates them unless <flag contact='disable'/>)"
+    )
