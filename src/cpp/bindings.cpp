@@ -15,6 +15,7 @@
 
 #include "bind.hpp"
 #include "core.hpp"
+#include "derivatives.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -401,4 +402,5 @@ NB_MODULE(_core, m)
     .def_ro("recorded", &System::recorded)
     .def_ro("steps", &System::steps);
   pfaff::bind_sim(m);
+  pfaff::bind_derivatives(m);
 }
