@@ -218,16 +218,7 @@ class Simulator:
         fails (the state stays at the last step that succeeded; ``err.trajectory`` holds
         the record).
         """
-        if ctrl is not None and not self._actuation:
-            raise ValueError(
-                f"ctrl= drives actuators and {self.system.source or 'this system'} has none "
-                "that pfaff models: give joint torques as tau= (nv,)"
-            )
-        if self._actuation:
-            base = (
-                self._zero if tau is None else self.system._vec(tau, self.system.nv, "tau", "nv")
-            )
-            tau = base + self._actuation.tau(ctrl)
+        tau = self._torque(tau, ctrl)
         if n != 1:
             n = operator.index(n)
             if n < 1:
@@ -244,6 +235,44 @@ class Simulator:
             self._rec += n
         if self.viewer is not None:
             self.viewer.show(self.q)
+
+    def _torque(self, tau, ctrl):
+        """The joint torque of ``step(tau, ctrl)``: ``tau`` plus the actuators' held
+        torque of ``ctrl`` (which also sets their force elements' ctrl)."""
+        if ctrl is not None and not self._actuation:
+            raise ValueError(
+                f"ctrl= drives actuators and {self.system.source or 'this system'} has none "
+                "that pfaff models: give joint torques as tau= (nv,)"
+            )
+        if not self._actuation:
+            return tau
+        nv = self.system.nv
+        base = self._zero if tau is None else self.system._vec(tau, nv, "tau", "nv")
+        return base + self._actuation.tau(ctrl)
+
+    def step_derivatives(self, tau=None, ctrl=None, method: str = "auto"):
+        """The Jacobians of the step that ``step(tau, ctrl)`` would take from the present
+        state, in tangent coordinates: ``A, B = sim.step_derivatives(tau)`` with ``A =
+        d x_next / d x`` (2nv x 2nv) and ``B = d x_next / d tau`` (2nv x nv)
+        (:func:`pfaff.api.step_derivatives.step_derivatives`: forward-mode sensitivities
+        through the stages and the correction where nq == nv, else central differences;
+        a system with actuators by central differences, their springs included). The
+        state does not move."""
+        from pfaff.api.step_derivatives import step_derivatives
+
+        torque = self._torque(tau, ctrl)
+        torque = self._zero if torque is None else torque
+        forces = self._forces if self._actuation.elements else None
+        return step_derivatives(
+            self.system,
+            self.q,
+            self.v,
+            torque,
+            self._dt,
+            self.options,
+            method=method,
+            forces=forces,
+        )
 
     @property
     def last(self) -> StepInfo | None:

@@ -33,6 +33,7 @@ import numpy as np
 
 from pfaff.api.step_sensitivity import step_sensitivities
 from pfaff.simulate.correction import correct_state
+from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.options import SimOptions
 from pfaff.simulate.steppers import Evaluator, rk_step
 from pfaff.simulate.tableaus import TABLEAUS
@@ -59,6 +60,10 @@ class StepDerivatives:
     A: np.ndarray
     B: np.ndarray
     method: str
+
+    def __iter__(self):
+        """``A, B = sim.step_derivatives(tau)`` (design.md Sec. 4)."""
+        return iter((self.A, self.B))
 
 
 def _options(options: SimOptions | None, dt: float) -> SimOptions:
@@ -97,6 +102,7 @@ def step_derivatives(
     options: SimOptions | None = None,
     h: float = 1e-5,
     method: str = "auto",
+    forces=None,
 ) -> StepDerivatives:
     """Jacobians ``A = d x_next / d x`` (2nv x 2nv) and ``B = d x_next / d tau``
     (2nv x nv) of one step of ``dt`` from ``(q, v)`` under ``tau``, in tangent
@@ -110,6 +116,9 @@ def step_derivatives(
     h : the central-difference step in the tangent space (``method="differences"``).
     method : ``"sensitivities"``, ``"differences"`` or ``"auto"`` (sensitivities when
         nq == nv, else differences).
+    forces : the force elements of the step when they are not the system's own (a
+        Simulator's, with its actuators' springs and dampers): their step is
+        differentiated by central differences (``"auto"``; ``"sensitivities"`` refused).
     """
     q, v = system._state(q, v, "v")
     tau = system._vec(tau, system.nv, "tau", "nv")
@@ -118,14 +127,21 @@ def step_derivatives(
     if method not in ("auto", "sensitivities", "differences"):
         raise ValueError(f"method={method!r}; valid: 'auto', 'sensitivities', 'differences'")
     lie = system.nq != system.nv
+    own = forces is None
+    fset = system._force_set if own else ForceSet(system.mechanism, forces)
+    if method == "sensitivities" and not own:
+        raise ValueError(
+            "method='sensitivities' differentiates the system's own force elements; with "
+            "other forces (a Simulator's actuators) use method='differences'"
+        )
     if method == "sensitivities" and lie:
         raise ValueError(
             "method='sensitivities' needs a vector-space configuration (nq == nv); this "
             f"system has nq {system.nq}, nv {system.nv}: use method='differences'"
         )
     opt = _options(options, dt)
-    ev = Evaluator(system.cset, opt, forces=system._force_set)
-    if method != "differences" and not lie:
+    ev = Evaluator(system.cset, opt, forces=fset)
+    if method != "differences" and not lie and own:
         q1, v1, A, B = step_sensitivities(system, ev, opt, q, v, tau)
         return StepDerivatives(q1, v1, A, B, "forward-mode sensitivities")
     nv, diff = system.nv, system.mechanism.difference
