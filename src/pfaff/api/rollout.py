@@ -15,9 +15,9 @@ import numpy as np
 
 from pfaff import core
 from pfaff.api.simulator import NOT_OPTIONS, Simulator, prepare
-from pfaff.api.status import status_message
 from pfaff.api.system import System
 from pfaff.simulate import SimulationError, project_state
+from pfaff.simulate.policy import status_message
 
 __all__ = ["rollout"]
 

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from pfaff import core
-from pfaff.api.status import status_message
 from pfaff.api.system import System
 from pfaff.api.viewer import Viewer
 from pfaff.simulate import SimOptions, SimulationError, Trajectory, project_state, simulate
@@ -27,7 +26,7 @@ from pfaff.simulate.actuators import Actuation
 from pfaff.simulate.core_engine import build, configure
 from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.options import engine_choice
-from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, series_shape
+from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, series_shape, status_message
 from pfaff.simulate.recording import joint_limit_warnings
 
 __all__ = ["Simulator", "StepInfo"]

@@ -26,10 +26,8 @@ from pfaff.simulate.policy import (
     FORCE_SERIES,
     SAMPLE_TOL,
     SampleClock,
-    contact_message,
-    nonfinite_message,
-    position_message,
     series_shape,
+    status_message,
 )
 from pfaff.simulate.record import StepRecord
 from pfaff.simulate.recording import controller_torque
@@ -175,7 +173,7 @@ def run(
                 sig_log.append((system.recorded, dict(controller.signals)))
             if code:
                 raise SimulationError(
-                    _message(cset, code, what, idx, value, t_err, step, iters), traj
+                    status_message(cset, code, what, idx, value, t_err, step, iters), traj
                 )
             if bar is not None:
                 bar.update(min(k1, n_steps) - k)
@@ -249,13 +247,3 @@ def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log, fbufs) -> N
         traj.rows[s.name].extend(b[:n])
     traj.steps = system.steps
     traj.newton_failures = system.newton_failures
-
-
-def _message(cset, code, what, idx, value, t, step, iters) -> str:
-    """The message of the core's status ``code`` (1 non-finite, 2 contact, 3 position
-    correction), worded as the NumPy engine words it."""
-    if code == 1:
-        return nonfinite_message(what, idx, value, t, step)
-    if code == 2:
-        return contact_message(cset.row_names[idx], value, t, step)
-    return position_message(value, t, step, iters)
