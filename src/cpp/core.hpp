@@ -322,6 +322,7 @@ namespace pfaff
     /// M as mass_matrix and h = nle at (q, v): one fused pass when M moves, else RNEA
     /// (false: M's pass stood)
     bool mass_and_bias(const VecX & q, const VecX & v);
+    void take_mass(const VecX & q); // M from data.M of q; its factor and G are stale
     bool bias_world_ = false; // the last bias pass was the fused one (ov, oa in world)
     /// M = U D U^T (Pinocchio's cholesky::decompose) of the last mass_matrix, once
     void mass_factor();

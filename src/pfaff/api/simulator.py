@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pfaff import core
-from pfaff.api.system import System
+from pfaff.api.system import System, check_vector
 from pfaff.api.viewer import Viewer
 from pfaff.simulate import SimOptions, SimulationError, Trajectory, project_state, simulate
 from pfaff.simulate.actuators import Actuation
@@ -170,8 +170,8 @@ class Simulator:
         :class:`~pfaff.simulate.InitialStateError` (q cannot be assembled).
         """
         sys_ = self.system
-        q = sys_.q0 if q is None else _vector(q, sys_.nq, "q", "nq")
-        v = sys_.v0 if v is None else _vector(v, sys_.nv, "v", "nv")
+        q = sys_.q0 if q is None else check_vector(q, sys_.nq, "q", "nq")
+        v = sys_.v0 if v is None else check_vector(v, sys_.nv, "v", "nv")
         q, v = project_state(sys_.cset, q, v, self.options)
         self._k, self._chunks, self._done = 0, [], 0  # _done: samples before the buffers
         if self.engine == "core":
@@ -391,12 +391,3 @@ def _info(row) -> StepInfo:
     vals = [np.array(x) if np.ndim(x) else float(x) for x in row]
     vals[9] = int(vals[9])  # the rank
     return StepInfo(*vals)
-
-
-def _vector(x, n: int, name: str, size: str) -> np.ndarray:
-    a = np.asarray(x, dtype=float)
-    if a.shape != (n,):
-        raise ValueError(f"{name} has shape {a.shape}, expected ({n},) = ({size},)")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} has non-finite entries: {a.tolist()}")
-    return a

@@ -80,6 +80,17 @@ def load(path: str | Path, keyframe: str | None = None) -> System:
     return System(load_model(p, keyframe), source=str(p))
 
 
+def check_vector(x, n: int, name: str, size: str) -> np.ndarray:
+    """``x`` as a float array of shape (n,), else ValueError naming ``name``, its shape
+    and the expected one (``size``: what n is, e.g. "nv"), or its non-finite entries."""
+    a = np.asarray(x, dtype=float)
+    if a.shape != (n,):
+        raise ValueError(f"{name} has shape {a.shape}, expected ({n},) = ({size},)")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} has non-finite entries: {a.tolist()}")
+    return a
+
+
 class System:
     """A constrained mechanism with its force elements and assembled start.
 
@@ -278,14 +289,7 @@ class System:
         return Q(q, v), dq, dv
 
     # -- checks at the boundary ----------------------------------------------------------
-    @staticmethod
-    def _vec(x, n: int, name: str, size: str) -> np.ndarray:
-        a = np.asarray(x, dtype=float)
-        if a.shape != (n,):
-            raise ValueError(f"{name} has shape {a.shape}, expected ({n},) = ({size},)")
-        if not np.all(np.isfinite(a)):
-            raise ValueError(f"{name} has non-finite entries: {a}")
-        return a
+    _vec = staticmethod(check_vector)
 
     def _q(self, q, name: str = "q") -> np.ndarray:
         q = self._vec(q, self.nq, name, "nq")
