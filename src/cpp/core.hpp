@@ -333,6 +333,7 @@ namespace pfaff
     void write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift);
     bool pivoted_rows(const MatX & A, RowSpace & rs);
     bool zero_rows_qr(const MatX & A, RowSpace & rs);
+    bool well_conditioned_rows(const VecX & tau, VecX & a); // acceleration's short path
     std::vector<int> kept_rows_; // zero_rows_qr: the rows of A not exactly 0.0
     MatX Ac_;                    // zero_rows_qr: those rows, transposed
     void sigma_of_factor(RowSpace & rs);
