@@ -1,17 +1,28 @@
 """``pfaff compare FILE.xml``: the same MJCF model simulated by MuJoCo and by pfaff.
 
+Like for like: both simulate the model the file describes -- its inertias and
+armature, joint springs and dampers, equality constraints, actuators at ``ctrl = 0``
+(MuJoCo's default) -- and what pfaff does not model is switched off in MuJoCo too
+(contacts, dry friction, and joint limits unless pfaff models them), each named in
+the notes and in ``mujoco_disabled``; what either still leaves out is in ``warnings``.
 Both start from pfaff's assembled state (MuJoCo's ``qpos``/``qvel`` through the
 mapping of :mod:`pfaff.mechanism.mjcf`) and step with the same ``dt`` (the file's
-``<option timestep>`` unless ``--set dt=``); MuJoCo runs with the file's own
+``<option timestep>`` unless ``--set dt=``); MuJoCo runs with the file's other
 options (integrator, solver, soft equality constraints). Recorded at every step:
 the largest equality residual (MuJoCo's ``efc_pos`` rows, pfaff's ``|Phi|``) and
 the total energy (MuJoCo's ``mjENBL_ENERGY``; both take the potential as
-``-m g . c``). The cost of one simulated second is the wall time of each
-simulation divided by the simulated time, on this machine, under its load.
+``-m g . c``, plus the springs' potential) and the work of the non-conservative forces
+(dampers, actuators: MuJoCo's ``qfrc_damper + qfrc_actuator`` against ``qvel``; pfaff's
+``work + force_work``), whose difference from the energy change is the energy balance:
+round-off and integrator error for pfaff, the soft constraints' dissipation too for
+MuJoCo. The cost of one simulated second is the wall time of each simulation divided
+by the simulated time, on this machine, under its load.
 
 Metrics: ``pfaff_violation_max``, ``mujoco_violation_max``, ``mujoco_violation_mean``,
 ``violation_ratio`` (MuJoCo's largest over pfaff's largest), ``pfaff_energy_drift_rel``,
 ``mujoco_energy_drift_rel`` (both over the largest kinetic energy),
+``pfaff_energy_balance_rel``, ``mujoco_energy_balance_rel`` (the largest ``|E(t) - E(0) -
+W(t)|`` over the largest kinetic energy, ``W`` the non-conservative work),
 ``pfaff_cost_per_sim_second_s``, ``mujoco_cost_per_sim_second_s``.
 """
 
@@ -49,18 +60,37 @@ def _timestep(path: Path) -> float:
     return float(raw) if raw is not None else 0.002  # MuJoCo's default
 
 
-def run_mujoco(path: Path, qpos, qvel, t_end: float, dt: float) -> dict[str, np.ndarray | float]:
-    """MuJoCo from ``(qpos, qvel)`` for ``t_end``: per-step time, equality violation, energy."""
+#: what pfaff does not model, switched off in MuJoCo for a like-for-like run: the
+#: mjtDisableBit names (limits only where pfaff does not model them: see ``disabled``)
+NOT_MODELLED = ("CONTACT", "FRICTIONLOSS")
+
+
+def disabled(system) -> tuple[str, ...]:
+    """The MuJoCo features a comparison switches off: :data:`NOT_MODELLED`, and joint
+    limits when the pfaff system models none (``system.limits`` empty or absent)."""
+    return NOT_MODELLED + (() if getattr(system, "limits", None) else ("LIMIT",))
+
+
+def run_mujoco(
+    path: Path, qpos, qvel, t_end: float, dt: float, disable: tuple[str, ...] = ()
+) -> dict[str, np.ndarray | float]:
+    """MuJoCo from ``(qpos, qvel)`` for ``t_end`` with the ``mjtDisableBit`` features
+    ``disable`` off: per-step time, equality violation, energy and the non-conservative
+    work (dampers and actuators, by the trapezoid rule over the steps)."""
     mujoco = _mujoco()
     m = mujoco.MjModel.from_xml_path(str(path))
     m.opt.timestep = dt
     m.opt.enableflags |= mujoco.mjtEnableBit.mjENBL_ENERGY
+    for name in disable:
+        m.opt.disableflags |= getattr(mujoco.mjtDisableBit, f"mjDSBL_{name}")
     d = mujoco.MjData(m)
     d.qpos[:], d.qvel[:] = qpos, qvel
     n = int(round(t_end / dt))
-    viol, energy, kin = np.empty(n + 1), np.empty(n + 1), np.empty(n + 1)
+    viol, energy, kin, work = (np.empty(n + 1) for _ in range(4))
     eq = mujoco.mjtConstraint.mjCNSTR_EQUALITY
     mujoco.mj_forward(m, d)
+    power = float((d.qfrc_damper + d.qfrc_actuator) @ d.qvel)
+    work[0] = 0.0
     for k in range(n + 1):
         rows = d.efc_pos[: d.nefc][d.efc_type[: d.nefc] == eq]
         viol[k] = float(np.abs(rows).max()) if rows.size else 0.0
@@ -68,6 +98,9 @@ def run_mujoco(path: Path, qpos, qvel, t_end: float, dt: float) -> dict[str, np.
         if k < n:
             mujoco.mj_step(m, d)
             mujoco.mj_forward(m, d)  # efc_pos and energy at the new state
+            p1 = float((d.qfrc_damper + d.qfrc_actuator) @ d.qvel)
+            work[k + 1] = work[k] + 0.5 * dt * (power + p1)
+            power = p1
     # the cost: the same steps again without recording (mj_step alone)
     d.qpos[:], d.qvel[:], d.time = qpos, qvel, 0.0
     t0 = time.perf_counter()
@@ -79,6 +112,7 @@ def run_mujoco(path: Path, qpos, qvel, t_end: float, dt: float) -> dict[str, np.
         "violation": viol,
         "energy": energy,
         "kinetic": kin,
+        "work": work,
         "wall": wall,
     }
 
@@ -97,7 +131,8 @@ def compare_scenario(path: str | Path) -> Scenario:
         dt, t_end = params["dt"], params["t_end"]
         cset = ConstraintSet(system.mechanism, system.constraints)
         asm = assemble(cset, system.q, system.v)
-        mj = run_mujoco(p, mj_map.q_to_qpos(asm.q), mj_map.v_to_qvel(asm.q, asm.v), t_end, dt)
+        off = disabled(system)
+        mj = run_mujoco(p, mj_map.q_to_qpos(asm.q), mj_map.v_to_qvel(asm.q, asm.v), t_end, dt, off)
         res = run_system(system, t_end, SimOptions(dt=dt), str(p), assembled=asm)
         a = res.trajectory.arrays()
         phi = np.abs(a["phi"]).max(axis=1) if a["phi"].shape[1] else np.zeros(len(a["t"]))
@@ -122,6 +157,15 @@ def compare_scenario(path: str | Path) -> Scenario:
         sim = float(a["t"][-1]) - float(a["t"][0])  # > 0: t_end >= dt is checked up front
         per_sim_s = 1.0 / sim if sim > 0 else float("nan")
         pf_max = float(phi.max())
+        ref = max(float(a["kinetic"].max()), float(mj["kinetic"].max()), 1e-300)
+        pf_bal = a["energy"] - a["energy"][0] - a["work"] - a["force_work"]
+        pf_bal = pf_bal - a["correction_energy"]
+        mj_bal = mj["energy"] - mj["energy"][0] - mj["work"]
+        res.plots["energy_balance_pfaff_vs_mujoco"] = {
+            "title": "energy balance: E(t) - E(0) - work of dampers and actuators",
+            "ylabel": "J",
+            "series": {"pfaff": pf_bal[:n], "MuJoCo": mj_bal[:n]},
+        }
         res.metrics.update(
             {
                 "pfaff_violation_max": pf_max,
@@ -130,6 +174,8 @@ def compare_scenario(path: str | Path) -> Scenario:
                 "violation_ratio": float(mj["violation"].max() / max(pf_max, 1e-300)),
                 "pfaff_energy_drift_rel": res.metrics["energy_drift_rel"],
                 "mujoco_energy_drift_rel": energy_drift_rel(mj["energy"], mj["kinetic"]),
+                "pfaff_energy_balance_rel": float(np.abs(pf_bal).max() / ref),
+                "mujoco_energy_balance_rel": float(np.abs(mj_bal).max() / ref),
                 "pfaff_cost_per_sim_second_s": res.wall_time_s * per_sim_s,
                 "mujoco_cost_per_sim_second_s": float(mj["wall"]) * per_sim_s,
             }
@@ -144,7 +190,8 @@ def compare_scenario(path: str | Path) -> Scenario:
             }
         )
         res.notes += (
-            f" MuJoCo from the same assembled start, dt = {dt:g} s, the file's own options: "
+            f" MuJoCo with {', '.join(s.lower() for s in off)} off (pfaff models none), "
+            f"from the same assembled start, dt = {dt:g} s, the file's other options: "
             f"largest violation {mj['violation'].max():.3g} (mean "
             f"{mj['violation'].mean():.3g}) against pfaff's {pf_max:.3g}."
         )

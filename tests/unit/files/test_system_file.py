@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from mjcf_support import OWN, shared_model
 
+import pfaff
 from pfaff.cli import main
 from pfaff.errors import ParameterError
 from pfaff.files.model import load_model
@@ -290,3 +291,32 @@ def test_system_file_force_elements_run_on_both_engines(tmp_path):
         m = r.metrics
         # the RK4 truncation level at 1 ms (2e-8; tests/test_core_forces.py: 4th order)
         assert m["energy_balance_rel"] <= 1e-7 and m["force_work_final"] < -1e-3
+
+
+def test_pfaff_compare_is_like_for_like(tmp_path):
+    """Both simulate the same model (passive elements, actuators at ctrl = 0; contacts,
+    dry friction and limits off in MuJoCo, which pfaff does not model) and the energy
+    balance is shown side by side: pfaff's closes to integrator error; MuJoCo's work of
+    dampers and actuators is witnessed where it has no soft rows (the actuated arm: its
+    balance falls with dt, as the integrator's error does)."""
+    pytest.importorskip("mujoco", reason="MuJoCo is the peer")
+    from pfaff.scenarios.compare import disabled, run_mujoco
+
+    out = tmp_path / "cmp"
+    assert main(["compare", str(OWN / "five_bar_passive.xml"), "--out", str(out)] + [
+        "--set", "t_end=0.5"]) == 0  # fmt: skip
+    m = json.loads((out / "summary.json").read_text())["metrics"]
+    assert m["pfaff_energy_balance_rel"] <= 1e-6
+    assert m["mujoco_energy_balance_rel"] > 10 * m["pfaff_energy_balance_rel"]
+    assert (out / "energy_balance_pfaff_vs_mujoco.png").is_file()
+    system = pfaff.load(OWN / "actuated_arm.xml")
+    assert disabled(system.model)[:2] == ("CONTACT", "FRICTIONLOSS")
+    qpos = system.q_to_qpos(system.q0)
+    bal = []
+    for dt in (2e-3, 1e-3):
+        r = run_mujoco(OWN / "actuated_arm.xml", qpos, np.zeros(2), 0.5, dt, disabled(system))
+        bal.append(np.abs(r["energy"] - r["energy"][0] - r["work"]).max())
+    assert bal[1] < 0.7 * bal[0]  # a wrong work would not vanish with dt
+    r = run_mujoco(OWN / "actuated_arm.xml", qpos, np.zeros(2), 0.5, 1e-3, disabled(system))
+    no_work = np.abs(r["energy"] - r["energy"][0]).max()
+    assert no_work > 10 * bal[1]  # the dampers' and actuators' work is not negligible
