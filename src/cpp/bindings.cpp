@@ -15,6 +15,7 @@
 
 #include "bind.hpp"
 #include "core.hpp"
+#include "derivatives.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -269,6 +270,25 @@ NB_MODULE(_core, m)
       },
       "q"_a, "v"_a)
     .def(
+      "set_tableau",
+      [](System & s, const GMat & a, const GVec & b) {
+        const Check c{"System.set_tableau"};
+        c.vec(b, -1, "b", "the weights");
+        const long n = long(b.x.size());
+        c.index(n, 17, "the number of stages", "1 .. 16", 1);
+        c.mat(a, n, n, "a", "s x s for the s weights b");
+        for (long i = 0; i < n; ++i)
+          for (long j = i; j < n; ++j)
+            if (a.x(i, j) != 0.0)
+              c.fail("a[" + std::to_string(i) + ", " + std::to_string(j)
+                     + "] != 0: an explicit method's a is strictly lower triangular");
+        s.set_tableau(a.x, b.x);
+      },
+      "a"_a, "b"_a,
+      "the explicit Runge-Kutta method of a step (Butcher's a, strictly lower triangular, "
+      "and b); RK4 by default")
+    .def_prop_ro("stages", &System::stages)
+    .def(
       "set_tau",
       [](System & s, const GVec & tau) {
         Check{"System.set_tau"}.vec(tau, s.nv(), "tau", "nv");
@@ -335,14 +355,16 @@ NB_MODULE(_core, m)
          "a force element of a law sampled and held (set_held)")
     .def(
       "set_held",
-      [](System & s, double next_control, double control_dt) {
+      [](System & s, double next_control, double control_dt, double sample_tol) {
         Check{"System.set_held"}
           .number(next_control, "next_control", -HUGE_VAL, false)
-          .number(control_dt, "control_dt", 0.0, true);
-        s.set_held(next_control, control_dt);
+          .number(control_dt, "control_dt", 0.0, true)
+          .number(sample_tol, "sample_tol", 0.0, false);
+        s.set_held(next_control, control_dt, sample_tol);
       },
-      "next_control"_a, "control_dt"_a,
-      "sample the held force elements as a controller: tau = their Q at each sample")
+      "next_control"_a, "control_dt"_a, "sample_tol"_a,
+      "sample the held force elements as a controller: tau = their Q at each sample "
+      "(a sample is due at t >= next_control - sample_tol dt: policy.SampleClock's rule)")
     .def_prop_ro("next_control", &System::next_control)
     .def(
       "set_force_buffers",
@@ -380,4 +402,5 @@ NB_MODULE(_core, m)
     .def_ro("recorded", &System::recorded)
     .def_ro("steps", &System::steps);
   pfaff::bind_sim(m);
+  pfaff::bind_derivatives(m);
 }

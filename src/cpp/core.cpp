@@ -92,10 +92,25 @@ namespace pfaff
         lie_blocks_.emplace_back(model.idx_vs[j], model.nvs[j]);
         lu_blocks_.emplace_back(model.nvs[j]);
       }
-    d2_.setZero(nv);
-    d3_.setZero(nv);
-    d4_.setZero(nv);
     th_.setZero(nv);
+    dv_.setZero(nv);
+    // RK4 until set_tableau says otherwise (pfaff.simulate.tableaus holds the methods)
+    MatX a = MatX::Zero(4, 4);
+    a(1, 0) = a(2, 1) = 0.5;
+    a(3, 2) = 1.0;
+    VecX b(4);
+    b << 1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0;
+    set_tableau(a, b);
+  }
+
+  void System::set_tableau(const MatX & a, const VecX & b)
+  {
+    const int s = int(b.size());
+    tab_a_ = a;
+    tab_b_ = b;
+    acc_.assign(size_t(s), VecX::Zero(model.nv));
+    rate_.assign(size_t(s), VecX::Zero(model.nv));
+    power_.assign(size_t(s), 0.0);
   }
 
   FrameKin System::new_frame(const std::string & name, const char * where) const

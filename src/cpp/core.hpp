@@ -209,6 +209,11 @@ namespace pfaff
       start_ok_ = false;
     }
     void set_tau(const VecX & tau) { tau_ = tau; }
+    /// the explicit Runge-Kutta method a step takes: a (s x s, strictly lower
+    /// triangular) and b (s) of its Butcher tableau (pfaff.simulate.tableaus; the
+    /// nodes c do not enter an autonomous step); RK4 by default
+    void set_tableau(const MatX & a, const VecX & b);
+    int stages() const { return int(tab_b_.size()); }
     /// the buffers (row-major, float64) the samples are written to, with their sizes
     /// (values): each must hold capacity rows of record_width(i)
     void set_buffers(
@@ -240,13 +245,15 @@ namespace pfaff
     ForceElements felems;
     double force_work = 0.0;
     /// a controller whose law is force elements sampled and held (zero-order hold):
-    /// at each sample (t >= next_control - 1e-9 dt, as pfaff.simulate samples a
-    /// controller) tau = their Q at the state, then next_control += control_dt
+    /// at each sample (t >= next_control - sample_tol dt: the rule and tolerance of
+    /// pfaff.simulate.policy.SampleClock, passed in) tau = their Q at the state, then
+    /// next_control += control_dt
     void add_held_force(const ForceSpec & spec);
-    void set_held(double next_control, double control_dt)
+    void set_held(double next_control, double control_dt, double sample_tol)
     {
       next_ctrl_ = next_control;
       control_dt_ = control_dt;
+      sample_tol_ = sample_tol;
       held_on_ = !held.empty();
     }
     ForceElements held;
@@ -315,6 +322,7 @@ namespace pfaff
     /// M as mass_matrix and h = nle at (q, v): one fused pass when M moves, else RNEA
     /// (false: M's pass stood)
     bool mass_and_bias(const VecX & q, const VecX & v);
+    void take_mass(const VecX & q); // M from data.M of q; its factor and G are stale
     bool bias_world_ = false; // the last bias pass was the fused one (ov, oa in world)
     /// M = U D U^T (Pinocchio's cholesky::decompose) of the last mass_matrix, once
     void mass_factor();
@@ -325,6 +333,7 @@ namespace pfaff
     void write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift);
     bool pivoted_rows(const MatX & A, RowSpace & rs);
     bool zero_rows_qr(const MatX & A, RowSpace & rs);
+    bool well_conditioned_rows(const VecX & tau, VecX & a); // acceleration's short path
     std::vector<int> kept_rows_; // zero_rows_qr: the rows of A not exactly 0.0
     MatX Ac_;                    // zero_rows_qr: those rows, transposed
     void sigma_of_factor(RowSpace & rs);
@@ -349,7 +358,7 @@ namespace pfaff
     const VecX & v_stage_ref() const { return *vref_; }
     const VecX * vref_ = nullptr; // the velocity of the state being evaluated
     bool held_on_ = false;
-    double next_ctrl_ = 0.0, control_dt_ = 0.0;
+    double next_ctrl_ = 0.0, control_dt_ = 0.0, sample_tol_ = 0.0;
     unsigned eval_stamp_ = 0;     // evaluate() passes (the contacts' geometry is per pass)
     int capacity_ = 0;
     std::vector<double *> bufs_;
@@ -383,13 +392,18 @@ namespace pfaff
     // start_terms: the terms at (q_, v_) stand (taken by a sample, reused by the step);
     // llt_ holds G of rs_.V1
     bool start_ok_ = false, start_gram_ = false;
-    VecX a_, a2_, a3_, a4_, v2_, v3_, v4_, vbar_, qs_, q1_, v1_, F_, lam_, rhs_, tmp_, Cv_;
+    VecX a_, vs_, vbar_, qs_, q1_, v1_, F_, lam_, rhs_, tmp_, Cv_;
+    // the explicit Runge-Kutta method (set_tableau) and its stages' rates
+    MatX tab_a_;
+    VecX tab_b_;
+    std::vector<VecX> acc_, rate_; // each stage's acceleration and d theta / dt
+    std::vector<double> power_;    // each stage's force-element power
     VecX dq_, dv_, a0_;
     // Runge-Kutta-Munthe-Kaas stages (nq != nv): d integrate / d theta and its LU
     bool lie_ = false;
     MatX Jint_;
     std::vector<std::pair<int, int>> lie_blocks_; // (idx_v, nv) of the multi-dof joints
     std::vector<Eigen::PartialPivLU<MatX>> lu_blocks_;
-    VecX d2_, d3_, d4_, th_;
+    VecX th_;
   };
 } // namespace pfaff

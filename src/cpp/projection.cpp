@@ -307,8 +307,46 @@ namespace pfaff
     start_ok_ = false;
     dynamics_state(q, v, false);
     evaluate(q, v, true);
+    if (opt.variant == 0 && well_conditioned_rows(tau, a))
+      return;
     row_space(A, false, true, rs_stage_);
     accel(tau, rs_stage_, a);
+  }
+
+  // One evaluation where A has full row rank and is well conditioned (the QR of A^T
+  // certifies the rank; ||R||_F ||R^-1||_F <= 1e4 bounds cond(A)): A^T itself spans the
+  // row space V1 = A^T R^-1 spans, so a = M^-1 f + M^-1 A^T (A M^-1 A^T)^-1 (-drift -
+  // A M^-1 f), without forming V1 (the step loop forms it: it needs V1 and W again).
+  // Equal to accel's solution to round-off times cond(A)^2 <= 1e8. False (nothing
+  // done) otherwise.
+  bool System::well_conditioned_rows(const VecX & tau, VecX & a)
+  {
+    const int mm = m, n = model.nv;
+    if (mm == 0 || mm > n)
+      return false;
+    qr_.compute(A.transpose());
+    Y_.setIdentity(mm, mm);
+    const auto R = qr_.matrixQR().topLeftCorner(mm, mm).triangularView<Eigen::Upper>();
+    R.solveInPlace(Y_);
+    const double wn = Y_.norm(), rn = qr_.matrixQR().topLeftCorner(mm, mm).norm();
+    if (!(wn * 2.0 * opt.rank_tol <= 1.0) || !(wn * rn <= 1e4))
+      return false;
+    mass_factor();
+    a = tau - h;
+    pinocchio::cholesky::solve(model, data, a);
+    Ya_ = A.transpose();
+    pinocchio::cholesky::Uiv(model, data, Ya_);
+    Ya_ = data.Dinv.cwiseSqrt().asDiagonal() * Ya_; // D^-1/2 U^-1 A^T
+    Ga_.noalias() = Ya_.transpose() * Ya_;          // A M^-1 A^T
+    llt_.compute(Ga_);
+    gram_vel_ = false; // llt_ holds another G now
+    ya_ = -drift;
+    ya_.noalias() -= A * a;
+    llt_.solveInPlace(ya_);
+    tmp_.noalias() = A.transpose() * ya_;
+    pinocchio::cholesky::solve(model, data, tmp_);
+    a += tmp_;
+    return true;
   }
 
   // The terms at the step's start state (q_, v_): M, h, the frames (dynamics_state),

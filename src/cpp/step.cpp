@@ -289,7 +289,7 @@ namespace pfaff
       const bool rec = (k % opt.record_every == 0) || k == n_steps;
       const bool gram = start_terms(rec);
       start_ok_ = false; // the step moves (q_, v_) and data
-      if (held_on_ && !(t < next_ctrl_ - 1e-9 * dt)) // a held law's sample (set_held)
+      if (held_on_ && !(t < next_ctrl_ - sample_tol_ * dt)) // a held law's sample (set_held)
       {
         if (held.gravity)
           gravity_terms(q_);
@@ -329,33 +329,46 @@ namespace pfaff
         record(t);
       if (k == n_steps)
         break;
-      // RK4, in Runge-Kutta-Munthe-Kaas form on a Lie group (steppers.rk_step): the
-      // stages move along theta in the tangent space at q, q_i = integrate(q, theta_i),
-      // theta' = dintegrate_dv(q, theta)^-1 v_i; on nq == nv models theta' = v_i
-      const double h2 = 0.5 * dt;
-      v2_ = v_ + h2 * a_;
-      dv_ = h2 * v_;
-      pinocchio::integrate(model, q_, dv_, qs_);
-      const double p2 = stage(qs_, v2_, a2_);
-      stage_rate(q_, dv_, v2_, d2_);
-      v3_ = v_ + h2 * a2_;
-      dv_ = h2 * d2_;
-      pinocchio::integrate(model, q_, dv_, qs_);
-      const double p3 = stage(qs_, v3_, a3_);
-      stage_rate(q_, dv_, v3_, d3_);
-      v4_ = v_ + dt * a3_;
-      dv_ = dt * d3_;
-      pinocchio::integrate(model, q_, dv_, qs_);
-      const double p4 = stage(qs_, v4_, a4_);
-      stage_rate(q_, dv_, v4_, d4_);
-      vbar_ = (v_ + 2.0 * d2_ + 2.0 * d3_ + d4_) / 6.0;
-      dv_ = dt * vbar_;
-      pinocchio::integrate(model, q_, dv_, q1_);
-      v1_ = v_ + dt * (a_ + 2.0 * a2_ + 2.0 * a3_ + a4_) / 6.0;
+      // the explicit Runge-Kutta method of set_tableau (RK4 unless set), in
+      // Runge-Kutta-Munthe-Kaas form on a Lie group, as steppers.rk_step: the stages move
+      // along theta in the tangent space at q, q_i = integrate(q, theta_i), theta' =
+      // dintegrate_dv(q, theta)^-1 v_i (on nq == nv models theta' = v_i); stage 0 is the
+      // step's start (theta = 0, its rate v)
+      const int ns = int(tab_b_.size());
+      acc_[0] = a_;
+      rate_[0] = v_;
+      power_[0] = p1;
+      for (int i = 1; i < ns; ++i)
+      {
+        dv_.setZero(model.nv);
+        th_.setZero(model.nv);
+        for (int j = 0; j < i; ++j) // sum_j (dt a_ij) x_j over the row's nonzero a_ij
+          if (const double w = dt * tab_a_(i, j); w != 0.0)
+          {
+            th_ += w * rate_[j];
+            dv_ += w * acc_[j];
+          }
+        vs_ = v_ + dv_;
+        pinocchio::integrate(model, q_, th_, qs_);
+        power_[i] = stage(qs_, vs_, acc_[i]);
+        stage_rate(q_, th_, vs_, rate_[i]);
+      }
+      vbar_.setZero(model.nv);
+      dv_.setZero(model.nv);
+      double w_nc = 0.0;
+      for (int i = 0; i < ns; ++i)
+      {
+        vbar_ += tab_b_(i) * rate_[i];
+        dv_ += tab_b_(i) * acc_[i];
+        w_nc += tab_b_(i) * power_[i];
+      }
+      th_ = dt * vbar_;
+      pinocchio::integrate(model, q_, th_, q1_);
+      v1_ = v_ + dt * dv_;
       if (!finite_or("q", q1_, t + dt, k + 1, st) || !finite_or("v", v1_, t + dt, k + 1, st))
         return st;
       work += dt * tau_.dot(vbar_);
-      force_work += dt * (p1 + 2.0 * p2 + 2.0 * p3 + p4) / 6.0; // steppers.rk_step
+      force_work += dt * w_nc; // steppers.rk_step
       Status c = correct(q1_, v1_);
       if (c.value > opt.position_tol)
       {

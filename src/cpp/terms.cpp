@@ -129,14 +129,21 @@ namespace pfaff
     for (pinocchio::JointIndex i = pinocchio::JointIndex(model.njoints - 1); i > 0; --i)
       Backward::run(model.joints[i], typename Backward::ArgsType(model, data));
     data.M.diagonal() += model.armature;
+    take_mass(q);
+    bias_world_ = true;
+    return true;
+  }
+
+  void System::take_mass(const VecX & q)
+  {
+    // data.M (upper triangle) of q into M; what was factored or built on the last M
+    // no longer stands
     M.triangularView<Eigen::Upper>() = data.M;
     M.triangularView<Eigen::StrictlyLower>() = data.M.transpose();
     q_M_ = q;
     M_ok_ = true;
     chol_ok_ = false;
     gram_vel_ = false;
-    bias_world_ = true;
-    return true;
   }
 
   bool System::mass_matrix(const VecX & q)
@@ -147,12 +154,7 @@ namespace pfaff
     if (M_ok_ && q.size() == q_M_.size() && q == q_M_)
       return false;
     pinocchio::crba(model, data, q, pinocchio::Convention::WORLD);
-    M.triangularView<Eigen::Upper>() = data.M;
-    M.triangularView<Eigen::StrictlyLower>() = data.M.transpose();
-    q_M_ = q;
-    M_ok_ = true;
-    chol_ok_ = false;
-    gram_vel_ = false;
+    take_mass(q);
     return true;
   }
 

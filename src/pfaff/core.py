@@ -242,3 +242,47 @@ def rollout(system, q0s, v0s, taus, t0: float, threads: int, q, v, lam, phi) -> 
     Phi into ``q, v, lam, phi`` (K, T + 1, width), NaN after a failure, and returns the
     ``K`` status tuples of ``System.run`` (code -1: an exception, its message second)."""
     return _core.rollout(system, q0s, v0s, taus, t0, threads, q, v, lam, phi)
+
+
+#: the fields of pfaff.derivatives.DynamicsDerivatives the compiled derivatives give
+DERIVATIVE_FIELDS = (
+    ("da_dq", "n"), ("da_dv", "n"), ("da_dtau", "n"),
+    ("dF_dq", "n"), ("dF_dv", "n"), ("dF_dtau", "n"),
+    ("dlam_dq", "m"), ("dlam_dv", "m"), ("dlam_dtau", "m"),
+)  # fmt: skip
+
+
+def differentiator(cset: ConstraintSet, rank_tol: float):
+    """The compiled derivatives of the projection dynamics of ``cset``
+    (``src/cpp/derivatives.cpp``, the NumPy reference :mod:`pfaff.derivatives`): a
+    function ``(q, v, tau) -> dict`` of ``a, lam, F, sigma, rank, rank_radius`` and the
+    derivatives ``da_dq, ..., dlam_dtau`` (arrays of their own).
+
+    Raises ``ValueError`` (naming it) for a system the core cannot run, a constraint
+    kind without analytic derivatives in the core, or force elements.
+    """
+    system = build(cset)
+    o = system.options
+    o.rank_tol = float(rank_tol)
+    system.options = o
+    diff = _core.Differentiator(system)
+    n, m = system.nv, system.rows
+    sizes = {"n": n, "m": m}
+    layout, at = [], 0  # (name, start, stop, shape): the blob's fields, in order
+    for name, size in (("a", n), ("lam", m), ("F", n), ("sigma", min(m, n))):
+        layout.append((name, at, at + size, None))
+        at += size
+    for name, rows in DERIVATIVE_FIELDS:
+        r = sizes[rows]
+        layout.append((name, at, at + r * n, (r, n)))
+        at += r * n
+
+    def compute(q, v, tau) -> dict:
+        blob, rank, radius = diff.compute(q, v, tau)
+        out = {"rank": int(rank), "rank_radius": float(radius)}
+        for name, i, j, shape in layout:
+            out[name] = blob[i:j] if shape is None else blob[i:j].reshape(shape, order="F")
+        return out
+
+    compute.raw = diff.compute  # the binding alone (pfaff bench derivatives)
+    return compute

@@ -1,7 +1,8 @@
 """A Gymnasium environment for any constrained system (design.md Sec. 4, Python API).
 
 :class:`ConstrainedEnv` steps a :class:`pfaff.Simulator`: the action is the torque of
-the actuated joints, the observation the state ``(q, v)``, which stays on the
+the actuated joints, or the ``ctrl`` of an MJCF's actuators within their ranges, the
+observation the state ``(q, v)``, which stays on the
 constraint manifold (the drift correction of every step, design.md Sec. 3). Importing
 this module registers the task ``pfaff/FiveBar-v0`` (the five-bar loop of
 :func:`pfaff.api.examples.five_bar` held at its start against gravity by its two
@@ -56,6 +57,10 @@ class ConstrainedEnv(gymnasium.Env):
     max_torque : the bound of each action entry [N m or N], a number or one per
         actuated joint; default: the model's effort limit where it has a finite one,
         else :data:`DEFAULT_MAX_TORQUE`. Actions are clipped to it.
+    action : ``"torque"`` (the actuated joints' torques), ``"ctrl"`` (the system's
+        actuators, ``Simulator.step(ctrl=...)``, each within its ``ctrlrange`` or
+        +-:data:`DEFAULT_MAX_TORQUE` without one) or ``"auto"`` (default: ``"ctrl"``
+        when the system has actuators, else ``"torque"``).
     max_steps : actions per episode before it is truncated (default 1000).
     terminate_distance : the episode terminates when ``max |q (-) q0|`` exceeds it
         [rad or m] (default None: never); it also terminates when a step fails (the
@@ -67,7 +72,8 @@ class ConstrainedEnv(gymnasium.Env):
 
     Spaces
     ------
-    action: ``Box(-max_torque, max_torque, (n_actuated,), float64)``;
+    action: ``Box(-max_torque, max_torque, (n_actuated,), float64)``, or for ``"ctrl"``
+    the actuators' ranges ``(nu,)``;
     observation: ``Box(-OBS_BOUND, OBS_BOUND, (nq + nv,), float64)``,
     ``concatenate([q, v])`` (an episode whose state leaves the box terminates).
     ``info``: ``t`` [s], ``constraint_violation`` (max ``|Phi|`` of the last step's start)
@@ -85,6 +91,7 @@ class ConstrainedEnv(gymnasium.Env):
         frame_skip: int = 10,
         actuated: Sequence[str] | None = None,
         max_torque: float | Sequence[float] | None = None,
+        action: str = "auto",
         max_steps: int = 1000,
         terminate_distance: float | None = None,
         init_noise: float = 0.01,
@@ -102,9 +109,19 @@ class ConstrainedEnv(gymnasium.Env):
         if not (np.isfinite(init_noise) and init_noise >= 0):
             raise ValueError(f"init_noise must be a finite number >= 0, got {init_noise!r}")
         self.init_noise = float(init_noise)
-        self.actuated, self._idx = _actuated(system, actuated)
-        bound = _bounds(system, self._idx, max_torque)
-        self.action_space = spaces.Box(-bound, bound, dtype=np.float64)
+        if action not in ("auto", "torque", "ctrl"):
+            raise ValueError(f"action={action!r}; valid: 'auto', 'torque', 'ctrl'")
+        if action == "ctrl" and not system.nu:
+            raise ValueError("action='ctrl' needs actuators; this system has none: 'torque'")
+        self.ctrl = action == "ctrl" or (action == "auto" and system.nu > 0)
+        if self.ctrl:
+            self.actuated = tuple(a.name for a in system.actuators)
+            lo, hi = _ctrl_ranges(system)
+            self.action_space = spaces.Box(lo, hi, dtype=np.float64)
+        else:
+            self.actuated, self._idx = _actuated(system, actuated)
+            bound = _bounds(system, self._idx, max_torque)
+            self.action_space = spaces.Box(-bound, bound, dtype=np.float64)
         n = system.nq + system.nv
         self.observation_space = spaces.Box(-OBS_BOUND, OBS_BOUND, (n,), dtype=np.float64)
         self._tau = np.zeros(system.nv)
@@ -126,14 +143,18 @@ class ConstrainedEnv(gymnasium.Env):
         a = np.asarray(action, dtype=float)
         if a.shape != self.action_space.shape or not np.isfinite(a).all():
             raise ValueError(
-                f"action must be finite of shape {self.action_space.shape} (the torques of "
-                f"{', '.join(self.actuated)}), got {np.asarray(action).tolist()}"
+                f"action must be finite of shape {self.action_space.shape} (the "
+                f"{'ctrl' if self.ctrl else 'torques'} of {', '.join(self.actuated)}), "
+                f"got {np.asarray(action).tolist()}"
             )
         a = np.clip(a, self.action_space.low, self.action_space.high)
-        self._tau[self._idx] = a
         error = None
         try:
-            self.sim.step(self._tau, n=self.frame_skip)
+            if self.ctrl:
+                self.sim.step(ctrl=a, n=self.frame_skip)
+            else:
+                self._tau[self._idx] = a
+                self.sim.step(self._tau, n=self.frame_skip)
         except SimulationError as exc:
             error = str(exc)
         self._count += 1
@@ -193,6 +214,13 @@ def _actuated(system: System, names: Sequence[str] | None) -> tuple[tuple[str, .
             f"valid: {', '.join(one_dof) or 'none'}"
         )
     return names, np.array([one_dof[n] for n in names], dtype=int)
+
+
+def _ctrl_ranges(system: System) -> tuple[np.ndarray, np.ndarray]:
+    """Each actuator's ctrlrange, +-DEFAULT_MAX_TORQUE where it has none."""
+    r = [a.ctrlrange or (-DEFAULT_MAX_TORQUE, DEFAULT_MAX_TORQUE) for a in system.actuators]
+    lo, hi = np.array(r, dtype=float).T
+    return lo, hi
 
 
 def _bounds(system: System, idx: np.ndarray, max_torque) -> np.ndarray:

@@ -14,6 +14,7 @@ LAYERS = [
     "mechanism",
     "constraints",
     "dynamics",
+    "derivatives",  # derivatives of the dynamics (Pinocchio partials, projector at constant rank)
     "core",  # the compiled engine's conductor (pfaff._core behind it): design.md Sec. 1
     "simulate",
     "control",

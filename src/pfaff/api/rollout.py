@@ -15,9 +15,9 @@ import numpy as np
 
 from pfaff import core
 from pfaff.api.simulator import NOT_OPTIONS, Simulator, prepare
-from pfaff.api.status import status_message
 from pfaff.api.system import System
 from pfaff.simulate import SimulationError, project_state
+from pfaff.simulate.policy import status_message
 
 __all__ = ["rollout"]
 
@@ -39,7 +39,8 @@ def rollout(
     q0s : starts (K, nq), or one (nq,) for all, or None: ``system.q0``. Each is brought
         onto the manifold as :meth:`pfaff.Simulator.reset` brings it.
     v0s : start velocities (K, nv), (nv,) or None: ``system.v0``.
-    taus : joint torques (K, T, nv): ``taus[i, k]`` is held over step ``k`` of rollout
+    taus : joint torques (K, T, nv) (a system's actuators act at ``ctrl = 0``, as in
+        MuJoCo by default): ``taus[i, k]`` is held over step ``k`` of rollout
         ``i`` (the last one also stands for the sample of the final state).
     dt : the step [s].
     threads : threads of the pool (default: the machine's cores, at most K).
@@ -58,7 +59,7 @@ def rollout(
     Raises ValueError on arrays of the wrong shape or with non-finite entries, naming
     them.
     """
-    opt, engine, fallback, _, proto = prepare(system, dt, options)
+    opt, engine, fallback, _, proto, actuation = prepare(system, dt, options)
     if fallback is not None:
         warnings.warn(fallback, UserWarning, stacklevel=2)
     nq, nv = system.nq, system.nv
@@ -70,6 +71,8 @@ def rollout(
         raise ValueError("taus holds no rollout (K = 0): expected shape (K >= 1, T, nv)")
     if not np.isfinite(taus).all():
         raise ValueError("taus has non-finite entries")
+    if actuation:  # the actuators at ctrl = 0 (MuJoCo's default): their torque at zero
+        taus = taus + actuation.tau(None)
     one_start = np.ndim(q0s) < 2 and np.ndim(v0s) < 2  # None or one vector each: shared
     q0s = _starts(system.q0 if q0s is None else q0s, K, nq, "q0s", "nq")
     v0s = _starts(system.v0 if v0s is None else v0s, K, nv, "v0s", "nv")

@@ -19,14 +19,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from pfaff import core
-from pfaff.api.status import status_message
-from pfaff.api.system import System
+from pfaff.api.system import System, check_vector
 from pfaff.api.viewer import Viewer
 from pfaff.simulate import SimOptions, SimulationError, Trajectory, project_state, simulate
-from pfaff.simulate.core_engine import build
+from pfaff.simulate.actuators import Actuation
+from pfaff.simulate.core_engine import build, configure
 from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.options import engine_choice
-from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, series_shape
+from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, series_shape, status_message
 from pfaff.simulate.recording import joint_limit_warnings
 
 __all__ = ["Simulator", "StepInfo"]
@@ -71,10 +71,12 @@ class StepInfo:
 
 
 def prepare(system: System, dt: float, options: dict) -> tuple:
-    """``(options, engine, fallback, forces, proto)`` of a Simulator or a rollout of
-    ``system``: the validated :class:`~pfaff.simulate.SimOptions`, ``"core"`` or
-    ``"numpy"`` with the reason of a fallback (else None), the bound force elements and
-    the built core system (None on the NumPy engine)."""
+    """``(options, engine, fallback, forces, proto, actuation)`` of a Simulator or a
+    rollout of ``system``: the validated :class:`~pfaff.simulate.SimOptions`, ``"core"``
+    or ``"numpy"`` with the reason of a fallback (else None), the bound force elements
+    (the system's and its actuators'), the built core system (None on the NumPy engine)
+    and the system's actuators driven by ``ctrl``
+    (:class:`~pfaff.simulate.actuators.Actuation`, its own per Simulator)."""
     if not isinstance(system, System):
         raise TypeError(f"system must be a pfaff.System (pfaff.load), got {type(system)}")
     fields = {f.name for f in dataclasses.fields(SimOptions)} - set(NOT_OPTIONS)
@@ -84,7 +86,8 @@ def prepare(system: System, dt: float, options: dict) -> tuple:
     opt = SimOptions(dt=float(dt), progress=False, **options)
     opt.validate()
     cset = system.cset
-    forces = ForceSet(system.mechanism, system.forces).elements
+    actuation = Actuation(system.actuators, system.mechanism)
+    forces = ForceSet(system.mechanism, [*system.forces, *actuation.elements]).elements
     engine, fallback = engine_choice(cset, opt, tuple(forces))
     if engine == "numpy" and fallback is None and not cset.constraints:
         try:  # an unconstrained system: simulate's "auto" picks NumPy, a Simulator the core
@@ -94,8 +97,8 @@ def prepare(system: System, dt: float, options: dict) -> tuple:
     proto = None
     if engine == "core":
         proto = build(cset, forces)
-        core.options(proto, opt)
-    return opt, engine, fallback, forces, proto
+        configure(proto, opt)
+    return opt, engine, fallback, forces, proto, actuation
 
 
 class Simulator:
@@ -130,7 +133,9 @@ class Simulator:
         **options,
     ):
         self.system = system
-        self.options, self.engine, fallback, self._forces, proto = prepare(system, dt, options)
+        self.options, self.engine, fallback, self._forces, proto, self._actuation = prepare(
+            system, dt, options
+        )
         self.record_all = bool(record)
         self.warnings: list[str] = [] if fallback is None else [fallback]
         if fallback is not None:
@@ -165,8 +170,8 @@ class Simulator:
         :class:`~pfaff.simulate.InitialStateError` (q cannot be assembled).
         """
         sys_ = self.system
-        q = sys_.q0 if q is None else _vector(q, sys_.nq, "q", "nq")
-        v = sys_.v0 if v is None else _vector(v, sys_.nv, "v", "nv")
+        q = sys_.q0 if q is None else check_vector(q, sys_.nq, "q", "nq")
+        v = sys_.v0 if v is None else check_vector(v, sys_.nv, "v", "nv")
         q, v = project_state(sys_.cset, q, v, self.options)
         self._k, self._chunks, self._done = 0, [], 0  # _done: samples before the buffers
         if self.engine == "core":
@@ -205,16 +210,14 @@ class Simulator:
         """Take ``n`` steps of ``dt`` with the joint torque ``tau`` (nv,) held over them
         (None: zero).
 
-        ``ctrl=`` is for a system's actuators; pfaff's systems have none yet (joint
-        torques go in ``tau``), so it is refused. Raises ValueError on a bad ``tau`` or
-        ``n``, :class:`~pfaff.simulate.SimulationError` when a step fails (the state stays
-        at the last step that succeeded; ``err.trajectory`` holds the record).
+        ``ctrl`` (nu,) drives the system's actuators (an MJCF's ``<actuator>``, MuJoCo's
+        ``data.ctrl``; None: zero, as MuJoCo's default), held over the steps and added
+        to ``tau``; a system without actuators refuses it. Raises ValueError on a bad
+        ``tau``, ``ctrl`` or ``n``, :class:`~pfaff.simulate.SimulationError` when a step
+        fails (the state stays at the last step that succeeded; ``err.trajectory`` holds
+        the record).
         """
-        if ctrl is not None:
-            raise ValueError(
-                f"ctrl= drives actuators and {self.system.source or 'this system'} has none "
-                "that pfaff models: give joint torques as tau= (nv,)"
-            )
+        tau = self._torque(tau, ctrl)
         if n != 1:
             n = operator.index(n)
             if n < 1:
@@ -231,6 +234,44 @@ class Simulator:
             self._rec += n
         if self.viewer is not None:
             self.viewer.show(self.q)
+
+    def _torque(self, tau, ctrl):
+        """The joint torque of ``step(tau, ctrl)``: ``tau`` plus the actuators' held
+        torque of ``ctrl`` (which also sets their force elements' ctrl)."""
+        if ctrl is not None and not self._actuation:
+            raise ValueError(
+                f"ctrl= drives actuators and {self.system.source or 'this system'} has none "
+                "that pfaff models: give joint torques as tau= (nv,)"
+            )
+        if not self._actuation:
+            return tau
+        nv = self.system.nv
+        base = self._zero if tau is None else self.system._vec(tau, nv, "tau", "nv")
+        return base + self._actuation.tau(ctrl)
+
+    def step_derivatives(self, tau=None, ctrl=None, method: str = "auto"):
+        """The Jacobians of the step that ``step(tau, ctrl)`` would take from the present
+        state, in tangent coordinates: ``A, B = sim.step_derivatives(tau)`` with ``A =
+        d x_next / d x`` (2nv x 2nv) and ``B = d x_next / d tau`` (2nv x nv)
+        (:func:`pfaff.api.step_derivatives.step_derivatives`: forward-mode sensitivities
+        through the stages and the correction where nq == nv, else central differences;
+        a system with actuators by central differences, their springs included). The
+        state does not move."""
+        from pfaff.api.step_derivatives import step_derivatives
+
+        torque = self._torque(tau, ctrl)
+        torque = self._zero if torque is None else torque
+        forces = self._forces if self._actuation.elements else None
+        return step_derivatives(
+            self.system,
+            self.q,
+            self.v,
+            torque,
+            self._dt,
+            self.options,
+            method=method,
+            forces=forces,
+        )
 
     @property
     def last(self) -> StepInfo | None:
@@ -350,12 +391,3 @@ def _info(row) -> StepInfo:
     vals = [np.array(x) if np.ndim(x) else float(x) for x in row]
     vals[9] = int(vals[9])  # the rank
     return StepInfo(*vals)
-
-
-def _vector(x, n: int, name: str, size: str) -> np.ndarray:
-    a = np.asarray(x, dtype=float)
-    if a.shape != (n,):
-        raise ValueError(f"{name} has shape {a.shape}, expected ({n},) = ({size},)")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} has non-finite entries: {a.tolist()}")
-    return a

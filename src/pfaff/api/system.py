@@ -7,13 +7,17 @@ assembled start, with the dynamics at a state (design.md Sec. 4, Python API).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from pfaff import core
 from pfaff import dynamics as dyn
 from pfaff.constraints.base import ConstraintSet
+from pfaff.derivatives import RANK_RADIUS, DynamicsDerivatives
+from pfaff.derivatives import forward_dynamics_derivatives as _derivatives
 from pfaff.errors import ModelError
 from pfaff.files.model import MODEL_SUFFIXES, ModelSystem, load_model
 from pfaff.files.system import load_system
@@ -76,6 +80,17 @@ def load(path: str | Path, keyframe: str | None = None) -> System:
     return System(load_model(p, keyframe), source=str(p))
 
 
+def check_vector(x, n: int, name: str, size: str) -> np.ndarray:
+    """``x`` as a float array of shape (n,), else ValueError naming ``name``, its shape
+    and the expected one (``size``: what n is, e.g. "nv"), or its non-finite entries."""
+    a = np.asarray(x, dtype=float)
+    if a.shape != (n,):
+        raise ValueError(f"{name} has shape {a.shape}, expected ({n},) = ({size},)")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} has non-finite entries: {a.tolist()}")
+    return a
+
+
 class System:
     """A constrained mechanism with its force elements and assembled start.
 
@@ -107,6 +122,8 @@ class System:
         self.mechanism = model.mechanism
         self.cset = ConstraintSet(self.mechanism, model.constraints)
         self.forces = list(model.forces)
+        #: the actuators (pfaff.mechanism.actuators.Actuator) a Simulator's ctrl drives
+        self.actuators = list(model.actuators)
         self._force_set = ForceSet(self.mechanism, self.forces)
         self.rank_tol = float(rank_tol)
         self.warnings = list(model.warnings)
@@ -130,6 +147,11 @@ class System:
     @property
     def nv(self) -> int:
         return self.mechanism.nv
+
+    @property
+    def nu(self) -> int:
+        """The number of controls (actuators) :meth:`pfaff.Simulator.step` takes."""
+        return len(self.actuators)
 
     # -- the configuration manifold (Pinocchio's) -------------------------------------
     def integrate(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
@@ -190,15 +212,84 @@ class System:
         sol = dyn.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift, self.rank_tol)
         return DynamicsResult(sol.a, sol.lam, sol.F, int(sol.proj.rank))
 
+    def forward_dynamics_derivatives(
+        self, q: np.ndarray, v: np.ndarray, tau: np.ndarray | None = None, engine: str = "auto"
+    ) -> DynamicsDerivatives:
+        """Derivatives of :meth:`forward_dynamics` in ``q``, ``v`` and ``tau``.
+
+        ``d.da_dq``, ``d.da_dv``, ``d.da_dtau`` (nv x nv), ``d.dlam_*`` (m x nv) and
+        ``d.dF_*``: column k along the tangent direction ``delta_k`` of
+        ``integrate(q, delta)``, along ``v_k``, along ``tau_k``. Exact (Pinocchio's
+        analytic derivatives and the derivative of the projector at constant rank,
+        :mod:`pfaff.derivatives`) wherever the rank of A is constant near ``q``, which
+        ``d.rank_stable`` reports. The force elements' derivatives are central
+        differences of their forces (step 1e-6; exact for linear springs and dampers).
+
+        ``engine``: ``"core"`` the compiled derivatives (constraint kinds with analytic
+        derivatives there: points on planes, coinciding points, locked and coupled
+        joints; no force elements), ``"numpy"`` :mod:`pfaff.derivatives`, ``"auto"`` the
+        core when it takes the system, else NumPy with a warning (once) saying why.
+        """
+        if engine not in ("auto", "numpy", "core"):
+            raise ValueError(f"engine={engine!r}; valid: 'auto', 'numpy', 'core'")
+        q, v = self._state(q, v, "v")
+        tau = np.zeros(self.nv) if tau is None else self._vec(tau, self.nv, "tau", "nv")
+        if engine != "numpy":
+            compiled = self._compiled_derivatives(required=engine == "core")
+            if compiled is not None:
+                d = compiled(q, v, tau)
+                stable = bool(d["rank_radius"] >= RANK_RADIUS)
+                return DynamicsDerivatives(
+                    **d, rank_stable=stable, fd_constraints=(), engine="core"
+                )
+        dq = dv = None
+        if self._force_set:
+            Q, dq, dv = self._force_partials(q, v)
+            tau = tau + Q
+        return _derivatives(self.cset, q, v, tau, self.rank_tol, dq, dv)
+
+    def _compiled_derivatives(self, required: bool):
+        """The core's derivatives of this system (made once per set of constraints), or
+        None with a warning (once) why not; ``required``: a ValueError instead."""
+        key = (tuple(map(id, self.cset.constraints)), self.rank_tol)
+        if getattr(self, "_compiled_key", None) != key:
+            self._compiled_key = key
+            self._compiled, self._compiled_why = None, None
+            if self._force_set:
+                self._compiled_why = "force elements (their derivatives are taken on NumPy)"
+            else:
+                try:
+                    self._compiled = core.differentiator(self.cset, self.rank_tol)
+                except ValueError as exc:
+                    self._compiled_why = str(exc)
+            if self._compiled is None and not required:
+                warnings.warn(
+                    f"forward_dynamics_derivatives on the NumPy engine: {self._compiled_why}",
+                    stacklevel=3,
+                )
+        if self._compiled is None and required:
+            raise ValueError(
+                f"engine='core' cannot differentiate this system: {self._compiled_why}"
+            )
+        return self._compiled
+
+    def _force_partials(self, q, v, h: float = 1e-6):
+        """The force elements' total ``Q`` and its central differences in q and v."""
+        fs, mech, frames = self._force_set, self.mechanism, self._force_set.frames
+
+        def Q(qq, vv):
+            return fs.evaluate(0.0, mech.compute(qq, vv, frames, dynamics=False))[0]
+
+        dq, dv = np.empty((self.nv, self.nv)), np.empty((self.nv, self.nv))
+        for k in range(self.nv):
+            e = np.zeros(self.nv)
+            e[k] = h
+            dq[:, k] = (Q(mech.integrate(q, e), v) - Q(mech.integrate(q, -e), v)) / (2 * h)
+            dv[:, k] = (Q(q, v + e) - Q(q, v - e)) / (2 * h)
+        return Q(q, v), dq, dv
+
     # -- checks at the boundary ----------------------------------------------------------
-    @staticmethod
-    def _vec(x, n: int, name: str, size: str) -> np.ndarray:
-        a = np.asarray(x, dtype=float)
-        if a.shape != (n,):
-            raise ValueError(f"{name} has shape {a.shape}, expected ({n},) = ({size},)")
-        if not np.all(np.isfinite(a)):
-            raise ValueError(f"{name} has non-finite entries: {a}")
-        return a
+    _vec = staticmethod(check_vector)
 
     def _q(self, q, name: str = "q") -> np.ndarray:
         q = self._vec(q, self.nq, name, "nq")

@@ -22,6 +22,7 @@ import numpy as np
 from pfaff.linalg import single_threaded_blas
 from pfaff.mechanism import load_robot
 
+from .derivatives import bench_derivatives
 from .models import bench_model_files
 from .mujoco_rk4 import bench_mujoco_rk4
 from .panda import (
@@ -39,6 +40,7 @@ from .timing import Row, median_us, paired_us, row
 __all__ = [
     "BENCHMARKS",
     "Row",
+    "bench_derivatives",
     "bench_panda_control",
     "bench_panda_dd",
     "bench_model_files",
@@ -69,6 +71,7 @@ BENCHMARKS: dict[str, Callable[[], list[Row]]] = {
     "mujoco-rk4": bench_mujoco_rk4,
     "sweep": bench_sweep,
     "step": bench_step,
+    "derivatives": bench_derivatives,
 }
 
 
@@ -103,7 +106,8 @@ def summary_json(rows: list[dict]) -> dict:
     ratio to Pinocchio's ``constraintDynamics`` on the same states, same process.
     ``scenarios`` holds each scenario's realtime factor and engine, ``mujoco_rk4``
     each model file's step costs and ratio to MuJoCo's RK4 step (``pfaff bench
-    mujoco-rk4``); ``date``, ``host`` and ``versions`` say where and with what the
+    mujoco-rk4``), ``derivatives`` the figures of ``pfaff bench derivatives`` by name;
+    ``date``, ``host`` and ``versions`` say where and with what the
     figures were taken (:func:`run_info`).
     """
     fig = {(r["benchmark"], r["figure"]): r["value"] for r in rows}
@@ -133,6 +137,9 @@ def summary_json(rows: list[dict]) -> dict:
     rk4 = _mujoco_rk4_figures(rows)
     if rk4:
         out["mujoco_rk4"] = rk4
+    der = {r["figure"]: r["value"] for r in rows if r["benchmark"] == "derivatives"}
+    if der:
+        out["derivatives"] = der
     out.update(run_info())
     return out
 

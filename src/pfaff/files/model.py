@@ -48,6 +48,7 @@ class ModelSystem:
     keyframes: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     forces: list = field(default_factory=list)  # force elements (pfaff.simulate.forces)
     locked: dict[str, float] = field(default_factory=dict)
+    actuators: list = field(default_factory=list)  # pfaff.mechanism.actuators.Actuator
     coords: Any = None  # MJCF: qpos_to_q / qvel_to_v (pfaff.mechanism.mjcf.MjcfModel)
 
 
@@ -91,4 +92,5 @@ def load_model(path: str | Path, keyframe: str | None = None) -> ModelSystem:
         keyframes=keys,
         forces=forces,
         coords=mj,
+        actuators=list(mj.actuators),
     )

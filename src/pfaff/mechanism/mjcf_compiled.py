@@ -18,6 +18,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from pfaff.mechanism.actuators import Actuator
 from pfaff.mechanism.base import ModelError, unit_quaternion
 from pfaff.mechanism.mjcf_types import Equality, MjcfModel, Passive
 from pfaff.mechanism.mjmodel import build_model, name_of, quat_matrix
@@ -104,6 +105,7 @@ def from_mjmodel(m: mujoco.MjModel, path: str = "<MjModel>") -> MjcfModel:
     mj = build_model(m, path, warnings)
     mj.equalities = _equalities(m, mj, path)
     mj.passive = _passive(m, mj)
+    mj.actuators = _actuators(m, mj)
     _not_modelled(m, mj)
     return mj
 
@@ -218,6 +220,79 @@ def _passive(m: mujoco.MjModel, mj: MjcfModel) -> list[Passive]:
     return out
 
 
+#: a tendon's own passive terms and limits (mjModel arrays)
+_TENDON_TERMS = ("tendon_stiffness", "tendon_damping", "tendon_frictionloss", "tendon_limited")
+
+
+def _actuators(m: mujoco.MjModel, mj: MjcfModel) -> list[Actuator]:
+    """The actuators pfaff models (:mod:`pfaff.mechanism.actuators`: a fixed gain, an
+    affine bias, no activation dynamics, through a hinge or slide joint or a fixed
+    tendon of them); each other one is a line in warnings, and is left out (it applies
+    no force in pfaff)."""
+    if _flag(m, "ACTUATION"):
+        return []
+    clamp = not _flag(m, "CLAMPCTRL")
+    ctrlnum = np.asarray(getattr(m, "actuator_ctrlnum", np.ones(m.nu)))
+    out = []
+    for i in range(m.nu):
+        name = name_of(m, mujoco.mjtObj.mjOBJ_ACTUATOR, i) or f"actuator{i}"
+        path, why = _transmission(m, mj, i), None
+        if int(m.actuator_dyntype[i]) != 0:
+            why = "activation dynamics (dyntype)"
+        elif int(m.actuator_gaintype[i]) != 0:
+            why = "a gain that is not fixed (gaintype)"
+        elif int(m.actuator_biastype[i]) not in (0, 1):
+            why = "a bias that is not affine (biastype)"
+        elif path is None:
+            why = "a transmission other than hinge or slide joints (or a fixed tendon of them)"
+        elif int(ctrlnum[i]) != 1:
+            why = "more than one control"
+        if why is not None:
+            mj.warnings.append(f"actuator {name!r}: {why} is not modelled; it is left out")
+            continue
+        for attr, what in (
+            ("actuator_armature", "armature"),
+            ("actuator_damping", "damping"),
+            ("actuator_delay", "delay"),
+        ):
+            if np.any(np.asarray(getattr(m, attr, np.zeros(m.nu)))[i] != 0):
+                mj.warnings.append(f"actuator {name!r}: its {what} is not modelled")
+        ctrl = tuple(float(x) for x in m.actuator_ctrlrange[i])
+        force = tuple(float(x) for x in m.actuator_forcerange[i])
+        affine = int(m.actuator_biastype[i]) == 1
+        out.append(
+            Actuator(
+                name,
+                *path,
+                float(m.actuator_gear[i][0]),
+                float(m.actuator_gainprm[i][0]),
+                tuple(float(x) for x in m.actuator_biasprm[i][:3]) if affine else (0.0,) * 3,
+                ctrl if clamp and m.actuator_ctrllimited[i] else None,
+                force if m.actuator_forcelimited[i] else None,
+            )
+        )
+    return out
+
+
+def _transmission(m: mujoco.MjModel, mj: MjcfModel, i: int) -> tuple | None:
+    """``(joints, coefs, refs)`` of actuator ``i``'s transmission: one hinge or slide
+    joint (coefficient 1) or a fixed tendon's; None for any other."""
+    trn, target = int(m.actuator_trntype[i]), int(m.actuator_trnid[i][0])
+    if trn in (0, 1):  # mjTRN_JOINT, mjTRN_JOINTINPARENT
+        pairs = [(target, 1.0)]
+    elif trn == 3 and int(m.tendon_num[target]) > 0:  # mjTRN_TENDON: a fixed tendon only
+        adr, num = int(m.tendon_adr[target]), int(m.tendon_num[target])
+        if np.any(m.wrap_type[adr : adr + num] != 1):  # mjWRAP_JOINT
+            return None
+        pairs = [(int(m.wrap_objid[k]), float(m.wrap_prm[k])) for k in range(adr, adr + num)]
+    else:
+        return None
+    if any(mj.joints[j].type not in ("hinge", "slide") for j, _ in pairs):
+        return None
+    joints = tuple(mj.joints[j].name for j, _ in pairs)
+    return joints, tuple(c for _, c in pairs), tuple(mj.joints[j].ref for j, _ in pairs)
+
+
 def _not_modelled(m: mujoco.MjModel, mj: MjcfModel) -> None:
     """What the file holds that pfaff does not model, one line each in ``mj.warnings``."""
     w = mj.warnings
@@ -236,18 +311,14 @@ def _not_modelled(m: mujoco.MjModel, mj: MjcfModel) -> None:
             row = j if attr.startswith("jnt") else da
             if arr is not None and np.any(np.asarray(arr[row]) != 0):
                 w.append(f"joint {jt.name!r}: nonlinear {what} terms are not modelled")
-    if m.nu:
-        names = [name_of(m, mujoco.mjtObj.mjOBJ_ACTUATOR, i) or f"#{i}" for i in range(m.nu)]
-        shown = ", ".join(names[:6]) + (", ..." if m.nu > 6 else "")
-        many = m.nu > 1
-        w.append(
-            f"{m.nu} actuator{'s' if many else ''} ({shown}) {'are' if many else 'is'} not "
-            "modelled: forward_dynamics takes joint torques tau"
-        )
     if not _flag(m, "CONTACT") and not _flag(m, "CONSTRAINT"):
         _contacts_at_start(m, w)
-    if m.ntendon:
-        w.append(f"{m.ntendon} tendons (and their springs, dampers, limits) are not modelled")
+    own = [np.asarray(getattr(m, a, np.zeros(m.ntendon))) for a in _TENDON_TERMS]
+    if m.ntendon and any(np.any(x != 0) for x in own):
+        w.append(
+            "tendons' own springs, dampers, friction and limits are not modelled "
+            "(a fixed tendon as an actuator's transmission is)"
+        )
     if np.any(m.body_gravcomp != 0):
         w.append("bodies' gravcomp is not modelled")
     for key in ("viscosity", "density", "wind"):  # fluid forces

@@ -77,6 +77,7 @@ class MjcfModel:
     equalities : the active ``<equality>`` elements.
     geoms : (frame name, type, size (3,), placement 4 x 4 in that frame) for drawing.
     passive : joint springs and dampers (:class:`Passive`).
+    actuators : the actuators pfaff models (:class:`pfaff.mechanism.actuators.Actuator`).
     warnings : what was read but not modelled (limits, actuators, friction loss, ...).
     """
 
@@ -93,6 +94,7 @@ class MjcfModel:
     body_frames: dict[str, str] = field(default_factory=dict)
     site_frames: dict[str, str] = field(default_factory=dict)
     passive: list[Passive] = field(default_factory=list)
+    actuators: list = field(default_factory=list)  # pfaff.mechanism.actuators.Actuator
 
     def qpos_to_q(self, qpos: np.ndarray) -> np.ndarray:
         """MuJoCo ``qpos`` -> pfaff ``q`` (see :mod:`pfaff.mechanism.mjcf`)."""

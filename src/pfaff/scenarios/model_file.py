@@ -26,6 +26,7 @@ from pfaff.mechanism.pinocchio_backend import PinocchioMechanism
 from pfaff.scenarios.common import timed_simulate
 from pfaff.scenarios.registry import Param, Scenario, ScenarioResult
 from pfaff.simulate import INTEGRATORS, SimOptions
+from pfaff.simulate.actuators import Actuation
 from pfaff.simulate.assembly import Assembly, assemble
 from pfaff.simulate.trajectory import energy_drift_rel
 
@@ -88,8 +89,13 @@ def run_system(
     cset = ConstraintSet(mech, system.constraints)
     asm = assembled or assemble(cset, system.q, system.v, opt.position_tol, 100, opt.rank_tol)
     opt.potential_offset = mech.compute(asm.q).potential
+    # the file's actuators at ctrl = 0 (MuJoCo's default ctrl): their bias terms act
+    act = Actuation(system.actuators, mech)
+    forces = [*system.forces, *act.elements]
+    if act and controller is None:
+        tau = (np.zeros(mech.nv) if tau is None else tau) + act.tau(None)
     traj, wall = timed_simulate(
-        cset, asm.q, asm.v, t_end, opt, controller=controller, tau=tau, forces=system.forces
+        cset, asm.q, asm.v, t_end, opt, controller=controller, tau=tau, forces=forces
     )
     a = traj.arrays()
     metrics: dict[str, Any] = {
@@ -101,7 +107,7 @@ def run_system(
         "max_kinetic_energy": float(a["kinetic"].max()),
         "energy_reference": float(a["kinetic"].max()),
     }
-    if system.forces:  # E(t) - E(0) = work + force_work + correction_energy
+    if forces:  # E(t) - E(0) = work + force_work + correction_energy
         balance = a["energy"] - a["energy"][0] - a["work"] - a["force_work"]
         balance = balance - a["correction_energy"]
         ref = float(a["kinetic"].max())
@@ -123,6 +129,15 @@ def run_system(
         f"Start: {system.start}, moved {asm.displacement:.3g} onto the manifold in "
         f"{asm.iterations} Newton-Raphson iterations (max |Phi| {asm.residual:.2g})."
     )
+    if system.actuators:
+        names = ", ".join(a.name for a in system.actuators[:6])
+        more = ", ..." if len(system.actuators) > 6 else ""
+        warnings.warn(
+            f"the actuators ({names}{more}) act at ctrl = 0, as MuJoCo's default ctrl: "
+            "drive them with pfaff.Simulator(system).step(ctrl=...)",
+            UserWarning,
+            stacklevel=2,
+        )
     for w in system.warnings:  # into summary.json "warnings" (the runner records them)
         warnings.warn(w, UserWarning, stacklevel=2)
     return ScenarioResult(

@@ -24,14 +24,14 @@ from pfaff.simulate import watch
 from pfaff.simulate.policy import (
     CORE_SERIES,
     FORCE_SERIES,
+    SAMPLE_TOL,
     SampleClock,
-    contact_message,
-    nonfinite_message,
-    position_message,
     series_shape,
+    status_message,
 )
 from pfaff.simulate.record import StepRecord
 from pfaff.simulate.recording import controller_torque
+from pfaff.simulate.tableaus import TABLEAUS
 from pfaff.simulate.trajectory import SimulationError, Trajectory
 
 #: steps per call into the core when no controller sample comes sooner (keeps Ctrl-C
@@ -52,6 +52,15 @@ def build(cset: ConstraintSet, forces=(), held=()):
     for e in held:
         system.add_held_force(lowering.lower(e, "force", into))
     return system
+
+
+def configure(system, opt) -> None:
+    """The options ``opt`` into a core system: its option fields
+    (:func:`pfaff.core.options`) and its integrator's tableau
+    (:data:`~pfaff.simulate.tableaus.TABLEAUS`: one registry for both engines)."""
+    core.options(system, opt)
+    tab = TABLEAUS[opt.integrator]
+    system.set_tableau(np.array(tab.a, dtype=float), np.array(tab.b, dtype=float))
 
 
 def held_law(controller, q: np.ndarray, mech) -> list | None:
@@ -116,7 +125,7 @@ def run(
     frames = tuple(dict.fromkeys(frames))  # one slot each, in order
     for name in frames:
         system.observe(name)
-    core.options(system, opt)
+    configure(system, opt)
     sizes = {"nq": mech.nq, "nv": mech.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
     cap = record_count(n_steps, int(opt.record_every))
     bufs = [np.empty((cap, *series_shape(s, sizes))) for s in CORE_SERIES]
@@ -132,7 +141,7 @@ def run(
     nq, nv, m, rank_tol = mech.nq, mech.nv, cset.dim, opt.rank_tol
     clock = SampleClock(control_dt, t0 if next_control is None else next_control)
     if held is not None:  # the core applies the clock's rule itself (System::run)
-        system.set_held(clock.next, clock.period)
+        system.set_held(clock.next, clock.period, SAMPLE_TOL)
     k = 0
     # the next controller sample (a chained run: the first at next_control)
     k_due = clock.first_due_step(0, t0, dt, n_steps) if controller is not None else n_steps + 1
@@ -164,7 +173,7 @@ def run(
                 sig_log.append((system.recorded, dict(controller.signals)))
             if code:
                 raise SimulationError(
-                    _message(cset, code, what, idx, value, t_err, step, iters), traj
+                    status_message(cset, code, what, idx, value, t_err, step, iters), traj
                 )
             if bar is not None:
                 bar.update(min(k1, n_steps) - k)
@@ -238,13 +247,3 @@ def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log, fbufs) -> N
         traj.rows[s.name].extend(b[:n])
     traj.steps = system.steps
     traj.newton_failures = system.newton_failures
-
-
-def _message(cset, code, what, idx, value, t, step, iters) -> str:
-    """The message of the core's status ``code`` (1 non-finite, 2 contact, 3 position
-    correction), worded as the NumPy engine words it."""
-    if code == 1:
-        return nonfinite_message(what, idx, value, t, step)
-    if code == 2:
-        return contact_message(cset.row_names[idx], value, t, step)
-    return position_message(value, t, step, iters)

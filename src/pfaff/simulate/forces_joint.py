@@ -14,7 +14,7 @@ from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
 from pfaff.simulate.force_base import ForceElement, finite
 
 
-class _Joint(ForceElement):
+class JointElement(ForceElement):
     """A one-dof joint by name (Pinocchio mechanisms) or coordinate index (nq == nv)."""
 
     def __init__(self, joint: str | int) -> None:
@@ -36,7 +36,7 @@ def _one_dof(mechanism: Mechanism, joint: str | int) -> tuple[int, int]:
     return iq, iv
 
 
-class JointSpring(_Joint):
+class JointSpring(JointElement):
     """``Q_i = -k (q_i - rest)``, ``V = k (q_i - rest)^2 / 2`` on one joint coordinate.
 
     Parameters
@@ -116,7 +116,7 @@ class CoordinateSpring(ForceElement):
         return 0.5 * self.k * self.extension(snap) ** 2
 
 
-class JointDamper(_Joint):
+class JointDamper(JointElement):
     """``Q_i = -c v_i`` on one joint coordinate (dissipates ``c v_i^2``).
 
     Parameters

@@ -53,9 +53,9 @@ def engine_choice(cset: ConstraintSet, opt: SimOptions, forces=()) -> tuple[str,
     """
     engine = _ENGINE_OVERRIDE[-1] if _ENGINE_OVERRIDE else opt.engine
     reason = core.unsupported_reason(cset)
-    if reason is None and not (opt.integrator in TABLEAUS and TABLEAUS[opt.integrator].core):
-        runs = ", ".join(n for n, t in TABLEAUS.items() if t.core)
-        reason = f"integrator {opt.integrator!r} (the core runs {runs})"
+    if reason is None and opt.integrator not in TABLEAUS:
+        runs = ", ".join(TABLEAUS)
+        reason = f"integrator {opt.integrator!r} (the core runs the fixed-step methods {runs})"
     if reason is None and opt.method != "projection":
         reason = f"method {opt.method!r} (the core runs the projection method)"
     if reason is None and forces:

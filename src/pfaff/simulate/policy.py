@@ -139,3 +139,19 @@ SERIES_DOC = {s.name: s.description for s in SERIES}
 def series_shape(s: Series, sizes: dict[str, int]) -> tuple[int, ...]:
     """The per-sample shape of ``s`` given ``sizes`` (``nq``, ``nv``, ``m``, ``m_h``)."""
     return () if s.width is None else (sizes[s.width],)
+
+
+def status_message(
+    cset, code: int, what: str, idx: int, value: float, t: float, step: int, iterations: int
+) -> str:
+    """The message of a compiled run's status, worded as the NumPy engine words it: code
+    1 non-finite (:func:`nonfinite_message`), 2 a unilateral contact would open
+    (:func:`contact_message`, ``idx`` the row of ``cset``), 3 position correction
+    (:func:`position_message`); -1 an exception inside a rollout, ``what`` its message."""
+    if code == 1:
+        return nonfinite_message(what, idx, value, t, step)
+    if code == 2:
+        return contact_message(cset.row_names[idx], value, t, step)
+    if code == 3:
+        return position_message(value, t, step, iterations)
+    return what

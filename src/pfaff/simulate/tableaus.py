@@ -26,7 +26,10 @@ class Tableau:
     a : (s, s) strictly lower-triangular stage coefficients.
     b : (s,) weights; c : (s,) nodes (``c_i = sum_j a_ij``).
     order : the classical order (the tests measure it).
-    core : the compiled core runs it too.
+
+    Both engines run every entry: the NumPy engine's stepper
+    (:func:`~pfaff.simulate.steppers.rk_step`) and the compiled core's step loop, which
+    takes ``a`` and ``b`` (``System.set_tableau``).
     """
 
     name: str
@@ -34,7 +37,6 @@ class Tableau:
     b: tuple[float, ...]
     c: tuple[float, ...]
     order: int
-    core: bool = False
 
     def check(self) -> None:
         """Refuse an inconsistent tableau (shapes, explicitness, row sums, weights)."""
@@ -56,7 +58,6 @@ TABLEAUS: dict[str, Tableau] = {
             (1 / 6, 1 / 3, 1 / 3, 1 / 6),
             (0, 0.5, 0.5, 1),
             4,
-            core=True,
         ),
         Tableau(  # Kutta's third-order method
             "rk3",

@@ -231,3 +231,32 @@ def test_mujoco_rk4_is_skipped_without_mujoco(monkeypatch) -> None:
     rows = bench.bench_mujoco_rk4(steps=2, repeats=1)
     assert len(rows) == 1 and rows[0]["benchmark"] == "mujoco-rk4"
     assert rows[0]["note"].startswith("skipped:") and "mujoco" in rows[0]["note"]
+
+
+def test_derivatives_rows_and_their_witness(monkeypatch, tmp_path) -> None:
+    """``pfaff bench derivatives`` with 3 states: its rows, the analytic derivatives
+    agreeing with Pinocchio's to 1e-8, and a wrong derivative caught by that row."""
+    import json
+
+    from pfaff.bench import derivatives as bd
+    from pfaff.cli import main
+
+    monkeypatch.setattr(bd, "N_STATES", 3)
+    monkeypatch.setattr(bd, "REPEATS", 1)
+    monkeypatch.setattr(bench, "WARMUP_S", 0.0)
+    out = tmp_path / "bench.json"
+    assert main(["bench", "derivatives", "--json", str(out)]) == 0
+    fig = json.loads(out.read_text())["derivatives"]
+    assert fig["max rel |da - da_pin|"] <= 1e-8
+    for name in ("derivatives (numpy)", "dynamics (numpy)", "finite differences (numpy)"):
+        assert fig[name] > 0
+    right = bd.forward_dynamics_derivatives
+
+    def wrong(cset, q, v, tau):
+        d = right(cset, q, v, tau)
+        d.da_dv[0, 0] += 1e-3 * (1 + abs(d.da_dv[0, 0]))
+        return d
+
+    monkeypatch.setattr(bd, "forward_dynamics_derivatives", wrong)
+    rows = {r["figure"]: r["value"] for r in bd.bench_derivatives()}
+    assert rows["max rel |da - da_pin|"] > 1e-6

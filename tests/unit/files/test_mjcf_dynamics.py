@@ -216,7 +216,8 @@ def test_what_is_not_modelled_is_listed():
     w = "\n".join(system.warnings)
     assert "joint 'left': frictionloss 0.01 is not modelled" in w
     assert "joint 'left': limits [-2.96706, -0.174533]" in w  # autolimits, in radians
-    assert "actuator (left_motor) is not modelled" in w
+    assert [a.name for a in system.actuators] == ["left_motor"]  # modelled: not in warnings
+    assert "left_motor" not in w
     assert pfaff.load(OWN / "five_bar.xml").warnings == [
         "MuJoCo finds 1 contact at the start (geom 1 of left_distal / geom 3 of right_distal): "
         "contacts are not modelled (MuJoCo simulates them unless <flag contact='disable'/>)"

@@ -1,0 +1,169 @@
+"""The compiled derivatives (src/cpp/derivatives.cpp) against the NumPy reference
+(pfaff.derivatives), field by field to 1e-10, on the systems the reference is witnessed
+on by finite differences (tests/unit/dynamics/test_derivatives.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import pfaff
+from pfaff import core
+from pfaff.constraints import (
+    ConstraintSet,
+    LockedJoint,
+    PointOnCircle,
+    PointOnPlane,
+    PointsCoincide,
+)
+from pfaff.derivatives import forward_dynamics_derivatives
+from pfaff.files.model import load_model
+from pfaff.simulate.forces_joint import JointDamper
+from tests.unit.dynamics.test_derivatives import (
+    _closed,
+    _floating_ball,
+    _panda_contact,
+    _tangent,
+    _two_link,
+)
+from tests.where import MODELS
+
+pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
+
+FIELDS = ("a", "lam", "F", "sigma", "da_dq", "da_dv", "da_dtau", "dlam_dq", "dlam_dv")
+FIELDS += ("dlam_dtau", "dF_dq", "dF_dv", "dF_dtau")
+
+
+def _same(cset, states, tol=1e-10):
+    """Every field equal to ``tol`` relative (times the condition number of the kept
+    part of A: two SVD implementations' rounding, amplified by 1 / sigma_r)."""
+    compiled = core.differentiator(cset, 1e-9)
+    worst = 0.0
+    for q, v, tau in states:
+        c, d = compiled(q, v, tau), forward_dynamics_derivatives(cset, q, v, tau)
+        assert c["rank"] == d.rank
+        cond = d.sigma[0] / d.sigma[d.rank - 1] if d.rank else 1.0
+        for name in FIELDS:
+            ref = getattr(d, name)
+            err = np.abs(c[name] - ref).max(initial=0.0) / max(1.0, np.abs(ref).max(initial=0.0))
+            assert err <= tol * cond, (name, err, cond)
+            worst = max(worst, err)
+        r1, r2 = c["rank_radius"], d.rank_radius
+        assert r1 == r2 or abs(r1 - r2) <= 1e-8 * abs(r2) + 1e-12, (r1, r2)  # rad, m
+    return worst
+
+
+def test_panda_contact_and_a_redundant_plane_row(panda):
+    rng = np.random.default_rng(11)
+    for extra in ([], [(PointOnPlane, {"normal": (0.3, 0.1, 1.0)})]):
+        for _ in range(10):
+            cset, q, v, tau = _panda_contact(panda, rng, extra)
+            _same(cset, [(q, v, tau)])
+
+
+@pytest.mark.parametrize("name", ["four_bar.xml", "five_bar.xml"])
+def test_planar_loops_and_duplicated_rows(name):
+    rng = np.random.default_rng(12)
+    for sys, q, v, tau in _closed(name, rng, 10):
+        c = sys.cset.constraints[0]
+        twice = ConstraintSet(
+            sys.mechanism, [c, PointsCoincide(c.frame1, c.frame2, c.point1, c.point2)]
+        )
+        _same(sys.cset, [(q, v, tau)])
+        _same(twice, [(q, v, tau)])
+
+
+def test_floating_base_with_ball_joint():
+    mech = _floating_ball()
+    rng = np.random.default_rng(13)
+    for _ in range(10):
+        q = pin.integrate(mech.model, pin.neutral(mech.model), rng.standard_normal(mech.nv))
+        snap = mech.compute(q, None, ["tip", "corner"], dynamics=False)
+        p = snap.frame("corner").p
+        cset = ConstraintSet(
+            mech,
+            [
+                PointsCoincide("tip", target=snap.frame("tip").p),
+                PointOnPlane("corner", (0.2, 0.3, 1.0), offset=p @ (np.array([0.2, 0.3, 1.0]))),
+            ],
+        )
+        A = cset.evaluate(snap).A
+        v, tau = _tangent(A, rng.standard_normal(mech.nv)), rng.standard_normal(mech.nv)
+        _same(cset, [(q, v, tau)])
+
+
+def test_fold_radius_and_unconstrained():
+    """The 2R arm at and beside its fold (the rank radius agrees), and the same arm
+    without constraints (no rows: da_dtau = M^-1)."""
+    mech = _two_link()
+    cset = ConstraintSet(mech, [PointsCoincide("tip", target=(1.8, 0.0, 0.0))])
+    v, tau = np.array([0.3, -0.2]), np.array([0.5, 0.1])
+    _same(cset, [(np.array([0.2, q2]), v, tau) for q2 in (0.0, 1e-7, 0.4)])
+    free = ConstraintSet(mech, [])
+    _same(free, [(np.array([0.2, 0.4]), v, tau)])
+    d = core.differentiator(free, 1e-9)(np.array([0.2, 0.4]), v, tau)
+    M = mech.compute(np.array([0.2, 0.4]), v).M
+    np.testing.assert_allclose(d["da_dtau"], np.linalg.inv(M), atol=1e-12)
+
+
+def test_system_engines_agree_and_refusals():
+    """System.forward_dynamics_derivatives: "auto" takes the core for a four-bar, equal
+    to "numpy"; with force elements "auto" falls back with a warning naming them and
+    "core" refuses; a kind without analytic derivatives in the core is named; a wrong
+    input is a ValueError naming it."""
+    sys = pfaff.load(MODELS / "four_bar.xml")
+    rng = np.random.default_rng(14)
+    _, A = sys.cset.holonomic_terms_at(sys.q0)
+    q, v, tau = sys.q0, _tangent(A, rng.standard_normal(sys.nv)), rng.standard_normal(sys.nv)
+    c = sys.forward_dynamics_derivatives(q, v, tau)
+    n = sys.forward_dynamics_derivatives(q, v, tau, engine="numpy")
+    assert (c.engine, n.engine, c.rank_stable, c.rank) == ("core", "numpy", True, 2)
+    np.testing.assert_allclose(c.da_dq, n.da_dq, atol=1e-10 * np.abs(n.da_dq).max())
+    with pytest.raises(ValueError, match="engine='gpu'; valid"):
+        sys.forward_dynamics_derivatives(q, v, tau, engine="gpu")
+    sys.cset.add(LockedJoint("crank", float(q[0])))  # a row more: the core system is remade
+    c2 = sys.forward_dynamics_derivatives(q, v, tau)
+    assert (c2.engine, c2.lam.shape, c2.rank) == ("core", (4,), 3)
+    np.testing.assert_allclose(c2.da_dtau, 0.0, atol=1e-9)  # no motion left: a fixed by rows
+
+    model = load_model(MODELS / "four_bar.xml")
+    model.forces.append(JointDamper("rocker", 0.7))
+    damped = pfaff.System(model)
+    with pytest.warns(UserWarning, match="NumPy engine: force elements"):
+        d = damped.forward_dynamics_derivatives(q, v, tau)
+    assert d.engine == "numpy"
+    with pytest.raises(ValueError, match="engine='core' cannot differentiate.*force elements"):
+        damped.forward_dynamics_derivatives(q, v, tau, engine="core")
+
+    mech = _two_link()
+    circle = ConstraintSet(mech, [PointOnCircle("tip", radius=1.5)])
+    with pytest.raises(ValueError, match="PointOnCircle has no analytic derivative in the core"):
+        core.differentiator(circle, 1e-9)
+    compiled = core.differentiator(ConstraintSet(mech, []), 1e-9)
+    with pytest.raises(ValueError, match=r"Differentiator.compute: tau has shape \(3,\)"):
+        compiled(np.zeros(2), np.zeros(2), np.zeros(3))
+    with pytest.raises(ValueError, match="Differentiator.compute: v"):
+        compiled(np.zeros(2), np.array([np.nan, 0.0]), np.zeros(2))
+
+
+def test_the_comparison_catches_a_wrong_field(panda, monkeypatch):
+    """The comparison can fail: one entry of the compiled da_dq off by 1e-6 of its largest."""
+    cset, q, v, tau = _panda_contact(panda, np.random.default_rng(15))
+    _same(cset, [(q, v, tau)])
+    right = core.differentiator
+
+    def wrong(cs, tol):
+        f = right(cs, tol)
+
+        def g(q, v, tau):
+            out = f(q, v, tau)
+            out["da_dq"] = out["da_dq"].copy()
+            out["da_dq"][0, 0] += 1e-6 * np.abs(out["da_dq"]).max()
+            return out
+
+        return g
+
+    monkeypatch.setattr(core, "differentiator", wrong)
+    with pytest.raises(AssertionError, match="da_dq"):
+        _same(cset, [(q, v, tau)])
