@@ -10,6 +10,7 @@
 #include <exception>
 #include <limits>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -245,8 +246,14 @@ namespace pfaff
           nb::gil_scoped_release release;
           const int n = int(std::min<long>(threads, K));
           std::vector<std::thread> pool;
-          for (int i = 1; i < n; ++i)
-            pool.emplace_back(worker, std::ref(j));
+          try
+          {
+            for (int i = 1; i < n; ++i)
+              pool.emplace_back(worker, std::ref(j));
+          }
+          catch (const std::system_error &) // no more threads: the ones started do the rest
+          {
+          }
           worker(j); // this thread is one of them
           for (auto & t : pool)
             t.join();

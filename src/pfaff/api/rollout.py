@@ -73,6 +73,7 @@ def rollout(
         raise ValueError("taus has non-finite entries")
     if actuation:  # the actuators at ctrl = 0 (MuJoCo's default): their torque at zero
         taus = taus + actuation.tau(None)
+    one_start = np.ndim(q0s) < 2 and np.ndim(v0s) < 2  # None or one vector each: shared
     q0s = _starts(system.q0 if q0s is None else q0s, K, nq, "q0s", "nq")
     v0s = _starts(system.v0 if v0s is None else v0s, K, nv, "v0s", "nv")
     threads = min(K, os.cpu_count() or 1) if threads is None else int(threads)
@@ -87,9 +88,11 @@ def rollout(
         "phi": np.empty((K, T + 1, m_h)),
     }
     if engine == "core":
-        for i in range(K):  # each start onto the manifold, as Simulator.reset does
+        for i in range(1 if one_start else K):  # onto the manifold as Simulator.reset
             system.mechanism.check_state(q0s[i], v0s[i])
             q0s[i], v0s[i] = project_state(cset, q0s[i], v0s[i], opt)
+        if one_start:  # one start shared by all: assembled once
+            q0s[1:], v0s[1:] = q0s[0], v0s[0]
         status = core.rollout(
             proto, q0s, v0s, taus, 0.0, threads, out["q"], out["v"], out["lambda"], out["phi"]
         )

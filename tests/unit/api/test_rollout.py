@@ -26,9 +26,9 @@ def _inputs(sys, K, T, seed=0):
     return q0s, v0s, 0.5 * rng.standard_normal((K, T, sys.nv))
 
 
-def _sequential(sys, q0s, v0s, taus):
+def _sequential(sys, q0s, v0s, taus, **options):
     out = {k: [] for k in ("q", "v", "lambda", "phi")}
-    sim = pfaff.Simulator(sys)
+    sim = pfaff.Simulator(sys, **options)
     for q0, v0, tau in zip(q0s, v0s, taus):
         sim.reset(q0, v0)
         for tk in tau:
@@ -136,3 +136,19 @@ def test_a_system_the_core_cannot_run_rolls_out_on_numpy():
     assert list(out["status"]) == [0, 0]
     for key in ref:
         np.testing.assert_array_equal(out[key], ref[key])
+
+
+def test_options_reach_every_rollout(five_bar):
+    """Heun's method and a looser position tolerance: the rollouts equal Simulators with
+    the same options, and differ from the defaults."""
+    sys = five_bar
+    q0s, v0s, taus = _inputs(sys, 3, 50, seed=9)
+    opts = dict(integrator="heun", position_tol=1e-10)
+    out = pfaff.rollout(sys, q0s, v0s, taus, threads=2, **opts)
+    ref = _sequential(sys, q0s, v0s, taus, **opts)
+    for key in ref:
+        np.testing.assert_array_equal(out[key], ref[key])
+    default = pfaff.rollout(sys, q0s, v0s, taus, threads=2)
+    assert np.abs(default["q"] - out["q"]).max() > 1e-9
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['bogus'\]"):
+        pfaff.rollout(sys, q0s, v0s, taus, bogus=1)

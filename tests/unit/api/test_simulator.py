@@ -27,14 +27,14 @@ def _torques(sys, T, seed=0, scale=0.5):
     return scale * np.random.default_rng(seed).standard_normal((T, sys.nv))
 
 
-def _simulate(sys, taus, dt=1e-3):
+def _simulate(sys, taus, dt=1e-3, **options):
     """One simulate whose controller returns taus[k] at step k (held at the last)."""
     T = len(taus)
 
     def controller(t, snap):
         return taus[min(int(round(t / dt)), T - 1)]
 
-    opt = SimOptions(dt=dt, engine="core", progress=False)
+    opt = SimOptions(dt=dt, engine="core", progress=False, **options)
     return simulate(sys.cset, sys.q0, sys.v0, T * dt, opt, controller, forces=sys.forces)
 
 
@@ -240,3 +240,18 @@ def test_a_failed_position_correction_keeps_one_sample_per_state():
     assert sim.steps == k and len(arr["t"]) == k + 1 and np.all(np.diff(arr["t"]) > 0.5e-3)
     np.testing.assert_array_equal(arr["tau"][k - 1], push)
     np.testing.assert_array_equal(arr["tau"][k], np.zeros(sys.nv))  # the last torque held
+
+
+@pytest.mark.parametrize("integrator", ["rk3", "heun"])
+def test_other_tableaus_step_as_one_simulate(integrator):
+    """The core runs any explicit tableau of the registry: a Simulator with rk3 or Heun
+    steps as one simulate with it, and differs from RK4 (the option reaches the core)."""
+    sys = pfaff.load(FILES["five_bar"])
+    taus = _torques(sys, 200, seed=8)
+    sim = pfaff.Simulator(sys, integrator=integrator)
+    assert sim.engine == "core"
+    for tau in taus:
+        sim.step(tau)
+    got = sim.record().arrays()
+    assert _worst(got, _simulate(sys, taus, integrator=integrator).arrays()) <= 1e-12
+    assert np.abs(got["q"] - _simulate(sys, taus).arrays()["q"]).max() > 1e-9

@@ -23,6 +23,7 @@ def test_step_rows(monkeypatch):
     eq = rows["five_bar max |step() - simulate|"]
     assert meets_target(eq["value"], eq["target"]) == "yes"
     assert rows["rollouts that ran"]["value"] == 4
+    assert 0 < rows["rollout 2 threads: cores busy (CPU time / wall)"]["value"] <= 2.5
     assert meets_target(rows["rollouts that ran"]["value"], rows["rollouts that ran"]["target"])
 
 
