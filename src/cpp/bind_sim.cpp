@@ -35,11 +35,6 @@ namespace
   // an output array the rollout writes into
   using Out = nb::ndarray<double, nb::c_contig, nb::device::cpu>;
 
-  // the status of a run as the Python side reads it (core_engine's order)
-  nb::tuple status_tuple(const pfaff::Status & st)
-  {
-    return nb::make_tuple(st.code, st.what, st.index, st.value, st.t, st.step, st.iterations);
-  }
 
   // a copy of s that writes into no buffer of s: its record buffers are set anew
   System detached(const System & s)
@@ -200,11 +195,11 @@ namespace pfaff
         }
         if (st.code == 0)
           return nb::none();
-        return status_tuple(st);
+        return nb::cast(st);
       },
       "system"_a, "tau"_a, "k0"_a, "n"_a, "t0"_a,
       "set tau and run the n steps from step k0 (one sample recorded per step); None when "
-      "they ran, else the status tuple of System.run");
+      "they ran, else the Status of System.run");
 
     m.def(
       "rollout",
@@ -262,8 +257,10 @@ namespace pfaff
         for (long i = 0; i < K; ++i)
         {
           const auto & st = j.status[size_t(i)];
-          out.append(st.code == -1 ? nb::make_tuple(-1, j.errors[size_t(i)], -1, 0.0, 0.0, 0, 0)
-                                   : status_tuple(st));
+          pfaff::Status s = st;
+          if (s.code == -1)
+            s.what = j.errors[size_t(i)];
+          out.append(nb::cast(s));
         }
         return out;
       },

@@ -204,6 +204,23 @@ NB_MODULE(_core, m)
   pfaff::field(fspec, "ForceSpec", "target", &pfaff::ForceSpec::target, "a world point");
   pfaff::field(fspec, "ForceSpec", "F", &pfaff::ForceSpec::F, "a world force [N]");
 
+  nb::class_<pfaff::Status>(m, "Status",
+                           "how a run ended (code 0 ok, 1 non-finite, 2 a unilateral contact "
+                           "would open, 3 position correction failed; -1 an exception in a "
+                           "rollout): pfaff.simulate.policy.status_message words it")
+    .def(nb::init<>())
+    .def_rw("code", &pfaff::Status::code)
+    .def_rw("what", &pfaff::Status::what)
+    .def_rw("index", &pfaff::Status::index)
+    .def_rw("value", &pfaff::Status::value)
+    .def_rw("t", &pfaff::Status::t)
+    .def_rw("step", &pfaff::Status::step)
+    .def_rw("iterations", &pfaff::Status::iterations)
+    .def("__repr__", [](const pfaff::Status & s) {
+      return "Status(code=" + std::to_string(s.code) + ", what='" + s.what + "', step="
+             + std::to_string(s.step) + ")";
+    });
+
   nb::class_<pfaff::Options>(m, "Options")
     .def(nb::init<>())
     .def_rw("dt", &pfaff::Options::dt)
@@ -347,7 +364,7 @@ NB_MODULE(_core, m)
           nb::gil_scoped_release release;
           st = s.run(k0, k1, n_steps, t0);
         }
-        return nb::make_tuple(st.code, st.what, st.index, st.value, st.t, st.step, st.iterations);
+        return st;
       },
       "k0"_a, "k1"_a, "n_steps"_a, "t0"_a)
     .def("add_force", &System::add_force, "spec"_a)

@@ -232,7 +232,7 @@ def clone(system):
 def stepper():
     """``pfaff._core.sim_step(system, tau, k0, n, t0)``: set the torque and run the ``n``
     steps from step ``k0`` (one sample recorded per step) in one call; None when they
-    ran, else ``System.run``'s status tuple."""
+    ran, else ``System.run``'s ``Status``."""
     return _core.sim_step
 
 
@@ -240,7 +240,7 @@ def rollout(system, q0s, v0s, taus, t0: float, threads: int, q, v, lam, phi) -> 
     """``K`` rollouts of ``T`` steps of copies of ``system`` on ``threads`` threads with the
     GIL released (src/cpp/bind_sim.cpp): writes the ``T + 1`` states' q, v, lambda and
     Phi into ``q, v, lam, phi`` (K, T + 1, width), NaN after a failure, and returns the
-    ``K`` status tuples of ``System.run`` (code -1: an exception, its message second)."""
+    ``K`` ``Status`` of ``System.run`` (code -1: an exception, its message in ``what``)."""
     return _core.rollout(system, q0s, v0s, taus, t0, threads, q, v, lam, phi)
 
 

@@ -565,7 +565,7 @@ def test_record_buffers_are_checked_and_kept_alive():
     gc.collect()
     junk = [np.full(64, 7.0) for _ in range(200)]  # reuse of freed memory would show
     s.set_state(np.array([1.0, 0.0]), np.array([0.0, 1.0]))
-    code = s.run(0, 11, 10, 0.0)[0]
+    code = s.run(0, 11, 10, 0.0).code
     assert code == 0 and s.recorded == cap and len(junk) == 200
     with pytest.raises(ValueError, match="equal length"):
         s.set_force_buffers(np.zeros(cap), np.zeros(cap - 1))

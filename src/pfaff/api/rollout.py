@@ -17,7 +17,7 @@ from pfaff import core
 from pfaff.api.simulator import NOT_OPTIONS, Simulator, prepare
 from pfaff.api.system import System
 from pfaff.simulate import SimulationError, project_state
-from pfaff.simulate.policy import status_message
+from pfaff.simulate.policy import RunStatus, status_message
 
 __all__ = ["rollout"]
 
@@ -99,8 +99,8 @@ def rollout(
     else:  # one Simulator after another on the NumPy engine (each reset assembles its start)
         status = [_numpy_rollout(system, opt, q0s[i], v0s[i], taus[i], out, i) for i in range(K)]
     out["t"] = np.arange(T + 1) * opt.dt
-    out["status"] = np.array([s[0] for s in status], dtype=int)
-    out["message"] = ["" if s[0] == 0 else status_message(cset, *s) for s in status]
+    out["status"] = np.array([s.code for s in status], dtype=int)
+    out["message"] = ["" if s.code == 0 else status_message(cset, s) for s in status]
     return out
 
 
@@ -118,22 +118,22 @@ def _starts(x, K: int, n: int, name: str, size: str) -> np.ndarray:
     return np.array(a, dtype=float, order="C")
 
 
-def _numpy_rollout(system, opt, q0, v0, taus, out, i) -> tuple:
-    """Rollout ``i`` on a Simulator (the NumPy engine): its status tuple."""
+def _numpy_rollout(system, opt, q0, v0, taus, out, i) -> RunStatus:
+    """Rollout ``i`` on a Simulator (the NumPy engine): its status."""
     kw = {f.name: getattr(opt, f.name) for f in fields(opt) if f.name not in NOT_OPTIONS}
     with warnings.catch_warnings():  # the fallback's warning: once, by the caller
         warnings.simplefilter("ignore")
         sim = Simulator(system, opt.dt, **kw)
     sim.reset(q0, v0)
-    code = (0, "", -1, 0.0, 0.0, 0, 0)
+    status = RunStatus()
     try:
         for tau in taus:
             sim.step(tau)
     except SimulationError as exc:
-        code = (-1, str(exc), -1, 0.0, 0.0, 0, 0)
+        status = RunStatus(-1, str(exc))
     arrs = sim.record().arrays()
-    n = len(arrs["t"]) if code[0] == 0 else sim.steps
+    n = len(arrs["t"]) if status.code == 0 else sim.steps
     for key in ("q", "v", "lambda", "phi"):
         out[key][i, :n] = arrs[key][:n]
         out[key][i, n:] = np.nan
-    return code
+    return status

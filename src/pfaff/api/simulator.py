@@ -345,7 +345,7 @@ class Simulator:
             else:  # the same buffers from their start
                 self._sys.set_buffers(self._bufs, self._cap)
                 self._rec = 0
-        msg = status_message(self.system.cset, *st)
+        msg = status_message(self.system.cset, st)
         raise SimulationError(msg, self.record() if self.record_all else None)
 
     def _final(self) -> tuple[list, list, int]:
@@ -356,8 +356,8 @@ class Simulator:
         fbufs = [np.zeros(1), np.zeros(1)]
         c.set_buffers(bufs, 1)
         c.set_force_buffers(*fbufs)
-        code = c.run(self._k, self._k + 1, self._k, self._t0)[0]
-        return bufs, fbufs, int(code == 0)
+        st = c.run(self._k, self._k + 1, self._k, self._t0)
+        return bufs, fbufs, int(st.code == 0)
 
     # -- the NumPy engine ----------------------------------------------------------------
     def _numpy_run(self, tau, n: int) -> Trajectory:

@@ -167,14 +167,12 @@ def run(
                 k1 = min(k_due, k + (watch.STEPS_PER_CALL if watch.active() else CHUNK))
             # a stop records this sample and takes no step (the core's last step)
             last = k if stopping else n_steps
-            code, what, idx, value, t_err, step, iters = system.run(k, k1, last, t0)
+            st = system.run(k, k1, last, t0)
             if controller is not None and (sig_log or controller.signals):
                 # the signals of the samples recorded in this stretch
                 sig_log.append((system.recorded, dict(controller.signals)))
-            if code:
-                raise SimulationError(
-                    status_message(cset, code, what, idx, value, t_err, step, iters), traj
-                )
+            if st.code:
+                raise SimulationError(status_message(cset, st), traj)
             if bar is not None:
                 bar.update(min(k1, n_steps) - k)
             if watch.active() and min(k1, n_steps) > k:  # the state the stretch reached

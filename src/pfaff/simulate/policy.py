@@ -141,17 +141,32 @@ def series_shape(s: Series, sizes: dict[str, int]) -> tuple[int, ...]:
     return () if s.width is None else (sizes[s.width],)
 
 
-def status_message(
-    cset, code: int, what: str, idx: int, value: float, t: float, step: int, iterations: int
-) -> str:
-    """The message of a compiled run's status, worded as the NumPy engine words it: code
-    1 non-finite (:func:`nonfinite_message`), 2 a unilateral contact would open
-    (:func:`contact_message`, ``idx`` the row of ``cset``), 3 position correction
-    (:func:`position_message`); -1 an exception inside a rollout, ``what`` its message."""
-    if code == 1:
-        return nonfinite_message(what, idx, value, t, step)
-    if code == 2:
-        return contact_message(cset.row_names[idx], value, t, step)
-    if code == 3:
-        return position_message(value, t, step, iterations)
-    return what
+@dataclass
+class RunStatus:
+    """How a run ended, as the compiled core's ``Status`` holds it (the NumPy rollout
+    makes one of these): ``code`` 0 ok, 1 non-finite, 2 a unilateral contact would
+    open, 3 position correction failed, -1 an exception (``what`` its message)."""
+
+    code: int = 0
+    what: str = ""
+    index: int = -1
+    value: float = 0.0
+    t: float = 0.0
+    step: int = 0
+    iterations: int = 0
+
+
+def status_message(cset, st) -> str:
+    """The message of a run's status ``st`` (the core's ``Status`` or a
+    :class:`RunStatus`), worded as the NumPy engine words it: code 1 non-finite
+    (:func:`nonfinite_message`), 2 a unilateral contact would open
+    (:func:`contact_message`, ``st.index`` the row of ``cset``), 3 position correction
+    (:func:`position_message`); -1 an exception inside a rollout, ``st.what`` its
+    message."""
+    if st.code == 1:
+        return nonfinite_message(st.what, st.index, st.value, st.t, st.step)
+    if st.code == 2:
+        return contact_message(cset.row_names[st.index], st.value, st.t, st.step)
+    if st.code == 3:
+        return position_message(st.value, st.t, st.step, st.iterations)
+    return st.what

@@ -120,7 +120,7 @@ def test_the_core_checks_its_own_boundary(five_bar):
     with pytest.raises(ValueError, match="q0s has a non-finite entry"):
         core.rollout(proto, nan, v0s, taus, 0.0, 1, *outs)
     status = core.rollout(proto, q0s, v0s, taus, 0.0, 2, *outs)
-    assert [s[0] for s in status] == [0, 0]
+    assert [s.code for s in status] == [0, 0]
 
 
 def test_a_system_the_core_cannot_run_rolls_out_on_numpy():
