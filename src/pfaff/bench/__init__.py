@@ -36,6 +36,7 @@ from .scenarios import bench_scenarios
 from .step import bench_step
 from .sweep import bench_sweep
 from .timing import Row, median_us, paired_us, row
+from .work_precision import bench_work_precision
 
 __all__ = [
     "BENCHMARKS",
@@ -49,6 +50,7 @@ __all__ = [
     "bench_scenarios",
     "bench_step",
     "bench_sweep",
+    "bench_work_precision",
     "format_table",
     "load_robot",
     "median_us",
@@ -72,6 +74,7 @@ BENCHMARKS: dict[str, Callable[[], list[Row]]] = {
     "sweep": bench_sweep,
     "step": bench_step,
     "derivatives": bench_derivatives,
+    "work-precision": bench_work_precision,
 }
 
 
@@ -111,7 +114,11 @@ def summary_json(rows: list[dict]) -> dict:
     figures were taken (:func:`run_info`).
     """
     fig = {(r["benchmark"], r["figure"]): r["value"] for r in rows}
+    wp = {r["figure"].split(" cost ratio")[0]: r["data"] for r in rows if "data" in r}
+    rows = [{k: v for k, v in r.items() if k != "data"} for r in rows]
     out: dict = {"rows": rows}
+    if wp:
+        out["work_precision"] = wp  # pfaff bench work-precision: each model's full record
     dd = "panda-dd"
     if (dd, "pinocchio constraintDynamics") in fig:
         core_t = fig.get((dd, "core projection dynamics"))
