@@ -343,6 +343,7 @@ def bench_work_precision(
 def plot_work_precision(results: dict, path: str | Path) -> Path:
     """Error against CPU time per simulated second, log-log, one panel per model."""
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -359,6 +360,7 @@ def plot_work_precision(results: dict, path: str | Path) -> Path:
                     ax.loglog([x["cpu_per_sim_s"] for x in pts], [x["error"] for x in pts],
                               style + "s", label=f"MuJoCo {integ}, solref {sr}")  # fmt: skip
         ax.set(title=label, xlabel="CPU s per simulated s", ylabel="loop-body position error [m]")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
