@@ -4,7 +4,7 @@ Like for like: both simulate the model the file describes -- its inertias and
 armature, joint springs and dampers, equality constraints, actuators at ``ctrl = 0``
 (MuJoCo's default) -- and what pfaff does not model is switched off in MuJoCo too
 (contacts, dry friction, and joint limits unless pfaff models them), each named in
-the notes and in ``mujoco_disabled``; what either still leaves out is in ``warnings``.
+the report's notes; what either still leaves out is in ``warnings``.
 Both start from pfaff's assembled state (MuJoCo's ``qpos``/``qvel`` through the
 mapping of :mod:`pfaff.mechanism.mjcf`) and step with the same ``dt`` (the file's
 ``<option timestep>`` unless ``--set dt=``); MuJoCo runs with the file's other
