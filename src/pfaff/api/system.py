@@ -108,6 +108,8 @@ class System:
     cset : the constraints (:class:`pfaff.constraints.base.ConstraintSet`).
     forces : the force elements (springs, dampers) added to every torque.
     warnings : what the file holds that pfaff does not model.
+    limits : the joint limits (:class:`pfaff.simulate.limits.JointLimit`) that
+        :func:`pfaff.simulate.limits.simulate_limited` holds as unilateral constraints.
     """
 
     def __init__(
@@ -127,6 +129,7 @@ class System:
         self._force_set = ForceSet(self.mechanism, self.forces)
         self.rank_tol = float(rank_tol)
         self.warnings = list(model.warnings)
+        self.limits = list(model.limits)
         self.assembly: Assembly = assemble(
             self.cset, model.q, model.v, assemble_tol, 100, self.rank_tol
         )

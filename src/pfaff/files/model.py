@@ -22,6 +22,7 @@ from pfaff.constraints.base import Constraint
 from pfaff.errors import ModelError
 from pfaff.mechanism.pinocchio_backend import PinocchioMechanism, from_urdf
 from pfaff.simulate.forces import JointDamper, JointSpring
+from pfaff.simulate.limits import JointLimit
 
 __all__ = ["MODEL_SUFFIXES", "ModelSystem", "load_model"]
 
@@ -50,6 +51,7 @@ class ModelSystem:
     locked: dict[str, float] = field(default_factory=dict)
     actuators: list = field(default_factory=list)  # pfaff.mechanism.actuators.Actuator
     coords: Any = None  # MJCF: qpos_to_q / qvel_to_v (pfaff.mechanism.mjcf.MjcfModel)
+    limits: list = field(default_factory=list)  # pfaff.simulate.limits.JointLimit
 
 
 def load_model(path: str | Path, keyframe: str | None = None) -> ModelSystem:
@@ -81,16 +83,38 @@ def load_model(path: str | Path, keyframe: str | None = None) -> ModelSystem:
             forces.append(JointSpring(pe.joint, pe.stiffness, pe.rest, f"spring {pe.joint}"))
         if pe.damping != 0:
             forces.append(JointDamper(pe.joint, pe.damping, f"damper {pe.joint}"))
+    warns = list(mj.warnings)
+    limits = _limits(mj, q, warns)
     return ModelSystem(
         mech,
         equality_constraints(mj.equalities),
         q,
         v,
         start,
-        warnings=list(mj.warnings),
+        warnings=warns,
         geoms=mj.geoms,
         keyframes=keys,
         forces=forces,
         coords=mj,
         actuators=list(mj.actuators),
+        limits=limits,
     )
+
+
+def _limits(mj, q: np.ndarray, warns: list[str]) -> list[JointLimit]:
+    """The file's hinge and slide limits that hold at the start ``q``; a limit the start
+    is outside of (MuJoCo's soft limit would push it back in) is listed in ``warns``
+    as not modelled."""
+    where = {j.name: j for j in mj.joints}
+    out = []
+    for name, lo, hi, e in mj.limits:
+        x = q[where[name].idx_q]
+        if lo - 1e-9 <= x <= hi + 1e-9:
+            out.append(JointLimit(name, lo, hi, e))
+            continue
+        ref = where[name].ref
+        warns.append(
+            f"joint {name!r}: limits [{lo + ref:g}, {hi + ref:g}] (MuJoCo's qpos) are not "
+            f"modelled: the start ({x + ref:g}) is outside them"
+        )
+    return out

@@ -301,7 +301,10 @@ def _not_modelled(m: mujoco.MjModel, mj: MjcfModel) -> None:
         fl = float(np.max(m.dof_frictionloss[da : da + 1]))
         if fl != 0 and not _flag(m, "FRICTIONLOSS"):
             w.append(f"joint {jt.name!r}: frictionloss {fl:g} is not modelled (dry friction)")
-        if m.jnt_limited[j] and not _flag(m, "LIMIT"):
+        if m.jnt_limited[j] and not _flag(m, "LIMIT") and jt.type in ("hinge", "slide"):
+            lo, hi = (float(x) - jt.ref for x in m.jnt_range[j])
+            mj.limits.append((jt.name, lo, hi, restitution(*m.jnt_solref[j])))
+        elif m.jnt_limited[j] and not _flag(m, "LIMIT"):
             lo, hi = (float(x) for x in m.jnt_range[j])
             w.append(
                 f"joint {jt.name!r}: limits [{lo:g}, {hi:g}] (MuJoCo's qpos) are not modelled"
@@ -324,6 +327,18 @@ def _not_modelled(m: mujoco.MjModel, mj: MjcfModel) -> None:
     for key in ("viscosity", "density", "wind"):  # fluid forces
         if np.any(np.asarray(getattr(m.opt, key)) != 0):
             w.append(f"<option {key}> is ignored (pfaff models no fluid forces)")
+
+
+def restitution(timeconst: float, dampratio: float) -> float:
+    """Newton's restitution of a limit whose MuJoCo ``solref`` is ``(timeconst,
+    dampratio)``: the rebound of the mass-spring-damper MuJoCo's soft limit is, over its
+    half period, ``e = exp(-pi zeta / sqrt(1 - zeta^2))`` for a damping ratio ``zeta < 1``
+    and 0 (no rebound) for ``zeta >= 1`` (MuJoCo's default ``solref = (0.02, 1)``: 0).
+    A direct ``solref`` (negative stiffness and damping) gives 0: its ratio depends on the
+    joint's effective mass."""
+    if timeconst <= 0 or not 0 < dampratio < 1:
+        return 0.0
+    return float(np.exp(-np.pi * dampratio / np.sqrt(1.0 - dampratio**2)))
 
 
 def _contacts_at_start(m: mujoco.MjModel, w: list[str]) -> None:

@@ -78,6 +78,10 @@ class MjcfModel:
     geoms : (frame name, type, size (3,), placement 4 x 4 in that frame) for drawing.
     passive : joint springs and dampers (:class:`Passive`).
     actuators : the actuators pfaff models (:class:`pfaff.mechanism.actuators.Actuator`).
+    limits : the limited hinge and slide joints: ``(joint, lower, upper, restitution)``,
+        the bounds in pfaff's ``q`` (``jnt_range`` minus the joint's ``ref``), the
+        restitution from the joint's ``solref``
+        (:func:`pfaff.mechanism.mjcf_compiled.restitution`).
     warnings : what was read but not modelled (limits, actuators, friction loss, ...).
     """
 
@@ -95,6 +99,8 @@ class MjcfModel:
     site_frames: dict[str, str] = field(default_factory=dict)
     passive: list[Passive] = field(default_factory=list)
     actuators: list = field(default_factory=list)  # pfaff.mechanism.actuators.Actuator
+    #: hinge and slide joints' limits: (joint, lower, upper, restitution), bounds in q
+    limits: list[tuple[str, float, float, float]] = field(default_factory=list)
 
     def qpos_to_q(self, qpos: np.ndarray) -> np.ndarray:
         """MuJoCo ``qpos`` -> pfaff ``q`` (see :mod:`pfaff.mechanism.mjcf`)."""

@@ -8,11 +8,14 @@ manifold (:func:`pfaff.simulate.assembly.assemble`) and the system runs passivel
 Metrics (contract names): ``constraint_rows``, ``constraint_rank`` and ``dof``
 (judged after assembly), ``assembly_displacement`` (tangent-space distance from
 the start to the assembled state), ``energy_drift_rel`` (largest
-``|E(t) - E(0)|`` over the largest kinetic energy reached).
+``|E(t) - E(0)|`` over the largest kinetic energy reached). A file with limited hinge or
+slide joints runs them as unilateral constraints (:mod:`pfaff.simulate.limits`):
+``limit_events`` and ``limit_impact_loss`` [J], the impacts' loss in the energy balance.
 """
 
 from __future__ import annotations
 
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,7 @@ from pfaff.scenarios.registry import Param, Scenario, ScenarioResult
 from pfaff.simulate import INTEGRATORS, SimOptions
 from pfaff.simulate.actuators import Actuation
 from pfaff.simulate.assembly import Assembly, assemble
+from pfaff.simulate.limits import simulate_limited
 from pfaff.simulate.trajectory import energy_drift_rel
 
 
@@ -94,9 +98,17 @@ def run_system(
     forces = [*system.forces, *act.elements]
     if act and controller is None:
         tau = (np.zeros(mech.nv) if tau is None else tau) + act.tau(None)
-    traj, wall = timed_simulate(
-        cset, asm.q, asm.v, t_end, opt, controller=controller, tau=tau, forces=forces
-    )
+    loss = None
+    if system.limits:  # the joint limits as unilateral constraints
+        wall = time.perf_counter()
+        run = simulate_limited(
+            cset, asm.q, asm.v, t_end, system.limits, opt, controller, forces, tau=tau
+        )
+        traj, wall, loss = run.trajectory, time.perf_counter() - wall, run.impact_loss
+    else:
+        traj, wall = timed_simulate(
+            cset, asm.q, asm.v, t_end, opt, controller=controller, tau=tau, forces=forces
+        )
     a = traj.arrays()
     metrics: dict[str, Any] = {
         "constraint_rows": asm.rows,
@@ -107,9 +119,12 @@ def run_system(
         "max_kinetic_energy": float(a["kinetic"].max()),
         "energy_reference": float(a["kinetic"].max()),
     }
-    if forces:  # E(t) - E(0) = work + force_work + correction_energy
+    if loss is not None:
+        metrics["limit_events"] = len(run.events)
+        metrics["limit_impact_loss"] = float(loss[-1])
+    if forces or loss is not None:  # E(t) - E(0) = work + force_work + correction - losses
         balance = a["energy"] - a["energy"][0] - a["work"] - a["force_work"]
-        balance = balance - a["correction_energy"]
+        balance = balance - a["correction_energy"] + (0.0 if loss is None else loss)
         ref = float(a["kinetic"].max())
         metrics["force_work_final"] = float(a["force_work"][-1])
         metrics["energy_balance_rel"] = float(np.abs(balance).max() / ref) if ref > 0 else 0.0

@@ -222,7 +222,9 @@ def _layout(nq, nv, m, m_h, r, sensors, n_frames) -> tuple[tuple[int, int, tuple
     shapes += ((s * m, None), (n_frames, 18 + 6 * nv), (nv, None))
     out, k = [], 0
     for rows, cols in shapes:
-        out.append((k, k + rows * (cols or 1), None if cols is None else (rows, cols)))
+        out.append(
+            (k, k + rows * (1 if cols is None else cols), None if cols is None else (rows, cols))
+        )
         k = out[-1][1]
     return tuple(out)
 

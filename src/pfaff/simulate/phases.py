@@ -39,6 +39,7 @@ class PhaseChain:
     options : the phases' :class:`SimOptions` (a phase may override them, except the
         controller period: ``options.control_dt`` is the one clock's).
     controller : ``tau = controller(t, snap)``, shared by all phases (or None).
+    forces : force elements acting in every phase (:mod:`pfaff.simulate.forces`).
 
     Attributes
     ----------
@@ -54,7 +55,9 @@ class PhaseChain:
         options: SimOptions,
         controller=None,
         t0: float = 0.0,
+        forces=(),
     ) -> None:
+        self.forces = tuple(forces)
         self.t, self.q, self.v = float(t0), np.asarray(q0, float), np.asarray(v0, float)
         self.options, self.controller = options, controller
         self.clock = SampleClock(options.control_dt or options.dt, self.t)
@@ -98,6 +101,7 @@ class PhaseChain:
         tr = simulate(
             cset, self.q, self.v, self.t + duration, opt, controller=self.controller,
             tau=self.tau, stop=stop, t0=self.t, next_control=self.next_sample,
+            forces=self.forces,
         )  # fmt: skip
         self.phases.append(tr)
         if len(tr):
