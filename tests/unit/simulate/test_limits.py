@@ -187,3 +187,18 @@ def test_a_file_limit_the_start_is_outside_of_is_listed_not_modelled():
     s = pfaff.load(MODELS / "five_bar_passive.xml")
     assert s.limits == []
     assert any("'left': limits" in w and "outside them" in w for w in s.warnings)
+
+
+def test_running_the_file_simulates_its_limits():
+    """The command line's run of a file with a limited hinge (run_system): the limit's
+    events, and the energy balance closed by the impacts' loss (MuJoCo's default solref:
+    plastic, so the impact takes the kinetic energy m g c (cos(-0.5) - cos 1))."""
+    from pfaff.files.model import load_model
+    from pfaff.scenarios.model_file import run_system
+
+    res = run_system(load_model(PENDULUM), 0.7, SimOptions(dt=1e-3, progress=False), "f")
+    m = res.metrics
+    assert m["limit_events"] >= 1
+    assert abs(m["limit_impact_loss"] - MGC * (np.cos(-0.5) - np.cos(TH0))) < 1e-9
+    assert m["energy_balance_rel"] < 1e-9
+    assert m["energy_drift_rel"] > 0.5  # without the loss counted, the balance is off
