@@ -202,3 +202,32 @@ def test_running_the_file_simulates_its_limits():
     assert abs(m["limit_impact_loss"] - MGC * (np.cos(-0.5) - np.cos(TH0))) < 1e-9
     assert m["energy_balance_rel"] < 1e-9
     assert m["energy_drift_rel"] > 0.5  # without the loss counted, the balance is off
+
+
+def test_a_held_limit_is_released_when_its_multiplier_would_pull(engine):
+    """Held at the stop 0.3 rad, a controller's torque ramps up ``tau = 3 t``: at rest on
+    the stop ``lambda = tau - m g c sin(0.3)``, pushing (<= 0) until ``t* = m g c
+    sin(0.3) / 3``; the limit is released at the first sample past t*, and the pendulum
+    leaves the stop."""
+    stop = 0.3
+    s = pfaff.load(PENDULUM)
+    with use_engine(engine):
+        run = simulate_limited(
+            s.cset,
+            s.q0,
+            s.v0,
+            0.8,
+            [JointLimit("hinge", stop, 2.0)],
+            SimOptions(dt=1e-3, progress=False),
+            controller=lambda t, snap: np.array([3.0 * t]),
+        )
+    kinds = [ev.kind for ev in run.events]
+    assert kinds == ["impact", "release"]
+    t_star = MGC * np.sin(stop) / 3.0
+    assert run.events[0].t < t_star
+    assert t_star - 1e-12 <= run.events[1].t <= t_star + 1e-3 + 1e-12
+    a = run.trajectory.arrays()
+    held = (a["t"] >= run.events[0].t) & (a["t"] < run.events[1].t)
+    assert held.sum() > 10 and (a["lambda"][held, 0] <= 1e-10).all()
+    assert a["q"][:, 0].min() >= stop - 1e-12
+    assert a["q"][-1, 0] > stop + 1e-3  # it left the stop
