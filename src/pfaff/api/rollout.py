@@ -14,7 +14,7 @@ from dataclasses import fields
 import numpy as np
 
 from pfaff import core
-from pfaff.api.simulator import NOT_OPTIONS, Simulator, prepare
+from pfaff.api.simulator import NOT_OPTIONS, Simulator, limits_not_held, prepare
 from pfaff.api.system import System
 from pfaff.simulate import SimulationError, project_state
 from pfaff.simulate.policy import RunStatus, status_message
@@ -62,6 +62,8 @@ def rollout(
     opt, engine, fallback, _, proto, actuation = prepare(system, dt, options)
     if fallback is not None:
         warnings.warn(fallback, UserWarning, stacklevel=2)
+    if system.limits:
+        warnings.warn(limits_not_held(system), UserWarning, stacklevel=2)
     nq, nv = system.nq, system.nv
     taus = np.asarray(taus, dtype=float)
     if taus.ndim != 3 or taus.shape[2] != nv:

@@ -70,6 +70,18 @@ class StepInfo:
     work: float
 
 
+def limits_not_held(system: System) -> str:
+    """The warning of a Simulator or rollout of a system with joint limits: it steps
+    without them (``pfaff.simulate.limits.simulate_limited`` and the run command hold
+    them as unilateral constraints)."""
+    names = ", ".join(str(lim.joint) for lim in system.limits[:6])
+    return (
+        f"the joint limits of {names}{', ...' if len(system.limits) > 6 else ''} are not "
+        "held by a Simulator or rollout (it steps without them): "
+        "pfaff.simulate.limits.simulate_limited or the run command simulates them"
+    )
+
+
 def prepare(system: System, dt: float, options: dict) -> tuple:
     """``(options, engine, fallback, forces, proto, actuation)`` of a Simulator or a
     rollout of ``system``: the validated :class:`~pfaff.simulate.SimOptions`, ``"core"``
@@ -138,8 +150,10 @@ class Simulator:
         )
         self.record_all = bool(record)
         self.warnings: list[str] = [] if fallback is None else [fallback]
-        if fallback is not None:
-            warnings.warn(fallback, UserWarning, stacklevel=2)
+        if system.limits:
+            self.warnings.append(limits_not_held(system))
+        for w in self.warnings:
+            warnings.warn(w, UserWarning, stacklevel=2)
         self._zero = np.zeros(system.nv)
         self._dt, self._t0 = self.options.dt, 0.0
         cset = system.cset

@@ -160,6 +160,8 @@ def compare_scenario(path: str | Path) -> Scenario:
         ref = max(float(a["kinetic"].max()), float(mj["kinetic"].max()), 1e-300)
         pf_bal = a["energy"] - a["energy"][0] - a["work"] - a["force_work"]
         pf_bal = pf_bal - a["correction_energy"]
+        if "limit_impact_loss" in res.extra_arrays:  # the limits' impacts took this much
+            pf_bal = pf_bal + res.extra_arrays["limit_impact_loss"]
         mj_bal = mj["energy"] - mj["energy"][0] - mj["work"]
         res.plots["energy_balance_pfaff_vs_mujoco"] = {
             "title": "energy balance: E(t) - E(0) - work of dampers and actuators",

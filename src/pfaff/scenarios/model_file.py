@@ -155,13 +155,19 @@ def run_system(
         )
     for w in system.warnings:  # into summary.json "warnings" (the runner records them)
         warnings.warn(w, UserWarning, stacklevel=2)
-    return ScenarioResult(
+    res = ScenarioResult(
         traj,
         metrics,
         wall,
         scene3d=scene if "urdf" in scene or "boxes" in scene else None,
         notes=notes,
     )
+    if loss is not None:  # the energy the limits' impacts took, per sample
+        res.extra_arrays["limit_impact_loss"] = np.asarray(loss, dtype=float)
+        res.series_doc["limit_impact_loss"] = (
+            "kinetic energy lost in the limits' impacts so far (J)"
+        )
+    return res
 
 
 def model_scenario(path: str | Path) -> Scenario:

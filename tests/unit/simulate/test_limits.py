@@ -231,3 +231,15 @@ def test_a_held_limit_is_released_when_its_multiplier_would_pull(engine):
     assert held.sum() > 10 and (a["lambda"][held, 0] <= 1e-10).all()
     assert a["q"][:, 0].min() >= stop - 1e-12
     assert a["q"][-1, 0] > stop + 1e-3  # it left the stop
+
+
+def test_a_simulator_or_rollout_says_it_steps_without_the_limits():
+    """The step API does not hold joint limits yet: a Simulator, a rollout and the
+    compare command's energy balance say so or account for them."""
+    sys = pfaff.load(MODELS / "limited_pendulum.xml")
+    assert sys.limits
+    with pytest.warns(UserWarning, match="joint limits of hinge are not held"):
+        sim = pfaff.Simulator(sys, dt=1e-3)
+    assert any("not held" in w for w in sim.warnings)
+    with pytest.warns(UserWarning, match="not held by a Simulator or rollout"):
+        pfaff.rollout(sys, None, None, np.zeros((1, 2, sys.nv)), dt=1e-3)
