@@ -42,7 +42,7 @@ def five_bar():
 
 @pytest.fixture(scope="module")
 def arm():
-    return pfaff.load(MODELS / "actuated_arm.xml")  # nq = nv = 2, 5 actuators
+    return pfaff.load(MODELS / "actuated_arm.xml")  # nq = nv = 2, 6 actuators
 
 
 def test_fuzzed_simulator_steps(five_bar):
@@ -72,7 +72,7 @@ def test_fuzzed_ctrl_and_reset(arm):
 
     @SETTINGS
     @given(
-        ctrl_shape=st.one_of(st.none(), shapes(5)), fill=FILLS,
+        ctrl_shape=st.one_of(st.none(), shapes(6)), fill=FILLS,
         q_shape=st.one_of(st.none(), shapes(2)), q_fill=FILLS,
     )  # fmt: skip
     def check(ctrl_shape, fill, q_shape, q_fill):

@@ -2,7 +2,7 @@
 
 MuJoCo's actuator force (``mj_fwdActuation``, with no activation dynamics) is
 
-    force = gain * ctrl + b0 + b1 * length + b2 * velocity,
+    force = (g0 + g1 * length + g2 * velocity) * ctrl + b0 + b1 * length + b2 * velocity,
 
 ``length = gear * sum_j c_j qpos_j`` and ``velocity = gear * sum_j c_j qvel_j`` -- one
 joint with ``c = 1`` for a joint transmission, a fixed tendon's joints and coefficients
@@ -11,7 +11,7 @@ for a tendon transmission --, ``ctrl`` clamped to ``ctrlrange`` and ``force`` to
 ``gear c_j force``. ``<motor>`` is gain
 ``gear``-scaled 1 and no bias, ``<position kp kv>`` gain ``kp`` and bias
 ``(0, -kp, -kv)``, ``<velocity kv>`` gain ``kv`` and bias ``(0, 0, -kv)``, ``<general>``
-any fixed gain with an affine bias.
+a fixed or affine gain (``gaintype``) with an affine bias.
 """
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ class Actuator:
     coefs : their coefficients ``c_j`` in the transmission's length (1 for a joint).
     refs : their MJCF ``ref`` (MuJoCo's ``qpos = q + ref`` for pfaff's ``q``).
     gear : the transmission's gear (length = gear * sum_j c_j qpos_j).
-    gain : force per unit of ctrl.
+    gain : force per unit of ctrl (``g0``).
     bias : ``(b0, b1, b2)`` of the affine bias ``b0 + b1 length + b2 velocity``.
+    gain_terms : ``(g1, g2)`` of an affine gain ``g0 + g1 length + g2 velocity``.
     ctrlrange : ``(lo, hi)`` the ctrl is clamped to, or None.
     forcerange : ``(lo, hi)`` the force is clamped to, or None.
     """
@@ -47,6 +48,7 @@ class Actuator:
     gear: float
     gain: float
     bias: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    gain_terms: tuple[float, float] = (0.0, 0.0)  # (g1, g2) of an affine gain
     ctrlrange: tuple[float, float] | None = None
     forcerange: tuple[float, float] | None = None
 
@@ -63,7 +65,9 @@ class Actuator:
         length = self.gear * float(c @ (np.asarray(q) + np.asarray(self.refs)))
         velocity = self.gear * float(c @ np.asarray(v))
         b0, b1, b2 = self.bias
-        f = self.gain * self.clamp_ctrl(ctrl) + b0 + b1 * length + b2 * velocity
+        g1, g2 = self.gain_terms
+        gain = self.gain + g1 * length + g2 * velocity
+        f = gain * self.clamp_ctrl(ctrl) + b0 + b1 * length + b2 * velocity
         return f if self.forcerange is None else float(np.clip(f, *self.forcerange))
 
     def torque(self, q: np.ndarray, v: np.ndarray, ctrl: float) -> np.ndarray:

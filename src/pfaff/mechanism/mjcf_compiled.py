@@ -239,8 +239,8 @@ def _actuators(m: mujoco.MjModel, mj: MjcfModel) -> list[Actuator]:
         path, why = _transmission(m, mj, i), None
         if int(m.actuator_dyntype[i]) != 0:
             why = "activation dynamics (dyntype)"
-        elif int(m.actuator_gaintype[i]) != 0:
-            why = "a gain that is not fixed (gaintype)"
+        elif int(m.actuator_gaintype[i]) not in (0, 1):
+            why = "a gain that is neither fixed nor affine (gaintype)"
         elif int(m.actuator_biastype[i]) not in (0, 1):
             why = "a bias that is not affine (biastype)"
         elif path is None:
@@ -260,15 +260,17 @@ def _actuators(m: mujoco.MjModel, mj: MjcfModel) -> list[Actuator]:
         ctrl = tuple(float(x) for x in m.actuator_ctrlrange[i])
         force = tuple(float(x) for x in m.actuator_forcerange[i])
         affine = int(m.actuator_biastype[i]) == 1
+        gp = [float(x) for x in m.actuator_gainprm[i][:3]]
         out.append(
             Actuator(
                 name,
                 *path,
-                float(m.actuator_gear[i][0]),
-                float(m.actuator_gainprm[i][0]),
-                tuple(float(x) for x in m.actuator_biasprm[i][:3]) if affine else (0.0,) * 3,
-                ctrl if clamp and m.actuator_ctrllimited[i] else None,
-                force if m.actuator_forcelimited[i] else None,
+                gear=float(m.actuator_gear[i][0]),
+                gain=gp[0],
+                bias=tuple(float(x) for x in m.actuator_biasprm[i][:3]) if affine else (0.0,) * 3,
+                gain_terms=(gp[1], gp[2]) if int(m.actuator_gaintype[i]) == 1 else (0.0, 0.0),
+                ctrlrange=ctrl if clamp and m.actuator_ctrllimited[i] else None,
+                forcerange=force if m.actuator_forcelimited[i] else None,
             )
         )
     return out

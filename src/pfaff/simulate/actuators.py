@@ -9,9 +9,10 @@ stiffness ``-b1 gear^2`` on ``sum_j c_j q_j`` (a :class:`JointSpring` for one jo
 elements, so both engines run them at every integrator stage, as MuJoCo evaluates its
 actuators at every RK4 stage --, and the rest, ``gear c_j (gain clamp(ctrl) + b0 +
 b1 gear sum_j c_j ref_j)``, is a joint torque held over a step. An actuator with a
-force range (the clamp makes it nonlinear in ``q`` and ``v``), a velocity term on a
-tendon, or a bias that would be a negative spring or damper is one
-:class:`ActuatorForce` element instead (NumPy engine).
+force range (the clamp makes it nonlinear in ``q`` and ``v``), an affine gain (its
+``ctrl`` times ``q`` and ``v``), a velocity term on a tendon, or a bias that would be a
+negative spring or damper is one :class:`ActuatorForce` element instead (NumPy
+engine).
 """
 
 from __future__ import annotations
@@ -86,7 +87,8 @@ class Actuation:
         for i, a in enumerate(self.actuators):
             k, c = -a.bias[1] * a.gear**2, -a.bias[2] * a.gear**2
             tendon = len(a.joints) > 1 or a.coefs[0] != 1.0
-            if a.forcerange is not None or k < 0 or c < 0 or (c > 0 and tendon):
+            nonlinear = a.forcerange is not None or any(a.gain_terms)  # clamp, gain(q, v)
+            if nonlinear or k < 0 or c < 0 or (c > 0 and tendon):
                 e = ActuatorForce(a)
                 e.bind(mechanism)
                 self.elements.append(e)

@@ -21,7 +21,7 @@ ARM = MODELS / "actuated_arm.xml"
 def _states(n, seed=0):
     rng = np.random.default_rng(seed)
     for _ in range(n):
-        yield rng.uniform(-1.5, 1.5, 2), rng.uniform(-3, 3, 2), rng.uniform(-2, 2, 5)
+        yield rng.uniform(-1.5, 1.5, 2), rng.uniform(-3, 3, 2), rng.uniform(-2, 2, 6)
 
 
 def test_actuator_force_is_mujocos():
@@ -40,7 +40,7 @@ def test_actuator_force_is_mujocos():
         [dataclasses.replace(sys.actuators[0], gear=1.0)],
         sys.mechanism,
     )
-    d.ctrl[:] = [0.5, 0, 0, 0, 0]
+    d.ctrl[:] = [0.5, 0, 0, 0, 0, 0]
     mujoco.mj_forward(m, d)
     q = sys.qpos_to_q(d.qpos)
     assert abs(wrong.torque(q, sys.qvel_to_v(q, d.qvel), [0.5])[0] - d.qfrc_actuator[0]) > 0.1
@@ -61,7 +61,8 @@ def test_elements_plus_held_torque_are_the_whole_force():
 @pytest.mark.parametrize("engine", ["core", "numpy"])
 def test_simulator_with_ctrl_follows_mujoco_rk4(engine):
     sys = pfaff.load(ARM)
-    keep = [a.forcerange is None or engine == "numpy" for a in sys.actuators]
+    keep = [(a.forcerange is None and not any(a.gain_terms)) or engine == "numpy"
+            for a in sys.actuators]  # fmt: skip
     sys.actuators = [a for a, k in zip(sys.actuators, keep) if k]  # the core: no clamp
     dt, steps = 1e-3, 400
     sim = pfaff.Simulator(sys, dt=dt, engine=engine)
@@ -73,7 +74,7 @@ def test_simulator_with_ctrl_follows_mujoco_rk4(engine):
     rng = np.random.default_rng(2)
     worst = 0.0
     for k in range(steps):
-        u = rng.uniform(-1.5, 1.5, 5) if k % 50 == 0 else u  # noqa: F821 - set at k = 0
+        u = rng.uniform(-1.5, 1.5, 6) if k % 50 == 0 else u  # noqa: F821 - set at k = 0
         d.ctrl[:] = np.where(keep, u, 0.0)  # a left-out actuator at ctrl 0 applies nothing
         mujoco.mj_step(m, d)
         sim.step(ctrl=u[keep])
@@ -85,10 +86,10 @@ def test_simulator_with_ctrl_follows_mujoco_rk4(engine):
 def test_ctrl_is_checked():
     sys = pfaff.load(ARM)
     sim = pfaff.Simulator(sys, dt=1e-3)
-    with pytest.raises(ValueError, match=r"ctrl has shape \(3,\), expected \(5,\)"):
+    with pytest.raises(ValueError, match=r"ctrl has shape \(3,\), expected \(6,\)"):
         sim.step(ctrl=np.zeros(3))
     with pytest.raises(ValueError, match="non-finite"):
-        sim.step(ctrl=[0, np.nan, 0, 0, 0])
+        sim.step(ctrl=[0, np.nan, 0, 0, 0, 0])
     plain = pfaff.Simulator(pfaff.load(MODELS / "five_bar.xml"), dt=1e-3)
     with pytest.raises(ValueError, match="has none"):
         plain.step(ctrl=[1.0])
