@@ -55,6 +55,8 @@ UNITS: dict[str, str] = {
     "energy_reference": "J",
     "max_kinetic_energy": "J",
     "force_work_final": "J",
+    "limit_events": _D,
+    "limit_impact_loss": "J",
     "task_error_final": "rad or m",
     "violation_max": "m or rad",
     "violation_mean": "m or rad",
