@@ -334,6 +334,10 @@ namespace pfaff
     bool pivoted_rows(const MatX & A, RowSpace & rs);
     bool zero_rows_qr(const MatX & A, RowSpace & rs);
     bool well_conditioned_rows(const VecX & tau, VecX & a); // acceleration's short path
+    RowSpace rs_rows_; // well_conditioned_rows: V1 = A^T, W = I (not orthonormal)
+    /// rs takes the last correction's factor of A where A is still that one (A_vel_),
+    /// gram whether llt_ holds its G; false (nothing moved) otherwise
+    bool take_vel_factor(RowSpace & rs, bool & gram);
     std::vector<int> kept_rows_; // zero_rows_qr: the rows of A not exactly 0.0
     MatX Ac_;                    // zero_rows_qr: those rows, transposed
     void sigma_of_factor(RowSpace & rs);

@@ -315,8 +315,9 @@ namespace pfaff
 
   // One evaluation where A has full row rank and is well conditioned (the QR of A^T
   // certifies the rank; ||R||_F ||R^-1||_F <= 1e4 bounds cond(A)): A^T itself spans the
-  // row space V1 = A^T R^-1 spans, so a = M^-1 f + M^-1 A^T (A M^-1 A^T)^-1 (-drift -
-  // A M^-1 f), without forming V1 (the step loop forms it: it needs V1 and W again).
+  // row space V1 = A^T R^-1 spans, so accel solves with V1 = A^T, W = I: a = M^-1 f +
+  // M^-1 A^T (A M^-1 A^T)^-1 (-drift - A M^-1 f), without forming the thin Q (the step
+  // loop forms it: it needs V1 and W again).
   // Equal to accel's solution to round-off times cond(A)^2 <= 1e8. False (nothing
   // done) otherwise.
   bool System::well_conditioned_rows(const VecX & tau, VecX & a)
@@ -331,21 +332,11 @@ namespace pfaff
     const double wn = Y_.norm(), rn = qr_.matrixQR().topLeftCorner(mm, mm).norm();
     if (!(wn * 2.0 * opt.rank_tol <= 1.0) || !(wn * rn <= 1e4))
       return false;
-    mass_factor();
-    a = tau - h;
-    pinocchio::cholesky::solve(model, data, a);
-    Ya_ = A.transpose();
-    pinocchio::cholesky::Uiv(model, data, Ya_);
-    Ya_ = data.Dinv.cwiseSqrt().asDiagonal() * Ya_; // D^-1/2 U^-1 A^T
-    Ga_.noalias() = Ya_.transpose() * Ya_;          // A M^-1 A^T
-    llt_.compute(Ga_);
-    gram_vel_ = false; // llt_ holds another G now
-    ya_ = -drift;
-    ya_.noalias() -= A * a;
-    llt_.solveInPlace(ya_);
-    tmp_.noalias() = A.transpose() * ya_;
-    pinocchio::cholesky::solve(model, data, tmp_);
-    a += tmp_;
+    // accel's solution with V1 = A^T, W = I (V1^T a = -W^T drift is A a = -drift)
+    rs_rows_.V1 = A.transpose();
+    rs_rows_.W.setIdentity(mm, mm);
+    rs_rows_.rank = mm;
+    accel(tau, rs_rows_, a);
     return true;
   }
 
@@ -355,6 +346,18 @@ namespace pfaff
   // them (with rec: the energies and sigma_min), and the step that follows (run)
   // reuses them: only its torque differs. Returns whether llt_ already holds
   // G = V1^T M^-1 V1 of rs_.V1.
+  bool System::take_vel_factor(RowSpace & rs, bool & gram)
+  {
+    // the last correction factored this A (same q, bitwise: A == A_vel_): its factor
+    // moves into rs, and its G stands while M's factor is still the one it used
+    if (!(A_vel_ok_ && A == A_vel_))
+      return false;
+    std::swap(rs, rs_vel_);
+    A_vel_ok_ = false;
+    gram = gram_vel_ && chol_ok_;
+    return true;
+  }
+
   bool System::start_terms(bool rec)
   {
     if (start_ok_) // taken by sample() at this state
@@ -362,13 +365,8 @@ namespace pfaff
     dynamics_state(q_, v_, rec);
     evaluate(q_, v_, true);
     bool gram = false;
-    if (A_vel_ok_ && A == A_vel_)
+    if (take_vel_factor(rs_, gram))
     {
-      // the correction of the last step factored this A (same q, bitwise): reuse it,
-      // and its G when M's factor is still the one it used
-      std::swap(rs_, rs_vel_);
-      A_vel_ok_ = false;
-      gram = gram_vel_ && chol_ok_;
       if (rec)
         sigma_of_factor(rs_);
     }

@@ -150,16 +150,8 @@ namespace pfaff
       correct(q, v, true);
     dynamics_state(q, v, false);
     evaluate(q, v, true);
-    bool gram = false;
-    if (A_vel_ok_ && A == A_vel_)
-    {
-      // the stage's correction factored this A (same q, bitwise): reuse it, and its G
-      // when M's factor is still the one it used (Newton took no step)
-      std::swap(rs_stage_, rs_vel_);
-      A_vel_ok_ = false;
-      gram = gram_vel_ && chol_ok_;
-    }
-    else
+    bool gram = false; // the stage's correction factored this A where Newton stopped
+    if (!take_vel_factor(rs_stage_, gram))
       row_space(A, false, true, rs_stage_);
     accel(tau_, rs_stage_, a, gram);
     return felems.power; // power of the force elements' dampers at the stage

@@ -67,8 +67,8 @@ NOT_MODELLED = ("CONTACT", "FRICTIONLOSS")
 
 def disabled(system) -> tuple[str, ...]:
     """The MuJoCo features a comparison switches off: :data:`NOT_MODELLED`, and joint
-    limits when the pfaff system models none (``system.limits`` empty or absent)."""
-    return NOT_MODELLED + (() if getattr(system, "limits", None) else ("LIMIT",))
+    limits when the pfaff system models none (``system.limits`` empty)."""
+    return NOT_MODELLED + (() if system.limits else ("LIMIT",))
 
 
 def run_mujoco(
