@@ -22,9 +22,10 @@ LAYERS = [
     "manipulation",
     "systems",  # reusable assemblies (design.md Sec. 1): plants, references
     "files",  # the file formats users feed in: MJCF/URDF model files, TOML system files
+    "api",  # the Python API of design.md Sec. 4: load, System, Simulator, rollout, the live
+    # view; scenarios build on it (a System, its step Jacobians)
     "scenarios",
     "report",
-    "api",  # the Python API of design.md Sec. 4: load, System, Simulator, rollout, the live view
     "gym",  # the Gymnasium environment on the api (an optional extra)
     "sweep",  # many runs on Dask: scenarios + report below it
     "bench",  # the benchmark suite: everything above it, called by the cli

@@ -150,7 +150,12 @@ def _scenario_plots(run: Run) -> dict:
     return {
         name: (
             lambda spec=spec: plot_series(
-                t, spec["series"], spec["title"], spec["ylabel"], spec.get("log", False)
+                spec.get("x", t),
+                spec["series"],
+                spec["title"],
+                spec["ylabel"],
+                spec.get("log", False),
+                spec.get("xlabel"),
             )
         )
         for name, spec in run.result.plots.items()

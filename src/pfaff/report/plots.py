@@ -325,19 +325,22 @@ def plot_series(
     title: str,
     ylabel: str,
     log: bool = False,
+    xlabel: str | None = None,
 ) -> bytes:
-    """Generic plot of named series against time.
+    """Generic plot of named series against time (or another abscissa).
 
     Parameters
     ----------
     t : (T,) array
-        Sample times [s].
+        Sample times [s] (or the abscissa ``xlabel`` names).
     series : mapping of str to (T,) or (T, k) array
         One line per column; a multi-column series gets ``name[i]`` labels.
     title, ylabel : str
         Axis title and y label (include the unit).
     log : bool
         Logarithmic y axis of the absolute values, floored at :data:`LOG_FLOOR`.
+    xlabel : str, optional
+        The abscissa's label when it is not time (e.g. ``"iteration"``).
 
     Returns
     -------
@@ -358,7 +361,7 @@ def plot_series(
     _legend(ax, n)
     if log:
         ax.set_yscale("log")
-    ax.set_xlabel(_TIME_LABEL)
+    ax.set_xlabel(xlabel or _TIME_LABEL)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, which="both" if log else "major", alpha=0.4)

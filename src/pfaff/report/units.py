@@ -173,6 +173,22 @@ UNITS: dict[str, str] = {
     "euler_poincare_residual": _D,
     "poe_vs_pinocchio_fk_err": "m or -",
     "poe_body_jacobian_err": "m/rad or -",
+    # five-bar-ilqr (the cost's weights make it a number; times and ratios by pattern)
+    "cost_initial": _D,
+    "cost_final_analytic": _D,
+    "cost_final_differences": _D,
+    "iterations_analytic": _D,
+    "iterations_differences": _D,
+    "converged_analytic": _D,
+    "converged_differences": _D,
+    "goal_error_q": "rad",
+    "goal_error_v": "rad/s",
+    "goal_error_q_initial": "rad",
+    "goal_error_v_initial": "rad/s",
+    "phi_max": "m",
+    "replay_deviation_max": "rad",
+    "distal_sin_min": _D,
+    "sigma_A_kept_min": "m/rad",
 }
 
 #: scenario name -> {metric: unit} where a scenario's metric differs from the table's

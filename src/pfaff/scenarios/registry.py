@@ -175,7 +175,9 @@ class ScenarioResult:
     animation_t : (T',) times of the polyline samples.
     static_lines : grey background lines [(xs, ys), ...] (ground, guides).
     plots : scenario plots as data, drawn by the report layer: file stem ->
-        ``{"title", "ylabel", "log", "series": {label: (T,) array}}``.
+        ``{"title", "ylabel", "log", "series": {label: (T,) array}}``, against the
+        trajectory's time, or against ``"x"`` (an array of the series' length) labelled
+        ``"xlabel"`` when those keys are given.
     series_doc : documentation of scenario-specific arrays in ``extra_arrays``.
     extra_arrays : arrays added to trajectory.npz.
     scene3d : a 3D scene as data, written as a standalone ``scene.html`` by

@@ -97,6 +97,7 @@ def test_report_writer_passes_the_runs_reference(five_bar_run, monkeypatch, tmp_
 CHEAP = {
     "dual-panda-box": {"t_move": "0.2", "t_acc": "0.05"},
     "four-bar": {"t_end": "0.1", "parallelogram": "true"},
+    "five-bar-ilqr": {"horizon": "3", "dt": "0.04", "iterations": "2"},
     "curvature": {"t_end": "0.1"},
     "handwriting-robot": {"t_end": "0.05", "sweep": "false"},
     "panda-contact": {"t_end": "0.03"},
