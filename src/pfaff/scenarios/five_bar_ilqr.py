@@ -242,6 +242,9 @@ def five_bar_ilqr(p: dict) -> ScenarioResult:
     if len(runs) == 2:
         metrics["ilqr_time_ratio"] = runs["differences"].seconds / runs["analytic"].seconds
     n_it = max(len(r.costs) for r in runs.values())
+    c = [r.costs for r in runs.values()]
+    alike = len(c) == 2 and len(c[0]) == len(c[1]) and np.allclose(c[0], c[1], rtol=1e-6)
+    same = " (the two kinds' curves coincide)" if alike else ""
     costs = {
         f"{k} Jacobians": np.pad(r.costs, (0, n_it - len(r.costs)), constant_values=np.nan)
         for k, r in runs.items()
@@ -252,7 +255,7 @@ def five_bar_ilqr(p: dict) -> ScenarioResult:
         wall,
         plots={
             "ilqr_cost": {
-                "title": "iLQR: cost after each iteration",
+                "title": "iLQR: cost after each iteration" + same,
                 "ylabel": "cost J [-]",
                 "log": True,
                 "x": np.arange(n_it, dtype=float),
