@@ -83,3 +83,14 @@ def test_bad_weights_and_controls_are_refused_by_name():
         ilqr(*args, np.zeros((N, nu)), goal, Q, Qf[:2, :2], R)
     with pytest.raises(ValueError, match="controls must be"):
         ilqr(*args, np.zeros(N), goal, Q, Qf, R)
+
+
+def test_an_ascent_jacobian_raises_the_regularisation_until_it_gives_up():
+    """B with the wrong sign points every step uphill: no step length lowers the cost,
+    the regularisation grows to mu_max, and the result says it did not converge."""
+    A, B, Q, Qf, R, goal, x0, step, nv, nu, N = _lqr_problem()
+    args = (step, lambda q, v, u: (A, -B), lambda a, b: b - a, x0[:nv], x0[nv:])
+    res = ilqr(*args, np.zeros((N, nu)), goal, Q, Qf, R, mu_max=1e3)
+    assert not res.converged and "mu_max" in res.message
+    assert res.iterations == 1 and len(res.costs) == 1  # one linearisation, no step taken
+    assert np.abs(res.controls).max() == 0.0  # the initial guess kept
