@@ -24,16 +24,16 @@ void pfaff::bind_derivatives(nb::module_ & m)
         System & s = d.system();
         c.vec(q, s.nq(), "q", "nq").vec(v, s.nv(), "v", "nv").vec(tau, s.nv(), "tau", "nv");
         c.number(s.opt.rank_tol, "options.rank_tol", 0.0, false);
-        DynamicsDerivatives out;
-        d.compute(q, v, tau, out);
-        // one array (a single conversion to NumPy): a, lam, F, sigma, then the matrices
-        // column by column: da_dq, da_dv, da_dtau, dF_dq, dF_dv, dF_dtau (nv x nv),
+        d.compute(q, v, tau);
+        const DynamicsDerivatives & out = d.result();
+        // one array (a single conversion to NumPy): a, lam, F, sigma, then the matrices,
+        // each row by row: da_dq, da_dv, da_dtau, dF_dq, dF_dv, dF_dtau (nv x nv),
         // dlam_dq, dlam_dv, dlam_dtau (m x nv)
         const Eigen::Index n = out.a.size(), r = out.lam.size(), k = out.sigma.size();
         VecX blob(2 * n + r + k + 6 * n * n + 3 * r * n);
         Eigen::Index at = 0;
         auto put = [&](const auto & x) {
-          blob.segment(at, x.size()) = x.reshaped();
+          Eigen::Map<RowMat>(blob.data() + at, x.rows(), x.cols()) = x;
           at += x.size();
         };
         put(out.a), put(out.lam), put(out.F), put(out.sigma);

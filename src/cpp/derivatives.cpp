@@ -28,12 +28,31 @@ namespace pfaff
       }
       return "?";
     }
+
+    /// dst = alpha l r (accumulate: dst += ...): coefficient by coefficient at a robot's
+    /// sizes, where Eigen would send a dynamic product with rows + cols + depth >= 20
+    /// through its blocked GEMM kernel, whose set-up costs more than the product at
+    /// nv ~ 7; through that kernel above them
+    template<class Dst, class L, class R>
+    void product(Dst & dst, const L & l, const R & r, double alpha, bool accumulate)
+    {
+      if (l.rows() + l.cols() + r.cols() <= 48)
+      {
+        if (accumulate)
+          dst += alpha * l.lazyProduct(r);
+        else
+          dst = alpha * l.lazyProduct(r);
+      }
+      else if (accumulate)
+        dst.noalias() += alpha * l * r;
+      else
+        dst.noalias() = alpha * l * r;
+    }
   } // namespace
 
   Differentiator::Differentiator(System & sys)
   : sys_(sys)
   , dd_(sys.model)
-  , dk_(sys.model)
   {
     const char * where = "Differentiator";
     if (!sys.felems.empty() || !sys.held.empty())
@@ -75,15 +94,17 @@ namespace pfaff
       {
         if (s.scale.size())
           D = s.scale.asDiagonal() * D;
-        terms_.push_back({int(i), row, s.dim, point(s.s1, s.has_p1, s.p1), 1.0, D});
+        const bool identity = D.rows() == 3 && D.isIdentity(0.0);
+        terms_.push_back({int(i), row, s.dim, point(s.s1, s.has_p1, s.p1), 1.0, D, identity});
         if (s.kind == Kind::PointsCoincide && s.s2 >= 0)
-          terms_.push_back({int(i), row, s.dim, point(s.s2, s.has_p2, s.p2), -1.0, D});
+          terms_.push_back(
+            {int(i), row, s.dim, point(s.s2, s.has_p2, s.p2), -1.0, D, identity});
       }
       row += s.dim;
     }
     const int nv = model.nv;
-    dA_.assign(nv, MatX::Zero(sys.m, nv));
-    dJ_.assign(nv, Matrix3x::Zero(3, nv));
+    m_ = sys.m;
+    dAB_.setZero(m_ * nv, nv);
     H_.resize(6, nv, nv);
     vq_.setZero(3, nv);
     aq_.setZero(3, nv);
@@ -93,150 +114,267 @@ namespace pfaff
 
   void Differentiator::point_partials(const Point & p)
   {
+    // from the RNEA derivatives' pass at (q, v, a): dd_ holds oMi, ov, oa, J, dJ as
+    // computeForwardKinematicsDerivatives would, and the joints' kinematic Hessians
     const auto & model = sys_.model;
     const int nv = model.nv;
     H_.setZero();
     pinocchio::getFrameKinematicHessian(
-      model, dk_, p.joint, p.placement, pinocchio::LOCAL_WORLD_ALIGNED, H_);
-    for (int k = 0; k < nv; ++k)
-      for (int i = 0; i < nv; ++i)
-        for (int r = 0; r < 3; ++r)
-          dJ_[k](r, i) = H_(r, i, k);
+      model, dd_, p.joint, p.placement, pinocchio::LOCAL_WORLD_ALIGNED, H_);
     vq_.setZero();
     aq_.setZero();
     av_.setZero();
     aa_.setZero();
     pinocchio::getPointClassicAccelerationDerivatives(
-      model, dk_, p.joint, p.placement, pinocchio::LOCAL_WORLD_ALIGNED, vq_, aq_, av_, aa_);
+      model, dd_, p.joint, p.placement, pinocchio::LOCAL_WORLD_ALIGNED, vq_, aq_, av_, aa_);
   }
 
-  // projection.py Solver.along: derivatives along the K columns of dR, dtau, ddrift
-  // (dA_ along q when with_dA), pseudo_inverse_terms for the dA terms
-  void Differentiator::along(
-    const MatX & dR, const MatX & dtau, const MatX & ddrift, bool with_dA, MatX & da, MatX & dF,
-    MatX & dlam)
+  // The singular values of A (descending) from the triangle R of A^T = Q R: where R is
+  // well conditioned (sigma_max / sigma_min <= 1e2), the square roots of the eigenvalues
+  // of R^T R, whose relative error ~ eps (sigma_max / sigma_i)^2 stays below 1e-12 there,
+  // at a tenth of a Jacobi SVD's cost (closed form for 2 and 3 rows); the SVD otherwise.
+  void Differentiator::sigma_of_R(int m, VecX & sigma)
   {
-    const MatX & M = sys_.M;
-    const int K = int(dR.cols());
-    MatX r2 = dtau - dR;
-    MatX r1 = -Ap_ * ddrift;
-    MatX dlamA;
-    if (with_dA && sys_.m)
+    const auto R = qr_.matrixQR().topLeftCorner(m, m).triangularView<Eigen::Upper>();
+    sigma.resize(m);
+    if (m == 1)
     {
-      // the Golub-Pereyra terms in I - A A^+ vanish when A has full row rank (rank == m)
-      const bool left_null = U1_.cols() < sys_.m;
-      dlamA.setZero(sys_.m, K);
-      const VecX Aplam = Ap_ * lam_;
-      VecX y(sys_.m), dAtl(sys_.nv()), X(sys_.m);
-      for (int k = 0; k < K; ++k)
+      sigma(0) = std::abs(qr_.matrixQR()(0, 0));
+      return;
+    }
+    if (m <= kSmall)
+    {
+      R_small_ = R;
+      if (m == 3)
       {
-        const MatX & dA = dA_[k];
-        y.noalias() = dA * a_;
-        if (left_null)
-          y.noalias() += Ap_.transpose() * (dA.transpose() * Qd_);
-        r1.col(k).noalias() -= Ap_ * y;
-        dAtl.noalias() = dA.transpose() * lam_;
-        r2.col(k) -= dAtl;
-        dlamA.col(k).noalias() = -Ap_.transpose() * dAtl;
-        if (left_null)
-        {
-          X.noalias() = dA * Aplam;
-          dlamA.col(k) += X - U1_ * (U1_.transpose() * X);
-        }
+        const Mat3 R3 = R_small_;
+        eig3_.computeDirect(R3.transpose() * R3, Eigen::EigenvaluesOnly);
+        sigma = eig3_.eigenvalues().reverse().cwiseMax(0.0).cwiseSqrt();
+      }
+      else if (m == 2)
+      {
+        const Eigen::Matrix2d R2 = R_small_;
+        eig2_.computeDirect(R2.transpose() * R2, Eigen::EigenvaluesOnly);
+        sigma = eig2_.eigenvalues().reverse().cwiseMax(0.0).cwiseSqrt();
+      }
+      else
+      {
+        eig_small_.compute(R_small_.transpose() * R_small_, Eigen::EigenvaluesOnly);
+        sigma = eig_small_.eigenvalues().reverse().cwiseMax(0.0).cwiseSqrt();
+      }
+      if (sigma(m - 1) * 1e2 >= sigma(0))
+        return;
+      svd_small_.compute(R_small_);
+      sigma = svd_small_.singularValues();
+      return;
+    }
+    Rinv_ = R;
+    svd_R_.compute(Rinv_);
+    sigma = svd_R_.singularValues();
+  }
+
+  // projection.py factors: the kept rank and the bases of A's row space, its null space
+  // and (rank < m) its range. Where the QR of A^T certifies full row rank (its
+  // triangle's smallest singular value, which is A's, clears the threshold twice over),
+  // A^T = Q R gives them without the full SVD: V1 = Q_1, V2 = Q_2, A^+ = Q_1 R^-T and no
+  // left null space (U1 = I); the SVD decides otherwise, as the NumPy reference does.
+  void Differentiator::factor(const MatX & A)
+  {
+    const int nv = sys_.nv(), m = sys_.m;
+    const double tol = sys_.opt.rank_tol;
+    DynamicsDerivatives & out = out_;
+    if (m == 0)
+    {
+      out.sigma.resize(0);
+      out.rank = 0;
+      left_null_ = false;
+      U1_.resize(0, 0);
+      U2_.resize(0, 0);
+      V2_.setIdentity(nv, nv);
+      Ap_.resize(nv, 0);
+      return;
+    }
+    if (m <= nv)
+    {
+      qr_.compute(A.transpose());
+      const auto R = qr_.matrixQR().topLeftCorner(m, m).triangularView<Eigen::Upper>();
+      sigma_of_R(m, out.sigma);
+      if (out.sigma(m - 1) > 2.0 * tol)
+      {
+        out.rank = m;
+        left_null_ = false;
+        // V2 = Q [0; I] (the workspace: no allocation per call)
+        V2_.setZero(nv, nv - m);
+        V2_.bottomRows(nv - m).setIdentity();
+        qr_.householderQ().applyThisOnTheLeft(V2_, hq_ws_);
+        U2_.resize(m, 0);
+        // A^T = Q_1 R, so A^+ = Q_1 R^-T = A^T R^-1 R^-T
+        Rinv_.setIdentity(m, m);
+        R.solveInPlace(Rinv_);
+        RR_.noalias() = Rinv_ * Rinv_.transpose();
+        Ap_.noalias() = A.transpose() * RR_;
+        return;
       }
     }
-    da = r1;
-    if (V2_.cols())
-      da.noalias() += V2_ * llt_.solve(V2_.transpose() * (r2 - M * r1));
-    dF = dtau - dR;
-    dF.noalias() -= M * da;
-    dlam.noalias() = Ap_.transpose() * dF;
-    if (dlamA.size())
-      dlam += dlamA;
+    svd_.compute(A, Eigen::ComputeFullU | Eigen::ComputeFullV);
+    out.sigma = svd_.singularValues();
+    int r = 0;
+    while (r < out.sigma.size() && out.sigma(r) >= tol)
+      ++r;
+    out.rank = r;
+    left_null_ = r < m;
+    U1_ = svd_.matrixU().leftCols(r);
+    U2_ = svd_.matrixU().rightCols(m - r);
+    V2_ = svd_.matrixV().rightCols(nv - r);
+    Ap_.noalias() = svd_.matrixV().leftCols(r)
+                    * (out.sigma.head(r).cwiseInverse().asDiagonal() * U1_.transpose());
   }
 
-  void Differentiator::compute(
-    const VecX & q, const VecX & v, const VecX & tau, DynamicsDerivatives & out)
+  void Differentiator::compute(const VecX & q, const VecX & v, const VecX & tau)
   {
     System & sys = sys_;
+    DynamicsDerivatives & out = out_;
     const auto & model = sys.model;
     const int nv = model.nv, m = sys.m;
     const double tol = sys.opt.rank_tol;
-    if (m != int(dA_[0].rows()))
+    if (m != m_)
       throw std::invalid_argument("Differentiator.compute: the system has " + std::to_string(m)
-                                  + " rows, it had " + std::to_string(dA_[0].rows())
+                                  + " rows, it had " + std::to_string(m_)
                                   + " when the Differentiator was made: make a new one");
     sys.dynamics_state(q, v, false);
     sys.evaluate(q, v, true);
     const MatX & M = sys.M;
     const VecX & h = sys.h;
     const VecX & drift = sys.drift;
+    factor(sys.A);
+    const int r = out.rank;
 
-    // projection.py factors: the full SVD of A and the kept rank
-    int r = 0;
-    if (m)
+    // Solver: a = C v + Nm (tau - h - M C v), F, lambda (eq. 16, 22, 32), with
+    // Nm = V2 (V2^T M V2)^-1 V2^T stacked over P = I - M Nm in NP_ (2 nv x nv)
+    NP_.resize(2 * nv, nv);
+    auto Nm = NP_.topRows(nv);
+    auto P = NP_.bottomRows(nv);
+    P.setIdentity();
+    if (V2_.cols())
     {
-      svd_.compute(sys.A, Eigen::ComputeFullU | Eigen::ComputeFullV);
-      out.sigma = svd_.singularValues();
-      while (r < out.sigma.size() && out.sigma(r) >= tol)
-        ++r;
-      U1_ = svd_.matrixU().leftCols(r);
-      U2_ = svd_.matrixU().rightCols(m - r);
-      V1_ = svd_.matrixV().leftCols(r);
-      V2_ = svd_.matrixV().rightCols(nv - r);
-      Ap_.noalias() = V1_ * (out.sigma.head(r).cwiseInverse().asDiagonal() * U1_.transpose());
+      MV2_.noalias() = M * V2_;
+      product(K_, V2_.transpose(), MV2_, 1.0, false);
+      llt_.compute(K_);
+      S_ = llt_.solve(V2_.transpose());
+      product(Nm, V2_, S_, 1.0, false);
+      product(P, MV2_, S_, -1.0, true); // M Nm = (M V2) (V2^T M V2)^-1 V2^T
     }
     else
-    {
-      out.sigma.resize(0);
-      U1_.resize(0, 0);
-      U2_.resize(0, 0);
-      V1_.resize(nv, 0);
-      V2_ = MatX::Identity(nv, nv);
-      Ap_.resize(nv, 0);
-    }
-    out.rank = r;
-
-    // Solver: a = C v + N (N^T M N)^-1 N^T (tau - h - M C v), F, lambda (eq. 16, 22, 32)
-    if (V2_.cols())
-      llt_.compute(V2_.transpose() * M * V2_);
-    const VecX Cv = -Ap_ * drift;
-    a_ = Cv;
-    if (V2_.cols())
-      a_.noalias() += V2_ * llt_.solve(V2_.transpose() * (tau - h - M * Cv));
-    const VecX res = tau - h - M * a_;
-    F_.noalias() = V1_ * (V1_.transpose() * res);
+      Nm.setZero();
+    Cv_.noalias() = -Ap_ * drift;
+    res_ = tau - h;
+    res_.noalias() -= M * Cv_;
+    a_ = Cv_;
+    a_.noalias() += Nm * res_;
+    res_ = tau - h;
+    res_.noalias() -= M * a_;
+    y_.noalias() = sys.A * res_; // F = A^+ A res: res on the row space of A
+    F_.noalias() = Ap_ * y_;
     lam_.noalias() = Ap_.transpose() * F_;
-    Qd_ = drift;
-    if (m)
+    if (left_null_)
+    {
+      Qd_ = drift;
       Qd_.noalias() -= U1_ * (U1_.transpose() * drift);
+    }
 
-    // terms.py: Pinocchio's partials (RNEA at a; kinematics at a = 0) and the rows'
+    // terms.py: Pinocchio's partials (RNEA at a, then kinematic Hessians) and the rows':
+    // dA_k = dA / d delta_k stacked as the rows k m .. k m + m - 1 of dAB_; X_ =
+    // [d(A a + drift)/dq at this a (the drift's and dA_k a together), d drift/dv]
     pinocchio::computeRNEADerivatives(model, dd_, q, v, a_);
-    for (auto & d : dA_)
-      d.setZero();
-    ddq_.setZero(m, nv);
-    ddv_.setZero(m, nv);
+    dAB_.setZero();
+    X_.setZero(m, 2 * nv);
+    auto ddqa = X_.leftCols(nv), ddv = X_.rightCols(nv);
     if (!terms_.empty())
     {
-      pinocchio::computeJointKinematicHessians(model, dk_, q);
-      pinocchio::computeForwardKinematicsDerivatives(model, dk_, q, v, VecX::Zero(nv));
+      // the Hessians from the placements and joint Jacobians of that same pass
+      pinocchio::computeJointKinematicHessians(model, dd_);
       for (const Term & t : terms_)
       {
         point_partials(points_[t.point]);
-        // tiny products: coefficient-wise (lazyProduct), not through the GEMM kernel
+        // slice k of the Hessian (6 x nv, contiguous) is dJ/dq_k; its linear rows the
+        // point's. Tiny products: coefficient-wise (lazyProduct), not the GEMM kernel
         for (int k = 0; k < nv; ++k)
-          dA_[k].middleRows(t.row, t.dim) += t.sign * t.D.lazyProduct(dJ_[k]);
-        ddq_.middleRows(t.row, t.dim) += t.sign * t.D.lazyProduct(aq_);
-        ddv_.middleRows(t.row, t.dim) += t.sign * t.D.lazyProduct(av_);
+        {
+          const Eigen::Map<const Matrix6x> dJ(H_.data() + 6 * nv * k, 6, nv);
+          auto rows = dAB_.block(k * m + t.row, 0, t.dim, nv);
+          if (t.identity)
+            rows += t.sign * dJ.topRows<3>();
+          else
+            rows += t.sign * t.D.lazyProduct(dJ.topRows<3>());
+        }
+        if (t.identity)
+        {
+          ddqa.middleRows(t.row, 3) += t.sign * aq_;
+          ddv.middleRows(t.row, 3) += t.sign * av_;
+        }
+        else
+        {
+          ddqa.middleRows(t.row, t.dim) += t.sign * t.D.lazyProduct(aq_);
+          ddv.middleRows(t.row, t.dim) += t.sign * t.D.lazyProduct(av_);
+        }
       }
     }
 
-    const MatX Z = MatX::Zero(nv, nv);
-    along(dd_.dtau_dq, Z, ddq_, true, out.da_dq, out.dF_dq, out.dlam_dq);
-    along(dd_.dtau_dv, Z, ddv_, false, out.da_dv, out.dF_dv, out.dlam_dv);
-    along(Z, MatX::Identity(nv, nv), MatX::Zero(m, nv), false, out.da_dtau, out.dF_dtau,
-          out.dlam_dtau);
+    // Solver.along in q and v at once (pseudo_inverse_terms for dA in q; the
+    // Golub-Pereyra terms in I - A A^+ vanish when A has full row rank): with
+    // r1 = -A^+ X and r2 of each direction,
+    //   da = r1 + Nm rhs,  dF = (r2_0 - r2) + P rhs,  rhs = r2 - M r1 = r2 + (M A^+) X,
+    // r2_0 being r2 without the dA^T lambda terms (M da = r2 - P rhs), so that one
+    // product [Nm; P] [rhs_q rhs_v] serves both; along tau da = Nm and dF = P.
+    // Column k of DAtl_ is dA_k^T lambda: dAB_ read as m x nv^2 times lambda gives it
+    // transposed; column k of dAB_ a (read as m x nv) is dA_k a.
+    RHS_.resize(nv, 2 * nv);
+    RHS_.leftCols(nv) = -dd_.dtau_dq;
+    RHS_.rightCols(nv) = -dd_.dtau_dv;
+    if (m)
+    {
+      const Eigen::Map<const MatX> dAw(dAB_.data(), m, nv * nv);
+      z_.noalias() = dAw.transpose() * lam_;
+      DAtl_ = Eigen::Map<const MatX>(z_.data(), nv, nv).transpose();
+      RHS_.leftCols(nv) -= DAtl_;
+      product(dlamA_, Ap_.transpose(), DAtl_, -1.0, false);
+      if (left_null_)
+      {
+        // y_k += A^+T dA_k^T Qd; dlamA_k += (I - U1 U1^T) dA_k A^+ lambda
+        z_.noalias() = dAw.transpose() * Qd_;
+        Yq_ = Eigen::Map<const MatX>(z_.data(), nv, nv).transpose();
+        X_.leftCols(nv).noalias() += Ap_.transpose() * Yq_;
+        Aplam_.noalias() = Ap_ * lam_;
+        x_.noalias() = dAB_ * Aplam_;
+        const Eigen::Map<const MatX> Xl(x_.data(), m, nv);
+        dlamA_ += Xl;
+        dlamA_.noalias() -= U1_ * (U1_.transpose() * Xl);
+      }
+      // rank-m updates as m outer products (columns of nv, vectorised)
+      MAp_.noalias() = M * Ap_;
+      R1_.setZero(nv, 2 * nv);
+      for (int i = 0; i < m; ++i)
+      {
+        RHS_.noalias() += MAp_.col(i) * X_.row(i);
+        R1_.noalias() -= Ap_.col(i) * X_.row(i);
+      }
+    }
+    else
+      R1_.setZero(nv, 2 * nv);
+    OUT_.noalias() = NP_ * RHS_;
+    out.da_dq = R1_.leftCols(nv) + OUT_.topLeftCorner(nv, nv);
+    out.da_dv = R1_.rightCols(nv) + OUT_.topRightCorner(nv, nv);
+    out.dF_dq = OUT_.bottomLeftCorner(nv, nv);
+    if (m)
+      out.dF_dq += DAtl_;
+    out.dF_dv = OUT_.bottomRightCorner(nv, nv);
+    out.da_dtau = Nm;
+    out.dF_dtau = P;
+    product(out.dlam_dq, Ap_.transpose(), out.dF_dq, 1.0, false);
+    if (m)
+      out.dlam_dq += dlamA_;
+    product(out.dlam_dv, Ap_.transpose(), out.dF_dv, 1.0, false);
+    product(out.dlam_dtau, Ap_.transpose(), P, 1.0, false);
     out.a = a_;
     out.F = F_;
     out.lam = lam_;
@@ -246,14 +384,13 @@ namespace pfaff
     if (m && out.sigma.size())
     {
       double gk = 0.0, gd = 0.0;
-      for (const auto & d : dA_)
-        gk += d.squaredNorm();
+      gk = dAB_.squaredNorm();
       if (r > 0 && gk > 0)
         out.radius = (out.sigma(r - 1) - tol) / std::sqrt(gk);
       if (U2_.cols() && V2_.cols())
       {
-        for (const auto & d : dA_)
-          gd += (U2_.transpose() * d * V2_).squaredNorm();
+        for (int k = 0; k < nv; ++k)
+          gd += (U2_.transpose() * dAB_.middleRows(k * m, m) * V2_).squaredNorm();
         const double top = r < out.sigma.size() ? out.sigma(r) : 0.0;
         if (gd > 0)
           out.radius = std::min(out.radius, (tol - top) / std::sqrt(gd));

@@ -1,12 +1,13 @@
 // Derivatives of the projection dynamics at constant rank (pfaff.derivatives is the NumPy
 // reference, equation by equation): an algorithm over the System's model and terms with
-// workspaces of its own (two pinocchio::Data), so that no pass of the System is disturbed.
+// workspaces of its own (a pinocchio::Data), so that no pass of the System is disturbed.
 #pragma once
 
 #include <limits>
 #include <vector>
 
 #include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
 #include <Eigen/SVD>
 #include <unsupported/Eigen/CXX11/Tensor>
 
@@ -36,7 +37,10 @@ namespace pfaff
     /// refuses (std::invalid_argument) a system with force elements, a held law or a
     /// constraint kind without analytic derivatives here (the NumPy engine takes them)
     explicit Differentiator(System & sys);
-    void compute(const VecX & q, const VecX & v, const VecX & tau, DynamicsDerivatives & out);
+    /// the derivatives at (q, v, tau) into result() (its storage is reused from call
+    /// to call: copy what is kept)
+    void compute(const VecX & q, const VecX & v, const VecX & tau);
+    const DynamicsDerivatives & result() const { return out_; }
     System & system() { return sys_; }
 
   private:
@@ -50,28 +54,44 @@ namespace pfaff
     {
       int spec, row, dim, point;
       double sign;
-      MatX D; // dim x 3 (scaled rows included)
+      MatX D;        // dim x 3 (scaled rows included)
+      bool identity; // D = I (3 x 3)
     };
-    /// J (3 x nv) unused; the point's dJ/dq_k into dJ_[k], its classical acceleration's
-    /// derivatives into aq_, av_ (LOCAL_WORLD_ALIGNED)
+    /// the point's kinematic Hessian into H_ (slice k: dJ/dq_k, 6 x nv), its classical
+    /// acceleration's derivatives at the state's a into aq_ (in q), av_ (in v);
+    /// LOCAL_WORLD_ALIGNED
     void point_partials(const Point & p);
-    void along(const MatX & dR, const MatX & dtau, const MatX & ddrift, bool with_dA,
-               MatX & da, MatX & dF, MatX & dlam);
+    /// the factors of A: V2 (an orthonormal basis of N(A)), U1
+    /// (of its range, only where rank < m), A^+, the singular values and the rank
+    void factor(const MatX & A);
+    /// A's singular values (descending) from the triangle R (m x m) of the QR of A^T
+    void sigma_of_R(int m, VecX & sigma);
 
     System & sys_;
-    pinocchio::Data dd_, dk_; // RNEA derivatives at a; kinematics at a = 0
+    DynamicsDerivatives out_;
+    pinocchio::Data dd_; // RNEA derivatives at a, the kinematic Hessians of that q
     std::vector<Point> points_;
     std::vector<Term> terms_;
+    int m_ = 0; // the rows when made
     // per state
-    std::vector<MatX> dA_;   // dA_[k] = dA / d delta_k (m x nv)
-    MatX ddq_, ddv_;         // d drift / dq, / dv (m x nv)
-    std::vector<Matrix3x> dJ_;
+    MatX dAB_;        // dA / d delta_k as rows k m .. k m + m - 1 (m nv x nv)
     Eigen::Tensor<double, 3> H_;
     Matrix3x vq_, aq_, av_, aa_;
-    Eigen::JacobiSVD<MatX> svd_;
-    MatX Ap_, V1_, V2_, U1_, U2_;
+    Eigen::HouseholderQR<MatX> qr_; // of A^T where it certifies full row rank
+    Eigen::JacobiSVD<MatX> svd_;    // of A otherwise (and of R's values)
+    Eigen::JacobiSVD<MatX> svd_R_;
+    static constexpr int kSmall = 6; // rows up to which R's SVD needs no heap
+    using SmallMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kSmall, kSmall>;
+    SmallMat R_small_;
+    Eigen::JacobiSVD<SmallMat> svd_small_;
+    Eigen::SelfAdjointEigenSolver<SmallMat> eig_small_;
+    Eigen::SelfAdjointEigenSolver<Mat3> eig3_;
+    Eigen::SelfAdjointEigenSolver<Eigen::Matrix2d> eig2_;
+    MatX Rinv_, RR_, Ap_, V2_, U1_, U2_;
     Eigen::LLT<MatX> llt_;
-    VecX a_, lam_, F_, Qd_;
+    MatX K_, MV2_, S_, MAp_, NP_, X_, R1_, RHS_, OUT_, dlamA_, DAtl_, Yq_;
+    VecX a_, lam_, F_, Qd_, Cv_, res_, Aplam_, y_, z_, x_, hq_ws_;
+    bool left_null_ = false; // rank < m: the Golub-Pereyra terms in I - A A^+ stay
   };
 
   void bind_derivatives(nanobind::module_ & m); // bind_derivatives.cpp

@@ -267,21 +267,17 @@ def differentiator(cset: ConstraintSet, rank_tol: float):
     system.options = o
     diff = _core.Differentiator(system)
     n, m = system.nv, system.rows
-    sizes = {"n": n, "m": m}
-    layout, at = [], 0  # (name, start, stop, shape): the blob's fields, in order
-    for name, size in (("a", n), ("lam", m), ("F", n), ("sigma", min(m, n))):
-        layout.append((name, at, at + size, None))
-        at += size
-    for name, rows in DERIVATIVE_FIELDS:
-        r = sizes[rows]
-        layout.append((name, at, at + r * n, (r, n)))
-        at += r * n
+    # the blob's fields, in order: a, lam, F, sigma, then the matrices row by row
+    i1, i2, i3 = n, n + m, 2 * n + m
+    i4 = i3 + min(m, n)
+    i5 = i4 + 6 * n * n
+    names = [name for name, _ in DERIVATIVE_FIELDS]
 
     def compute(q, v, tau) -> dict:
         blob, rank, radius = diff.compute(q, v, tau)
-        out = {"rank": int(rank), "rank_radius": float(radius)}
-        for name, i, j, shape in layout:
-            out[name] = blob[i:j] if shape is None else blob[i:j].reshape(shape, order="F")
+        out = dict(zip(names, (*blob[i4:i5].reshape(6, n, n), *blob[i5:].reshape(3, m, n))))
+        out.update(a=blob[:i1], lam=blob[i1:i2], F=blob[i2:i3], sigma=blob[i3:i4])
+        out.update(rank=int(rank), rank_radius=float(radius))
         return out
 
     compute.raw = diff.compute  # the binding alone (pfaff bench derivatives)
