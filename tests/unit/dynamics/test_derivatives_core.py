@@ -167,3 +167,33 @@ def test_the_comparison_catches_a_wrong_field(panda, monkeypatch):
     monkeypatch.setattr(core, "differentiator", wrong)
     with pytest.raises(AssertionError, match="da_dq"):
         _same(cset, [(q, v, tau)])
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [("panda_hand_tcp", (0.3, 0.1, 1.0))],  # 1 row: sigma = |R|
+        [("panda_hand_tcp", (0.0, 0.0, 1.0)), ("panda_link5", (1.0, 0.0, 0.0))],  # 2 rows
+        [("panda_hand_tcp", (0.0, 0.0, 1.0)), ("panda_hand_tcp", (1e-3, 0.0, 1.0))],
+        [(f, n) for f in ("panda_hand_tcp", "panda_link4") for n in ((1, 0, 0), (0, 1, 0))],
+    ],
+    ids=["one", "two", "two-ill-conditioned", "four"],
+)
+def test_full_rank_rows_of_every_count(panda, rows):
+    """Full-rank A of 1, 2 and 4 rows, well and ill conditioned (two nearly parallel
+    planes: sigma_max / sigma_min ~ 1e3, where the singular values come from the SVD
+    rather than from R^T R's eigenvalues): equal to the NumPy reference at 10 states."""
+    rng = np.random.default_rng(13)
+    for _ in range(10):
+        q = pin.randomConfiguration(panda.model)
+        frames = sorted({f for f, _ in rows})
+        snap = panda.compute(q, None, frames, dynamics=False)
+        cons = [
+            PointOnPlane(f, normal=n, offset=float(np.dot(n, snap.frame(f).p)) / np.linalg.norm(n))
+            for f, n in rows
+        ]
+        cset = ConstraintSet(panda, cons)
+        A = cset.evaluate(panda.compute(q, None, cset.frames, dynamics=False)).A
+        assert np.linalg.matrix_rank(A) == len(rows)
+        v, tau = _tangent(A, rng.standard_normal(panda.nv)), rng.standard_normal(panda.nv)
+        _same(cset, [(q, v, tau)])
