@@ -4,7 +4,6 @@
 #include <string>
 
 #include <nanobind/stl/string.h>
-#include <nanobind/stl/tuple.h>
 
 #include "bind.hpp"
 #include "derivatives.hpp"
@@ -14,6 +13,24 @@ using namespace nb::literals;
 
 void pfaff::bind_derivatives(nb::module_ & m)
 {
+  // the result: each field a NumPy view of the struct's own array (kept alive by it),
+  // matrices column-major as Eigen holds them
+  auto view = [](auto member) {
+    return [member](DynamicsDerivatives & d) -> auto & { return d.*member; };
+  };
+  nb::class_<DynamicsDerivatives> r(m, "DynamicsDerivatives",
+    "the projection dynamics at (q, v, tau) and their derivatives in q (tangent), v, tau "
+    "(pfaff.derivatives.DynamicsDerivatives is the Python face)");
+  r.def_prop_ro("rank", [](const DynamicsDerivatives & d) { return d.rank; })
+    .def_prop_ro("rank_radius", [](const DynamicsDerivatives & d) { return d.radius; });
+#define PFAFF_FIELD(name)                                                                   \
+  r.def_prop_ro(#name, view(&DynamicsDerivatives::name), nb::rv_policy::reference_internal);
+  PFAFF_FIELD(a) PFAFF_FIELD(lam) PFAFF_FIELD(F) PFAFF_FIELD(sigma)
+  PFAFF_FIELD(da_dq) PFAFF_FIELD(da_dv) PFAFF_FIELD(da_dtau)
+  PFAFF_FIELD(dF_dq) PFAFF_FIELD(dF_dv) PFAFF_FIELD(dF_dtau)
+  PFAFF_FIELD(dlam_dq) PFAFF_FIELD(dlam_dv) PFAFF_FIELD(dlam_dtau)
+#undef PFAFF_FIELD
+
   nb::class_<Differentiator>(m, "Differentiator")
     .def(nb::init<System &>(), "system"_a, nb::keep_alive<1, 2>(),
          "derivatives of the projection dynamics of `system` (analytic kinds only)")
@@ -25,24 +42,9 @@ void pfaff::bind_derivatives(nb::module_ & m)
         c.vec(q, s.nq(), "q", "nq").vec(v, s.nv(), "v", "nv").vec(tau, s.nv(), "tau", "nv");
         c.number(s.opt.rank_tol, "options.rank_tol", 0.0, false);
         d.compute(q, v, tau);
-        const DynamicsDerivatives & out = d.result();
-        // one array (a single conversion to NumPy): a, lam, F, sigma, then the matrices,
-        // each row by row: da_dq, da_dv, da_dtau, dF_dq, dF_dv, dF_dtau (nv x nv),
-        // dlam_dq, dlam_dv, dlam_dtau (m x nv)
-        const Eigen::Index n = out.a.size(), r = out.lam.size(), k = out.sigma.size();
-        VecX blob(2 * n + r + k + 6 * n * n + 3 * r * n);
-        Eigen::Index at = 0;
-        auto put = [&](const auto & x) {
-          Eigen::Map<RowMat>(blob.data() + at, x.rows(), x.cols()) = x;
-          at += x.size();
-        };
-        put(out.a), put(out.lam), put(out.F), put(out.sigma);
-        put(out.da_dq), put(out.da_dv), put(out.da_dtau);
-        put(out.dF_dq), put(out.dF_dv), put(out.dF_dtau);
-        put(out.dlam_dq), put(out.dlam_dv), put(out.dlam_dtau);
-        return nb::make_tuple(blob, out.rank, out.radius);
+        return d.result(); // a copy of its own: the next call reuses the workspace
       },
       "q"_a, "v"_a, "tau"_a,
-      "(blob, rank, rank_radius): a, lam, F, sigma and the derivatives in q (tangent), v, "
-      "tau, packed (pfaff.core.differentiate unpacks them)");
+      "a DynamicsDerivatives: a, lam, F, sigma, rank, rank_radius and the derivatives "
+      "da_dq, da_dv, da_dtau, dF_*, dlam_* (q in the tangent space)");
 }

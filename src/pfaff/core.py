@@ -244,11 +244,10 @@ def rollout(system, q0s, v0s, taus, t0: float, threads: int, q, v, lam, phi) -> 
     return _core.rollout(system, q0s, v0s, taus, t0, threads, q, v, lam, phi)
 
 
-#: the fields of pfaff.derivatives.DynamicsDerivatives the compiled derivatives give
+#: the arrays of pfaff.derivatives.DynamicsDerivatives the compiled derivatives give
 DERIVATIVE_FIELDS = (
-    ("da_dq", "n"), ("da_dv", "n"), ("da_dtau", "n"),
-    ("dF_dq", "n"), ("dF_dv", "n"), ("dF_dtau", "n"),
-    ("dlam_dq", "m"), ("dlam_dv", "m"), ("dlam_dtau", "m"),
+    "a", "lam", "F", "sigma", "da_dq", "da_dv", "da_dtau",
+    "dF_dq", "dF_dv", "dF_dtau", "dlam_dq", "dlam_dv", "dlam_dtau",
 )  # fmt: skip
 
 
@@ -266,18 +265,10 @@ def differentiator(cset: ConstraintSet, rank_tol: float):
     o.rank_tol = float(rank_tol)
     system.options = o
     diff = _core.Differentiator(system)
-    n, m = system.nv, system.rows
-    # the blob's fields, in order: a, lam, F, sigma, then the matrices row by row
-    i1, i2, i3 = n, n + m, 2 * n + m
-    i4 = i3 + min(m, n)
-    i5 = i4 + 6 * n * n
-    names = [name for name, _ in DERIVATIVE_FIELDS]
-
     def compute(q, v, tau) -> dict:
-        blob, rank, radius = diff.compute(q, v, tau)
-        out = dict(zip(names, (*blob[i4:i5].reshape(6, n, n), *blob[i5:].reshape(3, m, n))))
-        out.update(a=blob[:i1], lam=blob[i1:i2], F=blob[i2:i3], sigma=blob[i3:i4])
-        out.update(rank=int(rank), rank_radius=float(radius))
+        r = diff.compute(q, v, tau)
+        out = {name: getattr(r, name) for name in DERIVATIVE_FIELDS}
+        out.update(rank=r.rank, rank_radius=r.rank_radius)
         return out
 
     compute.raw = diff.compute  # the binding alone (pfaff bench derivatives)
