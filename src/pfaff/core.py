@@ -265,6 +265,7 @@ def differentiator(cset: ConstraintSet, rank_tol: float):
     o.rank_tol = float(rank_tol)
     system.options = o
     diff = _core.Differentiator(system)
+
     def compute(q, v, tau) -> dict:
         r = diff.compute(q, v, tau)
         out = {name: getattr(r, name) for name in DERIVATIVE_FIELDS}
