@@ -63,7 +63,7 @@ def rollout(
     if fallback is not None:
         warnings.warn(fallback, UserWarning, stacklevel=2)
     if system.limits:
-        warnings.warn(limits_not_held(system), UserWarning, stacklevel=2)
+        warnings.warn(limits_not_held(system, "pfaff.rollout"), UserWarning, stacklevel=2)
     nq, nv = system.nq, system.nv
     taus = np.asarray(taus, dtype=float)
     if taus.ndim != 3 or taus.shape[2] != nv:

@@ -7,6 +7,8 @@ The core ``System`` is built once; every :meth:`Simulator.reset` starts from a c
 (:func:`pfaff.core.clone`), as every ``simulate`` starts from a new one, so ``n`` calls
 of ``step`` give the trajectory of one ``simulate`` of the same torques bit for bit.
 A system the core cannot run steps on the NumPy engine (``sim.warnings`` says why).
+A system with joint limits steps through them as ``simulate_limited`` does
+(:mod:`pfaff.api.simulator_limits`), unless made with ``limits=False``.
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ from __future__ import annotations
 import dataclasses
 import operator
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 
 from pfaff import core
+from pfaff.api.simulator_limits import LimitStepper, derivative_warning, limits_not_held
+from pfaff.api.step_info import StepInfo, info_of
 from pfaff.api.system import System, check_vector
 from pfaff.api.viewer import Viewer
 from pfaff.simulate import SimOptions, SimulationError, Trajectory, project_state, simulate
@@ -29,57 +32,13 @@ from pfaff.simulate.options import engine_choice
 from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, series_shape, status_message
 from pfaff.simulate.recording import joint_limit_warnings
 
-__all__ = ["Simulator", "StepInfo"]
+__all__ = ["Simulator", "StepInfo", "limits_not_held"]
 
 #: samples of the first record buffers (they double up to CHUNK_MAX as a run grows)
 CHUNK = 1024
 CHUNK_MAX = 1 << 16
 #: SimOptions a Simulator does not take: it has no controller, and records every step
 NOT_OPTIONS = ("dt", "control_dt", "record_every", "progress")
-
-
-@dataclass(frozen=True)
-class StepInfo:
-    """The sample of the state the last step started from (what that step was taken
-    with, as MuJoCo's ``mjData`` holds after ``mj_step``): one row of the
-    :class:`~pfaff.simulate.Trajectory` series.
-
-    Attributes
-    ----------
-    t : its time [s]; q, v : the state; a : the acceleration (Aghili eq. 22);
-    tau : the torque applied over the step; F : the constraint force ``A^T lam``
-    (eq. 32); lam : the multipliers; av : ``A v``; phi : ``Phi(q)`` (holonomic rows);
-    rank, sigma_min : of A; kinetic, potential, energy : [J]; work : of tau since the
-    reset [J].
-    """
-
-    t: float
-    q: np.ndarray
-    v: np.ndarray
-    a: np.ndarray
-    tau: np.ndarray
-    F: np.ndarray
-    lam: np.ndarray
-    av: np.ndarray
-    phi: np.ndarray
-    rank: int
-    sigma_min: float
-    kinetic: float
-    potential: float
-    energy: float
-    work: float
-
-
-def limits_not_held(system: System) -> str:
-    """The warning of a Simulator or rollout of a system with joint limits: it steps
-    without them (``pfaff.simulate.limits.simulate_limited`` and the run command hold
-    them as unilateral constraints)."""
-    names = ", ".join(str(lim.joint) for lim in system.limits[:6])
-    return (
-        f"the joint limits of {names}{', ...' if len(system.limits) > 6 else ''} are not "
-        "held by a Simulator or rollout (it steps without them): "
-        "pfaff.simulate.limits.simulate_limited or the run command simulates them"
-    )
 
 
 def prepare(system: System, dt: float, options: dict) -> tuple:
@@ -101,7 +60,7 @@ def prepare(system: System, dt: float, options: dict) -> tuple:
     actuation = Actuation(system.actuators, system.mechanism)
     forces = ForceSet(system.mechanism, [*system.forces, *actuation.elements]).elements
     engine, fallback = engine_choice(cset, opt, tuple(forces))
-    if engine == "numpy" and fallback is None and not cset.constraints:
+    if engine == "numpy" and fallback is None and not cset.constraints and opt.engine == "auto":
         try:  # an unconstrained system: simulate's "auto" picks NumPy, a Simulator the core
             engine = engine_choice(cset, dataclasses.replace(opt, engine="core"), forces)[0]
         except ValueError:
@@ -125,6 +84,10 @@ class Simulator:
     viewer : True: show the state live in the browser (a :class:`~pfaff.api.Viewer` on
         meshcat, its address in ``sim.viewer.url``), at most 30 times per second of
         wall time; or a Viewer to show it in.
+    limits : hold the system's joint limits (``system.limits``) as ``simulate_limited``
+        does (default): events located inside the step, impacts, held rows, in Python
+        between the engine's steps. False: step through them (the compiled fast path;
+        a warning says so).
     **options : fields of :class:`~pfaff.simulate.SimOptions` (``integrator``,
         ``position_tol``, ``rank_tol``, ``engine``, ...), all but ``dt``, ``control_dt``,
         ``record_every`` and ``progress``.
@@ -133,6 +96,7 @@ class Simulator:
     ----------
     engine : ``"core"`` or ``"numpy"`` (the system or options the core cannot run).
     warnings : why the NumPy engine runs it, when it does.
+    events : the limits' :class:`~pfaff.simulate.limits.LimitEvent` s since the reset.
     """
 
     def __init__(
@@ -142,6 +106,7 @@ class Simulator:
         *,
         record: bool = True,
         viewer: bool | Viewer = False,
+        limits: bool = True,
         **options,
     ):
         self.system = system
@@ -150,8 +115,12 @@ class Simulator:
         )
         self.record_all = bool(record)
         self.warnings: list[str] = [] if fallback is None else [fallback]
-        if system.limits:
-            self.warnings.append(limits_not_held(system))
+        self._limited = None
+        if system.limits and limits:
+            self._limited = LimitStepper(system, self.options, self._forces, self.engine)
+        elif system.limits:
+            self.warnings.append(limits_not_held(system, "a Simulator with limits=False"))
+        self._py = self.engine != "core" or self._limited is not None  # steps from Python
         for w in self.warnings:
             warnings.warn(w, UserWarning, stacklevel=2)
         self._zero = np.zeros(system.nv)
@@ -159,7 +128,7 @@ class Simulator:
         cset = system.cset
         sizes = {"nq": system.nq, "nv": system.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
         self._shapes = [series_shape(s, sizes) for s in CORE_SERIES]
-        if proto is not None:
+        if proto is not None and not self._py:
             self._proto = proto
             self._step = core.stepper()
         self.viewer: Viewer | None = None
@@ -188,7 +157,9 @@ class Simulator:
         v = sys_.v0 if v is None else check_vector(v, sys_.nv, "v", "nv")
         q, v = project_state(sys_.cset, q, v, self.options)
         self._k, self._chunks, self._done = 0, [], 0  # _done: samples before the buffers
-        if self.engine == "core":
+        if self._limited is not None:
+            self._limited.reset()
+        if not self._py:
             self._sys = core.clone(self._proto)
             self._new_chunk(CHUNK)
             self._sys.set_state(q, v)
@@ -202,12 +173,12 @@ class Simulator:
     @property
     def q(self) -> np.ndarray:
         """The configuration now (nq,)."""
-        return self._sys.q if self.engine == "core" else self._state[0].copy()
+        return self._state[0].copy() if self._py else self._sys.q
 
     @property
     def v(self) -> np.ndarray:
         """The velocity now (nv,)."""
-        return self._sys.v if self.engine == "core" else self._state[1].copy()
+        return self._state[1].copy() if self._py else self._sys.v
 
     @property
     def t(self) -> float:
@@ -219,6 +190,12 @@ class Simulator:
         """Steps taken since the reset."""
         return self._k
 
+    @property
+    def events(self) -> list:
+        """The joint limits' events since the reset (impacts, releases:
+        :class:`~pfaff.simulate.limits.LimitEvent`); empty without limits held."""
+        return [] if self._limited is None else list(self._limited.events)
+
     # -- stepping ----------------------------------------------------------------------
     def step(self, tau: np.ndarray | None = None, ctrl: np.ndarray | None = None, n: int = 1):
         """Take ``n`` steps of ``dt`` with the joint torque ``tau`` (nv,) held over them
@@ -229,14 +206,15 @@ class Simulator:
         to ``tau``; a system without actuators refuses it. Raises ValueError on a bad
         ``tau``, ``ctrl`` or ``n``, :class:`~pfaff.simulate.SimulationError` when a step
         fails (the state stays at the last step that succeeded; ``err.trajectory`` holds
-        the record).
+        the record). With joint limits held, a step an event falls in is the partial step
+        to the event, the impact and the rest of the step (``sim.events``).
         """
         tau = self._torque(tau, ctrl)
         if n != 1:
             n = operator.index(n)
             if n < 1:
                 raise ValueError(f"n must be >= 1 steps, got {n}")
-        if self.engine != "core":
+        if self._py:
             self._step_numpy(tau, n)
         else:
             if self._rec + n > self._cap:
@@ -270,11 +248,16 @@ class Simulator:
         (:func:`pfaff.api.step_derivatives.step_derivatives`: forward-mode sensitivities
         through the stages and the correction where nq == nv, else central differences;
         a system with actuators by central differences, their springs included). The
-        state does not move."""
+        state does not move. They are those of the step without joint limits: a warning
+        says so where a limit is held or the step hits one."""
         from pfaff.api.step_derivatives import step_derivatives
 
         torque = self._torque(tau, ctrl)
         torque = self._zero if torque is None else torque
+        if self._limited is not None:
+            why = derivative_warning(self._limited, self.q, self.v, self.t, torque)
+            if why is not None:
+                warnings.warn(why, UserWarning, stacklevel=2)
         forces = self._forces if self._actuation.elements else None
         return step_derivatives(
             self.system,
@@ -292,15 +275,15 @@ class Simulator:
         """The sample the last step started from (None before the first step)."""
         if self._k == 0:
             return None
-        if self.engine != "core":
+        if self._py:
             tr = self._parts[-1]
-            return _info(tr.rows[s.name][-2] for s in CORE_SERIES[:15])
+            return info_of(tr.rows[s.name][-2] for s in CORE_SERIES[:15])
         if self._rec:
             bufs, i = self._bufs, self._rec - 1
         else:  # a failure at the first state of a fresh chunk: the previous one's last
             bufs, _, n = self._chunks[-1]
             i = n - 1
-        return _info(b[i] for b in bufs[:15])
+        return info_of(b[i] for b in bufs[:15])
 
     def record(self) -> Trajectory:
         """The :class:`~pfaff.simulate.Trajectory` since the last reset: one sample per
@@ -308,7 +291,7 @@ class Simulator:
         ``simulate``'s. Refused with ``record=False``."""
         if not self.record_all:
             raise ValueError("this Simulator keeps no record (record=False); only sim.last")
-        if self.engine != "core":
+        if self._py:
             return self._record_numpy()
         sys_ = self.system
         cset = sys_.cset
@@ -374,9 +357,11 @@ class Simulator:
         return bufs, fbufs, int(st.code == 0)
 
     # -- the NumPy engine ----------------------------------------------------------------
-    def _numpy_run(self, tau, n: int) -> Trajectory:
+    def _numpy_run(self, tau, n: int, keep: bool = True) -> Trajectory:
         q, v = self._state
         t = self.t
+        if self._limited is not None:  # keep: carry the held limits and events on
+            return self._limited.run(q, v, t, tau, n, keep)[0]
         opt = dataclasses.replace(self.options, engine="numpy")
         return simulate(
             self.system.cset, q, v, t + n * self._dt, opt, tau=tau, t0=t, forces=self._forces
@@ -384,7 +369,7 @@ class Simulator:
 
     def _step_numpy(self, tau, n: int) -> None:
         tr = self._numpy_run(tau, n)
-        self._parts.append(tr)
+        self._parts = [*self._parts, tr] if self.record_all else [tr]
         self._state = (np.asarray(tr.rows["q"][-1]), np.asarray(tr.rows["v"][-1]))
         self._k += n
 
@@ -392,16 +377,9 @@ class Simulator:
         if self._parts:
             traj = Trajectory.concat(self._parts)
         else:  # the start only: the first sample of a one-step run
-            traj = self._numpy_run(None, 1)
+            traj = self._numpy_run(None, 1, keep=False)
             for col in traj.rows.values():
                 del col[1:]
             traj.steps = 0
         traj.warnings = [*self.warnings, *(w for w in traj.warnings if w not in self.warnings)]
         return traj
-
-
-def _info(row) -> StepInfo:
-    """A :class:`StepInfo` of one sample's entries in the order of ``CORE_SERIES``."""
-    vals = [np.array(x) if np.ndim(x) else float(x) for x in row]
-    vals[9] = int(vals[9])  # the rank
-    return StepInfo(*vals)

@@ -22,12 +22,19 @@ both engines run it unchanged:
   recorded ``lambda`` is checked at every sample and the limit is released at the first
   sample where it would pull (complementarity). The release is located to the sample
   (``dt``), not root-found.
+
+By default the steps after an event are of ``dt`` from the event (``grid="event"``);
+``grid="fixed"`` finishes the step an event falls in with a short step to its end, so
+the samples stay on ``t0 + k dt`` (plus the events' own samples) and a run cut into
+pieces (each from where the last ended, with its ``held`` set) is the same run: the
+stepping of :class:`pfaff.Simulator`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
 from scipy.optimize import brentq
@@ -97,6 +104,9 @@ class LimitedRun:
 
     trajectory: Trajectory
     events: list[LimitEvent] = field(default_factory=list)
+    #: the limits held at the end (limit index -> ``"lower"`` / ``"upper"``): the
+    #: ``held`` of a run that goes on from here
+    held: dict[int, str] = field(default_factory=dict)
 
     @property
     def impact_loss(self) -> np.ndarray:
@@ -159,6 +169,8 @@ def simulate_limited(
     event_tol: float = 1e-15,
     release_tol: float = 1e-10,
     rest_speed: float = 1e-9,
+    held: dict[int, str] | None = None,
+    grid: str = "event",
 ) -> LimitedRun:
     """Simulate ``cset`` from ``(q0, v0)`` to ``t_end`` with the joint ``limits`` held as
     unilateral constraints (module docstring: event location, impact, contact).
@@ -173,26 +185,35 @@ def simulate_limited(
         [N m or N].
     rest_speed : an impact slower than this [rad/s or m/s] is plastic (the rebound of an
         elastic limit dies out instead of chattering).
+    held : the limits held at the start, ``{index in limits: "lower" or "upper"}`` (the
+        ``held`` of the run this one goes on from; the joint must be at that bound):
+        they start as held rows, not as new impacts. Default: none.
+    grid : ``"event"`` (default): after an event the steps are of ``dt`` from it;
+        ``"fixed"``: the step an event falls in is finished to its end, so the samples
+        stay on ``t0 + k dt`` (``t_end - t0`` should then be a multiple of ``dt``).
 
     Returns
     -------
-    LimitedRun: the joined trajectory and the events. A start outside a limit is refused
-    (ValueError naming the joint, its value and its range).
+    LimitedRun: the joined trajectory, the events and the limits held at the end. A start
+    outside a limit is refused (ValueError naming the joint, its value and its range), as
+    are a bad ``grid`` and a ``held`` limit not at its bound.
     """
     opt = options or SimOptions()
+    if grid not in ("event", "fixed"):
+        raise ValueError(f"grid = {grid!r}; valid: 'event', 'fixed'")
     mech = cset.mechanism
     bounds = [_Bound(lim, mech) for lim in limits]
     q, v = project_state(cset, np.asarray(q0, float), np.asarray(v0, float), opt)
-    for b in bounds:
+    held = _start_held(held, bounds, q)  # bound index -> side held
+    for i, b in enumerate(bounds):
         x = q[b.iq]
-        if not b.lim.lower - 1e-12 <= x <= b.lim.upper + 1e-12:
+        if i not in held and not b.lim.lower - 1e-12 <= x <= b.lim.upper + 1e-12:
             raise ValueError(
                 f"the start is outside the limit of joint {b.lim.joint!r}: q = {x!r} is not "
                 f"in [{b.lim.lower!r}, {b.lim.upper!r}]"
             )
     chain = PhaseChain(q, v, opt, controller, t0, forces)
     chain.tau = None if tau is None else np.asarray(tau, float)
-    held: dict[int, str] = {}  # bound index -> side held
     events: list[LimitEvent] = []
     while t_end - chain.t > 1e-9 * opt.dt:
         locks = [
@@ -203,6 +224,8 @@ def simulate_limited(
         watch = _Watch(bounds, held)
         rest = t_end - chain.t
         n = int(np.floor(rest / opt.dt + 1e-9))  # whole steps left (the grid moves at events)
+        if grid == "fixed" and (to_grid := _to_grid(chain.t, t0, opt.dt)) is not None:
+            rest, n = min(rest, to_grid), 0  # finish the step the event fell in
         if held:
             n = min(n, HOLD_CHUNK)
         if n == 0:  # the run's last sliver: one short step
@@ -212,12 +235,44 @@ def simulate_limited(
             tr = chain.run(cs, n * opt.dt, stop=watch)
         if held and _release(chain, tr, cset.dim, held, bounds, events, release_tol):
             continue
+        if tr.stopped_at is None and len(tr) > 1:  # simulate's stop skips the last sample
+            a = tr.arrays()
+            last = SimpleNamespace(q=a["q"][-1], v=a["v"][-1])
+            tr.stopped_at = float(a["t"][-1]) if watch(a["t"][-1], last, None) else None
         if tr.stopped_at is None:
             continue
         i, s = _locate(cs, chain, tr, watch, bounds, opt, forces, event_tol)
         chain.run(cs, s, options=dataclasses.replace(opt, dt=s)) if s > 0 else None
         _impact(chain, cs, bounds, i, held, events, opt, rest_speed)
-    return LimitedRun(chain.trajectory(cset.dim + len(bounds)), events)
+    return LimitedRun(chain.trajectory(cset.dim + len(bounds)), events, dict(held))
+
+
+def _start_held(held, bounds, q) -> dict[int, str]:
+    """The ``held`` argument checked: indices of ``bounds``, sides, the joint at its bound."""
+    out: dict[int, str] = {}
+    for i, side in (held or {}).items():
+        if not (isinstance(i, int | np.integer) and 0 <= i < len(bounds)):
+            raise ValueError(f"held: limit index {i!r}, valid: 0 to {len(bounds) - 1}")
+        if side not in ("lower", "upper"):
+            raise ValueError(f"held: side {side!r} of limit {i}, valid: 'lower', 'upper'")
+        b, x = bounds[i], _value(bounds[i].lim, side)
+        if abs(q[b.iq] - x) > 1e-9:
+            raise ValueError(
+                f"held: joint {b.lim.joint!r} is held at its {side} bound {x!r} but q = "
+                f"{float(q[b.iq])!r}"
+            )
+        out[int(i)] = side
+    return out
+
+
+def _to_grid(t: float, t0: float, dt: float) -> float | None:
+    """The time from ``t`` to the next point of the grid ``t0 + k dt`` when ``t`` is off
+    it (an event's time), else None."""
+    k = (t - t0) / dt
+    below = np.floor(k + 1e-9)
+    if k - below <= 1e-9:
+        return None
+    return float(t0 + (below + 1) * dt - t)
 
 
 def _value(lim: JointLimit, side: str) -> float:

@@ -4,6 +4,8 @@ held rows whose multipliers push, releases, the energy balance, both engines."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.special import ellipk, ellipkinc
@@ -233,13 +235,33 @@ def test_a_held_limit_is_released_when_its_multiplier_would_pull(engine):
     assert a["q"][-1, 0] > stop + 1e-3  # it left the stop
 
 
-def test_a_simulator_or_rollout_says_it_steps_without_the_limits():
-    """The step API does not hold joint limits yet: a Simulator, a rollout and the
-    compare command's energy balance say so or account for them."""
+def test_a_simulator_holds_the_limits_a_rollout_says_it_steps_without_them():
+    """A Simulator holds the file's limits (tests/unit/api/test_simulator_limits.py); the
+    rollout's C++ threads step without them and say so."""
     sys = pfaff.load(MODELS / "limited_pendulum.xml")
     assert sys.limits
-    with pytest.warns(UserWarning, match="joint limits of hinge are not held"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         sim = pfaff.Simulator(sys, dt=1e-3)
-    assert any("not held" in w for w in sim.warnings)
-    with pytest.warns(UserWarning, match="not held by a Simulator or rollout"):
+    assert sim.warnings == []
+    with pytest.warns(UserWarning, match="joint limits of hinge are not held by pfaff.rollout"):
         pfaff.rollout(sys, None, None, np.zeros((1, 2, sys.nv)), dt=1e-3)
+
+
+@pytest.mark.parametrize("grid", ["event", "fixed"])
+def test_a_crossing_in_the_run_s_last_step_is_located(grid):
+    """simulate calls ``stop`` at every sample but the last: a run that ends one step past
+    the stop still locates the impact there (the closed-form time to 1e-10) and ends on
+    the bound, not past it (the free run ends past it: what an unlocated end leaves)."""
+    dt, t_hit = 1e-3, _fall_time(-0.5)
+    t_end = np.ceil(t_hit / dt) * dt
+    s, run = _run([JointLimit("hinge", -0.5, 2.0)], t_end, dt)
+    if grid == "fixed":
+        run = simulate_limited(
+            s.cset, s.q0, s.v0, t_end, s.limits, SimOptions(dt=dt, progress=False), grid=grid
+        )
+    assert [e.kind for e in run.events][:1] == ["impact"]
+    assert abs(run.events[0].t - t_hit) < 1e-10
+    assert run.trajectory.arrays()["q"][:, 0].min() >= -0.5 - 1e-12
+    free = simulate(s.cset, s.q0, s.v0, t_end, SimOptions(dt=dt, progress=False))
+    assert free.arrays()["q"][-1, 0] < -0.5 - 1e-6

@@ -1,0 +1,97 @@
+"""A :class:`pfaff.Simulator`'s steps through its system's joint limits.
+
+``Simulator.step(tau, ctrl, n)`` on a system with :attr:`pfaff.System.limits` (and
+``limits=True``, the default) is :func:`~pfaff.simulate.limits.simulate_limited` from the
+Simulator's state over ``n`` steps of ``dt``, with the torque held, on the Simulator's
+engine: located events, the M-metric impact with restitution, plastic contact held as a
+row while its multiplier pushes (``pfaff.simulate.limits``). Two things carry across
+calls, so that any cutting of a run into ``step`` calls is the same run:
+
+* the limits held (a joint resting on its stop at the end of a call starts the next
+  call held, not as a new impact);
+* the sample grid ``k dt``: a step an event falls in is finished to its end after the
+  impact (``grid="fixed"``), so ``sim.t`` stays ``steps * dt``; the record gains the
+  event's own sample.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pfaff.simulate.limits import LimitEvent, simulate_limited
+from pfaff.simulate.options import SimOptions
+from pfaff.simulate.trajectory import Trajectory
+
+__all__ = ["LimitStepper", "limits_not_held"]
+
+
+def limits_not_held(system, who: str = "a rollout") -> str:
+    """The warning of a stepper of a system with joint limits that steps without them
+    (``pfaff.rollout``, or a Simulator made with ``limits=False``)."""
+    names = ", ".join(str(lim.joint) for lim in system.limits[:6])
+    return (
+        f"the joint limits of {names}{', ...' if len(system.limits) > 6 else ''} are not "
+        f"held by {who} (it steps through them): a pfaff.Simulator with limits=True "
+        "(its default), pfaff.simulate.limits.simulate_limited or the run command "
+        "holds them"
+    )
+
+
+class LimitStepper:
+    """The limited steps of one Simulator: its system's limits, the held set and the
+    events since the reset.
+
+    Parameters
+    ----------
+    system : the :class:`pfaff.System` (its ``cset`` and ``limits``).
+    options : the Simulator's :class:`~pfaff.simulate.SimOptions`.
+    forces : its bound force elements; engine : ``"core"`` or ``"numpy"``.
+    """
+
+    def __init__(self, system, options: SimOptions, forces, engine: str) -> None:
+        self.system, self.forces = system, tuple(forces)
+        self.options = dataclasses.replace(options, engine=engine)
+        self.limits = list(system.limits)
+        self.reset()
+
+    def reset(self) -> None:
+        """No limit held, no event."""
+        self.held: dict[int, str] = {}
+        self.events: list[LimitEvent] = []
+
+    def run(self, q, v, t: float, tau, n: int, keep: bool = True) -> tuple[Trajectory, list]:
+        """``n`` steps of ``dt`` from ``(q, v)`` at time ``t`` with ``tau`` held: the
+        trajectory and the events. ``keep``: carry the held set and the events on (else
+        the stepper is left as it was)."""
+        dt = self.options.dt
+        run = simulate_limited(
+            self.system.cset, q, v, t + n * dt, self.limits, self.options,
+            forces=self.forces, t0=t, tau=tau, held=self.held, grid="fixed",
+        )  # fmt: skip
+        if keep:
+            self.held = run.held
+            self.events.extend(run.events)
+        return run.trajectory, run.events
+
+    def held_names(self) -> list[str]:
+        """The held limits as ``"joint (side)"``."""
+        return [f"{self.limits[i].joint} ({side})" for i, side in self.held.items()]
+
+
+def derivative_warning(stepper: LimitStepper, q, v, t: float, tau) -> str | None:
+    """Why ``step_derivatives`` at this state is not the derivative of the limited step
+    (a limit held now, or an event inside the step), else None."""
+    if stepper.held:
+        return (
+            f"step_derivatives: the limit of {', '.join(stepper.held_names())} is held: the "
+            "Jacobians are those of the step without limits, not of the held step"
+        )
+    _, events = stepper.run(q, v, t, tau, 1, keep=False)
+    if events:
+        e = events[0]
+        return (
+            f"step_derivatives: the step hits the {e.side} limit of {e.joint!r} at t = "
+            f"{e.t:.9g} s: the Jacobians are those of the step without limits, not of the "
+            "limited step (an impact map lies inside it)"
+        )
+    return None

@@ -1,0 +1,175 @@
+"""pfaff.Simulator through joint limits: k step() calls of various n against one
+simulate_limited run of the same horizon and torque (the second implementation: its own
+phase loop over the whole horizon), the pendulum's event against its closed form
+(elliptic integrals), a resting limit held across calls, both engines, limits=False."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import pfaff
+from pfaff import core
+from pfaff.simulate import SimOptions
+from pfaff.simulate.limits import JointLimit, simulate_limited
+from pfaff.simulate.options import use_engine
+from tests.unit.simulate.test_limits import MGC, PENDULUM, _fall_time, _speed
+from tests.where import MODELS
+
+pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
+
+CALLS = [1, 7, 120, 3, 1, 250, 1, 37, 180, 200]  # 800 steps of 1 ms in 10 calls
+STEPS = sum(CALLS)
+DT = 1e-3
+
+
+def _pendulum(lower: float, upper: float = 2.0) -> pfaff.System:
+    """The limited pendulum with the stop of its file moved (System.limits is what a
+    Simulator holds)."""
+    s = pfaff.load(PENDULUM)
+    s.limits = [JointLimit("hinge", lower, upper)]
+    return s
+
+
+def _stepped(system, engine, tau=None, calls=CALLS, **kw) -> pfaff.Simulator:
+    with use_engine(engine):
+        sim = pfaff.Simulator(system, dt=DT, **kw)
+        for n in calls:
+            sim.step(tau, n=n)
+    return sim
+
+
+def _witness(system, engine, limits, tau=None, steps=STEPS):
+    """One simulate_limited run over the whole horizon on the fixed grid."""
+    opt = SimOptions(dt=DT, progress=False)
+    with use_engine(engine):
+        return simulate_limited(
+            system.cset, system.q0, system.v0, steps * DT, limits, opt,
+            forces=system.forces, tau=tau, grid="fixed",
+        )  # fmt: skip
+
+
+def _gap(sim, run) -> tuple[float, float]:
+    """(worst event-time gap [s], worst state gap) between a Simulator and a witness run;
+    inf when their events or samples do not pair up."""
+    got, ref = sim.record().arrays(), run.trajectory.arrays()
+    kinds = [(e.kind, e.side) for e in sim.events]
+    if kinds != [(e.kind, e.side) for e in run.events] or len(got["t"]) != len(ref["t"]):
+        return np.inf, np.inf
+    dt_ev = max((abs(a.t - b.t) for a, b in zip(sim.events, run.events)), default=0.0)
+    gap = max(float(np.abs(got[k] - ref[k]).max()) for k in ("t", "q", "v", "lambda"))
+    return dt_ev, gap
+
+
+def test_pendulum_steps_as_one_limited_run_and_meets_the_closed_form(engine):
+    """The file's plastic stop at -0.5 rad on the up-swing: 10 calls equal one run (the
+    same events to 1e-12 s, t, q, v, lambda to 1e-12); the impact at the elliptic
+    integral's time with the energy's speed, to 1e-10; sim.t stays steps * dt."""
+    s = pfaff.load(PENDULUM)
+    sim = _stepped(s, engine)
+    assert sim.engine == engine and sim.warnings == []
+    assert sim.steps == 800 and abs(sim.t - 0.8) < 1e-15
+    dt_ev, gap = _gap(sim, _witness(s, engine, s.limits))
+    assert dt_ev <= 1e-12 and gap <= 1e-12
+    hit = sim.events[0]
+    assert [(e.kind, e.side) for e in sim.events] == [("impact", "lower"), ("release", "lower")]
+    assert abs(hit.t - _fall_time(-0.5)) < 1e-10
+    assert abs(hit.v_pre + _speed(-0.5)) < 1e-10 and abs(hit.v_post) < 1e-12
+    a = sim.record().arrays()
+    assert a["q"][:, 0].min() >= -0.5 - 1e-12  # no penetration
+    assert np.isclose(a["t"], hit.t, rtol=0, atol=1e-15).sum() == 1  # the event's sample
+    assert sim.q[0] > -0.4  # it swung back
+
+
+def test_four_bar_bounces_on_a_crank_limit_as_one_limited_run(engine):
+    """Loop rows and an elastic limit (e = 0.5), three impacts, a constant torque: 10
+    calls equal one run, events to 1e-12 s and states to 1e-12."""
+    s = pfaff.load(MODELS / "four_bar.xml")
+    s.limits = [JointLimit("crank", -1.0, 1.0, 0.5)]
+    tau = np.full(s.nv, 0.01)
+    sim = _stepped(s, engine, tau)
+    run = _witness(s, engine, s.limits, tau)
+    assert len(sim.events) >= 2
+    dt_ev, gap = _gap(sim, run)
+    assert dt_ev <= 1e-12 and gap <= 1e-12
+
+
+def test_a_resting_limit_is_held_across_calls_not_hit_again(engine):
+    """The stop at 0.3 rad on the down-swing, plastic: one impact, then held over 60
+    calls of 10 steps, resting on the stop with the static multiplier -m g c sin(0.3)
+    (sim.last.lam). Calls that forget the held set (simulate_limited without held=) hit
+    the stop again at each call: the count is what tells."""
+    s = _pendulum(0.3)
+    calls = [int(0.4 / DT)] + [10] * 60
+    sim = _stepped(s, engine, calls=calls)
+    assert [e.kind for e in sim.events] == ["impact"]
+    assert abs(sim.events[0].t - _fall_time(0.3)) < 1e-10
+    assert abs(sim.q[0] - 0.3) <= 1e-12 and abs(sim.v[0]) <= 1e-12
+    assert abs(sim.last.lam[0] + MGC * np.sin(0.3)) < 1e-9
+    dt_ev, gap = _gap(sim, _witness(s, engine, s.limits, steps=sum(calls)))
+    assert dt_ev <= 1e-12 and gap <= 1e-12
+    # the wrong stepping: each call starts with nothing held
+    opt = SimOptions(dt=DT, progress=False)
+    q, v, t, hits = sim.q, sim.v, sim.t, 0
+    with use_engine(engine):
+        for _ in range(5):
+            run = simulate_limited(s.cset, q, v, t + 10 * DT, s.limits, opt, t0=t, grid="fixed")
+            a = run.trajectory.arrays()
+            q, v, t, hits = a["q"][-1], a["v"][-1], t + 10 * DT, hits + len(run.events)
+    assert hits >= 5
+
+
+def test_a_moved_limit_is_caught_by_the_comparison():
+    """A Simulator whose stop is 0.1 rad off the witness's: the events no longer pair
+    up in time (or at all), and the gap is far above the tolerance."""
+    s, moved = pfaff.load(PENDULUM), _pendulum(-0.4)
+    sim = _stepped(moved, "core")
+    dt_ev, gap = _gap(sim, _witness(s, "core", s.limits))
+    assert dt_ev > 1e-3 and gap > 1e-2
+
+
+def test_limits_false_warns_and_steps_through_the_stop():
+    """The opt-out: the compiled fast path, a warning, no events, the bound crossed."""
+    s = pfaff.load(PENDULUM)
+    with pytest.warns(UserWarning, match="not held by a Simulator with limits=False"):
+        sim = pfaff.Simulator(s, dt=DT, limits=False)
+    assert any("limits=False" in w for w in sim.warnings)
+    sim.step(n=800)
+    assert sim.events == []
+    assert sim.record().arrays()["q"][:, 0].min() < -0.5 - 0.1
+
+
+def test_record_false_and_step_derivatives_say_where_a_limit_acts():
+    """record=False keeps the last sample (the gym env's use); step_derivatives warns
+    where a limit is held or hit inside the step, and is quiet where none acts."""
+    s = _pendulum(0.3)
+    sim = pfaff.Simulator(s, dt=DT, record=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sim.step_derivatives()  # from rest at 1 rad: no limit acts
+    sim.reset(q=np.array([0.3005]), v=np.array([-1.0]))
+    with pytest.warns(UserWarning, match="hits the lower limit of 'hinge'"):
+        sim.step_derivatives()
+    assert sim.events == [] and sim.steps == 0  # the check did not step
+    sim.step(n=20)
+    assert [e.kind for e in sim.events] == ["impact"] and len(sim._parts) == 1
+    with pytest.warns(UserWarning, match="limit of hinge \\(lower\\) is held"):
+        sim.step_derivatives()
+    with pytest.raises(ValueError, match="keeps no record"):
+        sim.record()
+
+
+def test_held_and_grid_arguments_are_checked():
+    s = pfaff.load(PENDULUM)
+    opt = SimOptions(dt=DT, progress=False)
+    args = (s.cset, s.q0, s.v0, 0.01, s.limits, opt)
+    with pytest.raises(ValueError, match="grid = 'nominal'; valid"):
+        simulate_limited(*args, grid="nominal")
+    with pytest.raises(ValueError, match="held: limit index 3, valid: 0 to 0"):
+        simulate_limited(*args, held={3: "lower"})
+    with pytest.raises(ValueError, match="held: side 'top' of limit 0"):
+        simulate_limited(*args, held={0: "top"})
+    with pytest.raises(ValueError, match="held at its lower bound -0.5 but q = 1.0"):
+        simulate_limited(*args, held={0: "lower"})
