@@ -109,7 +109,8 @@ class System:
     forces : the force elements (springs, dampers) added to every torque.
     warnings : what the file holds that pfaff does not model.
     limits : the joint limits (:class:`pfaff.simulate.limits.JointLimit`) that
-        :func:`pfaff.simulate.limits.simulate_limited` holds as unilateral constraints.
+        :func:`pfaff.simulate.limits.simulate_limited` and a :class:`pfaff.Simulator`
+        hold as unilateral constraints.
     """
 
     def __init__(
