@@ -149,7 +149,7 @@ class Simulator:
         ``q0, v0``), brought onto the manifold as ``simulate`` brings its start (Newton
         on Phi, then the M-metric projection of v).
 
-        Raises ValueError (shape, non-finite) or
+        Raises ValueError (shape, non-finite, outside a joint limit held) or
         :class:`~pfaff.simulate.InitialStateError` (q cannot be assembled).
         """
         sys_ = self.system
@@ -158,6 +158,7 @@ class Simulator:
         q, v = project_state(sys_.cset, q, v, self.options)
         self._k, self._chunks, self._done = 0, [], 0  # _done: samples before the buffers
         if self._limited is not None:
+            self._limited.check_start(q)
             self._limited.reset()
         if not self._py:
             self._sys = core.clone(self._proto)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from pfaff.constraints.library import joint_coordinate
 from pfaff.simulate.limits import LimitEvent, simulate_limited
 from pfaff.simulate.options import SimOptions
 from pfaff.simulate.trajectory import Trajectory
@@ -72,6 +73,19 @@ class LimitStepper:
             self.held = run.held
             self.events.extend(run.events)
         return run.trajectory, run.events
+
+    def check_start(self, q) -> None:
+        """Refuse a start outside a limit (ValueError naming the joint, its value and
+        its range), as ``simulate_limited`` does at the next step."""
+        mech = self.system.mechanism
+        for lim in self.limits:
+            x = float(q[joint_coordinate(mech, lim.joint)[0]])
+            if not lim.lower - 1e-12 <= x <= lim.upper + 1e-12:
+                raise ValueError(
+                    f"the start is outside the limit of joint {lim.joint!r}: q = {x!r} is "
+                    f"not in [{lim.lower!r}, {lim.upper!r}] (Simulator(..., limits=False) "
+                    "steps without the limits)"
+                )
 
     def held_names(self) -> list[str]:
         """The held limits as ``"joint (side)"``."""

@@ -173,3 +173,14 @@ def test_held_and_grid_arguments_are_checked():
         simulate_limited(*args, held={0: "top"})
     with pytest.raises(ValueError, match="held at its lower bound -0.5 but q = 1.0"):
         simulate_limited(*args, held={0: "lower"})
+
+
+def test_a_start_outside_a_limit_is_refused_and_an_explicit_engine_kept():
+    s = pfaff.load(PENDULUM)
+    sim = pfaff.Simulator(s, dt=DT, engine="numpy")
+    assert sim.engine == "numpy"  # an unconstrained system: numpy when asked for
+    with pytest.raises(ValueError, match="outside the limit of joint 'hinge': q = -0.6"):
+        sim.reset(q=np.array([-0.6]))
+    with pytest.warns(UserWarning, match="limits=False"):
+        free = pfaff.Simulator(s, dt=DT, limits=False)
+    free.reset(q=np.array([-0.6]))  # no limits held: any start
