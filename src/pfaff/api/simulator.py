@@ -85,9 +85,9 @@ class Simulator:
         meshcat, its address in ``sim.viewer.url``), at most 30 times per second of
         wall time; or a Viewer to show it in.
     limits : hold the system's joint limits (``system.limits``) as ``simulate_limited``
-        does (default): events located inside the step, impacts, held rows, in Python
-        between the engine's steps. False: step through them (the compiled fast path;
-        a warning says so).
+        does (default): events located inside the step, impacts, held rows (a call
+        where a limit acts runs from Python). False: step through them (the compiled
+        path alone; a warning says so).
     **options : fields of :class:`~pfaff.simulate.SimOptions` (``integrator``,
         ``position_tol``, ``rank_tol``, ``engine``, ...), all but ``dt``, ``control_dt``,
         ``record_every`` and ``progress``.
@@ -117,7 +117,7 @@ class Simulator:
         self.warnings: list[str] = [] if fallback is None else [fallback]
         self._limited = None
         if system.limits and limits:
-            self._limited = LimitStepper(system, self.options, self._forces, self.engine)
+            self._limited = LimitStepper(system, self.options, self._forces, self.engine, proto)
         elif system.limits:
             self.warnings.append(limits_not_held(system, "a Simulator with limits=False"))
         self._py = self.engine != "core" or self._limited is not None  # steps from Python

@@ -12,18 +12,30 @@ calls, so that any cutting of a run into ``step`` calls is the same run:
 * the sample grid ``k dt``: a step an event falls in is finished to its end after the
   impact (``grid="fixed"``), so ``sim.t`` stays ``steps * dt``; the record gains the
   event's own sample.
+
+On the compiled core a call with no limit held first runs its steps compiled; they are
+kept when no sample is past a bound (they are then the phase ``simulate_limited`` would
+run), else the call runs ``simulate_limited``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
+from pfaff import core
 from pfaff.constraints.library import joint_coordinate
 from pfaff.simulate.limits import LimitEvent, simulate_limited
 from pfaff.simulate.options import SimOptions
+from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, series_shape
 from pfaff.simulate.trajectory import Trajectory
 
 __all__ = ["LimitStepper", "limits_not_held"]
+
+#: the record's series q, and those with a column per constraint row
+Q = [s.name for s in CORE_SERIES].index("q")
+PADDED = ("lambda", "av")
 
 
 def limits_not_held(system, who: str = "a rollout") -> str:
@@ -49,10 +61,17 @@ class LimitStepper:
     forces : its bound force elements; engine : ``"core"`` or ``"numpy"``.
     """
 
-    def __init__(self, system, options: SimOptions, forces, engine: str) -> None:
+    def __init__(self, system, options: SimOptions, forces, engine: str, proto=None) -> None:
         self.system, self.forces = system, tuple(forces)
         self.options = dataclasses.replace(options, engine=engine)
         self.limits = list(system.limits)
+        mech, cset = system.mechanism, system.cset
+        self._iq = np.array([joint_coordinate(mech, lim.joint)[0] for lim in self.limits])
+        self._lo = np.array([float(lim.lower) for lim in self.limits])
+        self._hi = np.array([float(lim.upper) for lim in self.limits])
+        self._scratch = None if proto is None else core.clone(proto)  # the fast path's
+        sizes = {"nq": system.nq, "nv": system.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
+        self._shapes = [series_shape(s, sizes) for s in CORE_SERIES]
         self.reset()
 
     def reset(self) -> None:
@@ -64,6 +83,9 @@ class LimitStepper:
         """``n`` steps of ``dt`` from ``(q, v)`` at time ``t`` with ``tau`` held: the
         trajectory and the events. ``keep``: carry the held set and the events on (else
         the stepper is left as it was)."""
+        fast = self._fast(q, v, t, tau, n)
+        if fast is not None:
+            return fast, []
         dt = self.options.dt
         run = simulate_limited(
             self.system.cset, q, v, t + n * dt, self.limits, self.options,
@@ -73,6 +95,37 @@ class LimitStepper:
             self.held = run.held
             self.events.extend(run.events)
         return run.trajectory, run.events
+
+    def _fast(self, q, v, t: float, tau, n: int) -> Trajectory | None:
+        """The compiled steps where no limit acts: ``n + 1`` steps of the core from
+        ``(q, v)`` (the last one only records the end state's sample, as ``simulate``'s
+        last sample), kept when no limit is held and no sample is past a bound (the
+        phase ``simulate_limited`` would run, without its start's re-assembly); None
+        otherwise (on the NumPy engine, or a step failed): the limited run then."""
+        if self._scratch is None or self.held:
+            return None
+        sys_, k = self._scratch, n + 1
+        bufs = [np.empty((k, *shape)) for shape in self._shapes]
+        fbufs = [np.zeros(k), np.zeros(k)]
+        sys_.set_buffers(bufs, k)
+        sys_.set_force_buffers(*fbufs)
+        sys_.set_state(q, v)
+        tau = np.zeros(self.system.nv) if tau is None else tau
+        if core.stepper()(sys_, tau, 0, k, t) is not None or sys_.recorded != k:
+            return None
+        x = bufs[Q][:, self._iq]
+        if ((x < self._lo) | (x > self._hi)).any():
+            return None
+        cset = self.system.cset
+        m = cset.dim + len(self.limits)
+        traj = Trajectory(self.system.nq, self.system.nv, m, len(cset.holonomic_rows))
+        traj.engine = "core"
+        for s, b in zip((*CORE_SERIES, *FORCE_SERIES), (*bufs, *fbufs)):
+            if s.name in PADDED:  # the limits' columns, as simulate_limited's record
+                b = np.hstack([b, np.zeros((k, len(self.limits)))])
+            traj.rows[s.name].extend(b)
+        traj.steps = n
+        return traj
 
     def check_start(self, q) -> None:
         """Refuse a start outside a limit (ValueError naming the joint, its value and

@@ -184,3 +184,17 @@ def test_a_start_outside_a_limit_is_refused_and_an_explicit_engine_kept():
     with pytest.warns(UserWarning, match="limits=False"):
         free = pfaff.Simulator(s, dt=DT, limits=False)
     free.reset(q=np.array([-0.6]))  # no limits held: any start
+
+
+def test_free_calls_run_compiled_and_a_crossing_falls_back():
+    """On the core, a call where no limit acts is the compiled steps (the fast path
+    returns them), one that crosses a stop is not (None: simulate_limited runs it)."""
+    s = _pendulum(0.3)
+    sim = pfaff.Simulator(s, dt=DT)
+    lim = sim._limited
+    free = lim._fast(sim.q, sim.v, 0.0, None, 10)
+    assert free is not None and free.steps == 10 and len(free) == 11
+    assert free.arrays()["lambda"].shape == (11, 1)  # the limit's column, zero
+    assert lim._fast(np.array([0.3005]), np.array([-1.0]), 0.0, None, 1) is None
+    sim.step(n=10)
+    np.testing.assert_array_equal(sim.q, free.arrays()["q"][-1])
