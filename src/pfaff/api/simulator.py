@@ -86,8 +86,8 @@ class Simulator:
         wall time; or a Viewer to show it in.
     limits : hold the system's joint limits (``system.limits``) as ``simulate_limited``
         does (default): events located inside the step, impacts, held rows (a call
-        where a limit acts runs from Python). False: step through them (the compiled
-        path alone; a warning says so).
+        in which an event happens runs from Python). False: step through them (the
+        compiled path alone; a warning says so).
     **options : fields of :class:`~pfaff.simulate.SimOptions` (``integrator``,
         ``position_tol``, ``rank_tol``, ``engine``, ...), all but ``dt``, ``control_dt``,
         ``record_every`` and ``progress``.

@@ -13,9 +13,10 @@ calls, so that any cutting of a run into ``step`` calls is the same run:
   impact (``grid="fixed"``), so ``sim.t`` stays ``steps * dt``; the record gains the
   event's own sample.
 
-On the compiled core a call with no limit held first runs its steps compiled; they are
-kept when no sample is past a bound (they are then the phase ``simulate_limited`` would
-run), else the call runs ``simulate_limited``.
+On the compiled core a call first runs its steps compiled with the rows of the limits
+held (a core system per held set, built once); they are kept when no free limit's
+sample is past its bound and no held limit's multiplier pulls (they are then the phase
+``simulate_limited`` would run), else the call runs ``simulate_limited``.
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ import dataclasses
 import numpy as np
 
 from pfaff import core
-from pfaff.constraints.library import joint_coordinate
-from pfaff.simulate.limits import LimitEvent, simulate_limited
+from pfaff.constraints.base import ConstraintSet
+from pfaff.constraints.library import LockedJoint, joint_coordinate
+from pfaff.simulate.core_engine import build, configure
+from pfaff.simulate.limits import RELEASE_TOL, LimitEvent, simulate_limited
 from pfaff.simulate.options import SimOptions
 from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, series_shape
 from pfaff.simulate.trajectory import Trajectory
@@ -34,7 +37,7 @@ from pfaff.simulate.trajectory import Trajectory
 __all__ = ["LimitStepper", "limits_not_held"]
 
 #: the record's series q, and those with a column per constraint row
-Q = [s.name for s in CORE_SERIES].index("q")
+Q, LAM = ([s.name for s in CORE_SERIES].index(x) for x in ("q", "lambda"))
 PADDED = ("lambda", "av")
 
 
@@ -65,13 +68,12 @@ class LimitStepper:
         self.system, self.forces = system, tuple(forces)
         self.options = dataclasses.replace(options, engine=engine)
         self.limits = list(system.limits)
-        mech, cset = system.mechanism, system.cset
+        mech = system.mechanism
         self._iq = np.array([joint_coordinate(mech, lim.joint)[0] for lim in self.limits])
         self._lo = np.array([float(lim.lower) for lim in self.limits])
         self._hi = np.array([float(lim.upper) for lim in self.limits])
-        self._scratch = None if proto is None else core.clone(proto)  # the fast path's
-        sizes = {"nq": system.nq, "nv": system.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
-        self._shapes = [series_shape(s, sizes) for s in CORE_SERIES]
+        self._proto = proto  # the fast path's core system (None on the NumPy engine)
+        self._compiled_sets: dict[tuple, tuple | None] = {}
         self.reset()
 
     def reset(self) -> None:
@@ -96,16 +98,47 @@ class LimitStepper:
             self.events.extend(run.events)
         return run.trajectory, run.events
 
+    def _compiled(self) -> tuple | None:
+        """``(core system, record shapes, constraint set)`` of the held set now: the
+        loop's rows plus a :class:`~pfaff.constraints.LockedJoint` row per held limit,
+        as ``simulate_limited`` builds it (one per held set, built once); None when the
+        core cannot run it."""
+        key = tuple(self.held.items())
+        if key not in self._compiled_sets:
+            cset = self.system.cset
+            if key:
+                locks = [
+                    LockedJoint(self.limits[i].joint, self._bound(i, side), f"limit {i}")
+                    for i, side in key
+                ]
+                cset = ConstraintSet(cset.mechanism, [*cset.constraints, *locks])
+            if core.unsupported_reason(cset) is not None:
+                self._compiled_sets[key] = None
+            else:
+                sys_ = core.clone(self._proto) if not key else build(cset, self.forces)
+                configure(sys_, self.options) if key else None
+                sizes = {"nq": self.system.nq, "nv": self.system.nv, "m": cset.dim}
+                sizes["m_h"] = len(cset.holonomic_rows)
+                shapes = [series_shape(s, sizes) for s in CORE_SERIES]
+                self._compiled_sets[key] = (sys_, shapes, cset)
+        return self._compiled_sets[key]
+
+    def _bound(self, i: int, side: str) -> float:
+        return float(self._lo[i] if side == "lower" else self._hi[i])
+
     def _fast(self, q, v, t: float, tau, n: int) -> Trajectory | None:
-        """The compiled steps where no limit acts: ``n + 1`` steps of the core from
-        ``(q, v)`` (the last one only records the end state's sample, as ``simulate``'s
-        last sample), kept when no limit is held and no sample is past a bound (the
-        phase ``simulate_limited`` would run, without its start's re-assembly); None
-        otherwise (on the NumPy engine, or a step failed): the limited run then."""
-        if self._scratch is None or self.held:
+        """The compiled steps where no limit changes: ``n + 1`` steps of the core with
+        the held set's rows from ``(q, v)`` (the last step only records the end state's
+        sample, as ``simulate``'s last sample), kept when no sample of a free limit is
+        past its bound and no held limit's multiplier pulls (the phase
+        ``simulate_limited`` would run, without its start's re-assembly); None
+        otherwise (the NumPy engine, a step failed): the limited run then."""
+        got = None if self._proto is None else self._compiled()
+        if got is None:
             return None
-        sys_, k = self._scratch, n + 1
-        bufs = [np.empty((k, *shape)) for shape in self._shapes]
+        sys_, shapes, cset = got
+        k = n + 1
+        bufs = [np.empty((k, *shape)) for shape in shapes]
         fbufs = [np.zeros(k), np.zeros(k)]
         sys_.set_buffers(bufs, k)
         sys_.set_force_buffers(*fbufs)
@@ -114,15 +147,20 @@ class LimitStepper:
         if core.stepper()(sys_, tau, 0, k, t) is not None or sys_.recorded != k:
             return None
         x = bufs[Q][:, self._iq]
-        if ((x < self._lo) | (x > self._hi)).any():
+        free = np.array([i not in self.held for i in range(len(self.limits))])
+        if (((x < self._lo) | (x > self._hi)) & free).any():
             return None
-        cset = self.system.cset
-        m = cset.dim + len(self.limits)
+        m0 = self.system.cset.dim
+        for col, side in enumerate(self.held.values()):  # simulate_limited's release
+            sign = 1.0 if side == "upper" else -1.0
+            if (sign * bufs[LAM][:, m0 + col] < -RELEASE_TOL).any():
+                return None
+        m = m0 + len(self.limits)
         traj = Trajectory(self.system.nq, self.system.nv, m, len(cset.holonomic_rows))
         traj.engine = "core"
         for s, b in zip((*CORE_SERIES, *FORCE_SERIES), (*bufs, *fbufs)):
-            if s.name in PADDED:  # the limits' columns, as simulate_limited's record
-                b = np.hstack([b, np.zeros((k, len(self.limits)))])
+            if s.name in PADDED:  # the free limits' columns, as simulate_limited's record
+                b = np.hstack([b, np.zeros((k, m - b.shape[1]))])
             traj.rows[s.name].extend(b)
         traj.steps = n
         return traj

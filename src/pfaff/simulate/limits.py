@@ -48,6 +48,8 @@ from pfaff.simulate.trajectory import Trajectory
 
 #: steps of a held phase between two checks of its multipliers
 HOLD_CHUNK = 64
+#: a held limit is released when its multiplier pulls by more than this [N m or N]
+RELEASE_TOL = 1e-10
 
 
 @dataclass(frozen=True)
@@ -167,7 +169,7 @@ def simulate_limited(
     t0: float = 0.0,
     tau: np.ndarray | None = None,
     event_tol: float = 1e-15,
-    release_tol: float = 1e-10,
+    release_tol: float = RELEASE_TOL,
     rest_speed: float = 1e-9,
     held: dict[int, str] | None = None,
     grid: str = "event",

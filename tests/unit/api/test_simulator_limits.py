@@ -198,3 +198,39 @@ def test_free_calls_run_compiled_and_a_crossing_falls_back():
     assert lim._fast(np.array([0.3005]), np.array([-1.0]), 0.0, None, 1) is None
     sim.step(n=10)
     np.testing.assert_array_equal(sim.q, free.arrays()["q"][-1])
+
+
+def test_a_held_limit_is_released_by_a_torque_that_lifts_it(engine):
+    """Resting on the stop at 0.3 rad, then tau = 3 N m > m g c sin(0.3): the held row
+    would pull (lambda = tau - m g c sin 0.3 > 0 at a lower bound) at the first sample of
+    that call, so the limit is released there and the arm leaves the stop. The witness:
+    the same two torques as two chained simulate_limited runs (held set carried), which
+    never take the compiled path."""
+    s = _pendulum(0.3)
+    with use_engine(engine):
+        sim = pfaff.Simulator(s, dt=DT)
+        for n in (400, 1, 99):
+            sim.step(n=n)
+        if engine == "core":  # resting: the compiled path with the held row
+            assert sim._limited._fast(sim.q, sim.v, sim.t, None, 5) is not None
+        for n in (1, 50, 149):
+            sim.step([3.0], n=n)
+    assert [e.kind for e in sim.events] == ["impact", "release"]
+    assert abs(sim.events[1].t - 0.5) < 1e-12
+    assert sim.q[0] > 0.3 + 1e-3
+    opt = SimOptions(dt=DT, progress=False)
+    with use_engine(engine):
+        a = simulate_limited(s.cset, s.q0, s.v0, 0.5, s.limits, opt, grid="fixed")
+        qa, va = (a.trajectory.arrays()[k][-1] for k in ("q", "v"))
+        b = simulate_limited(
+            s.cset, qa, va, 0.7, s.limits, opt, t0=0.5, tau=np.array([3.0]), held=a.held,
+            grid="fixed",
+        )  # fmt: skip
+    ref_events = a.events + b.events
+    assert [e.kind for e in ref_events] == [e.kind for e in sim.events]
+    assert max(abs(x.t - y.t) for x, y in zip(ref_events, sim.events)) <= 1e-12
+    ref = b.trajectory.arrays()
+    got = sim.record().arrays()
+    k = len(got["t"]) - len(ref["t"])
+    for key in ("t", "q", "v", "lambda"):
+        assert np.abs(got[key][k:] - ref[key]).max() <= 1e-12, key
