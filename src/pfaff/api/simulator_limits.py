@@ -115,8 +115,11 @@ class LimitStepper:
             if core.unsupported_reason(cset) is not None:
                 self._compiled_sets[key] = None
             else:
-                sys_ = core.clone(self._proto) if not key else build(cset, self.forces)
-                configure(sys_, self.options) if key else None
+                if key:
+                    sys_ = build(cset, self.forces)
+                    configure(sys_, self.options)
+                else:
+                    sys_ = core.clone(self._proto)
                 sizes = {"nq": self.system.nq, "nv": self.system.nv, "m": cset.dim}
                 sizes["m_h"] = len(cset.holonomic_rows)
                 shapes = [series_shape(s, sizes) for s in CORE_SERIES]
