@@ -100,6 +100,31 @@ namespace pfaff
     double sigma_min = 0.0;
     bool deficient = false; // the last factorisation found rank < rows
     bool zero_rows = false; // rows of A exactly 0.0 were set aside: sigma_min(A) = 0
+    unsigned long stamp = 0; // the pass that factored it (Stamps::pass; 0: none)
+  };
+
+  /// What the per-state workspaces hold, as the stamps of the passes that wrote them
+  /// (in the spirit of MuJoCo's mj_forwardSkip, which skips the stages that stand):
+  /// every pass over a state (kinematics, M, h, the rows, a row space) takes the next
+  /// value of `pass`, and each result keeps the stamps of what it was built from. A
+  /// reuse is a stamp that matches (System::mass_stands, gram_stands, take_vel_factor,
+  /// start_terms); no flag is cleared by hand where a workspace moves.
+  struct Stamps
+  {
+    unsigned long pass = 0;   // the last stamp handed out (next)
+    unsigned long epoch = 0;  // the pass of the last state set from outside (set_state)
+    unsigned long kin = 0;    // data.oMi, data.J: the pass that placed the joints
+    unsigned long mass = 0;   // M, data.M (of System::q_M_): its pass, which placed the joints too
+    unsigned long bias = 0;   // h's pass: == mass for the fused pass (ov, oa in the world)
+    unsigned long rows = 0;   // A, drift, Phi: the pass of evaluate (the contacts' geometry)
+    unsigned long factor = 0; // data.U, data.D: the factor of M of this mass pass
+    unsigned long gram_rows = 0, gram_mass = 0; // llt_: G of the row space of stamp
+                                                // gram_rows through M's factor of pass gram_mass
+    unsigned long terms = 0;  // the start terms (M, h, frames, A, rs_) of (q_, v_): the
+                              // last pass that wrote them (start_terms)
+    unsigned long vel = 0, vel_epoch = 0; // rs_vel_ of stamp vel factors A_vel_ (the
+                                          // correction's), in the state epoch vel_epoch
+    unsigned long next() { return ++pass; }
   };
 
   struct Options
@@ -188,9 +213,9 @@ namespace pfaff
     void evaluate(const VecX & q, const VecX & v, bool with_drift);
     /// row space of A (rows = all, or the holonomic ones) into rs.
     void row_space(const MatX & A, bool want_sigma, bool allow_qr, RowSpace & rs);
-    /// acceleration from the projection direct dynamics at the current terms.
-    /// gram_ready: llt_ already holds G = V1^T M^-1 V1 of rs.V1 (the correction's)
-    void accel(const VecX & tau, const RowSpace & rs, VecX & a, bool gram_ready = false);
+    /// acceleration from the projection direct dynamics at the current terms (G =
+    /// V1^T M^-1 V1 of rs is reused where llt_ holds it: gram_stands)
+    void accel(const VecX & tau, const RowSpace & rs, VecX & a);
     /// constraint force and multipliers for acceleration a.
     void forces(const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F, VecX & lam);
 
@@ -201,12 +226,13 @@ namespace pfaff
       const VecX & q, const VecX & v, const VecX & tau, VecX & a, VecX & F, VecX & lam, int & rank);
 
     // -- the step loop ------------------------------------------------------
+    /// a state from outside: a pass of its own (the start terms of the last state no
+    /// longer stand) and a new epoch (nor does the last correction's factor of A)
     void set_state(const VecX & q, const VecX & v)
     {
       q_ = q;
       v_ = v;
-      A_vel_ok_ = false;
-      start_ok_ = false;
+      st_.epoch = st_.next();
     }
     void set_tau(const VecX & tau) { tau_ = tau; }
     /// the explicit Runge-Kutta method a step takes: a (s x s, strictly lower
@@ -322,12 +348,24 @@ namespace pfaff
     /// M as mass_matrix and h = nle at (q, v): one fused pass when M moves, else RNEA
     /// (false: M's pass stood)
     bool mass_and_bias(const VecX & q, const VecX & v);
-    void take_mass(const VecX & q); // M from data.M of q; its factor and G are stale
-    bool bias_world_ = false; // the last bias pass was the fused one (ov, oa in world)
-    /// M = U D U^T (Pinocchio's cholesky::decompose) of the last mass_matrix, once
+    void take_mass(const VecX & q); // M from data.M of q: a new mass stamp
+    /// the mass pass of q stands: M, data.M and the joints' placements are still those
+    /// of q (bitwise), no kinematics pass since
+    bool mass_stands(const VecX & q) const
+    {
+      return st_.mass != 0 && st_.kin == st_.mass && q.size() == q_M_.size() && q == q_M_;
+    }
+    /// M = U D U^T (Pinocchio's cholesky::decompose) of the last mass pass, once
     void mass_factor();
-    /// G = V1^T M^-1 V1 through that factor, its Cholesky factor into llt_
-    void metric_gram(const MatX & V1);
+    /// G = V1^T M^-1 V1 of rs through that factor, its Cholesky factor into llt_
+    void metric_gram(const RowSpace & rs);
+    /// llt_ holds G of rs through the factor of the M that stands
+    bool gram_stands(const RowSpace & rs) const
+    {
+      return rs.stamp != 0 && st_.gram_rows == rs.stamp && st_.gram_mass == st_.mass
+             && st_.factor == st_.mass;
+    }
+    Stamps st_;
     /// the thin Q_1 (n x r) of a Householder QR (reflectors in QR, factors hc)
     void thin_q(const MatX & QR, const VecX & hc, int r, MatX & V1);
     void write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift);
@@ -335,9 +373,9 @@ namespace pfaff
     bool zero_rows_qr(const MatX & A, RowSpace & rs);
     bool well_conditioned_rows(const VecX & tau, VecX & a); // acceleration's short path
     RowSpace rs_rows_; // well_conditioned_rows: V1 = A^T, W = I (not orthonormal)
-    /// rs takes the last correction's factor of A where A is still that one (A_vel_),
-    /// gram whether llt_ holds its G; false (nothing moved) otherwise
-    bool take_vel_factor(RowSpace & rs, bool & gram);
+    /// rs takes the last correction's factor of A where A is still that one (A_vel_,
+    /// bitwise) in the same state epoch; false (nothing moved) otherwise
+    bool take_vel_factor(RowSpace & rs);
     std::vector<int> kept_rows_; // zero_rows_qr: the rows of A not exactly 0.0
     MatX Ac_;                    // zero_rows_qr: those rows, transposed
     void sigma_of_factor(RowSpace & rs);
@@ -354,8 +392,8 @@ namespace pfaff
     /// on the manifold (correct(q, v, true)) and returned so
     double stage(VecX & q, VecX & v, VecX & a);
     void record(double t);
-    /// dynamics_state, evaluate and rs_ at (q_, v_), once per state (see core.cpp)
-    bool start_terms(bool rec);
+    /// dynamics_state, evaluate and rs_ at (q_, v_), once per state (projection.cpp)
+    void start_terms(bool rec);
     Status correct(VecX & q, VecX & v, bool at_stage = false);
     bool finite_or(const char * what, const VecX & x, double t, int step, Status & st);
 
@@ -363,7 +401,6 @@ namespace pfaff
     const VecX * vref_ = nullptr; // the velocity of the state being evaluated
     bool held_on_ = false;
     double next_ctrl_ = 0.0, control_dt_ = 0.0, sample_tol_ = 0.0;
-    unsigned eval_stamp_ = 0;     // evaluate() passes (the contacts' geometry is per pass)
     int capacity_ = 0;
     std::vector<double *> bufs_;
     std::vector<size_t> buf_sizes_; // values each record buffer holds
@@ -376,10 +413,7 @@ namespace pfaff
     Eigen::ColPivHouseholderQR<MatX> cpqr_;
     MatX S_, Y_, Kt_, H_;   // pivoted_rows: W through K^T = R11^-1 R12, H = I + K^T K
     Eigen::LLT<MatX> lltH_;
-    VecX q_M_;              // the q of the last CRBA pass (mass_matrix)
-    bool M_ok_ = false;     // data.M, data.oMi, data.J are those of q_M_
-    bool chol_ok_ = false;  // data.U, data.D hold the factor of that M
-    bool gram_vel_ = false; // llt_ holds G of rs_vel_.V1 with that factor (correct)
+    VecX q_M_;              // the q of the last mass pass (Stamps::mass)
     MatX Ya_, Ga_;          // metric_gram: U^-1 V1 and G = V1^T M^-1 V1
     VecX ya_;
     VecX hh_ws_;            // thin_q: one double per row of A
@@ -390,12 +424,8 @@ namespace pfaff
     RowSpace rs_, rs_stage_, rs_newton_, rs_vel_;
     // the A that rs_vel_ factors (the corrected q of a step's end or of a stage): the
     // next step's start (start_terms) or the stage's dynamics (stage) reuse the factor
-    // where their A is this one, bitwise
+    // where their A is this one, bitwise (Stamps::vel)
     MatX A_vel_;
-    bool A_vel_ok_ = false;
-    // start_terms: the terms at (q_, v_) stand (taken by a sample, reused by the step);
-    // llt_ holds G of rs_.V1
-    bool start_ok_ = false, start_gram_ = false;
     VecX a_, vs_, vbar_, qs_, q1_, v1_, F_, lam_, rhs_, tmp_, Cv_;
     // the explicit Runge-Kutta method (set_tableau) and its stages' rates
     MatX tab_a_;

@@ -34,6 +34,7 @@ namespace pfaff
   {
     const int mm = int(Am.rows()), n = int(Am.cols());
     const double tol = opt.rank_tol;
+    rs.stamp = st_.next(); // a new factor (G built on the last one no longer stands)
     if (mm == 0)
     {
       rs.V1.resize(n, 0);
@@ -217,7 +218,7 @@ namespace pfaff
   }
 
   // -- direct dynamics (dynamics.direct_dynamics, Aghili eq. 22, 27, 29) ------------
-  void System::accel(const VecX & tau, const RowSpace & rs, VecX & a, bool gram_ready)
+  void System::accel(const VecX & tau, const RowSpace & rs, VecX & a)
   {
     const int n = model.nv;
     if (opt.variant == 0)
@@ -235,8 +236,8 @@ namespace pfaff
       {
         ya_.noalias() = -(rs.W.transpose() * drift);
         ya_.noalias() -= rs.V1.transpose() * a;
-        if (!gram_ready)
-          metric_gram(rs.V1);
+        if (!gram_stands(rs)) // else the correction's or the sample's G of rs stands
+          metric_gram(rs);
         llt_.solveInPlace(ya_);
         tmp_.noalias() = rs.V1 * ya_;
         pinocchio::cholesky::solve(model, data, tmp_);
@@ -293,7 +294,6 @@ namespace pfaff
   void System::solve(
     const VecX & q, const VecX & v, const VecX & tau, VecX & a, VecX & F, VecX & lam, int & rank)
   {
-    start_ok_ = false; // data and rs_ move to (q, v)
     dynamics_state(q, v, false);
     evaluate(q, v, true);
     row_space(A, true, false, rs_);
@@ -304,7 +304,6 @@ namespace pfaff
 
   void System::acceleration(const VecX & q, const VecX & v, const VecX & tau, VecX & a)
   {
-    start_ok_ = false;
     dynamics_state(q, v, false);
     evaluate(q, v, true);
     if (opt.variant == 0 && well_conditioned_rows(tau, a))
@@ -336,7 +335,20 @@ namespace pfaff
     rs_rows_.V1 = A.transpose();
     rs_rows_.W.setIdentity(mm, mm);
     rs_rows_.rank = mm;
+    rs_rows_.stamp = st_.next();
     accel(tau, rs_rows_, a);
+    return true;
+  }
+
+  bool System::take_vel_factor(RowSpace & rs)
+  {
+    // the last correction factored this A (same q, bitwise: A == A_vel_) in this state
+    // epoch: its factor, with its stamp, moves into rs (and G of it stands for accel
+    // while M's factor is still the one it used: gram_stands)
+    if (!(st_.vel != 0 && st_.vel == rs_vel_.stamp && st_.vel_epoch == st_.epoch
+          && A.rows() == A_vel_.rows() && A == A_vel_))
+      return false;
+    std::swap(rs, rs_vel_);
     return true;
   }
 
@@ -344,37 +356,22 @@ namespace pfaff
   // A, drift, Phi (evaluate) and the row space rs_ of A, which is the correction's
   // factor rs_vel_ when that A stands (same q, bitwise). A controller sample takes
   // them (with rec: the energies and sigma_min), and the step that follows (run)
-  // reuses them: only its torque differs. Returns whether llt_ already holds
-  // G = V1^T M^-1 V1 of rs_.V1.
-  bool System::take_vel_factor(RowSpace & rs, bool & gram)
+  // reuses them while no pass came between (their stamp is the last): only its
+  // torque differs.
+  void System::start_terms(bool rec)
   {
-    // the last correction factored this A (same q, bitwise: A == A_vel_): its factor
-    // moves into rs, and its G stands while M's factor is still the one it used
-    if (!(A_vel_ok_ && A == A_vel_))
-      return false;
-    std::swap(rs, rs_vel_);
-    A_vel_ok_ = false;
-    gram = gram_vel_ && chol_ok_;
-    return true;
-  }
-
-  bool System::start_terms(bool rec)
-  {
-    if (start_ok_) // taken by sample() at this state
-      return start_gram_ && chol_ok_;
+    if (st_.terms != 0 && st_.terms == st_.pass) // taken by sample() at this state
+      return;
     dynamics_state(q_, v_, rec);
     evaluate(q_, v_, true);
-    bool gram = false;
-    if (take_vel_factor(rs_, gram))
+    if (take_vel_factor(rs_))
     {
       if (rec)
         sigma_of_factor(rs_);
     }
     else
       row_space(A, rec, true, rs_);
-    start_ok_ = true;
-    start_gram_ = gram;
-    return gram;
+    st_.terms = st_.pass;
   }
 
   void System::sample(bool with_sensors, Sample & out)
@@ -382,7 +379,7 @@ namespace pfaff
     const int n = model.nv;
     // the certified QR when A has full row rank (sigma_min from R), else the SVD; the
     // step that follows reuses these terms (start_terms)
-    const bool gram = start_terms(true);
+    start_terms(true);
     out.rank = rs_.rank;
     out.sigma_min = rs_.sigma_min;
     MatX N = MatX::Identity(n, n);
@@ -395,8 +392,7 @@ namespace pfaff
     VecX F, lam;
     if (with_sensors)
     {
-      accel(tau_, rs_, a_, gram);
-      start_gram_ = opt.variant == 0 && rs_.rank > 0; // llt_: G of rs_.V1
+      accel(tau_, rs_, a_); // llt_ then holds G of rs_ for the step (gram_stands)
       forces(tau_, rs_, a_, F, lam);
     }
     // the observed frames: dynamics_state left the RNEA pass of (q_, v_) and the

@@ -55,7 +55,7 @@ namespace pfaff
     // warm start of the foot-point solver (the last contact parameter)
     double u = 0.0;
     bool warm = false;
-    unsigned stamp = 0; // the System::evaluate pass the geometry belongs to
+    unsigned long stamp = 0; // the System::evaluate pass the geometry belongs to (Stamps::rows)
     // geometry: world tangent, outward normal, c - p, relative velocity w and the
     // velocity part of w', curvature, distance, object rate, alpha = the velocity part
     // of theta'' - phi'', s'

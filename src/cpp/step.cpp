@@ -150,10 +150,11 @@ namespace pfaff
       correct(q, v, true);
     dynamics_state(q, v, false);
     evaluate(q, v, true);
-    bool gram = false; // the stage's correction factored this A where Newton stopped
-    if (!take_vel_factor(rs_stage_, gram))
+    // the stage's correction factored this A where Newton stopped (and G of it stands
+    // while M does)
+    if (!take_vel_factor(rs_stage_))
       row_space(A, false, true, rs_stage_);
-    accel(tau_, rs_stage_, a, gram);
+    accel(tau_, rs_stage_, a);
     return felems.power; // power of the force elements' dampers at the stage
   }
 
@@ -238,8 +239,10 @@ namespace pfaff
       row_space(A, false, true, rs_vel_);
     // the next step's start (run) or this stage's dynamics (stage) reuse rs_vel_ where
     // their A is this one
-    A_vel_ok_ = m > 0 && m == m_h;
-    if (A_vel_ok_)
+    const bool reusable = m > 0 && m == m_h;
+    st_.vel = reusable ? rs_vel_.stamp : 0;
+    st_.vel_epoch = st_.epoch;
+    if (reusable)
       A_vel_ = A;
     VecX & vn = vn_;
     vn = v;
@@ -250,8 +253,7 @@ namespace pfaff
       // NumPy engine's, solves with LU
       mass_factor();
       y_.noalias() = rs_vel_.V1.transpose() * v;
-      metric_gram(rs_vel_.V1);
-      gram_vel_ = true; // reused with rs_vel_ (start_terms, stage) while M's factor stands
+      metric_gram(rs_vel_); // reused with rs_vel_ (start_terms, stage): gram_stands
       llt_.solveInPlace(y_);
       tmp_.noalias() = rs_vel_.V1 * y_;
       pinocchio::cholesky::solve(model, data, tmp_);
@@ -279,8 +281,8 @@ namespace pfaff
     {
       const double t = t0 + k * dt;
       const bool rec = (k % opt.record_every == 0) || k == n_steps;
-      const bool gram = start_terms(rec);
-      start_ok_ = false; // the step moves (q_, v_) and data
+      start_terms(rec);
+      st_.next(); // a pass of its own: the step moves (q_, v_) and data
       if (held_on_ && !(t < next_ctrl_ - sample_tol_ * dt)) // a held law's sample (set_held)
       {
         if (held.gravity)
@@ -290,7 +292,7 @@ namespace pfaff
         next_ctrl_ += control_dt_;
       }
       const double p1 = felems.power;
-      accel(tau_, rs_, a_, gram);
+      accel(tau_, rs_, a_);
       if (!finite_or("acceleration", a_, t, k, st))
         return st;
       if (rec || check_contact)

@@ -93,7 +93,7 @@ namespace pfaff
   {
     // the joints that carry a frame: their velocity and acceleration at zero joint
     // acceleration in the joint frame, as getFrameClassicalAcceleration reads them
-    if (bias_world_) // the fused pass left ov, oa in the world frame
+    if (st_.bias == st_.mass) // the fused pass left ov, oa in the world frame
       for (const auto & f : fs)
       {
         data.v[f.joint] = data.oMi[f.joint].actInv(data.ov[f.joint]);
@@ -106,11 +106,11 @@ namespace pfaff
 
   bool System::mass_and_bias(const VecX & q, const VecX & v)
   {
-    if (M_ok_ && q.size() == q_M_.size() && q == q_M_)
+    if (mass_stands(q))
     {
       // M of q stands (the correction's CRBA): the bias forces only
       pinocchio::nonLinearEffects(model, data, q, v);
-      bias_world_ = false;
+      st_.bias = st_.next();
       return false;
     }
     // M (WORLD convention: data.oMi, data.J) and nle = C v + g in one forward and one
@@ -130,20 +130,18 @@ namespace pfaff
       Backward::run(model.joints[i], typename Backward::ArgsType(model, data));
     data.M.diagonal() += model.armature;
     take_mass(q);
-    bias_world_ = true;
+    st_.bias = st_.mass; // the same pass: ov, oa in the world frame
     return true;
   }
 
   void System::take_mass(const VecX & q)
   {
-    // data.M (upper triangle) of q into M; what was factored or built on the last M
-    // no longer stands
+    // data.M (upper triangle) of q into M; the pass also placed the joints. What was
+    // factored or built on the last M keeps that M's stamp, and so no longer stands
     M.triangularView<Eigen::Upper>() = data.M;
     M.triangularView<Eigen::StrictlyLower>() = data.M.transpose();
     q_M_ = q;
-    M_ok_ = true;
-    chol_ok_ = false;
-    gram_vel_ = false;
+    st_.mass = st_.kin = st_.next();
   }
 
   bool System::mass_matrix(const VecX & q)
@@ -151,7 +149,7 @@ namespace pfaff
     // the CRBA pass of the last call still stands when q is bitwise the same and no
     // other kinematics ran since (the start of a step after a correction that took
     // no Newton step): M, its factor and data.oMi, data.J are those of q
-    if (M_ok_ && q.size() == q_M_.size() && q == q_M_)
+    if (mass_stands(q))
       return false;
     pinocchio::crba(model, data, q, pinocchio::Convention::WORLD);
     take_mass(q);
@@ -160,17 +158,17 @@ namespace pfaff
 
   void System::mass_factor()
   {
-    if (chol_ok_)
+    if (st_.factor == st_.mass && st_.mass != 0)
       return;
     pinocchio::cholesky::decompose(model, data);
-    chol_ok_ = true;
+    st_.factor = st_.mass;
   }
 
   // G = V1^T M^-1 V1 = Y^T D^-1 Y with Y = U^-1 V1 (M = U D U^T, Pinocchio's sparse
   // factor: one triangular solve per column instead of two), factored into llt_
-  void System::metric_gram(const MatX & V1)
+  void System::metric_gram(const RowSpace & rs)
   {
-    gram_vel_ = false;
+    const MatX & V1 = rs.V1;
     Ya_ = V1;
     pinocchio::cholesky::Uiv(model, data, Ya_);
     Ya_ = data.Dinv.cwiseSqrt().asDiagonal() * Ya_; // D^-1/2 U^-1 V1
@@ -182,11 +180,15 @@ namespace pfaff
       Ga_.selfadjointView<Eigen::Lower>().rankUpdate(Ya_.transpose());
     }
     llt_.compute(Ga_);
+    st_.gram_rows = rs.stamp;
+    st_.gram_mass = st_.factor;
   }
 
   void System::kinematics_state(const VecX & q)
   {
-    M_ok_ = false; // data.oMi, data.J move to q; data.M stays
+    // data.oMi, data.J move to q (the mass pass no longer stands); data.M, its factor
+    // and M stay those of the mass pass
+    st_.kin = st_.next();
     pinocchio::computeJointJacobians(model, data, q);
     frame_terms(false, v_);
   }
@@ -316,7 +318,9 @@ namespace pfaff
   void System::evaluate(const VecX & q, const VecX & v, bool with_drift)
   {
     vref_ = &v;
-    ++eval_stamp_;
+    // A, drift, Phi move (the start terms no longer stand); the contacts' geometry is
+    // computed once in this pass
+    st_.rows = st_.next();
     int row = 0, hrow = 0;
     for (const auto & s : specs)
     {

@@ -14,7 +14,7 @@ namespace pfaff::kinds
     // both rows
     RollingContact & geometry(
       std::vector<RollingContact> & contacts, const std::vector<FrameKin> & frames,
-      const Spec & s, unsigned stamp, const VecX & v, bool with_drift)
+      const Spec & s, unsigned long stamp, const VecX & v, bool with_drift)
     {
       RollingContact & c = contacts[size_t(s.contact)];
       if (c.stamp != stamp)
@@ -44,7 +44,7 @@ namespace pfaff::kinds
   void RollContact(System & sys, const Spec & s, const RowOut & out)
   {
     const RollingContact & c =
-      geometry(sys.contacts, sys.frames, s, sys.eval_stamp_, sys.v_stage_ref(), out.with_drift);
+      geometry(sys.contacts, sys.frames, s, sys.st_.rows, sys.v_stage_ref(), out.with_drift);
     sys.phi(out.hrow) = c.d - c.r;
     sys.A.row(out.row).noalias() = c.n.transpose() * c.JQ;
     sys.drift(out.row) = out.with_drift
@@ -55,7 +55,7 @@ namespace pfaff::kinds
   void RollTangent(System & sys, const Spec & s, const RowOut & out)
   {
     const RollingContact & c =
-      geometry(sys.contacts, sys.frames, s, sys.eval_stamp_, sys.v_stage_ref(), out.with_drift);
+      geometry(sys.contacts, sys.frames, s, sys.st_.rows, sys.v_stage_ref(), out.with_drift);
     sys.A.row(out.row).noalias() = c.t.transpose() * c.JQ;
     sys.A.row(out.row) += c.r * c.Jrot;
     sys.drift(out.row) = out.with_drift ? (c.omega * S(c.t) - c.kappa * c.sdot * c.n).dot(c.w)
