@@ -286,19 +286,27 @@ namespace pfaff
     double next_control() const { return next_ctrl_; }
     /// observe a frame at controller samples (not at the stages): returns its slot
     int observe(const std::string & name);
-    /// a controller's record at the current state (pfaff.simulate.core_engine._record
-    /// slices `blob` in this order, each block row-major): q, v, M, h, A, drift, Phi,
-    /// the row-space factors V1, W of A (A^+ = V1 W^T), an orthonormal basis N of N(A),
-    /// the projector P = I - V1 V1^T and C v = -A^+ drift, with_sensors the readings F,
-    /// lambda of the held torque (else empty), the observed frames (one row each: p, R
-    /// row by row, J (6 x nv) row by row, drift) and g; beside it rank, sigma_min, and
-    /// the energies 0.5 v^T M v and gravity's potential -- what
-    /// PinocchioMechanism.compute puts in a Snapshot.
+    /// a controller's record at the current state: what PinocchioMechanism.compute puts
+    /// in a Snapshot and the projection the step takes (bound to Python as
+    /// pfaff._core.Sample, each field a view of the struct's arrays; read by
+    /// pfaff.simulate.core_engine._record)
     struct Sample
     {
-      VecX blob;
+      VecX q, v;
+      RowMat M;         // nv x nv
+      VecX h;           // C v + g - Q (the force elements')
+      RowMat A;         // m x nv
+      VecX drift, phi;  // m, m_h
+      RowMat V1, W;     // the row-space factors of A: A^+ = V1 W^T (nv x r, m x r)
+      RowMat N;         // an orthonormal basis of N(A) (nv x (nv - r))
+      RowMat P;         // P = I - V1 V1^T
+      VecX Cv;          // C v = -A^+ drift
+      VecX F, lam;      // with_sensors: the readings of the held torque (else empty)
+      RowMat frames;    // the observed frames, one row each: p, R row by row, J (6 x nv)
+                        // row by row, drift (6)
+      VecX g;           // gravity's generalized force
       int rank = 0;
-      double sigma_min = 0.0, kinetic = 0.0, potential = 0.0;
+      double sigma_min = 0.0, kinetic = 0.0, potential = 0.0; // 0.5 v^T M v, gravity's
     };
     void sample(bool with_sensors, Sample & out);
 

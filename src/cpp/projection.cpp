@@ -380,6 +380,9 @@ namespace pfaff
     // the certified QR when A has full row rank (sigma_min from R), else the SVD; the
     // step that follows reuses these terms (start_terms)
     start_terms(true);
+    out.q = q_, out.v = v_, out.M = M, out.h = h;
+    out.A = A, out.drift = drift, out.phi = phi;
+    out.V1 = rs_.V1, out.W = rs_.W;
     out.rank = rs_.rank;
     out.sigma_min = rs_.sigma_min;
     MatX N = MatX::Identity(n, n);
@@ -389,21 +392,22 @@ namespace pfaff
       N.applyOnTheLeft(qv.householderQ());
       N = N.rightCols(n - rs_.rank).eval();
     }
-    VecX F, lam;
+    out.N = N;
+    out.F.resize(0), out.lam.resize(0);
     if (with_sensors)
     {
       accel(tau_, rs_, a_); // llt_ then holds G of rs_ for the step (gram_stands)
-      forces(tau_, rs_, a_, F, lam);
+      forces(tau_, rs_, a_, out.F, out.lam);
     }
     // the observed frames: dynamics_state left the RNEA pass of (q_, v_) and the
     // placements of q_ in data
     joint_accelerations(obs_frames);
     frame_terms(obs_frames, true, v_, true);
-    RowMat kin(Eigen::Index(obs_frames.size()), 18 + 6 * n);
+    out.frames.resize(Eigen::Index(obs_frames.size()), 18 + 6 * n);
     for (size_t i = 0; i < obs_frames.size(); ++i)
     {
       const FrameKin & f = obs_frames[i];
-      auto row = kin.row(Eigen::Index(i));
+      auto row = out.frames.row(Eigen::Index(i));
       row.head<3>() = f.p.transpose();
       for (int r = 0; r < 3; ++r)
         row.segment<3>(3 + 3 * r) = f.R.row(r);
@@ -413,24 +417,14 @@ namespace pfaff
     }
     out.kinetic = kinetic; // start_terms(true): dynamics_state's energies
     // on data_g: data keeps the passes the next step's start reuses (M, its factor)
-    const VecX g = pinocchio::computeGeneralizedGravity(model, data_g, q_);
+    out.g = pinocchio::computeGeneralizedGravity(model, data_g, q_);
     out.potential = potential_gravity;
     // the projection's P = I - V1 V1^T and C v = -A^+ drift, A^+ = V1 W^T (eq. 4, 16)
     MatX P = MatX::Identity(n, n);
     P.noalias() -= rs_.V1 * rs_.V1.transpose();
-    VecX Cv = VecX::Zero(n);
+    out.P = P;
+    out.Cv = VecX::Zero(n);
     if (rs_.rank > 0)
-      Cv.noalias() = -(rs_.V1 * (rs_.W.transpose() * drift));
-    // one array (nanobind would export each small Eigen object through numpy.copy)
-    out.blob.resize(q_.size() + v_.size() + M.size() + h.size() + A.size() + drift.size()
-                    + phi.size() + rs_.V1.size() + rs_.W.size() + N.size() + P.size()
-                    + Cv.size() + F.size() + lam.size() + kin.size() + g.size());
-    double * p = out.blob.data();
-    auto put = [&p](const auto & X) {
-      Eigen::Map<RowMat>(p, X.rows(), X.cols()) = X;
-      p += X.size();
-    };
-    put(q_), put(v_), put(M), put(h), put(A), put(drift), put(phi);
-    put(rs_.V1), put(rs_.W), put(N), put(P), put(Cv), put(F), put(lam), put(kin), put(g);
+      out.Cv.noalias() = -(rs_.V1 * (rs_.W.transpose() * drift));
   }
 } // namespace pfaff
