@@ -157,6 +157,49 @@ namespace pfaff
     VecX th_;
   };
 
+  // -- the algorithms over a Model and its Data (as Pinocchio's over model, data) ------
+  // terms.cpp: the per-state terms
+  /// M, h (computeAllTerms) and the frames with drift at (q, v); energies if asked.
+  void dynamics_state(const Model & mo, Data & d, const VecX & q, const VecX & v, bool extras);
+  /// frame placements and Jacobians at q (no velocity): for the position correction.
+  void kinematics_state(const Model & mo, Data & d, const VecX & q);
+  /// the frames fs from data's pass: placements and Jacobians (unless placements is
+  /// false: p, R, J are still those of q, the mass pass stood) and, with a velocity v,
+  /// their drift and angular velocity (else zero)
+  void frame_terms(
+    const Model & mo, Data & d, std::vector<FrameKin> & fs, const VecX * v, bool placements);
+  /// data.a of the frames' joints at zero joint acceleration, from the RNEA pass's
+  /// a_gf = a - X g (or the fused pass's ov, oa) and the placements oMi of the same q
+  void joint_accelerations(const Model & mo, Data & d, const std::vector<FrameKin> & fs);
+  /// M at q by the CRBA (WORLD convention: also data.oMi, data.J), skipped when the
+  /// mass pass of q stands (false: skipped)
+  bool mass_matrix(const Model & mo, Data & d, const VecX & q);
+  /// M as mass_matrix and h = nle at (q, v): one fused pass when M moves, else RNEA
+  /// (false: M's pass stood)
+  bool mass_and_bias(const Model & mo, Data & d, const VecX & q, const VecX & v);
+  /// M = U D U^T (Pinocchio's cholesky::decompose) of the last mass pass, once
+  void mass_factor(const Model & mo, Data & d);
+  /// G = V1^T M^-1 V1 of rs through that factor, its Cholesky factor into d.llt_
+  void metric_gram(const Model & mo, Data & d, const RowSpace & rs);
+  /// g(q) and gravity's potential into g_fe_, Vg_fe_ (a gravity compensation element)
+  void gravity_terms(const Model & mo, Data & d, const VecX & q);
+  // projection.cpp: the row space, the dynamics, the force
+  /// row space of A (rows = all, or the holonomic ones) into rs.
+  void row_space(
+    const Model & mo, Data & d, const MatX & A, bool want_sigma, bool allow_qr, RowSpace & rs);
+  /// sigma_min(A) of rs's QR factorisation
+  void sigma_of_factor(Data & d, RowSpace & rs);
+  /// acceleration from the projection direct dynamics at the current terms (G =
+  /// V1^T M^-1 V1 of rs is reused where d.llt_ holds it: gram_stands)
+  void accel(const Model & mo, Data & d, const VecX & tau, const RowSpace & rs, VecX & a);
+  /// constraint force and multipliers for acceleration a.
+  void forces(
+    Data & d, const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F, VecX & lam);
+  // step.cpp
+  /// RKMK stage rate theta' = dintegrate_dv(q, theta)^-1 vi (vi on nq == nv models)
+  void stage_rate(
+    const Model & mo, Data & d, const VecX & q, const VecX & theta, const VecX & vi, VecX & out);
+
   /// The owner of a Model, its Data and the step loop's state (the state, the torque,
   /// the record buffers, the counters, a held law): what the bindings hold. Its
   /// algorithms are the step core's (core.cpp, terms.cpp, projection.cpp, step.cpp).
@@ -167,6 +210,9 @@ namespace pfaff
 #undef PFAFF_KIND
   public:
     explicit System(const std::string & model_text);
+    /// the Model and the Data the algorithms take (a System is both)
+    const Model & mo() const { return *this; }
+    Data & d() { return *this; }
 
     // -- set-up -----------------------------------------------------------
     int add_frame(const std::string & name); // returns the slot
@@ -178,17 +224,8 @@ namespace pfaff
     // -- per-state terms ----------------------------------------------------
     /// M, h (computeAllTerms) and the frames with drift at (q, v); energies if asked.
     void dynamics_state(const VecX & q, const VecX & v, bool extras);
-    /// frame placements and Jacobians at q (no velocity): for the position correction.
-    void kinematics_state(const VecX & q);
     /// stacked A, drift, Phi from the frames last computed (drift only with velocity).
     void evaluate(const VecX & q, const VecX & v, bool with_drift);
-    /// row space of A (rows = all, or the holonomic ones) into rs.
-    void row_space(const MatX & A, bool want_sigma, bool allow_qr, RowSpace & rs);
-    /// acceleration from the projection direct dynamics at the current terms (G =
-    /// V1^T M^-1 V1 of rs is reused where llt_ holds it: gram_stands)
-    void accel(const VecX & tau, const RowSpace & rs, VecX & a);
-    /// constraint force and multipliers for acceleration a.
-    void forces(const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F, VecX & lam);
 
     /// acceleration at (q, v, tau) as an RK4 stage takes it (certified QR, else SVD).
     void acceleration(const VecX & q, const VecX & v, const VecX & tau, VecX & a);
@@ -285,46 +322,16 @@ namespace pfaff
     int newton_it = 0, newton_failures = 0, recorded = 0, steps = 0;
 
   private:
-    /// placements = false: p, R, J are still those of q (mass_matrix skipped its pass)
-    void frame_terms(bool with_velocity, const VecX & v, bool placements = true)
-    {
-      frame_terms(frames, with_velocity, v, placements);
-    }
-    void frame_terms(
-      std::vector<FrameKin> & fs, bool with_velocity, const VecX & v, bool placements);
     /// a FrameKin for frame `name` (std::invalid_argument naming `where` when unknown)
     FrameKin new_frame(const std::string & name, const char * where) const;
-    /// g(q) and gravity's potential into g_fe_, Vg_fe_ (a gravity compensation element)
-    void gravity_terms(const VecX & q);
-    /// data.a of the frames' joints at zero joint acceleration, from the RNEA pass's
-    /// a_gf = a - X g and the placements oMi of the same q
-    void joint_accelerations(const std::vector<FrameKin> & fs);
-    /// M at q by the CRBA (WORLD convention: also data.oMi, data.J), skipped when
-    /// they are still those of q
-    bool mass_matrix(const VecX & q); // false: skipped, the last pass stands
-    /// M as mass_matrix and h = nle at (q, v): one fused pass when M moves, else RNEA
-    /// (false: M's pass stood)
-    bool mass_and_bias(const VecX & q, const VecX & v);
-    void take_mass(const VecX & q); // M from data.M of q: a new mass stamp
-    /// M = U D U^T (Pinocchio's cholesky::decompose) of the last mass pass, once
-    void mass_factor();
-    /// G = V1^T M^-1 V1 of rs through that factor, its Cholesky factor into llt_
-    void metric_gram(const RowSpace & rs);
-    /// the thin Q_1 (n x r) of a Householder QR (reflectors in QR, factors hc)
-    void thin_q(const MatX & QR, const VecX & hc, int r, MatX & V1);
     void write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift);
-    bool pivoted_rows(const MatX & A, RowSpace & rs);
-    bool zero_rows_qr(const MatX & A, RowSpace & rs);
     bool well_conditioned_rows(const VecX & tau, VecX & a); // acceleration's short path
     /// rs takes the last correction's factor of A where A is still that one (A_vel_,
     /// bitwise) in the same state epoch; false (nothing moved) otherwise
     bool take_vel_factor(RowSpace & rs);
-    void sigma_of_factor(RowSpace & rs);
     Mat3 relative_rotation(
       const Spec & s, const Mat3 & R_world, const Mat3 & R_off, bool off_identity);
     void quat_rows(const Spec & s, int row, int hrow, bool with_drift);
-    /// RKMK stage rate theta' = dintegrate_dv(q, theta)^-1 vi (vi on nq == nv models)
-    void stage_rate(const VecX & q, const VecX & theta, const VecX & vi, VecX & out);
     /// FrameAligned's rows of spec s (all three when all_rows, else s.D's)
     void aligned_rows(
       const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow, bool with_drift,

@@ -119,28 +119,29 @@ namespace pfaff
     return true;
   }
 
-  void System::stage_rate(const VecX & q, const VecX & theta, const VecX & vi, VecX & out)
+  void stage_rate(
+    const Model & mo, Data & d, const VecX & q, const VecX & theta, const VecX & vi, VecX & out)
   {
-    if (!lie_)
+    if (!mo.lie_)
     {
       out = vi;
       return;
     }
-    pinocchio::dIntegrate(model, q, theta, Jint_, pinocchio::ARG1);
+    pinocchio::dIntegrate(mo.model, q, theta, d.Jint_, pinocchio::ARG1);
     // block by block (the off-diagonal blocks are zero): as one LU of Jint_, in
     // O(sum nv_j^3) instead of O(nv^3)
-    out.array() = vi.array() / Jint_.diagonal().array();
-    for (size_t b = 0; b < lie_blocks_.size(); ++b)
+    out.array() = vi.array() / d.Jint_.diagonal().array();
+    for (size_t b = 0; b < mo.lie_blocks_.size(); ++b)
     {
-      const auto [i, k] = lie_blocks_[b];
+      const auto [i, k] = mo.lie_blocks_[b];
       if (k == 6) // a free flyer: the fixed-size LU (no heap, unrolled)
       {
-        const Eigen::Matrix<double, 6, 6> B = Jint_.block<6, 6>(i, i);
+        const Eigen::Matrix<double, 6, 6> B = d.Jint_.block<6, 6>(i, i);
         out.segment<6>(i) = B.partialPivLu().solve(vi.segment<6>(i));
         continue;
       }
-      lu_blocks_[b].compute(Jint_.block(i, i, k, k));
-      out.segment(i, k).noalias() = lu_blocks_[b].solve(vi.segment(i, k));
+      d.lu_blocks_[b].compute(d.Jint_.block(i, i, k, k));
+      out.segment(i, k).noalias() = d.lu_blocks_[b].solve(vi.segment(i, k));
     }
   }
 
@@ -153,8 +154,8 @@ namespace pfaff
     // the stage's correction factored this A where Newton stopped (and G of it stands
     // while M does)
     if (!take_vel_factor(rs_stage_))
-      row_space(A, false, true, rs_stage_);
-    accel(tau_, rs_stage_, a);
+      row_space(mo(), d(), A, false, true, rs_stage_);
+    accel(mo(), d(), tau_, rs_stage_, a);
     return felems.power; // power of the force elements' dampers at the stage
   }
 
@@ -167,8 +168,8 @@ namespace pfaff
     Status st;
     // M (CRBA; its WORLD convention fills the joint Jacobians) and the frames at q:
     // no h, no drift here
-    mass_matrix(q);
-    frame_terms(false, v);
+    mass_matrix(mo(), d(), q);
+    frame_terms(mo(), d(), frames, nullptr, true);
     evaluate(q, v, false);
     const MatX & Mk = M; // kinematics_state below leaves M untouched
     // correction.newton_project: stopped on the size of the step in q, its
@@ -206,7 +207,7 @@ namespace pfaff
     bool newton_fresh = false; // rs_newton_ factors A_h at the current q
     while (m_h > 0 && it < opt.max_newton)
     {
-      row_space(A_h, false, true, rs_newton_);
+      row_space(mo(), d(), A_h, false, true, rs_newton_);
       newton_fresh = true;
       dq_.noalias() = rs_newton_.V1 * (rs_newton_.W.transpose() * phi);
       const double step = dq_.size() ? dq_.cwiseAbs().maxCoeff() : 0.0;
@@ -221,7 +222,7 @@ namespace pfaff
       dq_ = -dq_;
       pinocchio::integrate(model, q, dq_, qs_);
       q = qs_;
-      kinematics_state(q);
+      kinematics_state(mo(), d(), q);
       evaluate(q, v, false);
       newton_fresh = false;
       err = abs_max(phi);
@@ -236,7 +237,7 @@ namespace pfaff
     if (m == m_h && newton_fresh)
       std::swap(rs_vel_, rs_newton_);
     else
-      row_space(A, false, true, rs_vel_);
+      row_space(mo(), d(), A, false, true, rs_vel_);
     // the next step's start (run) or this stage's dynamics (stage) reuse rs_vel_ where
     // their A is this one
     const bool reusable = m > 0 && m == m_h;
@@ -251,9 +252,9 @@ namespace pfaff
       // with M's sparse factor at the q before Newton (as Mk; the next step's
       // dynamics reuses it when Newton took no step); linalg.metric_projection, the
       // NumPy engine's, solves with LU
-      mass_factor();
+      mass_factor(mo(), d());
       y_.noalias() = rs_vel_.V1.transpose() * v;
-      metric_gram(rs_vel_); // reused with rs_vel_ (start_terms, stage): gram_stands
+      metric_gram(mo(), d(), rs_vel_); // reused with rs_vel_ (start_terms, stage): gram_stands
       llt_.solveInPlace(y_);
       tmp_.noalias() = rs_vel_.V1 * y_;
       pinocchio::cholesky::solve(model, data, tmp_);
@@ -286,18 +287,18 @@ namespace pfaff
       if (held_on_ && !(t < next_ctrl_ - sample_tol_ * dt)) // a held law's sample (set_held)
       {
         if (held.gravity)
-          gravity_terms(q_);
+          gravity_terms(mo(), d(), q_);
         held.evaluate(frames, q_, v_, g_fe_, Vg_fe_); // the frames of (q_, v_), with velocity
         tau_ = held.Q;
         next_ctrl_ += control_dt_;
       }
       const double p1 = felems.power;
-      accel(tau_, rs_, a_);
+      accel(mo(), d(), tau_, rs_, a_);
       if (!finite_or("acceleration", a_, t, k, st))
         return st;
       if (rec || check_contact)
       {
-        forces(tau_, rs_, a_, F_, lam_);
+        forces(d(), tau_, rs_, a_, F_, lam_);
         if (check_contact)
         {
           int worst = -1;
@@ -345,7 +346,7 @@ namespace pfaff
         vs_ = v_ + dv_;
         pinocchio::integrate(model, q_, th_, qs_);
         power_[i] = stage(qs_, vs_, acc_[i]);
-        stage_rate(q_, th_, vs_, rate_[i]);
+        stage_rate(mo(), d(), q_, th_, vs_, rate_[i]);
       }
       vbar_.setZero(model.nv);
       dv_.setZero(model.nv);
