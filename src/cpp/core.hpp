@@ -35,24 +35,6 @@ namespace pfaff
 
   struct Check;
 
-  /// The kinds, one per file src/cpp/kinds/*.cpp: K writes the kind's rows, check_K
-  /// refuses (through c, std::invalid_argument) a spec the writer cannot take, before
-  /// System::add keeps it (the checks common to all kinds are System::add's own).
-  namespace kinds
-  {
-#define PFAFF_KIND(K, rows)                                                                 \
-  void K(System & sys, const Spec & s, const RowOut & out);                                 \
-  void check_##K(const System & sys, const Spec & s, const Check & c);
-#include "kinds.def"
-#undef PFAFF_KIND
-
-    /// A point fixed in frame f at ``off`` (the origin without ``has_off``): its world
-    /// position p, its Jacobian (3 x nv) and, with_drift, its acceleration at a = 0.
-    void point_terms(
-      const FrameKin & f, bool has_off, const Vec3 & off, Vec3 & p, Matrix3x & Jp, Vec3 & ap,
-      bool with_drift);
-  } // namespace kinds
-
   /// What does not change from state to state (pinocchio::Model's role): the options,
   /// the multibody model, the constraint specs and their row counts, the explicit
   /// Runge-Kutta method and the Lie-group structure of the stages.
@@ -157,12 +139,44 @@ namespace pfaff
     VecX th_;
   };
 
+  /// The kinds, one per file src/cpp/kinds/*.cpp: K writes the kind's rows into the Data
+  /// from its frames' kinematics, check_K refuses (through c, std::invalid_argument) a
+  /// spec the writer cannot take, before System::add keeps it (the checks common to all
+  /// kinds are System::add's own).
+  namespace kinds
+  {
+#define PFAFF_KIND(K, rows)                                                                 \
+  void K(Data & d, const Spec & s, const RowOut & out);                                     \
+  void check_##K(const System & sys, const Spec & s, const Check & c);
+#include "kinds.def"
+#undef PFAFF_KIND
+
+    /// A point fixed in frame f at ``off`` (the origin without ``has_off``): its world
+    /// position p, its Jacobian (3 x nv) and, with_drift, its acceleration at a = 0.
+    void point_terms(
+      const FrameKin & f, bool has_off, const Vec3 & off, Vec3 & p, Matrix3x & Jp, Vec3 & ap,
+      bool with_drift);
+    /// R_e of an orientation block (R_1 R_world against the world, R_1 R_off R_2^T
+    /// between two frames) and the angular-velocity rows d.Gjw_ of d R_e / dt
+    Mat3 relative_rotation(
+      Data & d, const Spec & s, const Mat3 & R_world, const Mat3 & R_off, bool off_identity);
+    /// FrameAligned's rows of spec s (all three when all_rows, else s.D's)
+    void aligned_rows(
+      Data & d, const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow,
+      bool with_drift, bool all_rows);
+    /// QuatAligned's three rows of spec s
+    void quat_rows(Data & d, const Spec & s, int row, int hrow, bool with_drift);
+  } // namespace kinds
+
   // -- the algorithms over a Model and its Data (as Pinocchio's over model, data) ------
   // terms.cpp: the per-state terms
   /// M, h (computeAllTerms) and the frames with drift at (q, v); energies if asked.
   void dynamics_state(const Model & mo, Data & d, const VecX & q, const VecX & v, bool extras);
   /// frame placements and Jacobians at q (no velocity): for the position correction.
   void kinematics_state(const Model & mo, Data & d, const VecX & q);
+  /// stacked A, drift, Phi of the kinds (write_spec) from the frames last computed
+  /// (drift only with velocity), at (q, v)
+  void evaluate(const Model & mo, Data & d, const VecX & q, const VecX & v, bool with_drift);
   /// the frames fs from data's pass: placements and Jacobians (unless placements is
   /// false: p, R, J are still those of q, the mass pass stood) and, with a velocity v,
   /// their drift and angular velocity (else zero)
@@ -205,9 +219,6 @@ namespace pfaff
   /// algorithms are the step core's (core.cpp, terms.cpp, projection.cpp, step.cpp).
   class System : public Model, public Data
   {
-#define PFAFF_KIND(K, rows) friend void kinds::K(System &, const Spec &, const RowOut &);
-#include "kinds.def"
-#undef PFAFF_KIND
   public:
     explicit System(const std::string & model_text);
     /// the Model and the Data the algorithms take (a System is both)
@@ -324,18 +335,10 @@ namespace pfaff
   private:
     /// a FrameKin for frame `name` (std::invalid_argument naming `where` when unknown)
     FrameKin new_frame(const std::string & name, const char * where) const;
-    void write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift);
     bool well_conditioned_rows(const VecX & tau, VecX & a); // acceleration's short path
     /// rs takes the last correction's factor of A where A is still that one (A_vel_,
     /// bitwise) in the same state epoch; false (nothing moved) otherwise
     bool take_vel_factor(RowSpace & rs);
-    Mat3 relative_rotation(
-      const Spec & s, const Mat3 & R_world, const Mat3 & R_off, bool off_identity);
-    void quat_rows(const Spec & s, int row, int hrow, bool with_drift);
-    /// FrameAligned's rows of spec s (all three when all_rows, else s.D's)
-    void aligned_rows(
-      const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow, bool with_drift,
-      bool all_rows);
     /// RK4 stage acceleration; with opt.stage_projection the stage (q, v) is first put
     /// on the manifold (correct(q, v, true)) and returned so
     double stage(VecX & q, VecX & v, VecX & a);
@@ -345,7 +348,6 @@ namespace pfaff
     Status correct(VecX & q, VecX & v, bool at_stage = false);
     bool finite_or(const char * what, const VecX & x, double t, int step, Status & st);
 
-    const VecX & v_stage_ref() const { return *vref_; }
     bool held_on_ = false;
     double next_ctrl_ = 0.0, control_dt_ = 0.0, sample_tol_ = 0.0;
     int capacity_ = 0;

@@ -74,7 +74,7 @@ namespace pfaff
     int iq2 = -1, iv2 = -1;      // JointCoupling: joint 2 (-1: none, q_1 = c_0)
     double c0 = 0.0, c1 = 1.0;   // JointCoupling: offset, ratio
     VecX scale;                  // Scaled: row factors (empty: none)
-    int contact = -1;            // RollContact / RollTangent: System::contacts index
+    int contact = -1;            // RollContact / RollTangent: Data::contacts index
   };
 
   /// Whether the spec's rows are holonomic (Phi rows, Newton corrects them); the
@@ -83,7 +83,8 @@ namespace pfaff
 
   /// Row-space factorisation of A with the absolute threshold: A^+ = V1 W^T.
   /// QR (certified full row rank): V1 = Q, W = R^-1; pivoted QR (certified rank r < m,
-  /// see System::pivoted_rows): V1 = Q_1, W = Pi Z T^-T; SVD: V1, W = U1 diag(1/sigma).
+  /// see pivoted_rows in projection.cpp): V1 = Q_1, W = Pi Z T^-T; SVD: V1,
+  /// W = U1 diag(1/sigma).
   struct RowSpace
   {
     MatX V1, W;
@@ -99,14 +100,15 @@ namespace pfaff
   /// (in the spirit of MuJoCo's mj_forwardSkip, which skips the stages that stand):
   /// every pass over a state (kinematics, M, h, the rows, a row space) takes the next
   /// value of `pass`, and each result keeps the stamps of what it was built from. A
-  /// reuse is a stamp that matches (System::mass_stands, gram_stands, take_vel_factor,
-  /// start_terms); no flag is cleared by hand where a workspace moves.
+  /// reuse is a stamp that matches (Data::mass_stands, Data::gram_stands,
+  /// System::take_vel_factor, System::start_terms); no flag is cleared by hand where a
+  /// workspace moves.
   struct Stamps
   {
     unsigned long pass = 0;   // the last stamp handed out (next)
     unsigned long epoch = 0;  // the pass of the last state set from outside (set_state)
     unsigned long kin = 0;    // data.oMi, data.J: the pass that placed the joints
-    unsigned long mass = 0;   // M, data.M (of System::q_M_): its pass, which placed the joints too
+    unsigned long mass = 0;   // M, data.M of Data::q_M_: its pass (which placed the joints)
     unsigned long bias = 0;   // h's pass: == mass for the fused pass (ov, oa in the world)
     unsigned long rows = 0;   // A, drift, Phi: the pass of evaluate (the contacts' geometry)
     unsigned long factor = 0; // data.U, data.D: the factor of M of this mass pass

@@ -136,14 +136,15 @@ namespace pfaff
     // (CRBA then RNEA would run the joints' calc and the forward sweep twice)
     using Forward = pinocchio::ContactAndImpulseDynamicsForwardStep<
       double, 0, pinocchio::JointCollectionDefaultTpl, VecX, VecX, true>;
-    using Backward =
-      pinocchio::ContactAndImpulseDynamicsBackwardStep<double, 0, pinocchio::JointCollectionDefaultTpl, true>;
+    using Backward = pinocchio::ContactAndImpulseDynamicsBackwardStep<
+      double, 0, pinocchio::JointCollectionDefaultTpl, true>;
     d.data.oYcrb[0].setZero();
     d.data.of[0].setZero();
     d.data.oa[0].setZero();
     d.data.ov[0].setZero();
     for (pinocchio::JointIndex i = 1; i < pinocchio::JointIndex(mo.model.njoints); ++i)
-      Forward::run(mo.model.joints[i], d.data.joints[i], typename Forward::ArgsType(mo.model, d.data, q, v));
+      Forward::run(
+        mo.model.joints[i], d.data.joints[i], typename Forward::ArgsType(mo.model, d.data, q, v));
     for (pinocchio::JointIndex i = pinocchio::JointIndex(mo.model.njoints - 1); i > 0; --i)
       Backward::run(mo.model.joints[i], typename Backward::ArgsType(mo.model, d.data));
     d.data.M.diagonal() += mo.model.armature;
@@ -205,32 +206,32 @@ namespace pfaff
   // R_e of an orientation block and the angular-velocity rows Gjw_ of d R_e / dt:
   // against the world R_e = R_1 R_world, Gjw_ = J_w1; between two frames
   // R_e = R_1 R_off R_2^T (R_1 R_2^T when off_identity), Gjw_ = J_w1 - R_e J_w2
-  Mat3 System::relative_rotation(
-    const Spec & s, const Mat3 & R_world, const Mat3 & R_off, bool off_identity)
+  Mat3 kinds::relative_rotation(
+    Data & d, const Spec & s, const Mat3 & R_world, const Mat3 & R_off, bool off_identity)
   {
-    const FrameKin & f1 = frames[s.s1];
+    const FrameKin & f1 = d.frames[s.s1];
     Mat3 Re;
     if (s.s2 < 0)
     {
       Re.noalias() = f1.R * R_world;
-      Gjw_ = f1.J.bottomRows<3>();
+      d.Gjw_ = f1.J.bottomRows<3>();
       return Re;
     }
-    const FrameKin & f2 = frames[s.s2];
+    const FrameKin & f2 = d.frames[s.s2];
     if (off_identity)
       Re.noalias() = f1.R * f2.R.transpose();
     else
       Re.noalias() = (f1.R * R_off) * f2.R.transpose();
-    Gjw_.noalias() = f1.J.bottomRows<3>() - Re.lazyProduct(f2.J.bottomRows<3>());
+    d.Gjw_.noalias() = f1.J.bottomRows<3>() - Re.lazyProduct(f2.J.bottomRows<3>());
     return Re;
   }
 
-  void System::aligned_rows(
-    const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow, bool with_drift,
-    bool all_rows)
+  void kinds::aligned_rows(
+    Data & d, const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow,
+    bool with_drift, bool all_rows)
   {
-    const FrameKin & f1 = frames[s.s1];
-    const Mat3 Re = relative_rotation(s, s.R_right, R_off, off_identity);
+    const FrameKin & f1 = d.frames[s.s1];
+    const Mat3 Re = relative_rotation(d, s, s.R_right, R_off, off_identity);
     const double tr = Re.trace();
     const Mat3 G = 0.5 * (tr * Mat3::Identity() - Re);
     const Vec3 e(
@@ -239,11 +240,11 @@ namespace pfaff
     if (with_drift)
     {
       // _drift3: G' w + G w', w = J_w v, w' = alpha_1 - R_e alpha_2 - w x (R_e omega_2)
-      const Vec3 w = Gjw_ * v_stage_ref();
+      const Vec3 w = d.Gjw_ * *d.vref_;
       Vec3 a = f1.drift.tail<3>();
       if (s.s2 >= 0)
       {
-        const FrameKin & f2 = frames[s.s2];
+        const FrameKin & f2 = d.frames[s.s2];
         const Vec3 u = Re * f2.w;
         a -= Re * f2.drift.tail<3>() + w.cross(u);
       }
@@ -254,26 +255,26 @@ namespace pfaff
     }
     if (all_rows)
     {
-      A.middleRows(row, 3).noalias() = G.lazyProduct(Gjw_);
-      drift.segment<3>(row) = dr;
-      phi.segment<3>(hrow) = e;
+      d.A.middleRows(row, 3).noalias() = G.lazyProduct(d.Gjw_);
+      d.drift.segment<3>(row) = dr;
+      d.phi.segment<3>(hrow) = e;
     }
     else
     {
       const int k = int(s.D.rows());
-      A.middleRows(row, k).noalias() = (s.D * G) * Gjw_;
-      drift.segment(row, k).noalias() = s.D * dr;
-      phi.segment(hrow, k).noalias() = s.D * e;
+      d.A.middleRows(row, k).noalias() = (s.D * G) * d.Gjw_;
+      d.drift.segment(row, k).noalias() = s.D * dr;
+      d.phi.segment(hrow, k).noalias() = s.D * e;
     }
   }
 
   // QuatAligned.terms: R_e = R_1 R_off R_2^T, q_e = (s, u) with s >= 0, Phi = u,
   // A = H J_w, H = (s I - [u]x) / 2, drift = H' w + H w', H' = (s' I - [u']x) / 2,
   // s' = -u.w / 2, u' = H w, w' = alpha_1 - R_e alpha_2 - w x (R_e omega_2)
-  void System::quat_rows(const Spec & s, int row, int hrow, bool with_drift)
+  void kinds::quat_rows(Data & d, const Spec & s, int row, int hrow, bool with_drift)
   {
-    const FrameKin & f1 = frames[s.s1];
-    const Mat3 Re = relative_rotation(s, s.R_off, s.R_off, false);
+    const FrameKin & f1 = d.frames[s.s1];
+    const Mat3 Re = relative_rotation(d, s, s.R_off, s.R_off, false);
     const Eigen::Quaterniond qe(Re);
     double sc = qe.w();
     Vec3 u = qe.vec();
@@ -283,61 +284,69 @@ namespace pfaff
       u = -u;
     }
     const Mat3 H = 0.5 * (sc * Mat3::Identity() - skew(u));
-    A.middleRows(row, 3).noalias() = H.lazyProduct(Gjw_);
-    phi.segment<3>(hrow) = u;
+    d.A.middleRows(row, 3).noalias() = H.lazyProduct(d.Gjw_);
+    d.phi.segment<3>(hrow) = u;
     if (!with_drift)
     {
-      drift.segment<3>(row).setZero();
+      d.drift.segment<3>(row).setZero();
       return;
     }
-    const Vec3 w = Gjw_ * v_stage_ref();
+    const Vec3 w = d.Gjw_ * *d.vref_;
     Vec3 wdot = f1.drift.tail<3>();
     if (s.s2 >= 0)
     {
-      const FrameKin & f2 = frames[s.s2];
+      const FrameKin & f2 = d.frames[s.s2];
       const Vec3 o2 = Re * f2.w;
       wdot -= Re * f2.drift.tail<3>();
       wdot -= w.cross(o2);
     }
     const Vec3 du = H * w;
     const Mat3 Hd = 0.5 * ((-0.5 * u.dot(w)) * Mat3::Identity() - skew(du));
-    drift.segment<3>(row) = Hd * w + H * wdot;
+    d.drift.segment<3>(row) = Hd * w + H * wdot;
   }
 
-  void System::write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift)
+  namespace
   {
-    // the kind's row writer (src/cpp/kinds/*.cpp), by its position in kinds.def
-    using RowFn = void (*)(System &, const Spec &, const RowOut &);
-    static const RowFn writers[] = {
-#define PFAFF_KIND(K, rows) &kinds::K,
-#include "kinds.def"
-#undef PFAFF_KIND
-    };
-    writers[static_cast<int>(s.kind)](*this, s, RowOut{row, hrow, q, with_drift});
-    if (s.scale.size()) // Scaled: the rows times constant factors (coupling.Scaled)
+    void write_spec(Data & d, const Spec & s, int row, int hrow, const VecX & q, bool with_drift)
     {
-      A.middleRows(row, s.dim).array().colwise() *= s.scale.array();
-      drift.segment(row, s.dim).array() *= s.scale.array();
-      if (holonomic(s))
-        phi.segment(hrow, s.dim).array() *= s.scale.array();
+      // the kind's row writer (src/cpp/kinds/*.cpp), by its position in kinds.def
+      using RowFn = void (*)(Data &, const Spec &, const RowOut &);
+      static const RowFn writers[] = {
+  #define PFAFF_KIND(K, rows) &kinds::K,
+  #include "kinds.def"
+  #undef PFAFF_KIND
+      };
+      writers[static_cast<int>(s.kind)](d, s, RowOut{row, hrow, q, with_drift});
+      if (s.scale.size()) // Scaled: the rows times constant factors (coupling.Scaled)
+      {
+        d.A.middleRows(row, s.dim).array().colwise() *= s.scale.array();
+        d.drift.segment(row, s.dim).array() *= s.scale.array();
+        if (holonomic(s))
+          d.phi.segment(hrow, s.dim).array() *= s.scale.array();
+      }
     }
-  }
+  } // namespace
 
-  void System::evaluate(const VecX & q, const VecX & v, bool with_drift)
+  void evaluate(const Model & mo, Data & d, const VecX & q, const VecX & v, bool with_drift)
   {
-    vref_ = &v;
+    d.vref_ = &v;
     // A, drift, Phi move (the start terms no longer stand); the contacts' geometry is
     // computed once in this pass
-    st_.rows = st_.next();
+    d.st_.rows = d.st_.next();
     int row = 0, hrow = 0;
-    for (const auto & s : specs)
+    for (const auto & s : mo.specs)
     {
-      write_spec(s, row, hrow, q, with_drift);
+      write_spec(d, s, row, hrow, q, with_drift);
       row += s.dim;
       if (holonomic(s))
         hrow += s.dim;
     }
-    for (int i = 0; i < m_h; ++i)
-      A_h.row(i) = A.row(hol_rows[i]);
+    for (int i = 0; i < mo.m_h; ++i)
+      d.A_h.row(i) = d.A.row(mo.hol_rows[i]);
+  }
+
+  void System::evaluate(const VecX & q, const VecX & v, bool with_drift)
+  {
+    pfaff::evaluate(*this, *this, q, v, with_drift);
   }
 } // namespace pfaff
