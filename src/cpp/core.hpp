@@ -210,6 +210,11 @@ namespace pfaff
   void forces(
     Data & d, const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F, VecX & lam);
   // step.cpp
+  /// the position correction (Newton-Raphson on the holonomic rows) and the velocity
+  /// projection in the metric of M at (q, v), in place; corr: a step's correction adds
+  /// the kinetic energy it removed (null: an RK stage put on the manifold). Status:
+  /// value max |Phi| at the end, iterations Newton's steps
+  Status correct(const Model & mo, Data & d, VecX & q, VecX & v, double * corr);
   /// RKMK stage rate theta' = dintegrate_dv(q, theta)^-1 vi (vi on nq == nv models)
   void stage_rate(
     const Model & mo, Data & d, const VecX & q, const VecX & theta, const VecX & vi, VecX & out);
@@ -340,12 +345,11 @@ namespace pfaff
     /// bitwise) in the same state epoch; false (nothing moved) otherwise
     bool take_vel_factor(RowSpace & rs);
     /// RK4 stage acceleration; with opt.stage_projection the stage (q, v) is first put
-    /// on the manifold (correct(q, v, true)) and returned so
+    /// on the manifold (correct with no energy account) and returned so
     double stage(VecX & q, VecX & v, VecX & a);
     void record(double t);
     /// dynamics_state, evaluate and rs_ at (q_, v_), once per state (projection.cpp)
     void start_terms(bool rec);
-    Status correct(VecX & q, VecX & v, bool at_stage = false);
     bool finite_or(const char * what, const VecX & x, double t, int step, Status & st);
 
     bool held_on_ = false;

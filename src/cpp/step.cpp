@@ -148,7 +148,7 @@ namespace pfaff
   double System::stage(VecX & q, VecX & v, VecX & a)
   {
     if (opt.stage_projection && m > 0)
-      correct(q, v, true);
+      correct(mo(), d(), q, v, nullptr);
     dynamics_state(q, v, false);
     evaluate(q, v, true);
     // the stage's correction factored this A where Newton stopped (and G of it stands
@@ -160,42 +160,42 @@ namespace pfaff
   }
 
   // Newton-Raphson on the holonomic rows, then the M-metric velocity projection at the
-  // corrected q with M before the correction (correction.correct_state). at_stage: an
-  // RK4 stage put on the manifold (steppers.rk_step): no bookkeeping of the step's
-  // correction (energy, iterations, the factor the next step reuses)
-  Status System::correct(VecX & q, VecX & v, bool at_stage)
+  // corrected q with M before the correction (correction.correct_state). corr null: an
+  // RK stage put on the manifold (steppers.rk_step), no bookkeeping of the step's
+  // correction (the kinetic energy it removed, added to *corr)
+  Status correct(const Model & mo, Data & d, VecX & q, VecX & v, double * corr)
   {
     Status st;
     // M (CRBA; its WORLD convention fills the joint Jacobians) and the frames at q:
     // no h, no drift here
-    mass_matrix(mo(), d(), q);
-    frame_terms(mo(), d(), frames, nullptr, true);
-    evaluate(q, v, false);
-    const MatX & Mk = M; // kinematics_state below leaves M untouched
+    mass_matrix(mo, d, q);
+    frame_terms(mo, d, d.frames, nullptr, true);
+    evaluate(mo, d, q, v, false);
+    const MatX & Mk = d.M; // kinematics_state below leaves M untouched
     // correction.newton_project: stopped on the size of the step in q, its
     // round-off thresholds scaled by the size of the constraint frames' positions
     // (correction.position_scale): Phi = p1 - p2 of points 100 m from the origin
     // rounds at 100 times the level of a unit-sized mechanism
     double scale = 1.0;
-    for (const auto & s : specs)
+    for (const auto & s : mo.specs)
       for (int k : {s.s1, s.s2})
         if (k >= 0)
-          scale = std::max(scale, frames[k].p.cwiseAbs().maxCoeff());
-    for (const auto & c : contacts)
+          scale = std::max(scale, d.frames[k].p.cwiseAbs().maxCoeff());
+    for (const auto & c : d.contacts)
       for (int k : {c.s_obj, c.s_tip})
-        scale = std::max(scale, frames[k].p.cwiseAbs().maxCoeff());
-    const double floor_tol = opt.position_floor * scale;
-    const double step_tol = opt.newton_step_tol * scale;
-    double err = abs_max(phi);
+        scale = std::max(scale, d.frames[k].p.cwiseAbs().maxCoeff());
+    const double floor_tol = mo.opt.position_floor * scale;
+    const double step_tol = mo.opt.newton_step_tol * scale;
+    double err = abs_max(d.phi);
     // correction.on_manifold: a stage where Newton takes no step keeps its velocity
     // (near a fold, N(A) at a q that Phi no longer resolves is tilted from the branch);
     // and, with Pfaffian rows, where those hold to floor_tol max(1, max |v|)
-    bool keep = at_stage && err <= floor_tol;
-    if (keep && m != m_h)
+    bool keep = !corr && err <= floor_tol;
+    if (keep && mo.m != mo.m_h)
     {
       const double vtol = floor_tol * std::max(1.0, v.cwiseAbs().maxCoeff());
-      for (int i : pf_rows)
-        keep = keep && std::abs(A.row(i).dot(v)) <= vtol;
+      for (int i : mo.pf_rows)
+        keep = keep && std::abs(d.A.row(i).dot(v)) <= vtol;
     }
     if (keep)
     {
@@ -205,67 +205,65 @@ namespace pfaff
     double last = std::numeric_limits<double>::infinity();
     int it = 0;
     bool newton_fresh = false; // rs_newton_ factors A_h at the current q
-    while (m_h > 0 && it < opt.max_newton)
+    while (mo.m_h > 0 && it < mo.opt.max_newton)
     {
-      row_space(mo(), d(), A_h, false, true, rs_newton_);
+      row_space(mo, d, d.A_h, false, true, d.rs_newton_);
       newton_fresh = true;
-      dq_.noalias() = rs_newton_.V1 * (rs_newton_.W.transpose() * phi);
-      const double step = dq_.size() ? dq_.cwiseAbs().maxCoeff() : 0.0;
+      d.dq_.noalias() = d.rs_newton_.V1 * (d.rs_newton_.W.transpose() * d.phi);
+      const double step = d.dq_.size() ? d.dq_.cwiseAbs().maxCoeff() : 0.0;
       if (!std::isfinite(step))
         break;
       if (err <= floor_tol)
         break; // Phi at its round-off level
-      if (err <= opt.position_tol && step <= step_tol)
+      if (err <= mo.opt.position_tol && step <= step_tol)
         break; // on the manifold, to newton_step_tol in q
       if (it && !(step < last))
         break; // no progress: the round-off floor
-      dq_ = -dq_;
-      pinocchio::integrate(model, q, dq_, qs_);
-      q = qs_;
-      kinematics_state(mo(), d(), q);
-      evaluate(q, v, false);
+      d.dq_ = -d.dq_;
+      pinocchio::integrate(mo.model, q, d.dq_, d.qs_);
+      q = d.qs_;
+      kinematics_state(mo, d, q);
+      evaluate(mo, d, q, v, false);
       newton_fresh = false;
-      err = abs_max(phi);
+      err = abs_max(d.phi);
       last = step;
       ++it;
     }
-    if (!at_stage)
-      newton_it = it;
     // velocity: v - M^-1 V1 (V1^T M^-1 V1)^-1 V1^T v  (linalg.metric_projection)
     // (all rows holonomic and Newton stopped after factoring A_h at this q: the same
     // factorisation)
-    if (m == m_h && newton_fresh)
-      std::swap(rs_vel_, rs_newton_);
+    if (mo.m == mo.m_h && newton_fresh)
+      std::swap(d.rs_vel_, d.rs_newton_);
     else
-      row_space(mo(), d(), A, false, true, rs_vel_);
+      row_space(mo, d, d.A, false, true, d.rs_vel_);
     // the next step's start (run) or this stage's dynamics (stage) reuse rs_vel_ where
     // their A is this one
-    const bool reusable = m > 0 && m == m_h;
-    st_.vel = reusable ? rs_vel_.stamp : 0;
-    st_.vel_epoch = st_.epoch;
+    const bool reusable = mo.m > 0 && mo.m == mo.m_h;
+    d.st_.vel = reusable ? d.rs_vel_.stamp : 0;
+    d.st_.vel_epoch = d.st_.epoch;
     if (reusable)
-      A_vel_ = A;
-    VecX & vn = vn_;
+      d.A_vel_ = d.A;
+    VecX & vn = d.vn_;
     vn = v;
-    if (rs_vel_.rank > 0)
+    if (d.rs_vel_.rank > 0)
     {
       // with M's sparse factor at the q before Newton (as Mk; the next step's
       // dynamics reuses it when Newton took no step); linalg.metric_projection, the
       // NumPy engine's, solves with LU
-      mass_factor(mo(), d());
-      y_.noalias() = rs_vel_.V1.transpose() * v;
-      metric_gram(mo(), d(), rs_vel_); // reused with rs_vel_ (start_terms, stage): gram_stands
-      llt_.solveInPlace(y_);
-      tmp_.noalias() = rs_vel_.V1 * y_;
-      pinocchio::cholesky::solve(model, data, tmp_);
-      vn -= tmp_;
+      mass_factor(mo, d);
+      d.y_.noalias() = d.rs_vel_.V1.transpose() * v;
+      metric_gram(mo, d, d.rs_vel_); // reused with rs_vel_ (start_terms, stage): gram_stands
+      d.llt_.solveInPlace(d.y_);
+      d.tmp_.noalias() = d.rs_vel_.V1 * d.y_;
+      pinocchio::cholesky::solve(mo.model, d.data, d.tmp_);
+      vn -= d.tmp_;
     }
-    if (!at_stage) // the kinetic energy the correction removed
+    if (corr) // the kinetic energy the correction removed
     {
-      tmp_.noalias() = Mk * vn;
-      corr += 0.5 * vn.dot(tmp_);
-      tmp_.noalias() = Mk * v;
-      corr -= 0.5 * v.dot(tmp_);
+      d.tmp_.noalias() = Mk * vn;
+      *corr += 0.5 * vn.dot(d.tmp_);
+      d.tmp_.noalias() = Mk * v;
+      *corr -= 0.5 * v.dot(d.tmp_);
     }
     v = vn;
     st.value = err;
@@ -364,7 +362,8 @@ namespace pfaff
         return st;
       work += dt * tau_.dot(vbar_);
       force_work += dt * w_nc; // steppers.rk_step
-      Status c = correct(q1_, v1_);
+      Status c = correct(mo(), d(), q1_, v1_, &corr);
+      newton_it = c.iterations;
       if (c.value > opt.position_tol)
       {
         ++newton_failures;
