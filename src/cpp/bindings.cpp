@@ -236,6 +236,41 @@ NB_MODULE(_core, m)
     .def_rw("potential_offset", &pfaff::Options::potential_offset);
 
 
+  // A controller's record (System::sample): each array a writable view of the Sample's
+  // own array, which the Python object keeps alive (no copy per field)
+  using Sample = System::Sample;
+  nb::class_<Sample> sample(
+    m, "Sample",
+    "A controller's record at the System's state (System.sample): q, v, M, h, A, drift, "
+    "phi, the row-space factors V1, W of A (A^+ = V1 W^T), an orthonormal basis N of N(A), "
+    "P = I - V1 V1^T, Cv = -A^+ drift, with sensors the readings F, lam of the held torque "
+    "(else empty), the observed frames (one row each: p, R row by row, J (6 x nv) row by "
+    "row, drift), g, rank, sigma_min and the energies kinetic, potential");
+#define PFAFF_SAMPLE_FIELD(name)                                                              \
+  sample.def_prop_ro(                                                                         \
+    #name, [](Sample & s) -> auto & { return s.name; }, nb::rv_policy::reference_internal)
+  PFAFF_SAMPLE_FIELD(q);
+  PFAFF_SAMPLE_FIELD(v);
+  PFAFF_SAMPLE_FIELD(M);
+  PFAFF_SAMPLE_FIELD(h);
+  PFAFF_SAMPLE_FIELD(A);
+  PFAFF_SAMPLE_FIELD(drift);
+  PFAFF_SAMPLE_FIELD(phi);
+  PFAFF_SAMPLE_FIELD(V1);
+  PFAFF_SAMPLE_FIELD(W);
+  PFAFF_SAMPLE_FIELD(N);
+  PFAFF_SAMPLE_FIELD(P);
+  PFAFF_SAMPLE_FIELD(Cv);
+  PFAFF_SAMPLE_FIELD(F);
+  PFAFF_SAMPLE_FIELD(lam);
+  PFAFF_SAMPLE_FIELD(frames);
+  PFAFF_SAMPLE_FIELD(g);
+#undef PFAFF_SAMPLE_FIELD
+  sample.def_ro("rank", &Sample::rank)
+    .def_ro("sigma_min", &Sample::sigma_min)
+    .def_ro("kinetic", &Sample::kinetic)
+    .def_ro("potential", &Sample::potential);
+
   nb::class_<System>(m, "System")
     .def(nb::init<const std::string &>(), "model_text"_a)
     .def_prop_ro("nq", &System::nq)
@@ -320,13 +355,11 @@ NB_MODULE(_core, m)
       "sample",
       [](System & s, bool with_sensors) {
         check_ready(s, Check{"System.sample"}, with_sensors);
-        System::Sample o;
+        Sample o;
         s.sample(with_sensors, o);
-        return nb::make_tuple(std::move(o.blob), o.rank, o.sigma_min, o.kinetic, o.potential);
+        return o;
       },
-      "with_sensors"_a,
-      "(blob, rank, sigma_min, kinetic, potential): the controller's record at the current "
-      "state, blob laid out as System::sample (core.hpp) writes it")
+      "with_sensors"_a, "the controller's record at the current state (a Sample)")
     .def(
       "set_buffers",
       [](System & s, const std::vector<Buffer> & bufs, int capacity) {

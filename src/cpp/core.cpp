@@ -57,43 +57,52 @@ namespace pfaff
       ap = f.drift.head<3>() + f.drift.tail<3>().cross(r) + f.w.cross(f.w.cross(r));
   }
 
-  System::System(const std::string & model_text)
+  Model::Model(const std::string & model_text)
   : model(load_model(model_text))
-  , data(model)
-  , data_g(model)
   {
-    const int nv = model.nv;
+    // Runge-Kutta-Munthe-Kaas stages where q lives on a Lie group (nq != nv):
+    // d integrate / d theta is block diagonal, one block per joint; the multi-dof
+    // joints' blocks get an LU each (Data::lu_blocks_), the 1-dof joints' are scalars
+    lie_ = model.nq != model.nv;
+    for (pinocchio::JointIndex j = 1; j < pinocchio::JointIndex(model.njoints); ++j)
+      if (model.nvs[j] > 1)
+        lie_blocks_.emplace_back(model.idx_vs[j], model.nvs[j]);
+  }
+
+  Data::Data(const Model & mo)
+  : data(mo.model)
+  , data_g(mo.model)
+  {
+    const int nv = mo.model.nv;
     M.setZero(nv, nv);
     h.setZero(nv);
     Jp1_.setZero(3, nv);
     Jp2_.setZero(3, nv);
     Gjw_.setZero(3, nv);
-    q_ = pinocchio::neutral(model);
-    qs_ = q_;
-    q1_ = q_;
+    qs_ = pinocchio::neutral(mo.model);
+    q1_ = qs_;
     dv_.setZero(nv);
     a0_.setZero(nv);
-    v_.setZero(nv);
-    tau_.setZero(nv);
     A.setZero(0, nv); // no rows yet: an unconstrained system (engine="core" only)
     A_h.setZero(0, nv);
     drift.setZero(0);
     phi.setZero(0);
-    // Runge-Kutta-Munthe-Kaas stages where q lives on a Lie group (nq != nv); the
-    // off-diagonal blocks of d integrate / d theta stay zero (dIntegrate sets the
+    // the off-diagonal blocks of d integrate / d theta stay zero (dIntegrate sets the
     // joints' diagonal blocks)
-    lie_ = model.nq != model.nv;
     Jint_.setZero(nv, nv);
-    // d integrate / d theta is block diagonal, one block per joint: the multi-dof
-    // joints' blocks get an LU each, the 1-dof joints' blocks are scalars
-    for (pinocchio::JointIndex j = 1; j < pinocchio::JointIndex(model.njoints); ++j)
-      if (model.nvs[j] > 1)
-      {
-        lie_blocks_.emplace_back(model.idx_vs[j], model.nvs[j]);
-        lu_blocks_.emplace_back(model.nvs[j]);
-      }
+    for (const auto & blk : mo.lie_blocks_) // (idx_v, nv)
+      lu_blocks_.emplace_back(blk.second);
     th_.setZero(nv);
-    dv_.setZero(nv);
+  }
+
+  System::System(const std::string & model_text)
+  : Model(model_text)
+  , Data(static_cast<const Model &>(*this))
+  {
+    const int nv = model.nv;
+    q_ = pinocchio::neutral(model);
+    v_.setZero(nv);
+    tau_.setZero(nv);
     // RK4 until set_tableau says otherwise (pfaff.simulate.tableaus holds the methods)
     MatX a = MatX::Zero(4, 4);
     a(1, 0) = a(2, 1) = 0.5;

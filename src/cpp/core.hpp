@@ -5,130 +5,23 @@
 //   M a + h = tau - F,  F = A^T lambda,  A a = -drift,  P = I - A^+ A  (absolute rank_tol)
 //   frames: world-aligned at the origin (LOCAL_WORLD_ALIGNED), J rows (linear, angular),
 //   drift = classical acceleration of the origin and angular acceleration at a = 0.
-// Model/data split: `System` holds the model, the constraint specs and preallocated
-// workspaces; one call per state fills the workspaces. Its definitions: core.cpp (the
-// set-up), terms.cpp (per-state terms, the rows), projection.cpp (row space, dynamics,
-// force), step.cpp (the step loop, the correction), kinds/*.cpp (each kind's rows).
+// Pinocchio's shape: a `Model` (what does not change from state to state) and a `Data`
+// (the per-state workspace: pinocchio::Data, M, h, the rows, the factorisations and the
+// Stamps of what they hold); `System` owns one of each and the step loop's state, and
+// its algorithms fill the Data once per state. Their definitions: core.cpp (the set-up),
+// terms.cpp (per-state terms, the rows), projection.cpp (row space, dynamics, force),
+// step.cpp (the step loop, the correction), kinds/*.cpp (each kind's rows); the types
+// are in core_types.hpp.
 #pragma once
 
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <Eigen/Core>
-#include <Eigen/Cholesky>
-#include <Eigen/LU>
-#include <Eigen/QR>
-#include <Eigen/SVD>
-
-#include "pinocchio/multibody.hpp"
-
-#include "forces.hpp"
-#include "rolling.hpp"
+#include "core_types.hpp"
 
 namespace pfaff
 {
-  using VecX = Eigen::VectorXd;
-  using MatX = Eigen::MatrixXd;
-  using Vec3 = Eigen::Vector3d;
-  using Mat3 = Eigen::Matrix3d;
-  using Matrix3x = Eigen::Matrix<double, 3, Eigen::Dynamic>;
-  using Matrix6x = Eigen::Matrix<double, 6, Eigen::Dynamic>;
-  using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-  pinocchio::Model load_model(const std::string & text);
-
-  /// Kinematics of one frame at one state (pfaff.mechanism.FrameState).
-  struct FrameKin
-  {
-    pinocchio::FrameIndex id = 0;
-    pinocchio::JointIndex joint = 0; // parent joint
-    Vec3 p = Vec3::Zero();
-    Mat3 R = Mat3::Identity();
-    Matrix6x J;
-    Eigen::Matrix<double, 6, 1> drift = Eigen::Matrix<double, 6, 1>::Zero();
-    Vec3 w = Vec3::Zero(); // angular velocity J_w v
-  };
-
-  /// The constraint kinds (src/cpp/kinds.def: one line and one file per kind).
-  enum class Kind
-  {
-#define PFAFF_KIND(K, rows) K,
-#include "kinds.def"
-#undef PFAFF_KIND
-  };
-
-  /// One built-in constraint block (pfaff.constraints.library / weld).
-  struct Spec
-  {
-    Kind kind = Kind::PointOnPlane;
-    int dim = 1;
-    bool unilateral = false;
-    int s1 = -1, s2 = -1; // frame slots (-1: none / world)
-    bool has_p1 = false, has_p2 = false;
-    Vec3 p1 = Vec3::Zero(), p2 = Vec3::Zero(); // point offsets in the frames
-    MatX D;                                    // k x 3 unit directions
-    bool D_identity = true;
-    Vec3 n = Vec3::UnitZ();
-    double d = 0.0;                            // plane
-    Eigen::Vector2d c = Eigen::Vector2d::Zero();
-    double rho = 1.0;                          // circle
-    Vec3 target = Vec3::Zero();                // world point of PointsCoincide
-    Mat3 R_off = Mat3::Identity();             // FrameAligned / Weld offset
-    Mat3 R_right = Mat3::Identity();           // R_off R_target^T (world target)
-    int iq = -1, iv = -1;
-    bool unbounded = false;
-    double value = 0.0; // locked joint
-    int iq2 = -1, iv2 = -1;      // JointCoupling: joint 2 (-1: none, q_1 = c_0)
-    double c0 = 0.0, c1 = 1.0;   // JointCoupling: offset, ratio
-    VecX scale;                  // Scaled: row factors (empty: none)
-    int contact = -1;            // RollContact / RollTangent: System::contacts index
-  };
-
-  /// Whether the spec's rows are holonomic (Phi rows, Newton corrects them); the
-  /// rolling row is the one Pfaffian kind.
-  inline bool holonomic(const Spec & s) { return s.kind != Kind::RollTangent; }
-
-  /// Row-space factorisation of A with the absolute threshold: A^+ = V1 W^T.
-  /// QR (certified full row rank): V1 = Q, W = R^-1; pivoted QR (certified rank r < m,
-  /// see System::pivoted_rows): V1 = Q_1, W = Pi Z T^-T; SVD: V1, W = U1 diag(1/sigma).
-  struct RowSpace
-  {
-    MatX V1, W;
-    MatX R; // pivoted QR: the m x m triangle of A^T Pi = Q R (sigma_of_factor)
-    int rank = 0;
-    double sigma_min = 0.0;
-    bool deficient = false; // the last factorisation found rank < rows
-    bool zero_rows = false; // rows of A exactly 0.0 were set aside: sigma_min(A) = 0
-  };
-
-  struct Options
-  {
-    double dt = 1e-3;
-    double rank_tol = 1e-9;
-    double position_tol = 1e-12;
-    int max_newton = 20;
-    double newton_step_tol = 1e-14; // Newton also stops on its step in q
-    double position_floor = 1e-15;  // no Newton step from |Phi| at round-off
-    bool stage_projection = true;   // RK4 stages put on the manifold
-    int variant = 0; // 0: M_c, 1: M'_c, 2: M''_c
-    double gamma = -1.0; // M''_c: <= 0 means ||M||_2
-    int record_every = 1;
-    double potential_offset = 0.0;
-  };
-
-  /// Status of a run segment; code 0 = ok.
-  struct Status
-  {
-    int code = 0; // 1 non-finite, 2 contact opens, 3 position correction failed
-    std::string what;
-    int index = -1;
-    double value = 0.0;
-    double t = 0.0;
-    int step = 0;
-    int iterations = 0;
-  };
-
   class System;
 
   /// Where a kind writes its rows in one evaluation pass: rows ``row ..`` of A and
@@ -142,13 +35,118 @@ namespace pfaff
 
   struct Check;
 
-  /// The kinds, one per file src/cpp/kinds/*.cpp: K writes the kind's rows, check_K
-  /// refuses (through c, std::invalid_argument) a spec the writer cannot take, before
-  /// System::add keeps it (the checks common to all kinds are System::add's own).
+  /// What does not change from state to state (pinocchio::Model's role): the options,
+  /// the multibody model, the constraint specs and their row counts, the explicit
+  /// Runge-Kutta method and the Lie-group structure of the stages.
+  struct Model
+  {
+    explicit Model(const std::string & model_text);
+    int nq() const { return model.nq; }
+    int nv() const { return model.nv; }
+    int rows() const { return m; }
+    int holonomic_rows() const { return m_h; }
+    int stages() const { return int(tab_b_.size()); }
+
+    Options opt;
+    pinocchio::Model model;
+    std::vector<Spec> specs;
+    int m = 0, m_h = 0;
+    std::vector<int> hol_rows, pf_rows, uni_rows; // holonomic, Pfaffian, unilateral
+    // the explicit Runge-Kutta method (System::set_tableau): a, b of its Butcher tableau
+    MatX tab_a_;
+    VecX tab_b_;
+    // Runge-Kutta-Munthe-Kaas stages where q lives on a Lie group (nq != nv): d integrate
+    // / d theta is block diagonal, one block per joint, (idx_v, nv) of the multi-dof ones
+    bool lie_ = false;
+    std::vector<std::pair<int, int>> lie_blocks_;
+  };
+
+  /// The per-state workspace (pinocchio::Data's role): Pinocchio's passes, the frame
+  /// slots' kinematics, the terms M, h, A, drift, Phi, the factorisations and what each
+  /// holds (Stamps). Sized from a Model once; a pass over a state allocates nothing.
+  struct Data
+  {
+    explicit Data(const Model & mo);
+
+    pinocchio::Data data;
+    // sample() and gravity_terms(): g and the potential, leaving data's passes as they are
+    pinocchio::Data data_g;
+    // the frame slots (add_frame; the ids fixed at set-up) with their kinematics at the
+    // last pass, and the frames observed at controller samples only
+    std::vector<FrameKin> frames, obs_frames;
+    // the rolling contacts (add_contact) with their geometry at the last evaluate pass
+    std::vector<RollingContact> contacts;
+    // the force elements (add_force) with their Q, V, power at the last pass
+    ForceElements felems;
+
+    // per-state terms
+    MatX M, A, A_h, P, Mc, PM, Qp;
+    VecX h, drift, phi;
+    double kinetic = 0.0, potential = 0.0; // potential: gravity's + the force elements'
+    double potential_gravity = 0.0;
+    VecX g_fe_; // a gravity compensation element's g(q) and potential (gravity_terms)
+    double Vg_fe_ = 0.0;
+    const VecX * vref_ = nullptr; // the velocity of the state being evaluated
+
+    // what the workspaces hold, and the configuration of the last mass pass
+    Stamps st_;
+    VecX q_M_;
+    /// the mass pass of q stands: M, data.M and the joints' placements are still those
+    /// of q (bitwise), no kinematics pass since
+    bool mass_stands(const VecX & q) const
+    {
+      return st_.mass != 0 && st_.kin == st_.mass && q.size() == q_M_.size() && q == q_M_;
+    }
+    /// llt_ holds G = V1^T M^-1 V1 of rs through the factor of the M that stands
+    bool gram_stands(const RowSpace & rs) const
+    {
+      return rs.stamp != 0 && st_.gram_rows == rs.stamp && st_.gram_mass == st_.mass
+             && st_.factor == st_.mass;
+    }
+
+    // factorisations and their workspaces
+    Eigen::HouseholderQR<MatX> qr_;
+    Eigen::PartialPivLU<MatX> lu_;
+    Eigen::JacobiSVD<MatX> svd_;
+    Eigen::JacobiSVD<MatX> svd_R_; // values only
+    Eigen::ColPivHouseholderQR<MatX> cpqr_;
+    MatX S_, Y_, Kt_, H_; // pivoted_rows: W through K^T = R11^-1 R12, H = I + K^T K
+    Eigen::LLT<MatX> lltH_;
+    MatX Ya_, Ga_; // metric_gram: U^-1 V1 and G = V1^T M^-1 V1
+    VecX ya_;
+    VecX hh_ws_; // thin_q: one double per row of A
+    Eigen::LLT<MatX> llt_;
+    std::vector<int> kept_rows_; // zero_rows_qr: the rows of A not exactly 0.0
+    MatX Ac_;                    // zero_rows_qr: those rows, transposed
+    VecX y_, vn_;
+    Matrix3x Jp1_, Jp2_;
+    Matrix3x Gjw_; // the angular-velocity rows of an orientation block (3 x nv)
+    // the row spaces of the step's start, a stage, Newton's A_h, the velocity
+    // projection, and acceleration's short path (V1 = A^T, W = I: not orthonormal)
+    RowSpace rs_, rs_stage_, rs_newton_, rs_vel_, rs_rows_;
+    // the A that rs_vel_ factors (the corrected q of a step's end or of a stage): the
+    // next step's start (start_terms) or the stage's dynamics (stage) reuse the factor
+    // where their A is this one, bitwise (Stamps::vel)
+    MatX A_vel_;
+    // the step's and its stages' workspaces: each stage's acceleration, d theta / dt
+    // and force-element power
+    VecX a_, vs_, vbar_, qs_, q1_, v1_, F_, lam_, rhs_, tmp_, Cv_;
+    std::vector<VecX> acc_, rate_;
+    std::vector<double> power_;
+    VecX dq_, dv_, a0_;
+    MatX Jint_; // d integrate / d theta (RKMK stages) and the LU of its blocks
+    std::vector<Eigen::PartialPivLU<MatX>> lu_blocks_;
+    VecX th_;
+  };
+
+  /// The kinds, one per file src/cpp/kinds/*.cpp: K writes the kind's rows into the Data
+  /// from its frames' kinematics, check_K refuses (through c, std::invalid_argument) a
+  /// spec the writer cannot take, before System::add keeps it (the checks common to all
+  /// kinds are System::add's own).
   namespace kinds
   {
 #define PFAFF_KIND(K, rows)                                                                 \
-  void K(System & sys, const Spec & s, const RowOut & out);                                 \
+  void K(Data & d, const Spec & s, const RowOut & out);                                     \
   void check_##K(const System & sys, const Spec & s, const Check & c);
 #include "kinds.def"
 #undef PFAFF_KIND
@@ -158,15 +156,79 @@ namespace pfaff
     void point_terms(
       const FrameKin & f, bool has_off, const Vec3 & off, Vec3 & p, Matrix3x & Jp, Vec3 & ap,
       bool with_drift);
+    /// R_e of an orientation block (R_1 R_world against the world, R_1 R_off R_2^T
+    /// between two frames) and the angular-velocity rows d.Gjw_ of d R_e / dt
+    Mat3 relative_rotation(
+      Data & d, const Spec & s, const Mat3 & R_world, const Mat3 & R_off, bool off_identity);
+    /// FrameAligned's rows of spec s (all three when all_rows, else s.D's)
+    void aligned_rows(
+      Data & d, const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow,
+      bool with_drift, bool all_rows);
+    /// QuatAligned's three rows of spec s
+    void quat_rows(Data & d, const Spec & s, int row, int hrow, bool with_drift);
   } // namespace kinds
 
-  class System
+  // -- the algorithms over a Model and its Data (as Pinocchio's over model, data) ------
+  // terms.cpp: the per-state terms
+  /// M, h (computeAllTerms) and the frames with drift at (q, v); energies if asked.
+  void dynamics_state(const Model & mo, Data & d, const VecX & q, const VecX & v, bool extras);
+  /// frame placements and Jacobians at q (no velocity): for the position correction.
+  void kinematics_state(const Model & mo, Data & d, const VecX & q);
+  /// stacked A, drift, Phi of the kinds (write_spec) from the frames last computed
+  /// (drift only with velocity), at (q, v)
+  void evaluate(const Model & mo, Data & d, const VecX & q, const VecX & v, bool with_drift);
+  /// the frames fs from data's pass: placements and Jacobians (unless placements is
+  /// false: p, R, J are still those of q, the mass pass stood) and, with a velocity v,
+  /// their drift and angular velocity (else zero)
+  void frame_terms(
+    const Model & mo, Data & d, std::vector<FrameKin> & fs, const VecX * v, bool placements);
+  /// data.a of the frames' joints at zero joint acceleration, from the RNEA pass's
+  /// a_gf = a - X g (or the fused pass's ov, oa) and the placements oMi of the same q
+  void joint_accelerations(const Model & mo, Data & d, const std::vector<FrameKin> & fs);
+  /// M at q by the CRBA (WORLD convention: also data.oMi, data.J), skipped when the
+  /// mass pass of q stands (false: skipped)
+  bool mass_matrix(const Model & mo, Data & d, const VecX & q);
+  /// M as mass_matrix and h = nle at (q, v): one fused pass when M moves, else RNEA
+  /// (false: M's pass stood)
+  bool mass_and_bias(const Model & mo, Data & d, const VecX & q, const VecX & v);
+  /// M = U D U^T (Pinocchio's cholesky::decompose) of the last mass pass, once
+  void mass_factor(const Model & mo, Data & d);
+  /// G = V1^T M^-1 V1 of rs through that factor, its Cholesky factor into d.llt_
+  void metric_gram(const Model & mo, Data & d, const RowSpace & rs);
+  /// g(q) and gravity's potential into g_fe_, Vg_fe_ (a gravity compensation element)
+  void gravity_terms(const Model & mo, Data & d, const VecX & q);
+  // projection.cpp: the row space, the dynamics, the force
+  /// row space of A (rows = all, or the holonomic ones) into rs.
+  void row_space(
+    const Model & mo, Data & d, const MatX & A, bool want_sigma, bool allow_qr, RowSpace & rs);
+  /// sigma_min(A) of rs's QR factorisation
+  void sigma_of_factor(Data & d, RowSpace & rs);
+  /// acceleration from the projection direct dynamics at the current terms (G =
+  /// V1^T M^-1 V1 of rs is reused where d.llt_ holds it: gram_stands)
+  void accel(const Model & mo, Data & d, const VecX & tau, const RowSpace & rs, VecX & a);
+  /// constraint force and multipliers for acceleration a.
+  void forces(
+    Data & d, const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F, VecX & lam);
+  // step.cpp
+  /// the position correction (Newton-Raphson on the holonomic rows) and the velocity
+  /// projection in the metric of M at (q, v), in place; corr: a step's correction adds
+  /// the kinetic energy it removed (null: an RK stage put on the manifold). Status:
+  /// value max |Phi| at the end, iterations Newton's steps
+  Status correct(const Model & mo, Data & d, VecX & q, VecX & v, double * corr);
+  /// RKMK stage rate theta' = dintegrate_dv(q, theta)^-1 vi (vi on nq == nv models)
+  void stage_rate(
+    const Model & mo, Data & d, const VecX & q, const VecX & theta, const VecX & vi, VecX & out);
+
+  /// The owner of a Model, its Data and the step loop's state (the state, the torque,
+  /// the record buffers, the counters, a held law): what the bindings hold. Its
+  /// algorithms are the step core's (core.cpp, terms.cpp, projection.cpp, step.cpp).
+  class System : public Model, public Data
   {
-#define PFAFF_KIND(K, rows) friend void kinds::K(System &, const Spec &, const RowOut &);
-#include "kinds.def"
-#undef PFAFF_KIND
   public:
     explicit System(const std::string & model_text);
+    /// the Model and the Data the algorithms take (a System is both)
+    const Model & mo() const { return *this; }
+    Data & d() { return *this; }
 
     // -- set-up -----------------------------------------------------------
     int add_frame(const std::string & name); // returns the slot
@@ -174,25 +236,12 @@ namespace pfaff
     /// a fingertip (slot s_tip, radius r) on the contour of a planar body (slot s_obj):
     /// returns its index for Spec::contact
     int add_contact(const Contour & contour, int s_obj, int s_tip, double r);
-    int nq() const { return model.nq; }
-    int nv() const { return model.nv; }
-    int rows() const { return m; }
-    int holonomic_rows() const { return m_h; }
 
     // -- per-state terms ----------------------------------------------------
     /// M, h (computeAllTerms) and the frames with drift at (q, v); energies if asked.
     void dynamics_state(const VecX & q, const VecX & v, bool extras);
-    /// frame placements and Jacobians at q (no velocity): for the position correction.
-    void kinematics_state(const VecX & q);
     /// stacked A, drift, Phi from the frames last computed (drift only with velocity).
     void evaluate(const VecX & q, const VecX & v, bool with_drift);
-    /// row space of A (rows = all, or the holonomic ones) into rs.
-    void row_space(const MatX & A, bool want_sigma, bool allow_qr, RowSpace & rs);
-    /// acceleration from the projection direct dynamics at the current terms.
-    /// gram_ready: llt_ already holds G = V1^T M^-1 V1 of rs.V1 (the correction's)
-    void accel(const VecX & tau, const RowSpace & rs, VecX & a, bool gram_ready = false);
-    /// constraint force and multipliers for acceleration a.
-    void forces(const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F, VecX & lam);
 
     /// acceleration at (q, v, tau) as an RK4 stage takes it (certified QR, else SVD).
     void acceleration(const VecX & q, const VecX & v, const VecX & tau, VecX & a);
@@ -201,19 +250,19 @@ namespace pfaff
       const VecX & q, const VecX & v, const VecX & tau, VecX & a, VecX & F, VecX & lam, int & rank);
 
     // -- the step loop ------------------------------------------------------
+    /// a state from outside: a pass of its own (the start terms of the last state no
+    /// longer stand) and a new epoch (nor does the last correction's factor of A)
     void set_state(const VecX & q, const VecX & v)
     {
       q_ = q;
       v_ = v;
-      A_vel_ok_ = false;
-      start_ok_ = false;
+      st_.epoch = st_.next();
     }
     void set_tau(const VecX & tau) { tau_ = tau; }
     /// the explicit Runge-Kutta method a step takes: a (s x s, strictly lower
     /// triangular) and b (s) of its Butcher tableau (pfaff.simulate.tableaus; the
     /// nodes c do not enter an autonomous step); RK4 by default
     void set_tableau(const MatX & a, const VecX & b);
-    int stages() const { return int(tab_b_.size()); }
     /// the buffers (row-major, float64) the samples are written to, with their sizes
     /// (values): each must hold capacity rows of record_width(i)
     void set_buffers(
@@ -242,7 +291,6 @@ namespace pfaff
     int force_capacity() const { return fbuf_[0] ? fcap_ : -1; }
     bool held_active() const { return held_on_; }
     double held_period() const { return control_dt_; }
-    ForceElements felems;
     double force_work = 0.0;
     /// a controller whose law is force elements sampled and held (zero-order hold):
     /// at each sample (t >= next_control - sample_tol dt: the rule and tolerance of
@@ -260,39 +308,29 @@ namespace pfaff
     double next_control() const { return next_ctrl_; }
     /// observe a frame at controller samples (not at the stages): returns its slot
     int observe(const std::string & name);
-    /// a controller's record at the current state (pfaff.simulate.core_engine._record
-    /// slices `blob` in this order, each block row-major): q, v, M, h, A, drift, Phi,
-    /// the row-space factors V1, W of A (A^+ = V1 W^T), an orthonormal basis N of N(A),
-    /// the projector P = I - V1 V1^T and C v = -A^+ drift, with_sensors the readings F,
-    /// lambda of the held torque (else empty), the observed frames (one row each: p, R
-    /// row by row, J (6 x nv) row by row, drift) and g; beside it rank, sigma_min, and
-    /// the energies 0.5 v^T M v and gravity's potential -- what
-    /// PinocchioMechanism.compute puts in a Snapshot.
+    /// a controller's record at the current state: what PinocchioMechanism.compute puts
+    /// in a Snapshot and the projection the step takes (bound to Python as
+    /// pfaff._core.Sample, each field a view of the struct's arrays; read by
+    /// pfaff.simulate.core_engine._record)
     struct Sample
     {
-      VecX blob;
+      VecX q, v;
+      RowMat M;         // nv x nv
+      VecX h;           // C v + g - Q (the force elements')
+      RowMat A;         // m x nv
+      VecX drift, phi;  // m, m_h
+      RowMat V1, W;     // the row-space factors of A: A^+ = V1 W^T (nv x r, m x r)
+      RowMat N;         // an orthonormal basis of N(A) (nv x (nv - r))
+      RowMat P;         // P = I - V1 V1^T
+      VecX Cv;          // C v = -A^+ drift
+      VecX F, lam;      // with_sensors: the readings of the held torque (else empty)
+      RowMat frames;    // the observed frames, one row each: p, R row by row, J (6 x nv)
+                        // row by row, drift (6)
+      VecX g;           // gravity's generalized force
       int rank = 0;
-      double sigma_min = 0.0, kinetic = 0.0, potential = 0.0;
+      double sigma_min = 0.0, kinetic = 0.0, potential = 0.0; // 0.5 v^T M v, gravity's
     };
     void sample(bool with_sensors, Sample & out);
-
-    Options opt;
-    pinocchio::Model model;
-    pinocchio::Data data;
-    // sample() and gravity_terms(): g and the potential, leaving data's passes as they are
-    pinocchio::Data data_g;
-    std::vector<FrameKin> frames;
-    std::vector<FrameKin> obs_frames; // observed at controller samples only
-    std::vector<Spec> specs;
-    std::vector<RollingContact> contacts;
-    int m = 0, m_h = 0;
-    std::vector<int> hol_rows, pf_rows, uni_rows; // holonomic, Pfaffian, unilateral
-
-    // per-state workspaces
-    MatX M, A, A_h, P, Mc, PM, Qp;
-    VecX h, drift, phi;
-    double kinetic = 0.0, potential = 0.0; // potential: gravity's + the force elements'
-    double potential_gravity = 0.0;
 
     // step-loop state and counters
     VecX q_, v_, tau_;
@@ -300,114 +338,26 @@ namespace pfaff
     int newton_it = 0, newton_failures = 0, recorded = 0, steps = 0;
 
   private:
-    /// placements = false: p, R, J are still those of q (mass_matrix skipped its pass)
-    void frame_terms(bool with_velocity, const VecX & v, bool placements = true)
-    {
-      frame_terms(frames, with_velocity, v, placements);
-    }
-    void frame_terms(
-      std::vector<FrameKin> & fs, bool with_velocity, const VecX & v, bool placements);
     /// a FrameKin for frame `name` (std::invalid_argument naming `where` when unknown)
     FrameKin new_frame(const std::string & name, const char * where) const;
-    /// g(q) and gravity's potential into g_fe_, Vg_fe_ (a gravity compensation element)
-    void gravity_terms(const VecX & q);
-    VecX g_fe_;
-    double Vg_fe_ = 0.0;
-    /// data.a of the frames' joints at zero joint acceleration, from the RNEA pass's
-    /// a_gf = a - X g and the placements oMi of the same q
-    void joint_accelerations(const std::vector<FrameKin> & fs);
-    /// M at q by the CRBA (WORLD convention: also data.oMi, data.J), skipped when
-    /// they are still those of q
-    bool mass_matrix(const VecX & q); // false: skipped, the last pass stands
-    /// M as mass_matrix and h = nle at (q, v): one fused pass when M moves, else RNEA
-    /// (false: M's pass stood)
-    bool mass_and_bias(const VecX & q, const VecX & v);
-    void take_mass(const VecX & q); // M from data.M of q; its factor and G are stale
-    bool bias_world_ = false; // the last bias pass was the fused one (ov, oa in world)
-    /// M = U D U^T (Pinocchio's cholesky::decompose) of the last mass_matrix, once
-    void mass_factor();
-    /// G = V1^T M^-1 V1 through that factor, its Cholesky factor into llt_
-    void metric_gram(const MatX & V1);
-    /// the thin Q_1 (n x r) of a Householder QR (reflectors in QR, factors hc)
-    void thin_q(const MatX & QR, const VecX & hc, int r, MatX & V1);
-    void write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift);
-    bool pivoted_rows(const MatX & A, RowSpace & rs);
-    bool zero_rows_qr(const MatX & A, RowSpace & rs);
     bool well_conditioned_rows(const VecX & tau, VecX & a); // acceleration's short path
-    RowSpace rs_rows_; // well_conditioned_rows: V1 = A^T, W = I (not orthonormal)
-    /// rs takes the last correction's factor of A where A is still that one (A_vel_),
-    /// gram whether llt_ holds its G; false (nothing moved) otherwise
-    bool take_vel_factor(RowSpace & rs, bool & gram);
-    std::vector<int> kept_rows_; // zero_rows_qr: the rows of A not exactly 0.0
-    MatX Ac_;                    // zero_rows_qr: those rows, transposed
-    void sigma_of_factor(RowSpace & rs);
-    Mat3 relative_rotation(
-      const Spec & s, const Mat3 & R_world, const Mat3 & R_off, bool off_identity);
-    void quat_rows(const Spec & s, int row, int hrow, bool with_drift);
-    /// RKMK stage rate theta' = dintegrate_dv(q, theta)^-1 vi (vi on nq == nv models)
-    void stage_rate(const VecX & q, const VecX & theta, const VecX & vi, VecX & out);
-    /// FrameAligned's rows of spec s (all three when all_rows, else s.D's)
-    void aligned_rows(
-      const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow, bool with_drift,
-      bool all_rows);
+    /// rs takes the last correction's factor of A where A is still that one (A_vel_,
+    /// bitwise) in the same state epoch; false (nothing moved) otherwise
+    bool take_vel_factor(RowSpace & rs);
     /// RK4 stage acceleration; with opt.stage_projection the stage (q, v) is first put
-    /// on the manifold (correct(q, v, true)) and returned so
+    /// on the manifold (correct with no energy account) and returned so
     double stage(VecX & q, VecX & v, VecX & a);
     void record(double t);
-    /// dynamics_state, evaluate and rs_ at (q_, v_), once per state (see core.cpp)
-    bool start_terms(bool rec);
-    Status correct(VecX & q, VecX & v, bool at_stage = false);
+    /// dynamics_state, evaluate and rs_ at (q_, v_), once per state (projection.cpp)
+    void start_terms(bool rec);
     bool finite_or(const char * what, const VecX & x, double t, int step, Status & st);
 
-    const VecX & v_stage_ref() const { return *vref_; }
-    const VecX * vref_ = nullptr; // the velocity of the state being evaluated
     bool held_on_ = false;
     double next_ctrl_ = 0.0, control_dt_ = 0.0, sample_tol_ = 0.0;
-    unsigned eval_stamp_ = 0;     // evaluate() passes (the contacts' geometry is per pass)
     int capacity_ = 0;
     std::vector<double *> bufs_;
     std::vector<size_t> buf_sizes_; // values each record buffer holds
     double * fbuf_[2] = {nullptr, nullptr};
     int fcap_ = 0; // force buffers' length
-    Eigen::HouseholderQR<MatX> qr_;
-    Eigen::PartialPivLU<MatX> lu_;
-    Eigen::JacobiSVD<MatX> svd_;
-    Eigen::JacobiSVD<MatX> svd_R_; // values only
-    Eigen::ColPivHouseholderQR<MatX> cpqr_;
-    MatX S_, Y_, Kt_, H_;   // pivoted_rows: W through K^T = R11^-1 R12, H = I + K^T K
-    Eigen::LLT<MatX> lltH_;
-    VecX q_M_;              // the q of the last CRBA pass (mass_matrix)
-    bool M_ok_ = false;     // data.M, data.oMi, data.J are those of q_M_
-    bool chol_ok_ = false;  // data.U, data.D hold the factor of that M
-    bool gram_vel_ = false; // llt_ holds G of rs_vel_.V1 with that factor (correct)
-    MatX Ya_, Ga_;          // metric_gram: U^-1 V1 and G = V1^T M^-1 V1
-    VecX ya_;
-    VecX hh_ws_;            // thin_q: one double per row of A
-    Eigen::LLT<MatX> llt_;
-    VecX y_, vn_;
-    Matrix3x Jp1_, Jp2_;
-    Matrix3x Gjw_; // the angular-velocity rows of an orientation block (3 x nv)
-    RowSpace rs_, rs_stage_, rs_newton_, rs_vel_;
-    // the A that rs_vel_ factors (the corrected q of a step's end or of a stage): the
-    // next step's start (start_terms) or the stage's dynamics (stage) reuse the factor
-    // where their A is this one, bitwise
-    MatX A_vel_;
-    bool A_vel_ok_ = false;
-    // start_terms: the terms at (q_, v_) stand (taken by a sample, reused by the step);
-    // llt_ holds G of rs_.V1
-    bool start_ok_ = false, start_gram_ = false;
-    VecX a_, vs_, vbar_, qs_, q1_, v1_, F_, lam_, rhs_, tmp_, Cv_;
-    // the explicit Runge-Kutta method (set_tableau) and its stages' rates
-    MatX tab_a_;
-    VecX tab_b_;
-    std::vector<VecX> acc_, rate_; // each stage's acceleration and d theta / dt
-    std::vector<double> power_;    // each stage's force-element power
-    VecX dq_, dv_, a0_;
-    // Runge-Kutta-Munthe-Kaas stages (nq != nv): d integrate / d theta and its LU
-    bool lie_ = false;
-    MatX Jint_;
-    std::vector<std::pair<int, int>> lie_blocks_; // (idx_v, nv) of the multi-dof joints
-    std::vector<Eigen::PartialPivLU<MatX>> lu_blocks_;
-    VecX th_;
   };
 } // namespace pfaff

@@ -29,11 +29,20 @@ namespace pfaff
   using detail::kNaN;
   using detail::skew;
 
+  namespace
+  {
+    bool zero_rows_qr(const Model & mo, Data & d, const MatX & Am, RowSpace & rs);
+    bool pivoted_rows(const Model & mo, Data & d, const MatX & Am, RowSpace & rs);
+    void thin_q(Data & d, const MatX & QR, const VecX & hc, int r, MatX & V1);
+  } // namespace
+
   // -- projection (linalg.full_row_rank_qr, linalg.row_space, dynamics.projection) ---
-  void System::row_space(const MatX & Am, bool want_sigma, bool allow_qr, RowSpace & rs)
+  void row_space(
+    const Model & mo, Data & d, const MatX & Am, bool want_sigma, bool allow_qr, RowSpace & rs)
   {
     const int mm = int(Am.rows()), n = int(Am.cols());
-    const double tol = opt.rank_tol;
+    const double tol = mo.opt.rank_tol;
+    rs.stamp = d.st_.next(); // a new factor (G built on the last one no longer stands)
     if (mm == 0)
     {
       rs.V1.resize(n, 0);
@@ -43,53 +52,53 @@ namespace pfaff
       return;
     }
     rs.zero_rows = false;
-    if (allow_qr && mm <= n && zero_rows_qr(Am, rs))
+    if (allow_qr && mm <= n && zero_rows_qr(mo, d, Am, rs))
     {
       if (want_sigma)
-        sigma_of_factor(rs);
+        sigma_of_factor(d, rs);
       return;
     }
-    if (allow_qr && mm <= n && rs.deficient && pivoted_rows(Am, rs))
+    if (allow_qr && mm <= n && rs.deficient && pivoted_rows(mo, d, Am, rs))
     {
       // rank deficient at the last call: straight to the pivoted QR
       if (want_sigma)
-        sigma_of_factor(rs);
+        sigma_of_factor(d, rs);
       return;
     }
     if (allow_qr && mm <= n)
     {
       // certified QR of A^T: sigma_min(A) >= 1 / ||R^-1||_F >= 2 rank_tol
-      qr_.compute(Am.transpose());
+      d.qr_.compute(Am.transpose());
       rs.W.setIdentity(mm, mm);
-      qr_.matrixQR().topLeftCorner(mm, mm).triangularView<Eigen::Upper>().solveInPlace(rs.W);
+      d.qr_.matrixQR().topLeftCorner(mm, mm).triangularView<Eigen::Upper>().solveInPlace(rs.W);
       const double nrm = rs.W.norm();
       if (nrm * 2.0 * tol <= 1.0) // false for inf / nan
       {
-        thin_q(qr_.matrixQR(), qr_.hCoeffs(), mm, rs.V1);
+        thin_q(d, d.qr_.matrixQR(), d.qr_.hCoeffs(), mm, rs.V1);
         rs.rank = mm;
         rs.R.resize(0, 0);
         rs.deficient = false;
         if (want_sigma)
-          sigma_of_factor(rs);
+          sigma_of_factor(d, rs);
         else
           rs.sigma_min = kNaN;
         return;
       }
-      if (pivoted_rows(Am, rs))
+      if (pivoted_rows(mo, d, Am, rs))
       {
         if (want_sigma)
-          sigma_of_factor(rs);
+          sigma_of_factor(d, rs);
         return;
       }
     }
-    svd_.compute(Am, Eigen::ComputeThinU | Eigen::ComputeThinV);
-    const VecX & s = svd_.singularValues();
+    d.svd_.compute(Am, Eigen::ComputeThinU | Eigen::ComputeThinV);
+    const VecX & s = d.svd_.singularValues();
     int r = 0;
     while (r < s.size() && s(r) >= tol)
       ++r;
     rs.rank = r;
-    rs.V1 = svd_.matrixV().leftCols(r);
-    rs.W = svd_.matrixU().leftCols(r) * s.head(r).cwiseInverse().asDiagonal();
+    rs.V1 = d.svd_.matrixV().leftCols(r);
+    rs.W = d.svd_.matrixU().leftCols(r) * s.head(r).cwiseInverse().asDiagonal();
     rs.sigma_min = mm <= n ? s(s.size() - 1) : 0.0;
     rs.R.resize(0, 0);
     rs.deficient = r < mm;
@@ -101,52 +110,58 @@ namespace pfaff
   // certified QR of A_c^T (V1 = Q, W_c = R^-1), and W = W_c scattered to A's rows with
   // zero rows at the dropped ones, so A^+ = V1 W^T is A's. False (nothing changed but
   // kept_rows_) when no row or every row is zero, or when A_c is not certified full rank.
-  bool System::zero_rows_qr(const MatX & Am, RowSpace & rs)
+  namespace
   {
-    const int mm = int(Am.rows()), n = int(Am.cols());
-    kept_rows_.clear();
-    for (int i = 0; i < mm; ++i)
-      if (!(Am.row(i).array() == 0.0).all())
-        kept_rows_.push_back(i);
-    const int r = int(kept_rows_.size());
-    if (r == mm || r == 0)
-      return false;
-    Ac_.resize(n, r);
-    for (int j = 0; j < r; ++j)
-      Ac_.col(j) = Am.row(kept_rows_[j]).transpose();
-    qr_.compute(Ac_);
-    Y_.setIdentity(r, r);
-    qr_.matrixQR().topLeftCorner(r, r).triangularView<Eigen::Upper>().solveInPlace(Y_);
-    if (!(Y_.norm() * 2.0 * opt.rank_tol <= 1.0)) // false for inf / nan
-      return false;
-    thin_q(qr_.matrixQR(), qr_.hCoeffs(), r, rs.V1);
-    rs.W.setZero(mm, r);
-    for (int j = 0; j < r; ++j)
-      rs.W.row(kept_rows_[j]) = Y_.row(j);
-    rs.rank = r;
-    rs.R.resize(0, 0);
-    rs.deficient = false; // the next call tries this path first again
-    rs.zero_rows = true;
-    rs.sigma_min = kNaN;
-    return true;
-  }
+    bool zero_rows_qr(const Model & mo, Data & d, const MatX & Am, RowSpace & rs)
+    {
+      const int mm = int(Am.rows()), n = int(Am.cols());
+      d.kept_rows_.clear();
+      for (int i = 0; i < mm; ++i)
+        if (!(Am.row(i).array() == 0.0).all())
+          d.kept_rows_.push_back(i);
+      const int r = int(d.kept_rows_.size());
+      if (r == mm || r == 0)
+        return false;
+      d.Ac_.resize(n, r);
+      for (int j = 0; j < r; ++j)
+        d.Ac_.col(j) = Am.row(d.kept_rows_[j]).transpose();
+      d.qr_.compute(d.Ac_);
+      d.Y_.setIdentity(r, r);
+      d.qr_.matrixQR().topLeftCorner(r, r).triangularView<Eigen::Upper>().solveInPlace(d.Y_);
+      if (!(d.Y_.norm() * 2.0 * mo.opt.rank_tol <= 1.0)) // false for inf / nan
+        return false;
+      thin_q(d, d.qr_.matrixQR(), d.qr_.hCoeffs(), r, rs.V1);
+      rs.W.setZero(mm, r);
+      for (int j = 0; j < r; ++j)
+        rs.W.row(d.kept_rows_[j]) = d.Y_.row(j);
+      rs.rank = r;
+      rs.R.resize(0, 0);
+      rs.deficient = false; // the next call tries this path first again
+      rs.zero_rows = true;
+      rs.sigma_min = kNaN;
+      return true;
+    }
+  } // namespace
 
   // Q_1 = H_0 ... H_{r-1} [I_r; 0] from the first r Householder reflectors of a QR
   // (LAPACK's dorg2r): H_k, applied last to first, touches rows k.. and columns k..
   // only (Eigen's HouseholderSequence applies each reflector to every column)
-  void System::thin_q(const MatX & QR, const VecX & hc, int r, MatX & V1)
+  namespace
   {
-    const int n = int(QR.rows());
-    V1.setIdentity(n, r);
-    for (int k = r - 1; k >= 0; --k)
-      V1.bottomRightCorner(n - k, r - k)
-        .applyHouseholderOnTheLeft(QR.col(k).tail(n - k - 1), hc(k), hh_ws_.data());
-  }
+    void thin_q(Data & d, const MatX & QR, const VecX & hc, int r, MatX & V1)
+    {
+      const int n = int(QR.rows());
+      V1.setIdentity(n, r);
+      for (int k = r - 1; k >= 0; --k)
+        V1.bottomRightCorner(n - k, r - k)
+          .applyHouseholderOnTheLeft(QR.col(k).tail(n - k - 1), hc(k), d.hh_ws_.data());
+    }
+  } // namespace
 
   // sigma_min(A) of a QR factorisation: full row rank, A^+ = V1 W^T with W = R^-1,
   // sigma_min = 1 / ||R^-1||_2; certified rank r < m, the singular values of A^T Pi =
   // Q R are those of the m x m triangle R kept by pivoted_rows (values only)
-  void System::sigma_of_factor(RowSpace & rs)
+  void sigma_of_factor(Data & d, RowSpace & rs)
   {
     if (rs.rank == 0 || rs.zero_rows) // a zero row of A (m <= n): sigma_min(A) = 0
       rs.sigma_min = 0.0;
@@ -155,8 +170,8 @@ namespace pfaff
         1.0 / std::sqrt((rs.W.transpose() * rs.W).selfadjointView<Eigen::Lower>().operatorNorm());
     else
     {
-      svd_R_.compute(rs.R);
-      rs.sigma_min = svd_R_.singularValues().minCoeff();
+      d.svd_R_.compute(rs.R);
+      rs.sigma_min = d.svd_R_.singularValues().minCoeff();
     }
   }
 
@@ -174,53 +189,56 @@ namespace pfaff
   // 2-core host under load, min of 40 x 500 calls):
   // JacobiSVD thin U/V 50-90 us, BDCSVD 63-108 us, LAPACK dgesdd (scipy's OpenBLAS)
   // 56-90 us, QR of A^T + JacobiSVD of the 12 x 12 R 62-116 us, QR of A^T alone 3 us.
-  bool System::pivoted_rows(const MatX & Am, RowSpace & rs)
+  namespace
   {
-    const int mm = int(Am.rows());
-    const double tol = opt.rank_tol;
-    cpqr_.compute(Am.transpose());
-    const MatX & QR = cpqr_.matrixQR();
-    int r = 0;
-    while (r < mm && std::abs(QR(r, r)) >= tol)
-      ++r;
-    if (r == 0 || r == mm)
-      return false; // full row rank: the full-rank QR (as linalg.full_row_rank_qr) or SVD
-    double r22 = 0.0; // ||R22||_F of the (m - r) x (m - r) upper triangle
-    for (int j = r; j < mm; ++j)
-      r22 += QR.col(j).segment(r, j - r + 1).squaredNorm();
-    if (!(std::sqrt(r22) * 2.0 <= tol))
-      return false;
-    Y_.setIdentity(r, r);
-    QR.topLeftCorner(r, r).triangularView<Eigen::Upper>().solveInPlace(Y_);
-    if (!(Y_.norm() * 2.0 * tol <= 1.0)) // false for inf / nan
-      return false;
-    // Q_1 = H_1 ... H_r [I_r; 0]: the reflectors H_k, k > r, are zero on the first r
-    // rows and leave [I_r; 0] as it is
-    thin_q(QR, cpqr_.hCoeffs(), r, rs.V1);
-    // S^T = [R11 R12]^T = [I; K] R11^T, K^T = R11^-1 R12 (the coefficients of the
-    // dependent rows, bounded by the pivoting), so (S^T)^+ = R11^-T H^-1 [I K^T]
-    // with H = I + K^T K (r x r, eigenvalues >= 1) and W = Pi [I; K] H^-1 R11^-1
-    Kt_.noalias() = Y_ * QR.block(0, r, r, mm - r);
-    H_.setIdentity(r, r);
-    H_.selfadjointView<Eigen::Lower>().rankUpdate(Kt_);
-    lltH_.compute(H_);
-    S_.resize(mm, r);
-    S_.topRows(r) = Y_;
-    lltH_.solveInPlace(S_.topRows(r));
-    S_.bottomRows(mm - r).noalias() = Kt_.transpose() * S_.topRows(r);
-    rs.W.noalias() = cpqr_.colsPermutation() * S_;
-    rs.rank = r;
-    rs.sigma_min = kNaN;
-    rs.deficient = r < mm;
-    rs.R = QR.topRows(mm).triangularView<Eigen::Upper>(); // for sigma_of_factor
-    return true;
-  }
+    bool pivoted_rows(const Model & mo, Data & d, const MatX & Am, RowSpace & rs)
+    {
+      const int mm = int(Am.rows());
+      const double tol = mo.opt.rank_tol;
+      d.cpqr_.compute(Am.transpose());
+      const MatX & QR = d.cpqr_.matrixQR();
+      int r = 0;
+      while (r < mm && std::abs(QR(r, r)) >= tol)
+        ++r;
+      if (r == 0 || r == mm)
+        return false; // full row rank: the full-rank QR (as linalg.full_row_rank_qr) or SVD
+      double r22 = 0.0; // ||R22||_F of the (m - r) x (m - r) upper triangle
+      for (int j = r; j < mm; ++j)
+        r22 += QR.col(j).segment(r, j - r + 1).squaredNorm();
+      if (!(std::sqrt(r22) * 2.0 <= tol))
+        return false;
+      d.Y_.setIdentity(r, r);
+      QR.topLeftCorner(r, r).triangularView<Eigen::Upper>().solveInPlace(d.Y_);
+      if (!(d.Y_.norm() * 2.0 * tol <= 1.0)) // false for inf / nan
+        return false;
+      // Q_1 = H_1 ... H_r [I_r; 0]: the reflectors H_k, k > r, are zero on the first r
+      // rows and leave [I_r; 0] as it is
+      thin_q(d, QR, d.cpqr_.hCoeffs(), r, rs.V1);
+      // S^T = [R11 R12]^T = [I; K] R11^T, K^T = R11^-1 R12 (the coefficients of the
+      // dependent rows, bounded by the pivoting), so (S^T)^+ = R11^-T H^-1 [I K^T]
+      // with H = I + K^T K (r x r, eigenvalues >= 1) and W = Pi [I; K] H^-1 R11^-1
+      d.Kt_.noalias() = d.Y_ * QR.block(0, r, r, mm - r);
+      d.H_.setIdentity(r, r);
+      d.H_.selfadjointView<Eigen::Lower>().rankUpdate(d.Kt_);
+      d.lltH_.compute(d.H_);
+      d.S_.resize(mm, r);
+      d.S_.topRows(r) = d.Y_;
+      d.lltH_.solveInPlace(d.S_.topRows(r));
+      d.S_.bottomRows(mm - r).noalias() = d.Kt_.transpose() * d.S_.topRows(r);
+      rs.W.noalias() = d.cpqr_.colsPermutation() * d.S_;
+      rs.rank = r;
+      rs.sigma_min = kNaN;
+      rs.deficient = r < mm;
+      rs.R = QR.topRows(mm).triangularView<Eigen::Upper>(); // for sigma_of_factor
+      return true;
+    }
+  } // namespace
 
   // -- direct dynamics (dynamics.direct_dynamics, Aghili eq. 22, 27, 29) ------------
-  void System::accel(const VecX & tau, const RowSpace & rs, VecX & a, bool gram_ready)
+  void accel(const Model & mo, Data & d, const VecX & tau, const RowSpace & rs, VecX & a)
   {
-    const int n = model.nv;
-    if (opt.variant == 0)
+    const int n = mo.model.nv;
+    if (mo.opt.variant == 0)
     {
       // M_c a = P (tau - h) + M C v' (Aghili eq. 22, 23; M_c = M + P M - (P M)^T) has
       // the solution of M a = f + V1 mu, V1^T a = c (c = -W^T drift; V1^T of the rhs
@@ -228,89 +246,87 @@ namespace pfaff
       // factor M = U D U^T (Pinocchio's cholesky, O(nv depth) per solve) and the r x r
       // G = V1^T M^-1 V1, a = M^-1 f + M^-1 V1 G^-1 (c - V1^T M^-1 f). The NumPy engine
       // solves M_c by LU (dynamics.direct_dynamics); the two witness each other.
-      mass_factor();
-      a = tau - h;
-      pinocchio::cholesky::solve(model, data, a);
+      mass_factor(mo, d);
+      a = tau - d.h;
+      pinocchio::cholesky::solve(mo.model, d.data, a);
       if (rs.rank > 0)
       {
-        ya_.noalias() = -(rs.W.transpose() * drift);
-        ya_.noalias() -= rs.V1.transpose() * a;
-        if (!gram_ready)
-          metric_gram(rs.V1);
-        llt_.solveInPlace(ya_);
-        tmp_.noalias() = rs.V1 * ya_;
-        pinocchio::cholesky::solve(model, data, tmp_);
-        a += tmp_;
+        d.ya_.noalias() = -(rs.W.transpose() * d.drift);
+        d.ya_.noalias() -= rs.V1.transpose() * a;
+        if (!d.gram_stands(rs)) // else the correction's or the sample's G of rs stands
+          metric_gram(mo, d, rs);
+        d.llt_.solveInPlace(d.ya_);
+        d.tmp_.noalias() = rs.V1 * d.ya_;
+        pinocchio::cholesky::solve(mo.model, d.data, d.tmp_);
+        a += d.tmp_;
       }
       return;
     }
     // M'_c, M''_c (Aghili eq. 27, 29) formed as the paper writes them, solved by LU
-    Cv_.noalias() = -(rs.V1 * (rs.W.transpose() * drift));
-    tmp_ = tau - h;
-    y_.noalias() = rs.V1.transpose() * tmp_;
-    rhs_ = tmp_;
-    rhs_.noalias() -= rs.V1 * y_;
+    d.Cv_.noalias() = -(rs.V1 * (rs.W.transpose() * d.drift));
+    d.tmp_ = tau - d.h;
+    d.y_.noalias() = rs.V1.transpose() * d.tmp_;
+    d.rhs_ = d.tmp_;
+    d.rhs_.noalias() -= rs.V1 * d.y_;
     {
-      P.setIdentity(n, n);
-      P.noalias() -= rs.V1 * rs.V1.transpose();
-      Qp = MatX::Identity(n, n) - P;
-      if (opt.variant == 1)
+      d.P.setIdentity(n, n);
+      d.P.noalias() -= rs.V1 * rs.V1.transpose();
+      d.Qp = MatX::Identity(n, n) - d.P;
+      if (mo.opt.variant == 1)
       {
-        tmp_.noalias() = M * Cv_;
-        rhs_ += tmp_;
-        rhs_.noalias() -= 2.0 * (P * tmp_);
-        PM.noalias() = P * M;
-        Mc.noalias() = PM * P;
-        PM.noalias() = Qp * M;
-        Mc.noalias() += PM * Qp;
+        d.tmp_.noalias() = d.M * d.Cv_;
+        d.rhs_ += d.tmp_;
+        d.rhs_.noalias() -= 2.0 * (d.P * d.tmp_);
+        d.PM.noalias() = d.P * d.M;
+        d.Mc.noalias() = d.PM * d.P;
+        d.PM.noalias() = d.Qp * d.M;
+        d.Mc.noalias() += d.PM * d.Qp;
       }
       else
       {
-        double g = opt.gamma;
+        double g = mo.opt.gamma;
         if (!(g > 0.0))
-          g = M.selfadjointView<Eigen::Lower>().operatorNorm();
-        Mc.noalias() = P * M;
-        Mc += g * Qp;
-        rhs_ += g * Cv_;
+          g = d.M.selfadjointView<Eigen::Lower>().operatorNorm();
+        d.Mc.noalias() = d.P * d.M;
+        d.Mc += g * d.Qp;
+        d.rhs_ += g * d.Cv_;
       }
     }
-    lu_.compute(Mc);
-    a = lu_.solve(rhs_);
+    d.lu_.compute(d.Mc);
+    a = d.lu_.solve(d.rhs_);
   }
 
   // -- constraint force and multipliers (dynamics.constraint_force, eq. 32) ---------
-  void System::forces(
-    const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F, VecX & lam)
+  void forces(
+    Data & d, const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F, VecX & lam)
   {
     // F = (I - P)(tau - h - M a) = V1 V1^T (tau - h - M a)
-    tmp_ = tau - h;
-    tmp_.noalias() -= M * a;
-    y_.noalias() = rs.V1.transpose() * tmp_;
-    F.noalias() = rs.V1 * y_;
-    lam.noalias() = rs.W * y_;
+    d.tmp_ = tau - d.h;
+    d.tmp_.noalias() -= d.M * a;
+    d.y_.noalias() = rs.V1.transpose() * d.tmp_;
+    F.noalias() = rs.V1 * d.y_;
+    lam.noalias() = rs.W * d.y_;
   }
 
   void System::solve(
     const VecX & q, const VecX & v, const VecX & tau, VecX & a, VecX & F, VecX & lam, int & rank)
   {
-    start_ok_ = false; // data and rs_ move to (q, v)
     dynamics_state(q, v, false);
     evaluate(q, v, true);
-    row_space(A, true, false, rs_);
-    accel(tau, rs_, a);
-    forces(tau, rs_, a, F, lam);
+    row_space(mo(), d(), A, true, false, rs_);
+    accel(mo(), d(), tau, rs_, a);
+    forces(d(), tau, rs_, a, F, lam);
     rank = rs_.rank;
   }
 
   void System::acceleration(const VecX & q, const VecX & v, const VecX & tau, VecX & a)
   {
-    start_ok_ = false;
     dynamics_state(q, v, false);
     evaluate(q, v, true);
     if (opt.variant == 0 && well_conditioned_rows(tau, a))
       return;
-    row_space(A, false, true, rs_stage_);
-    accel(tau, rs_stage_, a);
+    row_space(mo(), d(), A, false, true, rs_stage_);
+    accel(mo(), d(), tau, rs_stage_, a);
   }
 
   // One evaluation where A has full row rank and is well conditioned (the QR of A^T
@@ -336,7 +352,20 @@ namespace pfaff
     rs_rows_.V1 = A.transpose();
     rs_rows_.W.setIdentity(mm, mm);
     rs_rows_.rank = mm;
-    accel(tau, rs_rows_, a);
+    rs_rows_.stamp = st_.next();
+    accel(mo(), d(), tau, rs_rows_, a);
+    return true;
+  }
+
+  bool System::take_vel_factor(RowSpace & rs)
+  {
+    // the last correction factored this A (same q, bitwise: A == A_vel_) in this state
+    // epoch: its factor, with its stamp, moves into rs (and G of it stands for accel
+    // while M's factor is still the one it used: gram_stands)
+    if (!(st_.vel != 0 && st_.vel == rs_vel_.stamp && st_.vel_epoch == st_.epoch
+          && A.rows() == A_vel_.rows() && A == A_vel_))
+      return false;
+    std::swap(rs, rs_vel_);
     return true;
   }
 
@@ -344,37 +373,22 @@ namespace pfaff
   // A, drift, Phi (evaluate) and the row space rs_ of A, which is the correction's
   // factor rs_vel_ when that A stands (same q, bitwise). A controller sample takes
   // them (with rec: the energies and sigma_min), and the step that follows (run)
-  // reuses them: only its torque differs. Returns whether llt_ already holds
-  // G = V1^T M^-1 V1 of rs_.V1.
-  bool System::take_vel_factor(RowSpace & rs, bool & gram)
+  // reuses them while no pass came between (their stamp is the last): only its
+  // torque differs.
+  void System::start_terms(bool rec)
   {
-    // the last correction factored this A (same q, bitwise: A == A_vel_): its factor
-    // moves into rs, and its G stands while M's factor is still the one it used
-    if (!(A_vel_ok_ && A == A_vel_))
-      return false;
-    std::swap(rs, rs_vel_);
-    A_vel_ok_ = false;
-    gram = gram_vel_ && chol_ok_;
-    return true;
-  }
-
-  bool System::start_terms(bool rec)
-  {
-    if (start_ok_) // taken by sample() at this state
-      return start_gram_ && chol_ok_;
+    if (st_.terms != 0 && st_.terms == st_.pass) // taken by sample() at this state
+      return;
     dynamics_state(q_, v_, rec);
     evaluate(q_, v_, true);
-    bool gram = false;
-    if (take_vel_factor(rs_, gram))
+    if (take_vel_factor(rs_))
     {
       if (rec)
-        sigma_of_factor(rs_);
+        sigma_of_factor(d(), rs_);
     }
     else
-      row_space(A, rec, true, rs_);
-    start_ok_ = true;
-    start_gram_ = gram;
-    return gram;
+      row_space(mo(), d(), A, rec, true, rs_);
+    st_.terms = st_.pass;
   }
 
   void System::sample(bool with_sensors, Sample & out)
@@ -382,7 +396,10 @@ namespace pfaff
     const int n = model.nv;
     // the certified QR when A has full row rank (sigma_min from R), else the SVD; the
     // step that follows reuses these terms (start_terms)
-    const bool gram = start_terms(true);
+    start_terms(true);
+    out.q = q_, out.v = v_, out.M = M, out.h = h;
+    out.A = A, out.drift = drift, out.phi = phi;
+    out.V1 = rs_.V1, out.W = rs_.W;
     out.rank = rs_.rank;
     out.sigma_min = rs_.sigma_min;
     MatX N = MatX::Identity(n, n);
@@ -392,22 +409,22 @@ namespace pfaff
       N.applyOnTheLeft(qv.householderQ());
       N = N.rightCols(n - rs_.rank).eval();
     }
-    VecX F, lam;
+    out.N = N;
+    out.F.resize(0), out.lam.resize(0);
     if (with_sensors)
     {
-      accel(tau_, rs_, a_, gram);
-      start_gram_ = opt.variant == 0 && rs_.rank > 0; // llt_: G of rs_.V1
-      forces(tau_, rs_, a_, F, lam);
+      accel(mo(), d(), tau_, rs_, a_); // llt_ then holds G of rs_ for the step (gram_stands)
+      forces(d(), tau_, rs_, a_, out.F, out.lam);
     }
     // the observed frames: dynamics_state left the RNEA pass of (q_, v_) and the
     // placements of q_ in data
-    joint_accelerations(obs_frames);
-    frame_terms(obs_frames, true, v_, true);
-    RowMat kin(Eigen::Index(obs_frames.size()), 18 + 6 * n);
+    joint_accelerations(mo(), d(), obs_frames);
+    frame_terms(mo(), d(), obs_frames, &v_, true);
+    out.frames.resize(Eigen::Index(obs_frames.size()), 18 + 6 * n);
     for (size_t i = 0; i < obs_frames.size(); ++i)
     {
       const FrameKin & f = obs_frames[i];
-      auto row = kin.row(Eigen::Index(i));
+      auto row = out.frames.row(Eigen::Index(i));
       row.head<3>() = f.p.transpose();
       for (int r = 0; r < 3; ++r)
         row.segment<3>(3 + 3 * r) = f.R.row(r);
@@ -417,24 +434,14 @@ namespace pfaff
     }
     out.kinetic = kinetic; // start_terms(true): dynamics_state's energies
     // on data_g: data keeps the passes the next step's start reuses (M, its factor)
-    const VecX g = pinocchio::computeGeneralizedGravity(model, data_g, q_);
+    out.g = pinocchio::computeGeneralizedGravity(model, data_g, q_);
     out.potential = potential_gravity;
     // the projection's P = I - V1 V1^T and C v = -A^+ drift, A^+ = V1 W^T (eq. 4, 16)
     MatX P = MatX::Identity(n, n);
     P.noalias() -= rs_.V1 * rs_.V1.transpose();
-    VecX Cv = VecX::Zero(n);
+    out.P = P;
+    out.Cv = VecX::Zero(n);
     if (rs_.rank > 0)
-      Cv.noalias() = -(rs_.V1 * (rs_.W.transpose() * drift));
-    // one array (nanobind would export each small Eigen object through numpy.copy)
-    out.blob.resize(q_.size() + v_.size() + M.size() + h.size() + A.size() + drift.size()
-                    + phi.size() + rs_.V1.size() + rs_.W.size() + N.size() + P.size()
-                    + Cv.size() + F.size() + lam.size() + kin.size() + g.size());
-    double * p = out.blob.data();
-    auto put = [&p](const auto & X) {
-      Eigen::Map<RowMat>(p, X.rows(), X.cols()) = X;
-      p += X.size();
-    };
-    put(q_), put(v_), put(M), put(h), put(A), put(drift), put(phi);
-    put(rs_.V1), put(rs_.W), put(N), put(P), put(Cv), put(F), put(lam), put(kin), put(g);
+      out.Cv.noalias() = -(rs_.V1 * (rs_.W.transpose() * drift));
   }
 } // namespace pfaff

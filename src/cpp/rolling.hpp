@@ -6,7 +6,7 @@
 // warm-started). A RollingContact holds one fingertip (frame slot s_tip, radius r) on
 // the contour of a planar body (slot s_obj) and its geometry at the last state: the
 // contact row Q = d - r (holonomic) and the rolling row t . w + r (omega - phi') = 0
-// (Pfaffian) read it (System::write_spec, Kind::RollContact / Kind::RollTangent).
+// (Pfaffian) read it (write_spec in terms.cpp, Kind::RollContact / Kind::RollTangent).
 #pragma once
 
 #include <vector>
@@ -55,7 +55,7 @@ namespace pfaff
     // warm start of the foot-point solver (the last contact parameter)
     double u = 0.0;
     bool warm = false;
-    unsigned stamp = 0; // the System::evaluate pass the geometry belongs to
+    unsigned long stamp = 0; // the System::evaluate pass the geometry belongs to (Stamps::rows)
     // geometry: world tangent, outward normal, c - p, relative velocity w and the
     // velocity part of w', curvature, distance, object rate, alpha = the velocity part
     // of theta'' - phi'', s'

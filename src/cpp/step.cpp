@@ -119,81 +119,83 @@ namespace pfaff
     return true;
   }
 
-  void System::stage_rate(const VecX & q, const VecX & theta, const VecX & vi, VecX & out)
+  void stage_rate(
+    const Model & mo, Data & d, const VecX & q, const VecX & theta, const VecX & vi, VecX & out)
   {
-    if (!lie_)
+    if (!mo.lie_)
     {
       out = vi;
       return;
     }
-    pinocchio::dIntegrate(model, q, theta, Jint_, pinocchio::ARG1);
+    pinocchio::dIntegrate(mo.model, q, theta, d.Jint_, pinocchio::ARG1);
     // block by block (the off-diagonal blocks are zero): as one LU of Jint_, in
     // O(sum nv_j^3) instead of O(nv^3)
-    out.array() = vi.array() / Jint_.diagonal().array();
-    for (size_t b = 0; b < lie_blocks_.size(); ++b)
+    out.array() = vi.array() / d.Jint_.diagonal().array();
+    for (size_t b = 0; b < mo.lie_blocks_.size(); ++b)
     {
-      const auto [i, k] = lie_blocks_[b];
+      const auto [i, k] = mo.lie_blocks_[b];
       if (k == 6) // a free flyer: the fixed-size LU (no heap, unrolled)
       {
-        const Eigen::Matrix<double, 6, 6> B = Jint_.block<6, 6>(i, i);
+        const Eigen::Matrix<double, 6, 6> B = d.Jint_.block<6, 6>(i, i);
         out.segment<6>(i) = B.partialPivLu().solve(vi.segment<6>(i));
         continue;
       }
-      lu_blocks_[b].compute(Jint_.block(i, i, k, k));
-      out.segment(i, k).noalias() = lu_blocks_[b].solve(vi.segment(i, k));
+      d.lu_blocks_[b].compute(d.Jint_.block(i, i, k, k));
+      out.segment(i, k).noalias() = d.lu_blocks_[b].solve(vi.segment(i, k));
     }
   }
 
   double System::stage(VecX & q, VecX & v, VecX & a)
   {
     if (opt.stage_projection && m > 0)
-      correct(q, v, true);
+      correct(mo(), d(), q, v, nullptr);
     dynamics_state(q, v, false);
     evaluate(q, v, true);
-    bool gram = false; // the stage's correction factored this A where Newton stopped
-    if (!take_vel_factor(rs_stage_, gram))
-      row_space(A, false, true, rs_stage_);
-    accel(tau_, rs_stage_, a, gram);
+    // the stage's correction factored this A where Newton stopped (and G of it stands
+    // while M does)
+    if (!take_vel_factor(rs_stage_))
+      row_space(mo(), d(), A, false, true, rs_stage_);
+    accel(mo(), d(), tau_, rs_stage_, a);
     return felems.power; // power of the force elements' dampers at the stage
   }
 
   // Newton-Raphson on the holonomic rows, then the M-metric velocity projection at the
-  // corrected q with M before the correction (correction.correct_state). at_stage: an
-  // RK4 stage put on the manifold (steppers.rk_step): no bookkeeping of the step's
-  // correction (energy, iterations, the factor the next step reuses)
-  Status System::correct(VecX & q, VecX & v, bool at_stage)
+  // corrected q with M before the correction (correction.correct_state). corr null: an
+  // RK stage put on the manifold (steppers.rk_step), no bookkeeping of the step's
+  // correction (the kinetic energy it removed, added to *corr)
+  Status correct(const Model & mo, Data & d, VecX & q, VecX & v, double * corr)
   {
     Status st;
     // M (CRBA; its WORLD convention fills the joint Jacobians) and the frames at q:
     // no h, no drift here
-    mass_matrix(q);
-    frame_terms(false, v);
-    evaluate(q, v, false);
-    const MatX & Mk = M; // kinematics_state below leaves M untouched
+    mass_matrix(mo, d, q);
+    frame_terms(mo, d, d.frames, nullptr, true);
+    evaluate(mo, d, q, v, false);
+    const MatX & Mk = d.M; // kinematics_state below leaves M untouched
     // correction.newton_project: stopped on the size of the step in q, its
     // round-off thresholds scaled by the size of the constraint frames' positions
     // (correction.position_scale): Phi = p1 - p2 of points 100 m from the origin
     // rounds at 100 times the level of a unit-sized mechanism
     double scale = 1.0;
-    for (const auto & s : specs)
+    for (const auto & s : mo.specs)
       for (int k : {s.s1, s.s2})
         if (k >= 0)
-          scale = std::max(scale, frames[k].p.cwiseAbs().maxCoeff());
-    for (const auto & c : contacts)
+          scale = std::max(scale, d.frames[k].p.cwiseAbs().maxCoeff());
+    for (const auto & c : d.contacts)
       for (int k : {c.s_obj, c.s_tip})
-        scale = std::max(scale, frames[k].p.cwiseAbs().maxCoeff());
-    const double floor_tol = opt.position_floor * scale;
-    const double step_tol = opt.newton_step_tol * scale;
-    double err = abs_max(phi);
+        scale = std::max(scale, d.frames[k].p.cwiseAbs().maxCoeff());
+    const double floor_tol = mo.opt.position_floor * scale;
+    const double step_tol = mo.opt.newton_step_tol * scale;
+    double err = abs_max(d.phi);
     // correction.on_manifold: a stage where Newton takes no step keeps its velocity
     // (near a fold, N(A) at a q that Phi no longer resolves is tilted from the branch);
     // and, with Pfaffian rows, where those hold to floor_tol max(1, max |v|)
-    bool keep = at_stage && err <= floor_tol;
-    if (keep && m != m_h)
+    bool keep = !corr && err <= floor_tol;
+    if (keep && mo.m != mo.m_h)
     {
       const double vtol = floor_tol * std::max(1.0, v.cwiseAbs().maxCoeff());
-      for (int i : pf_rows)
-        keep = keep && std::abs(A.row(i).dot(v)) <= vtol;
+      for (int i : mo.pf_rows)
+        keep = keep && std::abs(d.A.row(i).dot(v)) <= vtol;
     }
     if (keep)
     {
@@ -203,66 +205,65 @@ namespace pfaff
     double last = std::numeric_limits<double>::infinity();
     int it = 0;
     bool newton_fresh = false; // rs_newton_ factors A_h at the current q
-    while (m_h > 0 && it < opt.max_newton)
+    while (mo.m_h > 0 && it < mo.opt.max_newton)
     {
-      row_space(A_h, false, true, rs_newton_);
+      row_space(mo, d, d.A_h, false, true, d.rs_newton_);
       newton_fresh = true;
-      dq_.noalias() = rs_newton_.V1 * (rs_newton_.W.transpose() * phi);
-      const double step = dq_.size() ? dq_.cwiseAbs().maxCoeff() : 0.0;
+      d.dq_.noalias() = d.rs_newton_.V1 * (d.rs_newton_.W.transpose() * d.phi);
+      const double step = d.dq_.size() ? d.dq_.cwiseAbs().maxCoeff() : 0.0;
       if (!std::isfinite(step))
         break;
       if (err <= floor_tol)
         break; // Phi at its round-off level
-      if (err <= opt.position_tol && step <= step_tol)
+      if (err <= mo.opt.position_tol && step <= step_tol)
         break; // on the manifold, to newton_step_tol in q
       if (it && !(step < last))
         break; // no progress: the round-off floor
-      dq_ = -dq_;
-      pinocchio::integrate(model, q, dq_, qs_);
-      q = qs_;
-      kinematics_state(q);
-      evaluate(q, v, false);
+      d.dq_ = -d.dq_;
+      pinocchio::integrate(mo.model, q, d.dq_, d.qs_);
+      q = d.qs_;
+      kinematics_state(mo, d, q);
+      evaluate(mo, d, q, v, false);
       newton_fresh = false;
-      err = abs_max(phi);
+      err = abs_max(d.phi);
       last = step;
       ++it;
     }
-    if (!at_stage)
-      newton_it = it;
     // velocity: v - M^-1 V1 (V1^T M^-1 V1)^-1 V1^T v  (linalg.metric_projection)
     // (all rows holonomic and Newton stopped after factoring A_h at this q: the same
     // factorisation)
-    if (m == m_h && newton_fresh)
-      std::swap(rs_vel_, rs_newton_);
+    if (mo.m == mo.m_h && newton_fresh)
+      std::swap(d.rs_vel_, d.rs_newton_);
     else
-      row_space(A, false, true, rs_vel_);
+      row_space(mo, d, d.A, false, true, d.rs_vel_);
     // the next step's start (run) or this stage's dynamics (stage) reuse rs_vel_ where
     // their A is this one
-    A_vel_ok_ = m > 0 && m == m_h;
-    if (A_vel_ok_)
-      A_vel_ = A;
-    VecX & vn = vn_;
+    const bool reusable = mo.m > 0 && mo.m == mo.m_h;
+    d.st_.vel = reusable ? d.rs_vel_.stamp : 0;
+    d.st_.vel_epoch = d.st_.epoch;
+    if (reusable)
+      d.A_vel_ = d.A;
+    VecX & vn = d.vn_;
     vn = v;
-    if (rs_vel_.rank > 0)
+    if (d.rs_vel_.rank > 0)
     {
       // with M's sparse factor at the q before Newton (as Mk; the next step's
       // dynamics reuses it when Newton took no step); linalg.metric_projection, the
       // NumPy engine's, solves with LU
-      mass_factor();
-      y_.noalias() = rs_vel_.V1.transpose() * v;
-      metric_gram(rs_vel_.V1);
-      gram_vel_ = true; // reused with rs_vel_ (start_terms, stage) while M's factor stands
-      llt_.solveInPlace(y_);
-      tmp_.noalias() = rs_vel_.V1 * y_;
-      pinocchio::cholesky::solve(model, data, tmp_);
-      vn -= tmp_;
+      mass_factor(mo, d);
+      d.y_.noalias() = d.rs_vel_.V1.transpose() * v;
+      metric_gram(mo, d, d.rs_vel_); // reused with rs_vel_ (start_terms, stage): gram_stands
+      d.llt_.solveInPlace(d.y_);
+      d.tmp_.noalias() = d.rs_vel_.V1 * d.y_;
+      pinocchio::cholesky::solve(mo.model, d.data, d.tmp_);
+      vn -= d.tmp_;
     }
-    if (!at_stage) // the kinetic energy the correction removed
+    if (corr) // the kinetic energy the correction removed
     {
-      tmp_.noalias() = Mk * vn;
-      corr += 0.5 * vn.dot(tmp_);
-      tmp_.noalias() = Mk * v;
-      corr -= 0.5 * v.dot(tmp_);
+      d.tmp_.noalias() = Mk * vn;
+      *corr += 0.5 * vn.dot(d.tmp_);
+      d.tmp_.noalias() = Mk * v;
+      *corr -= 0.5 * v.dot(d.tmp_);
     }
     v = vn;
     st.value = err;
@@ -279,23 +280,23 @@ namespace pfaff
     {
       const double t = t0 + k * dt;
       const bool rec = (k % opt.record_every == 0) || k == n_steps;
-      const bool gram = start_terms(rec);
-      start_ok_ = false; // the step moves (q_, v_) and data
+      start_terms(rec);
+      st_.next(); // a pass of its own: the step moves (q_, v_) and data
       if (held_on_ && !(t < next_ctrl_ - sample_tol_ * dt)) // a held law's sample (set_held)
       {
         if (held.gravity)
-          gravity_terms(q_);
+          gravity_terms(mo(), d(), q_);
         held.evaluate(frames, q_, v_, g_fe_, Vg_fe_); // the frames of (q_, v_), with velocity
         tau_ = held.Q;
         next_ctrl_ += control_dt_;
       }
       const double p1 = felems.power;
-      accel(tau_, rs_, a_, gram);
+      accel(mo(), d(), tau_, rs_, a_);
       if (!finite_or("acceleration", a_, t, k, st))
         return st;
       if (rec || check_contact)
       {
-        forces(tau_, rs_, a_, F_, lam_);
+        forces(d(), tau_, rs_, a_, F_, lam_);
         if (check_contact)
         {
           int worst = -1;
@@ -343,7 +344,7 @@ namespace pfaff
         vs_ = v_ + dv_;
         pinocchio::integrate(model, q_, th_, qs_);
         power_[i] = stage(qs_, vs_, acc_[i]);
-        stage_rate(q_, th_, vs_, rate_[i]);
+        stage_rate(mo(), d(), q_, th_, vs_, rate_[i]);
       }
       vbar_.setZero(model.nv);
       dv_.setZero(model.nv);
@@ -361,7 +362,8 @@ namespace pfaff
         return st;
       work += dt * tau_.dot(vbar_);
       force_work += dt * w_nc; // steppers.rk_step
-      Status c = correct(q1_, v1_);
+      Status c = correct(mo(), d(), q1_, v1_, &corr);
+      newton_it = c.iterations;
       if (c.value > opt.position_tol)
       {
         ++newton_failures;

@@ -30,24 +30,24 @@ namespace pfaff
   using detail::skew;
 
   // -- per-state terms (PinocchioMechanism.compute) -----------------------------
-  void System::frame_terms(
-    std::vector<FrameKin> & fs, bool with_velocity, const VecX & v, bool placements)
+  void frame_terms(
+    const Model & mo, Data & d, std::vector<FrameKin> & fs, const VecX * v, bool placements)
   {
     for (auto & f : fs)
     {
       if (placements)
       {
-        const auto & oMf = pinocchio::updateFramePlacement(model, data, f.id);
+        const auto & oMf = pinocchio::updateFramePlacement(mo.model, d.data, f.id);
         f.p = oMf.translation();
         f.R = oMf.rotation();
-        pinocchio::getFrameJacobian(model, data, f.id, pinocchio::LOCAL_WORLD_ALIGNED, f.J);
+        pinocchio::getFrameJacobian(mo.model, d.data, f.id, pinocchio::LOCAL_WORLD_ALIGNED, f.J);
       }
-      if (with_velocity)
+      if (v)
       {
         f.drift = pinocchio::getFrameClassicalAcceleration(
-                    model, data, f.id, pinocchio::LOCAL_WORLD_ALIGNED)
+                    mo.model, d.data, f.id, pinocchio::LOCAL_WORLD_ALIGNED)
                     .toVector();
-        f.w.noalias() = f.J.bottomRows<3>() * v;
+        f.w.noalias() = f.J.bottomRows<3>() * *v;
       }
       else
       {
@@ -57,60 +57,78 @@ namespace pfaff
     }
   }
 
-  void System::dynamics_state(const VecX & q, const VecX & v, bool extras)
+  void dynamics_state(const Model & mo, Data & d, const VecX & q, const VecX & v, bool extras)
   {
     // M (upper triangle; CRBA in the WORLD convention also fills the joint Jacobians
     // data.J), h = RNEA at a = 0, then the kinematics at a = 0 for the frames' drift
     // (computeAllTerms does all of it and more: centroidal terms, energies, Jcom)
-    const bool fresh = mass_and_bias(q, v);
-    joint_accelerations(frames);
-    h = data.nle;
-    frame_terms(true, v, fresh); // placements and Jacobians stand with M
-    if (!felems.empty()) // force elements: tau + Q - h = tau - (h - Q)
+    const bool fresh = mass_and_bias(mo, d, q, v);
+    joint_accelerations(mo, d, d.frames);
+    d.h = d.data.nle;
+    frame_terms(mo, d, d.frames, &v, fresh); // placements and Jacobians stand with M
+    if (!d.felems.empty()) // force elements: tau + Q - h = tau - (h - Q)
     {
-      if (felems.gravity)
-        gravity_terms(q);
-      if (!felems.evaluate(frames, q, v, g_fe_, Vg_fe_))
-        felems.Q(0) = kNaN; // a point spring's points coincide: direction undefined
-      h -= felems.Q;
+      if (d.felems.gravity)
+        gravity_terms(mo, d, q);
+      if (!d.felems.evaluate(d.frames, q, v, d.g_fe_, d.Vg_fe_))
+        d.felems.Q(0) = kNaN; // a point spring's points coincide: direction undefined
+      d.h -= d.felems.Q;
     }
     if (extras)
     {
-      kinetic = 0.5 * v.dot(M * v);
-      potential_gravity = pinocchio::computePotentialEnergy(model, data, q);
-      potential = potential_gravity + felems.V;
+      d.kinetic = 0.5 * v.dot(d.M * v);
+      d.potential_gravity = pinocchio::computePotentialEnergy(mo.model, d.data, q);
+      d.potential = d.potential_gravity + d.felems.V;
     }
   }
 
-  void System::gravity_terms(const VecX & q)
+  void System::dynamics_state(const VecX & q, const VecX & v, bool extras)
   {
-    // on data_g: data keeps the passes of the state (M, h, the frames)
-    g_fe_ = pinocchio::computeGeneralizedGravity(model, data_g, q);
-    Vg_fe_ = pinocchio::computePotentialEnergy(model, data_g, q);
+    pfaff::dynamics_state(*this, *this, q, v, extras);
   }
 
-  void System::joint_accelerations(const std::vector<FrameKin> & fs)
+  void gravity_terms(const Model & mo, Data & d, const VecX & q)
+  {
+    // on data_g: data keeps the passes of the state (M, h, the frames)
+    d.g_fe_ = pinocchio::computeGeneralizedGravity(mo.model, d.data_g, q);
+    d.Vg_fe_ = pinocchio::computePotentialEnergy(mo.model, d.data_g, q);
+  }
+
+  void joint_accelerations(const Model & mo, Data & d, const std::vector<FrameKin> & fs)
   {
     // the joints that carry a frame: their velocity and acceleration at zero joint
     // acceleration in the joint frame, as getFrameClassicalAcceleration reads them
-    if (bias_world_) // the fused pass left ov, oa in the world frame
+    if (d.st_.bias == d.st_.mass) // the fused pass left ov, oa in the world frame
       for (const auto & f : fs)
       {
-        data.v[f.joint] = data.oMi[f.joint].actInv(data.ov[f.joint]);
-        data.a[f.joint] = data.oMi[f.joint].actInv(data.oa[f.joint]);
+        d.data.v[f.joint] = d.data.oMi[f.joint].actInv(d.data.ov[f.joint]);
+        d.data.a[f.joint] = d.data.oMi[f.joint].actInv(d.data.oa[f.joint]);
       }
     else // RNEA's forward pass leaves v and a_gf = a - X g (X: world to joint)
       for (const auto & f : fs)
-        data.a[f.joint] = data.a_gf[f.joint] + data.oMi[f.joint].actInv(model.gravity);
+        d.data.a[f.joint] = d.data.a_gf[f.joint] + d.data.oMi[f.joint].actInv(mo.model.gravity);
   }
 
-  bool System::mass_and_bias(const VecX & q, const VecX & v)
+  namespace
   {
-    if (M_ok_ && q.size() == q_M_.size() && q == q_M_)
+    void take_mass(Data & d, const VecX & q)
+    {
+      // data.M (upper triangle) of q into M; the pass also placed the joints. What was
+      // factored or built on the last M keeps that M's stamp, and so no longer stands
+      d.M.triangularView<Eigen::Upper>() = d.data.M;
+      d.M.triangularView<Eigen::StrictlyLower>() = d.data.M.transpose();
+      d.q_M_ = q;
+      d.st_.mass = d.st_.kin = d.st_.next();
+    }
+  } // namespace
+
+  bool mass_and_bias(const Model & mo, Data & d, const VecX & q, const VecX & v)
+  {
+    if (d.mass_stands(q))
     {
       // M of q stands (the correction's CRBA): the bias forces only
-      pinocchio::nonLinearEffects(model, data, q, v);
-      bias_world_ = false;
+      pinocchio::nonLinearEffects(mo.model, d.data, q, v);
+      d.st_.bias = d.st_.next();
       return false;
     }
     // M (WORLD convention: data.oMi, data.J) and nle = C v + g in one forward and one
@@ -118,109 +136,102 @@ namespace pfaff
     // (CRBA then RNEA would run the joints' calc and the forward sweep twice)
     using Forward = pinocchio::ContactAndImpulseDynamicsForwardStep<
       double, 0, pinocchio::JointCollectionDefaultTpl, VecX, VecX, true>;
-    using Backward =
-      pinocchio::ContactAndImpulseDynamicsBackwardStep<double, 0, pinocchio::JointCollectionDefaultTpl, true>;
-    data.oYcrb[0].setZero();
-    data.of[0].setZero();
-    data.oa[0].setZero();
-    data.ov[0].setZero();
-    for (pinocchio::JointIndex i = 1; i < pinocchio::JointIndex(model.njoints); ++i)
-      Forward::run(model.joints[i], data.joints[i], typename Forward::ArgsType(model, data, q, v));
-    for (pinocchio::JointIndex i = pinocchio::JointIndex(model.njoints - 1); i > 0; --i)
-      Backward::run(model.joints[i], typename Backward::ArgsType(model, data));
-    data.M.diagonal() += model.armature;
-    take_mass(q);
-    bias_world_ = true;
+    using Backward = pinocchio::ContactAndImpulseDynamicsBackwardStep<
+      double, 0, pinocchio::JointCollectionDefaultTpl, true>;
+    d.data.oYcrb[0].setZero();
+    d.data.of[0].setZero();
+    d.data.oa[0].setZero();
+    d.data.ov[0].setZero();
+    for (pinocchio::JointIndex i = 1; i < pinocchio::JointIndex(mo.model.njoints); ++i)
+      Forward::run(
+        mo.model.joints[i], d.data.joints[i], typename Forward::ArgsType(mo.model, d.data, q, v));
+    for (pinocchio::JointIndex i = pinocchio::JointIndex(mo.model.njoints - 1); i > 0; --i)
+      Backward::run(mo.model.joints[i], typename Backward::ArgsType(mo.model, d.data));
+    d.data.M.diagonal() += mo.model.armature;
+    take_mass(d, q);
+    d.st_.bias = d.st_.mass; // the same pass: ov, oa in the world frame
     return true;
   }
 
-  void System::take_mass(const VecX & q)
-  {
-    // data.M (upper triangle) of q into M; what was factored or built on the last M
-    // no longer stands
-    M.triangularView<Eigen::Upper>() = data.M;
-    M.triangularView<Eigen::StrictlyLower>() = data.M.transpose();
-    q_M_ = q;
-    M_ok_ = true;
-    chol_ok_ = false;
-    gram_vel_ = false;
-  }
-
-  bool System::mass_matrix(const VecX & q)
+  bool mass_matrix(const Model & mo, Data & d, const VecX & q)
   {
     // the CRBA pass of the last call still stands when q is bitwise the same and no
     // other kinematics ran since (the start of a step after a correction that took
     // no Newton step): M, its factor and data.oMi, data.J are those of q
-    if (M_ok_ && q.size() == q_M_.size() && q == q_M_)
+    if (d.mass_stands(q))
       return false;
-    pinocchio::crba(model, data, q, pinocchio::Convention::WORLD);
-    take_mass(q);
+    pinocchio::crba(mo.model, d.data, q, pinocchio::Convention::WORLD);
+    take_mass(d, q);
     return true;
   }
 
-  void System::mass_factor()
+  void mass_factor(const Model & mo, Data & d)
   {
-    if (chol_ok_)
+    if (d.st_.factor == d.st_.mass && d.st_.mass != 0)
       return;
-    pinocchio::cholesky::decompose(model, data);
-    chol_ok_ = true;
+    pinocchio::cholesky::decompose(mo.model, d.data);
+    d.st_.factor = d.st_.mass;
   }
 
   // G = V1^T M^-1 V1 = Y^T D^-1 Y with Y = U^-1 V1 (M = U D U^T, Pinocchio's sparse
   // factor: one triangular solve per column instead of two), factored into llt_
-  void System::metric_gram(const MatX & V1)
+  void metric_gram(const Model & mo, Data & d, const RowSpace & rs)
   {
-    gram_vel_ = false;
-    Ya_ = V1;
-    pinocchio::cholesky::Uiv(model, data, Ya_);
-    Ya_ = data.Dinv.cwiseSqrt().asDiagonal() * Ya_; // D^-1/2 U^-1 V1
+    const MatX & V1 = rs.V1;
+    d.Ya_ = V1;
+    pinocchio::cholesky::Uiv(mo.model, d.data, d.Ya_);
+    d.Ya_ = d.data.Dinv.cwiseSqrt().asDiagonal() * d.Ya_; // D^-1/2 U^-1 V1
     if (V1.cols() <= 8) // a few rows: the plain product (rankUpdate's blocking costs more)
-      Ga_.noalias() = Ya_.transpose().lazyProduct(Ya_);
+      d.Ga_.noalias() = d.Ya_.transpose().lazyProduct(d.Ya_);
     else
     {
-      Ga_.setZero(V1.cols(), V1.cols());
-      Ga_.selfadjointView<Eigen::Lower>().rankUpdate(Ya_.transpose());
+      d.Ga_.setZero(V1.cols(), V1.cols());
+      d.Ga_.selfadjointView<Eigen::Lower>().rankUpdate(d.Ya_.transpose());
     }
-    llt_.compute(Ga_);
+    d.llt_.compute(d.Ga_);
+    d.st_.gram_rows = rs.stamp;
+    d.st_.gram_mass = d.st_.factor;
   }
 
-  void System::kinematics_state(const VecX & q)
+  void kinematics_state(const Model & mo, Data & d, const VecX & q)
   {
-    M_ok_ = false; // data.oMi, data.J move to q; data.M stays
-    pinocchio::computeJointJacobians(model, data, q);
-    frame_terms(false, v_);
+    // data.oMi, data.J move to q (the mass pass no longer stands); data.M, its factor
+    // and M stay those of the mass pass
+    d.st_.kin = d.st_.next();
+    pinocchio::computeJointJacobians(mo.model, d.data, q);
+    frame_terms(mo, d, d.frames, nullptr, true);
   }
 
   // -- constraint rows (constraints.library, constraints.weld) ------------------
   // R_e of an orientation block and the angular-velocity rows Gjw_ of d R_e / dt:
   // against the world R_e = R_1 R_world, Gjw_ = J_w1; between two frames
   // R_e = R_1 R_off R_2^T (R_1 R_2^T when off_identity), Gjw_ = J_w1 - R_e J_w2
-  Mat3 System::relative_rotation(
-    const Spec & s, const Mat3 & R_world, const Mat3 & R_off, bool off_identity)
+  Mat3 kinds::relative_rotation(
+    Data & d, const Spec & s, const Mat3 & R_world, const Mat3 & R_off, bool off_identity)
   {
-    const FrameKin & f1 = frames[s.s1];
+    const FrameKin & f1 = d.frames[s.s1];
     Mat3 Re;
     if (s.s2 < 0)
     {
       Re.noalias() = f1.R * R_world;
-      Gjw_ = f1.J.bottomRows<3>();
+      d.Gjw_ = f1.J.bottomRows<3>();
       return Re;
     }
-    const FrameKin & f2 = frames[s.s2];
+    const FrameKin & f2 = d.frames[s.s2];
     if (off_identity)
       Re.noalias() = f1.R * f2.R.transpose();
     else
       Re.noalias() = (f1.R * R_off) * f2.R.transpose();
-    Gjw_.noalias() = f1.J.bottomRows<3>() - Re.lazyProduct(f2.J.bottomRows<3>());
+    d.Gjw_.noalias() = f1.J.bottomRows<3>() - Re.lazyProduct(f2.J.bottomRows<3>());
     return Re;
   }
 
-  void System::aligned_rows(
-    const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow, bool with_drift,
-    bool all_rows)
+  void kinds::aligned_rows(
+    Data & d, const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow,
+    bool with_drift, bool all_rows)
   {
-    const FrameKin & f1 = frames[s.s1];
-    const Mat3 Re = relative_rotation(s, s.R_right, R_off, off_identity);
+    const FrameKin & f1 = d.frames[s.s1];
+    const Mat3 Re = relative_rotation(d, s, s.R_right, R_off, off_identity);
     const double tr = Re.trace();
     const Mat3 G = 0.5 * (tr * Mat3::Identity() - Re);
     const Vec3 e(
@@ -229,11 +240,11 @@ namespace pfaff
     if (with_drift)
     {
       // _drift3: G' w + G w', w = J_w v, w' = alpha_1 - R_e alpha_2 - w x (R_e omega_2)
-      const Vec3 w = Gjw_ * v_stage_ref();
+      const Vec3 w = d.Gjw_ * *d.vref_;
       Vec3 a = f1.drift.tail<3>();
       if (s.s2 >= 0)
       {
-        const FrameKin & f2 = frames[s.s2];
+        const FrameKin & f2 = d.frames[s.s2];
         const Vec3 u = Re * f2.w;
         a -= Re * f2.drift.tail<3>() + w.cross(u);
       }
@@ -244,26 +255,26 @@ namespace pfaff
     }
     if (all_rows)
     {
-      A.middleRows(row, 3).noalias() = G.lazyProduct(Gjw_);
-      drift.segment<3>(row) = dr;
-      phi.segment<3>(hrow) = e;
+      d.A.middleRows(row, 3).noalias() = G.lazyProduct(d.Gjw_);
+      d.drift.segment<3>(row) = dr;
+      d.phi.segment<3>(hrow) = e;
     }
     else
     {
       const int k = int(s.D.rows());
-      A.middleRows(row, k).noalias() = (s.D * G) * Gjw_;
-      drift.segment(row, k).noalias() = s.D * dr;
-      phi.segment(hrow, k).noalias() = s.D * e;
+      d.A.middleRows(row, k).noalias() = (s.D * G) * d.Gjw_;
+      d.drift.segment(row, k).noalias() = s.D * dr;
+      d.phi.segment(hrow, k).noalias() = s.D * e;
     }
   }
 
   // QuatAligned.terms: R_e = R_1 R_off R_2^T, q_e = (s, u) with s >= 0, Phi = u,
   // A = H J_w, H = (s I - [u]x) / 2, drift = H' w + H w', H' = (s' I - [u']x) / 2,
   // s' = -u.w / 2, u' = H w, w' = alpha_1 - R_e alpha_2 - w x (R_e omega_2)
-  void System::quat_rows(const Spec & s, int row, int hrow, bool with_drift)
+  void kinds::quat_rows(Data & d, const Spec & s, int row, int hrow, bool with_drift)
   {
-    const FrameKin & f1 = frames[s.s1];
-    const Mat3 Re = relative_rotation(s, s.R_off, s.R_off, false);
+    const FrameKin & f1 = d.frames[s.s1];
+    const Mat3 Re = relative_rotation(d, s, s.R_off, s.R_off, false);
     const Eigen::Quaterniond qe(Re);
     double sc = qe.w();
     Vec3 u = qe.vec();
@@ -273,59 +284,69 @@ namespace pfaff
       u = -u;
     }
     const Mat3 H = 0.5 * (sc * Mat3::Identity() - skew(u));
-    A.middleRows(row, 3).noalias() = H.lazyProduct(Gjw_);
-    phi.segment<3>(hrow) = u;
+    d.A.middleRows(row, 3).noalias() = H.lazyProduct(d.Gjw_);
+    d.phi.segment<3>(hrow) = u;
     if (!with_drift)
     {
-      drift.segment<3>(row).setZero();
+      d.drift.segment<3>(row).setZero();
       return;
     }
-    const Vec3 w = Gjw_ * v_stage_ref();
+    const Vec3 w = d.Gjw_ * *d.vref_;
     Vec3 wdot = f1.drift.tail<3>();
     if (s.s2 >= 0)
     {
-      const FrameKin & f2 = frames[s.s2];
+      const FrameKin & f2 = d.frames[s.s2];
       const Vec3 o2 = Re * f2.w;
       wdot -= Re * f2.drift.tail<3>();
       wdot -= w.cross(o2);
     }
     const Vec3 du = H * w;
     const Mat3 Hd = 0.5 * ((-0.5 * u.dot(w)) * Mat3::Identity() - skew(du));
-    drift.segment<3>(row) = Hd * w + H * wdot;
+    d.drift.segment<3>(row) = Hd * w + H * wdot;
   }
 
-  void System::write_spec(const Spec & s, int row, int hrow, const VecX & q, bool with_drift)
+  namespace
   {
-    // the kind's row writer (src/cpp/kinds/*.cpp), by its position in kinds.def
-    using RowFn = void (*)(System &, const Spec &, const RowOut &);
-    static const RowFn writers[] = {
-#define PFAFF_KIND(K, rows) &kinds::K,
-#include "kinds.def"
-#undef PFAFF_KIND
-    };
-    writers[static_cast<int>(s.kind)](*this, s, RowOut{row, hrow, q, with_drift});
-    if (s.scale.size()) // Scaled: the rows times constant factors (coupling.Scaled)
+    void write_spec(Data & d, const Spec & s, int row, int hrow, const VecX & q, bool with_drift)
     {
-      A.middleRows(row, s.dim).array().colwise() *= s.scale.array();
-      drift.segment(row, s.dim).array() *= s.scale.array();
-      if (holonomic(s))
-        phi.segment(hrow, s.dim).array() *= s.scale.array();
+      // the kind's row writer (src/cpp/kinds/*.cpp), by its position in kinds.def
+      using RowFn = void (*)(Data &, const Spec &, const RowOut &);
+      static const RowFn writers[] = {
+  #define PFAFF_KIND(K, rows) &kinds::K,
+  #include "kinds.def"
+  #undef PFAFF_KIND
+      };
+      writers[static_cast<int>(s.kind)](d, s, RowOut{row, hrow, q, with_drift});
+      if (s.scale.size()) // Scaled: the rows times constant factors (coupling.Scaled)
+      {
+        d.A.middleRows(row, s.dim).array().colwise() *= s.scale.array();
+        d.drift.segment(row, s.dim).array() *= s.scale.array();
+        if (holonomic(s))
+          d.phi.segment(hrow, s.dim).array() *= s.scale.array();
+      }
     }
-  }
+  } // namespace
 
-  void System::evaluate(const VecX & q, const VecX & v, bool with_drift)
+  void evaluate(const Model & mo, Data & d, const VecX & q, const VecX & v, bool with_drift)
   {
-    vref_ = &v;
-    ++eval_stamp_;
+    d.vref_ = &v;
+    // A, drift, Phi move (the start terms no longer stand); the contacts' geometry is
+    // computed once in this pass
+    d.st_.rows = d.st_.next();
     int row = 0, hrow = 0;
-    for (const auto & s : specs)
+    for (const auto & s : mo.specs)
     {
-      write_spec(s, row, hrow, q, with_drift);
+      write_spec(d, s, row, hrow, q, with_drift);
       row += s.dim;
       if (holonomic(s))
         hrow += s.dim;
     }
-    for (int i = 0; i < m_h; ++i)
-      A_h.row(i) = A.row(hol_rows[i]);
+    for (int i = 0; i < mo.m_h; ++i)
+      d.A_h.row(i) = d.A.row(mo.hol_rows[i]);
+  }
+
+  void System::evaluate(const VecX & q, const VecX & v, bool with_drift)
+  {
+    pfaff::evaluate(*this, *this, q, v, with_drift);
   }
 } // namespace pfaff

@@ -603,14 +603,14 @@ def test_controller_record_equals_pythons_snapshot(dual):
     for name in frames:
         system.observe(name)
     core.options(system, SimOptions())
-    hol, m = cset.holonomic_rows, cset.dim
+    hol = cset.holonomic_rows
     rng = np.random.default_rng(11)
     worst = 0.0
     for _ in range(10):
         q, v, tau = _random_state(mech, rng)
         system.set_state(q, v)
         system.set_tau(tau)
-        rec = core_engine._record(system, frames, hol, 0.0, True, mech.nq, mech.nv, m, 1e-9)
+        rec = core_engine._record(system, frames, hol, 0.0, True, mech.nv, 1e-9)
         ref = mech.compute(q, v, frames)
         ev = cset.evaluate(ref)
         worst = max(worst, _snapshot_gap(rec, ref, ev, frames))

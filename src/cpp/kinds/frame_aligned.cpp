@@ -12,11 +12,11 @@ namespace pfaff::kinds
     c.mat(s.D, s.dim, 3, "spec.D", "one unit direction per row");
   }
 
-  void FrameAligned(System & sys, const Spec & s, const RowOut & out)
+  void FrameAligned(Data & d, const Spec & s, const RowOut & out)
   {
     const int row = out.row;
     const int hrow = out.hrow;
     const bool with_drift = out.with_drift;
-    sys.aligned_rows(s, s.R_off, s.R_off.isIdentity(0.0), row, hrow, with_drift, s.D_identity);
+    aligned_rows(d, s, s.R_off, s.R_off.isIdentity(0.0), row, hrow, with_drift, s.D_identity);
   }
 } // namespace pfaff::kinds

@@ -16,17 +16,17 @@ namespace pfaff::kinds
       c.fail("spec.iq2 and spec.iv2: both a joint's indices or both -1");
   }
 
-  void JointCoupling(System & sys, const Spec & s, const RowOut & out)
+  void JointCoupling(Data & d, const Spec & s, const RowOut & out)
   {
     const int row = out.row;
     const int hrow = out.hrow;
     const VecX & q = out.q;
     const double q2 = s.iq2 >= 0 ? q(s.iq2) : 0.0;
-    sys.phi(hrow) = q(s.iq) - s.c0 - s.c1 * q2;
-    sys.A.row(row).setZero();
-    sys.A(row, s.iv) = 1.0;
+    d.phi(hrow) = q(s.iq) - s.c0 - s.c1 * q2;
+    d.A.row(row).setZero();
+    d.A(row, s.iv) = 1.0;
     if (s.iv2 >= 0)
-      sys.A(row, s.iv2) = -s.c1;
-    sys.drift(row) = 0.0;
+      d.A(row, s.iv2) = -s.c1;
+    d.drift(row) = 0.0;
   }
 } // namespace pfaff::kinds

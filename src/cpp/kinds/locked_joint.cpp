@@ -12,7 +12,7 @@ namespace pfaff::kinds
     c.index(s.iv, sys.model.nv, "spec.iv", "a v index (nv)");
   }
 
-  void LockedJoint(System & sys, const Spec & s, const RowOut & out)
+  void LockedJoint(Data & d, const Spec & s, const RowOut & out)
   {
     const int row = out.row;
     const int hrow = out.hrow;
@@ -21,12 +21,12 @@ namespace pfaff::kinds
     {
       const double dd = std::atan2(q(s.iq + 1), q(s.iq)) - s.value;
       const double x = dd + M_PI, T = 2.0 * M_PI;
-      sys.phi(hrow) = (x - T * std::floor(x / T)) - M_PI; // Python's floor modulo
+      d.phi(hrow) = (x - T * std::floor(x / T)) - M_PI; // Python's floor modulo
     }
     else
-      sys.phi(hrow) = q(s.iq) - s.value;
-    sys.A.row(row).setZero();
-    sys.A(row, s.iv) = 1.0;
-    sys.drift(row) = 0.0;
+      d.phi(hrow) = q(s.iq) - s.value;
+    d.A.row(row).setZero();
+    d.A(row, s.iv) = 1.0;
+    d.drift(row) = 0.0;
   }
 } // namespace pfaff::kinds

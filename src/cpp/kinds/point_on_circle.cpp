@@ -12,25 +12,25 @@ namespace pfaff::kinds
     c.number(s.rho, "spec.rho", 0.0, true);
   }
 
-  void PointOnCircle(System & sys, const Spec & s, const RowOut & out)
+  void PointOnCircle(Data & d, const Spec & s, const RowOut & out)
   {
     const int row = out.row;
     const int hrow = out.hrow;
     const bool with_drift = out.with_drift;
     Vec3 p1, a1 = Vec3::Zero();
-    point_terms(sys.frames[s.s1], s.has_p1, s.p1, p1, sys.Jp1_, a1, with_drift);
-    const Eigen::Vector2d d = p1.head<2>() - s.c;
-    const double r = d.norm();
-    const Eigen::Vector2d u = d / r;
-    sys.phi(hrow) = r - s.rho;
-    sys.A.row(row).noalias() = u.transpose() * sys.Jp1_.topRows<2>();
+    point_terms(d.frames[s.s1], s.has_p1, s.p1, p1, d.Jp1_, a1, with_drift);
+    const Eigen::Vector2d dc = p1.head<2>() - s.c; // from the centre
+    const double r = dc.norm();
+    const Eigen::Vector2d u = dc / r;
+    d.phi(hrow) = r - s.rho;
+    d.A.row(row).noalias() = u.transpose() * d.Jp1_.topRows<2>();
     if (with_drift)
     {
-      const Eigen::Vector2d vp = sys.Jp1_.topRows<2>() * sys.v_stage_ref();
+      const Eigen::Vector2d vp = d.Jp1_.topRows<2>() * *d.vref_;
       const double uv = u.dot(vp);
-      sys.drift(row) = u.dot(a1.head<2>()) + (vp.dot(vp) - uv * uv) / r;
+      d.drift(row) = u.dot(a1.head<2>()) + (vp.dot(vp) - uv * uv) / r;
     }
     else
-      sys.drift(row) = 0.0;
+      d.drift(row) = 0.0;
   }
 } // namespace pfaff::kinds

@@ -11,15 +11,15 @@ namespace pfaff::kinds
     c.index(s.s1, long(sys.frames.size()), "spec.s1", "a frame slot of add_frame");
   }
 
-  void PointOnPlane(System & sys, const Spec & s, const RowOut & out)
+  void PointOnPlane(Data & d, const Spec & s, const RowOut & out)
   {
     const int row = out.row;
     const int hrow = out.hrow;
     const bool with_drift = out.with_drift;
     Vec3 p1, a1 = Vec3::Zero();
-    point_terms(sys.frames[s.s1], s.has_p1, s.p1, p1, sys.Jp1_, a1, with_drift);
-    sys.phi(hrow) = s.n.dot(p1) - s.d;
-    sys.A.row(row).noalias() = s.n.transpose() * sys.Jp1_;
-    sys.drift(row) = with_drift ? s.n.dot(a1) : 0.0;
+    point_terms(d.frames[s.s1], s.has_p1, s.p1, p1, d.Jp1_, a1, with_drift);
+    d.phi(hrow) = s.n.dot(p1) - s.d;
+    d.A.row(row).noalias() = s.n.transpose() * d.Jp1_;
+    d.drift(row) = with_drift ? s.n.dot(a1) : 0.0;
   }
 } // namespace pfaff::kinds

@@ -12,17 +12,17 @@ namespace pfaff::kinds
     c.mat(s.D, s.dim, 3, "spec.D", "one unit direction per row");
   }
 
-  void PointsCoincide(System & sys, const Spec & s, const RowOut & out)
+  void PointsCoincide(Data & d, const Spec & s, const RowOut & out)
   {
     const int row = out.row;
     const int hrow = out.hrow;
     const bool with_drift = out.with_drift;
     Vec3 p1, p2, a1 = Vec3::Zero(), a2 = Vec3::Zero();
-    point_terms(sys.frames[s.s1], s.has_p1, s.p1, p1, sys.Jp1_, a1, with_drift);
+    point_terms(d.frames[s.s1], s.has_p1, s.p1, p1, d.Jp1_, a1, with_drift);
     if (s.s2 >= 0)
     {
-      point_terms(sys.frames[s.s2], s.has_p2, s.p2, p2, sys.Jp2_, a2, with_drift);
-      sys.Jp1_ -= sys.Jp2_;
+      point_terms(d.frames[s.s2], s.has_p2, s.p2, p2, d.Jp2_, a2, with_drift);
+      d.Jp1_ -= d.Jp2_;
       a1 -= a2;
       p1 -= p2;
     }
@@ -30,18 +30,18 @@ namespace pfaff::kinds
       p1 -= s.target;
     if (s.D_identity)
     {
-      sys.A.middleRows(row, 3) = sys.Jp1_;
-      sys.drift.segment<3>(row) = with_drift ? a1 : Vec3::Zero();
-      sys.phi.segment<3>(hrow) = p1;
+      d.A.middleRows(row, 3) = d.Jp1_;
+      d.drift.segment<3>(row) = with_drift ? a1 : Vec3::Zero();
+      d.phi.segment<3>(hrow) = p1;
     }
     else
     {
-      sys.A.middleRows(row, s.dim).noalias() = s.D * sys.Jp1_;
+      d.A.middleRows(row, s.dim).noalias() = s.D * d.Jp1_;
       if (with_drift)
-        sys.drift.segment(row, s.dim).noalias() = s.D * a1;
+        d.drift.segment(row, s.dim).noalias() = s.D * a1;
       else
-        sys.drift.segment(row, s.dim).setZero();
-      sys.phi.segment(hrow, s.dim).noalias() = s.D * p1;
+        d.drift.segment(row, s.dim).setZero();
+      d.phi.segment(hrow, s.dim).noalias() = s.D * p1;
     }
   }
 } // namespace pfaff::kinds

@@ -11,11 +11,11 @@ namespace pfaff::kinds
     c.index(s.s1, long(sys.frames.size()), "spec.s1", "a frame slot of add_frame");
   }
 
-  void QuatAligned(System & sys, const Spec & s, const RowOut & out)
+  void QuatAligned(Data & d, const Spec & s, const RowOut & out)
   {
     const int row = out.row;
     const int hrow = out.hrow;
     const bool with_drift = out.with_drift;
-    sys.quat_rows(s, row, hrow, with_drift);
+    quat_rows(d, s, row, hrow, with_drift);
   }
 } // namespace pfaff::kinds

@@ -20,29 +20,29 @@ namespace pfaff::kinds
     c.mat(s.D, 2, 3, "spec.D", "u_1, u_2: unit vectors of frame 1 normal to the hinge axis");
   }
 
-  void RevoluteClosure(System & sys, const Spec & s, const RowOut & out)
+  void RevoluteClosure(Data & d, const Spec & s, const RowOut & out)
   {
     const int row = out.row, hrow = out.hrow;
     const bool with_drift = out.with_drift;
-    const FrameKin & fa = sys.frames[s.s1];
-    const FrameKin & fb = sys.frames[s.s2];
+    const FrameKin & fa = d.frames[s.s1];
+    const FrameKin & fb = d.frames[s.s2];
     Vec3 pa, pb, aa = Vec3::Zero(), ab = Vec3::Zero();
-    point_terms(fa, s.has_p1, s.p1, pa, sys.Jp1_, aa, with_drift);
-    point_terms(fb, s.has_p2, s.p2, pb, sys.Jp2_, ab, with_drift);
-    sys.A.middleRows(row, 3) = sys.Jp1_ - sys.Jp2_;
-    sys.drift.segment<3>(row) = with_drift ? Vec3(aa - ab) : Vec3::Zero();
-    sys.phi.segment<3>(hrow) = pa - pb;
+    point_terms(fa, s.has_p1, s.p1, pa, d.Jp1_, aa, with_drift);
+    point_terms(fb, s.has_p2, s.p2, pb, d.Jp2_, ab, with_drift);
+    d.A.middleRows(row, 3) = d.Jp1_ - d.Jp2_;
+    d.drift.segment<3>(row) = with_drift ? Vec3(aa - ab) : Vec3::Zero();
+    d.phi.segment<3>(hrow) = pa - pb;
     const Vec3 nb = fb.R * s.n;
-    sys.Gjw_ = fa.J.bottomRows<3>() - fb.J.bottomRows<3>(); // J_wa - J_wb
+    d.Gjw_ = fa.J.bottomRows<3>() - fb.J.bottomRows<3>(); // J_wa - J_wb
     const Vec3 dw = fa.w - fb.w, dalpha = fa.drift.tail<3>() - fb.drift.tail<3>();
     const Vec3 wbn = fb.w.cross(nb);
     for (int k = 0; k < 2; ++k)
     {
       const Vec3 e = fa.R * s.D.row(k).transpose();
       const Vec3 c = e.cross(nb);
-      sys.phi(hrow + 3 + k) = e.dot(nb);
-      sys.A.row(row + 3 + k).noalias() = c.transpose() * sys.Gjw_;
-      sys.drift(row + 3 + k) =
+      d.phi(hrow + 3 + k) = e.dot(nb);
+      d.A.row(row + 3 + k).noalias() = c.transpose() * d.Gjw_;
+      d.drift(row + 3 + k) =
         with_drift ? (fa.w.cross(e).cross(nb) + e.cross(wbn)).dot(dw) + c.dot(dalpha) : 0.0;
     }
   }

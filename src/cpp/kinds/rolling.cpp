@@ -14,7 +14,7 @@ namespace pfaff::kinds
     // both rows
     RollingContact & geometry(
       std::vector<RollingContact> & contacts, const std::vector<FrameKin> & frames,
-      const Spec & s, unsigned stamp, const VecX & v, bool with_drift)
+      const Spec & s, unsigned long stamp, const VecX & v, bool with_drift)
     {
       RollingContact & c = contacts[size_t(s.contact)];
       if (c.stamp != stamp)
@@ -41,24 +41,24 @@ namespace pfaff::kinds
     check_RollContact(sys, s, c);
   }
 
-  void RollContact(System & sys, const Spec & s, const RowOut & out)
+  void RollContact(Data & d, const Spec & s, const RowOut & out)
   {
     const RollingContact & c =
-      geometry(sys.contacts, sys.frames, s, sys.eval_stamp_, sys.v_stage_ref(), out.with_drift);
-    sys.phi(out.hrow) = c.d - c.r;
-    sys.A.row(out.row).noalias() = c.n.transpose() * c.JQ;
-    sys.drift(out.row) = out.with_drift
+      geometry(d.contacts, d.frames, s, d.st_.rows, *d.vref_, out.with_drift);
+    d.phi(out.hrow) = c.d - c.r;
+    d.A.row(out.row).noalias() = c.n.transpose() * c.JQ;
+    d.drift(out.row) = out.with_drift
                            ? (c.omega * S(c.n) + c.kappa * c.sdot * c.t).dot(c.w) + c.n.dot(c.wdot)
                            : 0.0;
   }
 
-  void RollTangent(System & sys, const Spec & s, const RowOut & out)
+  void RollTangent(Data & d, const Spec & s, const RowOut & out)
   {
     const RollingContact & c =
-      geometry(sys.contacts, sys.frames, s, sys.eval_stamp_, sys.v_stage_ref(), out.with_drift);
-    sys.A.row(out.row).noalias() = c.t.transpose() * c.JQ;
-    sys.A.row(out.row) += c.r * c.Jrot;
-    sys.drift(out.row) = out.with_drift ? (c.omega * S(c.t) - c.kappa * c.sdot * c.n).dot(c.w)
+      geometry(d.contacts, d.frames, s, d.st_.rows, *d.vref_, out.with_drift);
+    d.A.row(out.row).noalias() = c.t.transpose() * c.JQ;
+    d.A.row(out.row) += c.r * c.Jrot;
+    d.drift(out.row) = out.with_drift ? (c.omega * S(c.t) - c.kappa * c.sdot * c.n).dot(c.w)
                                             + c.t.dot(c.wdot) + c.r * c.alpha
                                         : 0.0;
   }

@@ -14,18 +14,18 @@ namespace pfaff::kinds
     c.mat(s.D, 3, 3, "spec.D", "one unit direction per row");
   }
 
-  void Weld(System & sys, const Spec & s, const RowOut & out)
+  void Weld(Data & d, const Spec & s, const RowOut & out)
   {
     const int row = out.row;
     const int hrow = out.hrow;
     const bool with_drift = out.with_drift;
-    const FrameKin & f1 = sys.frames[s.s1];
-    const FrameKin & f2 = sys.frames[s.s2];
-    sys.A.middleRows(row, 3) = f1.J.topRows<3>() - f2.J.topRows<3>();
-    sys.drift.segment<3>(row) =
+    const FrameKin & f1 = d.frames[s.s1];
+    const FrameKin & f2 = d.frames[s.s2];
+    d.A.middleRows(row, 3) = f1.J.topRows<3>() - f2.J.topRows<3>();
+    d.drift.segment<3>(row) =
       with_drift ? Vec3(f1.drift.head<3>() - f2.drift.head<3>()) : Vec3::Zero();
-    sys.phi.segment<3>(hrow) = f1.p - f2.p;
+    d.phi.segment<3>(hrow) = f1.p - f2.p;
     // rows 3-5: FrameAligned(frame1, frame2, offset), all three rows
-    sys.aligned_rows(s, s.R_off, s.R_off.isIdentity(0.0), row + 3, hrow + 3, with_drift, true);
+    aligned_rows(d, s, s.R_off, s.R_off.isIdentity(0.0), row + 3, hrow + 3, with_drift, true);
   }
 } // namespace pfaff::kinds

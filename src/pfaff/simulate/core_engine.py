@@ -12,8 +12,6 @@ on the NumPy engine, and the tests hold the two to the same trajectory.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from pfaff import core, lowering
@@ -138,7 +136,7 @@ def run(
     dt = opt.dt
     needs_sensors = controller is not None and bool(controller.needs_sensors)
     hol = cset.holonomic_rows
-    nq, nv, m, rank_tol = mech.nq, mech.nv, cset.dim, opt.rank_tol
+    nv, rank_tol = mech.nv, opt.rank_tol
     clock = SampleClock(control_dt, t0 if next_control is None else next_control)
     if held is not None:  # the core applies the clock's rule itself (System::run)
         system.set_held(clock.next, clock.period, SAMPLE_TOL)
@@ -152,7 +150,7 @@ def run(
             t = t0 + k * dt
             rec = None
             if k == k_due:
-                rec = _record(system, frames, hol, t, needs_sensors, nq, nv, m, rank_tol)
+                rec = _record(system, frames, hol, t, needs_sensors, nv, rank_tol)
                 tau_held = controller_torque(controller(t, rec), mech.nv, t, k, traj)
                 system.set_tau(tau_held)
                 clock.advance()
@@ -160,7 +158,7 @@ def run(
             stopping = False
             if stop is not None and k < n_steps:
                 if rec is None:
-                    rec = _record(system, frames, hol, t, False, nq, nv, m, rank_tol)
+                    rec = _record(system, frames, hol, t, False, nv, rank_tol)
                 stopping = bool(stop(t, rec.snap, rec.constraints))
                 k1 = k + 1
             else:
@@ -189,44 +187,22 @@ def run(
     return traj
 
 
-def _record(system, frames, hol, t, needs_sensors, nq, nv, m, rank_tol) -> StepRecord:
+def _record(system, frames, hol, t, needs_sensors, nv, rank_tol) -> StepRecord:
     """The controller's record at the core's current state, from one call into the
-    core: M, h, A, drift, Phi and the projection the core took (``A^+ = V1 W^T``, N, P,
-    C v), the readings if asked, the snapshot's frames (observed by the core:
-    ``frames`` in the order of their slots), g and the energies, as
-    :meth:`PinocchioMechanism.compute` gives them. Nothing is evaluated twice, and
-    Python calls no Pinocchio function."""
-    blob, rank, sigma_min, kinetic, potential = system.sample(needs_sensors)
-    q, v, M, h, A, drift, phi, V1, W, N, P, Cv, F, lam, kin, g = (
-        blob[a:b] if shape is None else blob[a:b].reshape(shape)
-        for a, b, shape in _layout(nq, nv, m, len(hol), rank, needs_sensors, len(frames))
-    )
-    snap = Snapshot(q, v, M, h, g, kinetic, potential)
+    core (a ``pfaff._core.Sample``, its fields views of the core's arrays): M, h, A,
+    drift, Phi and the projection the core took (``A^+ = V1 W^T``, N, P, C v), the
+    readings if asked, the snapshot's frames (observed by the core: ``frames`` in the
+    order of their slots), g and the energies, as :meth:`PinocchioMechanism.compute`
+    gives them. Nothing is evaluated twice, and Python calls no Pinocchio function."""
+    s = system.sample(needs_sensors)
+    snap = Snapshot(s.q, s.v, s.M, s.h, s.g, s.kinetic, s.potential)
     j = 12 + 6 * nv
-    for name, f in zip(frames, kin):  # p, R, J, drift
+    for name, f in zip(frames, s.frames):  # p, R, J, drift
         snap.frames[name] = FrameState(f[:3], f[3:12].reshape(3, 3), f[12:j].reshape(6, nv), f[j:])
-    proj = Projection(P, Cv, V1, None, None, rank, sigma_min)
-    proj.Rinv, proj.N = W, N
-    sensors = {"F": F, "lambda": lam} if needs_sensors else None
-    return StepRecord(t, snap, ConstraintEval(A, drift, phi, hol), proj, sensors, rank_tol)
-
-
-@functools.cache
-def _layout(nq, nv, m, m_h, r, sensors, n_frames) -> tuple[tuple[int, int, tuple | None], ...]:
-    """``(start, end, shape)`` of the blocks of a sample's blob as ``System::sample``
-    (src/cpp/core.hpp) writes them, row-major; shape None: a vector. q, v, M, h, A,
-    drift, Phi, V1, W, N, P, C v, F, lambda, the frames' rows, g."""
-    s = int(sensors)
-    shapes = ((nq, None), (nv, None), (nv, nv), (nv, None), (m, nv), (m, None), (m_h, None))
-    shapes += ((nv, r), (m, r), (nv, nv - r), (nv, nv), (nv, None), (s * nv, None))
-    shapes += ((s * m, None), (n_frames, 18 + 6 * nv), (nv, None))
-    out, k = [], 0
-    for rows, cols in shapes:
-        out.append(
-            (k, k + rows * (1 if cols is None else cols), None if cols is None else (rows, cols))
-        )
-        k = out[-1][1]
-    return tuple(out)
+    proj = Projection(s.P, s.Cv, s.V1, None, None, s.rank, s.sigma_min)
+    proj.Rinv, proj.N = s.W, s.N
+    sensors = {"F": s.F, "lambda": s.lam} if needs_sensors else None
+    return StepRecord(t, snap, ConstraintEval(s.A, s.drift, s.phi, hol), proj, sensors, rank_tol)
 
 
 def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log, fbufs) -> None:

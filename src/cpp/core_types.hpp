@@ -1,0 +1,150 @@
+// The types of the compiled step core (core.hpp): the frames' kinematics, the
+// constraint kinds and specs, a row-space factorisation, the stamps of what a Data
+// holds, the options and a run's status. Conventions as core.hpp states them.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Core>
+#include <Eigen/Cholesky>
+#include <Eigen/LU>
+#include <Eigen/QR>
+#include <Eigen/SVD>
+
+#include "pinocchio/multibody.hpp"
+
+#include "forces.hpp"
+#include "rolling.hpp"
+
+namespace pfaff
+{
+  using VecX = Eigen::VectorXd;
+  using MatX = Eigen::MatrixXd;
+  using Vec3 = Eigen::Vector3d;
+  using Mat3 = Eigen::Matrix3d;
+  using Matrix3x = Eigen::Matrix<double, 3, Eigen::Dynamic>;
+  using Matrix6x = Eigen::Matrix<double, 6, Eigen::Dynamic>;
+  using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+  pinocchio::Model load_model(const std::string & text);
+
+  /// Kinematics of one frame at one state (pfaff.mechanism.FrameState).
+  struct FrameKin
+  {
+    pinocchio::FrameIndex id = 0;
+    pinocchio::JointIndex joint = 0; // parent joint
+    Vec3 p = Vec3::Zero();
+    Mat3 R = Mat3::Identity();
+    Matrix6x J;
+    Eigen::Matrix<double, 6, 1> drift = Eigen::Matrix<double, 6, 1>::Zero();
+    Vec3 w = Vec3::Zero(); // angular velocity J_w v
+  };
+
+  /// The constraint kinds (src/cpp/kinds.def: one line and one file per kind).
+  enum class Kind
+  {
+#define PFAFF_KIND(K, rows) K,
+#include "kinds.def"
+#undef PFAFF_KIND
+  };
+
+  /// One built-in constraint block (pfaff.constraints.library / weld).
+  struct Spec
+  {
+    Kind kind = Kind::PointOnPlane;
+    int dim = 1;
+    bool unilateral = false;
+    int s1 = -1, s2 = -1; // frame slots (-1: none / world)
+    bool has_p1 = false, has_p2 = false;
+    Vec3 p1 = Vec3::Zero(), p2 = Vec3::Zero(); // point offsets in the frames
+    MatX D;                                    // k x 3 unit directions
+    bool D_identity = true;
+    Vec3 n = Vec3::UnitZ();
+    double d = 0.0;                            // plane
+    Eigen::Vector2d c = Eigen::Vector2d::Zero();
+    double rho = 1.0;                          // circle
+    Vec3 target = Vec3::Zero();                // world point of PointsCoincide
+    Mat3 R_off = Mat3::Identity();             // FrameAligned / Weld offset
+    Mat3 R_right = Mat3::Identity();           // R_off R_target^T (world target)
+    int iq = -1, iv = -1;
+    bool unbounded = false;
+    double value = 0.0; // locked joint
+    int iq2 = -1, iv2 = -1;      // JointCoupling: joint 2 (-1: none, q_1 = c_0)
+    double c0 = 0.0, c1 = 1.0;   // JointCoupling: offset, ratio
+    VecX scale;                  // Scaled: row factors (empty: none)
+    int contact = -1;            // RollContact / RollTangent: Data::contacts index
+  };
+
+  /// Whether the spec's rows are holonomic (Phi rows, Newton corrects them); the
+  /// rolling row is the one Pfaffian kind.
+  inline bool holonomic(const Spec & s) { return s.kind != Kind::RollTangent; }
+
+  /// Row-space factorisation of A with the absolute threshold: A^+ = V1 W^T.
+  /// QR (certified full row rank): V1 = Q, W = R^-1; pivoted QR (certified rank r < m,
+  /// see pivoted_rows in projection.cpp): V1 = Q_1, W = Pi Z T^-T; SVD: V1,
+  /// W = U1 diag(1/sigma).
+  struct RowSpace
+  {
+    MatX V1, W;
+    MatX R; // pivoted QR: the m x m triangle of A^T Pi = Q R (sigma_of_factor)
+    int rank = 0;
+    double sigma_min = 0.0;
+    bool deficient = false; // the last factorisation found rank < rows
+    bool zero_rows = false; // rows of A exactly 0.0 were set aside: sigma_min(A) = 0
+    unsigned long stamp = 0; // the pass that factored it (Stamps::pass; 0: none)
+  };
+
+  /// What the per-state workspaces hold, as the stamps of the passes that wrote them
+  /// (in the spirit of MuJoCo's mj_forwardSkip, which skips the stages that stand):
+  /// every pass over a state (kinematics, M, h, the rows, a row space) takes the next
+  /// value of `pass`, and each result keeps the stamps of what it was built from. A
+  /// reuse is a stamp that matches (Data::mass_stands, Data::gram_stands,
+  /// System::take_vel_factor, System::start_terms); no flag is cleared by hand where a
+  /// workspace moves.
+  struct Stamps
+  {
+    unsigned long pass = 0;   // the last stamp handed out (next)
+    unsigned long epoch = 0;  // the pass of the last state set from outside (set_state)
+    unsigned long kin = 0;    // data.oMi, data.J: the pass that placed the joints
+    unsigned long mass = 0;   // M, data.M of Data::q_M_: its pass (which placed the joints)
+    unsigned long bias = 0;   // h's pass: == mass for the fused pass (ov, oa in the world)
+    unsigned long rows = 0;   // A, drift, Phi: the pass of evaluate (the contacts' geometry)
+    unsigned long factor = 0; // data.U, data.D: the factor of M of this mass pass
+    unsigned long gram_rows = 0, gram_mass = 0; // llt_: G of the row space of stamp
+                                                // gram_rows through M's factor of pass gram_mass
+    unsigned long terms = 0;  // the start terms (M, h, frames, A, rs_) of (q_, v_): the
+                              // last pass that wrote them (start_terms)
+    unsigned long vel = 0, vel_epoch = 0; // rs_vel_ of stamp vel factors A_vel_ (the
+                                          // correction's), in the state epoch vel_epoch
+    unsigned long next() { return ++pass; }
+  };
+
+  struct Options
+  {
+    double dt = 1e-3;
+    double rank_tol = 1e-9;
+    double position_tol = 1e-12;
+    int max_newton = 20;
+    double newton_step_tol = 1e-14; // Newton also stops on its step in q
+    double position_floor = 1e-15;  // no Newton step from |Phi| at round-off
+    bool stage_projection = true;   // RK4 stages put on the manifold
+    int variant = 0; // 0: M_c, 1: M'_c, 2: M''_c
+    double gamma = -1.0; // M''_c: <= 0 means ||M||_2
+    int record_every = 1;
+    double potential_offset = 0.0;
+  };
+
+  /// Status of a run segment; code 0 = ok.
+  struct Status
+  {
+    int code = 0; // 1 non-finite, 2 contact opens, 3 position correction failed
+    std::string what;
+    int index = -1;
+    double value = 0.0;
+    double t = 0.0;
+    int step = 0;
+    int iterations = 0;
+  };
+} // namespace pfaff
