@@ -134,8 +134,8 @@ def five_bar_ilqr(p: dict) -> ScenarioResult:
     (:func:`pfaff.api.step_derivatives.step_derivatives`) by forward-mode
     sensitivities (``analytic``) and by central differences (``differences``); the
     initial guess is zero torque. The optimised torques, held over each step, are then
-    simulated on the NumPy engine (the step the plan linearised): that run is the
-    trajectory.
+    simulated on the compiled engine (the plan's step is the NumPy engine's, so the
+    replay's deviation from the plan witnesses both): that run is the trajectory.
 
     Metrics: per Jacobian kind ``iterations_*``, ``cost_final_*``, ``converged_*``,
     ``ilqr_time_*_s`` (of it ``jacobian_time_*_s``), with both ``ilqr_time_ratio``
@@ -198,7 +198,7 @@ def five_bar_ilqr(p: dict) -> ScenarioResult:
         return S @ U[min(int(round(t / dt)), N - 1)]
 
     t0 = time.perf_counter()
-    opt = SimOptions(dt=dt, engine="numpy")
+    opt = SimOptions(dt=dt)
     traj = simulate(sys.cset, sys.q0, sys.v0, N * dt, opt, controller=held, forces=sys.forces)
     wall = time.perf_counter() - t0
     a = traj.arrays()
