@@ -32,13 +32,17 @@ void pfaff::bind_derivatives(nb::module_ & m)
 #undef PFAFF_FIELD
 
   nb::class_<Differentiator>(m, "Differentiator")
-    .def(nb::init<System &>(), "system"_a, nb::keep_alive<1, 2>(),
-         "derivatives of the projection dynamics of `system` (analytic kinds only)")
+    .def(
+      "__init__",
+      [](Differentiator * self, System & s) { new (self) Differentiator(s, s, !s.held.empty()); },
+      "system"_a, nb::keep_alive<1, 2>(),
+      "derivatives of the projection dynamics of `system` (its Model, its Data for the "
+      "terms; analytic kinds only)")
     .def(
       "compute",
       [](Differentiator & d, const GVec & q, const GVec & v, const GVec & tau) {
         const Check c{"Differentiator.compute"};
-        System & s = d.system();
+        const Model & s = d.model();
         c.vec(q, s.nq(), "q", "nq").vec(v, s.nv(), "v", "nv").vec(tau, s.nv(), "tau", "nv");
         c.number(s.opt.rank_tol, "options.rank_tol", 0.0, false);
         d.compute(q, v, tau);

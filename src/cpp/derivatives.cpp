@@ -50,18 +50,19 @@ namespace pfaff
     }
   } // namespace
 
-  Differentiator::Differentiator(System & sys)
-  : sys_(sys)
-  , dd_(sys.model)
+  Differentiator::Differentiator(const Model & mo, Data & d, bool held_law)
+  : mo_(mo)
+  , d_(d)
+  , dd_(mo.model)
   {
     const char * where = "Differentiator";
-    if (!sys.felems.empty() || !sys.held.empty())
+    if (!d.felems.empty() || held_law)
       throw std::invalid_argument(
         std::string(where) + ": the system has force elements; their derivatives are taken "
         "on the NumPy engine (pfaff.derivatives)");
-    const auto & model = sys.model;
+    const auto & model = mo.model;
     auto point = [&](int slot, bool has_off, const Vec3 & off) {
-      const auto & f = model.frames[sys.frames[slot].id];
+      const auto & f = model.frames[d.frames[slot].id];
       pinocchio::SE3 pl = f.placement;
       if (has_off)
         pl = pl * pinocchio::SE3(Mat3::Identity(), off);
@@ -69,9 +70,9 @@ namespace pfaff
       return int(points_.size()) - 1;
     };
     int row = 0;
-    for (std::size_t i = 0; i < sys.specs.size(); ++i)
+    for (std::size_t i = 0; i < mo.specs.size(); ++i)
     {
-      const Spec & s = sys.specs[i];
+      const Spec & s = mo.specs[i];
       MatX D;
       switch (s.kind)
       {
@@ -103,7 +104,7 @@ namespace pfaff
       row += s.dim;
     }
     const int nv = model.nv;
-    m_ = sys.m;
+    m_ = mo.m;
     dAB_.setZero(m_ * nv, nv);
     H_.resize(6, nv, nv);
     vq_.setZero(3, nv);
@@ -116,7 +117,7 @@ namespace pfaff
   {
     // from the RNEA derivatives' pass at (q, v, a): dd_ holds oMi, ov, oa, J, dJ as
     // computeForwardKinematicsDerivatives would, and the joints' kinematic Hessians
-    const auto & model = sys_.model;
+    const auto & model = mo_.model;
     const int nv = model.nv;
     H_.setZero();
     pinocchio::getFrameKinematicHessian(
@@ -180,8 +181,8 @@ namespace pfaff
   // left null space (U1 = I); the SVD decides otherwise, as the NumPy reference does.
   void Differentiator::factor(const MatX & A)
   {
-    const int nv = sys_.nv(), m = sys_.m;
-    const double tol = sys_.opt.rank_tol;
+    const int nv = mo_.nv(), m = mo_.m;
+    const double tol = mo_.opt.rank_tol;
     DynamicsDerivatives & out = out_;
     if (m == 0)
     {
@@ -232,21 +233,22 @@ namespace pfaff
 
   void Differentiator::compute(const VecX & q, const VecX & v, const VecX & tau)
   {
-    System & sys = sys_;
+    const Model & mo = mo_;
+    Data & d = d_;
     DynamicsDerivatives & out = out_;
-    const auto & model = sys.model;
-    const int nv = model.nv, m = sys.m;
-    const double tol = sys.opt.rank_tol;
+    const auto & model = mo.model;
+    const int nv = model.nv, m = mo.m;
+    const double tol = mo.opt.rank_tol;
     if (m != m_)
       throw std::invalid_argument("Differentiator.compute: the system has " + std::to_string(m)
                                   + " rows, it had " + std::to_string(m_)
                                   + " when the Differentiator was made: make a new one");
-    sys.dynamics_state(q, v, false);
-    sys.evaluate(q, v, true);
-    const MatX & M = sys.M;
-    const VecX & h = sys.h;
-    const VecX & drift = sys.drift;
-    factor(sys.A);
+    dynamics_state(mo, d, q, v, false);
+    evaluate(mo, d, q, v, true);
+    const MatX & M = d.M;
+    const VecX & h = d.h;
+    const VecX & drift = d.drift;
+    factor(d.A);
     const int r = out.rank;
 
     // Solver: a = C v + Nm (tau - h - M C v), F, lambda (eq. 16, 22, 32), with
@@ -273,7 +275,7 @@ namespace pfaff
     a_.noalias() += Nm * res_;
     res_ = tau - h;
     res_.noalias() -= M * a_;
-    y_.noalias() = sys.A * res_; // F = A^+ A res: res on the row space of A
+    y_.noalias() = d.A * res_; // F = A^+ A res: res on the row space of A
     F_.noalias() = Ap_ * y_;
     lam_.noalias() = Ap_.transpose() * F_;
     if (left_null_)

@@ -1,6 +1,7 @@
 // Derivatives of the projection dynamics at constant rank (pfaff.derivatives is the NumPy
-// reference, equation by equation): an algorithm over the System's model and terms with
-// workspaces of its own (a pinocchio::Data), so that no pass of the System is disturbed.
+// reference, equation by equation): one more algorithm over a Model and its Data (the
+// terms by the same free functions as the dynamics), with workspaces of its own (a
+// pinocchio::Data for the derivative passes).
 #pragma once
 
 #include <limits>
@@ -34,14 +35,15 @@ namespace pfaff
   class Differentiator
   {
   public:
-    /// refuses (std::invalid_argument) a system with force elements, a held law or a
-    /// constraint kind without analytic derivatives here (the NumPy engine takes them)
-    explicit Differentiator(System & sys);
+    /// refuses (std::invalid_argument) a system with force elements, a held law
+    /// (held_law) or a constraint kind without analytic derivatives here (the NumPy
+    /// engine takes them); d is the Data the terms are computed into
+    Differentiator(const Model & mo, Data & d, bool held_law);
     /// the derivatives at (q, v, tau) into result() (its storage is reused from call
     /// to call: copy what is kept)
     void compute(const VecX & q, const VecX & v, const VecX & tau);
     const DynamicsDerivatives & result() const { return out_; }
-    System & system() { return sys_; }
+    const Model & model() const { return mo_; }
 
   private:
     struct Point
@@ -67,7 +69,8 @@ namespace pfaff
     /// A's singular values (descending) from the triangle R (m x m) of the QR of A^T
     void sigma_of_R(int m, VecX & sigma);
 
-    System & sys_;
+    const Model & mo_;
+    Data & d_;
     DynamicsDerivatives out_;
     pinocchio::Data dd_; // RNEA derivatives at a, the kinematic Hessians of that q
     std::vector<Point> points_;
