@@ -166,7 +166,7 @@ namespace pfaff
 #undef PFAFF_KIND
     };
     // the kind's own checks (src/cpp/kinds/*.cpp), by its position in kinds.def
-    using CheckFn = void (*)(const System &, const Spec &, const Check &);
+    using CheckFn = void (*)(const Model &, const Data &, const Spec &, const Check &);
     static const CheckFn checks[] = {
 #define PFAFF_KIND(K, rows) &kinds::check_##K,
 #include "kinds.def"
@@ -181,7 +181,7 @@ namespace pfaff
              + std::to_string(dim) + " row(s)");
     const long nf = long(frames.size());
     c.index(s.s2, nf, "spec.s2", "a frame slot of add_frame, or -1: the world", -1);
-    checks[k](*this, s, c);
+    checks[k](mo(), *this, s, c);
     if (s.scale.size() != 0)
       c.vec(s.scale, s.dim, "spec.scale", "one row factor per row (dim), or none");
     c.finite(s.p1, "spec.p1").finite(s.p2, "spec.p2").finite(s.n, "spec.n");

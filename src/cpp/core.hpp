@@ -7,11 +7,12 @@
 //   drift = classical acceleration of the origin and angular acceleration at a = 0.
 // Pinocchio's shape: a `Model` (what does not change from state to state) and a `Data`
 // (the per-state workspace: pinocchio::Data, M, h, the rows, the factorisations and the
-// Stamps of what they hold); `System` owns one of each and the step loop's state, and
-// its algorithms fill the Data once per state. Their definitions: core.cpp (the set-up),
-// terms.cpp (per-state terms, the rows), projection.cpp (row space, dynamics, force),
-// step.cpp (the step loop, the correction), kinds/*.cpp (each kind's rows); the types
-// are in core_types.hpp.
+// Stamps of what they hold); the algorithms are free functions over them that fill
+// the Data once per state, and `System` owns one of each with the step loop's state (a
+// StepState). Their definitions: core.cpp (the set-up), terms.cpp (per-state terms, the
+// rows), projection.cpp (row space, dynamics, force, a step's start terms), step.cpp
+// (the stages, one step, the correction, System::run's loop), kinds/*.cpp (each kind's
+// rows and checks); the types are in core_types.hpp.
 #pragma once
 
 #include <string>
@@ -22,8 +23,6 @@
 
 namespace pfaff
 {
-  class System;
-
   /// Where a kind writes its rows in one evaluation pass: rows ``row ..`` of A and
   /// drift, holonomic rows ``hrow ..`` of Phi, at the configuration ``q``.
   struct RowOut
@@ -141,13 +140,14 @@ namespace pfaff
 
   /// The kinds, one per file src/cpp/kinds/*.cpp: K writes the kind's rows into the Data
   /// from its frames' kinematics, check_K refuses (through c, std::invalid_argument) a
-  /// spec the writer cannot take, before System::add keeps it (the checks common to all
-  /// kinds are System::add's own).
+  /// spec the writer cannot take in the Model (its coordinates) and the Data (its frame
+  /// slots, its contacts), before System::add keeps it (the checks common to all kinds
+  /// are System::add's own).
   namespace kinds
   {
 #define PFAFF_KIND(K, rows)                                                                 \
   void K(Data & d, const Spec & s, const RowOut & out);                                     \
-  void check_##K(const System & sys, const Spec & s, const Check & c);
+  void check_##K(const Model & mo, const Data & d, const Spec & s, const Check & c);
 #include "kinds.def"
 #undef PFAFF_KIND
 
@@ -218,11 +218,43 @@ namespace pfaff
   /// RKMK stage rate theta' = dintegrate_dv(q, theta)^-1 vi (vi on nq == nv models)
   void stage_rate(
     const Model & mo, Data & d, const VecX & q, const VecX & theta, const VecX & vi, VecX & out);
+  /// rs takes the last correction's factor of A (d.rs_vel_, with its stamp) where A is
+  /// still the A it factored (d.A_vel_, bitwise) in the same state epoch; false (nothing
+  /// moved) otherwise (projection.cpp)
+  bool take_vel_factor(Data & d, RowSpace & rs);
+  /// the step's start terms at (q, v): dynamics_state (energies with rec), evaluate and
+  /// d.rs_ (sigma_min with rec), once per state: they stand while no pass came between
+  /// (Stamps::terms), so (q, v) is the state of the last call then (projection.cpp)
+  void start_terms(const Model & mo, Data & d, const VecX & q, const VecX & v, bool rec);
+  /// an RK stage's acceleration a at torque tau; with opt.stage_projection the stage
+  /// (q, v) is first put on the manifold (correct with no energy account) and returned
+  /// so. Returns the force elements' power at the stage
+  double stage(const Model & mo, Data & d, const VecX & tau, VecX & q, VecX & v, VecX & a);
 
-  /// The owner of a Model, its Data and the step loop's state (the state, the torque,
-  /// the record buffers, the counters, a held law): what the bindings hold. Its
-  /// algorithms are the step core's (core.cpp, terms.cpp, projection.cpp, step.cpp).
-  class System : public Model, public Data
+  /// The state a step moves, (q_, v_) at the torque tau_, and the step's accounts: the
+  /// work of tau and of the force elements, the kinetic energy the corrections removed,
+  /// the last correction's Newton iterations and the steps whose correction missed
+  /// opt.position_tol
+  struct StepState
+  {
+    VecX q_, v_, tau_;
+    double work = 0.0, force_work = 0.0, corr = 0.0;
+    int newton_it = 0, newton_failures = 0;
+  };
+
+  /// One step of the explicit Runge-Kutta method of mo (its tableau; RKMK stages on a
+  /// Lie group), each later stage projected (stage), and the end-of-step correction:
+  /// s moves from the state at time t (step k) to the next one. It starts from the
+  /// start terms d holds for s's state (start_terms), the acceleration there in d.a_
+  /// (accel at s.tau_) and the force elements' power there (d.felems.power). Status
+  /// code 1 (a non-finite q or v at the step's end) or 3 (the correction failed, max
+  /// |Phi| > 1e-6): s keeps its state (its accounts moved)
+  Status step(const Model & mo, Data & d, StepState & s, double t, int k);
+
+  /// The owner of a Model, its Data and the step loop's state (a StepState; the record
+  /// buffers, the counters, a held law): what the bindings hold. run is the loop over
+  /// the free functions above (start_terms, accel, forces, step) that records.
+  class System : public Model, public Data, public StepState
   {
   public:
     explicit System(const std::string & model_text);
@@ -291,7 +323,6 @@ namespace pfaff
     int force_capacity() const { return fbuf_[0] ? fcap_ : -1; }
     bool held_active() const { return held_on_; }
     double held_period() const { return control_dt_; }
-    double force_work = 0.0;
     /// a controller whose law is force elements sampled and held (zero-order hold):
     /// at each sample (t >= next_control - sample_tol dt: the rule and tolerance of
     /// pfaff.simulate.policy.SampleClock, passed in) tau = their Q at the state, then
@@ -332,25 +363,15 @@ namespace pfaff
     };
     void sample(bool with_sensors, Sample & out);
 
-    // step-loop state and counters
-    VecX q_, v_, tau_;
-    double work = 0.0, corr = 0.0;
-    int newton_it = 0, newton_failures = 0, recorded = 0, steps = 0;
+    // the step loop's counters (the state and its accounts: StepState)
+    int recorded = 0, steps = 0;
 
   private:
     /// a FrameKin for frame `name` (std::invalid_argument naming `where` when unknown)
     FrameKin new_frame(const std::string & name, const char * where) const;
     bool well_conditioned_rows(const VecX & tau, VecX & a); // acceleration's short path
-    /// rs takes the last correction's factor of A where A is still that one (A_vel_,
-    /// bitwise) in the same state epoch; false (nothing moved) otherwise
-    bool take_vel_factor(RowSpace & rs);
-    /// RK4 stage acceleration; with opt.stage_projection the stage (q, v) is first put
-    /// on the manifold (correct with no energy account) and returned so
-    double stage(VecX & q, VecX & v, VecX & a);
+    /// the state's sample into the record buffers (run)
     void record(double t);
-    /// dynamics_state, evaluate and rs_ at (q_, v_), once per state (projection.cpp)
-    void start_terms(bool rec);
-    bool finite_or(const char * what, const VecX & x, double t, int step, Status & st);
 
     bool held_on_ = false;
     double next_ctrl_ = 0.0, control_dt_ = 0.0, sample_tol_ = 0.0;

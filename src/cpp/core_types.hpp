@@ -101,8 +101,7 @@ namespace pfaff
   /// every pass over a state (kinematics, M, h, the rows, a row space) takes the next
   /// value of `pass`, and each result keeps the stamps of what it was built from. A
   /// reuse is a stamp that matches (Data::mass_stands, Data::gram_stands,
-  /// System::take_vel_factor, System::start_terms); no flag is cleared by hand where a
-  /// workspace moves.
+  /// take_vel_factor, start_terms); no flag is cleared by hand where a workspace moves.
   struct Stamps
   {
     unsigned long pass = 0;   // the last stamp handed out (next)

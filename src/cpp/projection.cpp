@@ -357,38 +357,39 @@ namespace pfaff
     return true;
   }
 
-  bool System::take_vel_factor(RowSpace & rs)
+  bool take_vel_factor(Data & d, RowSpace & rs)
   {
     // the last correction factored this A (same q, bitwise: A == A_vel_) in this state
     // epoch: its factor, with its stamp, moves into rs (and G of it stands for accel
     // while M's factor is still the one it used: gram_stands)
-    if (!(st_.vel != 0 && st_.vel == rs_vel_.stamp && st_.vel_epoch == st_.epoch
-          && A.rows() == A_vel_.rows() && A == A_vel_))
+    const Stamps & st = d.st_;
+    if (!(st.vel != 0 && st.vel == d.rs_vel_.stamp && st.vel_epoch == st.epoch
+          && d.A.rows() == d.A_vel_.rows() && d.A == d.A_vel_))
       return false;
-    std::swap(rs, rs_vel_);
+    std::swap(rs, d.rs_vel_);
     return true;
   }
 
-  // The terms at the step's start state (q_, v_): M, h, the frames (dynamics_state),
+  // The terms at the step's start state (q, v): M, h, the frames (dynamics_state),
   // A, drift, Phi (evaluate) and the row space rs_ of A, which is the correction's
   // factor rs_vel_ when that A stands (same q, bitwise). A controller sample takes
   // them (with rec: the energies and sigma_min), and the step that follows (run)
   // reuses them while no pass came between (their stamp is the last): only its
   // torque differs.
-  void System::start_terms(bool rec)
+  void start_terms(const Model & mo, Data & d, const VecX & q, const VecX & v, bool rec)
   {
-    if (st_.terms != 0 && st_.terms == st_.pass) // taken by sample() at this state
+    if (d.st_.terms != 0 && d.st_.terms == d.st_.pass) // taken by sample() at this state
       return;
-    dynamics_state(q_, v_, rec);
-    evaluate(q_, v_, true);
-    if (take_vel_factor(rs_))
+    dynamics_state(mo, d, q, v, rec);
+    evaluate(mo, d, q, v, true);
+    if (take_vel_factor(d, d.rs_))
     {
       if (rec)
-        sigma_of_factor(d(), rs_);
+        sigma_of_factor(d, d.rs_);
     }
     else
-      row_space(mo(), d(), A, rec, true, rs_);
-    st_.terms = st_.pass;
+      row_space(mo, d, d.A, rec, true, d.rs_);
+    d.st_.terms = d.st_.pass;
   }
 
   void System::sample(bool with_sensors, Sample & out)
@@ -396,7 +397,7 @@ namespace pfaff
     const int n = model.nv;
     // the certified QR when A has full row rank (sigma_min from R), else the SVD; the
     // step that follows reuses these terms (start_terms)
-    start_terms(true);
+    start_terms(mo(), d(), q_, v_, true);
     out.q = q_, out.v = v_, out.M = M, out.h = h;
     out.A = A, out.drift = drift, out.phi = phi;
     out.V1 = rs_.V1, out.W = rs_.W;

@@ -1,5 +1,6 @@
 // The step loop: the recorded series, the RK4 / RKMK stages, the Newton-Raphson
-// position correction with the M-metric velocity projection, and run() (see core.hpp).
+// position correction with the M-metric velocity projection, one step of the tableau
+// (step) and System::run, the loop that records and calls it (see core.hpp).
 #include "core.hpp"
 #include "check.hpp"
 #include "core_detail.hpp"
@@ -103,21 +104,25 @@ namespace pfaff
     (void)nv;
   }
 
-  bool System::finite_or(const char * what, const VecX & x, double t, int step, Status & st)
+  namespace
   {
-    for (int i = 0; i < x.size(); ++i)
-      if (!std::isfinite(x(i)))
-      {
-        st.code = 1;
-        st.what = what;
-        st.index = i;
-        st.value = x(i);
-        st.t = t;
-        st.step = step;
-        return false;
-      }
-    return true;
-  }
+    /// false, with st set to code 1 naming what, where x has a non-finite entry
+    bool finite_or(const char * what, const VecX & x, double t, int step, Status & st)
+    {
+      for (int i = 0; i < x.size(); ++i)
+        if (!std::isfinite(x(i)))
+        {
+          st.code = 1;
+          st.what = what;
+          st.index = i;
+          st.value = x(i);
+          st.t = t;
+          st.step = step;
+          return false;
+        }
+      return true;
+    }
+  } // namespace
 
   void stage_rate(
     const Model & mo, Data & d, const VecX & q, const VecX & theta, const VecX & vi, VecX & out)
@@ -145,18 +150,18 @@ namespace pfaff
     }
   }
 
-  double System::stage(VecX & q, VecX & v, VecX & a)
+  double stage(const Model & mo, Data & d, const VecX & tau, VecX & q, VecX & v, VecX & a)
   {
-    if (opt.stage_projection && m > 0)
-      correct(mo(), d(), q, v, nullptr);
-    dynamics_state(q, v, false);
-    evaluate(q, v, true);
+    if (mo.opt.stage_projection && mo.m > 0)
+      correct(mo, d, q, v, nullptr);
+    dynamics_state(mo, d, q, v, false);
+    evaluate(mo, d, q, v, true);
     // the stage's correction factored this A where Newton stopped (and G of it stands
     // while M does)
-    if (!take_vel_factor(rs_stage_))
-      row_space(mo(), d(), A, false, true, rs_stage_);
-    accel(mo(), d(), tau_, rs_stage_, a);
-    return felems.power; // power of the force elements' dampers at the stage
+    if (!take_vel_factor(d, d.rs_stage_))
+      row_space(mo, d, d.A, false, true, d.rs_stage_);
+    accel(mo, d, tau, d.rs_stage_, a);
+    return d.felems.power; // power of the force elements' dampers at the stage
   }
 
   // Newton-Raphson on the holonomic rows, then the M-metric velocity projection at the
@@ -271,6 +276,70 @@ namespace pfaff
     return st;
   }
 
+  Status step(const Model & mo, Data & d, StepState & s, double t, int k)
+  {
+    // the explicit Runge-Kutta method of set_tableau (RK4 unless set), in
+    // Runge-Kutta-Munthe-Kaas form on a Lie group, as steppers.rk_step: the stages move
+    // along theta in the tangent space at q, q_i = integrate(q, theta_i), theta' =
+    // dintegrate_dv(q, theta)^-1 v_i (on nq == nv models theta' = v_i); stage 0 is the
+    // step's start (theta = 0, its rate v)
+    Status st;
+    const double dt = mo.opt.dt;
+    const int nv = mo.model.nv, ns = mo.stages();
+    d.acc_[0] = d.a_;
+    d.rate_[0] = s.v_;
+    d.power_[0] = d.felems.power;
+    for (int i = 1; i < ns; ++i)
+    {
+      d.dv_.setZero(nv);
+      d.th_.setZero(nv);
+      for (int j = 0; j < i; ++j) // sum_j (dt a_ij) x_j over the row's nonzero a_ij
+        if (const double w = dt * mo.tab_a_(i, j); w != 0.0)
+        {
+          d.th_ += w * d.rate_[j];
+          d.dv_ += w * d.acc_[j];
+        }
+      d.vs_ = s.v_ + d.dv_;
+      pinocchio::integrate(mo.model, s.q_, d.th_, d.qs_);
+      d.power_[i] = stage(mo, d, s.tau_, d.qs_, d.vs_, d.acc_[i]);
+      stage_rate(mo, d, s.q_, d.th_, d.vs_, d.rate_[i]);
+    }
+    d.vbar_.setZero(nv);
+    d.dv_.setZero(nv);
+    double w_nc = 0.0;
+    for (int i = 0; i < ns; ++i)
+    {
+      d.vbar_ += mo.tab_b_(i) * d.rate_[i];
+      d.dv_ += mo.tab_b_(i) * d.acc_[i];
+      w_nc += mo.tab_b_(i) * d.power_[i];
+    }
+    d.th_ = dt * d.vbar_;
+    pinocchio::integrate(mo.model, s.q_, d.th_, d.q1_);
+    d.v1_ = s.v_ + dt * d.dv_;
+    if (!finite_or("q", d.q1_, t + dt, k + 1, st) || !finite_or("v", d.v1_, t + dt, k + 1, st))
+      return st;
+    s.work += dt * s.tau_.dot(d.vbar_);
+    s.force_work += dt * w_nc; // steppers.rk_step
+    const Status c = correct(mo, d, d.q1_, d.v1_, &s.corr);
+    s.newton_it = c.iterations;
+    if (c.value > mo.opt.position_tol)
+    {
+      ++s.newton_failures;
+      if (!(c.value <= 1e-6))
+      {
+        st.code = 3;
+        st.value = c.value;
+        st.iterations = c.iterations;
+        st.t = t + dt;
+        st.step = k + 1;
+        return st;
+      }
+    }
+    s.q_ = d.q1_;
+    s.v_ = d.v1_;
+    return st;
+  }
+
   Status System::run(int k0, int k1, int n_steps, double t0)
   {
     Status st;
@@ -280,7 +349,7 @@ namespace pfaff
     {
       const double t = t0 + k * dt;
       const bool rec = (k % opt.record_every == 0) || k == n_steps;
-      start_terms(rec);
+      start_terms(mo(), d(), q_, v_, rec);
       st_.next(); // a pass of its own: the step moves (q_, v_) and data
       if (held_on_ && !(t < next_ctrl_ - sample_tol_ * dt)) // a held law's sample (set_held)
       {
@@ -290,7 +359,6 @@ namespace pfaff
         tau_ = held.Q;
         next_ctrl_ += control_dt_;
       }
-      const double p1 = felems.power;
       accel(mo(), d(), tau_, rs_, a_);
       if (!finite_or("acceleration", a_, t, k, st))
         return st;
@@ -322,63 +390,8 @@ namespace pfaff
         record(t);
       if (k == n_steps)
         break;
-      // the explicit Runge-Kutta method of set_tableau (RK4 unless set), in
-      // Runge-Kutta-Munthe-Kaas form on a Lie group, as steppers.rk_step: the stages move
-      // along theta in the tangent space at q, q_i = integrate(q, theta_i), theta' =
-      // dintegrate_dv(q, theta)^-1 v_i (on nq == nv models theta' = v_i); stage 0 is the
-      // step's start (theta = 0, its rate v)
-      const int ns = int(tab_b_.size());
-      acc_[0] = a_;
-      rate_[0] = v_;
-      power_[0] = p1;
-      for (int i = 1; i < ns; ++i)
-      {
-        dv_.setZero(model.nv);
-        th_.setZero(model.nv);
-        for (int j = 0; j < i; ++j) // sum_j (dt a_ij) x_j over the row's nonzero a_ij
-          if (const double w = dt * tab_a_(i, j); w != 0.0)
-          {
-            th_ += w * rate_[j];
-            dv_ += w * acc_[j];
-          }
-        vs_ = v_ + dv_;
-        pinocchio::integrate(model, q_, th_, qs_);
-        power_[i] = stage(qs_, vs_, acc_[i]);
-        stage_rate(mo(), d(), q_, th_, vs_, rate_[i]);
-      }
-      vbar_.setZero(model.nv);
-      dv_.setZero(model.nv);
-      double w_nc = 0.0;
-      for (int i = 0; i < ns; ++i)
-      {
-        vbar_ += tab_b_(i) * rate_[i];
-        dv_ += tab_b_(i) * acc_[i];
-        w_nc += tab_b_(i) * power_[i];
-      }
-      th_ = dt * vbar_;
-      pinocchio::integrate(model, q_, th_, q1_);
-      v1_ = v_ + dt * dv_;
-      if (!finite_or("q", q1_, t + dt, k + 1, st) || !finite_or("v", v1_, t + dt, k + 1, st))
-        return st;
-      work += dt * tau_.dot(vbar_);
-      force_work += dt * w_nc; // steppers.rk_step
-      Status c = correct(mo(), d(), q1_, v1_, &corr);
-      newton_it = c.iterations;
-      if (c.value > opt.position_tol)
-      {
-        ++newton_failures;
-        if (!(c.value <= 1e-6))
-        {
-          st.code = 3;
-          st.value = c.value;
-          st.iterations = c.iterations;
-          st.t = t + dt;
-          st.step = k + 1;
-          return st;
-        }
-      }
-      q_ = q1_;
-      v_ = v1_;
+      if (Status c = step(mo(), d(), *this, t, k); c.code != 0)
+        return c;
       steps = k + 1;
     }
     return st;

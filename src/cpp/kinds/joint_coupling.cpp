@@ -6,12 +6,12 @@
 
 namespace pfaff::kinds
 {
-  void check_JointCoupling(const System & sys, const Spec & s, const Check & c)
+  void check_JointCoupling(const Model & mo, const Data &, const Spec & s, const Check & c)
   {
-    c.index(s.iq, sys.model.nq, "spec.iq", "a q index (nq)");
-    c.index(s.iv, sys.model.nv, "spec.iv", "a v index (nv)");
-    c.index(s.iq2, sys.model.nq, "spec.iq2", "a q index (nq), or -1: none", -1);
-    c.index(s.iv2, sys.model.nv, "spec.iv2", "a v index (nv), or -1: none", -1);
+    c.index(s.iq, mo.model.nq, "spec.iq", "a q index (nq)");
+    c.index(s.iv, mo.model.nv, "spec.iv", "a v index (nv)");
+    c.index(s.iq2, mo.model.nq, "spec.iq2", "a q index (nq), or -1: none", -1);
+    c.index(s.iv2, mo.model.nv, "spec.iv2", "a v index (nv), or -1: none", -1);
     if ((s.iv2 >= 0) != (s.iq2 >= 0))
       c.fail("spec.iq2 and spec.iv2: both a joint's indices or both -1");
   }

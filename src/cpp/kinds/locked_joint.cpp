@@ -6,10 +6,10 @@
 
 namespace pfaff::kinds
 {
-  void check_LockedJoint(const System & sys, const Spec & s, const Check & c)
+  void check_LockedJoint(const Model & mo, const Data &, const Spec & s, const Check & c)
   {
-    c.index(s.iq, sys.model.nq, "spec.iq", "a q index (nq)");
-    c.index(s.iv, sys.model.nv, "spec.iv", "a v index (nv)");
+    c.index(s.iq, mo.model.nq, "spec.iq", "a q index (nq)");
+    c.index(s.iv, mo.model.nv, "spec.iv", "a v index (nv)");
   }
 
   void LockedJoint(Data & d, const Spec & s, const RowOut & out)

@@ -6,9 +6,9 @@
 
 namespace pfaff::kinds
 {
-  void check_PointsCoincide(const System & sys, const Spec & s, const Check & c)
+  void check_PointsCoincide(const Model &, const Data & d, const Spec & s, const Check & c)
   {
-    c.index(s.s1, long(sys.frames.size()), "spec.s1", "a frame slot of add_frame");
+    c.index(s.s1, long(d.frames.size()), "spec.s1", "a frame slot of add_frame");
     c.mat(s.D, s.dim, 3, "spec.D", "one unit direction per row");
   }
 

@@ -6,9 +6,9 @@
 
 namespace pfaff::kinds
 {
-  void check_QuatAligned(const System & sys, const Spec & s, const Check & c)
+  void check_QuatAligned(const Model &, const Data & d, const Spec & s, const Check & c)
   {
-    c.index(s.s1, long(sys.frames.size()), "spec.s1", "a frame slot of add_frame");
+    c.index(s.s1, long(d.frames.size()), "spec.s1", "a frame slot of add_frame");
   }
 
   void QuatAligned(Data & d, const Spec & s, const RowOut & out)

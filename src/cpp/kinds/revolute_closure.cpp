@@ -12,9 +12,9 @@
 
 namespace pfaff::kinds
 {
-  void check_RevoluteClosure(const System & sys, const Spec & s, const Check & c)
+  void check_RevoluteClosure(const Model &, const Data & d, const Spec & s, const Check & c)
   {
-    c.index(s.s1, long(sys.frames.size()), "spec.s1", "a frame slot of add_frame");
+    c.index(s.s1, long(d.frames.size()), "spec.s1", "a frame slot of add_frame");
     if (s.s2 < 0)
       c.fail("spec.s2 = -1: a hinge joins two frames");
     c.mat(s.D, 2, 3, "spec.D", "u_1, u_2: unit vectors of frame 1 normal to the hinge axis");

@@ -31,14 +31,14 @@ namespace pfaff::kinds
     Eigen::Vector2d S(const Eigen::Vector2d & x) { return Eigen::Vector2d(-x(1), x(0)); }
   } // namespace
 
-  void check_RollContact(const System & sys, const Spec & s, const Check & c)
+  void check_RollContact(const Model &, const Data & d, const Spec & s, const Check & c)
   {
-    c.index(s.contact, long(sys.contacts.size()), "spec.contact", "an index of add_contact");
+    c.index(s.contact, long(d.contacts.size()), "spec.contact", "an index of add_contact");
   }
 
-  void check_RollTangent(const System & sys, const Spec & s, const Check & c)
+  void check_RollTangent(const Model & mo, const Data & d, const Spec & s, const Check & c)
   {
-    check_RollContact(sys, s, c);
+    check_RollContact(mo, d, s, c);
   }
 
   void RollContact(Data & d, const Spec & s, const RowOut & out)

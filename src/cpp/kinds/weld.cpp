@@ -6,9 +6,9 @@
 
 namespace pfaff::kinds
 {
-  void check_Weld(const System & sys, const Spec & s, const Check & c)
+  void check_Weld(const Model &, const Data & d, const Spec & s, const Check & c)
   {
-    c.index(s.s1, long(sys.frames.size()), "spec.s1", "a frame slot of add_frame");
+    c.index(s.s1, long(d.frames.size()), "spec.s1", "a frame slot of add_frame");
     if (s.s2 < 0)
       c.fail("spec.s2 = -1: a weld joins two frames");
     c.mat(s.D, 3, 3, "spec.D", "one unit direction per row");
