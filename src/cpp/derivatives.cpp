@@ -118,7 +118,6 @@ namespace pfaff
     // from the RNEA derivatives' pass at (q, v, a): dd_ holds oMi, ov, oa, J, dJ as
     // computeForwardKinematicsDerivatives would, and the joints' kinematic Hessians
     const auto & model = mo_.model;
-    const int nv = model.nv;
     H_.setZero();
     pinocchio::getFrameKinematicHessian(
       model, dd_, p.joint, p.placement, pinocchio::LOCAL_WORLD_ALIGNED, H_);
