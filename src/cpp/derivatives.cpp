@@ -48,6 +48,19 @@ namespace pfaff
       else
         dst.noalias() = alpha * l * r;
     }
+
+    /// sigma (descending) = the square roots of R^T R's eigenvalues: in closed form for
+    /// fixed 2 x 2 and 3 x 3, by the iterative solver otherwise
+    template<class Solver, class Mat>
+    void sigma_from_gram(Solver & es, const Mat & R, VecX & sigma)
+    {
+      const Mat RtR = R.transpose() * R;
+      if constexpr (Mat::RowsAtCompileTime == Eigen::Dynamic)
+        es.compute(RtR, Eigen::EigenvaluesOnly);
+      else
+        es.computeDirect(RtR, Eigen::EigenvaluesOnly);
+      sigma = es.eigenvalues().reverse().cwiseMax(0.0).cwiseSqrt();
+    }
   } // namespace
 
   Differentiator::Differentiator(const Model & mo, Data & d, bool held_law)
@@ -95,11 +108,9 @@ namespace pfaff
       {
         if (s.scale.size())
           D = s.scale.asDiagonal() * D;
-        const bool identity = D.rows() == 3 && D.isIdentity(0.0);
-        terms_.push_back({int(i), row, s.dim, point(s.s1, s.has_p1, s.p1), 1.0, D, identity});
+        terms_.push_back({int(i), row, s.dim, point(s.s1, s.has_p1, s.p1), 1.0, D});
         if (s.kind == Kind::PointsCoincide && s.s2 >= 0)
-          terms_.push_back(
-            {int(i), row, s.dim, point(s.s2, s.has_p2, s.p2), -1.0, D, identity});
+          terms_.push_back({int(i), row, s.dim, point(s.s2, s.has_p2, s.p2), -1.0, D});
       }
       row += s.dim;
     }
@@ -146,22 +157,11 @@ namespace pfaff
     {
       R_small_ = R;
       if (m == 3)
-      {
-        const Mat3 R3 = R_small_;
-        eig3_.computeDirect(R3.transpose() * R3, Eigen::EigenvaluesOnly);
-        sigma = eig3_.eigenvalues().reverse().cwiseMax(0.0).cwiseSqrt();
-      }
+        sigma_from_gram(eig3_, Mat3(R_small_), sigma);
       else if (m == 2)
-      {
-        const Eigen::Matrix2d R2 = R_small_;
-        eig2_.computeDirect(R2.transpose() * R2, Eigen::EigenvaluesOnly);
-        sigma = eig2_.eigenvalues().reverse().cwiseMax(0.0).cwiseSqrt();
-      }
+        sigma_from_gram(eig2_, Eigen::Matrix2d(R_small_), sigma);
       else
-      {
-        eig_small_.compute(R_small_.transpose() * R_small_, Eigen::EigenvaluesOnly);
-        sigma = eig_small_.eigenvalues().reverse().cwiseMax(0.0).cwiseSqrt();
-      }
+        sigma_from_gram(eig_small_, R_small_, sigma);
       if (sigma(m - 1) * 1e2 >= sigma(0))
         return;
       svd_small_.compute(R_small_);
@@ -302,22 +302,10 @@ namespace pfaff
         for (int k = 0; k < nv; ++k)
         {
           const Eigen::Map<const Matrix6x> dJ(H_.data() + 6 * nv * k, 6, nv);
-          auto rows = dAB_.block(k * m + t.row, 0, t.dim, nv);
-          if (t.identity)
-            rows += t.sign * dJ.topRows<3>();
-          else
-            rows += t.sign * t.D.lazyProduct(dJ.topRows<3>());
+          dAB_.block(k * m + t.row, 0, t.dim, nv) += t.sign * t.D.lazyProduct(dJ.topRows<3>());
         }
-        if (t.identity)
-        {
-          ddqa.middleRows(t.row, 3) += t.sign * aq_;
-          ddv.middleRows(t.row, 3) += t.sign * av_;
-        }
-        else
-        {
-          ddqa.middleRows(t.row, t.dim) += t.sign * t.D.lazyProduct(aq_);
-          ddv.middleRows(t.row, t.dim) += t.sign * t.D.lazyProduct(av_);
-        }
+        ddqa.middleRows(t.row, t.dim) += t.sign * t.D.lazyProduct(aq_);
+        ddv.middleRows(t.row, t.dim) += t.sign * t.D.lazyProduct(av_);
       }
     }
 

@@ -56,8 +56,7 @@ namespace pfaff
     {
       int spec, row, dim, point;
       double sign;
-      MatX D;        // dim x 3 (scaled rows included)
-      bool identity; // D = I (3 x 3)
+      MatX D; // dim x 3 (scaled rows included)
     };
     /// the point's kinematic Hessian into H_ (slice k: dJ/dq_k, 6 x nv), its classical
     /// acceleration's derivatives at the state's a into aq_ (in q), av_ (in v);

@@ -26,10 +26,16 @@ import dataclasses
 import numpy as np
 
 from pfaff import core
-from pfaff.constraints.base import ConstraintSet
-from pfaff.constraints.library import LockedJoint, joint_coordinate
+from pfaff.constraints.library import joint_coordinate
 from pfaff.simulate.core_engine import build, configure
-from pfaff.simulate.limits import RELEASE_TOL, LimitEvent, simulate_limited
+from pfaff.simulate.limits import (
+    RELEASE_TOL,
+    LimitEvent,
+    check_inside,
+    held_rows,
+    pulling,
+    simulate_limited,
+)
 from pfaff.simulate.options import SimOptions
 from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, series_shape
 from pfaff.simulate.trajectory import Trajectory
@@ -105,13 +111,7 @@ class LimitStepper:
         core cannot run it."""
         key = tuple(self.held.items())
         if key not in self._compiled_sets:
-            cset = self.system.cset
-            if key:
-                locks = [
-                    LockedJoint(self.limits[i].joint, self._bound(i, side), f"limit {i}")
-                    for i, side in key
-                ]
-                cset = ConstraintSet(cset.mechanism, [*cset.constraints, *locks])
+            cset = held_rows(self.system.cset, self.limits, self.held) if key else self.system.cset
             if core.unsupported_reason(cset) is not None:
                 self._compiled_sets[key] = None
             else:
@@ -125,9 +125,6 @@ class LimitStepper:
                 shapes = [series_shape(s, sizes) for s in CORE_SERIES]
                 self._compiled_sets[key] = (sys_, shapes, cset)
         return self._compiled_sets[key]
-
-    def _bound(self, i: int, side: str) -> float:
-        return float(self._lo[i] if side == "lower" else self._hi[i])
 
     def _fast(self, q, v, t: float, tau, n: int) -> Trajectory | None:
         """The compiled steps where no limit changes: ``n + 1`` steps of the core with
@@ -155,8 +152,7 @@ class LimitStepper:
             return None
         m0 = self.system.cset.dim
         for col, side in enumerate(self.held.values()):  # simulate_limited's release
-            sign = 1.0 if side == "upper" else -1.0
-            if (sign * bufs[LAM][:, m0 + col] < -RELEASE_TOL).any():
+            if pulling(side, bufs[LAM][:, m0 + col], RELEASE_TOL).any():
                 return None
         m = m0 + len(self.limits)
         traj = Trajectory(self.system.nq, self.system.nv, m, len(cset.holonomic_rows))
@@ -171,15 +167,10 @@ class LimitStepper:
     def check_start(self, q) -> None:
         """Refuse a start outside a limit (ValueError naming the joint, its value and
         its range), as ``simulate_limited`` does at the next step."""
-        mech = self.system.mechanism
-        for lim in self.limits:
-            x = float(q[joint_coordinate(mech, lim.joint)[0]])
-            if not lim.lower - 1e-12 <= x <= lim.upper + 1e-12:
-                raise ValueError(
-                    f"the start is outside the limit of joint {lim.joint!r}: q = {x!r} is "
-                    f"not in [{lim.lower!r}, {lim.upper!r}] (Simulator(..., limits=False) "
-                    "steps without the limits)"
-                )
+        check_inside(
+            self.limits, self.system.mechanism, q,
+            hint=" (Simulator(..., limits=False) steps without the limits)",
+        )  # fmt: skip
 
     def held_names(self) -> list[str]:
         """The held limits as ``"joint (side)"``."""

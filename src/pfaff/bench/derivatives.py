@@ -14,7 +14,7 @@ from pfaff.constraints import ConstraintSet, PointsCoincide
 from pfaff.derivatives import forward_dynamics_derivatives
 from pfaff.mechanism import load_robot
 
-from .panda import PANDA_FRAME, PANDA_TARGET, panda_states
+from .panda import PANDA_FRAME, PANDA_TARGET, panda_states, pinocchio_contact
 from .timing import REPEATS, Row, paired_us, row
 
 N_STATES = 40
@@ -23,15 +23,7 @@ N_STATES = 40
 def _pinocchio(mech):
     """Pinocchio's constrained dynamics and their derivatives (3D contact, world-aligned,
     proximal mu = 1e-12) as ``f(q, v, tau) -> (ddq_dq, ddq_dv, ddq_dtau)``."""
-    m = mech.model
-    fr = m.frames[m.getFrameId(PANDA_FRAME)]
-    lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
-    cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, m, fr.parentJoint, fr.placement, lwa)
-    cms, cds = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
-    cms.append(cm)
-    cds.append(cm.createData())
-    data = m.createData()
-    pin.initConstraintDynamics(m, data, cms, cds)
+    m, data, cms, cds = pinocchio_contact(mech)
     settings = pin.ProximalSettings(1e-14, 1e-12, 100)
 
     def derivatives(q, v, tau):

@@ -52,6 +52,18 @@ def _panda_solvers() -> tuple[Callable, Callable, Callable]:
         ev = cs.evaluate(snap)
         return D.kkt_dynamics(snap.M, snap.h, tau, ev.A, ev.drift)[0]
 
+    m, pd, cms, cds = pinocchio_contact(mech)
+
+    def pinocchio(q, v, tau):
+        return pin.constraintDynamics(m, pd, q, v, tau, cms, cds)
+
+    return projection, kkt, pinocchio
+
+
+def pinocchio_contact(mech: PinocchioMechanism) -> tuple:
+    """Pinocchio's model of the TCP point contact (3D, world-aligned) for its
+    constrained dynamics: ``(model, data, constraint models, constraint datas)``, the
+    data initialised by ``initConstraintDynamics``."""
     m = mech.model
     fr = m.frames[m.getFrameId(PANDA_FRAME)]
     cm = pin.RigidConstraintModel(
@@ -67,11 +79,7 @@ def _panda_solvers() -> tuple[Callable, Callable, Callable]:
     cds.append(cm.createData())
     pd = m.createData()
     pin.initConstraintDynamics(m, pd, cms, cds)
-
-    def pinocchio(q, v, tau):
-        return pin.constraintDynamics(m, pd, q, v, tau, cms, cds)
-
-    return projection, kkt, pinocchio
+    return m, pd, cms, cds
 
 
 def _core_solver(mech: PinocchioMechanism) -> Callable | None:

@@ -207,22 +207,12 @@ def simulate_limited(
     bounds = [_Bound(lim, mech) for lim in limits]
     q, v = project_state(cset, np.asarray(q0, float), np.asarray(v0, float), opt)
     held = _start_held(held, bounds, q)  # bound index -> side held
-    for i, b in enumerate(bounds):
-        x = q[b.iq]
-        if i not in held and not b.lim.lower - 1e-12 <= x <= b.lim.upper + 1e-12:
-            raise ValueError(
-                f"the start is outside the limit of joint {b.lim.joint!r}: q = {x!r} is not "
-                f"in [{b.lim.lower!r}, {b.lim.upper!r}]"
-            )
+    check_inside(limits, mech, q, held)
     chain = PhaseChain(q, v, opt, controller, t0, forces)
     chain.tau = None if tau is None else np.asarray(tau, float)
     events: list[LimitEvent] = []
     while t_end - chain.t > 1e-9 * opt.dt:
-        locks = [
-            LockedJoint(bounds[i].lim.joint, _value(bounds[i].lim, s), f"limit {i}")
-            for i, s in held.items()
-        ]
-        cs = ConstraintSet(mech, [*cset.constraints, *locks])
+        cs = held_rows(cset, limits, held)
         watch = _Watch(bounds, held)
         rest = t_end - chain.t
         n = int(np.floor(rest / opt.dt + 1e-9))  # whole steps left (the grid moves at events)
@@ -257,7 +247,7 @@ def _start_held(held, bounds, q) -> dict[int, str]:
             raise ValueError(f"held: limit index {i!r}, valid: 0 to {len(bounds) - 1}")
         if side not in ("lower", "upper"):
             raise ValueError(f"held: side {side!r} of limit {i}, valid: 'lower', 'upper'")
-        b, x = bounds[i], _value(bounds[i].lim, side)
+        b, x = bounds[i], limit_value(bounds[i].lim, side)
         if abs(q[b.iq] - x) > 1e-9:
             raise ValueError(
                 f"held: joint {b.lim.joint!r} is held at its {side} bound {x!r} but q = "
@@ -277,8 +267,39 @@ def _to_grid(t: float, t0: float, dt: float) -> float | None:
     return float(t0 + (below + 1) * dt - t)
 
 
-def _value(lim: JointLimit, side: str) -> float:
+def limit_value(lim: JointLimit, side: str) -> float:
+    """The bound of ``lim`` on ``side`` ("lower" or "upper")."""
     return float(lim.lower if side == "lower" else lim.upper)
+
+
+def held_rows(cset: ConstraintSet, limits: list[JointLimit], held: dict) -> ConstraintSet:
+    """The loop's rows plus a :class:`~pfaff.constraints.LockedJoint` row at its bound per
+    held limit (``held``: limit index -> side), in the order of ``held``."""
+    locks = [
+        LockedJoint(limits[i].joint, limit_value(limits[i], side), f"limit {i}")
+        for i, side in held.items()
+    ]
+    return ConstraintSet(cset.mechanism, [*cset.constraints, *locks])
+
+
+def pulling(side: str, lam: np.ndarray, tol: float) -> np.ndarray:
+    """Where a held limit's multipliers ``lam`` pull (by more than ``tol``): with
+    ``M a + h = tau - A^T lambda`` the row pushes while ``lambda <= 0`` at a lower bound
+    and ``lambda >= 0`` at an upper one."""
+    sign = 1.0 if side == "upper" else -1.0
+    return sign * lam < -tol
+
+
+def check_inside(limits: list[JointLimit], mech, q: np.ndarray, held=(), hint: str = "") -> None:
+    """Refuse a ``q`` outside a limit not held (ValueError naming the joint, its value,
+    its range, then ``hint``)."""
+    for i, lim in enumerate(limits):
+        x = float(q[joint_coordinate(mech, lim.joint)[0]])
+        if i not in held and not lim.lower - 1e-12 <= x <= lim.upper + 1e-12:
+            raise ValueError(
+                f"the start is outside the limit of joint {lim.joint!r}: q = {x!r} is not "
+                f"in [{lim.lower!r}, {lim.upper!r}]{hint}"
+            )
 
 
 class _Watch:
@@ -334,7 +355,7 @@ def _impact(chain, cs, bounds, i, held, events, opt, rest_speed) -> None:
     b = bounds[i]
     side = "lower" if chain.q[b.iq] <= 0.5 * (b.lim.lower + b.lim.upper) else "upper"
     q = chain.q.copy()
-    q[b.iq] = _value(b.lim, side)  # the located state is on the bound to event_tol
+    q[b.iq] = limit_value(b.lim, side)  # the located state is on the bound to event_tol
     snap = cs.mechanism.compute(q, chain.v, cs.frames)
     A = cs.evaluate(snap).A if cs.dim else np.zeros((0, len(chain.v)))
     v_pre = chain.v[b.iv]
@@ -355,8 +376,7 @@ def _release(chain, tr, m0, held, bounds, events, tol) -> bool:
     order = list(held)
     first = None
     for col, i in enumerate(order):
-        sign = 1.0 if held[i] == "upper" else -1.0
-        bad = np.flatnonzero(sign * lam[:, m0 + col] < -tol)
+        bad = np.flatnonzero(pulling(held[i], lam[:, m0 + col], tol))
         if bad.size and (first is None or bad[0] < first[0]):
             first = (int(bad[0]), i)
     if first is None:
