@@ -258,7 +258,7 @@ namespace pfaff
       mass_factor(mo, d);
       d.y_.noalias() = d.rs_vel_.V1.transpose() * v;
       metric_gram(mo, d, d.rs_vel_); // reused with rs_vel_ (start_terms, stage): gram_stands
-      d.llt_.solveInPlace(d.y_);
+      gram_solve(d, d.rs_vel_, d.y_);
       d.tmp_.noalias() = d.rs_vel_.V1 * d.y_;
       pinocchio::cholesky::solve(mo.model, d.data, d.tmp_);
       vn -= d.tmp_;
