@@ -208,7 +208,6 @@ namespace pfaff
     m += s.dim;
     if (holonomic(s))
       m_h += s.dim;
-    hh_ws_.setZero(m);
     A.setZero(m, model.nv);
     A_h.setZero(m_h, model.nv);
     drift.setZero(m);
