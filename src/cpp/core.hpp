@@ -124,7 +124,6 @@ namespace pfaff
     // metric_gram of a blocked row space: each block's U^-1 V1 and G's factor (llt_b_)
     std::vector<MatX> Yb_;
     std::vector<Eigen::LLT<MatX>> llt_b_;
-    MatX Ub_;
     bool stage_kept_ = false; // the last RK stage was on the manifold (stage)
     std::vector<int> uf_, row_tree_, block_of_; // find_blocks: union-find over trees,
                                            // a row's tree, a tree's block

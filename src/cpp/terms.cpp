@@ -195,15 +195,24 @@ namespace pfaff
         const int nb = int(blk.cols.size()), r = blk.rs.rank;
         if (r == 0)
           continue;
-        d.Ub_.resize(nb, nb);
-        for (int j = 0; j < nb; ++j)
-          for (int i = 0; i <= j; ++i)
-            d.Ub_(i, j) = d.data.U(blk.cols[size_t(i)], blk.cols[size_t(j)]);
+        const auto & cols = blk.cols;
         MatX & Y = d.Yb_[size_t(b)];
         Y = blk.rs.V1;
-        d.Ub_.triangularView<Eigen::UnitUpper>().solveInPlace(Y);
+        // back substitution with the unit upper triangle U(cols, cols), column by
+        // column, then the rows scaled by D^-1/2
+        for (int c = 0; c < r; ++c)
+        {
+          double * y = Y.data() + size_t(c) * nb;
+          for (int i = nb - 2; i >= 0; --i)
+          {
+            double acc = 0.0;
+            for (int k = i + 1; k < nb; ++k)
+              acc += d.data.U(cols[size_t(i)], cols[size_t(k)]) * y[k];
+            y[i] -= acc;
+          }
+        }
         for (int i = 0; i < nb; ++i)
-          Y.row(i) *= std::sqrt(d.data.Dinv(blk.cols[size_t(i)]));
+          Y.row(i) *= std::sqrt(d.data.Dinv(cols[size_t(i)]));
         d.Ga_.noalias() = Y.transpose().lazyProduct(Y);
         d.llt_b_[size_t(b)].compute(d.Ga_);
       }
@@ -389,8 +398,11 @@ namespace pfaff
       if (holonomic(s))
         hrow += s.dim;
     }
-    for (int i = 0; i < mo.m_h; ++i)
-      d.A_h.row(i) = d.A.row(mo.hol_rows[i]);
+    if (mo.m_h == mo.m) // every row holonomic (the rows in order): one copy
+      d.A_h = d.A;
+    else
+      for (int i = 0; i < mo.m_h; ++i)
+        d.A_h.row(i) = d.A.row(mo.hol_rows[i]);
   }
 
   void System::evaluate(const VecX & q, const VecX & v, bool with_drift)
