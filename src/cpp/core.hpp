@@ -109,7 +109,6 @@ namespace pfaff
     }
 
     // factorisations and their workspaces
-    Eigen::HouseholderQR<MatX> qr_;
     Eigen::PartialPivLU<MatX> lu_;
     Eigen::JacobiSVD<MatX> svd_;
     Eigen::JacobiSVD<MatX> svd_R_; // values only

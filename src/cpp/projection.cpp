@@ -578,11 +578,9 @@ namespace pfaff
     const int mm = m, n = model.nv;
     if (mm == 0 || mm > n)
       return false;
-    qr_.compute(A.transpose());
-    Y_.setIdentity(mm, mm);
-    const auto R = qr_.matrixQR().topLeftCorner(mm, mm).triangularView<Eigen::Upper>();
-    R.solveInPlace(Y_);
-    const double wn = Y_.norm(), rn = qr_.matrixQR().topLeftCorner(mm, mm).norm();
+    householder_qr(A.transpose(), QRs_, hcs_);
+    upper_inverse(QRs_, mm, Y_);
+    const double wn = Y_.norm(), rn = QRs_.topLeftCorner(mm, mm).norm();
     if (!(wn * 2.0 * opt.rank_tol <= 1.0) || !(wn * rn <= 1e4))
       return false;
     // accel's solution with V1 = A^T, W = I (V1^T a = -W^T drift is A a = -drift)
