@@ -9,10 +9,11 @@
 // (the per-state workspace: pinocchio::Data, M, h, the rows, the factorisations and the
 // Stamps of what they hold); the algorithms are free functions over them that fill
 // the Data once per state, and `System` owns one of each with the step loop's state (a
-// StepState). Their definitions: core.cpp (the set-up), terms.cpp (per-state terms, the
-// rows), projection.cpp (row space, dynamics, force, a step's start terms), step.cpp
-// (the stages, one step, the correction, System::run's loop), kinds/*.cpp (each kind's
-// rows and checks); the types are in core_types.hpp.
+// StepState) and a Recorder. Their definitions: core.cpp (the set-up), terms.cpp
+// (per-state terms, the rows), projection.cpp (row space, dynamics, force, a step's
+// start terms), step.cpp (the stages, one step, the correction, System::run's loop),
+// record.hpp/.cpp (the Recorder: the record buffers, record_width, record), kinds/*.cpp
+// (each kind's rows and checks); the types are in core_types.hpp.
 #pragma once
 
 #include <string>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "core_types.hpp"
+#include "record.hpp"
 
 namespace pfaff
 {
@@ -251,9 +253,9 @@ namespace pfaff
   /// |Phi| > 1e-6): s keeps its state (its accounts moved)
   Status step(const Model & mo, Data & d, StepState & s, double t, int k);
 
-  /// The owner of a Model, its Data and the step loop's state (a StepState; the record
-  /// buffers, the counters, a held law): what the bindings hold. run is the loop over
-  /// the free functions above (start_terms, accel, forces, step) that records.
+  /// The owner of a Model, its Data, the step loop's state (a StepState), a Recorder
+  /// (record.hpp), the step counter and a held law: what the bindings hold. run is the
+  /// loop over the free functions above (start_terms, accel, forces, step, record).
   class System : public Model, public Data, public StepState
   {
   public:
@@ -295,32 +297,15 @@ namespace pfaff
     /// triangular) and b (s) of its Butcher tableau (pfaff.simulate.tableaus; the
     /// nodes c do not enter an autonomous step); RK4 by default
     void set_tableau(const MatX & a, const VecX & b);
-    /// the buffers (row-major, float64) the samples are written to, with their sizes
-    /// (values): each must hold capacity rows of record_width(i)
-    void set_buffers(
-      const std::vector<double *> & bufs, const std::vector<size_t> & sizes, int capacity);
-    size_t record_width(int i) const;
-    int capacity() const { return capacity_; } // samples the record buffers hold
-    /// refuse (std::invalid_argument) buffers of these sizes that record() would overflow
-    /// at this capacity with the present rows (run checks again: add() may add rows)
-    void check_buffers(const char * where, const std::vector<size_t> & sizes, int capacity) const;
-    const std::vector<size_t> & buffer_sizes() const { return buf_sizes_; }
-    /// states k0 .. k1-1 (each: terms, record, step); stops after n_steps.
+    /// states k0 .. k1-1 (each: terms, record into recorder, step); stops after n_steps.
     Status run(int k0, int k1, int n_steps, double t0);
-    /// built-in force elements (forces.hpp) and the buffers of their series
-    /// force_work, force_potential (one double per sample each).
+    /// the record buffers of run (record.hpp): the samples, one row per recorded state
+    Recorder recorder;
+    /// built-in force elements (forces.hpp)
     void add_force(const ForceSpec & spec);
     /// refuse a force element's spec that names no frame slot, coordinate or finite
     /// parameter of this system (std::invalid_argument naming the field)
     void check_force(const ForceSpec & spec, const char * where) const;
-    void set_force_buffers(double * work, double * pot, int capacity)
-    {
-      fbuf_[0] = work;
-      fbuf_[1] = pot;
-      fcap_ = capacity;
-    }
-    /// the force buffers' length (-1: none set)
-    int force_capacity() const { return fbuf_[0] ? fcap_ : -1; }
     bool held_active() const { return held_on_; }
     double held_period() const { return control_dt_; }
     /// a controller whose law is force elements sampled and held (zero-order hold):
@@ -363,22 +348,16 @@ namespace pfaff
     };
     void sample(bool with_sensors, Sample & out);
 
-    // the step loop's counters (the state and its accounts: StepState)
-    int recorded = 0, steps = 0;
+    // the step loop's counter (the state and its accounts: StepState; the samples
+    // recorded: recorder.recorded)
+    int steps = 0;
 
   private:
     /// a FrameKin for frame `name` (std::invalid_argument naming `where` when unknown)
     FrameKin new_frame(const std::string & name, const char * where) const;
     bool well_conditioned_rows(const VecX & tau, VecX & a); // acceleration's short path
-    /// the state's sample into the record buffers (run)
-    void record(double t);
 
     bool held_on_ = false;
     double next_ctrl_ = 0.0, control_dt_ = 0.0, sample_tol_ = 0.0;
-    int capacity_ = 0;
-    std::vector<double *> bufs_;
-    std::vector<size_t> buf_sizes_; // values each record buffer holds
-    double * fbuf_[2] = {nullptr, nullptr};
-    int fcap_ = 0; // force buffers' length
   };
 } // namespace pfaff
