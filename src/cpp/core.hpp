@@ -5,10 +5,13 @@
 //   M a + h = tau - F,  F = A^T lambda,  A a = -drift,  P = I - A^+ A  (absolute rank_tol)
 //   frames: world-aligned at the origin (LOCAL_WORLD_ALIGNED), J rows (linear, angular),
 //   drift = classical acceleration of the origin and angular acceleration at a = 0.
-// Pinocchio's shape: a `Model` (what does not change from state to state) and a `Data`
-// (the per-state workspace: pinocchio::Data, M, h, the rows, the factorisations and the
-// Stamps of what they hold); the algorithms are free functions over them that fill
-// the Data once per state, and `System` owns one of each with the step loop's state (a
+// Pinocchio's shape: a `Model` (what does not change from state to state: the options,
+// the multibody model, the frame slots, contacts, force elements, specs, the tableau)
+// and a `Data` built from a Model alone (the per-state workspace: pinocchio::Data, the
+// slots' kinematics, the contacts' geometry, the force elements' terms, M, h, the rows,
+// the factorisations and the Stamps of what they hold); the algorithms are free
+// functions over them that fill the Data once per state, and `System` owns one of
+// each with the step loop's state (a
 // StepState) and a Recorder. Their definitions: core.cpp (the set-up), terms.cpp
 // (per-state terms, the rows), projection.cpp (row space, dynamics, force, a step's
 // start terms), step.cpp (the stages, one step, the correction, System::run's loop),
@@ -37,8 +40,8 @@ namespace pfaff
   struct Check;
 
   /// What does not change from state to state (pinocchio::Model's role): the options,
-  /// the multibody model, the constraint specs and their row counts, the explicit
-  /// Runge-Kutta method and the Lie-group structure of the stages.
+  /// the multibody model, the frame slots, the constraint specs and their row counts,
+  /// the explicit Runge-Kutta method and the Lie-group structure of the stages.
   struct Model
   {
     explicit Model(const std::string & model_text);
@@ -50,6 +53,14 @@ namespace pfaff
 
     Options opt;
     pinocchio::Model model;
+    // the frame slots the rows and force elements read (add_frame), and the frames
+    // observed at controller samples only (observe): Data::frames, Data::obs_frames
+    // hold their kinematics, slot by slot
+    std::vector<FrameSlot> frame_slots, obs_slots;
+    // the rolling contacts (add_contact): Data::contact_geometry holds their geometry
+    std::vector<RollingContact> contacts;
+    // the force elements (add_force): Data::felems holds their Q, V, power
+    ForceSet force_elements;
     std::vector<Spec> specs;
     int m = 0, m_h = 0;
     std::vector<int> hol_rows, pf_rows, uni_rows; // holonomic, Pfaffian, unilateral
@@ -64,21 +75,25 @@ namespace pfaff
 
   /// The per-state workspace (pinocchio::Data's role): Pinocchio's passes, the frame
   /// slots' kinematics, the terms M, h, A, drift, Phi, the factorisations and what each
-  /// holds (Stamps). Sized from a Model once; a pass over a state allocates nothing.
+  /// holds (Stamps). Built from a Model alone; a pass over a state allocates nothing.
   struct Data
   {
     explicit Data(const Model & mo);
+    /// size what depends on the Model's set-up (its frame slots, rows, stages) to mo,
+    /// keeping what already fits; a new stamp, so that nothing computed before stands
+    /// (System's set-up calls it after each change of its Model)
+    void fit(const Model & mo);
 
     pinocchio::Data data;
     // sample() and gravity_terms(): g and the potential, leaving data's passes as they are
     pinocchio::Data data_g;
-    // the frame slots (add_frame; the ids fixed at set-up) with their kinematics at the
-    // last pass, and the frames observed at controller samples only
+    // the kinematics of the Model's frame slots at the last pass (frame_slots), and of
+    // the frames observed at controller samples (obs_slots)
     std::vector<FrameKin> frames, obs_frames;
-    // the rolling contacts (add_contact) with their geometry at the last evaluate pass
-    std::vector<RollingContact> contacts;
-    // the force elements (add_force) with their Q, V, power at the last pass
-    ForceElements felems;
+    // the geometry of the Model's rolling contacts at the last evaluate pass
+    std::vector<ContactGeometry> contact_geometry;
+    // the Model's force elements' Q, V, power at the last pass
+    ForceTerms felems;
 
     // per-state terms
     MatX M, A, A_h, P, Mc, PM, Qp;
@@ -141,15 +156,15 @@ namespace pfaff
   };
 
   /// The kinds, one per file src/cpp/kinds/*.cpp: K writes the kind's rows into the Data
-  /// from its frames' kinematics, check_K refuses (through c, std::invalid_argument) a
-  /// spec the writer cannot take in the Model (its coordinates) and the Data (its frame
-  /// slots, its contacts), before System::add keeps it (the checks common to all kinds
+  /// from its frames' kinematics (and the Model's contacts), check_K refuses (through c,
+  /// std::invalid_argument) a spec the writer cannot take in the Model (its coordinates,
+  /// frame slots, contacts), before System::add keeps it (the checks common to all kinds
   /// are System::add's own).
   namespace kinds
   {
 #define PFAFF_KIND(K, rows)                                                                 \
-  void K(Data & d, const Spec & s, const RowOut & out);                                     \
-  void check_##K(const Model & mo, const Data & d, const Spec & s, const Check & c);
+  void K(const Model & mo, Data & d, const Spec & s, const RowOut & out);                   \
+  void check_##K(const Model & mo, const Spec & s, const Check & c);
 #include "kinds.def"
 #undef PFAFF_KIND
 
@@ -179,14 +194,15 @@ namespace pfaff
   /// stacked A, drift, Phi of the kinds (write_spec) from the frames last computed
   /// (drift only with velocity), at (q, v)
   void evaluate(const Model & mo, Data & d, const VecX & q, const VecX & v, bool with_drift);
-  /// the frames fs from data's pass: placements and Jacobians (unless placements is
-  /// false: p, R, J are still those of q, the mass pass stood) and, with a velocity v,
-  /// their drift and angular velocity (else zero)
+  /// the kinematics fs of the frame slots from data's pass: placements and Jacobians
+  /// (unless placements is false: p, R, J are still those of q, the mass pass stood)
+  /// and, with a velocity v, their drift and angular velocity (else zero)
   void frame_terms(
-    const Model & mo, Data & d, std::vector<FrameKin> & fs, const VecX * v, bool placements);
-  /// data.a of the frames' joints at zero joint acceleration, from the RNEA pass's
+    const Model & mo, Data & d, const std::vector<FrameSlot> & slots, std::vector<FrameKin> & fs,
+    const VecX * v, bool placements);
+  /// data.a of the slots' joints at zero joint acceleration, from the RNEA pass's
   /// a_gf = a - X g (or the fused pass's ov, oa) and the placements oMi of the same q
-  void joint_accelerations(const Model & mo, Data & d, const std::vector<FrameKin> & fs);
+  void joint_accelerations(const Model & mo, Data & d, const std::vector<FrameSlot> & slots);
   /// M at q by the CRBA (WORLD convention: also data.oMi, data.J), skipped when the
   /// mass pass of q stands (false: skipped)
   bool mass_matrix(const Model & mo, Data & d, const VecX & q);
@@ -320,7 +336,8 @@ namespace pfaff
       sample_tol_ = sample_tol;
       held_on_ = !held.empty();
     }
-    ForceElements held;
+    ForceSet held;         // the held law's elements (add_held_force)
+    ForceTerms held_terms; // their terms at the last sample
     double next_control() const { return next_ctrl_; }
     /// observe a frame at controller samples (not at the stages): returns its slot
     int observe(const std::string & name);
@@ -353,8 +370,8 @@ namespace pfaff
     int steps = 0;
 
   private:
-    /// a FrameKin for frame `name` (std::invalid_argument naming `where` when unknown)
-    FrameKin new_frame(const std::string & name, const char * where) const;
+    /// the slot of frame `name` (std::invalid_argument naming `where` when unknown)
+    FrameSlot new_frame(const std::string & name, const char * where) const;
     bool well_conditioned_rows(const VecX & tau, VecX & a); // acceleration's short path
 
     bool held_on_ = false;

@@ -100,7 +100,7 @@ namespace pfaff
     // M (CRBA; its WORLD convention fills the joint Jacobians) and the frames at q:
     // no h, no drift here
     mass_matrix(mo, d, q);
-    frame_terms(mo, d, d.frames, nullptr, true);
+    frame_terms(mo, d, mo.frame_slots, d.frames, nullptr, true);
     evaluate(mo, d, q, v, false);
     const MatX & Mk = d.M; // kinematics_state below leaves M untouched
     // correction.newton_project: stopped on the size of the step in q, its
@@ -112,7 +112,7 @@ namespace pfaff
       for (int k : {s.s1, s.s2})
         if (k >= 0)
           scale = std::max(scale, d.frames[k].p.cwiseAbs().maxCoeff());
-    for (const auto & c : d.contacts)
+    for (const auto & c : mo.contacts)
       for (int k : {c.s_obj, c.s_tip})
         scale = std::max(scale, d.frames[k].p.cwiseAbs().maxCoeff());
     const double floor_tol = mo.opt.position_floor * scale;
@@ -281,8 +281,9 @@ namespace pfaff
       {
         if (held.gravity)
           gravity_terms(mo(), d(), q_);
-        held.evaluate(frames, q_, v_, g_fe_, Vg_fe_); // the frames of (q_, v_), with velocity
-        tau_ = held.Q;
+        // the frames of (q_, v_), with velocity
+        held_terms.evaluate(held, frames, q_, v_, g_fe_, Vg_fe_);
+        tau_ = held_terms.Q;
         next_ctrl_ += control_dt_;
       }
       accel(mo(), d(), tau_, rs_, a_);
