@@ -67,6 +67,15 @@ namespace pfaff
     for (pinocchio::JointIndex j = 1; j < pinocchio::JointIndex(model.njoints); ++j)
       if (model.nvs[j] > 1)
         lie_blocks_.emplace_back(model.idx_vs[j], model.nvs[j]);
+    col_tree.assign(size_t(model.nv), -1);
+    std::vector<int> tree_of(size_t(model.njoints), -1);
+    for (pinocchio::JointIndex j = 1; j < pinocchio::JointIndex(model.njoints); ++j)
+    {
+      const auto p = model.parents[j];
+      tree_of[j] = p == 0 ? ntrees++ : tree_of[p];
+      for (int k = 0; k < model.nvs[j]; ++k)
+        col_tree[size_t(model.idx_vs[j] + k)] = tree_of[j];
+    }
   }
 
   Data::Data(const Model & mo)

@@ -71,6 +71,11 @@ namespace pfaff
     // / d theta is block diagonal, one block per joint, (idx_v, nv) of the multi-dof ones
     bool lie_ = false;
     std::vector<std::pair<int, int>> lie_blocks_;
+    // the kinematic tree (the subtree of a joint whose parent is the universe) of each
+    // velocity coordinate: M and its factor have no entry between two trees, so rows of
+    // A over disjoint sets of trees factor apart (row_space's blocks)
+    std::vector<int> col_tree;
+    int ntrees = 0;
   };
 
   /// The per-state workspace (pinocchio::Data's role): Pinocchio's passes, the frame
@@ -132,6 +137,12 @@ namespace pfaff
     VecX ya_;
     VecX hh_ws_; // thin_q: one double per row of A
     Eigen::LLT<MatX> llt_;
+    // metric_gram of a blocked row space: each block's U^-1 V1 and G's factor (llt_b_)
+    std::vector<MatX> Yb_;
+    std::vector<Eigen::LLT<MatX>> llt_b_;
+    MatX Ub_;
+    std::vector<int> uf_, row_tree_, block_of_; // find_blocks: union-find over trees,
+                                           // a row's tree, a tree's block
     std::vector<int> kept_rows_; // zero_rows_qr: the rows of A not exactly 0.0
     MatX Ac_;                    // zero_rows_qr: those rows, transposed
     VecX y_, vn_;
@@ -213,6 +224,8 @@ namespace pfaff
   void mass_factor(const Model & mo, Data & d);
   /// G = V1^T M^-1 V1 of rs through that factor, its Cholesky factor into d.llt_
   void metric_gram(const Model & mo, Data & d, const RowSpace & rs);
+  /// y <- G^-1 y with G = V1^T M^-1 V1 of the row space metric_gram factored last
+  void gram_solve(const Data & d, const RowSpace & rs, VecX & y);
   /// g(q) and gravity's potential into g_fe_, Vg_fe_ (a gravity compensation element)
   void gravity_terms(const Model & mo, Data & d, const VecX & q);
   // projection.cpp: the row space, the dynamics, the force

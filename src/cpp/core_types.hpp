@@ -90,10 +90,14 @@ namespace pfaff
   /// rolling row is the one Pfaffian kind.
   inline bool holonomic(const Spec & s) { return s.kind != Kind::RollTangent; }
 
+  struct RowBlock;
+
   /// Row-space factorisation of A with the absolute threshold: A^+ = V1 W^T.
   /// QR (certified full row rank): V1 = Q, W = R^-1; pivoted QR (certified rank r < m,
   /// see pivoted_rows in projection.cpp): V1 = Q_1, W = Pi Z T^-T; SVD: V1,
-  /// W = U1 diag(1/sigma).
+  /// W = U1 diag(1/sigma). Where A's rows fall into independent blocks (rows over
+  /// kinematic trees that no other block's rows touch: find_blocks in projection.cpp),
+  /// each block is factored on its own and V1, W are block diagonal (nblocks > 0).
   struct RowSpace
   {
     MatX V1, W;
@@ -102,7 +106,21 @@ namespace pfaff
     double sigma_min = 0.0;
     bool deficient = false; // the last factorisation found rank < rows
     bool zero_rows = false; // rows of A exactly 0.0 were set aside: sigma_min(A) = 0
+    bool svd = false;       // the SVD factored it (sigma_min is its own)
     unsigned long stamp = 0; // the pass that factored it (Stamps::pass; 0: none)
+    int nblocks = 0;              // independent blocks factored apart (0: A as one)
+    std::vector<RowBlock> blocks; // the first nblocks hold them (the rest: workspace)
+  };
+
+  /// One independent block of A's rows: the rows, the columns of the kinematic trees
+  /// they touch (ascending), the block A(rows, cols), its factorisation and where its
+  /// columns start in V1 and W.
+  struct RowBlock
+  {
+    std::vector<int> rows, cols;
+    MatX A;
+    RowSpace rs;
+    int off = 0;
   };
 
   /// What the per-state workspaces hold, as the stamps of the passes that wrote them

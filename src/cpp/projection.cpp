@@ -31,18 +31,178 @@ namespace pfaff
 
   namespace
   {
+    /// W = R^-1 of the upper triangle R of the first r rows and columns of QR, by
+    /// back substitution column by column (r^3 / 6 products; Eigen's triangular solve
+    /// against the identity takes its blocked path, which costs more at these sizes)
+    void upper_inverse(const MatX & QR, int r, MatX & W)
+    {
+      W.setZero(r, r);
+      for (int j = 0; j < r; ++j)
+      {
+        W(j, j) = 1.0 / QR(j, j);
+        for (int i = j - 1; i >= 0; --i)
+        {
+          double acc = 0.0;
+          for (int k = i + 1; k <= j; ++k)
+            acc += QR(i, k) * W(k, j);
+          W(i, j) = -acc / QR(i, i);
+        }
+      }
+    }
+
     bool zero_rows_qr(const Model & mo, Data & d, const MatX & Am, RowSpace & rs);
     bool pivoted_rows(const Model & mo, Data & d, const MatX & Am, RowSpace & rs);
     void thin_q(Data & d, const MatX & QR, const VecX & hc, int r, MatX & V1);
+    void dense_row_space(
+      const Model & mo, Data & d, const MatX & Am, bool want_sigma, bool allow_qr, RowSpace & rs);
+    int find_blocks(const Model & mo, Data & d, const MatX & Am, RowSpace & rs);
   } // namespace
 
   // -- projection (linalg.full_row_rank_qr, linalg.row_space, dynamics.projection) ---
+  // A's rows in independent blocks (two or more; find_blocks) are factored block by
+  // block: the row space of a block diagonal A (after permuting its rows and columns)
+  // is the direct sum of the blocks' and A^+ = V1 W^T with V1, W block diagonal, so the
+  // result is the one factorisation of the whole A would give (to round-off; the rank
+  // threshold applies to each block's singular values, which are A's). Else the whole A.
   void row_space(
     const Model & mo, Data & d, const MatX & Am, bool want_sigma, bool allow_qr, RowSpace & rs)
   {
+    rs.stamp = d.st_.next(); // a new factor (G built on the last one no longer stands)
+    rs.nblocks = 0;
+    const int nb = Am.rows() > 1 ? find_blocks(mo, d, Am, rs) : 0;
+    if (nb < 2)
+    {
+      dense_row_space(mo, d, Am, want_sigma, allow_qr, rs);
+      return;
+    }
+    const int mm = int(Am.rows()), n = int(Am.cols());
+    int r = 0;
+    rs.zero_rows = false;
+    rs.deficient = false;
+    rs.sigma_min = std::numeric_limits<double>::infinity();
+    for (int b = 0; b < nb; ++b)
+    {
+      RowBlock & blk = rs.blocks[size_t(b)];
+      const int mb = int(blk.rows.size()), cb = int(blk.cols.size());
+      blk.A.resize(mb, cb);
+      for (int j = 0; j < cb; ++j)
+        for (int i = 0; i < mb; ++i)
+          blk.A(i, j) = Am(blk.rows[size_t(i)], blk.cols[size_t(j)]);
+      dense_row_space(mo, d, blk.A, want_sigma, allow_qr, blk.rs);
+      blk.off = r;
+      r += blk.rs.rank;
+      rs.deficient = rs.deficient || blk.rs.deficient;
+      rs.zero_rows = rs.zero_rows || blk.rs.zero_rows;
+      rs.sigma_min = std::min(rs.sigma_min, blk.rs.sigma_min);
+    }
+    int kept = 0;
+    for (int b = 0; b < nb; ++b)
+      kept += int(rs.blocks[size_t(b)].rows.size());
+    if (kept < mm) // rows exactly 0.0 belong to no block: lambda = 0 there
+    {
+      rs.zero_rows = true;
+      rs.sigma_min = 0.0;
+    }
+    else if (mm > n) // more rows than coordinates: sigma_min(A) = 0, as dense_row_space
+      rs.sigma_min = 0.0;
+    else if (!want_sigma)
+      rs.sigma_min = kNaN;
+    rs.V1.setZero(n, r);
+    rs.W.setZero(mm, r);
+    for (int b = 0; b < nb; ++b)
+    {
+      const RowBlock & blk = rs.blocks[size_t(b)];
+      const int rb = blk.rs.rank;
+      for (size_t i = 0; i < blk.cols.size(); ++i)
+        rs.V1.row(blk.cols[i]).segment(blk.off, rb) = blk.rs.V1.row(Eigen::Index(i));
+      for (size_t i = 0; i < blk.rows.size(); ++i)
+        rs.W.row(blk.rows[i]).segment(blk.off, rb) = blk.rs.W.row(Eigen::Index(i));
+    }
+    rs.rank = r;
+    rs.R.resize(0, 0);
+    rs.svd = false;
+    rs.nblocks = nb;
+  }
+
+  // The independent blocks of A's rows: two rows are in one block when they touch a
+  // common kinematic tree (Model::col_tree), directly or through other rows; a block's
+  // columns are all its trees' (ascending). Rows exactly 0.0 are in no block. Returns
+  // the number of blocks (rs.blocks' first ones; 1: A is one block, not filled).
+  namespace
+  {
+    int find(std::vector<int> & uf, int t)
+    {
+      while (uf[size_t(t)] != t)
+        t = uf[size_t(t)] = uf[size_t(uf[size_t(t)])];
+      return t;
+    }
+
+    int find_blocks(const Model & mo, Data & d, const MatX & Am, RowSpace & rs)
+    {
+      const int mm = int(Am.rows()), n = int(Am.cols());
+      if (mo.ntrees < 2 || n != int(mo.col_tree.size()))
+        return 1;
+      auto & uf = d.uf_;
+      auto & row_tree = d.row_tree_;
+      uf.resize(size_t(mo.ntrees));
+      for (int t = 0; t < mo.ntrees; ++t)
+        uf[size_t(t)] = t;
+      row_tree.assign(size_t(mm), -1);
+      for (int j = 0; j < n; ++j)
+      {
+        const int t = mo.col_tree[size_t(j)];
+        for (int i = 0; i < mm; ++i)
+          if (Am(i, j) != 0.0)
+          {
+            int & rt = row_tree[size_t(i)];
+            if (rt < 0)
+              rt = t;
+            else
+            {
+              const int a = find(uf, rt), b = find(uf, t);
+              if (a != b)
+                uf[size_t(b)] = a;
+            }
+          }
+      }
+      // the blocks in the order of their first row; block_of[root] its index
+      std::vector<int> & block_of = d.block_of_; // one slot per tree
+      block_of.assign(size_t(mo.ntrees), -1);
+      int nb = 0;
+      for (int i = 0; i < mm; ++i)
+        if (row_tree[size_t(i)] >= 0)
+        {
+          const int root = find(uf, row_tree[size_t(i)]);
+          if (block_of[size_t(root)] < 0)
+          {
+            block_of[size_t(root)] = nb++;
+            if (rs.blocks.size() < size_t(nb))
+              rs.blocks.emplace_back();
+            rs.blocks[size_t(nb - 1)].rows.clear();
+            rs.blocks[size_t(nb - 1)].cols.clear();
+          }
+          rs.blocks[size_t(block_of[size_t(root)])].rows.push_back(i);
+        }
+      if (nb < 2)
+        return nb;
+      for (int j = 0; j < n; ++j)
+      {
+        const int root = find(uf, mo.col_tree[size_t(j)]);
+        if (block_of[size_t(root)] >= 0)
+          rs.blocks[size_t(block_of[size_t(root)])].cols.push_back(j);
+      }
+      return nb;
+    }
+  } // namespace
+
+  namespace
+  {
+    void dense_row_space(
+      const Model & mo, Data & d, const MatX & Am, bool want_sigma, bool allow_qr, RowSpace & rs)
+  {
     const int mm = int(Am.rows()), n = int(Am.cols());
     const double tol = mo.opt.rank_tol;
-    rs.stamp = d.st_.next(); // a new factor (G built on the last one no longer stands)
+    rs.svd = false;
     if (mm == 0)
     {
       rs.V1.resize(n, 0);
@@ -69,8 +229,7 @@ namespace pfaff
     {
       // certified QR of A^T: sigma_min(A) >= 1 / ||R^-1||_F >= 2 rank_tol
       d.qr_.compute(Am.transpose());
-      rs.W.setIdentity(mm, mm);
-      d.qr_.matrixQR().topLeftCorner(mm, mm).triangularView<Eigen::Upper>().solveInPlace(rs.W);
+      upper_inverse(d.qr_.matrixQR(), mm, rs.W);
       const double nrm = rs.W.norm();
       if (nrm * 2.0 * tol <= 1.0) // false for inf / nan
       {
@@ -102,7 +261,9 @@ namespace pfaff
     rs.sigma_min = mm <= n ? s(s.size() - 1) : 0.0;
     rs.R.resize(0, 0);
     rs.deficient = r < mm;
+    rs.svd = true;
   }
+  } // namespace
 
   // Rows of A that are exactly 0.0 (a Scaled row of factor 0, the out-of-plane row of a
   // loop whose joint axes are parallel) add nothing to the row space and get lambda = 0,
@@ -126,8 +287,7 @@ namespace pfaff
       for (int j = 0; j < r; ++j)
         d.Ac_.col(j) = Am.row(d.kept_rows_[j]).transpose();
       d.qr_.compute(d.Ac_);
-      d.Y_.setIdentity(r, r);
-      d.qr_.matrixQR().topLeftCorner(r, r).triangularView<Eigen::Upper>().solveInPlace(d.Y_);
+      upper_inverse(d.qr_.matrixQR(), r, d.Y_);
       if (!(d.Y_.norm() * 2.0 * mo.opt.rank_tol <= 1.0)) // false for inf / nan
         return false;
       thin_q(d, d.qr_.matrixQR(), d.qr_.hCoeffs(), r, rs.V1);
@@ -163,7 +323,19 @@ namespace pfaff
   // Q R are those of the m x m triangle R kept by pivoted_rows (values only)
   void sigma_of_factor(Data & d, RowSpace & rs)
   {
-    if (rs.rank == 0 || rs.zero_rows) // a zero row of A (m <= n): sigma_min(A) = 0
+    if (rs.svd) // the SVD's own (row_space)
+      return;
+    if (rs.nblocks > 0 && !rs.zero_rows && rs.V1.rows() >= rs.W.rows()) // the blocks' least
+    {
+      rs.sigma_min = std::numeric_limits<double>::infinity();
+      for (int b = 0; b < rs.nblocks; ++b)
+      {
+        sigma_of_factor(d, rs.blocks[size_t(b)].rs);
+        rs.sigma_min = std::min(rs.sigma_min, rs.blocks[size_t(b)].rs.sigma_min);
+      }
+    }
+    else if (rs.rank == 0 || rs.zero_rows || rs.nblocks > 0)
+      // a zero row of A, or more rows than coordinates: sigma_min(A) = 0
       rs.sigma_min = 0.0;
     else if (rs.R.size() == 0)
       rs.sigma_min =
@@ -207,8 +379,7 @@ namespace pfaff
         r22 += QR.col(j).segment(r, j - r + 1).squaredNorm();
       if (!(std::sqrt(r22) * 2.0 <= tol))
         return false;
-      d.Y_.setIdentity(r, r);
-      QR.topLeftCorner(r, r).triangularView<Eigen::Upper>().solveInPlace(d.Y_);
+      upper_inverse(QR, r, d.Y_);
       if (!(d.Y_.norm() * 2.0 * tol <= 1.0)) // false for inf / nan
         return false;
       // Q_1 = H_1 ... H_r [I_r; 0]: the reflectors H_k, k > r, are zero on the first r
@@ -255,7 +426,7 @@ namespace pfaff
         d.ya_.noalias() -= rs.V1.transpose() * a;
         if (!d.gram_stands(rs)) // else the correction's or the sample's G of rs stands
           metric_gram(mo, d, rs);
-        d.llt_.solveInPlace(d.ya_);
+        gram_solve(d, rs, d.ya_);
         d.tmp_.noalias() = rs.V1 * d.ya_;
         pinocchio::cholesky::solve(mo.model, d.data, d.tmp_);
         a += d.tmp_;

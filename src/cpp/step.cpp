@@ -91,18 +91,19 @@ namespace pfaff
   }
 
   // Newton-Raphson on the holonomic rows, then the M-metric velocity projection at the
-  // corrected q with M before the correction (correction.correct_state). corr null: an
-  // RK stage put on the manifold (steppers.rk_step), no bookkeeping of the step's
-  // correction (the kinetic energy it removed, added to *corr)
+  // corrected q with M there (correction.correct_state). corr null: an RK stage put on
+  // the manifold (steppers.rk_step), no bookkeeping of the step's correction (the
+  // kinetic energy it removed, added to *corr)
   Status correct(const Model & mo, Data & d, VecX & q, VecX & v, double * corr)
   {
     Status st;
-    // M (CRBA; its WORLD convention fills the joint Jacobians) and the frames at q:
-    // no h, no drift here
-    mass_matrix(mo, d, q);
-    frame_terms(mo, d, mo.frame_slots, d.frames, nullptr, true);
+    // the frames at q (no M, no h, no drift here): a stage that keeps its state needs
+    // no M, and the projection takes M at the corrected q
+    if (!d.mass_stands(q))
+      kinematics_state(mo, d, q);
+    else
+      frame_terms(mo, d, mo.frame_slots, d.frames, nullptr, true);
     evaluate(mo, d, q, v, false);
-    const MatX & Mk = d.M; // kinematics_state below leaves M untouched
     // correction.newton_project: stopped on the size of the step in q, its
     // round-off thresholds scaled by the size of the constraint frames' positions
     // (correction.position_scale): Phi = p1 - p2 of points 100 m from the origin
@@ -176,15 +177,18 @@ namespace pfaff
       d.A_vel_ = d.A;
     VecX & vn = d.vn_;
     vn = v;
+    // M at the corrected q (CRBA; the next dynamics at this q take it, its factor and
+    // G of rs_vel_ as they stand: mass_and_bias, gram_stands)
+    mass_matrix(mo, d, q);
+    const MatX & Mk = d.M;
     if (d.rs_vel_.rank > 0)
     {
-      // with M's sparse factor at the q before Newton (as Mk; the next step's
-      // dynamics reuses it when Newton took no step); linalg.metric_projection, the
-      // NumPy engine's, solves with LU
+      // with M's sparse factor; linalg.metric_projection, the NumPy engine's, solves
+      // with LU
       mass_factor(mo, d);
       d.y_.noalias() = d.rs_vel_.V1.transpose() * v;
       metric_gram(mo, d, d.rs_vel_); // reused with rs_vel_ (start_terms, stage): gram_stands
-      d.llt_.solveInPlace(d.y_);
+      gram_solve(d, d.rs_vel_, d.y_);
       d.tmp_.noalias() = d.rs_vel_.V1 * d.y_;
       pinocchio::cholesky::solve(mo.model, d.data, d.tmp_);
       vn -= d.tmp_;

@@ -181,6 +181,38 @@ namespace pfaff
   // factor: one triangular solve per column instead of two), factored into llt_
   void metric_gram(const Model & mo, Data & d, const RowSpace & rs)
   {
+    d.st_.gram_rows = rs.stamp;
+    d.st_.gram_mass = d.st_.factor;
+    if (rs.nblocks > 0)
+    {
+      // V1 and M are block diagonal (a block's columns are whole kinematic trees, and
+      // U(cols, cols) of M = U D U^T is the factor of M(cols, cols)): G is too, one
+      // G_b = Y_b^T D_b^-1 Y_b, Y_b = U(cols, cols)^-1 V1_b per block
+      if (d.Yb_.size() < size_t(rs.nblocks))
+      {
+        d.Yb_.resize(size_t(rs.nblocks));
+        d.llt_b_.resize(size_t(rs.nblocks));
+      }
+      for (int b = 0; b < rs.nblocks; ++b)
+      {
+        const RowBlock & blk = rs.blocks[size_t(b)];
+        const int nb = int(blk.cols.size()), r = blk.rs.rank;
+        if (r == 0)
+          continue;
+        d.Ub_.resize(nb, nb);
+        for (int j = 0; j < nb; ++j)
+          for (int i = 0; i <= j; ++i)
+            d.Ub_(i, j) = d.data.U(blk.cols[size_t(i)], blk.cols[size_t(j)]);
+        MatX & Y = d.Yb_[size_t(b)];
+        Y = blk.rs.V1;
+        d.Ub_.triangularView<Eigen::UnitUpper>().solveInPlace(Y);
+        for (int i = 0; i < nb; ++i)
+          Y.row(i) *= std::sqrt(d.data.Dinv(blk.cols[size_t(i)]));
+        d.Ga_.noalias() = Y.transpose().lazyProduct(Y);
+        d.llt_b_[size_t(b)].compute(d.Ga_);
+      }
+      return;
+    }
     const MatX & V1 = rs.V1;
     d.Ya_ = V1;
     pinocchio::cholesky::Uiv(mo.model, d.data, d.Ya_);
@@ -193,8 +225,24 @@ namespace pfaff
       d.Ga_.selfadjointView<Eigen::Lower>().rankUpdate(d.Ya_.transpose());
     }
     d.llt_.compute(d.Ga_);
-    d.st_.gram_rows = rs.stamp;
-    d.st_.gram_mass = d.st_.factor;
+  }
+
+  void gram_solve(const Data & d, const RowSpace & rs, VecX & y)
+  {
+    if (rs.nblocks == 0)
+    {
+      d.llt_.solveInPlace(y);
+      return;
+    }
+    for (int b = 0; b < rs.nblocks; ++b)
+    {
+      const RowBlock & blk = rs.blocks[size_t(b)];
+      if (blk.rs.rank > 0)
+      {
+        auto seg = y.segment(blk.off, blk.rs.rank);
+        d.llt_b_[size_t(b)].solveInPlace(seg);
+      }
+    }
   }
 
   void kinematics_state(const Model & mo, Data & d, const VecX & q)

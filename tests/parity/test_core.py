@@ -488,6 +488,7 @@ def test_scenario_runs_agree(name, overrides):
 MODEL_RUNS = [
     ("own", "four_bar", 0.5),
     ("own", "five_bar", 0.5),
+    ("own", "two_five_bars", 0.5),
     ("own", "slider_crank", 0.5),
     ("own", "gripper", 0.5),
     ("own", "leg", 0.3),
@@ -503,8 +504,9 @@ MODEL_RUNS = [
 @pytest.mark.parametrize("where,name,t_end", MODEL_RUNS, ids=[n for _, n, _ in MODEL_RUNS])
 def test_model_file_runs_agree(where, name, t_end):
     """A model file (assembled from its keyframe or qpos0) on the core and on NumPy:
-    the same q, v, lambda to 1e-9 over the run (free and ball joints, connect, weld
-    with torquescale, joint couplings)."""
+    the same q, v, lambda, rank and sigma_min over the run (free and ball joints,
+    connect, weld with torquescale, joint couplings; rows in independent blocks, which
+    the core factors block by block)."""
     from mjcf_support import OWN, shared_model
 
     from pfaff.files.model import load_model
@@ -534,6 +536,10 @@ def test_model_file_runs_agree(where, name, t_end):
         assert np.abs(got[key] - ref[key]).max() <= 1e-9 * scale, key
     assert np.abs(got["phi"]).max() <= 1e-10 and np.abs(ref["phi"]).max() <= 1e-10
     np.testing.assert_array_equal(got["rank"], ref["rank"])
+    # the smallest singular value of A: NumPy's SVD of the whole A, the core's of each
+    # independent block of rows (two five-bars, the welds of five free bodies)
+    dsig = np.abs(got["sigma_min"] - ref["sigma_min"]).max()
+    assert dsig <= 1e-9 * max(1.0, np.abs(ref["sigma_min"]).max())
 
 
 def test_record_buffers_are_checked_and_kept_alive():

@@ -98,11 +98,12 @@ class Replay:
             q_ref, v_ref, *_ = correct_state(cset, q, v, opt, self.ev.svd, (snap, ev))
         else:
             q_ref, v_ref = q, v
-        M, q_pre, Q_pre = snap.M, q, Q
         q, Q = self._newton(q, Q)
         if np.abs(q - q_ref).max() > 1e-12 * max(1.0, np.abs(q_ref).max()):
             raise RuntimeError("step sensitivities: the Newton replay left the step's path")
-        A = cset.evaluate(mech.compute(q, None, cset.frames, dynamics=False)).A
+        # the projection's metric: M at the corrected q (correct_state), moving with Q
+        snap = mech.compute(q, None, cset.frames, extras=False)
+        A, M = cset.evaluate(snap).A, snap.M
         f = factors(A, opt.rank_tol)
         if f.rank == 0:
             return q_ref, v_ref, Q, V
@@ -112,9 +113,9 @@ class Replay:
         w = v1 - v
         dA = _seeded(constraint_partials(cset, q, v1).dA_dq, Q)
         r1 = V1 @ (V1.T @ projector_derivative_apply(f, dA, v1))
-        dMq, _, _ = pin.computeRNEADerivatives(mech.model, self.data, q_pre, np.zeros(mech.nv), w)
-        dMq = dMq - pin.computeGeneralizedGravityDerivatives(mech.model, self.data, q_pre)
-        r2 = M @ V - dMq @ Q_pre - projector_derivative_apply(f, dA, M @ w)
+        dMq, _, _ = pin.computeRNEADerivatives(mech.model, self.data, q, np.zeros(mech.nv), w)
+        dMq = dMq - pin.computeGeneralizedGravityDerivatives(mech.model, self.data, q)
+        r2 = M @ V - dMq @ Q - projector_derivative_apply(f, dA, M @ w)
         dv = r1 + N @ np.linalg.solve(Kc, N.T @ (r2 - M @ r1))
         if taken and np.abs(v1 - v_ref).max() > 1e-12 * max(1.0, np.abs(v_ref).max()):
             raise RuntimeError("step sensitivities: the velocity projection left the step's path")

@@ -139,8 +139,9 @@ def correct_state(
     """The drift correction after one step (design.md Sec. 3).
 
     Newton-Raphson on the holonomic rows, then the velocity projected onto
-    N(A) at the corrected ``q`` in the metric M (evaluated before the
-    correction, 1e-12 away). ``opt`` provides ``position_tol``,
+    N(A) at the corrected ``q`` in the metric M there (the kinetic energy of the
+    state the projection returns; the step's next dynamics use the same M). ``opt``
+    provides ``position_tol``,
     ``max_newton``, ``newton_step_tol``, ``position_floor`` and ``rank_tol``.
 
     ``svd_fn`` factors A for the velocity projection (a
@@ -168,8 +169,10 @@ def correct_state(
         floor=opt.position_floor,
         scale=position_scale(cset, snap),
     )
-    A = ev.A if kin is None else cset.evaluate(kin).A
-    M = snap.M
+    if kin is not None:  # Newton moved q: A and M at the corrected q
+        snap = cset.mechanism.compute(q, None, cset.frames, extras=False)
+        ev = cset.evaluate(snap)
+    A, M = ev.A, snap.M
     v_new = metric_projection(v, A, M, opt.rank_tol, svd_fn)
     dE = 0.5 * float(v_new @ M @ v_new - v @ M @ v)
     return q, v_new, err, iters, dE
