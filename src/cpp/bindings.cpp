@@ -441,6 +441,12 @@ NB_MODULE(_core, m)
         return nb::make_tuple(VecX(s.felems.Q), s.felems.V, s.felems.power);
       },
       "q"_a, "v"_a, "Q, V, power of the force elements at (q, v)")
+    .def(
+      "rebuild_data", [](System & s) { s.d() = pfaff::Data(s.mo()); },
+      "the per-state workspace (the core's Data: Pinocchio's passes, the frame slots' "
+      "kinematics, the contacts' geometry, the force elements' terms, the rows, the "
+      "factorisations) built anew from the Model alone, as pinocchio.Data(model); the "
+      "state, the accounts and the record buffers stay")
     .def("reset_counters",
          [](System & s) {
            s.work = s.corr = s.force_work = 0.0;

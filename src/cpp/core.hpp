@@ -11,12 +11,13 @@
 // slots' kinematics, the contacts' geometry, the force elements' terms, M, h, the rows,
 // the factorisations and the Stamps of what they hold); the algorithms are free
 // functions over them that fill the Data once per state, and `System` owns one of
-// each with the step loop's state (a
-// StepState) and a Recorder. Their definitions: core.cpp (the set-up), terms.cpp
-// (per-state terms, the rows), projection.cpp (row space, dynamics, force, a step's
-// start terms), step.cpp (the stages, one step, the correction, System::run's loop),
-// record.hpp/.cpp (the Recorder: the record buffers, record_width, record), kinds/*.cpp
-// (each kind's rows and checks); the types are in core_types.hpp.
+// each with the step loop's state (a StepState) and a Recorder. Their definitions:
+// core.cpp (the set-up, Data::fit), terms.cpp (per-state terms, the rows),
+// projection.cpp (row space, dynamics, force, a step's start terms), step.cpp (the
+// stages, one step, the correction, System::run's loop), record.hpp/.cpp (the
+// Recorder: the record buffers, record_width, record), kinds/*.cpp (each kind's rows
+// and checks); the types are in core_types.hpp, rolling.hpp (contours, a contact and
+// its geometry) and forces.hpp (a ForceSet and its ForceTerms).
 #pragma once
 
 #include <string>
@@ -40,8 +41,9 @@ namespace pfaff
   struct Check;
 
   /// What does not change from state to state (pinocchio::Model's role): the options,
-  /// the multibody model, the frame slots, the constraint specs and their row counts,
-  /// the explicit Runge-Kutta method and the Lie-group structure of the stages.
+  /// the multibody model, the frame slots, the rolling contacts, the force elements,
+  /// the constraint specs and their row counts, the explicit Runge-Kutta method and the
+  /// Lie-group structure of the stages.
   struct Model
   {
     explicit Model(const std::string & model_text);
@@ -79,14 +81,16 @@ namespace pfaff
   };
 
   /// The per-state workspace (pinocchio::Data's role): Pinocchio's passes, the frame
-  /// slots' kinematics, the terms M, h, A, drift, Phi, the factorisations and what each
-  /// holds (Stamps). Built from a Model alone; a pass over a state allocates nothing.
+  /// slots' kinematics, the contacts' geometry, the force elements' terms, M, h, A,
+  /// drift, Phi, the factorisations and what each holds (Stamps). Built from a Model
+  /// alone (as pinocchio::Data(model)); a pass over a state allocates nothing.
   struct Data
   {
     explicit Data(const Model & mo);
-    /// size what depends on the Model's set-up (its frame slots, rows, stages) to mo,
-    /// keeping what already fits; a new stamp, so that nothing computed before stands
-    /// (System's set-up calls it after each change of its Model)
+    /// size what depends on the Model's set-up (its frame slots, contacts, force
+    /// elements, rows, stages) to mo, keeping what already fits; a new stamp, so that
+    /// nothing computed before stands (Data(mo) calls it, and System's set-up after
+    /// each change of its Model)
     void fit(const Model & mo);
 
     pinocchio::Data data;
