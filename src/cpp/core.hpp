@@ -145,6 +145,7 @@ namespace pfaff
     std::vector<MatX> Yb_;
     std::vector<Eigen::LLT<MatX>> llt_b_;
     MatX Ub_;
+    bool stage_kept_ = false; // the last RK stage was on the manifold (stage)
     std::vector<int> uf_, row_tree_, block_of_; // find_blocks: union-find over trees,
                                            // a row's tree, a tree's block
     std::vector<int> kept_rows_; // zero_rows_qr: the rows of A not exactly 0.0
@@ -247,9 +248,11 @@ namespace pfaff
   // step.cpp
   /// the position correction (Newton-Raphson on the holonomic rows) and the velocity
   /// projection in the metric of M at (q, v), in place; corr: a step's correction adds
-  /// the kinetic energy it removed (null: an RK stage put on the manifold). Status:
-  /// value max |Phi| at the end, iterations Newton's steps
-  Status correct(const Model & mo, Data & d, VecX & q, VecX & v, double * corr);
+  /// the kinetic energy it removed (null: an RK stage put on the manifold);
+  /// terms_stand: d holds the frames, A and Phi of q. Status: value max |Phi| at the
+  /// end, iterations Newton's steps
+  Status correct(
+    const Model & mo, Data & d, VecX & q, VecX & v, double * corr, bool terms_stand);
   /// RKMK stage rate theta' = dintegrate_dv(q, theta)^-1 vi (vi on nq == nv models)
   void stage_rate(
     const Model & mo, Data & d, const VecX & q, const VecX & theta, const VecX & vi, VecX & out);
@@ -261,9 +264,9 @@ namespace pfaff
   /// d.rs_ (sigma_min with rec), once per state: they stand while no pass came between
   /// (Stamps::terms), so (q, v) is the state of the last call then (projection.cpp)
   void start_terms(const Model & mo, Data & d, const VecX & q, const VecX & v, bool rec);
-  /// an RK stage's acceleration a at torque tau; with opt.stage_projection the stage
-  /// (q, v) is first put on the manifold (correct with no energy account) and returned
-  /// so. Returns the force elements' power at the stage
+  /// an RK stage's acceleration a at torque tau; with opt.stage_projection a stage
+  /// (q, v) off the manifold is first put on it (correct with no energy account) and
+  /// returned so. Returns the force elements' power at the stage
   double stage(const Model & mo, Data & d, const VecX & tau, VecX & q, VecX & v, VecX & a);
 
   /// The state a step moves, (q_, v_) at the torque tau_, and the step's accounts: the

@@ -76,12 +76,79 @@ namespace pfaff
     }
   }
 
+  namespace
+  {
+    // the frames, A and Phi at q (no M, no h, no drift): what the correction starts from
+    void position_terms(const Model & mo, Data & d, const VecX & q, const VecX & v)
+    {
+      if (!d.mass_stands(q))
+        kinematics_state(mo, d, q);
+      else
+        frame_terms(mo, d, mo.frame_slots, d.frames, nullptr, true);
+      evaluate(mo, d, q, v, false);
+    }
+
+    // correction.position_scale: max(1, max |p|) over the constraint frames' positions
+    // (Phi = p1 - p2 of points 100 m from the origin rounds at 100 times the level of a
+    // unit-sized mechanism)
+    double position_scale(const Model & mo, const Data & d)
+    {
+      double scale = 1.0;
+      for (const auto & s : mo.specs)
+        for (int k : {s.s1, s.s2})
+          if (k >= 0)
+            scale = std::max(scale, d.frames[k].p.cwiseAbs().maxCoeff());
+      for (const auto & c : mo.contacts)
+        for (int k : {c.s_obj, c.s_tip})
+          scale = std::max(scale, d.frames[k].p.cwiseAbs().maxCoeff());
+      return scale;
+    }
+
+    // correction.on_manifold, at the Phi and A d holds: a stage where Newton takes no
+    // step keeps its velocity (near a fold, N(A) at a q that Phi no longer resolves is
+    // tilted from the branch); and, with Pfaffian rows, where those hold to floor_tol
+    // max(1, max |v|)
+    bool on_manifold(const Model & mo, const Data & d, const VecX & v)
+    {
+      const double floor_tol = mo.opt.position_floor * position_scale(mo, d);
+      if (!(abs_max(d.phi) <= floor_tol))
+        return false;
+      const double vtol = floor_tol * std::max(1.0, v.cwiseAbs().maxCoeff());
+      for (int i : mo.pf_rows)
+        if (!(std::abs(d.A.row(i).dot(v)) <= vtol))
+          return false;
+      return true;
+    }
+  } // namespace
+
   double stage(const Model & mo, Data & d, const VecX & tau, VecX & q, VecX & v, VecX & a)
   {
-    if (mo.opt.stage_projection && mo.m > 0)
-      correct(mo, d, q, v, nullptr);
+    // steppers.rk_step: a stage on the manifold keeps its state, else it is corrected
+    // (no energy account). Where the last stage kept its state this one likely does
+    // too (a mechanism at rest): its dynamics' terms come first and serve the test;
+    // else the position terms do, and the correction starts from them. Either order
+    // computes the same terms of the same state.
+    const bool project = mo.opt.stage_projection && mo.m > 0;
+    const bool terms_first = !project || d.stage_kept_;
+    if (!terms_first)
+    {
+      position_terms(mo, d, q, v);
+      d.stage_kept_ = on_manifold(mo, d, v);
+      if (!d.stage_kept_)
+        correct(mo, d, q, v, nullptr, true);
+    }
     dynamics_state(mo, d, q, v, false);
     evaluate(mo, d, q, v, true);
+    if (project && terms_first)
+    {
+      d.stage_kept_ = on_manifold(mo, d, v);
+      if (!d.stage_kept_)
+      {
+        correct(mo, d, q, v, nullptr, true);
+        dynamics_state(mo, d, q, v, false);
+        evaluate(mo, d, q, v, true);
+      }
+    }
     // the stage's correction factored this A where Newton stopped (and G of it stands
     // while M does)
     if (!take_vel_factor(d, d.rs_stage_))
@@ -93,47 +160,19 @@ namespace pfaff
   // Newton-Raphson on the holonomic rows, then the M-metric velocity projection at the
   // corrected q with M there (correction.correct_state). corr null: an RK stage put on
   // the manifold (steppers.rk_step), no bookkeeping of the step's correction (the
-  // kinetic energy it removed, added to *corr)
-  Status correct(const Model & mo, Data & d, VecX & q, VecX & v, double * corr)
+  // kinetic energy it removed, added to *corr). terms_stand: d holds the frames, A and
+  // Phi of q (the stage computed them)
+  Status correct(const Model & mo, Data & d, VecX & q, VecX & v, double * corr, bool terms_stand)
   {
     Status st;
-    // the frames at q (no M, no h, no drift here): a stage that keeps its state needs
-    // no M, and the projection takes M at the corrected q
-    if (!d.mass_stands(q))
-      kinematics_state(mo, d, q);
-    else
-      frame_terms(mo, d, mo.frame_slots, d.frames, nullptr, true);
-    evaluate(mo, d, q, v, false);
-    // correction.newton_project: stopped on the size of the step in q, its
-    // round-off thresholds scaled by the size of the constraint frames' positions
-    // (correction.position_scale): Phi = p1 - p2 of points 100 m from the origin
-    // rounds at 100 times the level of a unit-sized mechanism
-    double scale = 1.0;
-    for (const auto & s : mo.specs)
-      for (int k : {s.s1, s.s2})
-        if (k >= 0)
-          scale = std::max(scale, d.frames[k].p.cwiseAbs().maxCoeff());
-    for (const auto & c : mo.contacts)
-      for (int k : {c.s_obj, c.s_tip})
-        scale = std::max(scale, d.frames[k].p.cwiseAbs().maxCoeff());
+    if (!terms_stand)
+      position_terms(mo, d, q, v);
+    // correction.newton_project: stopped on the size of the step in q, its round-off
+    // thresholds scaled by the size of the constraint frames' positions
+    const double scale = position_scale(mo, d);
     const double floor_tol = mo.opt.position_floor * scale;
     const double step_tol = mo.opt.newton_step_tol * scale;
     double err = abs_max(d.phi);
-    // correction.on_manifold: a stage where Newton takes no step keeps its velocity
-    // (near a fold, N(A) at a q that Phi no longer resolves is tilted from the branch);
-    // and, with Pfaffian rows, where those hold to floor_tol max(1, max |v|)
-    bool keep = !corr && err <= floor_tol;
-    if (keep && mo.m != mo.m_h)
-    {
-      const double vtol = floor_tol * std::max(1.0, v.cwiseAbs().maxCoeff());
-      for (int i : mo.pf_rows)
-        keep = keep && std::abs(d.A.row(i).dot(v)) <= vtol;
-    }
-    if (keep)
-    {
-      st.value = err;
-      return st; // M stands for the stage's dynamics (q unchanged)
-    }
     double last = std::numeric_limits<double>::infinity();
     int it = 0;
     bool newton_fresh = false; // rs_newton_ factors A_h at the current q
@@ -250,7 +289,7 @@ namespace pfaff
       return st;
     s.work += dt * s.tau_.dot(d.vbar_);
     s.force_work += dt * w_nc; // steppers.rk_step
-    const Status c = correct(mo, d, d.q1_, d.v1_, &s.corr);
+    const Status c = correct(mo, d, d.q1_, d.v1_, &s.corr, false);
     s.newton_it = c.iterations;
     if (c.value > mo.opt.position_tol)
     {
