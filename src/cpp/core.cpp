@@ -111,7 +111,6 @@ namespace pfaff
       felems.resize(nv);
     if (A.rows() != mo.m || A.cols() != nv) // rows (none: an unconstrained system)
     {
-      hh_ws_.setZero(mo.m);
       A.setZero(mo.m, nv);
       drift.setZero(mo.m);
     }

@@ -139,7 +139,8 @@ namespace pfaff
     Eigen::LLT<MatX> lltH_;
     MatX Ya_, Ga_; // metric_gram: U^-1 V1 and G = V1^T M^-1 V1
     VecX ya_;
-    VecX hh_ws_; // thin_q: one double per row of A
+    MatX QRs_; // row_space's Householder QR of A^T and its coefficients
+    VecX hcs_;
     Eigen::LLT<MatX> llt_;
     // metric_gram of a blocked row space: each block's U^-1 V1 and G's factor (llt_b_)
     std::vector<MatX> Yb_;

@@ -50,9 +50,58 @@ namespace pfaff
       }
     }
 
+    /// Householder QR of the n x m matrix X (m <= n) into QR and hc, in LAPACK's and
+    /// Eigen's HouseholderQR format (R in the upper triangle, the essential parts of
+    /// the reflectors H_k = I - hc_k [1; e_k] [1; e_k]^T below the diagonal), by
+    /// Eigen's unblocked algorithm written over the columns' storage: at these sizes
+    /// its expression machinery costs more than the arithmetic
+    template <typename Mat>
+    void householder_qr(const Mat & X, MatX & QR, VecX & hc)
+    {
+      QR = X;
+      const int n = int(QR.rows()), m = int(QR.cols());
+      hc.resize(m);
+      double * a = QR.data();
+      for (int k = 0; k < m; ++k)
+      {
+        double * ck = a + size_t(k) * n;
+        double tail = 0.0;
+        for (int i = k + 1; i < n; ++i)
+          tail += ck[i] * ck[i];
+        const double c0 = ck[k];
+        if (tail <= std::numeric_limits<double>::min())
+        {
+          hc(k) = 0.0;
+          for (int i = k + 1; i < n; ++i)
+            ck[i] = 0.0;
+          continue;
+        }
+        double beta = std::sqrt(c0 * c0 + tail);
+        if (c0 >= 0.0)
+          beta = -beta;
+        const double inv = 1.0 / (c0 - beta);
+        for (int i = k + 1; i < n; ++i)
+          ck[i] *= inv;
+        const double tau = (beta - c0) / beta;
+        ck[k] = beta;
+        hc(k) = tau;
+        for (int j = k + 1; j < m; ++j)
+        {
+          double * cj = a + size_t(j) * n;
+          double w = cj[k];
+          for (int i = k + 1; i < n; ++i)
+            w += ck[i] * cj[i];
+          w *= tau;
+          cj[k] -= w;
+          for (int i = k + 1; i < n; ++i)
+            cj[i] -= w * ck[i];
+        }
+      }
+    }
+
     bool zero_rows_qr(const Model & mo, Data & d, const MatX & Am, RowSpace & rs);
     bool pivoted_rows(const Model & mo, Data & d, const MatX & Am, RowSpace & rs);
-    void thin_q(Data & d, const MatX & QR, const VecX & hc, int r, MatX & V1);
+    void thin_q(const MatX & QR, const VecX & hc, int r, MatX & V1);
     void dense_row_space(
       const Model & mo, Data & d, const MatX & Am, bool want_sigma, bool allow_qr, RowSpace & rs);
     int find_blocks(const Model & mo, Data & d, const MatX & Am, RowSpace & rs);
@@ -228,12 +277,12 @@ namespace pfaff
     if (allow_qr && mm <= n)
     {
       // certified QR of A^T: sigma_min(A) >= 1 / ||R^-1||_F >= 2 rank_tol
-      d.qr_.compute(Am.transpose());
-      upper_inverse(d.qr_.matrixQR(), mm, rs.W);
+      householder_qr(Am.transpose(), d.QRs_, d.hcs_);
+      upper_inverse(d.QRs_, mm, rs.W);
       const double nrm = rs.W.norm();
       if (nrm * 2.0 * tol <= 1.0) // false for inf / nan
       {
-        thin_q(d, d.qr_.matrixQR(), d.qr_.hCoeffs(), mm, rs.V1);
+        thin_q(d.QRs_, d.hcs_, mm, rs.V1);
         rs.rank = mm;
         rs.R.resize(0, 0);
         rs.deficient = false;
@@ -286,11 +335,11 @@ namespace pfaff
       d.Ac_.resize(n, r);
       for (int j = 0; j < r; ++j)
         d.Ac_.col(j) = Am.row(d.kept_rows_[j]).transpose();
-      d.qr_.compute(d.Ac_);
-      upper_inverse(d.qr_.matrixQR(), r, d.Y_);
+      householder_qr(d.Ac_, d.QRs_, d.hcs_);
+      upper_inverse(d.QRs_, r, d.Y_);
       if (!(d.Y_.norm() * 2.0 * mo.opt.rank_tol <= 1.0)) // false for inf / nan
         return false;
-      thin_q(d, d.qr_.matrixQR(), d.qr_.hCoeffs(), r, rs.V1);
+      thin_q(d.QRs_, d.hcs_, r, rs.V1);
       rs.W.setZero(mm, r);
       for (int j = 0; j < r; ++j)
         rs.W.row(d.kept_rows_[j]) = d.Y_.row(j);
@@ -308,13 +357,30 @@ namespace pfaff
   // only (Eigen's HouseholderSequence applies each reflector to every column)
   namespace
   {
-    void thin_q(Data & d, const MatX & QR, const VecX & hc, int r, MatX & V1)
+    void thin_q(const MatX & QR, const VecX & hc, int r, MatX & V1)
     {
       const int n = int(QR.rows());
       V1.setIdentity(n, r);
+      double * v = V1.data();
+      const double * a = QR.data();
       for (int k = r - 1; k >= 0; --k)
-        V1.bottomRightCorner(n - k, r - k)
-          .applyHouseholderOnTheLeft(QR.col(k).tail(n - k - 1), hc(k), d.hh_ws_.data());
+      {
+        const double tau = hc(k);
+        if (tau == 0.0)
+          continue;
+        const double * e = a + size_t(k) * n; // e[i], i > k: the reflector's essential part
+        for (int j = k; j < r; ++j)
+        {
+          double * cj = v + size_t(j) * n;
+          double w = cj[k];
+          for (int i = k + 1; i < n; ++i)
+            w += e[i] * cj[i];
+          w *= tau;
+          cj[k] -= w;
+          for (int i = k + 1; i < n; ++i)
+            cj[i] -= w * e[i];
+        }
+      }
     }
   } // namespace
 
@@ -384,7 +450,7 @@ namespace pfaff
         return false;
       // Q_1 = H_1 ... H_r [I_r; 0]: the reflectors H_k, k > r, are zero on the first r
       // rows and leave [I_r; 0] as it is
-      thin_q(d, QR, d.cpqr_.hCoeffs(), r, rs.V1);
+      thin_q(QR, d.cpqr_.hCoeffs(), r, rs.V1);
       // S^T = [R11 R12]^T = [I; K] R11^T, K^T = R11^-1 R12 (the coefficients of the
       // dependent rows, bounded by the pivoting), so (S^T)^+ = R11^-T H^-1 [I K^T]
       // with H = I + K^T K (r x r, eigenvalues >= 1) and W = Pi [I; K] H^-1 R11^-1
