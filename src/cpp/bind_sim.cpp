@@ -40,15 +40,14 @@ namespace
   System detached(const System & s)
   {
     System c(s);
-    c.set_buffers(std::vector<double *>(17, nullptr), std::vector<size_t>(17, 0), 0);
-    c.set_force_buffers(nullptr, nullptr, 0);
+    c.recorder = pfaff::Recorder{};
     return c;
   }
 
   void reset_counters(System & s)
   {
     s.work = s.corr = s.force_work = 0.0;
-    s.newton_it = s.newton_failures = s.recorded = s.steps = 0;
+    s.newton_it = s.newton_failures = s.recorder.recorded = s.steps = 0;
   }
 
   // an array of exactly this shape (the sizes named in the message)
@@ -125,7 +124,7 @@ namespace
         std::vector<size_t> sizes(17);
         for (int b = 0; b < 17; ++b)
         {
-          sizes[size_t(b)] = s.record_width(b) * size_t(cap);
+          sizes[size_t(b)] = pfaff::record_width(s, b) * size_t(cap);
           if (!own[b])
           {
             scratch[size_t(b)].resize(sizes[size_t(b)]);
@@ -133,8 +132,8 @@ namespace
           }
           ptrs[size_t(b)] = own[b];
         }
-        s.set_buffers(ptrs, sizes, cap);
-        s.set_force_buffers(fw.data(), fp.data(), cap);
+        s.recorder.set_buffers(s, ptrs, sizes, cap);
+        s.recorder.set_force_buffers(fw.data(), fp.data(), cap);
         reset_counters(s);
         s.set_state(Eigen::Map<const VecX>(j.q0 + size_t(i) * nq, nq),
                     Eigen::Map<const VecX>(j.v0 + size_t(i) * nv, nv));
@@ -146,7 +145,7 @@ namespace
         }
         if (st.code == 0) // the last state, with the last torque held (as simulate records it)
           st = s.run(j.T, j.T + 1, j.T, j.t0);
-        recorded = s.recorded;
+        recorded = s.recorder.recorded;
       }
       catch (const std::exception & e)
       {
@@ -184,8 +183,9 @@ namespace pfaff
           c.fail("no state: call set_state(q, v) first");
         if (s.opt.record_every != 1)
           c.fail("options.record_every must be 1 (one sample per step)");
-        if (s.recorded + long(n) > s.capacity() || s.force_capacity() < s.capacity())
-          c.fail("the record buffers hold " + std::to_string(s.capacity() - s.recorded)
+        const pfaff::Recorder & r = s.recorder;
+        if (r.recorded + long(n) > r.capacity || r.force_capacity() < r.capacity)
+          c.fail("the record buffers hold " + std::to_string(r.capacity - r.recorded)
                  + " more samples, " + std::to_string(n) + " needed");
         s.set_tau(tau);
         pfaff::Status st;

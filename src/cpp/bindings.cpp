@@ -371,7 +371,7 @@ NB_MODULE(_core, m)
           ptrs.push_back(buffer(c, bufs[i], "buffers[" + std::to_string(i) + "]"));
           sizes.push_back(bufs[i].size());
         }
-        s.set_buffers(ptrs, sizes, capacity);
+        s.recorder.set_buffers(s, ptrs, sizes, capacity);
       },
       "buffers"_a.noconvert(), "capacity"_a,
       nb::keep_alive<1, 2>()) // the core writes into the arrays: they live as long
@@ -382,13 +382,14 @@ NB_MODULE(_core, m)
         c.number(t0, "t0", -HUGE_VAL, false).index(n_steps, INT_MAX, "n_steps", ">= 0");
         c.index(k0, long(n_steps) + 1, "k0", "0 .. n_steps");
         c.index(k1, long(n_steps) + 2, "k1", "k0 .. n_steps + 1", k0);
-        if (s.capacity() == 0)
+        const pfaff::Recorder & r = s.recorder;
+        if (r.capacity == 0)
           c.fail("no record buffers: call set_buffers(buffers, capacity) first");
         check_ready(s, c, true);
-        s.check_buffers(c.where, s.buffer_sizes(), s.capacity()); // add() may add rows
-        if (s.force_capacity() >= 0 && s.force_capacity() < s.capacity())
-          c.fail("the force buffers hold " + std::to_string(s.force_capacity())
-                 + " samples, the record buffers " + std::to_string(s.capacity())
+        pfaff::check_buffers(s, c.where, r.sizes, r.capacity); // add() may add rows
+        if (r.force_capacity() >= 0 && r.force_capacity() < r.capacity)
+          c.fail("the force buffers hold " + std::to_string(r.force_capacity())
+                 + " samples, the record buffers " + std::to_string(r.capacity)
                  + ": call set_force_buffers with arrays of the capacity");
         if (s.held_active())
           c.number(s.held_period(), "set_held's control_dt", 0.0, true);
@@ -428,7 +429,7 @@ NB_MODULE(_core, m)
                  + Check::shape(Eigen::Index(pot.size())) + " (" + std::to_string(pot.ndim())
                  + "-D): 1-D force buffers of equal length expected");
         c.index(long(work.size()), INT_MAX, "the force buffers' length", "an int");
-        s.set_force_buffers(w, p, int(work.size()));
+        s.recorder.set_force_buffers(w, p, int(work.size()));
       },
       "work"_a.noconvert(), "potential"_a.noconvert(), nb::keep_alive<1, 2>(),
       nb::keep_alive<1, 3>())
@@ -440,16 +441,22 @@ NB_MODULE(_core, m)
         return nb::make_tuple(VecX(s.felems.Q), s.felems.V, s.felems.power);
       },
       "q"_a, "v"_a, "Q, V, power of the force elements at (q, v)")
+    .def(
+      "rebuild_data", [](System & s) { s.d() = pfaff::Data(s.mo()); },
+      "the per-state workspace (the core's Data: Pinocchio's passes, the frame slots' "
+      "kinematics, the contacts' geometry, the force elements' terms, the rows, the "
+      "factorisations) built anew from the Model alone, as pinocchio.Data(model); the "
+      "state, the accounts and the record buffers stay")
     .def("reset_counters",
          [](System & s) {
            s.work = s.corr = s.force_work = 0.0;
-           s.newton_it = s.newton_failures = s.recorded = s.steps = 0;
+           s.newton_it = s.newton_failures = s.recorder.recorded = s.steps = 0;
          })
     .def_ro("work", &System::work)
     .def_ro("force_work", &System::force_work)
     .def_ro("correction_energy", &System::corr)
     .def_ro("newton_failures", &System::newton_failures)
-    .def_ro("recorded", &System::recorded)
+    .def_prop_ro("recorded", [](const System & s) { return s.recorder.recorded; })
     .def_ro("steps", &System::steps);
   pfaff::bind_sim(m);
   pfaff::bind_derivatives(m);

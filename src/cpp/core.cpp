@@ -83,6 +83,7 @@ namespace pfaff
   , data_g(mo.model)
   {
     const int nv = mo.model.nv;
+    fit(mo);
     M.setZero(nv, nv);
     h.setZero(nv);
     Jp1_.setZero(3, nv);
@@ -92,16 +93,39 @@ namespace pfaff
     q1_ = qs_;
     dv_.setZero(nv);
     a0_.setZero(nv);
-    A.setZero(0, nv); // no rows yet: an unconstrained system (engine="core" only)
-    A_h.setZero(0, nv);
-    drift.setZero(0);
-    phi.setZero(0);
     // the off-diagonal blocks of d integrate / d theta stay zero (dIntegrate sets the
     // joints' diagonal blocks)
     Jint_.setZero(nv, nv);
     for (const auto & blk : mo.lie_blocks_) // (idx_v, nv)
       lu_blocks_.emplace_back(blk.second);
     th_.setZero(nv);
+  }
+
+  void Data::fit(const Model & mo)
+  {
+    const int nv = mo.model.nv;
+    frames.resize(mo.frame_slots.size(), FrameKin(nv));
+    obs_frames.resize(mo.obs_slots.size(), FrameKin(nv));
+    contact_geometry.resize(mo.contacts.size(), ContactGeometry(nv));
+    if (!mo.force_elements.empty() && felems.Q.size() != nv) // the force elements' terms
+      felems.resize(nv);
+    if (A.rows() != mo.m || A.cols() != nv) // rows (none: an unconstrained system)
+    {
+      A.setZero(mo.m, nv);
+      drift.setZero(mo.m);
+    }
+    if (A_h.rows() != mo.m_h || A_h.cols() != nv)
+    {
+      A_h.setZero(mo.m_h, nv);
+      phi.setZero(mo.m_h);
+    }
+    if (acc_.size() != size_t(mo.stages())) // the stages' workspaces (set_tableau)
+    {
+      acc_.assign(size_t(mo.stages()), VecX::Zero(nv));
+      rate_.assign(size_t(mo.stages()), VecX::Zero(nv));
+      power_.assign(size_t(mo.stages()), 0.0);
+    }
+    st_.next();
   }
 
   System::System(const std::string & model_text)
@@ -123,46 +147,46 @@ namespace pfaff
 
   void System::set_tableau(const MatX & a, const VecX & b)
   {
-    const int s = int(b.size());
     tab_a_ = a;
     tab_b_ = b;
-    acc_.assign(size_t(s), VecX::Zero(model.nv));
-    rate_.assign(size_t(s), VecX::Zero(model.nv));
-    power_.assign(size_t(s), 0.0);
+    fit(mo());
   }
 
-  FrameKin System::new_frame(const std::string & name, const char * where) const
+  FrameSlot System::new_frame(const std::string & name, const char * where) const
   {
     if (!model.existFrame(name))
       Check{where}.fail("unknown frame '" + name + "' (the model has "
                         + std::to_string(model.nframes) + " frames)");
-    FrameKin f;
+    FrameSlot f;
     f.id = model.getFrameId(name);
     f.joint = model.frames[f.id].parentJoint;
-    f.J.setZero(6, model.nv); // getFrameJacobian writes the supporting columns only
     return f;
   }
 
   namespace
   {
-    int slot_of(std::vector<FrameKin> & fs, FrameKin f)
+    int slot_of(std::vector<FrameSlot> & fs, const FrameSlot & f)
     {
       for (size_t i = 0; i < fs.size(); ++i)
         if (fs[i].id == f.id)
           return int(i);
-      fs.push_back(std::move(f));
+      fs.push_back(f);
       return int(fs.size()) - 1;
     }
   } // namespace
 
   int System::add_frame(const std::string & name)
   {
-    return slot_of(frames, new_frame(name, "System.add_frame"));
+    const int k = slot_of(frame_slots, new_frame(name, "System.add_frame"));
+    fit(mo());
+    return k;
   }
 
   int System::observe(const std::string & name)
   {
-    return slot_of(obs_frames, new_frame(name, "System.observe"));
+    const int k = slot_of(obs_slots, new_frame(name, "System.observe"));
+    fit(mo());
+    return k;
   }
 
   void System::add(const Spec & s)
@@ -175,7 +199,7 @@ namespace pfaff
 #undef PFAFF_KIND
     };
     // the kind's own checks (src/cpp/kinds/*.cpp), by its position in kinds.def
-    using CheckFn = void (*)(const Model &, const Data &, const Spec &, const Check &);
+    using CheckFn = void (*)(const Model &, const Spec &, const Check &);
     static const CheckFn checks[] = {
 #define PFAFF_KIND(K, rows) &kinds::check_##K,
 #include "kinds.def"
@@ -188,9 +212,9 @@ namespace pfaff
     if (s.dim != dim || s.dim < 1)
       c.fail("spec.dim = " + std::to_string(s.dim) + ": this kind writes "
              + std::to_string(dim) + " row(s)");
-    const long nf = long(frames.size());
+    const long nf = long(frame_slots.size());
     c.index(s.s2, nf, "spec.s2", "a frame slot of add_frame, or -1: the world", -1);
-    checks[k](mo(), *this, s, c);
+    checks[k](mo(), s, c);
     if (s.scale.size() != 0)
       c.vec(s.scale, s.dim, "spec.scale", "one row factor per row (dim), or none");
     c.finite(s.p1, "spec.p1").finite(s.p2, "spec.p2").finite(s.n, "spec.n");
@@ -208,34 +232,30 @@ namespace pfaff
     m += s.dim;
     if (holonomic(s))
       m_h += s.dim;
-    A.setZero(m, model.nv);
-    A_h.setZero(m_h, model.nv);
-    drift.setZero(m);
-    phi.setZero(m_h);
+    fit(mo());
   }
 
   int System::add_contact(const Contour & contour, int s_obj, int s_tip, double r)
   {
     const Check ck{"System.add_contact"};
     contour.check(ck.where);
-    ck.index(s_obj, long(frames.size()), "s_obj", "the object's frame slot of add_frame");
-    ck.index(s_tip, long(frames.size()), "s_tip", "the fingertip's frame slot of add_frame");
+    ck.index(s_obj, long(frame_slots.size()), "s_obj", "the object's frame slot of add_frame");
+    ck.index(s_tip, long(frame_slots.size()), "s_tip", "the fingertip's frame slot of add_frame");
     ck.number(r, "r (the fingertip radius) [m]", 0.0, true);
     RollingContact c;
     c.contour = contour;
     c.s_obj = s_obj;
     c.s_tip = s_tip;
     c.r = r;
-    c.JQ.setZero(2, model.nv);
-    c.Jrot.setZero(model.nv);
     contacts.push_back(std::move(c));
+    fit(mo());
     return int(contacts.size()) - 1;
   }
 
   void System::check_force(const ForceSpec & f, const char * where) const
   {
     const Check c{where};
-    const long nf = long(frames.size());
+    const long nf = long(frame_slots.size());
     const bool point = f.kind == ForceKind::PointSpring || f.kind == ForceKind::PointDamper
                        || f.kind == ForceKind::AnchorSpring || f.kind == ForceKind::AnchorDamper
                        || f.kind == ForceKind::PointForce;
@@ -266,14 +286,14 @@ namespace pfaff
   void System::add_force(const ForceSpec & spec)
   {
     check_force(spec, "System.add_force");
-    felems.add(spec);
-    felems.resize(model.nv);
+    force_elements.add(spec);
+    fit(mo());
   }
 
   void System::add_held_force(const ForceSpec & spec)
   {
     check_force(spec, "System.add_held_force");
     held.add(spec);
-    held.resize(model.nv);
+    held_terms.resize(model.nv);
   }
 } // namespace pfaff

@@ -5,14 +5,19 @@
 //   M a + h = tau - F,  F = A^T lambda,  A a = -drift,  P = I - A^+ A  (absolute rank_tol)
 //   frames: world-aligned at the origin (LOCAL_WORLD_ALIGNED), J rows (linear, angular),
 //   drift = classical acceleration of the origin and angular acceleration at a = 0.
-// Pinocchio's shape: a `Model` (what does not change from state to state) and a `Data`
-// (the per-state workspace: pinocchio::Data, M, h, the rows, the factorisations and the
-// Stamps of what they hold); the algorithms are free functions over them that fill
-// the Data once per state, and `System` owns one of each with the step loop's state (a
-// StepState). Their definitions: core.cpp (the set-up), terms.cpp (per-state terms, the
-// rows), projection.cpp (row space, dynamics, force, a step's start terms), step.cpp
-// (the stages, one step, the correction, System::run's loop), kinds/*.cpp (each kind's
-// rows and checks); the types are in core_types.hpp.
+// Pinocchio's shape: a `Model` (what does not change from state to state: the options,
+// the multibody model, the frame slots, contacts, force elements, specs, the tableau)
+// and a `Data` built from a Model alone (the per-state workspace: pinocchio::Data, the
+// slots' kinematics, the contacts' geometry, the force elements' terms, M, h, the rows,
+// the factorisations and the Stamps of what they hold); the algorithms are free
+// functions over them that fill the Data once per state, and `System` owns one of
+// each with the step loop's state (a StepState) and a Recorder. Their definitions:
+// core.cpp (the set-up, Data::fit), terms.cpp (per-state terms, the rows),
+// projection.cpp (row space, dynamics, force, a step's start terms), step.cpp (the
+// stages, one step, the correction, System::run's loop), record.hpp/.cpp (the
+// Recorder: the record buffers, record_width, record), kinds/*.cpp (each kind's rows
+// and checks); the types are in core_types.hpp, rolling.hpp (contours, a contact and
+// its geometry) and forces.hpp (a ForceSet and its ForceTerms).
 #pragma once
 
 #include <string>
@@ -20,6 +25,7 @@
 #include <vector>
 
 #include "core_types.hpp"
+#include "record.hpp"
 
 namespace pfaff
 {
@@ -35,8 +41,9 @@ namespace pfaff
   struct Check;
 
   /// What does not change from state to state (pinocchio::Model's role): the options,
-  /// the multibody model, the constraint specs and their row counts, the explicit
-  /// Runge-Kutta method and the Lie-group structure of the stages.
+  /// the multibody model, the frame slots, the rolling contacts, the force elements,
+  /// the constraint specs and their row counts, the explicit Runge-Kutta method and the
+  /// Lie-group structure of the stages.
   struct Model
   {
     explicit Model(const std::string & model_text);
@@ -48,6 +55,14 @@ namespace pfaff
 
     Options opt;
     pinocchio::Model model;
+    // the frame slots the rows and force elements read (add_frame), and the frames
+    // observed at controller samples only (observe): Data::frames, Data::obs_frames
+    // hold their kinematics, slot by slot
+    std::vector<FrameSlot> frame_slots, obs_slots;
+    // the rolling contacts (add_contact): Data::contact_geometry holds their geometry
+    std::vector<RollingContact> contacts;
+    // the force elements (add_force): Data::felems holds their Q, V, power
+    ForceSet force_elements;
     std::vector<Spec> specs;
     int m = 0, m_h = 0;
     std::vector<int> hol_rows, pf_rows, uni_rows; // holonomic, Pfaffian, unilateral
@@ -66,22 +81,28 @@ namespace pfaff
   };
 
   /// The per-state workspace (pinocchio::Data's role): Pinocchio's passes, the frame
-  /// slots' kinematics, the terms M, h, A, drift, Phi, the factorisations and what each
-  /// holds (Stamps). Sized from a Model once; a pass over a state allocates nothing.
+  /// slots' kinematics, the contacts' geometry, the force elements' terms, M, h, A,
+  /// drift, Phi, the factorisations and what each holds (Stamps). Built from a Model
+  /// alone (as pinocchio::Data(model)); a pass over a state allocates nothing.
   struct Data
   {
     explicit Data(const Model & mo);
+    /// size what depends on the Model's set-up (its frame slots, contacts, force
+    /// elements, rows, stages) to mo, keeping what already fits; a new stamp, so that
+    /// nothing computed before stands (Data(mo) calls it, and System's set-up after
+    /// each change of its Model)
+    void fit(const Model & mo);
 
     pinocchio::Data data;
     // sample() and gravity_terms(): g and the potential, leaving data's passes as they are
     pinocchio::Data data_g;
-    // the frame slots (add_frame; the ids fixed at set-up) with their kinematics at the
-    // last pass, and the frames observed at controller samples only
+    // the kinematics of the Model's frame slots at the last pass (frame_slots), and of
+    // the frames observed at controller samples (obs_slots)
     std::vector<FrameKin> frames, obs_frames;
-    // the rolling contacts (add_contact) with their geometry at the last evaluate pass
-    std::vector<RollingContact> contacts;
-    // the force elements (add_force) with their Q, V, power at the last pass
-    ForceElements felems;
+    // the geometry of the Model's rolling contacts at the last evaluate pass
+    std::vector<ContactGeometry> contact_geometry;
+    // the Model's force elements' Q, V, power at the last pass
+    ForceTerms felems;
 
     // per-state terms
     MatX M, A, A_h, P, Mc, PM, Qp;
@@ -150,15 +171,15 @@ namespace pfaff
   };
 
   /// The kinds, one per file src/cpp/kinds/*.cpp: K writes the kind's rows into the Data
-  /// from its frames' kinematics, check_K refuses (through c, std::invalid_argument) a
-  /// spec the writer cannot take in the Model (its coordinates) and the Data (its frame
-  /// slots, its contacts), before System::add keeps it (the checks common to all kinds
+  /// from its frames' kinematics (and the Model's contacts), check_K refuses (through c,
+  /// std::invalid_argument) a spec the writer cannot take in the Model (its coordinates,
+  /// frame slots, contacts), before System::add keeps it (the checks common to all kinds
   /// are System::add's own).
   namespace kinds
   {
 #define PFAFF_KIND(K, rows)                                                                 \
-  void K(Data & d, const Spec & s, const RowOut & out);                                     \
-  void check_##K(const Model & mo, const Data & d, const Spec & s, const Check & c);
+  void K(const Model & mo, Data & d, const Spec & s, const RowOut & out);                   \
+  void check_##K(const Model & mo, const Spec & s, const Check & c);
 #include "kinds.def"
 #undef PFAFF_KIND
 
@@ -188,14 +209,15 @@ namespace pfaff
   /// stacked A, drift, Phi of the kinds (write_spec) from the frames last computed
   /// (drift only with velocity), at (q, v)
   void evaluate(const Model & mo, Data & d, const VecX & q, const VecX & v, bool with_drift);
-  /// the frames fs from data's pass: placements and Jacobians (unless placements is
-  /// false: p, R, J are still those of q, the mass pass stood) and, with a velocity v,
-  /// their drift and angular velocity (else zero)
+  /// the kinematics fs of the frame slots from data's pass: placements and Jacobians
+  /// (unless placements is false: p, R, J are still those of q, the mass pass stood)
+  /// and, with a velocity v, their drift and angular velocity (else zero)
   void frame_terms(
-    const Model & mo, Data & d, std::vector<FrameKin> & fs, const VecX * v, bool placements);
-  /// data.a of the frames' joints at zero joint acceleration, from the RNEA pass's
+    const Model & mo, Data & d, const std::vector<FrameSlot> & slots, std::vector<FrameKin> & fs,
+    const VecX * v, bool placements);
+  /// data.a of the slots' joints at zero joint acceleration, from the RNEA pass's
   /// a_gf = a - X g (or the fused pass's ov, oa) and the placements oMi of the same q
-  void joint_accelerations(const Model & mo, Data & d, const std::vector<FrameKin> & fs);
+  void joint_accelerations(const Model & mo, Data & d, const std::vector<FrameSlot> & slots);
   /// M at q by the CRBA (WORLD convention: also data.oMi, data.J), skipped when the
   /// mass pass of q stands (false: skipped)
   bool mass_matrix(const Model & mo, Data & d, const VecX & q);
@@ -266,9 +288,9 @@ namespace pfaff
   /// |Phi| > 1e-6): s keeps its state (its accounts moved)
   Status step(const Model & mo, Data & d, StepState & s, double t, int k);
 
-  /// The owner of a Model, its Data and the step loop's state (a StepState; the record
-  /// buffers, the counters, a held law): what the bindings hold. run is the loop over
-  /// the free functions above (start_terms, accel, forces, step) that records.
+  /// The owner of a Model, its Data, the step loop's state (a StepState), a Recorder
+  /// (record.hpp), the step counter and a held law: what the bindings hold. run is the
+  /// loop over the free functions above (start_terms, accel, forces, step, record).
   class System : public Model, public Data, public StepState
   {
   public:
@@ -310,32 +332,15 @@ namespace pfaff
     /// triangular) and b (s) of its Butcher tableau (pfaff.simulate.tableaus; the
     /// nodes c do not enter an autonomous step); RK4 by default
     void set_tableau(const MatX & a, const VecX & b);
-    /// the buffers (row-major, float64) the samples are written to, with their sizes
-    /// (values): each must hold capacity rows of record_width(i)
-    void set_buffers(
-      const std::vector<double *> & bufs, const std::vector<size_t> & sizes, int capacity);
-    size_t record_width(int i) const;
-    int capacity() const { return capacity_; } // samples the record buffers hold
-    /// refuse (std::invalid_argument) buffers of these sizes that record() would overflow
-    /// at this capacity with the present rows (run checks again: add() may add rows)
-    void check_buffers(const char * where, const std::vector<size_t> & sizes, int capacity) const;
-    const std::vector<size_t> & buffer_sizes() const { return buf_sizes_; }
-    /// states k0 .. k1-1 (each: terms, record, step); stops after n_steps.
+    /// states k0 .. k1-1 (each: terms, record into recorder, step); stops after n_steps.
     Status run(int k0, int k1, int n_steps, double t0);
-    /// built-in force elements (forces.hpp) and the buffers of their series
-    /// force_work, force_potential (one double per sample each).
+    /// the record buffers of run (record.hpp): the samples, one row per recorded state
+    Recorder recorder;
+    /// built-in force elements (forces.hpp)
     void add_force(const ForceSpec & spec);
     /// refuse a force element's spec that names no frame slot, coordinate or finite
     /// parameter of this system (std::invalid_argument naming the field)
     void check_force(const ForceSpec & spec, const char * where) const;
-    void set_force_buffers(double * work, double * pot, int capacity)
-    {
-      fbuf_[0] = work;
-      fbuf_[1] = pot;
-      fcap_ = capacity;
-    }
-    /// the force buffers' length (-1: none set)
-    int force_capacity() const { return fbuf_[0] ? fcap_ : -1; }
     bool held_active() const { return held_on_; }
     double held_period() const { return control_dt_; }
     /// a controller whose law is force elements sampled and held (zero-order hold):
@@ -350,7 +355,8 @@ namespace pfaff
       sample_tol_ = sample_tol;
       held_on_ = !held.empty();
     }
-    ForceElements held;
+    ForceSet held;         // the held law's elements (add_held_force)
+    ForceTerms held_terms; // their terms at the last sample
     double next_control() const { return next_ctrl_; }
     /// observe a frame at controller samples (not at the stages): returns its slot
     int observe(const std::string & name);
@@ -378,22 +384,16 @@ namespace pfaff
     };
     void sample(bool with_sensors, Sample & out);
 
-    // the step loop's counters (the state and its accounts: StepState)
-    int recorded = 0, steps = 0;
+    // the step loop's counter (the state and its accounts: StepState; the samples
+    // recorded: recorder.recorded)
+    int steps = 0;
 
   private:
-    /// a FrameKin for frame `name` (std::invalid_argument naming `where` when unknown)
-    FrameKin new_frame(const std::string & name, const char * where) const;
+    /// the slot of frame `name` (std::invalid_argument naming `where` when unknown)
+    FrameSlot new_frame(const std::string & name, const char * where) const;
     bool well_conditioned_rows(const VecX & tau, VecX & a); // acceleration's short path
-    /// the state's sample into the record buffers (run)
-    void record(double t);
 
     bool held_on_ = false;
     double next_ctrl_ = 0.0, control_dt_ = 0.0, sample_tol_ = 0.0;
-    int capacity_ = 0;
-    std::vector<double *> bufs_;
-    std::vector<size_t> buf_sizes_; // values each record buffer holds
-    double * fbuf_[2] = {nullptr, nullptr};
-    int fcap_ = 0; // force buffers' length
   };
 } // namespace pfaff

@@ -30,11 +30,20 @@ namespace pfaff
 
   pinocchio::Model load_model(const std::string & text);
 
-  /// Kinematics of one frame at one state (pfaff.mechanism.FrameState).
-  struct FrameKin
+  /// A frame slot (System::add_frame, System::observe): the model's frame and its
+  /// parent joint, fixed at set-up (a Model's).
+  struct FrameSlot
   {
     pinocchio::FrameIndex id = 0;
     pinocchio::JointIndex joint = 0; // parent joint
+  };
+
+  /// Kinematics of one frame slot at one state (pfaff.mechanism.FrameState; a Data's).
+  struct FrameKin
+  {
+    FrameKin() = default;
+    /// zero kinematics on nv velocity coordinates (J: 6 x nv)
+    explicit FrameKin(int nv) { J.setZero(6, nv); }
     Vec3 p = Vec3::Zero();
     Mat3 R = Mat3::Identity();
     Matrix6x J;
@@ -74,7 +83,7 @@ namespace pfaff
     int iq2 = -1, iv2 = -1;      // JointCoupling: joint 2 (-1: none, q_1 = c_0)
     double c0 = 0.0, c1 = 1.0;   // JointCoupling: offset, ratio
     VecX scale;                  // Scaled: row factors (empty: none)
-    int contact = -1;            // RollContact / RollTangent: Data::contacts index
+    int contact = -1;            // RollContact / RollTangent: Model::contacts index
   };
 
   /// Whether the spec's rows are holonomic (Phi rows, Newton corrects them); the

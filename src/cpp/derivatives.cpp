@@ -69,13 +69,13 @@ namespace pfaff
   , dd_(mo.model)
   {
     const char * where = "Differentiator";
-    if (!d.felems.empty() || held_law)
+    if (!mo.force_elements.empty() || held_law)
       throw std::invalid_argument(
         std::string(where) + ": the system has force elements; their derivatives are taken "
         "on the NumPy engine (pfaff.derivatives)");
     const auto & model = mo.model;
     auto point = [&](int slot, bool has_off, const Vec3 & off) {
-      const auto & f = model.frames[d.frames[slot].id];
+      const auto & f = model.frames[mo.frame_slots[size_t(slot)].id];
       pinocchio::SE3 pl = f.placement;
       if (has_off)
         pl = pl * pinocchio::SE3(Mat3::Identity(), off);

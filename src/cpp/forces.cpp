@@ -32,7 +32,7 @@ namespace pfaff
     }
   } // namespace
 
-  void ForceElements::resize(int nv)
+  void ForceTerms::resize(int nv)
   {
     Q.setZero(nv);
     Qe_.setZero(nv);
@@ -41,7 +41,7 @@ namespace pfaff
   }
 
   // d_ = p1 - p2, J_ = J1 - J2
-  void ForceElements::two_points(const std::vector<FrameKin> & frames, const ForceSpec & s)
+  void ForceTerms::two_points(const std::vector<FrameKin> & frames, const ForceSpec & s)
   {
     Vec3 p, pb;
     point(frames[s.s1], s.has_p1, s.p1, p, J_);
@@ -55,14 +55,14 @@ namespace pfaff
     }
   }
 
-  bool ForceElements::evaluate(
-    const std::vector<FrameKin> & frames, const VecX & q, const VecX & v, const VecX & g,
-    double Vg)
+  bool ForceTerms::evaluate(
+    const ForceSet & fs, const std::vector<FrameKin> & frames, const VecX & q, const VecX & v,
+    const VecX & g, double Vg)
   {
     Q.setZero();
     V = power = 0.0;
     bool ok = true;
-    for (const auto & s : specs)
+    for (const auto & s : fs.specs)
     {
       switch (s.kind)
       {

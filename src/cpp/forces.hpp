@@ -53,10 +53,9 @@ namespace pfaff
     Eigen::Vector3d F = Eigen::Vector3d::Zero(); // PointForce [N]
   };
 
-  /// The force elements of one system: Q, the springs' potential V and the dampers' power.
-  class ForceElements
+  /// The force elements of one system (a Model's; System::add_force).
+  struct ForceSet
   {
-  public:
     void add(const ForceSpec & spec)
     {
       if (spec.iqs.size() != spec.coefs.size() || spec.ivs.size() != spec.coefs.size())
@@ -68,17 +67,27 @@ namespace pfaff
       gravity = gravity || spec.kind == ForceKind::GravityCompensation;
     }
     bool empty() const { return specs.empty(); }
-    void resize(int nv);
-    /// Q (nv), V [J] and power [W] at (q, v) from the frames last computed and, for a
-    /// gravity compensation, the generalized gravity g and its potential Vg at q; returns
-    /// false (Q unchanged from zero) for a point spring whose points coincide.
-    bool evaluate(const std::vector<FrameKin> & frames, const Eigen::VectorXd & q,
-                  const Eigen::VectorXd & v, const Eigen::VectorXd & g, double Vg);
 
     std::vector<ForceSpec> specs;
+    bool gravity = false; // an element needs g(q) (ForceTerms::evaluate's g, Vg)
+  };
+
+  /// A ForceSet's terms at one state (a Data's): Q, the springs' potential V and the
+  /// dampers' power, with their workspaces.
+  class ForceTerms
+  {
+  public:
+    void resize(int nv);
+    /// Q (nv), V [J] and power [W] of the elements fs at (q, v) from the frames last
+    /// computed and, for a gravity compensation, the generalized gravity g and its
+    /// potential Vg at q; returns false (Q unchanged from zero) for a point spring whose
+    /// points coincide.
+    bool evaluate(const ForceSet & fs, const std::vector<FrameKin> & frames,
+                  const Eigen::VectorXd & q, const Eigen::VectorXd & v,
+                  const Eigen::VectorXd & g, double Vg);
+
     Eigen::VectorXd Q;
     double V = 0.0, power = 0.0;
-    bool gravity = false; // an element needs g(q) (evaluate's g, Vg)
 
   private:
     void two_points(const std::vector<FrameKin> & frames, const ForceSpec & s);

@@ -654,8 +654,8 @@ namespace pfaff
     }
     // the observed frames: dynamics_state left the RNEA pass of (q_, v_) and the
     // placements of q_ in data
-    joint_accelerations(mo(), d(), obs_frames);
-    frame_terms(mo(), d(), obs_frames, &v_, true);
+    joint_accelerations(mo(), d(), obs_slots);
+    frame_terms(mo(), d(), obs_slots, obs_frames, &v_, true);
     out.frames.resize(Eigen::Index(obs_frames.size()), 18 + 6 * n);
     for (size_t i = 0; i < obs_frames.size(); ++i)
     {

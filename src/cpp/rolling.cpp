@@ -143,8 +143,8 @@ namespace pfaff
     return newton_foot(cx, cy, u, tol);
   }
 
-  void RollingContact::geometry(
-    const Eigen::Vector3d & po, const Eigen::Matrix3d & Ro,
+  void ContactGeometry::geometry(
+    const RollingContact & c, const Eigen::Vector3d & po, const Eigen::Matrix3d & Ro,
     const Eigen::Matrix<double, 6, Eigen::Dynamic> & Jo, const Eigen::Matrix<double, 6, 1> & ao,
     const Eigen::Vector3d & pt, const Eigen::Matrix<double, 6, Eigen::Dynamic> & Jt,
     const Eigen::Matrix<double, 6, 1> & at, const Eigen::VectorXd & v, bool with_drift)
@@ -152,13 +152,13 @@ namespace pfaff
     const double r00 = Ro(0, 0), r01 = Ro(0, 1), r10 = Ro(1, 0), r11 = Ro(1, 1);
     const double ex = pt(0) - po(0), ey = pt(1) - po(1);
     const double lx = r00 * ex + r10 * ey, ly = r01 * ex + r11 * ey;
-    if (!contour.foot_point(lx, ly, warm, u, u))
+    if (!c.contour.foot_point(lx, ly, warm, u, u))
       throw std::runtime_error(
         "rolling contact: the contact-point solver did not converge for the fingertip at ("
         + std::to_string(lx) + ", " + std::to_string(ly) + ") in the object frame");
     warm = true;
     double g[6];
-    contour.scalar(u, g);
+    c.contour.scalar(u, g);
     const double sp = std::hypot(g[2], g[3]);
     const double tlx = g[2] / sp, tly = g[3] / sp;
     kappa = (g[2] * g[5] - g[3] * g[4]) / std::pow(sp, 3.0);

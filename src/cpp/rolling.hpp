@@ -3,10 +3,11 @@
 //
 // A Contour gives gamma(u) and its first two derivatives (Contour.scalar) and the foot
 // point of a point c (Contour.foot_point: (c - gamma) . gamma' = 0 by Newton's method,
-// warm-started). A RollingContact holds one fingertip (frame slot s_tip, radius r) on
-// the contour of a planar body (slot s_obj) and its geometry at the last state: the
-// contact row Q = d - r (holonomic) and the rolling row t . w + r (omega - phi') = 0
-// (Pfaffian) read it (write_spec in terms.cpp, Kind::RollContact / Kind::RollTangent).
+// warm-started). A RollingContact is one fingertip (frame slot s_tip, radius r) on the
+// contour of a planar body (slot s_obj), a Model's; its ContactGeometry at the last
+// state is a Data's: the contact row Q = d - r (holonomic) and the rolling row
+// t . w + r (omega - phi') = 0 (Pfaffian) read it (src/cpp/kinds/rolling.cpp,
+// Kind::RollContact / Kind::RollTangent).
 #pragma once
 
 #include <vector>
@@ -46,12 +47,24 @@ namespace pfaff
     bool newton_foot(double cx, double cy, double & u, double tol) const;
   };
 
-  /// One fingertip on one contour, and its geometry at the last state (ContactGeometry).
+  /// One fingertip on one contour (System::add_contact; a Model's).
   struct RollingContact
   {
     Contour contour;
     int s_obj = -1, s_tip = -1; // frame slots of the object and the fingertip centre
     double r = 0.0;             // fingertip radius
+  };
+
+  /// The geometry of a RollingContact at the last state (ContactGeometry; a Data's).
+  struct ContactGeometry
+  {
+    ContactGeometry() = default;
+    /// no geometry yet, on nv velocity coordinates
+    explicit ContactGeometry(int nv)
+    {
+      JQ.setZero(2, nv);
+      Jrot.setZero(nv);
+    }
     // warm start of the foot-point solver (the last contact parameter)
     double u = 0.0;
     bool warm = false;
@@ -63,9 +76,10 @@ namespace pfaff
     double kappa = 0.0, d = 0.0, omega = 0.0, alpha = 0.0, sdot = 0.0;
     Eigen::Matrix<double, 2, Eigen::Dynamic> JQ; // J_c - J_o(c), linear rows
     Eigen::RowVectorXd Jrot;                      // J_theta - J_phi
-    /// the geometry from the two frames (p, R, J with rows (linear, angular), drift);
-    /// v and the drifts only with_drift. std::runtime_error when the foot point fails.
-    void geometry(const Eigen::Vector3d & po, const Eigen::Matrix3d & Ro,
+    /// the geometry of contact c from its two frames (p, R, J with rows (linear,
+    /// angular), drift); v and the drifts only with_drift. std::runtime_error when the
+    /// foot point fails.
+    void geometry(const RollingContact & c, const Eigen::Vector3d & po, const Eigen::Matrix3d & Ro,
                   const Eigen::Matrix<double, 6, Eigen::Dynamic> & Jo,
                   const Eigen::Matrix<double, 6, 1> & ao, const Eigen::Vector3d & pt,
                   const Eigen::Matrix<double, 6, Eigen::Dynamic> & Jt,

@@ -1,6 +1,6 @@
-// The step loop: the recorded series, the RK4 / RKMK stages, the Newton-Raphson
-// position correction with the M-metric velocity projection, one step of the tableau
-// (step) and System::run, the loop that records and calls it (see core.hpp).
+// The step loop: the RK4 / RKMK stages, the Newton-Raphson position correction with
+// the M-metric velocity projection, one step of the tableau (step) and System::run, the
+// loop that records (record.cpp) and calls it (see core.hpp).
 #include "core.hpp"
 #include "check.hpp"
 #include "core_detail.hpp"
@@ -30,80 +30,6 @@ namespace pfaff
   using detail::skew;
 
   // -- the step loop (simulate.integrator, simulate.correction) --------------------
-  size_t System::record_width(int i) const
-  {
-    // the rows record() writes: t, q, v, a, tau, F, lambda, A v, Phi, then eight scalars
-    // (rank, sigma_min, kinetic, potential, energy, work, correction, Newton iterations)
-    const int w[9] = {1, model.nq, model.nv, model.nv, model.nv, model.nv, m, m, m_h};
-    return i < 9 ? size_t(w[i]) : 1;
-  }
-
-  void System::set_buffers(
-    const std::vector<double *> & bufs, const std::vector<size_t> & sizes, int capacity)
-  {
-    const Check c{"System.set_buffers"};
-    if (bufs.size() != 17 || sizes.size() != 17)
-      c.fail("buffers has " + std::to_string(bufs.size()) + " arrays: expected 17 record "
-             "buffers (t, q, v, a, tau, F, lambda, A v, Phi and eight scalars)");
-    c.index(capacity, INT_MAX, "capacity", ">= 0");
-    check_buffers(c.where, sizes, capacity);
-    bufs_ = bufs;
-    buf_sizes_ = sizes;
-    capacity_ = capacity;
-    recorded = 0;
-  }
-
-  void System::check_buffers(
-    const char * where, const std::vector<size_t> & sizes, int capacity) const
-  {
-    for (int i = 0; i < 17; ++i) // refuse a buffer record() would overflow
-      if (sizes[size_t(i)] < record_width(i) * size_t(capacity))
-        Check{where}.fail(
-          "record buffer " + std::to_string(i) + " holds " + std::to_string(sizes[size_t(i)])
-          + " values, " + std::to_string(record_width(i) * size_t(capacity))
-          + " needed (capacity " + std::to_string(capacity) + " x width "
-          + std::to_string(record_width(i)) + ")");
-  }
-
-  void System::record(double t)
-  {
-    if (recorded >= capacity_ || (fbuf_[0] && recorded >= fcap_))
-      throw std::runtime_error("record buffers full");
-    const int i = recorded++;
-    const int nq = model.nq, nv = model.nv;
-    auto row = [&](int b, const VecX & x) {
-      if (x.size())
-        Eigen::Map<VecX>(bufs_[b] + size_t(i) * x.size(), x.size()) = x;
-    };
-    bufs_[0][i] = t;
-    row(1, q_);
-    row(2, v_);
-    row(3, a_);
-    row(4, tau_);
-    row(5, F_);
-    row(6, lam_);
-    tmp_.noalias() = A * v_;
-    if (m)
-      Eigen::Map<VecX>(bufs_[7] + size_t(i) * m, m) = tmp_;
-    row(8, phi);
-    bufs_[9][i] = rs_.rank;
-    bufs_[10][i] = rs_.sigma_min;
-    const double pot = potential - opt.potential_offset;
-    bufs_[11][i] = kinetic;
-    bufs_[12][i] = pot;
-    bufs_[13][i] = kinetic + pot;
-    bufs_[14][i] = work;
-    bufs_[15][i] = corr;
-    bufs_[16][i] = newton_it;
-    if (fbuf_[0])
-    {
-      fbuf_[0][i] = force_work;
-      fbuf_[1][i] = felems.V;
-    }
-    (void)nq;
-    (void)nv;
-  }
-
   namespace
   {
     /// false, with st set to code 1 naming what, where x has a non-finite entry
@@ -158,7 +84,7 @@ namespace pfaff
       if (!d.mass_stands(q))
         kinematics_state(mo, d, q);
       else
-        frame_terms(mo, d, d.frames, nullptr, true);
+        frame_terms(mo, d, mo.frame_slots, d.frames, nullptr, true);
       evaluate(mo, d, q, v, false);
     }
 
@@ -172,7 +98,7 @@ namespace pfaff
         for (int k : {s.s1, s.s2})
           if (k >= 0)
             scale = std::max(scale, d.frames[k].p.cwiseAbs().maxCoeff());
-      for (const auto & c : d.contacts)
+      for (const auto & c : mo.contacts)
         for (int k : {c.s_obj, c.s_tip})
           scale = std::max(scale, d.frames[k].p.cwiseAbs().maxCoeff());
       return scale;
@@ -398,8 +324,9 @@ namespace pfaff
       {
         if (held.gravity)
           gravity_terms(mo(), d(), q_);
-        held.evaluate(frames, q_, v_, g_fe_, Vg_fe_); // the frames of (q_, v_), with velocity
-        tau_ = held.Q;
+        // the frames of (q_, v_), with velocity
+        held_terms.evaluate(held, frames, q_, v_, g_fe_, Vg_fe_);
+        tau_ = held_terms.Q;
         next_ctrl_ += control_dt_;
       }
       accel(mo(), d(), tau_, rs_, a_);
@@ -430,7 +357,7 @@ namespace pfaff
         }
       }
       if (rec)
-        record(t);
+        record(mo(), d(), *this, recorder, t);
       if (k == n_steps)
         break;
       if (Status c = step(mo(), d(), *this, t, k); c.code != 0)

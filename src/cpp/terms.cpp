@@ -31,21 +31,24 @@ namespace pfaff
 
   // -- per-state terms (PinocchioMechanism.compute) -----------------------------
   void frame_terms(
-    const Model & mo, Data & d, std::vector<FrameKin> & fs, const VecX * v, bool placements)
+    const Model & mo, Data & d, const std::vector<FrameSlot> & slots, std::vector<FrameKin> & fs,
+    const VecX * v, bool placements)
   {
-    for (auto & f : fs)
+    for (size_t i = 0; i < slots.size(); ++i)
     {
+      const pinocchio::FrameIndex id = slots[i].id;
+      FrameKin & f = fs[i];
       if (placements)
       {
-        const auto & oMf = pinocchio::updateFramePlacement(mo.model, d.data, f.id);
+        const auto & oMf = pinocchio::updateFramePlacement(mo.model, d.data, id);
         f.p = oMf.translation();
         f.R = oMf.rotation();
-        pinocchio::getFrameJacobian(mo.model, d.data, f.id, pinocchio::LOCAL_WORLD_ALIGNED, f.J);
+        pinocchio::getFrameJacobian(mo.model, d.data, id, pinocchio::LOCAL_WORLD_ALIGNED, f.J);
       }
       if (v)
       {
         f.drift = pinocchio::getFrameClassicalAcceleration(
-                    mo.model, d.data, f.id, pinocchio::LOCAL_WORLD_ALIGNED)
+                    mo.model, d.data, id, pinocchio::LOCAL_WORLD_ALIGNED)
                     .toVector();
         f.w.noalias() = f.J.bottomRows<3>() * *v;
       }
@@ -63,14 +66,15 @@ namespace pfaff
     // data.J), h = RNEA at a = 0, then the kinematics at a = 0 for the frames' drift
     // (computeAllTerms does all of it and more: centroidal terms, energies, Jcom)
     const bool fresh = mass_and_bias(mo, d, q, v);
-    joint_accelerations(mo, d, d.frames);
+    joint_accelerations(mo, d, mo.frame_slots);
     d.h = d.data.nle;
-    frame_terms(mo, d, d.frames, &v, fresh); // placements and Jacobians stand with M
-    if (!d.felems.empty()) // force elements: tau + Q - h = tau - (h - Q)
+    // placements and Jacobians stand with M
+    frame_terms(mo, d, mo.frame_slots, d.frames, &v, fresh);
+    if (!mo.force_elements.empty()) // force elements: tau + Q - h = tau - (h - Q)
     {
-      if (d.felems.gravity)
+      if (mo.force_elements.gravity)
         gravity_terms(mo, d, q);
-      if (!d.felems.evaluate(d.frames, q, v, d.g_fe_, d.Vg_fe_))
+      if (!d.felems.evaluate(mo.force_elements, d.frames, q, v, d.g_fe_, d.Vg_fe_))
         d.felems.Q(0) = kNaN; // a point spring's points coincide: direction undefined
       d.h -= d.felems.Q;
     }
@@ -94,7 +98,7 @@ namespace pfaff
     d.Vg_fe_ = pinocchio::computePotentialEnergy(mo.model, d.data_g, q);
   }
 
-  void joint_accelerations(const Model & mo, Data & d, const std::vector<FrameKin> & fs)
+  void joint_accelerations(const Model & mo, Data & d, const std::vector<FrameSlot> & fs)
   {
     // the joints that carry a frame: their velocity and acceleration at zero joint
     // acceleration in the joint frame, as getFrameClassicalAcceleration reads them
@@ -256,7 +260,7 @@ namespace pfaff
     // and M stay those of the mass pass
     d.st_.kin = d.st_.next();
     pinocchio::computeJointJacobians(mo.model, d.data, q);
-    frame_terms(mo, d, d.frames, nullptr, true);
+    frame_terms(mo, d, mo.frame_slots, d.frames, nullptr, true);
   }
 
   // -- constraint rows (constraints.library, constraints.weld) ------------------
@@ -364,16 +368,18 @@ namespace pfaff
 
   namespace
   {
-    void write_spec(Data & d, const Spec & s, int row, int hrow, const VecX & q, bool with_drift)
+    void write_spec(
+      const Model & mo, Data & d, const Spec & s, int row, int hrow, const VecX & q,
+      bool with_drift)
     {
       // the kind's row writer (src/cpp/kinds/*.cpp), by its position in kinds.def
-      using RowFn = void (*)(Data &, const Spec &, const RowOut &);
+      using RowFn = void (*)(const Model &, Data &, const Spec &, const RowOut &);
       static const RowFn writers[] = {
   #define PFAFF_KIND(K, rows) &kinds::K,
   #include "kinds.def"
   #undef PFAFF_KIND
       };
-      writers[static_cast<int>(s.kind)](d, s, RowOut{row, hrow, q, with_drift});
+      writers[static_cast<int>(s.kind)](mo, d, s, RowOut{row, hrow, q, with_drift});
       if (s.scale.size()) // Scaled: the rows times constant factors (coupling.Scaled)
       {
         d.A.middleRows(row, s.dim).array().colwise() *= s.scale.array();
@@ -393,7 +399,7 @@ namespace pfaff
     int row = 0, hrow = 0;
     for (const auto & s : mo.specs)
     {
-      write_spec(d, s, row, hrow, q, with_drift);
+      write_spec(mo, d, s, row, hrow, q, with_drift);
       row += s.dim;
       if (holonomic(s))
         hrow += s.dim;

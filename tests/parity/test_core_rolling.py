@@ -12,7 +12,7 @@ from pfaff import dynamics as dyn
 from pfaff.control.blind_grasp import BlindGrasp
 from pfaff.manipulation.contours import Circle, SplineContour
 from pfaff.scenarios import get_scenario
-from pfaff.simulate import CoordinateSpring, SimOptions, project_state, simulate
+from pfaff.simulate import CoordinateSpring, PointSpring, SimOptions, project_state, simulate
 from pfaff.simulate.core_engine import build
 from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.integrator import use_engine
@@ -241,3 +241,44 @@ def test_a_law_whose_elements_do_not_bind_is_called_per_sample():
     panda = load_robot("panda")
     law = ArimotoHybrid("panda_hand_tcp", (0.4, 0.0), 10.0, 0.7, 0.03, 1.0)
     assert len(held_law(law, np.zeros(panda.nq), panda)) == 4 + panda.nv
+
+
+def test_a_data_built_from_the_model_alone_runs_the_same():
+    """The core's per-state workspace (its Data) is built from its Model alone, as
+    pinocchio.Data(model): after a run, a Data rebuilt from the Model (rebuild_data)
+    reruns the rolling grasp with a coordinate spring and a spring between the two
+    fingertips (frame slots, contacts' geometry, force elements' terms, rows, stages)
+    from the start state bit for bit as a freshly built System. Wrong input: a start
+    0.1 mrad away is seen."""
+    from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, series_shape
+
+    mech, contacts, cset, q0 = _grasp("ellipse")
+    els = [
+        CoordinateSpring([0, 1, 2, 3, 4], [0.01, 0.01, -0.012, -0.012, -0.012], 150.0, 0.004),
+        PointSpring(contacts[0].tip, contacts[1].tip, stiffness=2.0, rest_length=0.05),
+    ]
+    ForceSet(mech, els)  # binds the elements to the mechanism (coordinates, frames)
+    sizes = {"nq": mech.nq, "nv": mech.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
+    n = 60
+    v0 = np.zeros(mech.nv)
+
+    def run(s, q):
+        bufs = [np.empty((n + 1, *series_shape(x, sizes))) for x in CORE_SERIES]
+        fbufs = [np.zeros(n + 1), np.zeros(n + 1)]
+        s.set_buffers(bufs, n + 1)
+        s.set_force_buffers(*fbufs)
+        s.reset_counters()
+        s.set_state(q, v0)
+        s.set_tau(np.full(mech.nv, 0.01))
+        assert s.run(0, n + 1, n, 0.0).code == 0 and s.recorded == n + 1
+        return dict(zip((x.name for x in (*CORE_SERIES, *FORCE_SERIES)), (*bufs, *fbufs)))
+
+    fresh = run(build(cset, els), q0)
+    used = build(cset, els)
+    moved = run(used, q0 + 1e-4 * np.eye(mech.nq)[0])
+    used.rebuild_data()
+    again = run(used, q0)
+    assert np.abs(fresh["force_potential"]).max() > 1e-4  # the springs act
+    for name, x in fresh.items():
+        np.testing.assert_array_equal(again[name], x, err_msg=name)
+    assert np.abs(moved["q"] - fresh["q"]).max() > 1e-5

@@ -6,7 +6,7 @@
 
 namespace pfaff::kinds
 {
-  void check_JointCoupling(const Model & mo, const Data &, const Spec & s, const Check & c)
+  void check_JointCoupling(const Model & mo, const Spec & s, const Check & c)
   {
     c.index(s.iq, mo.model.nq, "spec.iq", "a q index (nq)");
     c.index(s.iv, mo.model.nv, "spec.iv", "a v index (nv)");
@@ -16,7 +16,7 @@ namespace pfaff::kinds
       c.fail("spec.iq2 and spec.iv2: both a joint's indices or both -1");
   }
 
-  void JointCoupling(Data & d, const Spec & s, const RowOut & out)
+  void JointCoupling(const Model &, Data & d, const Spec & s, const RowOut & out)
   {
     const int row = out.row;
     const int hrow = out.hrow;

@@ -6,13 +6,13 @@
 
 namespace pfaff::kinds
 {
-  void check_LockedJoint(const Model & mo, const Data &, const Spec & s, const Check & c)
+  void check_LockedJoint(const Model & mo, const Spec & s, const Check & c)
   {
     c.index(s.iq, mo.model.nq, "spec.iq", "a q index (nq)");
     c.index(s.iv, mo.model.nv, "spec.iv", "a v index (nv)");
   }
 
-  void LockedJoint(Data & d, const Spec & s, const RowOut & out)
+  void LockedJoint(const Model &, Data & d, const Spec & s, const RowOut & out)
   {
     const int row = out.row;
     const int hrow = out.hrow;

@@ -6,12 +6,12 @@
 
 namespace pfaff::kinds
 {
-  void check_PointOnPlane(const Model &, const Data & d, const Spec & s, const Check & c)
+  void check_PointOnPlane(const Model & mo, const Spec & s, const Check & c)
   {
-    c.index(s.s1, long(d.frames.size()), "spec.s1", "a frame slot of add_frame");
+    c.index(s.s1, long(mo.frame_slots.size()), "spec.s1", "a frame slot of add_frame");
   }
 
-  void PointOnPlane(Data & d, const Spec & s, const RowOut & out)
+  void PointOnPlane(const Model &, Data & d, const Spec & s, const RowOut & out)
   {
     const int row = out.row;
     const int hrow = out.hrow;

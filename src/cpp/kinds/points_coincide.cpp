@@ -6,13 +6,13 @@
 
 namespace pfaff::kinds
 {
-  void check_PointsCoincide(const Model &, const Data & d, const Spec & s, const Check & c)
+  void check_PointsCoincide(const Model & mo, const Spec & s, const Check & c)
   {
-    c.index(s.s1, long(d.frames.size()), "spec.s1", "a frame slot of add_frame");
+    c.index(s.s1, long(mo.frame_slots.size()), "spec.s1", "a frame slot of add_frame");
     c.mat(s.D, s.dim, 3, "spec.D", "one unit direction per row");
   }
 
-  void PointsCoincide(Data & d, const Spec & s, const RowOut & out)
+  void PointsCoincide(const Model &, Data & d, const Spec & s, const RowOut & out)
   {
     const int row = out.row;
     const int hrow = out.hrow;

@@ -6,12 +6,12 @@
 
 namespace pfaff::kinds
 {
-  void check_QuatAligned(const Model &, const Data & d, const Spec & s, const Check & c)
+  void check_QuatAligned(const Model & mo, const Spec & s, const Check & c)
   {
-    c.index(s.s1, long(d.frames.size()), "spec.s1", "a frame slot of add_frame");
+    c.index(s.s1, long(mo.frame_slots.size()), "spec.s1", "a frame slot of add_frame");
   }
 
-  void QuatAligned(Data & d, const Spec & s, const RowOut & out)
+  void QuatAligned(const Model &, Data & d, const Spec & s, const RowOut & out)
   {
     const int row = out.row;
     const int hrow = out.hrow;

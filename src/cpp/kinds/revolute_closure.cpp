@@ -12,15 +12,15 @@
 
 namespace pfaff::kinds
 {
-  void check_RevoluteClosure(const Model &, const Data & d, const Spec & s, const Check & c)
+  void check_RevoluteClosure(const Model & mo, const Spec & s, const Check & c)
   {
-    c.index(s.s1, long(d.frames.size()), "spec.s1", "a frame slot of add_frame");
+    c.index(s.s1, long(mo.frame_slots.size()), "spec.s1", "a frame slot of add_frame");
     if (s.s2 < 0)
       c.fail("spec.s2 = -1: a hinge joins two frames");
     c.mat(s.D, 2, 3, "spec.D", "u_1, u_2: unit vectors of frame 1 normal to the hinge axis");
   }
 
-  void RevoluteClosure(Data & d, const Spec & s, const RowOut & out)
+  void RevoluteClosure(const Model &, Data & d, const Spec & s, const RowOut & out)
   {
     const int row = out.row, hrow = out.hrow;
     const bool with_drift = out.with_drift;

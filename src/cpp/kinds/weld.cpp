@@ -6,15 +6,15 @@
 
 namespace pfaff::kinds
 {
-  void check_Weld(const Model &, const Data & d, const Spec & s, const Check & c)
+  void check_Weld(const Model & mo, const Spec & s, const Check & c)
   {
-    c.index(s.s1, long(d.frames.size()), "spec.s1", "a frame slot of add_frame");
+    c.index(s.s1, long(mo.frame_slots.size()), "spec.s1", "a frame slot of add_frame");
     if (s.s2 < 0)
       c.fail("spec.s2 = -1: a weld joins two frames");
     c.mat(s.D, 3, 3, "spec.D", "one unit direction per row");
   }
 
-  void Weld(Data & d, const Spec & s, const RowOut & out)
+  void Weld(const Model &, Data & d, const Spec & s, const RowOut & out)
   {
     const int row = out.row;
     const int hrow = out.hrow;

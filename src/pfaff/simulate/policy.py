@@ -105,7 +105,7 @@ class Series:
 
 
 #: the series every run records, in the order of the core's record buffers
-#: (src/cpp: System::record), then those of the force elements
+#: (src/cpp/record.cpp: record), then those of the force elements
 SERIES: tuple[Series, ...] = (
     Series("t", None, "s", "time of each sample"),
     Series("q", "nq", "rad or m", "configuration q"),
