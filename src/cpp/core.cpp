@@ -1,7 +1,7 @@
 // The compiled engine's set-up (see core.hpp): the frames, the constraint specs (each
 // kind's rows and checks in src/cpp/kinds/), the rolling contacts and the force
-// elements. The per-state terms and rows are in terms.cpp, the projection and the
-// dynamics in projection.cpp, the step loop and the correction in step.cpp; the NumPy
+// elements. The per-state terms and rows are in terms.cpp, the row space in
+// row_space.cpp, the dynamics in projection.cpp, the step loop and the correction in step.cpp; the NumPy
 // functions each block mirrors are named in its comment.
 #include "core.hpp"
 #include "check.hpp"

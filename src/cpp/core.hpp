@@ -13,7 +13,8 @@
 // functions over them that fill the Data once per state, and `System` owns one of
 // each with the step loop's state (a StepState) and a Recorder. Their definitions:
 // core.cpp (the set-up, Data::fit), terms.cpp (per-state terms, the rows),
-// projection.cpp (row space, dynamics, force, a step's start terms), step.cpp (the
+// row_space.cpp (the row space, block by block), projection.cpp (dynamics, force, a
+// step's start terms; householder.hpp the small QR both take), step.cpp (the
 // stages, one step, the correction, System::run's loop), record.hpp/.cpp (the
 // Recorder: the record buffers, record_width, record), kinds/*.cpp (each kind's rows
 // and checks); the types are in core_types.hpp, rolling.hpp (contours, a contact and
@@ -232,12 +233,13 @@ namespace pfaff
   void gram_solve(const Data & d, const RowSpace & rs, VecX & y);
   /// g(q) and gravity's potential into g_fe_, Vg_fe_ (a gravity compensation element)
   void gravity_terms(const Model & mo, Data & d, const VecX & q);
-  // projection.cpp: the row space, the dynamics, the force
+  // row_space.cpp: the row space
   /// row space of A (rows = all, or the holonomic ones) into rs.
   void row_space(
     const Model & mo, Data & d, const MatX & A, bool want_sigma, bool allow_qr, RowSpace & rs);
   /// sigma_min(A) of rs's QR factorisation
   void sigma_of_factor(Data & d, RowSpace & rs);
+  // projection.cpp: the dynamics, the force
   /// acceleration from the projection direct dynamics at the current terms (G =
   /// V1^T M^-1 V1 of rs is reused where d.llt_ holds it: gram_stands)
   void accel(const Model & mo, Data & d, const VecX & tau, const RowSpace & rs, VecX & a);

@@ -1,5 +1,5 @@
-// Small helpers the core's files share (core.cpp, terms.cpp, projection.cpp, step.cpp):
-// not part of the core's interface.
+// Small helpers the core's files share (core.cpp, terms.cpp, row_space.cpp,
+// projection.cpp, step.cpp): not part of the core's interface.
 #pragma once
 
 #include <limits>

@@ -94,9 +94,9 @@ namespace pfaff
 
   /// Row-space factorisation of A with the absolute threshold: A^+ = V1 W^T.
   /// QR (certified full row rank): V1 = Q, W = R^-1; pivoted QR (certified rank r < m,
-  /// see pivoted_rows in projection.cpp): V1 = Q_1, W = Pi Z T^-T; SVD: V1,
+  /// see pivoted_rows in row_space.cpp): V1 = Q_1, W = Pi Z T^-T; SVD: V1,
   /// W = U1 diag(1/sigma). Where A's rows fall into independent blocks (rows over
-  /// kinematic trees that no other block's rows touch: find_blocks in projection.cpp),
+  /// kinematic trees that no other block's rows touch: find_blocks in row_space.cpp),
   /// each block is factored on its own and V1, W are block diagonal (nblocks > 0).
   struct RowSpace
   {

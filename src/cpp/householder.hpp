@@ -1,0 +1,105 @@
+// Householder QR of a few rows and its factors, over the matrices' storage: at the
+// sizes of a step's constraint blocks (a few rows, tens of coordinates) Eigen's
+// expression machinery and blocked triangular solves cost more than the arithmetic.
+// Used by the row space (row_space.cpp) and acceleration's short path (projection.cpp).
+#pragma once
+
+#include <cmath>
+#include <limits>
+
+#include "core_types.hpp"
+
+namespace pfaff::detail
+{
+  /// W = R^-1 of the upper triangle R of the first r rows and columns of QR, by
+  /// back substitution column by column (r^3 / 6 products; Eigen's triangular solve
+  /// against the identity takes its blocked path, which costs more at these sizes)
+  inline void upper_inverse(const MatX & QR, int r, MatX & W)
+  {
+    W.setZero(r, r);
+    for (int j = 0; j < r; ++j)
+    {
+      W(j, j) = 1.0 / QR(j, j);
+      for (int i = j - 1; i >= 0; --i)
+      {
+        double acc = 0.0;
+        for (int k = i + 1; k <= j; ++k)
+          acc += QR(i, k) * W(k, j);
+        W(i, j) = -acc / QR(i, i);
+      }
+    }
+  }
+
+  /// c <- H_k c for the reflector H_k = I - tau [1; e] [1; e]^T acting on entries k..n-1
+  /// of the column c (e[i], i > k: its essential part, stored below the diagonal)
+  inline void apply_reflector(const double * e, double tau, int k, int n, double * c)
+  {
+    double w = c[k];
+    for (int i = k + 1; i < n; ++i)
+      w += e[i] * c[i];
+    w *= tau;
+    c[k] -= w;
+    for (int i = k + 1; i < n; ++i)
+      c[i] -= w * e[i];
+  }
+
+  /// Householder QR of the n x m matrix X (m <= n) into QR and hc, in LAPACK's and
+  /// Eigen's HouseholderQR format (R in the upper triangle, the essential parts of
+  /// the reflectors H_k = I - hc_k [1; e_k] [1; e_k]^T below the diagonal), by
+  /// Eigen's unblocked algorithm written over the columns' storage: at these sizes
+  /// its expression machinery costs more than the arithmetic
+  template <typename Mat>
+  void householder_qr(const Mat & X, MatX & QR, VecX & hc)
+  {
+    QR = X;
+    const int n = int(QR.rows()), m = int(QR.cols());
+    hc.resize(m);
+    double * a = QR.data();
+    for (int k = 0; k < m; ++k)
+    {
+      double * ck = a + size_t(k) * n;
+      double tail = 0.0;
+      for (int i = k + 1; i < n; ++i)
+        tail += ck[i] * ck[i];
+      const double c0 = ck[k];
+      if (tail <= std::numeric_limits<double>::min())
+      {
+        hc(k) = 0.0;
+        for (int i = k + 1; i < n; ++i)
+          ck[i] = 0.0;
+        continue;
+      }
+      double beta = std::sqrt(c0 * c0 + tail);
+      if (c0 >= 0.0)
+        beta = -beta;
+      const double inv = 1.0 / (c0 - beta);
+      for (int i = k + 1; i < n; ++i)
+        ck[i] *= inv;
+      const double tau = (beta - c0) / beta;
+      ck[k] = beta;
+      hc(k) = tau;
+      for (int j = k + 1; j < m; ++j)
+        apply_reflector(ck, tau, k, n, a + size_t(j) * n);
+    }
+  }
+
+  /// Q_1 = H_0 ... H_{r-1} [I_r; 0] from the first r Householder reflectors of a QR
+  /// (LAPACK's dorg2r): H_k, applied last to first, touches rows k.. and columns k..
+  /// only (Eigen's HouseholderSequence applies each reflector to every column)
+  inline void thin_q(const MatX & QR, const VecX & hc, int r, MatX & V1)
+  {
+    const int n = int(QR.rows());
+    V1.setIdentity(n, r);
+    double * v = V1.data();
+    const double * a = QR.data();
+    for (int k = r - 1; k >= 0; --k)
+    {
+      const double tau = hc(k);
+      if (tau == 0.0)
+        continue;
+      const double * e = a + size_t(k) * n; // e[i], i > k: the reflector's essential part
+      for (int j = k; j < r; ++j)
+        apply_reflector(e, tau, k, n, v + size_t(j) * n);
+    }
+  }
+} // namespace pfaff::detail
