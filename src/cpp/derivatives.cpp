@@ -2,6 +2,7 @@
 // NumPy reference is pfaff.derivatives (projection.py: Solver, pseudo_inverse_terms,
 // rank_radius; terms.py: the Pinocchio partials), followed equation by equation.
 #include "derivatives.hpp"
+#include "householder.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -146,11 +147,11 @@ namespace pfaff
   // at a tenth of a Jacobi SVD's cost (closed form for 2 and 3 rows); the SVD otherwise.
   void Differentiator::sigma_of_R(int m, VecX & sigma)
   {
-    const auto R = qr_.matrixQR().topLeftCorner(m, m).triangularView<Eigen::Upper>();
+    const auto R = QR_.topLeftCorner(m, m).triangularView<Eigen::Upper>();
     sigma.resize(m);
     if (m == 1)
     {
-      sigma(0) = std::abs(qr_.matrixQR()(0, 0));
+      sigma(0) = std::abs(QR_(0, 0));
       return;
     }
     if (m <= kSmall)
@@ -196,8 +197,7 @@ namespace pfaff
     }
     if (m <= nv)
     {
-      qr_.compute(A.transpose());
-      const auto R = qr_.matrixQR().topLeftCorner(m, m).triangularView<Eigen::Upper>();
+      detail::householder_qr(A.transpose(), QR_, hc_);
       sigma_of_R(m, out.sigma);
       if (out.sigma(m - 1) > 2.0 * tol)
       {
@@ -206,11 +206,10 @@ namespace pfaff
         // V2 = Q [0; I] (the workspace: no allocation per call)
         V2_.setZero(nv, nv - m);
         V2_.bottomRows(nv - m).setIdentity();
-        qr_.householderQ().applyThisOnTheLeft(V2_, hq_ws_);
+        detail::apply_q(QR_, hc_, m, V2_);
         U2_.resize(m, 0);
         // A^T = Q_1 R, so A^+ = Q_1 R^-T = A^T R^-1 R^-T
-        Rinv_.setIdentity(m, m);
-        R.solveInPlace(Rinv_);
+        detail::upper_inverse(QR_, m, Rinv_);
         RR_.noalias() = Rinv_ * Rinv_.transpose();
         Ap_.noalias() = A.transpose() * RR_;
         return;

@@ -79,7 +79,8 @@ namespace pfaff
     MatX dAB_;        // dA / d delta_k as rows k m .. k m + m - 1 (m nv x nv)
     Eigen::Tensor<double, 3> H_;
     Matrix3x vq_, aq_, av_, aa_;
-    Eigen::HouseholderQR<MatX> qr_; // of A^T where it certifies full row rank
+    MatX QR_; // Householder QR of A^T (householder.hpp) where it certifies full row rank
+    VecX hc_;
     Eigen::JacobiSVD<MatX> svd_;    // of A otherwise (and of R's values)
     Eigen::JacobiSVD<MatX> svd_R_;
     static constexpr int kSmall = 6; // rows up to which R's SVD needs no heap
@@ -92,7 +93,7 @@ namespace pfaff
     MatX Rinv_, RR_, Ap_, V2_, U1_, U2_;
     Eigen::LLT<MatX> llt_;
     MatX K_, MV2_, S_, MAp_, NP_, X_, R1_, RHS_, OUT_, dlamA_, DAtl_, Yq_;
-    VecX a_, lam_, F_, Qd_, Cv_, res_, Aplam_, y_, z_, x_, hq_ws_;
+    VecX a_, lam_, F_, Qd_, Cv_, res_, Aplam_, y_, z_, x_;
     bool left_null_ = false; // rank < m: the Golub-Pereyra terms in I - A A^+ stay
   };
 

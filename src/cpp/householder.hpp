@@ -102,4 +102,15 @@ namespace pfaff::detail
         apply_reflector(e, tau, k, n, v + size_t(j) * n);
     }
   }
+
+  /// X <- H_0 ... H_{r-1} X: Q of the QR applied to the columns of X (X = [0; I] gives
+  /// the null-space basis Q_2)
+  inline void apply_q(const MatX & QR, const VecX & hc, int r, MatX & X)
+  {
+    const int n = int(QR.rows());
+    for (int k = r - 1; k >= 0; --k)
+      if (hc(k) != 0.0)
+        for (int j = 0; j < int(X.cols()); ++j)
+          apply_reflector(QR.data() + size_t(k) * n, hc(k), k, n, X.data() + size_t(j) * n);
+  }
 } // namespace pfaff::detail
