@@ -140,9 +140,9 @@ def correct_state(
 
     Newton-Raphson on the holonomic rows, then the velocity projected onto
     N(A) at the corrected ``q`` in the metric M there (the kinetic energy of the
-    state the projection returns; the step's next dynamics use the same M). ``opt``
-    provides ``position_tol``,
-    ``max_newton``, ``newton_step_tol``, ``position_floor`` and ``rank_tol``.
+    state the projection returns; the step's next dynamics use the same M).
+    ``opt`` provides ``position_tol``, ``max_newton``, ``newton_step_tol``,
+    ``position_floor`` and ``rank_tol``.
 
     ``svd_fn`` factors A for the velocity projection (a
     :class:`~pfaff.linalg.LastSVD` lets the next step reuse it).
