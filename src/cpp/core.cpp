@@ -92,7 +92,6 @@ namespace pfaff
     qs_ = pinocchio::neutral(mo.model);
     q1_ = qs_;
     dv_.setZero(nv);
-    a0_.setZero(nv);
     // the off-diagonal blocks of d integrate / d theta stay zero (dIntegrate sets the
     // joints' diagonal blocks)
     Jint_.setZero(nv, nv);

@@ -123,7 +123,8 @@ namespace pfaff
     {
       return st_.mass != 0 && st_.kin == st_.mass && q.size() == q_M_.size() && q == q_M_;
     }
-    /// llt_ holds G = V1^T M^-1 V1 of rs through the factor of the M that stands
+    /// llt_ (llt_b_, block by block) holds G = V1^T M^-1 V1 of rs through the factor of
+    /// the M that stands
     bool gram_stands(const RowSpace & rs) const
     {
       return rs.stamp != 0 && st_.gram_rows == rs.stamp && st_.gram_mass == st_.mass
@@ -165,7 +166,7 @@ namespace pfaff
     VecX a_, vs_, vbar_, qs_, q1_, v1_, F_, lam_, rhs_, tmp_, Cv_;
     std::vector<VecX> acc_, rate_;
     std::vector<double> power_;
-    VecX dq_, dv_, a0_;
+    VecX dq_, dv_;
     MatX Jint_; // d integrate / d theta (RKMK stages) and the LU of its blocks
     std::vector<Eigen::PartialPivLU<MatX>> lu_blocks_;
     VecX th_;

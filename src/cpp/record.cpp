@@ -34,7 +34,8 @@ namespace pfaff
   {
     const Check c{"System.set_buffers"};
     if (b.size() != std::size_t(n_buffers) || s.size() != std::size_t(n_buffers))
-      c.fail("buffers has " + std::to_string(b.size()) + " arrays: expected 17 record "
+      c.fail("buffers has " + std::to_string(b.size()) + " arrays: expected "
+             + std::to_string(n_buffers) + " record "
              "buffers (t, q, v, a, tau, F, lambda, A v, Phi and eight scalars)");
     c.index(cap, INT_MAX, "capacity", ">= 0");
     check_buffers(mo, c.where, s, cap);
@@ -49,7 +50,6 @@ namespace pfaff
     if (r.recorded >= r.capacity || (r.fbuf[0] && r.recorded >= r.fcap))
       throw std::runtime_error("record buffers full");
     const int i = r.recorded++;
-    const int m = mo.m;
     auto row = [&](int b, const VecX & x) {
       if (x.size())
         Eigen::Map<VecX>(r.bufs[std::size_t(b)] + std::size_t(i) * x.size(), x.size()) = x;
@@ -63,8 +63,7 @@ namespace pfaff
     row(5, d.F_);
     row(6, d.lam_);
     r.av.noalias() = d.A * s.v_;
-    if (m)
-      Eigen::Map<VecX>(bufs[7] + std::size_t(i) * m, m) = r.av;
+    row(7, r.av);
     row(8, d.phi);
     bufs[9][i] = d.rs_.rank;
     bufs[10][i] = d.rs_.sigma_min;

@@ -128,26 +128,28 @@ namespace pfaff
     // too (a mechanism at rest): its dynamics' terms come first and serve the test;
     // else the position terms do, and the correction starts from them. Either order
     // computes the same terms of the same state.
-    const bool project = mo.opt.stage_projection && mo.m > 0;
-    const bool terms_first = !project || d.stage_kept_;
-    if (!terms_first)
+    bool dynamics = false; // d holds the dynamics' terms of the stage's (q, v)
+    if (mo.opt.stage_projection && mo.m > 0)
     {
-      position_terms(mo, d, q, v);
-      d.stage_kept_ = on_manifold(mo, d, v);
-      if (!d.stage_kept_)
-        correct(mo, d, q, v, nullptr, true);
-    }
-    dynamics_state(mo, d, q, v, false);
-    evaluate(mo, d, q, v, true);
-    if (project && terms_first)
-    {
+      if (d.stage_kept_)
+      {
+        dynamics_state(mo, d, q, v, false);
+        evaluate(mo, d, q, v, true);
+        dynamics = true;
+      }
+      else
+        position_terms(mo, d, q, v);
       d.stage_kept_ = on_manifold(mo, d, v);
       if (!d.stage_kept_)
       {
         correct(mo, d, q, v, nullptr, true);
-        dynamics_state(mo, d, q, v, false);
-        evaluate(mo, d, q, v, true);
+        dynamics = false;
       }
+    }
+    if (!dynamics)
+    {
+      dynamics_state(mo, d, q, v, false);
+      evaluate(mo, d, q, v, true);
     }
     // the stage's correction factored this A where Newton stopped (and G of it stands
     // while M does)
@@ -219,7 +221,6 @@ namespace pfaff
     // M at the corrected q (CRBA; the next dynamics at this q take it, its factor and
     // G of rs_vel_ as they stand: mass_and_bias, gram_stands)
     mass_matrix(mo, d, q);
-    const MatX & Mk = d.M;
     if (d.rs_vel_.rank > 0)
     {
       // with M's sparse factor; linalg.metric_projection, the NumPy engine's, solves
@@ -234,9 +235,9 @@ namespace pfaff
     }
     if (corr) // the kinetic energy the correction removed
     {
-      d.tmp_.noalias() = Mk * vn;
+      d.tmp_.noalias() = d.M * vn;
       *corr += 0.5 * vn.dot(d.tmp_);
-      d.tmp_.noalias() = Mk * v;
+      d.tmp_.noalias() = d.M * v;
       *corr -= 0.5 * v.dot(d.tmp_);
     }
     v = vn;

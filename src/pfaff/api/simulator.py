@@ -26,10 +26,10 @@ from pfaff.api.system import System, check_vector
 from pfaff.api.viewer import Viewer
 from pfaff.simulate import SimOptions, SimulationError, Trajectory, project_state, simulate
 from pfaff.simulate.actuators import Actuation
-from pfaff.simulate.core_engine import build, configure
+from pfaff.simulate.core_engine import attach_buffers, build, configure, record_shapes
 from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.options import engine_choice
-from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, series_shape, status_message
+from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, status_message
 from pfaff.simulate.recording import joint_limit_warnings
 
 __all__ = ["Simulator", "StepInfo", "limits_not_held"]
@@ -125,9 +125,7 @@ class Simulator:
             warnings.warn(w, UserWarning, stacklevel=2)
         self._zero = np.zeros(system.nv)
         self._dt, self._t0 = self.options.dt, 0.0
-        cset = system.cset
-        sizes = {"nq": system.nq, "nv": system.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
-        self._shapes = [series_shape(s, sizes) for s in CORE_SERIES]
+        self._shapes = record_shapes(system.cset)
         if proto is not None and not self._py:
             self._proto = proto
             self._step = core.stepper()
@@ -310,11 +308,8 @@ class Simulator:
 
     # -- the core's record buffers -------------------------------------------------------
     def _new_chunk(self, cap: int) -> None:
-        self._bufs = [np.empty((cap, *shape)) for shape in self._shapes]
-        self._fbufs = [np.zeros(cap), np.zeros(cap)]
+        self._bufs, self._fbufs = attach_buffers(self._sys, self._shapes, cap)
         self._cap, self._rec = cap, 0
-        self._sys.set_buffers(self._bufs, cap)
-        self._sys.set_force_buffers(*self._fbufs)
 
     def _grow(self, n: int) -> None:
         """Room for ``n`` more samples: a new chunk (the full one kept for ``record``),
@@ -350,10 +345,7 @@ class Simulator:
         """The sample of the present state, taken on a copy of the core system (the
         live one goes on as if it had not been taken)."""
         c = core.clone(self._sys)
-        bufs = [np.empty((1, *shape)) for shape in self._shapes]
-        fbufs = [np.zeros(1), np.zeros(1)]
-        c.set_buffers(bufs, 1)
-        c.set_force_buffers(*fbufs)
+        bufs, fbufs = attach_buffers(c, self._shapes, 1)
         st = c.run(self._k, self._k + 1, self._k, self._t0)
         return bufs, fbufs, int(st.code == 0)
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from pfaff import core
 from pfaff.constraints.library import joint_coordinate
-from pfaff.simulate.core_engine import build, configure
+from pfaff.simulate.core_engine import attach_buffers, build, configure, record_shapes
 from pfaff.simulate.limits import (
     RELEASE_TOL,
     LimitEvent,
@@ -37,7 +37,7 @@ from pfaff.simulate.limits import (
     simulate_limited,
 )
 from pfaff.simulate.options import SimOptions
-from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, series_shape
+from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES
 from pfaff.simulate.trajectory import Trajectory
 
 __all__ = ["LimitStepper", "limits_not_held"]
@@ -120,10 +120,7 @@ class LimitStepper:
                     configure(sys_, self.options)
                 else:
                     sys_ = core.clone(self._proto)
-                sizes = {"nq": self.system.nq, "nv": self.system.nv, "m": cset.dim}
-                sizes["m_h"] = len(cset.holonomic_rows)
-                shapes = [series_shape(s, sizes) for s in CORE_SERIES]
-                self._compiled_sets[key] = (sys_, shapes, cset)
+                self._compiled_sets[key] = (sys_, record_shapes(cset), cset)
         return self._compiled_sets[key]
 
     def _fast(self, q, v, t: float, tau, n: int) -> Trajectory | None:
@@ -138,10 +135,7 @@ class LimitStepper:
             return None
         sys_, shapes, cset = got
         k = n + 1
-        bufs = [np.empty((k, *shape)) for shape in shapes]
-        fbufs = [np.zeros(k), np.zeros(k)]
-        sys_.set_buffers(bufs, k)
-        sys_.set_force_buffers(*fbufs)
+        bufs, fbufs = attach_buffers(sys_, shapes, k)
         sys_.set_state(q, v)
         tau = np.zeros(self.system.nv) if tau is None else tau
         if core.stepper()(sys_, tau, 0, k, t) is not None or sys_.recorded != k:

@@ -61,6 +61,25 @@ def configure(system, opt) -> None:
     system.set_tableau(np.array(tab.a, dtype=float), np.array(tab.b, dtype=float))
 
 
+def record_shapes(cset: ConstraintSet) -> list[tuple[int, ...]]:
+    """The per-sample shapes of a core system's 17 record buffers for ``cset`` (the
+    series of :data:`~pfaff.simulate.policy.CORE_SERIES`, in their order)."""
+    mech = cset.mechanism
+    sizes = {"nq": mech.nq, "nv": mech.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
+    return [series_shape(s, sizes) for s in CORE_SERIES]
+
+
+def attach_buffers(system, shapes, cap: int) -> tuple[list, list]:
+    """New record buffers for ``cap`` samples handed to the core ``system``: the 17
+    series' (``shapes``: :func:`record_shapes`) and the force elements' two
+    (force_work, force_potential; zero without elements). Returns both lists."""
+    bufs = [np.empty((cap, *shape)) for shape in shapes]
+    fbufs = [np.zeros(cap), np.zeros(cap)]
+    system.set_buffers(bufs, cap)
+    system.set_force_buffers(*fbufs)
+    return bufs, fbufs
+
+
 def held_law(controller, q: np.ndarray, mech) -> list | None:
     """The force elements of a controller whose law is built-in force elements sampled
     and held (a ``held_law`` lowering of its exact type, :mod:`pfaff.lowering`), bound
@@ -124,12 +143,8 @@ def run(
     for name in frames:
         system.observe(name)
     configure(system, opt)
-    sizes = {"nq": mech.nq, "nv": mech.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
     cap = record_count(n_steps, int(opt.record_every))
-    bufs = [np.empty((cap, *series_shape(s, sizes))) for s in CORE_SERIES]
-    system.set_buffers(bufs, cap)
-    fbufs = [np.zeros(cap), np.zeros(cap)]  # force_work, force_potential
-    system.set_force_buffers(*fbufs)
+    bufs, fbufs = attach_buffers(system, record_shapes(cset), cap)
     system.set_state(q, v)
     system.set_tau(tau_held)
     control_dt = opt.control_dt or opt.dt
