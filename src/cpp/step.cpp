@@ -195,7 +195,11 @@ namespace pfaff
       d.dq_ = -d.dq_;
       pinocchio::integrate(mo.model, q, d.dq_, d.qs_);
       q = d.qs_;
-      kinematics_state(mo, d, q);
+      // the CRBA pass places the joints as the kinematics pass does (data.oMi, data.J)
+      // and leaves M of the iterate: where Newton stops there, the velocity projection
+      // and the dynamics at the corrected q take it as it stands (one pass, not two)
+      mass_matrix(mo, d, q);
+      frame_terms(mo, d, mo.frame_slots, d.frames, nullptr, true);
       evaluate(mo, d, q, v, false);
       newton_fresh = false;
       err = abs_max(d.phi);
@@ -218,8 +222,9 @@ namespace pfaff
       d.A_vel_ = d.A;
     VecX & vn = d.vn_;
     vn = v;
-    // M at the corrected q (CRBA; the next dynamics at this q take it, its factor and
-    // G of rs_vel_ as they stand: mass_and_bias, gram_stands)
+    // M at the corrected q (the last Newton iterate's CRBA, else one here; the next
+    // dynamics at this q take it, its factor and G of rs_vel_ as they stand:
+    // mass_and_bias, gram_stands)
     mass_matrix(mo, d, q);
     if (d.rs_vel_.rank > 0)
     {
