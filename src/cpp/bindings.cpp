@@ -90,7 +90,7 @@ NB_MODULE(_core, m)
   m.doc() = "pfaff's compiled step core (C++17 on Pinocchio); see pfaff.core";
 
   nb::enum_<pfaff::Kind>(m, "Kind")
-#define PFAFF_KIND(K, rows) .value(#K, pfaff::Kind::K)
+#define PFAFF_KIND(K, rows, window) .value(#K, pfaff::Kind::K)
 #include "kinds.def"
 #undef PFAFF_KIND
     ;
@@ -272,7 +272,16 @@ NB_MODULE(_core, m)
     .def_ro("potential", &Sample::potential);
 
   nb::class_<System>(m, "System")
-    .def(nb::init<const std::string &>(), "model_text"_a)
+    .def(nb::init<const std::string &>(), "model_text"_a,
+         "a System of the pinocchio.Model serialised by Model.saveToString")
+    .def(
+      "__init__",
+      [](System * self, const nb::bytes & data) {
+        new (self) System(std::string(data.c_str(), data.size()), true);
+      },
+      "model_binary"_a,
+      "a System of the pinocchio.Model serialised by Model.saveToBinary (a StreamBuffer's "
+      "tobytes()): the fast transfer")
     .def_prop_ro("nq", &System::nq)
     .def_prop_ro("nv", &System::nv)
     .def_prop_ro("rows", &System::rows)
@@ -321,6 +330,30 @@ NB_MODULE(_core, m)
         s.set_state(q, v);
       },
       "q"_a, "v"_a)
+    .def(
+      "project_state",
+      [](System & s, int max_iter) {
+        const Check c{"System.project_state"};
+        c.index(max_iter, 10001, "max_iter", "1 .. 10000 Newton-Raphson iterations", 1);
+        if (s.q_.size() != s.nq() || s.v_.size() != s.nv())
+          c.fail("no state: call set_state(q, v) first");
+        // the step's correction with max_iter iterations: Newton-Raphson on the
+        // holonomic rows, then the M-metric velocity projection at the corrected q
+        const int kept = s.opt.max_newton;
+        s.opt.max_newton = max_iter;
+        const pfaff::Status st = pfaff::correct(s.mo(), s.d(), s.q_, s.v_, nullptr, false);
+        s.opt.max_newton = kept;
+        // then a workspace built anew (rebuild_data) at the projected state: the run
+        // that follows computes what it would on a fresh System set to that state
+        const VecX q = s.q_, v = s.v_;
+        s.d() = pfaff::Data(s.mo());
+        s.set_state(q, v);
+        return nb::make_tuple(st.value, st.iterations);
+      },
+      "max_iter"_a,
+      "bring the state onto the constraint manifold (simulate.project_state on the core), "
+      "the workspace then built anew (rebuild_data): (max |Phi| where Newton-Raphson "
+      "stopped, its iterations); the caller judges the residual")
     .def(
       "set_tableau",
       [](System & s, const GMat & a, const GVec & b) {

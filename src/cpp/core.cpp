@@ -34,31 +34,28 @@ namespace pfaff
 
   // FrameState.point / point_jacobian / point_drift of a point fixed in a frame
   void kinds::point_terms(
-    const FrameKin & f,
-    bool has_off,
-    const Vec3 & off,
-    Vec3 & p,
-    Matrix3x & Jp,
-    Vec3 & ap,
-    bool with_drift)
+    const FrameKin & f, bool has_off, const Vec3 & off, const RowOut & out, Vec3 & p,
+    Matrix3x & Jp, Vec3 & ap)
   {
+    const bool with_drift = out.with_drift;
+    const auto J = f.J.middleCols(out.c0, out.w);
     if (!has_off)
     {
       p = f.p;
-      Jp = f.J.topRows<3>();
+      Jp.leftCols(out.w) = J.topRows<3>();
       if (with_drift)
         ap = f.drift.head<3>();
       return;
     }
     const Vec3 r = f.R * off;
     p = f.p + r;
-    Jp.noalias() = f.J.topRows<3>() - skew(r).lazyProduct(f.J.bottomRows<3>());
+    Jp.leftCols(out.w).noalias() = J.topRows<3>() - skew(r).lazyProduct(J.bottomRows<3>());
     if (with_drift)
       ap = f.drift.head<3>() + f.drift.tail<3>().cross(r) + f.w.cross(f.w.cross(r));
   }
 
-  Model::Model(const std::string & model_text)
-  : model(load_model(model_text))
+  Model::Model(const std::string & model_data, bool binary)
+  : model(load_model(model_data, binary))
   {
     // Runge-Kutta-Munthe-Kaas stages where q lives on a Lie group (nq != nv):
     // d integrate / d theta is block diagonal, one block per joint; the multi-dof
@@ -127,8 +124,8 @@ namespace pfaff
     st_.next();
   }
 
-  System::System(const std::string & model_text)
-  : Model(model_text)
+  System::System(const std::string & model_data, bool binary)
+  : Model(model_data, binary)
   , Data(static_cast<const Model &>(*this))
   {
     const int nv = model.nv;
@@ -159,6 +156,14 @@ namespace pfaff
     FrameSlot f;
     f.id = model.getFrameId(name);
     f.joint = model.frames[f.id].parentJoint;
+    if (f.joint > 0)
+    {
+      pinocchio::JointIndex root = f.joint;
+      while (model.parents[root] != 0)
+        root = model.parents[root];
+      f.c0 = model.idx_vs[root];
+      f.c1 = model.idx_vs[f.joint] + model.nvs[f.joint];
+    }
     return f;
   }
 
@@ -193,14 +198,14 @@ namespace pfaff
     const Check c{"System.add"};
     // the rows each kind writes (kinds.def): fixed for all but the direction kinds
     static const int kind_rows[] = {
-#define PFAFF_KIND(K, rows) rows,
+#define PFAFF_KIND(K, rows, window) rows,
 #include "kinds.def"
 #undef PFAFF_KIND
     };
     // the kind's own checks (src/cpp/kinds/*.cpp), by its position in kinds.def
     using CheckFn = void (*)(const Model &, const Spec &, const Check &);
     static const CheckFn checks[] = {
-#define PFAFF_KIND(K, rows) &kinds::check_##K,
+#define PFAFF_KIND(K, rows, window) &kinds::check_##K,
 #include "kinds.def"
 #undef PFAFF_KIND
     };
@@ -222,6 +227,24 @@ namespace pfaff
     c.number(s.d, "spec.d", -HUGE_VAL, false).number(s.value, "spec.value", -HUGE_VAL, false);
     c.number(s.c0, "spec.c0", -HUGE_VAL, false).number(s.c1, "spec.c1", -HUGE_VAL, false);
     specs.push_back(s);
+    static const bool kind_window[] = {
+#define PFAFF_KIND(K, rows, window) window != 0,
+#include "kinds.def"
+#undef PFAFF_KIND
+    };
+    std::pair<int, int> cols{0, model.nv};
+    if (kind_window[k])
+    {
+      int c0 = model.nv, c1 = 0;
+      for (int slot : {s.s1, s.s2})
+        if (slot >= 0 && frame_slots[size_t(slot)].c1 > frame_slots[size_t(slot)].c0)
+        {
+          c0 = std::min(c0, frame_slots[size_t(slot)].c0);
+          c1 = std::max(c1, frame_slots[size_t(slot)].c1);
+        }
+      cols = c1 > c0 ? std::pair<int, int>{c0, c1 - c0} : std::pair<int, int>{0, 0};
+    }
+    spec_cols.push_back(cols);
     for (int i = 0; i < s.dim; ++i)
     {
       (holonomic(s) ? hol_rows : pf_rows).push_back(m + i);

@@ -37,6 +37,9 @@ namespace pfaff
     int row, hrow;
     const VecX & q;
     bool with_drift;
+    /// the spec's column window [c0, c0 + w) (Model::spec_cols): its rows of A are 0.0
+    /// outside it, written once (Data::fit), so a writer fills only the window
+    int c0, w;
   };
 
   struct Check;
@@ -47,7 +50,7 @@ namespace pfaff
   /// Lie-group structure of the stages.
   struct Model
   {
-    explicit Model(const std::string & model_text);
+    explicit Model(const std::string & model_data, bool binary = false);
     int nq() const { return model.nq; }
     int nv() const { return model.nv; }
     int rows() const { return m; }
@@ -65,6 +68,9 @@ namespace pfaff
     // the force elements (add_force): Data::felems holds their Q, V, power
     ForceSet force_elements;
     std::vector<Spec> specs;
+    /// per spec, the column window (c0, w) its rows of A live in (RowOut): the union of
+    /// its frames' columns for a window kind (kinds.def), else the whole row
+    std::vector<std::pair<int, int>> spec_cols;
     int m = 0, m_h = 0;
     std::vector<int> hol_rows, pf_rows, uni_rows; // holonomic, Pfaffian, unilateral
     // the explicit Runge-Kutta method (System::set_tableau): a, b of its Butcher tableau
@@ -147,6 +153,7 @@ namespace pfaff
     std::vector<MatX> Yb_;
     std::vector<Eigen::LLT<MatX>> llt_b_;
     bool stage_kept_ = false; // the last RK stage was on the manifold (stage)
+    bool newton_idle_ = false; // the last correction took no Newton step (correct)
     std::vector<int> uf_, row_tree_, block_of_; // find_blocks: union-find over trees,
                                            // a row's tree, a tree's block
     std::vector<int> kept_rows_; // zero_rows_qr: the rows of A not exactly 0.0
@@ -179,7 +186,7 @@ namespace pfaff
   /// are System::add's own).
   namespace kinds
   {
-#define PFAFF_KIND(K, rows)                                                                 \
+#define PFAFF_KIND(K, rows, window)                                                                 \
   void K(const Model & mo, Data & d, const Spec & s, const RowOut & out);                   \
   void check_##K(const Model & mo, const Spec & s, const Check & c);
 #include "kinds.def"
@@ -187,19 +194,23 @@ namespace pfaff
 
     /// A point fixed in frame f at ``off`` (the origin without ``has_off``): its world
     /// position p, its Jacobian (3 x nv) and, with_drift, its acceleration at a = 0.
+    /// Jp's first w columns are the Jacobian's columns c0 .. c0 + w (RowOut's window).
     void point_terms(
-      const FrameKin & f, bool has_off, const Vec3 & off, Vec3 & p, Matrix3x & Jp, Vec3 & ap,
-      bool with_drift);
+      const FrameKin & f, bool has_off, const Vec3 & off, const RowOut & out, Vec3 & p,
+      Matrix3x & Jp, Vec3 & ap);
     /// R_e of an orientation block (R_1 R_world against the world, R_1 R_off R_2^T
     /// between two frames) and the angular-velocity rows d.Gjw_ of d R_e / dt
+    /// (the first w columns of d.Gjw_: the window's, out.c0 .. out.c0 + out.w)
     Mat3 relative_rotation(
-      Data & d, const Spec & s, const Mat3 & R_world, const Mat3 & R_off, bool off_identity);
+      Data & d, const Spec & s, const Mat3 & R_world, const Mat3 & R_off, bool off_identity,
+      const RowOut & out);
     /// FrameAligned's rows of spec s (all three when all_rows, else s.D's)
+    /// (from row out.row, Phi's from out.hrow)
     void aligned_rows(
-      Data & d, const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow,
-      bool with_drift, bool all_rows);
+      Data & d, const Spec & s, const Mat3 & R_off, bool off_identity, const RowOut & out,
+      bool all_rows);
     /// QuatAligned's three rows of spec s
-    void quat_rows(Data & d, const Spec & s, int row, int hrow, bool with_drift);
+    void quat_rows(Data & d, const Spec & s, const RowOut & out);
   } // namespace kinds
 
   // -- the algorithms over a Model and its Data (as Pinocchio's over model, data) ------
@@ -297,7 +308,7 @@ namespace pfaff
   class System : public Model, public Data, public StepState
   {
   public:
-    explicit System(const std::string & model_text);
+    explicit System(const std::string & model_data, bool binary = false);
     /// the Model and the Data the algorithms take (a System is both)
     const Model & mo() const { return *this; }
     Data & d() { return *this; }

@@ -28,7 +28,9 @@ namespace pfaff
   using Matrix6x = Eigen::Matrix<double, 6, Eigen::Dynamic>;
   using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-  pinocchio::Model load_model(const std::string & text);
+  /// the pinocchio::Model of its serialisation: binary (Model.saveToBinary) or text
+  /// (Model.saveToString); std::invalid_argument naming the format otherwise (model_io.cpp)
+  pinocchio::Model load_model(const std::string & data, bool binary);
 
   /// A frame slot (System::add_frame, System::observe): the model's frame and its
   /// parent joint, fixed at set-up (a Model's).
@@ -36,6 +38,10 @@ namespace pfaff
   {
     pinocchio::FrameIndex id = 0;
     pinocchio::JointIndex joint = 0; // parent joint
+    /// the columns [c0, c1) that hold every nonzero of the frame's Jacobian: from its
+    /// kinematic tree's first column to its joint's last (Pinocchio numbers a tree's
+    /// joints depth first, so its supporting joints lie there); empty on the world
+    int c0 = 0, c1 = 0;
   };
 
   /// Kinematics of one frame slot at one state (pfaff.mechanism.FrameState; a Data's).
@@ -54,7 +60,7 @@ namespace pfaff
   /// The constraint kinds (src/cpp/kinds.def: one line and one file per kind).
   enum class Kind
   {
-#define PFAFF_KIND(K, rows) K,
+#define PFAFF_KIND(K, rows, window) K,
 #include "kinds.def"
 #undef PFAFF_KIND
   };

@@ -1,16 +1,37 @@
-// Model transfer: the Python side's pinocchio.Model arrives as Pinocchio's own text
-// serialisation (Model.saveToString), which writes doubles with round-trip precision.
-// Kept in its own compile unit: the Boost serialisation headers are heavy.
-#include "pinocchio/serialization.hpp"
+// Model transfer: the Python side's pinocchio.Model arrives as Pinocchio's own
+// serialisation, binary (Model.saveToBinary into a StreamBuffer: a copy of the doubles,
+// read here in microseconds) or text (Model.saveToString, doubles written with
+// round-trip precision, parsed at some 20 us per joint). Kept in its own compile unit:
+// the Boost serialisation headers are heavy.
+#include <cstring>
+#include <stdexcept>
 
+#include "pinocchio/serialization.hpp"
 
 namespace pfaff
 {
-  // declared in core.hpp (not included: this unit is rebuilt only when it changes)
-  pinocchio::Model load_model(const std::string & text)
+  // declared in core_types.hpp (not included: this unit is rebuilt only when it changes)
+  pinocchio::Model load_model(const std::string & data, bool binary)
   {
     pinocchio::Model model;
-    model.loadFromString(text);
+    try
+    {
+      if (binary)
+      {
+        pinocchio::serialization::StaticBuffer buffer(data.size());
+        std::memcpy(buffer.data(), data.data(), data.size());
+        model.loadFromBinary(buffer);
+      }
+      else
+        model.loadFromString(data);
+    }
+    catch (const std::exception & e)
+    {
+      throw std::invalid_argument(
+        std::string("the model is not Pinocchio's ") + (binary ? "binary" : "text")
+        + " serialisation of a pinocchio.Model (" + (binary ? "Model.saveToBinary" : "Model.saveToString")
+        + "): " + e.what());
+    }
     return model;
   }
 } // namespace pfaff

@@ -78,13 +78,20 @@ namespace pfaff
 
   namespace
   {
-    // the frames, A and Phi at q (no M, no h, no drift): what the correction starts from
-    void position_terms(const Model & mo, Data & d, const VecX & q, const VecX & v)
+    // the frames, A and Phi at q (no h, no drift): what the correction starts from.
+    // with_mass: the joints placed by the CRBA pass, which leaves M at q too (a
+    // correction that takes no Newton step projects the velocity with it); else by the
+    // kinematics pass alone
+    void position_terms(
+      const Model & mo, Data & d, const VecX & q, const VecX & v, bool with_mass)
     {
-      if (!d.mass_stands(q))
-        kinematics_state(mo, d, q);
+      if (!with_mass && !d.mass_stands(q))
+        kinematics_state(mo, d, q); // the joints and the frames
       else
+      {
+        mass_matrix(mo, d, q); // nothing where M of q stands
         frame_terms(mo, d, mo.frame_slots, d.frames, nullptr, true);
+      }
       evaluate(mo, d, q, v, false);
     }
 
@@ -138,7 +145,7 @@ namespace pfaff
         dynamics = true;
       }
       else
-        position_terms(mo, d, q, v);
+        position_terms(mo, d, q, v, false); // off the manifold: Newton will likely move q
       d.stage_kept_ = on_manifold(mo, d, v);
       if (!d.stage_kept_)
       {
@@ -167,8 +174,9 @@ namespace pfaff
   Status correct(const Model & mo, Data & d, VecX & q, VecX & v, double * corr, bool terms_stand)
   {
     Status st;
-    if (!terms_stand)
-      position_terms(mo, d, q, v);
+    if (!terms_stand) // where the last correction took no Newton step this one likely
+      position_terms(mo, d, q, v, d.newton_idle_); // takes none: M at q serves it
+
     // correction.newton_project: stopped on the size of the step in q, its round-off
     // thresholds scaled by the size of the constraint frames' positions
     const double scale = position_scale(mo, d);
@@ -248,6 +256,7 @@ namespace pfaff
     v = vn;
     st.value = err;
     st.iterations = it;
+    d.newton_idle_ = it == 0;
     return st;
   }
 

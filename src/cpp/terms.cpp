@@ -268,14 +268,16 @@ namespace pfaff
   // against the world R_e = R_1 R_world, Gjw_ = J_w1; between two frames
   // R_e = R_1 R_off R_2^T (R_1 R_2^T when off_identity), Gjw_ = J_w1 - R_e J_w2
   Mat3 kinds::relative_rotation(
-    Data & d, const Spec & s, const Mat3 & R_world, const Mat3 & R_off, bool off_identity)
+    Data & d, const Spec & s, const Mat3 & R_world, const Mat3 & R_off, bool off_identity,
+    const RowOut & out)
   {
     const FrameKin & f1 = d.frames[s.s1];
+    const auto Jw1 = f1.J.bottomRows<3>().middleCols(out.c0, out.w);
     Mat3 Re;
     if (s.s2 < 0)
     {
       Re.noalias() = f1.R * R_world;
-      d.Gjw_ = f1.J.bottomRows<3>();
+      d.Gjw_.leftCols(out.w) = Jw1;
       return Re;
     }
     const FrameKin & f2 = d.frames[s.s2];
@@ -283,16 +285,20 @@ namespace pfaff
       Re.noalias() = f1.R * f2.R.transpose();
     else
       Re.noalias() = (f1.R * R_off) * f2.R.transpose();
-    d.Gjw_.noalias() = f1.J.bottomRows<3>() - Re.lazyProduct(f2.J.bottomRows<3>());
+    d.Gjw_.leftCols(out.w).noalias() =
+      Jw1 - Re.lazyProduct(f2.J.bottomRows<3>().middleCols(out.c0, out.w));
     return Re;
   }
 
   void kinds::aligned_rows(
-    Data & d, const Spec & s, const Mat3 & R_off, bool off_identity, int row, int hrow,
-    bool with_drift, bool all_rows)
+    Data & d, const Spec & s, const Mat3 & R_off, bool off_identity, const RowOut & out,
+    bool all_rows)
   {
+    const int row = out.row, hrow = out.hrow, c0 = out.c0, nw = out.w;
+    const bool with_drift = out.with_drift;
     const FrameKin & f1 = d.frames[s.s1];
-    const Mat3 Re = relative_rotation(d, s, s.R_right, R_off, off_identity);
+    const Mat3 Re = relative_rotation(d, s, s.R_right, R_off, off_identity, out);
+    const auto Gjw = d.Gjw_.leftCols(nw);
     const double tr = Re.trace();
     const Mat3 G = 0.5 * (tr * Mat3::Identity() - Re);
     const Vec3 e(
@@ -301,7 +307,7 @@ namespace pfaff
     if (with_drift)
     {
       // _drift3: G' w + G w', w = J_w v, w' = alpha_1 - R_e alpha_2 - w x (R_e omega_2)
-      const Vec3 w = d.Gjw_ * *d.vref_;
+      const Vec3 w = Gjw * d.vref_->segment(c0, nw);
       Vec3 a = f1.drift.tail<3>();
       if (s.s2 >= 0)
       {
@@ -316,14 +322,14 @@ namespace pfaff
     }
     if (all_rows)
     {
-      d.A.middleRows(row, 3).noalias() = G.lazyProduct(d.Gjw_);
+      d.A.block(row, c0, 3, nw).noalias() = G.lazyProduct(Gjw);
       d.drift.segment<3>(row) = dr;
       d.phi.segment<3>(hrow) = e;
     }
     else
     {
       const int k = int(s.D.rows());
-      d.A.middleRows(row, k).noalias() = (s.D * G) * d.Gjw_;
+      d.A.block(row, c0, k, nw).noalias() = (s.D * G) * Gjw;
       d.drift.segment(row, k).noalias() = s.D * dr;
       d.phi.segment(hrow, k).noalias() = s.D * e;
     }
@@ -332,10 +338,12 @@ namespace pfaff
   // QuatAligned.terms: R_e = R_1 R_off R_2^T, q_e = (s, u) with s >= 0, Phi = u,
   // A = H J_w, H = (s I - [u]x) / 2, drift = H' w + H w', H' = (s' I - [u']x) / 2,
   // s' = -u.w / 2, u' = H w, w' = alpha_1 - R_e alpha_2 - w x (R_e omega_2)
-  void kinds::quat_rows(Data & d, const Spec & s, int row, int hrow, bool with_drift)
+  void kinds::quat_rows(Data & d, const Spec & s, const RowOut & out)
   {
+    const int row = out.row, hrow = out.hrow, c0 = out.c0, nw = out.w;
     const FrameKin & f1 = d.frames[s.s1];
-    const Mat3 Re = relative_rotation(d, s, s.R_off, s.R_off, false);
+    const Mat3 Re = relative_rotation(d, s, s.R_off, s.R_off, false, out);
+    const auto Gjw = d.Gjw_.leftCols(nw);
     const Eigen::Quaterniond qe(Re);
     double sc = qe.w();
     Vec3 u = qe.vec();
@@ -345,14 +353,14 @@ namespace pfaff
       u = -u;
     }
     const Mat3 H = 0.5 * (sc * Mat3::Identity() - skew(u));
-    d.A.middleRows(row, 3).noalias() = H.lazyProduct(d.Gjw_);
+    d.A.block(row, c0, 3, nw).noalias() = H.lazyProduct(Gjw);
     d.phi.segment<3>(hrow) = u;
-    if (!with_drift)
+    if (!out.with_drift)
     {
       d.drift.segment<3>(row).setZero();
       return;
     }
-    const Vec3 w = d.Gjw_ * *d.vref_;
+    const Vec3 w = Gjw * d.vref_->segment(c0, nw);
     Vec3 wdot = f1.drift.tail<3>();
     if (s.s2 >= 0)
     {
@@ -369,20 +377,21 @@ namespace pfaff
   namespace
   {
     void write_spec(
-      const Model & mo, Data & d, const Spec & s, int row, int hrow, const VecX & q,
-      bool with_drift)
+      const Model & mo, Data & d, size_t k, int row, int hrow, const VecX & q, bool with_drift)
     {
       // the kind's row writer (src/cpp/kinds/*.cpp), by its position in kinds.def
+      const Spec & s = mo.specs[k];
       using RowFn = void (*)(const Model &, Data &, const Spec &, const RowOut &);
       static const RowFn writers[] = {
-  #define PFAFF_KIND(K, rows) &kinds::K,
+  #define PFAFF_KIND(K, rows, window) &kinds::K,
   #include "kinds.def"
   #undef PFAFF_KIND
       };
-      writers[static_cast<int>(s.kind)](mo, d, s, RowOut{row, hrow, q, with_drift});
+      const auto [c0, w] = mo.spec_cols[k];
+      writers[static_cast<int>(s.kind)](mo, d, s, RowOut{row, hrow, q, with_drift, c0, w});
       if (s.scale.size()) // Scaled: the rows times constant factors (coupling.Scaled)
       {
-        d.A.middleRows(row, s.dim).array().colwise() *= s.scale.array();
+        d.A.block(row, c0, s.dim, w).array().colwise() *= s.scale.array();
         d.drift.segment(row, s.dim).array() *= s.scale.array();
         if (holonomic(s))
           d.phi.segment(hrow, s.dim).array() *= s.scale.array();
@@ -397,9 +406,10 @@ namespace pfaff
     // computed once in this pass
     d.st_.rows = d.st_.next();
     int row = 0, hrow = 0;
-    for (const auto & s : mo.specs)
+    for (size_t k = 0; k < mo.specs.size(); ++k)
     {
-      write_spec(mo, d, s, row, hrow, q, with_drift);
+      const Spec & s = mo.specs[k];
+      write_spec(mo, d, k, row, hrow, q, with_drift);
       row += s.dim;
       if (holonomic(s))
         hrow += s.dim;

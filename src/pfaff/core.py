@@ -25,6 +25,7 @@ and :func:`pfaff.simulate.engine_choice` say why.
 from __future__ import annotations
 
 import numpy as np
+import pinocchio as pin
 
 from pfaff import lowering
 from pfaff.constraints.base import ConstraintSet
@@ -133,16 +134,25 @@ def contour(kind: str, U: float, a: float = 1.0, b: float = 1.0, p: int = 2, bx=
     return c
 
 
+def model_bytes(model: pin.Model) -> bytes:
+    """``model`` in Pinocchio's binary serialisation (``Model.saveToBinary`` into a
+    ``StreamBuffer``), as ``pfaff._core.System(bytes)`` reads it: some 20 times faster
+    both ways than the text of ``Model.saveToString``, which the core also reads."""
+    buffer = pin.serialization.StreamBuffer()
+    model.saveToBinary(buffer)
+    return buffer.tobytes()
+
+
 def build(cset: ConstraintSet):
     """A ``pfaff._core.System`` for ``cset`` (check :func:`unsupported_reason` first).
 
-    The Pinocchio model crosses over as Pinocchio's own serialisation
-    (``Model.saveToString``, doubles written to round-trip precision).
+    The Pinocchio model crosses over as Pinocchio's own binary serialisation
+    (:func:`model_bytes`: the doubles copied, no rounding).
     """
     reason = unsupported_reason(cset)
     if reason is not None:
         raise ValueError(f"the compiled core cannot run this system: {reason}")
-    system = _core.System(cset.mechanism.model.saveToString())
+    system = _core.System(model_bytes(cset.mechanism.model))
     into = Build(system, cset.mechanism)
     for c in cset.constraints:
         system.add(lowering.lower(c, "constraint", into))

@@ -14,9 +14,6 @@ namespace pfaff::kinds
 
   void FrameAligned(const Model &, Data & d, const Spec & s, const RowOut & out)
   {
-    const int row = out.row;
-    const int hrow = out.hrow;
-    const bool with_drift = out.with_drift;
-    aligned_rows(d, s, s.R_off, s.R_off.isIdentity(0.0), row, hrow, with_drift, s.D_identity);
+    aligned_rows(d, s, s.R_off, s.R_off.isIdentity(0.0), out, s.D_identity);
   }
 } // namespace pfaff::kinds

@@ -17,9 +17,9 @@ namespace pfaff::kinds
     const int hrow = out.hrow;
     const bool with_drift = out.with_drift;
     Vec3 p1, a1 = Vec3::Zero();
-    point_terms(d.frames[s.s1], s.has_p1, s.p1, p1, d.Jp1_, a1, with_drift);
+    point_terms(d.frames[s.s1], s.has_p1, s.p1, out, p1, d.Jp1_, a1);
     d.phi(hrow) = s.n.dot(p1) - s.d;
-    d.A.row(row).noalias() = s.n.transpose() * d.Jp1_;
+    d.A.row(row).segment(out.c0, out.w).noalias() = s.n.transpose() * d.Jp1_.leftCols(out.w);
     d.drift(row) = with_drift ? s.n.dot(a1) : 0.0;
   }
 } // namespace pfaff::kinds

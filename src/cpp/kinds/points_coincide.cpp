@@ -18,11 +18,12 @@ namespace pfaff::kinds
     const int hrow = out.hrow;
     const bool with_drift = out.with_drift;
     Vec3 p1, p2, a1 = Vec3::Zero(), a2 = Vec3::Zero();
-    point_terms(d.frames[s.s1], s.has_p1, s.p1, p1, d.Jp1_, a1, with_drift);
+    point_terms(d.frames[s.s1], s.has_p1, s.p1, out, p1, d.Jp1_, a1);
+    const auto Jp = d.Jp1_.leftCols(out.w);
     if (s.s2 >= 0)
     {
-      point_terms(d.frames[s.s2], s.has_p2, s.p2, p2, d.Jp2_, a2, with_drift);
-      d.Jp1_ -= d.Jp2_;
+      point_terms(d.frames[s.s2], s.has_p2, s.p2, out, p2, d.Jp2_, a2);
+      d.Jp1_.leftCols(out.w) -= d.Jp2_.leftCols(out.w);
       a1 -= a2;
       p1 -= p2;
     }
@@ -30,13 +31,13 @@ namespace pfaff::kinds
       p1 -= s.target;
     if (s.D_identity)
     {
-      d.A.middleRows(row, 3) = d.Jp1_;
+      d.A.block(row, out.c0, 3, out.w) = Jp;
       d.drift.segment<3>(row) = with_drift ? a1 : Vec3::Zero();
       d.phi.segment<3>(hrow) = p1;
     }
     else
     {
-      d.A.middleRows(row, s.dim).noalias() = s.D * d.Jp1_;
+      d.A.block(row, out.c0, s.dim, out.w).noalias() = s.D * Jp;
       if (with_drift)
         d.drift.segment(row, s.dim).noalias() = s.D * a1;
       else

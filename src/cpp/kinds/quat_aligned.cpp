@@ -13,9 +13,6 @@ namespace pfaff::kinds
 
   void QuatAligned(const Model &, Data & d, const Spec & s, const RowOut & out)
   {
-    const int row = out.row;
-    const int hrow = out.hrow;
-    const bool with_drift = out.with_drift;
-    quat_rows(d, s, row, hrow, with_drift);
+    quat_rows(d, s, out);
   }
 } // namespace pfaff::kinds

@@ -27,13 +27,16 @@ namespace pfaff::kinds
     const FrameKin & fa = d.frames[s.s1];
     const FrameKin & fb = d.frames[s.s2];
     Vec3 pa, pb, aa = Vec3::Zero(), ab = Vec3::Zero();
-    point_terms(fa, s.has_p1, s.p1, pa, d.Jp1_, aa, with_drift);
-    point_terms(fb, s.has_p2, s.p2, pb, d.Jp2_, ab, with_drift);
-    d.A.middleRows(row, 3) = d.Jp1_ - d.Jp2_;
+    const int c0 = out.c0, nw = out.w;
+    point_terms(fa, s.has_p1, s.p1, out, pa, d.Jp1_, aa);
+    point_terms(fb, s.has_p2, s.p2, out, pb, d.Jp2_, ab);
+    d.A.block(row, c0, 3, nw) = d.Jp1_.leftCols(nw) - d.Jp2_.leftCols(nw);
     d.drift.segment<3>(row) = with_drift ? Vec3(aa - ab) : Vec3::Zero();
     d.phi.segment<3>(hrow) = pa - pb;
     const Vec3 nb = fb.R * s.n;
-    d.Gjw_ = fa.J.bottomRows<3>() - fb.J.bottomRows<3>(); // J_wa - J_wb
+    // J_wa - J_wb
+    d.Gjw_.leftCols(nw) =
+      fa.J.bottomRows<3>().middleCols(c0, nw) - fb.J.bottomRows<3>().middleCols(c0, nw);
     const Vec3 dw = fa.w - fb.w, dalpha = fa.drift.tail<3>() - fb.drift.tail<3>();
     const Vec3 wbn = fb.w.cross(nb);
     for (int k = 0; k < 2; ++k)
@@ -41,7 +44,7 @@ namespace pfaff::kinds
       const Vec3 e = fa.R * s.D.row(k).transpose();
       const Vec3 c = e.cross(nb);
       d.phi(hrow + 3 + k) = e.dot(nb);
-      d.A.row(row + 3 + k).noalias() = c.transpose() * d.Gjw_;
+      d.A.row(row + 3 + k).segment(c0, nw).noalias() = c.transpose() * d.Gjw_.leftCols(nw);
       d.drift(row + 3 + k) =
         with_drift ? (fa.w.cross(e).cross(nb) + e.cross(wbn)).dot(dw) + c.dot(dalpha) : 0.0;
     }

@@ -16,7 +16,7 @@ import numpy as np
 from pfaff import core
 from pfaff.api.simulator import NOT_OPTIONS, Simulator, limits_not_held, prepare
 from pfaff.api.system import System
-from pfaff.simulate import SimulationError, project_state
+from pfaff.simulate import SimulationError, core_engine
 from pfaff.simulate.policy import RunStatus, status_message
 
 __all__ = ["rollout"]
@@ -90,9 +90,10 @@ def rollout(
         "phi": np.empty((K, T + 1, m_h)),
     }
     if engine == "core":
+        start = core.clone(proto)
         for i in range(1 if one_start else K):  # onto the manifold as Simulator.reset
             system.mechanism.check_state(q0s[i], v0s[i])
-            q0s[i], v0s[i] = project_state(cset, q0s[i], v0s[i], opt)
+            q0s[i], v0s[i] = core_engine.project_start(start, q0s[i], v0s[i], opt)
         if one_start:  # one start shared by all: assembled once
             q0s[1:], v0s[1:] = q0s[0], v0s[0]
         status = core.rollout(

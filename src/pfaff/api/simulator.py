@@ -26,7 +26,13 @@ from pfaff.api.system import System, check_vector
 from pfaff.api.viewer import Viewer
 from pfaff.simulate import SimOptions, SimulationError, Trajectory, project_state, simulate
 from pfaff.simulate.actuators import Actuation
-from pfaff.simulate.core_engine import attach_buffers, build, configure, record_shapes
+from pfaff.simulate.core_engine import (
+    attach_buffers,
+    build,
+    configure,
+    project_start,
+    record_shapes,
+)
 from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.options import engine_choice
 from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, status_message
@@ -153,15 +159,17 @@ class Simulator:
         sys_ = self.system
         q = sys_.q0 if q is None else check_vector(q, sys_.nq, "q", "nq")
         v = sys_.v0 if v is None else check_vector(v, sys_.nv, "v", "nv")
-        q, v = project_state(sys_.cset, q, v, self.options)
+        if self._py:
+            q, v = project_state(sys_.cset, q, v, self.options)
+        else:  # onto the manifold by the core, as simulate on the core does
+            self._sys = core.clone(self._proto)
+            q, v = project_start(self._sys, q, v, self.options)
         self._k, self._chunks, self._done = 0, [], 0  # _done: samples before the buffers
         if self._limited is not None:
             self._limited.check_start(q)
             self._limited.reset()
         if not self._py:
-            self._sys = core.clone(self._proto)
             self._new_chunk(CHUNK)
-            self._sys.set_state(q, v)
             self._sys.set_tau(self._zero)
         else:
             self._parts: list[Trajectory] = []

@@ -23,14 +23,16 @@ from pfaff.simulate.policy import (
     CORE_SERIES,
     FORCE_SERIES,
     SAMPLE_TOL,
+    START_ITERATIONS,
     SampleClock,
     series_shape,
+    start_message,
     status_message,
 )
 from pfaff.simulate.record import StepRecord
 from pfaff.simulate.recording import controller_torque
 from pfaff.simulate.tableaus import TABLEAUS
-from pfaff.simulate.trajectory import SimulationError, Trajectory
+from pfaff.simulate.trajectory import InitialStateError, SimulationError, Trajectory
 
 #: steps per call into the core when no controller sample comes sooner (keeps Ctrl-C
 #: and the progress bar responsive)
@@ -80,6 +82,21 @@ def attach_buffers(system, shapes, cap: int) -> tuple[list, list]:
     return bufs, fbufs
 
 
+def project_start(system, q: np.ndarray, v: np.ndarray, opt) -> tuple[np.ndarray, np.ndarray]:
+    """Set the core ``system``'s state to ``(q, v)`` brought onto the constraint manifold
+    by the core (``System.project_state``: :data:`~pfaff.simulate.policy.START_ITERATIONS`
+    Newton-Raphson iterations, then the M-metric velocity projection at the corrected q,
+    the rule of :func:`~pfaff.simulate.project_state` on NumPy) and return it. Raises
+    :class:`InitialStateError` (:func:`~pfaff.simulate.policy.start_message`) when it
+    cannot be: ``simulate``, the Simulator and rollouts on the core all start here."""
+    system.set_state(q, v)
+    err, iterations = system.project_state(START_ITERATIONS)
+    message = start_message(err, iterations, opt.position_tol)
+    if message is not None:
+        raise InitialStateError(message)
+    return system.q, system.v
+
+
 def held_law(controller, q: np.ndarray, mech) -> list | None:
     """The force elements of a controller whose law is built-in force elements sampled
     and held (a ``held_law`` lowering of its exact type, :mod:`pfaff.lowering`), bound
@@ -122,8 +139,12 @@ def run(
     forces=(),
     next_control: float | None = None,
     stop=None,
+    project: bool = False,
 ) -> Trajectory:
-    """Run ``n_steps`` steps from the (projected) state ``(q, v)`` on the core.
+    """Run ``n_steps`` steps from the state ``(q, v)`` on the core; with ``project`` the
+    core first brings it onto the constraint manifold (as
+    :func:`~pfaff.simulate.project_state` does on NumPy; :class:`InitialStateError`
+    when it cannot), else it is on it already.
 
     ``controller``: a :class:`~pfaff.simulate.record.Controller` (or None).
     ``frames``: what a controller's snapshot holds (the constraints' and the
@@ -145,7 +166,10 @@ def run(
     configure(system, opt)
     cap = record_count(n_steps, int(opt.record_every))
     bufs, fbufs = attach_buffers(system, record_shapes(cset), cap)
-    system.set_state(q, v)
+    if project:
+        project_start(system, q, v, opt)
+    else:
+        system.set_state(q, v)
     system.set_tau(tau_held)
     control_dt = opt.control_dt or opt.dt
     dt = opt.dt

@@ -32,7 +32,14 @@ from pfaff.simulate.options import (
     engine_choice,
     use_engine,
 )
-from pfaff.simulate.policy import POSITION_FAILURE, SampleClock, position_message, steps_of
+from pfaff.simulate.policy import (
+    POSITION_FAILURE,
+    START_ITERATIONS,
+    SampleClock,
+    position_message,
+    start_message,
+    steps_of,
+)
 from pfaff.simulate.record import Controller, StepRecord, as_controller
 from pfaff.simulate.recording import (
     check_contact,
@@ -85,16 +92,14 @@ def project_state(
         cset,
         q,
         opt.position_tol,
-        50,
+        START_ITERATIONS,
         opt.rank_tol,
         step_tol=opt.newton_step_tol,
         floor=opt.position_floor,
     )
-    if not err <= max(1e3 * opt.position_tol, 1e-9):
-        raise InitialStateError(
-            f"the initial state cannot be brought onto the constraint manifold: "
-            f"max |Phi| = {err:.3g} after {it} Newton-Raphson iterations"
-        )
+    message = start_message(err, it, opt.position_tol)
+    if message is not None:
+        raise InitialStateError(message)
     snap = mech.compute(q1, v, cset.frames)
     ev = cset.evaluate(snap)
     return q1, metric_projection(v, ev.A, snap.M, opt.rank_tol)
@@ -197,7 +202,10 @@ def simulate(
     mech.check_state(q0, v0)
     if opt.integrator in ADAPTIVE and mech.nq != mech.nv:
         raise ValueError(f"adaptive integrators need nq == nv; {mech.name} has a Lie-group q")
-    q, v = project_state(cset, q0, v0, opt)
+    engine, fallback = engine_choice(cset, opt, tuple(forces))
+    # the core brings the start onto the manifold itself (core_engine.run), by the same
+    # rule
+    q, v = (q0, v0) if engine == "core" else project_state(cset, q0, v0, opt)
     controller = as_controller(controller)
     ctrl_frames = () if controller is None else tuple(controller.frames)
     mech.check_frames(ctrl_frames)
@@ -223,7 +231,7 @@ def simulate(
         from tqdm import tqdm
 
         bar = tqdm(total=n_steps, desc=mech.name, unit="step", mininterval=0.5, leave=False)
-    traj.engine, fallback = engine_choice(cset, opt, tuple(forces))
+    traj.engine = engine
     if fallback is not None:
         traj.warnings.append(fallback)
         warn_once(fallback)
@@ -248,6 +256,7 @@ def simulate(
                 fe,
                 clock.next,
                 stop,
+                project=True,
             )
         for k in range(n_steps + 1):
             t = t0 + k * opt.dt

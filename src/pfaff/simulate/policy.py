@@ -12,6 +12,9 @@
   messages (non-finite values, a unilateral contact that would open), the same for both
   engines.
 - :func:`steps_of`: the steps a run of a given span takes (the rounding of ``t_end``).
+- :data:`START_ITERATIONS` and :func:`start_message`: how the initial state is brought
+  onto the constraint manifold (``project_state`` on NumPy, ``System.project_state``
+  on the core) and when it cannot be.
 """
 
 from __future__ import annotations
@@ -36,6 +39,23 @@ def steps_of(span: float, dt: float) -> int:
 #: a position correction that ends above position_tol counts as a Newton failure;
 #: above this [units of Phi] the run stops (both engines)
 POSITION_FAILURE = 1e-6
+
+
+#: Newton-Raphson iterations that bring an initial state onto the manifold (a step's
+#: correction takes SimOptions.max_newton)
+START_ITERATIONS = 50
+
+
+def start_message(err: float, iterations: int, position_tol: float) -> str | None:
+    """Why the initial state cannot be brought onto the constraint manifold (None when it
+    can): Newton-Raphson ended at ``max |Phi| = err`` above ``max(1e3 position_tol,
+    1e-9)`` (both engines raise :class:`~pfaff.simulate.InitialStateError` with it)."""
+    if err <= max(1e3 * position_tol, 1e-9):
+        return None
+    return (
+        f"the initial state cannot be brought onto the constraint manifold: "
+        f"max |Phi| = {err:.3g} after {iterations} Newton-Raphson iterations"
+    )
 
 
 @dataclass
