@@ -49,9 +49,16 @@ def build(cset: ConstraintSet, forces=(), held=()):
     into = core.Build(system, cset.mechanism)
     for e in forces:
         system.add_force(lowering.lower(e, "force", into))
+    add_held(system, cset.mechanism, held)
+    return system
+
+
+def add_held(system, mech, held) -> None:
+    """The force elements ``held`` of a held law (:func:`held_law`) into the core
+    ``system`` of ``mech``: sampled by the core at the controller's instants."""
+    into = core.Build(system, mech)
     for e in held:
         system.add_held_force(lowering.lower(e, "force", into))
-    return system
 
 
 def configure(system, opt) -> None:
@@ -156,20 +163,21 @@ def run(
     :class:`SimulationError` as the NumPy engine does.
     """
     mech = cset.mechanism
-    held = held_law(controller, q, mech)
-    system = build(cset, forces, held or ())
+    system = build(cset, forces)
+    configure(system, opt)
+    if project:
+        q, v = project_start(system, q, v, opt)
+    else:
+        system.set_state(q, v)
+    held = held_law(controller, q, mech)  # the law of the projected start
     if held is not None:  # the controller's law sampled by the core itself
+        add_held(system, mech, held)
         controller = None
     frames = tuple(dict.fromkeys(frames))  # one slot each, in order
     for name in frames:
         system.observe(name)
-    configure(system, opt)
     cap = record_count(n_steps, int(opt.record_every))
     bufs, fbufs = attach_buffers(system, record_shapes(cset), cap)
-    if project:
-        project_start(system, q, v, opt)
-    else:
-        system.set_state(q, v)
     system.set_tau(tau_held)
     control_dt = opt.control_dt or opt.dt
     dt = opt.dt
