@@ -277,6 +277,35 @@ namespace pfaff
   } // namespace
 
 
+  namespace
+  {
+    // lambda_max(W^T W), W with r <= 3 columns in closed form (r = 2: the larger root
+    // of the 2 x 2 characteristic polynomial, a sum of nonnegative terms; r = 3:
+    // Eigen's computeDirect, accurate relative to lambda_max), else the symmetric
+    // eigensolver's values (what operatorNorm takes)
+    double largest_eigenvalue(const MatX & W)
+    {
+      const int r = int(W.cols());
+      if (r == 1)
+        return W.col(0).squaredNorm();
+      if (r == 2)
+      {
+        const double a = W.col(0).squaredNorm(), b = W.col(0).dot(W.col(1)),
+                     c = W.col(1).squaredNorm();
+        return 0.5 * (a + c) + std::hypot(0.5 * (a - c), b);
+      }
+      if (r == 3)
+      {
+        Mat3 G;
+        G.noalias() = W.transpose() * W;
+        Eigen::SelfAdjointEigenSolver<Mat3> es;
+        es.computeDirect(G, Eigen::EigenvaluesOnly);
+        return es.eigenvalues()(2);
+      }
+      return (W.transpose() * W).selfadjointView<Eigen::Lower>().operatorNorm();
+    }
+  } // namespace
+
   // sigma_min(A) of a QR factorisation: full row rank, A^+ = V1 W^T with W = R^-1,
   // sigma_min = 1 / ||R^-1||_2; certified rank r < m, the singular values of A^T Pi =
   // Q R are those of the m x m triangle R kept by pivoted_rows (values only)
@@ -297,8 +326,7 @@ namespace pfaff
       // a zero row of A, or more rows than coordinates: sigma_min(A) = 0
       rs.sigma_min = 0.0;
     else if (rs.R.size() == 0)
-      rs.sigma_min =
-        1.0 / std::sqrt((rs.W.transpose() * rs.W).selfadjointView<Eigen::Lower>().operatorNorm());
+      rs.sigma_min = 1.0 / std::sqrt(largest_eigenvalue(rs.W));
     else
     {
       d.svd_R_.compute(rs.R);

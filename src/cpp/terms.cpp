@@ -81,7 +81,9 @@ namespace pfaff
     if (extras)
     {
       d.kinetic = 0.5 * v.dot(d.M * v);
-      d.potential_gravity = pinocchio::computePotentialEnergy(mo.model, d.data, q);
+      // from the joints' placements at q the mass pass left (data.oMi), without the
+      // forward kinematics pass the overload with q would run again
+      d.potential_gravity = pinocchio::computePotentialEnergy(mo.model, d.data);
       d.potential = d.potential_gravity + d.felems.V;
     }
   }

@@ -256,17 +256,17 @@ def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log, fbufs) -> N
     """Move the recorded samples into ``traj`` (rows as the NumPy engine appends them,
     signals per sample as :meth:`Trajectory.append_signals` records them)."""
     n = system.recorded
-    for s, b in zip(CORE_SERIES[1:], bufs[1:]):
-        traj.rows[s.name].extend(b[:n])
+    for s, b in zip(CORE_SERIES[1:], bufs[1:]):  # the buffers are this run's own
+        traj.add_block(s.name, b[:n])
     t_col, t_buf, done = traj.rows["t"], bufs[0], 0
     for upto, sig in sig_log:  # append_signals indexes the last samples by len(t)
         upto = min(upto, n)
         if upto > done:
-            t_col.extend(t_buf[done:upto])
+            t_col.extend(t_buf[done:upto].tolist())
             traj.append_signals(sig, upto - done)
             done = upto
-    t_col.extend(t_buf[done:n])
+    t_col.extend(t_buf[done:n].tolist())
     for s, b in zip(FORCE_SERIES, fbufs):  # zero without elements
-        traj.rows[s.name].extend(b[:n])
+        traj.add_block(s.name, b[:n])
     traj.steps = system.steps
     traj.newton_failures = system.newton_failures

@@ -33,12 +33,13 @@ def joint_limit_warnings(mech, traj: Trajectory) -> list[str]:
     a URDF's ``<limit lower upper>``); unbounded coordinates are skipped.
     """
     limits = getattr(mech, "position_limits", None)
-    q = np.asarray(traj.rows["q"], dtype=float)
-    if limits is None or q.size == 0:
+    bounds = [] if limits is None else list(limits())
+    if not bounds or len(traj) == 0:
         return []
+    q = traj.series("q")
     out = []
-    t = np.asarray(traj.rows["t"][: len(q)], dtype=float)
-    for name, i, lo, hi in limits():
+    t = traj.t[: len(q)]
+    for name, i, lo, hi in bounds:
         x = q[:, i]
         bad = (x < lo - 1e-9) | (x > hi + 1e-9)
         if bad.any():

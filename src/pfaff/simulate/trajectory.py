@@ -66,14 +66,18 @@ class Trajectory:
 
     ``arrays()`` returns the ``trajectory.npz`` contract: ``t, q, v, tau,
     lambda, F, phi`` plus ``a, av, rank, sigma_min`` and the energy series,
-    plus any ``signals`` that a controller or scenario recorded.
+    plus any ``signals`` that a controller or scenario recorded. ``rows[name]`` is a
+    series as a list, one entry per sample; the compiled core hands its samples over
+    as blocks (:meth:`add_block`: arrays of samples), moved into those lists when
+    ``rows`` is first read and concatenated as they are by :meth:`series` and
+    :meth:`arrays`.
     """
 
     nq: int
     nv: int
     m: int
     m_h: int
-    rows: dict[str, list] = field(default_factory=dict)
+    _rows: dict[str, list] = field(default_factory=dict, repr=False)
     signals: dict[str, list] = field(default_factory=dict)
     steps: int = 0
     newton_failures: int = 0
@@ -83,10 +87,44 @@ class Trajectory:
     next_control: float | None = None
     warnings: list[str] = field(default_factory=list)
     engine: str = "numpy"
+    #: samples handed over as arrays (add_block), per series, not yet in _rows
+    _blocks: dict[str, list[np.ndarray]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         for k in SERIES_DOC:
-            self.rows.setdefault(k, [])
+            self._rows.setdefault(k, [])
+
+    @property
+    def rows(self) -> dict[str, list]:
+        """Each series as a list, one entry per sample (the blocks moved in first)."""
+        if self._blocks:
+            for k, blocks in self._blocks.items():
+                col = self._rows.setdefault(k, [])
+                for b in blocks:
+                    col.extend(b)
+            self._blocks.clear()
+        return self._rows
+
+    def add_block(self, name: str, block: np.ndarray) -> None:
+        """Samples of series ``name`` as one array (samples along axis 0), after those
+        it holds: the core's record buffers handed over without a list entry per
+        sample. ``t`` is not taken this way (``len`` counts its list)."""
+        if name == "t":
+            raise ValueError("the times are appended to rows['t'], not added as a block")
+        if len(block):
+            self._blocks.setdefault(name, []).append(block)
+
+    def series(self, name: str) -> np.ndarray:
+        """Series ``name`` as an array (samples along axis 0; its width's shape)."""
+        sizes = {"nq": self.nq, "nv": self.nv, "m": self.m, "m_h": self.m_h}
+        spec = next((s for s in SERIES if s.name == name), None)
+        shape = () if spec is None else series_shape(spec, sizes)
+        blocks, col = self._blocks.get(name), self._rows.get(name, [])
+        if blocks and not col:  # the core's run: its blocks as they are
+            parts = [np.asarray(b, dtype=float).reshape((len(b), *shape)) for b in blocks]
+            return np.concatenate(parts)
+        col = self.rows[name]
+        return np.array(col, dtype=float).reshape((len(col), *shape))
 
     def append(self, **values) -> None:
         for k, val in values.items():
@@ -95,7 +133,7 @@ class Trajectory:
     def append_signals(self, signals: dict[str, float | np.ndarray], count: int = 1) -> None:
         """Record the controller's signals for the last ``count`` samples (NaN where a
         signal was missing earlier)."""
-        n = len(self.rows["t"]) - count
+        n = len(self) - count
         cols = self.signals
         for k, val in signals.items():
             col = cols.get(k)
@@ -115,15 +153,10 @@ class Trajectory:
             del col[n:]
 
     def __len__(self) -> int:
-        return len(self.rows["t"])
+        return len(self._rows["t"])
 
     def arrays(self) -> dict[str, np.ndarray]:
-        sizes = {"nq": self.nq, "nv": self.nv, "m": self.m, "m_h": self.m_h}
-        shapes = {s.name: series_shape(s, sizes) for s in SERIES}
-        out = {}
-        for k, col in self.rows.items():
-            shape = shapes.get(k, ())
-            out[k] = np.array(col, dtype=float).reshape((len(col), *shape))
+        out = {k: self.series(k) for k in (*self._rows, *self._blocks)}
         n = len(self)
         for k, col in self.signals.items():
             col = list(col) + [np.nan] * (n - len(col))
@@ -193,10 +226,10 @@ class Trajectory:
 
     @property
     def t(self) -> np.ndarray:
-        return np.asarray(self.rows["t"])
+        return np.asarray(self._rows["t"])
 
     def _abs_max(self, key: str) -> float:
-        x = np.asarray(self.rows[key], dtype=float)
+        x = self.series(key)
         return float(np.abs(x).max()) if x.size else 0.0
 
     def max_constraint_violation(self) -> float:
@@ -210,11 +243,9 @@ class Trajectory:
     def energy_reference(self) -> float:
         """The energy scale of :meth:`energy_drift_rel` [J]: the largest kinetic energy
         reached in the run (independent of the potential's zero, unlike ``|E(0)|``)."""
-        T = np.asarray(self.rows["kinetic"])
+        T = self.series("kinetic")
         return float(T.max()) if T.size else float("nan")
 
     def energy_drift_rel(self, reference: float | None = None) -> float:
         """:func:`energy_drift_rel` of this run's ``energy`` and ``kinetic`` series."""
-        return energy_drift_rel(
-            np.asarray(self.rows["energy"]), np.asarray(self.rows["kinetic"]), reference
-        )
+        return energy_drift_rel(self.series("energy"), self.series("kinetic"), reference)
