@@ -65,10 +65,28 @@ namespace pfaff
     for (size_t b = 0; b < mo.lie_blocks_.size(); ++b)
     {
       const auto [i, k] = mo.lie_blocks_[b];
-      if (k == 6) // a free flyer: the fixed-size LU (no heap, unrolled)
+      if (k == 6) // a free flyer's block, Jexp6 of SE(3): block upper triangular
       {
-        const Eigen::Matrix<double, 6, 6> B = d.Jint_.block<6, 6>(i, i);
-        out.segment<6>(i) = B.partialPivLu().solve(vi.segment<6>(i));
+        const auto B = d.Jint_.block<6, 6>(i, i);
+        if (B.block<3, 3>(3, 0).isZero(0.0))
+        {
+          // block back substitution, two pivoted 3 x 3 solves: angular, then linear
+          const Vec3 wa = B.block<3, 3>(3, 3).partialPivLu().solve(vi.segment<3>(i + 3));
+          out.segment<3>(i) = B.block<3, 3>(0, 0).partialPivLu().solve(
+            vi.segment<3>(i) - B.block<3, 3>(0, 3) * wa);
+          out.segment<3>(i + 3) = wa;
+        }
+        else // the fixed-size LU (no heap, unrolled)
+        {
+          const Eigen::Matrix<double, 6, 6> Bf = B;
+          out.segment<6>(i) = Bf.partialPivLu().solve(vi.segment<6>(i));
+        }
+        continue;
+      }
+      if (k == 3) // a ball's block: the fixed-size LU
+      {
+        const Mat3 B3 = d.Jint_.block<3, 3>(i, i);
+        out.segment<3>(i) = B3.partialPivLu().solve(vi.segment<3>(i));
         continue;
       }
       d.lu_blocks_[b].compute(d.Jint_.block(i, i, k, k));
