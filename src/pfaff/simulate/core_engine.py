@@ -256,8 +256,7 @@ def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log, fbufs) -> N
     """Move the recorded samples into ``traj`` (rows as the NumPy engine appends them,
     signals per sample as :meth:`Trajectory.append_signals` records them)."""
     n = system.recorded
-    for s, b in zip(CORE_SERIES[1:], bufs[1:]):  # the buffers are this run's own
-        traj.add_block(s.name, b[:n])
+    # the times (and the signals, indexed by them) first: reading rows moves blocks in
     t_col, t_buf, done = traj.rows["t"], bufs[0], 0
     for upto, sig in sig_log:  # append_signals indexes the last samples by len(t)
         upto = min(upto, n)
@@ -266,6 +265,8 @@ def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log, fbufs) -> N
             traj.append_signals(sig, upto - done)
             done = upto
     t_col.extend(t_buf[done:n].tolist())
+    for s, b in zip(CORE_SERIES[1:], bufs[1:]):  # the buffers are this run's own
+        traj.add_block(s.name, b[:n])
     for s, b in zip(FORCE_SERIES, fbufs):  # zero without elements
         traj.add_block(s.name, b[:n])
     traj.steps = system.steps
