@@ -24,6 +24,11 @@ namespace pfaff
 
   namespace
   {
+    /// the indices are i0, i0 + 1, ... (a block of a matrix, not a gather)
+    bool consecutive(const std::vector<int> & ix)
+    {
+      return !ix.empty() && ix.back() - ix.front() + 1 == int(ix.size());
+    }
     bool zero_rows_qr(const Model & mo, Data & d, const MatX & Am, RowSpace & rs);
     bool pivoted_rows(const Model & mo, Data & d, const MatX & Am, RowSpace & rs);
     void dense_row_space(
@@ -57,10 +62,15 @@ namespace pfaff
     {
       RowBlock & blk = rs.blocks[size_t(b)];
       const int mb = int(blk.rows.size()), cb = int(blk.cols.size());
-      blk.A.resize(mb, cb);
-      for (int j = 0; j < cb; ++j)
-        for (int i = 0; i < mb; ++i)
-          blk.A(i, j) = Am(blk.rows[size_t(i)], blk.cols[size_t(j)]);
+      if (consecutive(blk.rows) && consecutive(blk.cols))
+        blk.A = Am.block(blk.rows.front(), blk.cols.front(), mb, cb);
+      else
+      {
+        blk.A.resize(mb, cb);
+        for (int j = 0; j < cb; ++j)
+          for (int i = 0; i < mb; ++i)
+            blk.A(i, j) = Am(blk.rows[size_t(i)], blk.cols[size_t(j)]);
+      }
       dense_row_space(mo, d, blk.A, want_sigma, allow_qr, blk.rs);
       blk.off = r;
       r += blk.rs.rank;
@@ -86,10 +96,16 @@ namespace pfaff
     {
       const RowBlock & blk = rs.blocks[size_t(b)];
       const int rb = blk.rs.rank;
-      for (size_t i = 0; i < blk.cols.size(); ++i)
-        rs.V1.row(blk.cols[i]).segment(blk.off, rb) = blk.rs.V1.row(Eigen::Index(i));
-      for (size_t i = 0; i < blk.rows.size(); ++i)
-        rs.W.row(blk.rows[i]).segment(blk.off, rb) = blk.rs.W.row(Eigen::Index(i));
+      if (consecutive(blk.cols))
+        rs.V1.block(blk.cols.front(), blk.off, blk.cols.size(), rb) = blk.rs.V1;
+      else
+        for (size_t i = 0; i < blk.cols.size(); ++i)
+          rs.V1.row(blk.cols[i]).segment(blk.off, rb) = blk.rs.V1.row(Eigen::Index(i));
+      if (consecutive(blk.rows))
+        rs.W.block(blk.rows.front(), blk.off, blk.rows.size(), rb) = blk.rs.W;
+      else
+        for (size_t i = 0; i < blk.rows.size(); ++i)
+          rs.W.row(blk.rows[i]).segment(blk.off, rb) = blk.rs.W.row(Eigen::Index(i));
     }
     rs.rank = r;
     rs.R.resize(0, 0);

@@ -204,21 +204,30 @@ namespace pfaff
         const auto & cols = blk.cols;
         MatX & Y = d.Yb_[size_t(b)];
         Y = blk.rs.V1;
-        // back substitution with the unit upper triangle U(cols, cols), column by
-        // column, then the rows scaled by D^-1/2
-        for (int c = 0; c < r; ++c)
+        // back substitution with the unit upper triangle U(cols, cols), then the rows
+        // scaled by D^-1/2; a block of one tree (or of trees side by side) has
+        // consecutive columns: U(cols, cols) is a block of U
+        if (const int c0 = cols.front(); cols.back() - c0 + 1 == nb)
         {
-          double * y = Y.data() + size_t(c) * nb;
-          for (int i = nb - 2; i >= 0; --i)
-          {
-            double acc = 0.0;
-            for (int k = i + 1; k < nb; ++k)
-              acc += d.data.U(cols[size_t(i)], cols[size_t(k)]) * y[k];
-            y[i] -= acc;
-          }
+          d.data.U.block(c0, c0, nb, nb).triangularView<Eigen::UnitUpper>().solveInPlace(Y);
+          Y = d.data.Dinv.segment(c0, nb).cwiseSqrt().asDiagonal() * Y;
         }
-        for (int i = 0; i < nb; ++i)
-          Y.row(i) *= std::sqrt(d.data.Dinv(cols[size_t(i)]));
+        else
+        {
+          for (int c = 0; c < r; ++c)
+          {
+            double * y = Y.data() + size_t(c) * nb;
+            for (int i = nb - 2; i >= 0; --i)
+            {
+              double acc = 0.0;
+              for (int k = i + 1; k < nb; ++k)
+                acc += d.data.U(cols[size_t(i)], cols[size_t(k)]) * y[k];
+              y[i] -= acc;
+            }
+          }
+          for (int i = 0; i < nb; ++i)
+            Y.row(i) *= std::sqrt(d.data.Dinv(cols[size_t(i)]));
+        }
         d.Ga_.noalias() = Y.transpose().lazyProduct(Y);
         d.llt_b_[size_t(b)].compute(d.Ga_);
       }

@@ -235,10 +235,9 @@ def simulate(
     if fallback is not None:
         traj.warnings.append(fallback)
         warn_once(fallback)
-    # small matrices: one BLAS thread (restored below) where NumPy does the work, the
-    # NumPy engine's or a Python controller's (the core alone calls no BLAS)
-    python_work = traj.engine != "core" or controller is not None or stop is not None
-    blas = single_threaded_blas() if python_work else None
+    # small matrices: one BLAS thread (restored below); on the core too, where an idle
+    # pool's spinning threads would take a core from the step loop
+    blas = single_threaded_blas()
     t, k = t0, 0
     try:
         if traj.engine == "core":
@@ -351,8 +350,7 @@ def simulate(
             f"{type(exc).__name__} at t = {t:.6g} s (step {k}): {exc}", traj
         ) from exc
     finally:
-        if blas is not None:
-            blas.restore_original_limits()
+        blas.restore_original_limits()
         traj.kkt_cond_max = ev.kkt_cond_max
         traj.warnings.extend(joint_limit_warnings(mech, traj))
         if traj.engine != "core":
