@@ -245,6 +245,7 @@ namespace pfaff
       cols = c1 > c0 ? std::pair<int, int>{c0, c1 - c0} : std::pair<int, int>{0, 0};
     }
     spec_cols.push_back(cols);
+    row_cols.insert(row_cols.end(), size_t(s.dim), cols);
     for (int i = 0; i < s.dim; ++i)
     {
       (holonomic(s) ? hol_rows : pf_rows).push_back(m + i);

@@ -71,6 +71,8 @@ namespace pfaff
     /// per spec, the column window (c0, w) its rows of A live in (RowOut): the union of
     /// its frames' columns for a window kind (kinds.def), else the whole row
     std::vector<std::pair<int, int>> spec_cols;
+    /// the same window per row of A (the rows of spec k share spec_cols[k])
+    std::vector<std::pair<int, int>> row_cols;
     int m = 0, m_h = 0;
     std::vector<int> hol_rows, pf_rows, uni_rows; // holonomic, Pfaffian, unilateral
     // the explicit Runge-Kutta method (System::set_tableau): a, b of its Butcher tableau

@@ -137,16 +137,26 @@ namespace pfaff
       for (int t = 0; t < mo.ntrees; ++t)
         uf[size_t(t)] = t;
       row_tree.assign(size_t(mm), -1);
-      for (int j = 0; j < n; ++j)
+      // a row of A (or of A_h) is 0.0 outside its spec's column window (Model::spec_cols,
+      // row by row in row_cols): only the window is scanned; another matrix, all of it
+      const bool is_A = &Am == &d.A, is_Ah = &Am == &d.A_h;
+      for (int i = 0; i < mm; ++i)
       {
-        const int t = mo.col_tree[size_t(j)];
-        for (int i = 0; i < mm; ++i)
+        int c0 = 0, c1 = n;
+        if (is_A || is_Ah)
+        {
+          const auto [w0, w] = mo.row_cols[size_t(is_A ? i : mo.hol_rows[size_t(i)])];
+          c0 = w0;
+          c1 = w0 + w;
+        }
+        int & rt = row_tree[size_t(i)];
+        for (int j = c0; j < c1; ++j)
           if (Am(i, j) != 0.0)
           {
-            int & rt = row_tree[size_t(i)];
+            const int t = mo.col_tree[size_t(j)];
             if (rt < 0)
               rt = t;
-            else
+            else if (t != rt)
             {
               const int a = find(uf, rt), b = find(uf, t);
               if (a != b)
