@@ -305,10 +305,51 @@ namespace pfaff
 
   namespace
   {
+    // lambda_max of G = W^T W (r from 4 to 8 columns) as the Rayleigh quotient rho of
+    // a vector brought to the top eigenvector (power steps, then Rayleigh quotient
+    // iteration), certified: rho <= lambda_max always, and (1 + 1e-12) rho I - G is
+    // positive definite (its Cholesky factor exists) only where lambda_max is below
+    // it. NaN where the certificate fails (rho found another eigenvalue, or a
+    // breakdown): the caller takes the eigensolver then.
+    double certified_top_eigenvalue(const MatX & W)
+    {
+      using Small = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, 8, 8>;
+      using SmallVec = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 8, 1>;
+      const int r = int(W.cols());
+      Small G(r, r);
+      G.noalias() = W.transpose() * W;
+      Eigen::Index k0 = 0;
+      G.diagonal().maxCoeff(&k0);
+      SmallVec x = G.col(k0) / G.col(k0).norm(), y(r);
+      for (int k = 0; k < 4; ++k) // power steps toward the top eigenvector
+      {
+        y.noalias() = G * x;
+        x = y / y.norm();
+      }
+      double rho = x.dot(G * x);
+      Small S(r, r);
+      for (int k = 0; k < 3; ++k) // Rayleigh quotient iteration
+      {
+        S = G;
+        S.diagonal().array() -= rho;
+        y = S.partialPivLu().solve(x);
+        const double ny = y.norm();
+        if (!(ny > 0.0) || !std::isfinite(ny))
+          break; // (G - rho I) singular to round-off: rho is an eigenvalue already
+        x = y / ny;
+        rho = x.dot(G * x);
+      }
+      S = -G;
+      S.diagonal().array() += (1.0 + 1e-12) * rho;
+      Eigen::LLT<Small> chol(S);
+      return chol.info() == Eigen::Success && rho > 0.0 ? rho : kNaN;
+    }
+
     // lambda_max(W^T W), W with r <= 3 columns in closed form (r = 2: the larger root
     // of the 2 x 2 characteristic polynomial, a sum of nonnegative terms; r = 3:
-    // Eigen's computeDirect, accurate relative to lambda_max), else the symmetric
-    // eigensolver's values (what operatorNorm takes)
+    // Eigen's computeDirect, accurate relative to lambda_max), r <= 8 certified to
+    // 1e-12 relative (certified_top_eigenvalue), else (or where that fails) the
+    // symmetric eigensolver's values (what operatorNorm takes)
     double largest_eigenvalue(const MatX & W)
     {
       const int r = int(W.cols());
@@ -328,7 +369,20 @@ namespace pfaff
         es.computeDirect(G, Eigen::EigenvaluesOnly);
         return es.eigenvalues()(2);
       }
+      if (r <= 8)
+        if (const double top = certified_top_eigenvalue(W); !std::isnan(top))
+          return top;
       return (W.transpose() * W).selfadjointView<Eigen::Lower>().operatorNorm();
+    }
+  } // namespace
+
+  namespace
+  {
+    // a row space whose sigma_min is 1 / ||W||_2 (full row rank by the QR, W = R^-1)
+    bool bounded(const RowSpace & rs)
+    {
+      return !rs.svd && rs.nblocks == 0 && rs.rank > 0 && !rs.zero_rows && rs.R.size() == 0
+             && rs.W.rows() == rs.W.cols();
     }
   } // namespace
 
@@ -341,11 +395,35 @@ namespace pfaff
       return;
     if (rs.nblocks > 0 && !rs.zero_rows && rs.V1.rows() >= rs.W.rows()) // the blocks' least
     {
+      // a block of full row rank by the QR has 1 / ||W||_F <= sigma <= 1 / max_j
+      // ||W e_j||: one whose lower bound is above another's upper bound (or exact
+      // value) is not the least, and its value is not computed (NaN)
+      double upper = std::numeric_limits<double>::infinity();
+      for (int b = 0; b < rs.nblocks; ++b)
+      {
+        RowSpace & br = rs.blocks[size_t(b)].rs;
+        if (bounded(br))
+          upper = std::min(upper, 1.0 / br.W.colwise().norm().maxCoeff());
+        else
+        {
+          sigma_of_factor(d, br);
+          upper = std::min(upper, br.sigma_min);
+        }
+      }
       rs.sigma_min = std::numeric_limits<double>::infinity();
       for (int b = 0; b < rs.nblocks; ++b)
       {
-        sigma_of_factor(d, rs.blocks[size_t(b)].rs);
-        rs.sigma_min = std::min(rs.sigma_min, rs.blocks[size_t(b)].rs.sigma_min);
+        RowSpace & br = rs.blocks[size_t(b)].rs;
+        if (bounded(br))
+        {
+          if (1.0 / br.W.norm() > upper)
+          {
+            br.sigma_min = kNaN;
+            continue;
+          }
+          sigma_of_factor(d, br);
+        }
+        rs.sigma_min = std::min(rs.sigma_min, br.sigma_min);
       }
     }
     else if (rs.rank == 0 || rs.zero_rows || rs.nblocks > 0)
