@@ -123,3 +123,32 @@ def test_a_start_off_every_branch_is_refused_alike_on_both_engines():
     assert errors[0] == errors[1]
     with pytest.raises(ValueError, match="max_iter"):
         system.project_state(0)
+
+
+@pytest.mark.parametrize("name", ["jdotv_weld_3d", "equality_site", "connect", "two_five_bars"])
+def test_sigma_min_of_the_core_is_the_svd_of_its_a(name):
+    """At 40 random states (positions 0.3 rad off the start, off the manifold too):
+    the core's sigma_min (blocks bounded and skipped, 4-8 rows by the certified
+    Rayleigh quotient, up to 3 in closed form) is the smallest singular value of the
+    core's own A by LAPACK's SVD to 1e-10 relative, and not the next one up (the
+    least block was found); a wrong A (scaled by 1.5) gives another value."""
+    from mjcf_support import OWN, shared_model
+
+    path = OWN / f"{name}.xml" if name == "two_five_bars" else shared_model(name)
+    sys_ = pfaff.load(path)
+    system = build(sys_.cset)
+    configure(system, SimOptions(progress=False))
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        q = sys_.integrate(sys_.q0, rng.uniform(-0.3, 0.3, sys_.nv))
+        system.set_state(q, rng.uniform(-1.0, 1.0, sys_.nv))
+        s = system.sample(False)
+        A = np.array(s.A)
+        svd = np.linalg.svd(A, compute_uv=False)
+        ref = svd.min() if A.shape[0] <= A.shape[1] else 0.0
+        assert abs(s.sigma_min - ref) <= 1e-10 * max(ref, 1e-300) + 1e-15
+        above = svd[svd > ref * (1 + 1e-6)]
+        if ref > 0.0 and above.size:
+            assert abs(s.sigma_min - above.min()) > 1e-8 * ref
+        wrong = np.linalg.svd(1.5 * A, compute_uv=False).min()
+        assert ref == 0.0 or abs(wrong - s.sigma_min) > 1e-8 * ref
