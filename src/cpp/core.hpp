@@ -13,8 +13,9 @@
 // functions over them that fill the Data once per state, and `System` owns one of
 // each with the step loop's state (a StepState) and a Recorder. Their definitions:
 // core.cpp (the set-up, Data::fit), terms.cpp (per-state terms, the rows),
-// row_space.cpp (the row space, block by block), projection.cpp (dynamics, force, a
-// step's start terms; householder.hpp the small QR both take), step.cpp (the
+// row_space.cpp (the row space, block by block), sigma_min.cpp (its sigma_min),
+// projection.cpp (dynamics, force, a step's start terms; householder.hpp the small QR
+// both take), step.cpp (the
 // stages, one step, the correction, System::run's loop), record.hpp/.cpp (the
 // Recorder: the record buffers, record_width, record), kinds/*.cpp (each kind's rows
 // and checks); the types are in core_types.hpp, rolling.hpp (contours, a contact and
@@ -251,7 +252,7 @@ namespace pfaff
   /// row space of A (rows = all, or the holonomic ones) into rs.
   void row_space(
     const Model & mo, Data & d, const MatX & A, bool want_sigma, bool allow_qr, RowSpace & rs);
-  /// sigma_min(A) of rs's QR factorisation
+  /// sigma_min(A) of rs's QR factorisation (sigma_min.cpp)
   void sigma_of_factor(Data & d, RowSpace & rs);
   // projection.cpp: the dynamics, the force
   /// acceleration from the projection direct dynamics at the current terms (G =
