@@ -39,23 +39,23 @@ from pfaff.simulate.trajectory import InitialStateError, SimulationError, Trajec
 CHUNK = 2000
 
 
-def build(cset: ConstraintSet, forces=(), held=()):
-    """:func:`pfaff.core.build` with the bound built-in force elements ``forces`` and
-    those of a held law, ``held`` (sampled by the core at the controller's instants)."""
-    reason = lowering.first_reason((*forces, *held), "force")
+def build(cset: ConstraintSet, forces=()):
+    """:func:`pfaff.core.build` with the bound built-in force elements ``forces`` (a held
+    law's are added by :func:`add_held`)."""
+    reason = lowering.first_reason(forces, "force")
     if reason is not None:
         raise ValueError(f"the compiled core cannot run this system: force elements: {reason}")
     system = core.build(cset)
     into = core.Build(system, cset.mechanism)
     for e in forces:
         system.add_force(lowering.lower(e, "force", into))
-    add_held(system, cset.mechanism, held)
     return system
 
 
 def add_held(system, mech, held) -> None:
-    """The force elements ``held`` of a held law (:func:`held_law`) into the core
-    ``system`` of ``mech``: sampled by the core at the controller's instants."""
+    """The force elements ``held`` of a held law (:func:`held_law`, which lowers only
+    elements that have a lowering) into the core ``system`` of ``mech``: sampled by the
+    core at the controller's instants."""
     into = core.Build(system, mech)
     for e in held:
         system.add_held_force(lowering.lower(e, "force", into))
@@ -253,8 +253,9 @@ def _record(system, frames, hol, t, needs_sensors, nv, rank_tol) -> StepRecord:
 
 
 def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log, fbufs) -> None:
-    """Move the recorded samples into ``traj`` (rows as the NumPy engine appends them,
-    signals per sample as :meth:`Trajectory.append_signals` records them)."""
+    """Hand the recorded samples to ``traj``: the times into its list, the signals per
+    sample as :meth:`Trajectory.append_signals` records them, the other series as
+    blocks of this run's record buffers (:meth:`Trajectory.add_block`)."""
     n = system.recorded
     # the times (and the signals, indexed by them) first: reading rows moves blocks in
     t_col, t_buf, done = traj.rows["t"], bufs[0], 0
