@@ -337,17 +337,7 @@ NB_MODULE(_core, m)
         c.index(max_iter, 10001, "max_iter", "1 .. 10000 Newton-Raphson iterations", 1);
         if (s.q_.size() != s.nq() || s.v_.size() != s.nv())
           c.fail("no state: call set_state(q, v) first");
-        // the step's correction with max_iter iterations: Newton-Raphson on the
-        // holonomic rows, then the M-metric velocity projection at the corrected q
-        const int kept = s.opt.max_newton;
-        s.opt.max_newton = max_iter;
-        const pfaff::Status st = pfaff::correct(s.mo(), s.d(), s.q_, s.v_, nullptr, false);
-        s.opt.max_newton = kept;
-        // then a workspace built anew (rebuild_data) at the projected state: the run
-        // that follows computes what it would on a fresh System set to that state
-        const VecX q = s.q_, v = s.v_;
-        s.d() = pfaff::Data(s.mo());
-        s.set_state(q, v);
+        const pfaff::Status st = s.project_state(max_iter);
         return nb::make_tuple(st.value, st.iterations);
       },
       "max_iter"_a,
@@ -475,7 +465,7 @@ NB_MODULE(_core, m)
       },
       "q"_a, "v"_a, "Q, V, power of the force elements at (q, v)")
     .def(
-      "rebuild_data", [](System & s) { s.d() = pfaff::Data(s.mo()); },
+      "rebuild_data", &System::rebuild_data,
       "the per-state workspace (the core's Data: Pinocchio's passes, the frame slots' "
       "kinematics, the contacts' geometry, the force elements' terms, the rows, the "
       "factorisations) built anew from the Model alone, as pinocchio.Data(model); the "

@@ -1,8 +1,9 @@
 // The compiled engine's set-up (see core.hpp): the frames, the constraint specs (each
 // kind's rows and checks in src/cpp/kinds/), the rolling contacts and the force
 // elements. The per-state terms and rows are in terms.cpp, the row space in
-// row_space.cpp, the dynamics in projection.cpp, the step loop and the correction in step.cpp; the NumPy
-// functions each block mirrors are named in its comment.
+// row_space.cpp (its sigma_min in sigma_min.cpp), the dynamics in projection.cpp, the
+// step loop and the correction in step.cpp; the NumPy functions each block mirrors are
+// named in its comment.
 #include "core.hpp"
 #include "check.hpp"
 #include "core_detail.hpp"
@@ -244,7 +245,6 @@ namespace pfaff
         }
       cols = c1 > c0 ? std::pair<int, int>{c0, c1 - c0} : std::pair<int, int>{0, 0};
     }
-    spec_cols.push_back(cols);
     row_cols.insert(row_cols.end(), size_t(s.dim), cols);
     for (int i = 0; i < s.dim; ++i)
     {

@@ -15,11 +15,11 @@
 // core.cpp (the set-up, Data::fit), terms.cpp (per-state terms, the rows),
 // row_space.cpp (the row space, block by block), sigma_min.cpp (its sigma_min),
 // projection.cpp (dynamics, force, a step's start terms; householder.hpp the small QR
-// both take), step.cpp (the
-// stages, one step, the correction, System::run's loop), record.hpp/.cpp (the
-// Recorder: the record buffers, record_width, record), kinds/*.cpp (each kind's rows
-// and checks); the types are in core_types.hpp, rolling.hpp (contours, a contact and
-// its geometry) and forces.hpp (a ForceSet and its ForceTerms).
+// both take), step.cpp (the stages, one step, the correction, System::run's loop),
+// record.hpp/.cpp (the Recorder: the record buffers, record_width, record),
+// kinds/*.cpp (each kind's rows and checks); the types are in core_types.hpp,
+// rolling.hpp (contours, a contact and its geometry) and forces.hpp (a ForceSet and
+// its ForceTerms).
 #pragma once
 
 #include <string>
@@ -38,7 +38,7 @@ namespace pfaff
     int row, hrow;
     const VecX & q;
     bool with_drift;
-    /// the spec's column window [c0, c0 + w) (Model::spec_cols): its rows of A are 0.0
+    /// the spec's column window [c0, c0 + w) (Model::row_cols): its rows of A are 0.0
     /// outside it, written once (Data::fit), so a writer fills only the window
     int c0, w;
   };
@@ -69,10 +69,9 @@ namespace pfaff
     // the force elements (add_force): Data::felems holds their Q, V, power
     ForceSet force_elements;
     std::vector<Spec> specs;
-    /// per spec, the column window (c0, w) its rows of A live in (RowOut): the union of
-    /// its frames' columns for a window kind (kinds.def), else the whole row
-    std::vector<std::pair<int, int>> spec_cols;
-    /// the same window per row of A (the rows of spec k share spec_cols[k])
+    /// per row of A, the column window (c0, w) it lives in (RowOut; a spec's rows share
+    /// one): the union of its spec's frames' columns for a window kind (kinds.def), else
+    /// the whole row
     std::vector<std::pair<int, int>> row_cols;
     int m = 0, m_h = 0;
     std::vector<int> hol_rows, pf_rows, uni_rows; // holonomic, Pfaffian, unilateral
@@ -189,7 +188,7 @@ namespace pfaff
   /// are System::add's own).
   namespace kinds
   {
-#define PFAFF_KIND(K, rows, window)                                                                 \
+#define PFAFF_KIND(K, rows, window)                                                         \
   void K(const Model & mo, Data & d, const Spec & s, const RowOut & out);                   \
   void check_##K(const Model & mo, const Spec & s, const Check & c);
 #include "kinds.def"
@@ -220,8 +219,10 @@ namespace pfaff
   // terms.cpp: the per-state terms
   /// M, h (computeAllTerms) and the frames with drift at (q, v); energies if asked.
   void dynamics_state(const Model & mo, Data & d, const VecX & q, const VecX & v, bool extras);
-  /// frame placements and Jacobians at q (no velocity): for the position correction.
-  void kinematics_state(const Model & mo, Data & d, const VecX & q);
+  /// frame placements and Jacobians at q (no velocity): for the position correction;
+  /// by the CRBA pass, which leaves M at q too, with_mass or where M of q stands, else
+  /// by the kinematics pass alone
+  void kinematics_state(const Model & mo, Data & d, const VecX & q, bool with_mass);
   /// stacked A, drift, Phi of the kinds (write_spec) from the frames last computed
   /// (drift only with velocity), at (q, v)
   void evaluate(const Model & mo, Data & d, const VecX & q, const VecX & v, bool with_drift);
@@ -345,6 +346,14 @@ namespace pfaff
       st_.epoch = st_.next();
     }
     void set_tau(const VecX & tau) { tau_ = tau; }
+    /// the per-state workspace built anew from the Model alone (as
+    /// pinocchio::Data(model)); the state, the accounts and the record buffers stay
+    void rebuild_data() { d() = Data(mo()); }
+    /// the state brought onto the constraint manifold (simulate.project_state): the
+    /// step's correction with max_iter Newton-Raphson iterations, then the workspace
+    /// rebuilt at the projected state, so that a run from it computes what it would on
+    /// a fresh System set to it. Status: max |Phi| where Newton stopped, its iterations
+    Status project_state(int max_iter);
     /// the explicit Runge-Kutta method a step takes: a (s x s, strictly lower
     /// triangular) and b (s) of its Butcher tableau (pfaff.simulate.tableaus; the
     /// nodes c do not enter an autonomous step); RK4 by default

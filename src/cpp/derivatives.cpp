@@ -21,7 +21,7 @@ namespace pfaff
     {
       switch (k)
       {
-#define PFAFF_KIND(K, rows, window)                                                                 \
+#define PFAFF_KIND(K, rows, window)                                                         \
   case Kind::K:                                                                             \
     return #K;
 #include "kinds.def"

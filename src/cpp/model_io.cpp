@@ -27,10 +27,11 @@ namespace pfaff
     }
     catch (const std::exception & e)
     {
-      throw std::invalid_argument(
-        std::string("the model is not Pinocchio's ") + (binary ? "binary" : "text")
-        + " serialisation of a pinocchio.Model (" + (binary ? "Model.saveToBinary" : "Model.saveToString")
-        + "): " + e.what());
+      const std::string how = binary ? "binary" : "text";
+      const std::string by = binary ? "Model.saveToBinary" : "Model.saveToString";
+      throw std::invalid_argument("the model is not Pinocchio's " + how
+                                  + " serialisation of a pinocchio.Model (" + by + "): "
+                                  + e.what());
     }
     return model;
   }

@@ -137,8 +137,8 @@ namespace pfaff
       for (int t = 0; t < mo.ntrees; ++t)
         uf[size_t(t)] = t;
       row_tree.assign(size_t(mm), -1);
-      // a row of A (or of A_h) is 0.0 outside its spec's column window (Model::spec_cols,
-      // row by row in row_cols): only the window is scanned; another matrix, all of it
+      // a row of A (or of A_h) is 0.0 outside its column window (Model::row_cols): only
+      // the window is scanned; another matrix, all of it
       const bool is_A = &Am == &d.A, is_Ah = &Am == &d.A_h;
       for (int i = 0; i < mm; ++i)
       {

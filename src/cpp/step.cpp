@@ -83,7 +83,7 @@ namespace pfaff
         }
         continue;
       }
-      if (k == 3) // a ball's block: the fixed-size LU
+      if (k == 3) // a 3-dof joint's block (a ball's): the fixed-size LU
       {
         const Mat3 B3 = d.Jint_.block<3, 3>(i, i);
         out.segment<3>(i) = B3.partialPivLu().solve(vi.segment<3>(i));
@@ -97,19 +97,12 @@ namespace pfaff
   namespace
   {
     // the frames, A and Phi at q (no h, no drift): what the correction starts from.
-    // with_mass: the joints placed by the CRBA pass, which leaves M at q too (a
-    // correction that takes no Newton step projects the velocity with it); else by the
-    // kinematics pass alone
+    // with_mass: M at q too (a correction that takes no Newton step projects the
+    // velocity with it)
     void position_terms(
       const Model & mo, Data & d, const VecX & q, const VecX & v, bool with_mass)
     {
-      if (!with_mass && !d.mass_stands(q))
-        kinematics_state(mo, d, q); // the joints and the frames
-      else
-      {
-        mass_matrix(mo, d, q); // nothing where M of q stands
-        frame_terms(mo, d, mo.frame_slots, d.frames, nullptr, true);
-      }
+      kinematics_state(mo, d, q, with_mass);
       evaluate(mo, d, q, v, false);
     }
 
@@ -221,12 +214,9 @@ namespace pfaff
       d.dq_ = -d.dq_;
       pinocchio::integrate(mo.model, q, d.dq_, d.qs_);
       q = d.qs_;
-      // the CRBA pass places the joints as the kinematics pass does (data.oMi, data.J)
-      // and leaves M of the iterate: where Newton stops there, the velocity projection
-      // and the dynamics at the corrected q take it as it stands (one pass, not two)
-      mass_matrix(mo, d, q);
-      frame_terms(mo, d, mo.frame_slots, d.frames, nullptr, true);
-      evaluate(mo, d, q, v, false);
+      // with M of the iterate: where Newton stops there, the velocity projection and
+      // the dynamics at the corrected q take it as it stands (one pass, not two)
+      position_terms(mo, d, q, v, true);
       newton_fresh = false;
       err = abs_max(d.phi);
       last = step;
@@ -275,6 +265,18 @@ namespace pfaff
     st.value = err;
     st.iterations = it;
     d.newton_idle_ = it == 0;
+    return st;
+  }
+
+  Status System::project_state(int max_iter)
+  {
+    const int kept = opt.max_newton;
+    opt.max_newton = max_iter;
+    const Status st = correct(mo(), d(), q_, v_, nullptr, false);
+    opt.max_newton = kept;
+    const VecX q = q_, v = v_;
+    rebuild_data();
+    set_state(q, v);
     return st;
   }
 

@@ -265,12 +265,19 @@ namespace pfaff
     }
   }
 
-  void kinematics_state(const Model & mo, Data & d, const VecX & q)
+  void kinematics_state(const Model & mo, Data & d, const VecX & q, bool with_mass)
   {
-    // data.oMi, data.J move to q (the mass pass no longer stands); data.M, its factor
-    // and M stay those of the mass pass
-    d.st_.kin = d.st_.next();
-    pinocchio::computeJointJacobians(mo.model, d.data, q);
+    if (with_mass || d.mass_stands(q))
+      // the CRBA pass places the joints as the kinematics pass does (data.oMi, data.J)
+      // and leaves M of q (nothing to do where it stands)
+      mass_matrix(mo, d, q);
+    else
+    {
+      // data.oMi, data.J move to q (the mass pass no longer stands); data.M, its
+      // factor and M stay those of the mass pass
+      d.st_.kin = d.st_.next();
+      pinocchio::computeJointJacobians(mo.model, d.data, q);
+    }
     frame_terms(mo, d, mo.frame_slots, d.frames, nullptr, true);
   }
 
@@ -388,17 +395,17 @@ namespace pfaff
   namespace
   {
     void write_spec(
-      const Model & mo, Data & d, size_t k, int row, int hrow, const VecX & q, bool with_drift)
+      const Model & mo, Data & d, const Spec & s, int row, int hrow, const VecX & q,
+      bool with_drift)
     {
       // the kind's row writer (src/cpp/kinds/*.cpp), by its position in kinds.def
-      const Spec & s = mo.specs[k];
       using RowFn = void (*)(const Model &, Data &, const Spec &, const RowOut &);
       static const RowFn writers[] = {
   #define PFAFF_KIND(K, rows, window) &kinds::K,
   #include "kinds.def"
   #undef PFAFF_KIND
       };
-      const auto [c0, w] = mo.spec_cols[k];
+      const auto [c0, w] = mo.row_cols[size_t(row)];
       writers[static_cast<int>(s.kind)](mo, d, s, RowOut{row, hrow, q, with_drift, c0, w});
       if (s.scale.size()) // Scaled: the rows times constant factors (coupling.Scaled)
       {
@@ -417,10 +424,9 @@ namespace pfaff
     // computed once in this pass
     d.st_.rows = d.st_.next();
     int row = 0, hrow = 0;
-    for (size_t k = 0; k < mo.specs.size(); ++k)
+    for (const auto & s : mo.specs)
     {
-      const Spec & s = mo.specs[k];
-      write_spec(mo, d, k, row, hrow, q, with_drift);
+      write_spec(mo, d, s, row, hrow, q, with_drift);
       row += s.dim;
       if (holonomic(s))
         hrow += s.dim;

@@ -146,12 +146,11 @@ def run(
     forces=(),
     next_control: float | None = None,
     stop=None,
-    project: bool = False,
 ) -> Trajectory:
-    """Run ``n_steps`` steps from the state ``(q, v)`` on the core; with ``project`` the
-    core first brings it onto the constraint manifold (as
-    :func:`~pfaff.simulate.project_state` does on NumPy; :class:`InitialStateError`
-    when it cannot), else it is on it already.
+    """Run ``n_steps`` steps from the state ``(q, v)`` on the core, which first brings it
+    onto the constraint manifold (:func:`project_start`, the rule of
+    :func:`~pfaff.simulate.project_state` on NumPy; :class:`InitialStateError` when it
+    cannot).
 
     ``controller``: a :class:`~pfaff.simulate.record.Controller` (or None).
     ``frames``: what a controller's snapshot holds (the constraints' and the
@@ -165,10 +164,7 @@ def run(
     mech = cset.mechanism
     system = build(cset, forces)
     configure(system, opt)
-    if project:
-        q, v = project_start(system, q, v, opt)
-    else:
-        system.set_state(q, v)
+    q, v = project_start(system, q, v, opt)
     held = held_law(controller, q, mech)  # the law of the projected start
     if held is not None:  # the controller's law sampled by the core itself
         add_held(system, mech, held)

@@ -235,9 +235,7 @@ def simulate(
     if fallback is not None:
         traj.warnings.append(fallback)
         warn_once(fallback)
-    # small matrices: one BLAS thread (restored below); on the core too, where an idle
-    # pool's spinning threads would take a core from the step loop
-    blas = single_threaded_blas()
+    blas = single_threaded_blas()  # small matrices: one BLAS thread (restored below)
     t, k = t0, 0
     try:
         if traj.engine == "core":
@@ -258,7 +256,6 @@ def simulate(
                 fe,
                 clock.next,
                 stop,
-                project=True,
             )
         for k in range(n_steps + 1):
             t = t0 + k * opt.dt

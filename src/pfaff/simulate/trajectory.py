@@ -8,6 +8,8 @@ import numpy as np
 
 from pfaff.simulate.policy import SERIES, SERIES_DOC, series_shape
 
+_SERIES_BY_NAME = {s.name: s for s in SERIES}
+
 
 class SimulationError(RuntimeError):
     """A simulation failed; ``trajectory`` holds what was computed before."""
@@ -117,7 +119,7 @@ class Trajectory:
     def series(self, name: str) -> np.ndarray:
         """Series ``name`` as an array (samples along axis 0; its width's shape)."""
         sizes = {"nq": self.nq, "nv": self.nv, "m": self.m, "m_h": self.m_h}
-        spec = next((s for s in SERIES if s.name == name), None)
+        spec = _SERIES_BY_NAME.get(name)  # a signal or a scenario's series: per sample
         shape = () if spec is None else series_shape(spec, sizes)
         blocks, col = self._blocks.get(name), self._rows.get(name, [])
         if blocks and not col:  # the core's run: its blocks as they are
