@@ -147,6 +147,9 @@ namespace pfaff
     MatX S_, Y_, Kt_, H_; // pivoted_rows: W through K^T = R11^-1 R12, H = I + K^T K
     Eigen::LLT<MatX> lltH_;
     MatX Ya_, Ga_; // metric_gram: U^-1 V1 and G = V1^T M^-1 V1
+    VecX sqrt_dinv_; // D^-1/2 of M's factor M = U D U^T (mass_factor)
+    MatX V1f_, Wf_;  // formed_V1, formed_W of a blocked row space (accel's variants 1, 2)
+    VecX Mv_;        // M v (dynamics_state's kinetic energy)
     VecX ya_;
     MatX QRs_; // row_space's Householder QR of A^T and its coefficients
     VecX hcs_;
@@ -255,6 +258,18 @@ namespace pfaff
     const Model & mo, Data & d, const MatX & A, bool want_sigma, bool allow_qr, RowSpace & rs);
   /// sigma_min(A) of rs's QR factorisation (sigma_min.cpp)
   void sigma_of_factor(Data & d, RowSpace & rs);
+  /// y = alpha V1^T x (add: y += alpha V1^T x), block by block where rs has blocks
+  void v1t(const RowSpace & rs, const VecX & x, VecX & y, double alpha = 1.0, bool add = false);
+  /// x = alpha V1 y (add: x += ...)
+  void v1(const RowSpace & rs, const VecX & y, VecX & x, double alpha = 1.0, bool add = false);
+  /// y = alpha W^T x (add: y += ...)
+  void wt(const RowSpace & rs, const VecX & x, VecX & y, double alpha = 1.0, bool add = false);
+  /// x = alpha W y (add: x += ...)
+  void w(const RowSpace & rs, const VecX & y, VecX & x, double alpha = 1.0, bool add = false);
+  /// V1 of rs as one matrix: rs.V1, or, where rs has blocks, formed into ws
+  const MatX & formed_V1(const RowSpace & rs, MatX & ws);
+  /// W of rs as one matrix: rs.W, or, where rs has blocks, formed into ws
+  const MatX & formed_W(const RowSpace & rs, MatX & ws);
   // projection.cpp: the dynamics, the force
   /// acceleration from the projection direct dynamics at the current terms (G =
   /// V1^T M^-1 V1 of rs is reused where d.llt_ holds it: gram_stands)

@@ -103,10 +103,13 @@ namespace pfaff
   /// see pivoted_rows in row_space.cpp): V1 = Q_1, W = Pi Z T^-T; SVD: V1,
   /// W = U1 diag(1/sigma). Where A's rows fall into independent blocks (rows over
   /// kinematic trees that no other block's rows touch: find_blocks in row_space.cpp),
-  /// each block is factored on its own and V1, W are block diagonal (nblocks > 0).
+  /// each block is factored on its own and V1, W are block diagonal (nblocks > 0): then
+  /// V1 and W are not formed; the products v1t, v1, wt, w (row_space.cpp) apply them
+  /// block by block, and formed_V1, formed_W form them where a whole matrix is read.
   struct RowSpace
   {
     MatX V1, W;
+    int n = 0, m = 0; // A's coordinates and rows (V1 is n x rank, W m x rank)
     MatX R; // pivoted QR: the m x m triangle of A^T Pi = Q R (sigma_of_factor)
     int rank = 0;
     double sigma_min = 0.0;

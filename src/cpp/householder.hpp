@@ -11,21 +11,35 @@
 
 namespace pfaff::detail
 {
-  /// W = R^-1 of the upper triangle R of the first r rows and columns of QR, by
-  /// back substitution column by column (r^3 / 6 products; Eigen's triangular solve
-  /// against the identity takes its blocked path, which costs more at these sizes)
+  /// W = R^-1 of the upper triangle R of the first r rows and columns of QR: each
+  /// column of W by column-oriented back substitution (axpy over R's contiguous
+  /// columns, times the diagonal's reciprocals: no division in the dependency chain;
+  /// Eigen's triangular solve against the identity takes its blocked path, which
+  /// costs more at these sizes)
   inline void upper_inverse(const MatX & QR, int r, MatX & W)
   {
     W.setZero(r, r);
+    double inv[64];
+    VecX inv_heap;
+    double * dinv = inv;
+    if (r > 64)
+    {
+      inv_heap.resize(r);
+      dinv = inv_heap.data();
+    }
+    for (int i = 0; i < r; ++i)
+      dinv[i] = 1.0 / QR(i, i);
+    const Eigen::Index ld = QR.rows();
     for (int j = 0; j < r; ++j)
     {
-      W(j, j) = 1.0 / QR(j, j);
-      for (int i = j - 1; i >= 0; --i)
+      double * w = W.data() + size_t(j) * r;
+      w[j] = 1.0;
+      for (int k = j; k >= 0; --k)
       {
-        double acc = 0.0;
-        for (int k = i + 1; k <= j; ++k)
-          acc += QR(i, k) * W(k, j);
-        W(i, j) = -acc / QR(i, i);
+        const double wk = (w[k] *= dinv[k]);
+        const double * rk = QR.data() + size_t(k) * ld; // column k of R, rows 0..k-1
+        for (int i = 0; i < k; ++i)
+          w[i] -= wk * rk[i];
       }
     }
   }

@@ -48,26 +48,28 @@ namespace pfaff
       pinocchio::cholesky::solve(mo.model, d.data, a);
       if (rs.rank > 0)
       {
-        d.ya_.noalias() = -(rs.W.transpose() * d.drift);
-        d.ya_.noalias() -= rs.V1.transpose() * a;
+        wt(rs, d.drift, d.ya_, -1.0); // c - V1^T M^-1 f, c = -W^T drift
+        v1t(rs, a, d.ya_, -1.0, true);
         if (!d.gram_stands(rs)) // else the correction's or the sample's G of rs stands
           metric_gram(mo, d, rs);
         gram_solve(d, rs, d.ya_);
-        d.tmp_.noalias() = rs.V1 * d.ya_;
+        v1(rs, d.ya_, d.tmp_);
         pinocchio::cholesky::solve(mo.model, d.data, d.tmp_);
         a += d.tmp_;
       }
       return;
     }
     // M'_c, M''_c (Aghili eq. 27, 29) formed as the paper writes them, solved by LU
-    d.Cv_.noalias() = -(rs.V1 * (rs.W.transpose() * d.drift));
+    const MatX & V1 = formed_V1(rs, d.V1f_);
+    wt(rs, d.drift, d.y_);
+    d.Cv_.noalias() = -(V1 * d.y_);
     d.tmp_ = tau - d.h;
-    d.y_.noalias() = rs.V1.transpose() * d.tmp_;
+    d.y_.noalias() = V1.transpose() * d.tmp_;
     d.rhs_ = d.tmp_;
-    d.rhs_.noalias() -= rs.V1 * d.y_;
+    d.rhs_.noalias() -= V1 * d.y_;
     {
       d.P.setIdentity(n, n);
-      d.P.noalias() -= rs.V1 * rs.V1.transpose();
+      d.P.noalias() -= V1 * V1.transpose();
       d.Qp = MatX::Identity(n, n) - d.P;
       if (mo.opt.variant == 1)
       {
@@ -100,9 +102,9 @@ namespace pfaff
     // F = (I - P)(tau - h - M a) = V1 V1^T (tau - h - M a)
     d.tmp_ = tau - d.h;
     d.tmp_.noalias() -= d.M * a;
-    d.y_.noalias() = rs.V1.transpose() * d.tmp_;
-    F.noalias() = rs.V1 * d.y_;
-    lam.noalias() = rs.W * d.y_;
+    v1t(rs, d.tmp_, d.y_);
+    v1(rs, d.y_, F);
+    w(rs, d.y_, lam);
   }
 
   void System::solve(
@@ -146,6 +148,8 @@ namespace pfaff
     // accel's solution with V1 = A^T, W = I (V1^T a = -W^T drift is A a = -drift)
     rs_rows_.V1 = A.transpose();
     rs_rows_.W.setIdentity(mm, mm);
+    rs_rows_.n = n;
+    rs_rows_.m = mm;
     rs_rows_.rank = mm;
     rs_rows_.stamp = st_.next();
     accel(mo(), d(), tau, rs_rows_, a);
@@ -195,13 +199,14 @@ namespace pfaff
     start_terms(mo(), d(), q_, v_, true);
     out.q = q_, out.v = v_, out.M = M, out.h = h;
     out.A = A, out.drift = drift, out.phi = phi;
-    out.V1 = rs_.V1, out.W = rs_.W;
+    const MatX & V1 = formed_V1(rs_, V1f_);
+    out.V1 = V1, out.W = formed_W(rs_, Wf_);
     out.rank = rs_.rank;
     out.sigma_min = rs_.sigma_min;
     MatX N = MatX::Identity(n, n);
     if (rs_.rank > 0) // complete V1 to an orthonormal basis (one Householder QR of V1)
     {
-      Eigen::HouseholderQR<MatX> qv(rs_.V1);
+      Eigen::HouseholderQR<MatX> qv(V1);
       N.applyOnTheLeft(qv.householderQ());
       N = N.rightCols(n - rs_.rank).eval();
     }
@@ -234,10 +239,13 @@ namespace pfaff
     out.potential = potential_gravity;
     // the projection's P = I - V1 V1^T and C v = -A^+ drift, A^+ = V1 W^T (eq. 4, 16)
     MatX P = MatX::Identity(n, n);
-    P.noalias() -= rs_.V1 * rs_.V1.transpose();
+    P.noalias() -= V1 * V1.transpose();
     out.P = P;
     out.Cv = VecX::Zero(n);
     if (rs_.rank > 0)
-      out.Cv.noalias() = -(rs_.V1 * (rs_.W.transpose() * drift));
+    {
+      wt(rs_, drift, y_);
+      v1(rs_, y_, out.Cv, -1.0);
+    }
   }
 } // namespace pfaff

@@ -90,28 +90,125 @@ namespace pfaff
       rs.sigma_min = 0.0;
     else if (!want_sigma)
       rs.sigma_min = kNaN;
-    rs.V1.setZero(n, r);
-    rs.W.setZero(mm, r);
-    for (int b = 0; b < nb; ++b)
-    {
-      const RowBlock & blk = rs.blocks[size_t(b)];
-      const int rb = blk.rs.rank;
-      if (consecutive(blk.cols))
-        rs.V1.block(blk.cols.front(), blk.off, blk.cols.size(), rb) = blk.rs.V1;
-      else
-        for (size_t i = 0; i < blk.cols.size(); ++i)
-          rs.V1.row(blk.cols[i]).segment(blk.off, rb) = blk.rs.V1.row(Eigen::Index(i));
-      if (consecutive(blk.rows))
-        rs.W.block(blk.rows.front(), blk.off, blk.rows.size(), rb) = blk.rs.W;
-      else
-        for (size_t i = 0; i < blk.rows.size(); ++i)
-          rs.W.row(blk.rows[i]).segment(blk.off, rb) = blk.rs.W.row(Eigen::Index(i));
-    }
+    // V1 and W stay the blocks' (the products below, formed_V1, formed_W)
+    rs.n = n;
+    rs.m = mm;
     rs.rank = r;
     rs.R.resize(0, 0);
     rs.svd = false;
     rs.nblocks = nb;
   }
+
+  // -- products with V1 and W, block by block where the row space has blocks --------
+  namespace
+  {
+    // y += alpha X^T x(idx) and x(idx) += alpha X y for one block X of V1 (idx: its
+    // columns of A) or of W (idx: its rows of A)
+    void block_t(const MatX & X, const std::vector<int> & idx, const VecX & x, double alpha,
+                 double * y)
+    {
+      const int k = int(X.rows()), r = int(X.cols());
+      if (consecutive(idx))
+      {
+        Eigen::Map<VecX>(y, r).noalias() += alpha * (X.transpose() * x.segment(idx.front(), k));
+        return;
+      }
+      for (int j = 0; j < r; ++j)
+      {
+        double acc = 0.0;
+        for (int i = 0; i < k; ++i)
+          acc += X(i, j) * x(idx[size_t(i)]);
+        y[j] += alpha * acc;
+      }
+    }
+    void block_n(const MatX & X, const std::vector<int> & idx, const double * y, double alpha,
+                 VecX & x)
+    {
+      const int k = int(X.rows()), r = int(X.cols());
+      if (consecutive(idx))
+      {
+        x.segment(idx.front(), k).noalias() += alpha * (X * Eigen::Map<const VecX>(y, r));
+        return;
+      }
+      for (int j = 0; j < r; ++j)
+      {
+        const double yj = alpha * y[j];
+        for (int i = 0; i < k; ++i)
+          x(idx[size_t(i)]) += X(i, j) * yj;
+      }
+    }
+    // y (+)= alpha X^T x with X = V1 (of_W false) or W
+    void mul_t(const RowSpace & rs, bool of_W, const VecX & x, VecX & y, double alpha, bool add)
+    {
+      if (!add)
+        y.setZero(rs.rank);
+      if (rs.nblocks == 0)
+      {
+        y.noalias() += alpha * ((of_W ? rs.W : rs.V1).transpose() * x);
+        return;
+      }
+      for (int b = 0; b < rs.nblocks; ++b)
+      {
+        const RowBlock & blk = rs.blocks[size_t(b)];
+        if (blk.rs.rank > 0)
+          block_t(of_W ? blk.rs.W : blk.rs.V1, of_W ? blk.rows : blk.cols, x, alpha,
+                  y.data() + blk.off);
+      }
+    }
+    // x (+)= alpha X y
+    void mul(const RowSpace & rs, bool of_W, const VecX & y, VecX & x, double alpha, bool add)
+    {
+      if (!add)
+        x.setZero(of_W ? rs.m : rs.n);
+      if (rs.nblocks == 0)
+      {
+        x.noalias() += alpha * ((of_W ? rs.W : rs.V1) * y);
+        return;
+      }
+      for (int b = 0; b < rs.nblocks; ++b)
+      {
+        const RowBlock & blk = rs.blocks[size_t(b)];
+        if (blk.rs.rank > 0)
+          block_n(of_W ? blk.rs.W : blk.rs.V1, of_W ? blk.rows : blk.cols,
+                  y.data() + blk.off, alpha, x);
+      }
+    }
+    // V1 (of_W false) or W of a blocked row space as one matrix
+    const MatX & formed(const RowSpace & rs, bool of_W, MatX & ws)
+    {
+      if (rs.nblocks == 0)
+        return of_W ? rs.W : rs.V1;
+      ws.setZero(of_W ? rs.m : rs.n, rs.rank);
+      for (int b = 0; b < rs.nblocks; ++b)
+      {
+        const RowBlock & blk = rs.blocks[size_t(b)];
+        const MatX & X = of_W ? blk.rs.W : blk.rs.V1;
+        const std::vector<int> & idx = of_W ? blk.rows : blk.cols;
+        for (size_t i = 0; i < idx.size(); ++i)
+          ws.row(idx[i]).segment(blk.off, blk.rs.rank) = X.row(Eigen::Index(i));
+      }
+      return ws;
+    }
+  } // namespace
+
+  void v1t(const RowSpace & rs, const VecX & x, VecX & y, double alpha, bool add)
+  {
+    mul_t(rs, false, x, y, alpha, add);
+  }
+  void v1(const RowSpace & rs, const VecX & y, VecX & x, double alpha, bool add)
+  {
+    mul(rs, false, y, x, alpha, add);
+  }
+  void wt(const RowSpace & rs, const VecX & x, VecX & y, double alpha, bool add)
+  {
+    mul_t(rs, true, x, y, alpha, add);
+  }
+  void w(const RowSpace & rs, const VecX & y, VecX & x, double alpha, bool add)
+  {
+    mul(rs, true, y, x, alpha, add);
+  }
+  const MatX & formed_V1(const RowSpace & rs, MatX & ws) { return formed(rs, false, ws); }
+  const MatX & formed_W(const RowSpace & rs, MatX & ws) { return formed(rs, true, ws); }
 
   // The independent blocks of A's rows: two rows are in one block when they touch a
   // common kinematic tree (Model::col_tree), directly or through other rows; a block's
@@ -202,6 +299,8 @@ namespace pfaff
     const int mm = int(Am.rows()), n = int(Am.cols());
     const double tol = mo.opt.rank_tol;
     rs.svd = false;
+    rs.n = n;
+    rs.m = mm;
     if (mm == 0)
     {
       rs.V1.resize(n, 0);

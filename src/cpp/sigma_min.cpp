@@ -102,7 +102,7 @@ namespace pfaff
   {
     if (rs.svd) // the SVD's own (row_space)
       return;
-    if (rs.nblocks > 0 && !rs.zero_rows && rs.V1.rows() >= rs.W.rows()) // the blocks' least
+    if (rs.nblocks > 0 && !rs.zero_rows && rs.n >= rs.m) // the blocks' least
     {
       // a block of full row rank by the QR has 1 / ||W||_F <= sigma <= 1 / max_j
       // ||W e_j||: one whose lower bound is above another's upper bound (or exact

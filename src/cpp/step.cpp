@@ -201,7 +201,8 @@ namespace pfaff
     {
       row_space(mo, d, d.A_h, false, true, d.rs_newton_);
       newton_fresh = true;
-      d.dq_.noalias() = d.rs_newton_.V1 * (d.rs_newton_.W.transpose() * d.phi);
+      wt(d.rs_newton_, d.phi, d.y_); // dq = A_h^+ Phi = V1 W^T Phi
+      v1(d.rs_newton_, d.y_, d.dq_);
       const double step = d.dq_.size() ? d.dq_.cwiseAbs().maxCoeff() : 0.0;
       if (!std::isfinite(step))
         break;
@@ -247,10 +248,10 @@ namespace pfaff
       // with M's sparse factor; linalg.metric_projection, the NumPy engine's, solves
       // with LU
       mass_factor(mo, d);
-      d.y_.noalias() = d.rs_vel_.V1.transpose() * v;
+      v1t(d.rs_vel_, v, d.y_);
       metric_gram(mo, d, d.rs_vel_); // reused with rs_vel_ (start_terms, stage): gram_stands
       gram_solve(d, d.rs_vel_, d.y_);
-      d.tmp_.noalias() = d.rs_vel_.V1 * d.y_;
+      v1(d.rs_vel_, d.y_, d.tmp_);
       pinocchio::cholesky::solve(mo.model, d.data, d.tmp_);
       vn -= d.tmp_;
     }

@@ -80,7 +80,8 @@ namespace pfaff
     }
     if (extras)
     {
-      d.kinetic = 0.5 * v.dot(d.M * v);
+      d.Mv_.noalias() = d.M * v;
+      d.kinetic = 0.5 * v.dot(d.Mv_);
       // from the joints' placements at q the mass pass left (data.oMi), without the
       // forward kinematics pass the overload with q would run again
       d.potential_gravity = pinocchio::computePotentialEnergy(mo.model, d.data);
@@ -176,6 +177,7 @@ namespace pfaff
     if (d.st_.factor == d.st_.mass && d.st_.mass != 0)
       return;
     pinocchio::cholesky::decompose(mo.model, d.data);
+    d.sqrt_dinv_ = d.data.Dinv.cwiseSqrt(); // D^-1/2 (metric_gram)
     d.st_.factor = d.st_.mass;
   }
 
@@ -204,29 +206,30 @@ namespace pfaff
         const auto & cols = blk.cols;
         MatX & Y = d.Yb_[size_t(b)];
         Y = blk.rs.V1;
-        // back substitution with the unit upper triangle U(cols, cols), then the rows
-        // scaled by D^-1/2; a block of one tree (or of trees side by side) has
-        // consecutive columns: U(cols, cols) is a block of U
-        if (const int c0 = cols.front(); cols.back() - c0 + 1 == nb)
+        // back substitution with the unit upper triangle U(cols, cols), column-oriented
+        // (axpy over U's columns; a block of one tree, or of trees side by side, has
+        // consecutive columns and U(cols, cols) is a block of U), then the rows scaled
+        // by D^-1/2
+        const int c0 = cols.front();
+        const bool block = cols.back() - c0 + 1 == nb;
+        for (int c = 0; c < r; ++c)
         {
-          d.data.U.block(c0, c0, nb, nb).triangularView<Eigen::UnitUpper>().solveInPlace(Y);
-          Y = d.data.Dinv.segment(c0, nb).cwiseSqrt().asDiagonal() * Y;
-        }
-        else
-        {
-          for (int c = 0; c < r; ++c)
+          double * y = Y.data() + size_t(c) * nb;
+          for (int k = nb - 1; k > 0; --k)
           {
-            double * y = Y.data() + size_t(c) * nb;
-            for (int i = nb - 2; i >= 0; --i)
+            const double yk = y[k];
+            if (block)
             {
-              double acc = 0.0;
-              for (int k = i + 1; k < nb; ++k)
-                acc += d.data.U(cols[size_t(i)], cols[size_t(k)]) * y[k];
-              y[i] -= acc;
+              const double * u = d.data.U.data() + size_t(c0 + k) * d.data.U.rows() + c0;
+              for (int i = 0; i < k; ++i)
+                y[i] -= yk * u[i];
             }
+            else
+              for (int i = 0; i < k; ++i)
+                y[i] -= yk * d.data.U(cols[size_t(i)], cols[size_t(k)]);
           }
           for (int i = 0; i < nb; ++i)
-            Y.row(i) *= std::sqrt(d.data.Dinv(cols[size_t(i)]));
+            y[i] *= d.sqrt_dinv_(block ? c0 + i : cols[size_t(i)]);
         }
         d.Ga_.noalias() = Y.transpose().lazyProduct(Y);
         d.llt_b_[size_t(b)].compute(d.Ga_);
@@ -236,7 +239,7 @@ namespace pfaff
     const MatX & V1 = rs.V1;
     d.Ya_ = V1;
     pinocchio::cholesky::Uiv(mo.model, d.data, d.Ya_);
-    d.Ya_ = d.data.Dinv.cwiseSqrt().asDiagonal() * d.Ya_; // D^-1/2 U^-1 V1
+    d.Ya_ = d.sqrt_dinv_.asDiagonal() * d.Ya_; // D^-1/2 U^-1 V1
     if (V1.cols() <= 8) // a few rows: the plain product (rankUpdate's blocking costs more)
       d.Ga_.noalias() = d.Ya_.transpose().lazyProduct(d.Ya_);
     else
