@@ -74,6 +74,21 @@ namespace pfaff
       for (int k = 0; k < model.nvs[j]; ++k)
         col_tree[size_t(model.idx_vs[j] + k)] = tree_of[j];
     }
+    // each tree's columns, where they are consecutive and in the trees' order (as
+    // Pinocchio's parsers number the joints, depth first)
+    for (int j = 0; j < model.nv; ++j)
+    {
+      const int t = col_tree[size_t(j)];
+      if (t == int(tree_cols.size()))
+        tree_cols.emplace_back(j, 1);
+      else if (t == int(tree_cols.size()) - 1 && tree_cols.back().first + tree_cols.back().second == j)
+        ++tree_cols.back().second;
+      else
+      {
+        tree_cols.clear(); // interleaved: M is taken whole
+        break;
+      }
+    }
   }
 
   Data::Data(const Model & mo)

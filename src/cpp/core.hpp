@@ -87,6 +87,9 @@ namespace pfaff
     // A over disjoint sets of trees factor apart (row_space's blocks)
     std::vector<int> col_tree;
     int ntrees = 0;
+    /// (first column, columns) of each tree where every tree's columns are consecutive
+    /// and in order (empty otherwise): M's diagonal blocks (take_mass)
+    std::vector<std::pair<int, int>> tree_cols;
   };
 
   /// The per-state workspace (pinocchio::Data's role): Pinocchio's passes, the frame
@@ -183,6 +186,13 @@ namespace pfaff
     std::vector<Eigen::PartialPivLU<MatX>> lu_blocks_;
     VecX th_;
   };
+
+  /// The holonomic rows of A at the last evaluate: A itself where every row is
+  /// holonomic, else d.A_h (those rows, in order)
+  inline const MatX & holonomic_A(const Model & mo, const Data & d)
+  {
+    return mo.m_h == mo.m ? d.A : d.A_h;
+  }
 
   /// The kinds, one per file src/cpp/kinds/*.cpp: K writes the kind's rows into the Data
   /// from its frames' kinematics (and the Model's contacts), check_K refuses (through c,

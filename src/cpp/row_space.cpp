@@ -236,7 +236,7 @@ namespace pfaff
       row_tree.assign(size_t(mm), -1);
       // a row of A (or of A_h) is 0.0 outside its column window (Model::row_cols): only
       // the window is scanned; another matrix, all of it
-      const bool is_A = &Am == &d.A, is_Ah = &Am == &d.A_h;
+      const bool is_A = &Am == &d.A, is_Ah = !is_A && &Am == &d.A_h;
       for (int i = 0; i < mm; ++i)
       {
         int c0 = 0, c1 = n;

@@ -199,7 +199,7 @@ namespace pfaff
     bool newton_fresh = false; // rs_newton_ factors A_h at the current q
     while (mo.m_h > 0 && it < mo.opt.max_newton)
     {
-      row_space(mo, d, d.A_h, false, true, d.rs_newton_);
+      row_space(mo, d, holonomic_A(mo, d), false, true, d.rs_newton_);
       newton_fresh = true;
       wt(d.rs_newton_, d.phi, d.y_); // dq = A_h^+ Phi = V1 W^T Phi
       v1(d.rs_newton_, d.y_, d.dq_);

@@ -38,6 +38,20 @@ namespace pfaff
     {
       const pinocchio::FrameIndex id = slots[i].id;
       FrameKin & f = fs[i];
+      if (slots[i].joint == 0)
+      {
+        // a frame on the world: its placement is fixed, its J stays 0.0 from the set-up
+        // (FrameKin(nv)), no velocity or acceleration
+        if (placements)
+        {
+          const pinocchio::SE3 & oMf = d.data.oMf[id] = mo.model.frames[id].placement;
+          f.p = oMf.translation();
+          f.R = oMf.rotation();
+        }
+        f.drift.setZero();
+        f.w.setZero();
+        continue;
+      }
       if (placements)
       {
         const auto & oMf = pinocchio::updateFramePlacement(mo.model, d.data, id);
@@ -118,12 +132,25 @@ namespace pfaff
 
   namespace
   {
-    void take_mass(Data & d, const VecX & q)
+    void take_mass(const Model & mo, Data & d, const VecX & q)
     {
       // data.M (upper triangle) of q into M; the pass also placed the joints. What was
-      // factored or built on the last M keeps that M's stamp, and so no longer stands
-      d.M.triangularView<Eigen::Upper>() = d.data.M;
-      d.M.triangularView<Eigen::StrictlyLower>() = d.data.M.transpose();
+      // factored or built on the last M keeps that M's stamp, and so no longer stands.
+      // M has no entry between two kinematic trees: where each tree's columns are
+      // consecutive (Model::tree_cols) only the trees' diagonal blocks are copied (the
+      // rest of M stays 0.0 from the set-up)
+      if (mo.tree_cols.empty())
+      {
+        d.M.triangularView<Eigen::Upper>() = d.data.M;
+        d.M.triangularView<Eigen::StrictlyLower>() = d.data.M.transpose();
+      }
+      else
+        for (const auto & [c0, w] : mo.tree_cols)
+        {
+          const auto B = d.data.M.block(c0, c0, w, w);
+          d.M.block(c0, c0, w, w).triangularView<Eigen::Upper>() = B;
+          d.M.block(c0, c0, w, w).triangularView<Eigen::StrictlyLower>() = B.transpose();
+        }
       d.q_M_ = q;
       d.st_.mass = d.st_.kin = d.st_.next();
     }
@@ -155,7 +182,7 @@ namespace pfaff
     for (pinocchio::JointIndex i = pinocchio::JointIndex(mo.model.njoints - 1); i > 0; --i)
       Backward::run(mo.model.joints[i], typename Backward::ArgsType(mo.model, d.data));
     d.data.M.diagonal() += mo.model.armature;
-    take_mass(d, q);
+    take_mass(mo, d, q);
     d.st_.bias = d.st_.mass; // the same pass: ov, oa in the world frame
     return true;
   }
@@ -168,7 +195,7 @@ namespace pfaff
     if (d.mass_stands(q))
       return false;
     pinocchio::crba(mo.model, d.data, q, pinocchio::Convention::WORLD);
-    take_mass(d, q);
+    take_mass(mo, d, q);
     return true;
   }
 
@@ -434,9 +461,7 @@ namespace pfaff
       if (holonomic(s))
         hrow += s.dim;
     }
-    if (mo.m_h == mo.m) // every row holonomic (the rows in order): one copy
-      d.A_h = d.A;
-    else
+    if (mo.m_h < mo.m) // every row holonomic: A_h is A (holonomic_rows)
       for (int i = 0; i < mo.m_h; ++i)
         d.A_h.row(i) = d.A.row(mo.hol_rows[i]);
   }
