@@ -103,14 +103,16 @@ namespace pfaff
   namespace
   {
     // y += alpha X^T x(idx) and x(idx) += alpha X y for one block X of V1 (idx: its
-    // columns of A) or of W (idx: its rows of A)
+    // columns of A) or of W (idx: its rows of A). The products are coefficient-wise
+    // (lazyProduct): at a few rows Eigen's matrix-vector kernel costs more in set-up
+    // than in arithmetic
     void block_t(const MatX & X, const std::vector<int> & idx, const VecX & x, double alpha,
                  double * y)
     {
       const int k = int(X.rows()), r = int(X.cols());
       if (consecutive(idx))
       {
-        Eigen::Map<VecX>(y, r).noalias() += alpha * (X.transpose() * x.segment(idx.front(), k));
+        Eigen::Map<VecX>(y, r).noalias() += alpha * X.transpose().lazyProduct(x.segment(idx.front(), k));
         return;
       }
       for (int j = 0; j < r; ++j)
@@ -127,7 +129,7 @@ namespace pfaff
       const int k = int(X.rows()), r = int(X.cols());
       if (consecutive(idx))
       {
-        x.segment(idx.front(), k).noalias() += alpha * (X * Eigen::Map<const VecX>(y, r));
+        x.segment(idx.front(), k).noalias() += alpha * X.lazyProduct(Eigen::Map<const VecX>(y, r));
         return;
       }
       for (int j = 0; j < r; ++j)
@@ -144,7 +146,7 @@ namespace pfaff
         y.setZero(rs.rank);
       if (rs.nblocks == 0)
       {
-        y.noalias() += alpha * ((of_W ? rs.W : rs.V1).transpose() * x);
+        y.noalias() += alpha * (of_W ? rs.W : rs.V1).transpose().lazyProduct(x);
         return;
       }
       for (int b = 0; b < rs.nblocks; ++b)
@@ -162,7 +164,7 @@ namespace pfaff
         x.setZero(of_W ? rs.m : rs.n);
       if (rs.nblocks == 0)
       {
-        x.noalias() += alpha * ((of_W ? rs.W : rs.V1) * y);
+        x.noalias() += alpha * (of_W ? rs.W : rs.V1).lazyProduct(y);
         return;
       }
       for (int b = 0; b < rs.nblocks; ++b)
