@@ -34,6 +34,14 @@ namespace pfaff
 
 
   // FrameState.point / point_jacobian / point_drift of a point fixed in a frame
+  // per kind (kinds.def's third column): its rows are 0.0 outside its frames' trees'
+  // columns (Model::row_cols)
+  const bool kind_window[] = {
+#define PFAFF_KIND(K, rows, window) window != 0,
+#include "kinds.def"
+#undef PFAFF_KIND
+  };
+
   void kinds::point_terms(
     const FrameKin & f, bool has_off, const Vec3 & off, const RowOut & out, Vec3 & p,
     Matrix3x & Jp, Vec3 & ap)
@@ -243,11 +251,6 @@ namespace pfaff
     c.number(s.d, "spec.d", -HUGE_VAL, false).number(s.value, "spec.value", -HUGE_VAL, false);
     c.number(s.c0, "spec.c0", -HUGE_VAL, false).number(s.c1, "spec.c1", -HUGE_VAL, false);
     specs.push_back(s);
-    static const bool kind_window[] = {
-#define PFAFF_KIND(K, rows, window) window != 0,
-#include "kinds.def"
-#undef PFAFF_KIND
-    };
     std::pair<int, int> cols{0, model.nv};
     if (kind_window[k])
     {
@@ -270,7 +273,51 @@ namespace pfaff
     m += s.dim;
     if (holonomic(s))
       m_h += s.dim;
+    one_block = rows_in_one_block(false);
+    one_block_h = rows_in_one_block(true);
     fit(mo());
+  }
+
+  bool Model::rows_in_one_block(bool holonomic_only) const
+  {
+    if (ntrees < 2)
+      return false; // find_blocks takes A whole anyway
+    // the kinematic tree of a frame slot (-1: the world)
+    const auto tree = [&](int slot)
+    {
+      if (slot < 0)
+        return -1;
+      const auto j = frame_slots[size_t(slot)].joint;
+      return j == 0 || model.nvs[j] == 0 ? -1 : col_tree[size_t(model.idx_vs[j])];
+    };
+    std::vector<int> link(static_cast<size_t>(ntrees)), touched;
+    for (int t = 0; t < ntrees; ++t)
+      link[size_t(t)] = t;
+    const auto find = [&](int t)
+    {
+      while (link[size_t(t)] != t)
+        t = link[size_t(t)] = link[size_t(link[size_t(t)])];
+      return t;
+    };
+    for (const auto & s : specs)
+    {
+      if (holonomic_only && !holonomic(s))
+        continue;
+      if (!kind_window[static_cast<int>(s.kind)])
+        return false; // rows over all the columns: their trees are known only from A
+      const int t1 = tree(s.s1), t2 = tree(s.s2);
+      for (int t : {t1, t2})
+        if (t >= 0)
+          touched.push_back(t);
+      if (t1 >= 0 && t2 >= 0)
+        link[size_t(find(t1))] = find(t2);
+    }
+    if (touched.empty())
+      return false;
+    for (int t : touched)
+      if (find(t) != find(touched.front()))
+        return false;
+    return true;
   }
 
   int System::add_contact(const Contour & contour, int s_obj, int s_tip, double r)

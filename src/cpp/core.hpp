@@ -87,6 +87,12 @@ namespace pfaff
     // A over disjoint sets of trees factor apart (row_space's blocks)
     std::vector<int> col_tree;
     int ntrees = 0;
+    /// every row of A (one_block_h: every holonomic row) is a window kind's and together
+    /// they join all the trees they touch: A is one block (row_space does not look for
+    /// blocks; where entries happen to be exactly 0.0 the whole-A factorisation takes
+    /// them as it does any A)
+    bool one_block = false, one_block_h = false;
+    bool rows_in_one_block(bool holonomic_only) const;
     /// (first column, columns) of each tree where every tree's columns are consecutive
     /// and in order (empty otherwise): M's diagonal blocks (take_mass)
     std::vector<std::pair<int, int>> tree_cols;

@@ -230,15 +230,17 @@ namespace pfaff
       const int mm = int(Am.rows()), n = int(Am.cols());
       if (mo.ntrees < 2 || n != int(mo.col_tree.size()))
         return 1;
+      // a row of A (or of A_h) is 0.0 outside its column window (Model::row_cols): only
+      // the window is scanned; another matrix, all of it
+      const bool is_A = &Am == &d.A, is_Ah = !is_A && &Am == &d.A_h;
+      if ((is_A && mo.one_block) || (is_Ah && mo.one_block_h))
+        return 1;
       auto & uf = d.uf_;
       auto & row_tree = d.row_tree_;
       uf.resize(size_t(mo.ntrees));
       for (int t = 0; t < mo.ntrees; ++t)
         uf[size_t(t)] = t;
       row_tree.assign(size_t(mm), -1);
-      // a row of A (or of A_h) is 0.0 outside its column window (Model::row_cols): only
-      // the window is scanned; another matrix, all of it
-      const bool is_A = &Am == &d.A, is_Ah = !is_A && &Am == &d.A_h;
       for (int i = 0; i < mm; ++i)
       {
         int c0 = 0, c1 = n;
