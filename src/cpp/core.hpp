@@ -163,8 +163,8 @@ namespace pfaff
     MatX QRs_; // row_space's Householder QR of A^T and its coefficients
     VecX hcs_;
     Eigen::LLT<MatX> llt_;
-    // metric_gram of a blocked row space: each block's U^-1 V1 and G's factor (llt_b_)
-    std::vector<MatX> Yb_;
+    // metric_gram of a blocked row space: each block's U^-1 V1, G and its factor (llt_b_)
+    std::vector<MatX> Yb_, Gb_;
     std::vector<Eigen::LLT<MatX>> llt_b_;
     bool stage_kept_ = false; // the last RK stage was on the manifold (stage)
     bool newton_idle_ = false; // the last correction took no Newton step (correct)

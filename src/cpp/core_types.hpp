@@ -130,6 +130,10 @@ namespace pfaff
     MatX A;
     RowSpace rs;
     int off = 0;
+    /// the block's own QR workspace (row_space lends it to the factorisation): blocks of
+    /// different sizes in one workspace would reallocate it block after block
+    MatX QRs;
+    VecX hcs;
   };
 
   /// What the per-state workspaces hold, as the stamps of the passes that wrote them

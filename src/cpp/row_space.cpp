@@ -71,7 +71,11 @@ namespace pfaff
           for (int i = 0; i < mb; ++i)
             blk.A(i, j) = Am(blk.rows[size_t(i)], blk.cols[size_t(j)]);
       }
+      std::swap(d.QRs_, blk.QRs); // the block's QR workspace, sized for it
+      std::swap(d.hcs_, blk.hcs);
       dense_row_space(mo, d, blk.A, want_sigma, allow_qr, blk.rs);
+      std::swap(d.QRs_, blk.QRs);
+      std::swap(d.hcs_, blk.hcs);
       blk.off = r;
       r += blk.rs.rank;
       rs.deficient = rs.deficient || blk.rs.deficient;

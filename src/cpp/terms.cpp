@@ -222,6 +222,7 @@ namespace pfaff
       if (d.Yb_.size() < size_t(rs.nblocks))
       {
         d.Yb_.resize(size_t(rs.nblocks));
+        d.Gb_.resize(size_t(rs.nblocks));
         d.llt_b_.resize(size_t(rs.nblocks));
       }
       for (int b = 0; b < rs.nblocks; ++b)
@@ -258,8 +259,9 @@ namespace pfaff
           for (int i = 0; i < nb; ++i)
             y[i] *= d.sqrt_dinv_(block ? c0 + i : cols[size_t(i)]);
         }
-        d.Ga_.noalias() = Y.transpose().lazyProduct(Y);
-        d.llt_b_[size_t(b)].compute(d.Ga_);
+        MatX & G = d.Gb_[size_t(b)]; // one per block: no reallocation between sizes
+        G.noalias() = Y.transpose().lazyProduct(Y);
+        d.llt_b_[size_t(b)].compute(G);
       }
       return;
     }
