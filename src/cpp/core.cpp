@@ -86,10 +86,10 @@ namespace pfaff
     // Pinocchio's parsers number the joints, depth first)
     for (int j = 0; j < model.nv; ++j)
     {
-      const int t = col_tree[size_t(j)];
-      if (t == int(tree_cols.size()))
+      const int t = col_tree[size_t(j)], last = int(tree_cols.size()) - 1;
+      if (t == last + 1)
         tree_cols.emplace_back(j, 1);
-      else if (t == int(tree_cols.size()) - 1 && tree_cols.back().first + tree_cols.back().second == j)
+      else if (t == last && tree_cols.back().first + tree_cols.back().second == j)
         ++tree_cols.back().second;
       else
       {

@@ -116,7 +116,8 @@ namespace pfaff
       const int k = int(X.rows()), r = int(X.cols());
       if (consecutive(idx))
       {
-        Eigen::Map<VecX>(y, r).noalias() += alpha * X.transpose().lazyProduct(x.segment(idx.front(), k));
+        Eigen::Map<VecX>(y, r).noalias() +=
+          alpha * X.transpose().lazyProduct(x.segment(idx.front(), k));
         return;
       }
       for (int j = 0; j < r; ++j)
@@ -133,7 +134,8 @@ namespace pfaff
       const int k = int(X.rows()), r = int(X.cols());
       if (consecutive(idx))
       {
-        x.segment(idx.front(), k).noalias() += alpha * X.lazyProduct(Eigen::Map<const VecX>(y, r));
+        x.segment(idx.front(), k).noalias() +=
+          alpha * X.lazyProduct(Eigen::Map<const VecX>(y, r));
         return;
       }
       for (int j = 0; j < r; ++j)
