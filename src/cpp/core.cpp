@@ -33,7 +33,6 @@ namespace pfaff
   using detail::skew;
 
 
-  // FrameState.point / point_jacobian / point_drift of a point fixed in a frame
   // per kind (kinds.def's third column): its rows are 0.0 outside its frames' trees'
   // columns (Model::row_cols)
   const bool kind_window[] = {
@@ -42,6 +41,7 @@ namespace pfaff
 #undef PFAFF_KIND
   };
 
+  // FrameState.point / point_jacobian / point_drift of a point fixed in a frame
   void kinds::point_terms(
     const FrameKin & f, bool has_off, const Vec3 & off, const RowOut & out, Vec3 & p,
     Matrix3x & Jp, Vec3 & ap)
@@ -282,13 +282,13 @@ namespace pfaff
   {
     if (ntrees < 2)
       return false; // find_blocks takes A whole anyway
-    // the kinematic tree of a frame slot (-1: the world)
+    // the kinematic tree of a frame slot: its columns' (FrameSlot c0, c1; -1: the world)
     const auto tree = [&](int slot)
     {
       if (slot < 0)
         return -1;
-      const auto j = frame_slots[size_t(slot)].joint;
-      return j == 0 || model.nvs[j] == 0 ? -1 : col_tree[size_t(model.idx_vs[j])];
+      const FrameSlot & f = frame_slots[size_t(slot)];
+      return f.c1 > f.c0 ? col_tree[size_t(f.c0)] : -1;
     };
     std::vector<int> link(static_cast<size_t>(ntrees)), touched;
     for (int t = 0; t < ntrees; ++t)

@@ -19,4 +19,10 @@ namespace pfaff::detail
   }
 
   inline double abs_max(const VecX & x) { return x.size() ? x.cwiseAbs().maxCoeff() : 0.0; }
+
+  /// the ascending indices are i0, i0 + 1, ... (a block of a matrix, not a gather)
+  inline bool consecutive(const std::vector<int> & ix)
+  {
+    return !ix.empty() && ix.back() - ix.front() + 1 == int(ix.size());
+  }
 } // namespace pfaff::detail

@@ -19,24 +19,15 @@ namespace pfaff::detail
   inline void upper_inverse(const MatX & QR, int r, MatX & W)
   {
     W.setZero(r, r);
-    double inv[64];
-    VecX inv_heap;
-    double * dinv = inv;
-    if (r > 64)
-    {
-      inv_heap.resize(r);
-      dinv = inv_heap.data();
-    }
-    for (int i = 0; i < r; ++i)
-      dinv[i] = 1.0 / QR(i, i);
+    for (int i = 0; i < r; ++i) // W's diagonal: the reciprocals of R's
+      W(i, i) = 1.0 / QR(i, i);
     const Eigen::Index ld = QR.rows();
     for (int j = 0; j < r; ++j)
     {
       double * w = W.data() + size_t(j) * r;
-      w[j] = 1.0;
       for (int k = j; k >= 0; --k)
       {
-        const double wk = (w[k] *= dinv[k]);
+        const double wk = k == j ? w[j] : (w[k] *= W(k, k));
         const double * rk = QR.data() + size_t(k) * ld; // column k of R, rows 0..k-1
         for (int i = 0; i < k; ++i)
           w[i] -= wk * rk[i];

@@ -17,6 +17,7 @@
 
 namespace pfaff
 {
+  using detail::consecutive;
   using detail::kNaN;
   using detail::householder_qr;
   using detail::thin_q;
@@ -24,11 +25,6 @@ namespace pfaff
 
   namespace
   {
-    /// the indices are i0, i0 + 1, ... (a block of a matrix, not a gather)
-    bool consecutive(const std::vector<int> & ix)
-    {
-      return !ix.empty() && ix.back() - ix.front() + 1 == int(ix.size());
-    }
     bool zero_rows_qr(const Model & mo, Data & d, const MatX & Am, RowSpace & rs);
     bool pivoted_rows(const Model & mo, Data & d, const MatX & Am, RowSpace & rs);
     void dense_row_space(

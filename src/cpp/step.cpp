@@ -187,7 +187,6 @@ namespace pfaff
     Status st;
     if (!terms_stand) // where the last correction took no Newton step this one likely
       position_terms(mo, d, q, v, d.newton_idle_); // takes none: M at q serves it
-
     // correction.newton_project: stopped on the size of the step in q, its round-off
     // thresholds scaled by the size of the constraint frames' positions
     const double scale = position_scale(mo, d);

@@ -239,7 +239,7 @@ namespace pfaff
         // consecutive columns and U(cols, cols) is a block of U), then the rows scaled
         // by D^-1/2
         const int c0 = cols.front();
-        const bool block = cols.back() - c0 + 1 == nb;
+        const bool block = detail::consecutive(cols);
         for (int c = 0; c < r; ++c)
         {
           double * y = Y.data() + size_t(c) * nb;
@@ -463,7 +463,7 @@ namespace pfaff
       if (holonomic(s))
         hrow += s.dim;
     }
-    if (mo.m_h < mo.m) // every row holonomic: A_h is A (holonomic_rows)
+    if (mo.m_h < mo.m) // A_h: the holonomic rows (where every row is, A serves: holonomic_A)
       for (int i = 0; i < mo.m_h; ++i)
         d.A_h.row(i) = d.A.row(mo.hol_rows[i]);
   }
