@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -23,6 +26,8 @@ from pfaff.sweep.task import failed_row, run_point
 __all__ = ["NO_DASHBOARD", "SchedulerError", "dask_client", "default_workers", "run_points"]
 
 
+#: how often the client looks for finished points and for a Ctrl-C (seconds)
+POLL_S = 0.05
 #: a local cluster without the dashboard, its scheduler's HTTP server on a free port
 NO_DASHBOARD = {"dashboard_address": None, "scheduler_kwargs": {"dashboard_address": ":0"}}
 
@@ -80,6 +85,37 @@ def dask_client(workers: int | None = None, scheduler: Any = None) -> Iterator[A
             cluster.close()
 
 
+@contextmanager
+def sigint_latch() -> Iterator[threading.Event]:
+    """Remember a Ctrl-C even where its ``KeyboardInterrupt`` is swallowed.
+
+    Python raises ``KeyboardInterrupt`` wherever the main thread is when SIGINT
+    arrives; inside a ``gc`` callback (Dask's GC diagnostics install one) or a
+    ``__del__`` the interpreter prints "Exception ignored" and goes on. The
+    handler installed here sets the returned event before raising, so a loop
+    that checks the event still stops. Outside the main thread nothing is
+    installed (the event is never set).
+    """
+    hit = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield hit
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:  # a background job: Ctrl-C is not ours to take
+        yield hit
+        return
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        hit.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield hit
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def task_key(scenario: str, point: Point, point_files: bool) -> str:
     """The Dask key of a point's task (the same point is computed once)."""
     return f"pfaff-{scenario}-{point.id}-{'files' if point_files else 'rows'}"
@@ -107,23 +143,31 @@ def run_points(
 
     futures = {}
     try:
-        for p in points:
-            fut = client.submit(
-                run_point, scenario, p.params, point_files, key=task_key(scenario, p, point_files)
+        with sigint_latch() as hit:
+            for p in points:
+                key = task_key(scenario, p, point_files)
+                futures[client.submit(run_point, scenario, p.params, point_files, key=key)] = p
+            # results are fetched by the client's event loop as tasks finish; this loop
+            # polls them so that a Ctrl-C whose exception was swallowed still stops it
+            done = as_completed(
+                list(futures), loop=client.loop, with_results=True, raise_errors=False
             )
-            futures[fut] = p
-        # results are fetched by the client's event loop as tasks finish, not one by one here
-        done = as_completed(list(futures), loop=client.loop, with_results=True, raise_errors=False)
-        for fut, value in done:
-            point = futures.pop(fut)
-            if fut.status == "finished":
-                result, final = value, True
-            else:  # KilledWorker after too many lost workers, a lost connection, ...
-                exc = value[1] if isinstance(value, tuple) else value
-                result = {"row": failed_row(f"{type(exc).__name__}: {exc}"), "files": {}}
-                final = False
-            fut.release()
-            on_result(point, result, final)
+            while futures:
+                if hit.is_set():
+                    raise KeyboardInterrupt
+                batch = done.next_batch(block=False)
+                if not batch:
+                    time.sleep(POLL_S)
+                for fut, value in batch:
+                    point = futures.pop(fut)
+                    if fut.status == "finished":
+                        result, final = value, True
+                    else:  # KilledWorker after too many lost workers, a lost connection, ...
+                        exc = value[1] if isinstance(value, tuple) else value
+                        result = {"row": failed_row(f"{type(exc).__name__}: {exc}"), "files": {}}
+                        final = False
+                    fut.release()
+                    on_result(point, result, final)
     except KeyboardInterrupt:
         if futures:
             try:

@@ -231,3 +231,21 @@ def test_ctrl_c_keeps_what_finished_and_exits_130(tmp_path):
     finished = set(table[table["status"] == "ok"]["point"])
     assert finished and set(table["status"]) <= {"ok", "interrupted"}
     assert {p.stem for p in (out / "rows").glob("*.json")} == finished
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_ctrl_c_swallowed_inside_a_destructor_is_still_seen():
+    # Python swallows a KeyboardInterrupt raised in a __del__ or a gc callback
+    # (Dask installs one); the sweep's SIGINT handler records the Ctrl-C first
+    from pfaff.sweep.engine import sigint_latch
+
+    class Finalised:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):  # the handler runs between these bytecodes
+                pass
+
+    with sigint_latch() as hit:
+        Finalised()  # dropped at once: "Exception ignored in ... KeyboardInterrupt"
+        assert hit.is_set()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
