@@ -159,7 +159,7 @@ namespace pfaff
     VecX sqrt_dinv_; // D^-1/2 of M's factor M = U D U^T (mass_factor)
     MatX V1f_, Wf_;  // formed_V1, formed_W of a blocked row space (accel's variants 1, 2)
     VecX Mv_;        // M v (dynamics_state's kinetic energy)
-    VecX ya_;
+    VecX ya_, yf_; // accel: c - V1^T M^-1 f; a full block's c_b (full_accel)
     MatX QRs_; // row_space's Householder QR of A^T and its coefficients
     VecX hcs_;
     Eigen::LLT<MatX> llt_;
@@ -264,7 +264,8 @@ namespace pfaff
   void mass_factor(const Model & mo, Data & d);
   /// G = V1^T M^-1 V1 of rs through that factor, its Cholesky factor into d.llt_
   void metric_gram(const Model & mo, Data & d, const RowSpace & rs);
-  /// y <- G^-1 y with G = V1^T M^-1 V1 of the row space metric_gram factored last
+  /// y <- G^-1 y with G = V1^T M^-1 V1 of the row space metric_gram factored last; a
+  /// full block's segment of y (RowBlock::full: no G of its own) is set to 0.0
   void gram_solve(const Data & d, const RowSpace & rs, VecX & y);
   /// g(q) and gravity's potential into g_fe_, Vg_fe_ (a gravity compensation element)
   void gravity_terms(const Model & mo, Data & d, const VecX & q);
@@ -284,6 +285,11 @@ namespace pfaff
   void w(const RowSpace & rs, const VecX & y, VecX & x, double alpha = 1.0, bool add = false);
   /// V1 of rs as one matrix: rs.V1, or, where rs has blocks, formed into ws
   const MatX & formed_V1(const RowSpace & rs, MatX & ws);
+  /// a = V1_b c_b, c_b = -W_b^T drift_b, on each full block of rs (RowBlock::full): the
+  /// acceleration its rows fix, V1_b^T a_b = c_b with V1_b square (ws: a workspace)
+  void full_accel(const RowSpace & rs, const VecX & drift, VecX & a, VecX & ws);
+  /// v = 0.0 on each full block of rs: the velocity its rows fix (A_b v_b = 0)
+  void full_velocity(const RowSpace & rs, VecX & v);
   /// W of rs as one matrix: rs.W, or, where rs has blocks, formed into ws
   const MatX & formed_W(const RowSpace & rs, MatX & ws);
   // projection.cpp: the dynamics, the force

@@ -130,6 +130,11 @@ namespace pfaff
     MatX A;
     RowSpace rs;
     int off = 0;
+    /// rank == cols.size(): V1 of the block is square, its rows fix the velocity of its
+    /// trees (A_b v_b = 0 gives v_b = 0) and the acceleration (V1_b^T a_b = c_b gives
+    /// a_b = V1_b c_b) whatever M is (a floating base welded to the world): the
+    /// projections take these without G (gram_solve, accel, correct)
+    bool full = false;
     /// the block's own QR workspace (row_space lends it to the factorisation): blocks of
     /// different sizes in one workspace would reallocate it block after block
     MatX QRs;

@@ -56,6 +56,9 @@ namespace pfaff
         v1(rs, d.ya_, d.tmp_);
         pinocchio::cholesky::solve(mo.model, d.data, d.tmp_);
         a += d.tmp_;
+        // a full block's rows fix its a (V1_b c_b; M^-1 does not couple trees, so the
+        // other blocks' a is that of the whole solve)
+        full_accel(rs, d.drift, a, d.yf_);
       }
       return;
     }

@@ -73,6 +73,7 @@ namespace pfaff
       std::swap(d.QRs_, blk.QRs);
       std::swap(d.hcs_, blk.hcs);
       blk.off = r;
+      blk.full = blk.rs.rank == cb;
       r += blk.rs.rank;
       rs.deficient = rs.deficient || blk.rs.deficient;
       rs.zero_rows = rs.zero_rows || blk.rs.zero_rows;
@@ -210,6 +211,27 @@ namespace pfaff
   void w(const RowSpace & rs, const VecX & y, VecX & x, double alpha, bool add)
   {
     mul(rs, true, y, x, alpha, add);
+  }
+  void full_accel(const RowSpace & rs, const VecX & drift, VecX & a, VecX & ws)
+  {
+    for (int b = 0; b < rs.nblocks; ++b)
+    {
+      const RowBlock & blk = rs.blocks[size_t(b)];
+      if (!blk.full || blk.rs.rank == 0)
+        continue;
+      ws.setZero(blk.rs.rank);
+      block_t(blk.rs.W, blk.rows, drift, -1.0, ws.data()); // c_b = -W_b^T drift_b
+      for (int c : blk.cols)
+        a(c) = 0.0;
+      block_n(blk.rs.V1, blk.cols, ws.data(), 1.0, a);
+    }
+  }
+  void full_velocity(const RowSpace & rs, VecX & v)
+  {
+    for (int b = 0; b < rs.nblocks; ++b)
+      if (rs.blocks[size_t(b)].full)
+        for (int c : rs.blocks[size_t(b)].cols)
+          v(c) = 0.0;
   }
   const MatX & formed_V1(const RowSpace & rs, MatX & ws) { return formed(rs, false, ws); }
   const MatX & formed_W(const RowSpace & rs, MatX & ws) { return formed(rs, true, ws); }

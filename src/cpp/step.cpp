@@ -253,6 +253,7 @@ namespace pfaff
       v1(d.rs_vel_, d.y_, d.tmp_);
       pinocchio::cholesky::solve(mo.model, d.data, d.tmp_);
       vn -= d.tmp_;
+      full_velocity(d.rs_vel_, vn); // a full block's rows fix its velocity: 0.0
     }
     if (corr) // the kinetic energy the correction removed
     {

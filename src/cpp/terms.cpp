@@ -229,7 +229,7 @@ namespace pfaff
       {
         const RowBlock & blk = rs.blocks[size_t(b)];
         const int nb = int(blk.cols.size()), r = blk.rs.rank;
-        if (r == 0)
+        if (r == 0 || blk.full) // a full block's projections need no G (RowBlock::full)
           continue;
         const auto & cols = blk.cols;
         MatX & Y = d.Yb_[size_t(b)];
@@ -289,11 +289,11 @@ namespace pfaff
     for (int b = 0; b < rs.nblocks; ++b)
     {
       const RowBlock & blk = rs.blocks[size_t(b)];
-      if (blk.rs.rank > 0)
-      {
-        auto seg = y.segment(blk.off, blk.rs.rank);
+      auto seg = y.segment(blk.off, blk.rs.rank);
+      if (blk.full)
+        seg.setZero();
+      else if (blk.rs.rank > 0)
         d.llt_b_[size_t(b)].solveInPlace(seg);
-      }
     }
   }
 

@@ -235,6 +235,44 @@ def test_stage_accelerations_of_dependent_rows(panda):
     assert (30, 8, 12) in ranks and (7, 4, 8) in ranks
 
 
+@pytest.mark.parametrize("name", ["weld", "equality_site"])
+def test_blocks_whose_rows_fix_their_trees(name):
+    """MuJoCo's weld and equality_site models weld free bodies to the world: their
+    rows' block spans the body's six velocities, and the core takes the acceleration
+    and the velocity projection there from the rows alone (a_b = V1_b c_b, v_b = 0).
+    At 12 random states off the velocity manifold (so the drift, and with it a_b, is
+    not zero) the acceleration and the projected start are NumPy's (SVD of the whole A,
+    M_c by LU) to 1e-12 relative and 1e-11 absolute."""
+    from mjcf_support import shared_model
+
+    from pfaff.files.model import load_model
+    from pfaff.simulate.core_engine import configure, project_start
+    from pfaff.simulate import project_state
+
+    system = load_model(shared_model(name))
+    mech = system.mechanism
+    cset = ConstraintSet(mech, system.constraints)
+    s = core.build(cset)
+    opt = SimOptions(progress=False)
+    configure(s, opt)
+    rng = np.random.default_rng(5)
+    worst, moved = 0.0, 0.0
+    for _ in range(12):
+        q = mech.integrate(system.q, rng.uniform(-0.02, 0.02, mech.nv))
+        v, tau = rng.uniform(-1.5, 1.5, mech.nv), rng.uniform(-20.0, 20.0, mech.nv)
+        snap = mech.compute(q, v, cset.frames)
+        ev = cset.evaluate(snap)
+        ref = dyn.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift)
+        worst = max(worst, _rel(s.acceleration(q, v, tau), ref.a))
+        moved = max(moved, np.abs(ref.a).max())
+        q_np, v_np = project_state(cset, q, v, opt)
+        q_c, v_c = project_start(s, q, v, opt)
+        assert np.abs(mech.difference(q_np, q_c)).max() <= 1e-11
+        assert np.abs(v_c - v_np).max() <= 1e-11
+    assert worst <= 1e-12
+    assert moved > 1.0  # the welded bodies are driven by the drift: a wrong a_b shows
+
+
 def test_dual_arm_box_terms(dual):
     """Two welds, a plane and a two-row orientation lock on a free-flying box
     (Lie-group q): the core against NumPy at random states."""
