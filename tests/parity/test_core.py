@@ -246,8 +246,8 @@ def test_blocks_whose_rows_fix_their_trees(name):
     from mjcf_support import shared_model
 
     from pfaff.files.model import load_model
-    from pfaff.simulate.core_engine import configure, project_start
     from pfaff.simulate import project_state
+    from pfaff.simulate.core_engine import configure, project_start
 
     system = load_model(shared_model(name))
     mech = system.mechanism
