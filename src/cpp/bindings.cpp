@@ -296,7 +296,7 @@ NB_MODULE(_core, m)
         check_state(s, Check{"System.evaluate"}, q, v);
         s.dynamics_state(q, v, false);
         s.evaluate(q, v, true);
-        return nb::make_tuple(s.M, s.h, s.A, s.drift, s.phi);
+        return nb::make_tuple(pfaff::dense_M(s, s), s.h, s.A, s.drift, s.phi);
       },
       "q"_a, "v"_a, "M, h, A, drift, Phi at (q, v)")
     .def(

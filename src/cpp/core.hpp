@@ -94,7 +94,7 @@ namespace pfaff
     bool one_block = false, one_block_h = false;
     bool rows_in_one_block(bool holonomic_only) const;
     /// (first column, columns) of each tree where every tree's columns are consecutive
-    /// and in order (empty otherwise): M's diagonal blocks (take_mass)
+    /// and in order (empty otherwise): M's diagonal blocks (dense_M)
     std::vector<std::pair<int, int>> tree_cols;
   };
 
@@ -262,6 +262,10 @@ namespace pfaff
   bool mass_and_bias(const Model & mo, Data & d, const VecX & q, const VecX & v);
   /// M = U D U^T (Pinocchio's cholesky::decompose) of the last mass pass, once
   void mass_factor(const Model & mo, Data & d);
+  /// d.M: M of the last mass pass as a dense symmetric matrix, formed from data.M's
+  /// upper triangle once per pass and only where a product or a caller reads it (the
+  /// projections take M through its factor)
+  const MatX & dense_M(const Model & mo, Data & d);
   /// G = V1^T M^-1 V1 of rs through that factor, its Cholesky factor into d.llt_
   void metric_gram(const Model & mo, Data & d, const RowSpace & rs);
   /// y <- G^-1 y with G = V1^T M^-1 V1 of the row space metric_gram factored last; a
@@ -298,7 +302,8 @@ namespace pfaff
   void accel(const Model & mo, Data & d, const VecX & tau, const RowSpace & rs, VecX & a);
   /// constraint force and multipliers for acceleration a.
   void forces(
-    Data & d, const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F, VecX & lam);
+    const Model & mo, Data & d, const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F,
+    VecX & lam);
   // step.cpp
   /// the position correction (Newton-Raphson on the holonomic rows) and the velocity
   /// projection in the metric of M at (q, v), in place; corr: a step's correction adds

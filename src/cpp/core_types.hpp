@@ -156,6 +156,7 @@ namespace pfaff
     unsigned long bias = 0;   // h's pass: == mass for the fused pass (ov, oa in the world)
     unsigned long rows = 0;   // A, drift, Phi: the pass of evaluate (the contacts' geometry)
     unsigned long factor = 0; // data.U, data.D: the factor of M of this mass pass
+    unsigned long dense = 0;  // Data::M: data.M of this mass pass, both triangles (dense_M)
     unsigned long gram_rows = 0, gram_mass = 0; // llt_: G of the row space of stamp
                                                 // gram_rows through M's factor of pass gram_mass
     unsigned long terms = 0;  // the start terms (M, h, frames, A, rs_) of (q_, v_): the

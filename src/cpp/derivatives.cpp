@@ -243,7 +243,7 @@ namespace pfaff
                                   + " when the Differentiator was made: make a new one");
     dynamics_state(mo, d, q, v, false);
     evaluate(mo, d, q, v, true);
-    const MatX & M = d.M;
+    const MatX & M = dense_M(mo, d);
     const VecX & h = d.h;
     const VecX & drift = d.drift;
     factor(d.A);

@@ -63,6 +63,7 @@ namespace pfaff
       return;
     }
     // M'_c, M''_c (Aghili eq. 27, 29) formed as the paper writes them, solved by LU
+    const MatX & M = dense_M(mo, d);
     const MatX & V1 = formed_V1(rs, d.V1f_);
     wt(rs, d.drift, d.y_);
     d.Cv_.noalias() = -(V1 * d.y_);
@@ -76,20 +77,20 @@ namespace pfaff
       d.Qp = MatX::Identity(n, n) - d.P;
       if (mo.opt.variant == 1)
       {
-        d.tmp_.noalias() = d.M * d.Cv_;
+        d.tmp_.noalias() = M * d.Cv_;
         d.rhs_ += d.tmp_;
         d.rhs_.noalias() -= 2.0 * (d.P * d.tmp_);
-        d.PM.noalias() = d.P * d.M;
+        d.PM.noalias() = d.P * M;
         d.Mc.noalias() = d.PM * d.P;
-        d.PM.noalias() = d.Qp * d.M;
+        d.PM.noalias() = d.Qp * M;
         d.Mc.noalias() += d.PM * d.Qp;
       }
       else
       {
         double g = mo.opt.gamma;
         if (!(g > 0.0))
-          g = d.M.selfadjointView<Eigen::Lower>().operatorNorm();
-        d.Mc.noalias() = d.P * d.M;
+          g = M.selfadjointView<Eigen::Lower>().operatorNorm();
+        d.Mc.noalias() = d.P * M;
         d.Mc += g * d.Qp;
         d.rhs_ += g * d.Cv_;
       }
@@ -100,11 +101,12 @@ namespace pfaff
 
   // -- constraint force and multipliers (dynamics.constraint_force, eq. 32) ---------
   void forces(
-    Data & d, const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F, VecX & lam)
+    const Model & mo, Data & d, const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F,
+    VecX & lam)
   {
     // F = (I - P)(tau - h - M a) = V1 V1^T (tau - h - M a)
     d.tmp_ = tau - d.h;
-    d.tmp_.noalias() -= d.M * a;
+    d.tmp_.noalias() -= dense_M(mo, d) * a;
     v1t(rs, d.tmp_, d.y_);
     v1(rs, d.y_, F);
     w(rs, d.y_, lam);
@@ -117,7 +119,7 @@ namespace pfaff
     evaluate(q, v, true);
     row_space(mo(), d(), A, true, false, rs_);
     accel(mo(), d(), tau, rs_, a);
-    forces(d(), tau, rs_, a, F, lam);
+    forces(mo(), d(), tau, rs_, a, F, lam);
     rank = rs_.rank;
   }
 
@@ -200,7 +202,7 @@ namespace pfaff
     // the certified QR when A has full row rank (sigma_min from R), else the SVD; the
     // step that follows reuses these terms (start_terms)
     start_terms(mo(), d(), q_, v_, true);
-    out.q = q_, out.v = v_, out.M = M, out.h = h;
+    out.q = q_, out.v = v_, out.M = dense_M(mo(), d()), out.h = h;
     out.A = A, out.drift = drift, out.phi = phi;
     const MatX & V1 = formed_V1(rs_, V1f_);
     out.V1 = V1, out.W = formed_W(rs_, Wf_);
@@ -218,7 +220,7 @@ namespace pfaff
     if (with_sensors)
     {
       accel(mo(), d(), tau_, rs_, a_); // llt_ then holds G of rs_ for the step (gram_stands)
-      forces(d(), tau_, rs_, a_, out.F, out.lam);
+      forces(mo(), d(), tau_, rs_, a_, out.F, out.lam);
     }
     // the observed frames: dynamics_state left the RNEA pass of (q_, v_) and the
     // placements of q_ in data

@@ -257,9 +257,10 @@ namespace pfaff
     }
     if (corr) // the kinetic energy the correction removed
     {
-      d.tmp_.noalias() = d.M * vn;
+      const MatX & M = dense_M(mo, d);
+      d.tmp_.noalias() = M * vn;
       *corr += 0.5 * vn.dot(d.tmp_);
-      d.tmp_.noalias() = d.M * v;
+      d.tmp_.noalias() = M * v;
       *corr -= 0.5 * v.dot(d.tmp_);
     }
     v = vn;
@@ -370,7 +371,7 @@ namespace pfaff
         return st;
       if (rec || check_contact)
       {
-        forces(d(), tau_, rs_, a_, F_, lam_);
+        forces(mo(), d(), tau_, rs_, a_, F_, lam_);
         if (check_contact)
         {
           int worst = -1;

@@ -94,7 +94,7 @@ namespace pfaff
     }
     if (extras)
     {
-      d.Mv_.noalias() = d.M * v;
+      d.Mv_.noalias() = dense_M(mo, d) * v;
       d.kinetic = 0.5 * v.dot(d.Mv_);
       // from the joints' placements at q the mass pass left (data.oMi), without the
       // forward kinematics pass the overload with q would run again
@@ -132,25 +132,10 @@ namespace pfaff
 
   namespace
   {
-    void take_mass(const Model & mo, Data & d, const VecX & q)
+    void take_mass(Data & d, const VecX & q)
     {
-      // data.M (upper triangle) of q into M; the pass also placed the joints. What was
-      // factored or built on the last M keeps that M's stamp, and so no longer stands.
-      // M has no entry between two kinematic trees: where each tree's columns are
-      // consecutive (Model::tree_cols) only the trees' diagonal blocks are copied (the
-      // rest of M stays 0.0 from the set-up)
-      if (mo.tree_cols.empty())
-      {
-        d.M.triangularView<Eigen::Upper>() = d.data.M;
-        d.M.triangularView<Eigen::StrictlyLower>() = d.data.M.transpose();
-      }
-      else
-        for (const auto & [c0, w] : mo.tree_cols)
-        {
-          const auto B = d.data.M.block(c0, c0, w, w);
-          d.M.block(c0, c0, w, w).triangularView<Eigen::Upper>() = B;
-          d.M.block(c0, c0, w, w).triangularView<Eigen::StrictlyLower>() = B.transpose();
-        }
+      // data.M (upper triangle) holds M of q; the pass also placed the joints. What was
+      // factored or built on the last M keeps that M's stamp, and so no longer stands
       d.q_M_ = q;
       d.st_.mass = d.st_.kin = d.st_.next();
     }
@@ -182,7 +167,7 @@ namespace pfaff
     for (pinocchio::JointIndex i = pinocchio::JointIndex(mo.model.njoints - 1); i > 0; --i)
       Backward::run(mo.model.joints[i], typename Backward::ArgsType(mo.model, d.data));
     d.data.M.diagonal() += mo.model.armature;
-    take_mass(mo, d, q);
+    take_mass(d, q);
     d.st_.bias = d.st_.mass; // the same pass: ov, oa in the world frame
     return true;
   }
@@ -195,8 +180,31 @@ namespace pfaff
     if (d.mass_stands(q))
       return false;
     pinocchio::crba(mo.model, d.data, q, pinocchio::Convention::WORLD);
-    take_mass(mo, d, q);
+    take_mass(d, q);
     return true;
+  }
+
+  const MatX & dense_M(const Model & mo, Data & d)
+  {
+    if (d.st_.dense == d.st_.mass)
+      return d.M;
+    // M has no entry between two kinematic trees: where each tree's columns are
+    // consecutive (Model::tree_cols) only the trees' diagonal blocks are copied (the
+    // rest of M stays 0.0 from the set-up)
+    if (mo.tree_cols.empty())
+    {
+      d.M.triangularView<Eigen::Upper>() = d.data.M;
+      d.M.triangularView<Eigen::StrictlyLower>() = d.data.M.transpose();
+    }
+    else
+      for (const auto & [c0, w] : mo.tree_cols)
+      {
+        const auto B = d.data.M.block(c0, c0, w, w);
+        d.M.block(c0, c0, w, w).triangularView<Eigen::Upper>() = B;
+        d.M.block(c0, c0, w, w).triangularView<Eigen::StrictlyLower>() = B.transpose();
+      }
+    d.st_.dense = d.st_.mass;
+    return d.M;
   }
 
   void mass_factor(const Model & mo, Data & d)
