@@ -168,6 +168,7 @@ namespace pfaff
     std::vector<Eigen::LLT<MatX>> llt_b_;
     bool stage_kept_ = false; // the last RK stage was on the manifold (stage)
     bool newton_idle_ = false; // the last correction took no Newton step (correct)
+    double newton_K_ = 1.0; // Newton's last quadratic rate step_k / step_{k-1}^2 (correct)
     std::vector<int> uf_, row_tree_, block_of_; // find_blocks: union-find over trees,
                                            // a row's tree, a tree's block
     std::vector<int> kept_rows_; // zero_rows_qr: the rows of A not exactly 0.0

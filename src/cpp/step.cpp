@@ -211,12 +211,17 @@ namespace pfaff
         break; // on the manifold, to newton_step_tol in q
       if (it && !(step < last))
         break; // no progress: the round-off floor
+      if (it && step > step_tol) // Newton's rate: step_k ~ K step_{k-1}^2
+        d.newton_K_ = step / (last * last);
       d.dq_ = -d.dq_;
       pinocchio::integrate(mo.model, q, d.dq_, d.qs_);
       q = d.qs_;
-      // with M of the iterate: where Newton stops there, the velocity projection and
-      // the dynamics at the corrected q take it as it stands (one pass, not two)
-      position_terms(mo, d, q, v, true);
+      // with M of the iterate where Newton likely stops there (its next step, K step^2
+      // at the last rate seen, under step_tol): the velocity projection and the
+      // dynamics at the corrected q take it as it stands (one pass, not two); else the
+      // kinematics alone (M of an iterate Newton moves on from is not read). Either
+      // pass places the joints alike: the choice changes no result
+      position_terms(mo, d, q, v, d.newton_K_ * step * step <= step_tol);
       newton_fresh = false;
       err = abs_max(d.phi);
       last = step;
