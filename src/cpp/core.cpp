@@ -60,7 +60,15 @@ namespace pfaff
     p = f.p + r;
     Jp.leftCols(out.w).noalias() = J.topRows<3>() - skew(r).lazyProduct(J.bottomRows<3>());
     if (with_drift)
-      ap = f.drift.head<3>() + f.drift.tail<3>().cross(r) + f.w.cross(f.w.cross(r));
+      ap = point_drift(f, true, off);
+  }
+
+  Vec3 kinds::point_drift(const FrameKin & f, bool has_off, const Vec3 & off)
+  {
+    if (!has_off)
+      return f.drift.head<3>();
+    const Vec3 r = f.R * off;
+    return f.drift.head<3>() + f.drift.tail<3>().cross(r) + f.w.cross(f.w.cross(r));
   }
 
   Model::Model(const std::string & model_data, bool binary)

@@ -41,6 +41,9 @@ namespace pfaff
     /// the spec's column window [c0, c0 + w) (Model::row_cols): its rows of A are 0.0
     /// outside it, written once (Data::fit), so a writer fills only the window
     int c0, w;
+    /// A and Phi of this q stand (evaluate: no kinematics pass since the last evaluate
+    /// at this q) and the spec is not Scaled: a writer may write the drift alone
+    bool rows_stand = false;
   };
 
   struct Check;
@@ -134,6 +137,7 @@ namespace pfaff
     // what the workspaces hold, and the configuration of the last mass pass
     Stamps st_;
     VecX q_M_;
+    VecX q_rows_; // the q of the last evaluate (Stamps::rows_kin)
     /// the mass pass of q stands: M, data.M and the joints' placements are still those
     /// of q (bitwise), no kinematics pass since
     bool mass_stands(const VecX & q) const
@@ -220,6 +224,8 @@ namespace pfaff
     void point_terms(
       const FrameKin & f, bool has_off, const Vec3 & off, const RowOut & out, Vec3 & p,
       Matrix3x & Jp, Vec3 & ap);
+    /// point_terms' acceleration at a = 0 alone: f's drift at the point
+    Vec3 point_drift(const FrameKin & f, bool has_off, const Vec3 & off);
     /// R_e of an orientation block (R_1 R_world against the world, R_1 R_off R_2^T
     /// between two frames) and the angular-velocity rows d.Gjw_ of d R_e / dt
     /// (the first w columns of d.Gjw_: the window's, out.c0 .. out.c0 + out.w)
@@ -227,11 +233,11 @@ namespace pfaff
       Data & d, const Spec & s, const Mat3 & R_world, const Mat3 & R_off, bool off_identity,
       const RowOut & out);
     /// FrameAligned's rows of spec s (all three when all_rows, else s.D's)
-    /// (from row out.row, Phi's from out.hrow)
+    /// (from row out.row, Phi's from out.hrow; the drift alone where out.rows_stand)
     void aligned_rows(
       Data & d, const Spec & s, const Mat3 & R_off, bool off_identity, const RowOut & out,
       bool all_rows);
-    /// QuatAligned's three rows of spec s
+    /// QuatAligned's three rows of spec s (the drift alone where out.rows_stand)
     void quat_rows(Data & d, const Spec & s, const RowOut & out);
   } // namespace kinds
 

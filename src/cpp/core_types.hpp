@@ -155,6 +155,7 @@ namespace pfaff
     unsigned long mass = 0;   // M, data.M of Data::q_M_: its pass (which placed the joints)
     unsigned long bias = 0;   // h's pass: == mass for the fused pass (ov, oa in the world)
     unsigned long rows = 0;   // A, drift, Phi: the pass of evaluate (the contacts' geometry)
+    unsigned long rows_kin = 0; // the kinematics pass A and Phi of Data::q_rows_ are from
     unsigned long factor = 0; // data.U, data.D: the factor of M of this mass pass
     unsigned long dense = 0;  // Data::M: data.M of this mass pass, both triangles (dense_M)
     unsigned long gram_rows = 0, gram_mass = 0; // llt_: G of the row space of stamp

@@ -380,16 +380,22 @@ namespace pfaff
     }
     if (all_rows)
     {
-      d.A.block(row, c0, 3, nw).noalias() = G.lazyProduct(Gjw);
+      if (!out.rows_stand)
+      {
+        d.A.block(row, c0, 3, nw).noalias() = G.lazyProduct(Gjw);
+        d.phi.segment<3>(hrow) = e;
+      }
       d.drift.segment<3>(row) = dr;
-      d.phi.segment<3>(hrow) = e;
     }
     else
     {
       const int k = int(s.D.rows());
-      d.A.block(row, c0, k, nw).noalias() = (s.D * G) * Gjw;
+      if (!out.rows_stand)
+      {
+        d.A.block(row, c0, k, nw).noalias() = (s.D * G) * Gjw;
+        d.phi.segment(hrow, k).noalias() = s.D * e;
+      }
       d.drift.segment(row, k).noalias() = s.D * dr;
-      d.phi.segment(hrow, k).noalias() = s.D * e;
     }
   }
 
@@ -411,8 +417,11 @@ namespace pfaff
       u = -u;
     }
     const Mat3 H = 0.5 * (sc * Mat3::Identity() - skew(u));
-    d.A.block(row, c0, 3, nw).noalias() = H.lazyProduct(Gjw);
-    d.phi.segment<3>(hrow) = u;
+    if (!out.rows_stand) // else A and Phi of this q stand
+    {
+      d.A.block(row, c0, 3, nw).noalias() = H.lazyProduct(Gjw);
+      d.phi.segment<3>(hrow) = u;
+    }
     if (!out.with_drift)
     {
       d.drift.segment<3>(row).setZero();
@@ -436,7 +445,7 @@ namespace pfaff
   {
     void write_spec(
       const Model & mo, Data & d, const Spec & s, int row, int hrow, const VecX & q,
-      bool with_drift)
+      bool with_drift, bool rows_stand)
     {
       // the kind's row writer (src/cpp/kinds/*.cpp), by its position in kinds.def
       using RowFn = void (*)(const Model &, Data &, const Spec &, const RowOut &);
@@ -446,7 +455,9 @@ namespace pfaff
   #undef PFAFF_KIND
       };
       const auto [c0, w] = mo.row_cols[size_t(row)];
-      writers[static_cast<int>(s.kind)](mo, d, s, RowOut{row, hrow, q, with_drift, c0, w});
+      // a Scaled spec's writer writes all its rows (its factors apply to all three)
+      const RowOut out{row, hrow, q, with_drift, c0, w, rows_stand && s.scale.size() == 0};
+      writers[static_cast<int>(s.kind)](mo, d, s, out);
       if (s.scale.size()) // Scaled: the rows times constant factors (coupling.Scaled)
       {
         d.A.block(row, c0, s.dim, w).array().colwise() *= s.scale.array();
@@ -460,18 +471,26 @@ namespace pfaff
   void evaluate(const Model & mo, Data & d, const VecX & q, const VecX & v, bool with_drift)
   {
     d.vref_ = &v;
+    // A and Phi depend on q alone, through the frames' placements and Jacobians: where
+    // the last evaluate was at this q and no kinematics pass ran since, they stand and
+    // a writer may write the drift alone (RowOut::rows_stand)
+    const bool rows_stand = d.st_.kin != 0 && d.st_.rows_kin == d.st_.kin
+                            && d.q_rows_.size() == q.size() && d.q_rows_ == q;
     // A, drift, Phi move (the start terms no longer stand); the contacts' geometry is
     // computed once in this pass
     d.st_.rows = d.st_.next();
+    d.st_.rows_kin = d.st_.kin;
+    if (!rows_stand)
+      d.q_rows_ = q;
     int row = 0, hrow = 0;
     for (const auto & s : mo.specs)
     {
-      write_spec(mo, d, s, row, hrow, q, with_drift);
+      write_spec(mo, d, s, row, hrow, q, with_drift, rows_stand);
       row += s.dim;
       if (holonomic(s))
         hrow += s.dim;
     }
-    if (mo.m_h < mo.m) // A_h: the holonomic rows (where every row is, A serves: holonomic_A)
+    if (mo.m_h < mo.m && !rows_stand) // A_h: the holonomic rows (A serves where all are)
       for (int i = 0; i < mo.m_h; ++i)
         d.A_h.row(i) = d.A.row(mo.hol_rows[i]);
   }

@@ -17,6 +17,21 @@ namespace pfaff::kinds
     const int row = out.row;
     const int hrow = out.hrow;
     const bool with_drift = out.with_drift;
+    if (out.rows_stand) // A and Phi of this q stand: the drift alone
+    {
+      Vec3 a = Vec3::Zero();
+      if (with_drift)
+      {
+        a = point_drift(d.frames[s.s1], s.has_p1, s.p1);
+        if (s.s2 >= 0)
+          a -= point_drift(d.frames[s.s2], s.has_p2, s.p2);
+      }
+      if (s.D_identity)
+        d.drift.segment<3>(row) = a;
+      else
+        d.drift.segment(row, s.dim).noalias() = s.D * a;
+      return;
+    }
     Vec3 p1, p2, a1 = Vec3::Zero(), a2 = Vec3::Zero();
     point_terms(d.frames[s.s1], s.has_p1, s.p1, out, p1, d.Jp1_, a1);
     const auto Jp = d.Jp1_.leftCols(out.w);

@@ -21,11 +21,14 @@ namespace pfaff::kinds
     const bool with_drift = out.with_drift;
     const FrameKin & f1 = d.frames[s.s1];
     const FrameKin & f2 = d.frames[s.s2];
-    d.A.block(row, out.c0, 3, out.w) = f1.J.topRows<3>().middleCols(out.c0, out.w)
-                                       - f2.J.topRows<3>().middleCols(out.c0, out.w);
+    if (!out.rows_stand) // else A and Phi of this q stand: the drift alone
+    {
+      d.A.block(row, out.c0, 3, out.w) = f1.J.topRows<3>().middleCols(out.c0, out.w)
+                                         - f2.J.topRows<3>().middleCols(out.c0, out.w);
+      d.phi.segment<3>(hrow) = f1.p - f2.p;
+    }
     d.drift.segment<3>(row) =
       with_drift ? Vec3(f1.drift.head<3>() - f2.drift.head<3>()) : Vec3::Zero();
-    d.phi.segment<3>(hrow) = f1.p - f2.p;
     // rows 3-5: FrameAligned(frame1, frame2, offset), all three rows
     RowOut rot = out;
     rot.row += 3;
