@@ -103,18 +103,41 @@ namespace pfaff
   // -- products with V1 and W, block by block where the row space has blocks --------
   namespace
   {
+    // y += alpha X^T x and x += alpha X y over X's columns (k x r, column-major): a
+    // dot product or an axpy per column. At a few rows Eigen's matrix-vector kernel,
+    // and its coefficient-wise product, cost more in set-up than in arithmetic
+    void gemv_t(const MatX & X, const double * x, double alpha, double * y)
+    {
+      const int k = int(X.rows()), r = int(X.cols());
+      for (int j = 0; j < r; ++j)
+      {
+        const double * c = X.data() + size_t(j) * k;
+        double acc = 0.0;
+        for (int i = 0; i < k; ++i)
+          acc += c[i] * x[i];
+        y[j] += alpha * acc;
+      }
+    }
+    void gemv_n(const MatX & X, const double * y, double alpha, double * x)
+    {
+      const int k = int(X.rows()), r = int(X.cols());
+      for (int j = 0; j < r; ++j)
+      {
+        const double * c = X.data() + size_t(j) * k;
+        const double yj = alpha * y[j];
+        for (int i = 0; i < k; ++i)
+          x[i] += c[i] * yj;
+      }
+    }
     // y += alpha X^T x(idx) and x(idx) += alpha X y for one block X of V1 (idx: its
-    // columns of A) or of W (idx: its rows of A). The products are coefficient-wise
-    // (lazyProduct): at a few rows Eigen's matrix-vector kernel costs more in set-up
-    // than in arithmetic
+    // columns of A) or of W (idx: its rows of A)
     void block_t(const MatX & X, const std::vector<int> & idx, const VecX & x, double alpha,
                  double * y)
     {
       const int k = int(X.rows()), r = int(X.cols());
       if (consecutive(idx))
       {
-        Eigen::Map<VecX>(y, r).noalias() +=
-          alpha * X.transpose().lazyProduct(x.segment(idx.front(), k));
+        gemv_t(X, x.data() + idx.front(), alpha, y);
         return;
       }
       for (int j = 0; j < r; ++j)
@@ -131,8 +154,7 @@ namespace pfaff
       const int k = int(X.rows()), r = int(X.cols());
       if (consecutive(idx))
       {
-        x.segment(idx.front(), k).noalias() +=
-          alpha * X.lazyProduct(Eigen::Map<const VecX>(y, r));
+        gemv_n(X, y, alpha, x.data() + idx.front());
         return;
       }
       for (int j = 0; j < r; ++j)
@@ -149,7 +171,7 @@ namespace pfaff
         y.setZero(rs.rank);
       if (rs.nblocks == 0)
       {
-        y.noalias() += alpha * (of_W ? rs.W : rs.V1).transpose().lazyProduct(x);
+        gemv_t(of_W ? rs.W : rs.V1, x.data(), alpha, y.data());
         return;
       }
       for (int b = 0; b < rs.nblocks; ++b)
@@ -167,7 +189,7 @@ namespace pfaff
         x.setZero(of_W ? rs.m : rs.n);
       if (rs.nblocks == 0)
       {
-        x.noalias() += alpha * (of_W ? rs.W : rs.V1).lazyProduct(y);
+        gemv_n(of_W ? rs.W : rs.V1, y.data(), alpha, x.data());
         return;
       }
       for (int b = 0; b < rs.nblocks; ++b)
