@@ -78,6 +78,7 @@ namespace pfaff
     // d integrate / d theta is block diagonal, one block per joint; the multi-dof
     // joints' blocks get an LU each (Data::lu_blocks_), the 1-dof joints' are scalars
     lie_ = model.nq != model.nv;
+    mimic = model.nvExtended != model.nv;
     for (pinocchio::JointIndex j = 1; j < pinocchio::JointIndex(model.njoints); ++j)
       if (model.nvs[j] > 1)
         lie_blocks_.emplace_back(model.idx_vs[j], model.nvs[j]);

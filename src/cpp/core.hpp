@@ -99,6 +99,9 @@ namespace pfaff
     /// (first column, columns) of each tree where every tree's columns are consecutive
     /// and in order (empty otherwise): M's diagonal blocks (dense_M)
     std::vector<std::pair<int, int>> tree_cols;
+    /// the model has mimic joints (Pinocchio's extended columns): frame_terms takes the
+    /// frames' Jacobians from getFrameJacobian, else from the joints' columns directly
+    bool mimic = false;
   };
 
   /// The per-state workspace (pinocchio::Data's role): Pinocchio's passes, the frame

@@ -57,7 +57,18 @@ namespace pfaff
         const auto & oMf = pinocchio::updateFramePlacement(mo.model, d.data, id);
         f.p = oMf.translation();
         f.R = oMf.rotation();
-        pinocchio::getFrameJacobian(mo.model, d.data, id, pinocchio::LOCAL_WORLD_ALIGNED, f.J);
+        if (mo.mimic)
+          pinocchio::getFrameJacobian(mo.model, d.data, id, pinocchio::LOCAL_WORLD_ALIGNED, f.J);
+        else
+          // getFrameJacobian's LOCAL_WORLD_ALIGNED columns, for a model without mimic
+          // joints: the joints' world columns (data.J) of the frame's supporting joints,
+          // their linear part moved to the frame's origin (the other columns stay 0.0)
+          for (int j = slots[i].c1 - 1; j >= 0; j = d.data.parents_fromRow[size_t(j)])
+          {
+            const auto Jj = d.data.J.col(j);
+            f.J.col(j).tail<3>() = Jj.tail<3>();
+            f.J.col(j).head<3>() = Jj.head<3>() - f.p.cross(Jj.tail<3>());
+          }
       }
       if (v)
       {
