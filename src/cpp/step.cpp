@@ -70,10 +70,12 @@ namespace pfaff
         const auto B = d.Jint_.block<6, 6>(i, i);
         if (B.block<3, 3>(3, 0).isZero(0.0))
         {
-          // block back substitution, two pivoted 3 x 3 solves: angular, then linear
-          const Vec3 wa = B.block<3, 3>(3, 3).partialPivLu().solve(vi.segment<3>(i + 3));
-          out.segment<3>(i) = B.block<3, 3>(0, 0).partialPivLu().solve(
-            vi.segment<3>(i) - B.block<3, 3>(0, 3) * wa);
+          // block back substitution, angular then linear, with the closed-form inverse
+          // of the 3 x 3 diagonal blocks (Jexp3 of the rotation: near I at a stage's
+          // angles, far from its singularity at |theta| = 2 pi)
+          const Mat3 B11 = B.block<3, 3>(3, 3), B00 = B.block<3, 3>(0, 0);
+          const Vec3 wa = B11.inverse() * vi.segment<3>(i + 3);
+          out.segment<3>(i) = B00.inverse() * (vi.segment<3>(i) - B.block<3, 3>(0, 3) * wa);
           out.segment<3>(i + 3) = wa;
         }
         else // the fixed-size LU (no heap, unrolled)
@@ -83,10 +85,10 @@ namespace pfaff
         }
         continue;
       }
-      if (k == 3) // a 3-dof joint's block (a ball's): the fixed-size LU
+      if (k == 3) // a 3-dof joint's block (a ball's Jexp3): the closed-form inverse
       {
         const Mat3 B3 = d.Jint_.block<3, 3>(i, i);
-        out.segment<3>(i) = B3.partialPivLu().solve(vi.segment<3>(i));
+        out.segment<3>(i) = B3.inverse() * vi.segment<3>(i);
         continue;
       }
       d.lu_blocks_[b].compute(d.Jint_.block(i, i, k, k));
