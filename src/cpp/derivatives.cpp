@@ -109,9 +109,10 @@ namespace pfaff
       {
         if (s.scale.size())
           D = s.scale.asDiagonal() * D;
-        terms_.push_back({int(i), row, s.dim, point(s.s1, s.has_p1, s.p1), 1.0, D});
+        const bool eye = D.rows() == 3 && D.cols() == 3 && D.isIdentity(0.0);
+        terms_.push_back({int(i), row, s.dim, point(s.s1, s.has_p1, s.p1), 1.0, D, eye});
         if (s.kind == Kind::PointsCoincide && s.s2 >= 0)
-          terms_.push_back({int(i), row, s.dim, point(s.s2, s.has_p2, s.p2), -1.0, D});
+          terms_.push_back({int(i), row, s.dim, point(s.s2, s.has_p2, s.p2), -1.0, D, eye});
       }
       row += s.dim;
     }
@@ -301,10 +302,22 @@ namespace pfaff
         for (int k = 0; k < nv; ++k)
         {
           const Eigen::Map<const Matrix6x> dJ(H_.data() + 6 * nv * k, 6, nv);
-          dAB_.block(k * m + t.row, 0, t.dim, nv) += t.sign * t.D.lazyProduct(dJ.topRows<3>());
+          auto dA_k = dAB_.block(k * m + t.row, 0, t.dim, nv);
+          if (t.identity)
+            dA_k += t.sign * dJ.topRows<3>();
+          else
+            dA_k += t.sign * t.D.lazyProduct(dJ.topRows<3>());
         }
-        ddqa.middleRows(t.row, t.dim) += t.sign * t.D.lazyProduct(aq_);
-        ddv.middleRows(t.row, t.dim) += t.sign * t.D.lazyProduct(av_);
+        if (t.identity)
+        {
+          ddqa.middleRows(t.row, 3) += t.sign * aq_;
+          ddv.middleRows(t.row, 3) += t.sign * av_;
+        }
+        else
+        {
+          ddqa.middleRows(t.row, t.dim) += t.sign * t.D.lazyProduct(aq_);
+          ddv.middleRows(t.row, t.dim) += t.sign * t.D.lazyProduct(av_);
+        }
       }
     }
 

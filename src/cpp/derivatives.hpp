@@ -57,6 +57,7 @@ namespace pfaff
       int spec, row, dim, point;
       double sign;
       MatX D; // dim x 3 (scaled rows included)
+      bool identity = false; // D = I (3 x 3): the point's rows as they are
     };
     /// the point's kinematic Hessian into H_ (slice k: dJ/dq_k, 6 x nv), its classical
     /// acceleration's derivatives at the state's a into aq_ (in q), av_ (in v);
