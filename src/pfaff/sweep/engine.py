@@ -27,7 +27,7 @@ __all__ = ["NO_DASHBOARD", "SchedulerError", "dask_client", "default_workers", "
 
 
 #: how often the client looks for finished points and for a Ctrl-C (seconds)
-POLL_S = 0.05
+POLL_S = 0.01
 #: a local cluster without the dashboard, its scheduler's HTTP server on a free port
 NO_DASHBOARD = {"dashboard_address": None, "scheduler_kwargs": {"dashboard_address": ":0"}}
 
