@@ -76,7 +76,9 @@ namespace pfaff
   {
     // Runge-Kutta-Munthe-Kaas stages where q lives on a Lie group (nq != nv):
     // d integrate / d theta is block diagonal, one block per joint; the multi-dof
-    // joints' blocks get an LU each (Data::lu_blocks_), the 1-dof joints' are scalars
+    // joints' blocks get an LU each (Data::lu_blocks_; a 3-dof joint's and a free
+    // flyer's take closed-form 3 x 3 inverses instead: stage_rate), the 1-dof joints'
+    // are scalars
     lie_ = model.nq != model.nv;
     mimic = model.nvExtended != model.nv;
     for (pinocchio::JointIndex j = 1; j < pinocchio::JointIndex(model.njoints); ++j)

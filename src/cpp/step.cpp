@@ -85,7 +85,7 @@ namespace pfaff
         }
         continue;
       }
-      if (k == 3) // a 3-dof joint's block (a ball's Jexp3): the closed-form inverse
+      if (k == 3) // a 3-dof joint's block (a ball's Jexp3, a planar joint's): its inverse
       {
         const Mat3 B3 = d.Jint_.block<3, 3>(i, i);
         out.segment<3>(i) = B3.inverse() * vi.segment<3>(i);
