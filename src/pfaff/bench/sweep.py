@@ -10,10 +10,9 @@ from .timing import Row, row
 
 # -- sweep -------------------------------------------------------------------------------
 #: the throughput points: particle-circle runs of about 0.5-1 s of work each on the
-#: compiled core (1000-1400x real time here), so that Dask's fixed costs do not hide
-#: the scaling
+#: compiled core (500x real time), so that Dask's fixed costs do not hide the scaling
 SWEEP_POINTS = 8
-SWEEP_FIXED = {"t_end": "1000"}
+SWEEP_FIXED = {"t_end": "300"}
 SWEEP_REPEATS = 3
 #: the overhead points: particle-circle runs of two steps
 SWEEP_TRIVIAL = {"t_end": "0.01"}

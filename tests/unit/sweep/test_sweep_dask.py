@@ -198,12 +198,12 @@ def test_a_worker_killed_mid_point_loses_nothing_and_counts_nothing_twice(tmp_pa
 
 def test_ctrl_c_keeps_what_finished_and_exits_130(tmp_path):
     out = tmp_path / "sw"
-    # t_end = 2000 s: 1.4 .. 2.5 s of work per point on the compiled core (particle-circle
-    # runs 800 .. 1400x real time on the 2-core VMs here), so that three points are
+    # t_end = 1000 s: 1.3 .. 2.5 s of work per point on the compiled core (particle-circle
+    # runs 400 .. 800x real time on the 2-core VMs here), so that three points are
     # still to run when the first row appears (with t_end = 200 a fast host finished
     # them within 0.8 s, and a loaded test runner could miss that window)
     cmd = [BIN / "pfaff", "sweep", PC, "--out", out, "--grid", "theta0=0,0.2,0.4,0.6",
-           "--set", "t_end=2000", "--workers", "1", "--no-point-files",
+           "--set", "t_end=1000", "--workers", "1", "--no-point-files",
            "--no-progress"]  # fmt: skip
     proc = subprocess.Popen(
         cmd,
