@@ -14,7 +14,6 @@ import logging
 import os
 import signal
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -26,8 +25,9 @@ from pfaff.sweep.task import failed_row, run_point
 __all__ = ["NO_DASHBOARD", "SchedulerError", "dask_client", "default_workers", "run_points"]
 
 
-#: how often the client looks for finished points and for a Ctrl-C (seconds)
-POLL_S = 0.01
+#: how often the client, waiting for the next finished point, looks for a Ctrl-C whose
+#: interrupt was swallowed (seconds; Dask's own iteration waits so too)
+POLL_S = 0.1
 #: a local cluster without the dashboard, its scheduler's HTTP server on a free port
 NO_DASHBOARD = {"dashboard_address": None, "scheduler_kwargs": {"dashboard_address": ":0"}}
 
@@ -156,8 +156,9 @@ def run_points(
                 if hit.is_set():
                     raise KeyboardInterrupt
                 batch = done.next_batch(block=False)
-                if not batch:
-                    time.sleep(POLL_S)
+                if not batch:  # woken by the next result (as Dask's own iteration)
+                    with done.thread_condition:
+                        done.thread_condition.wait(timeout=POLL_S)
                 for fut, value in batch:
                     point = futures.pop(fut)
                     if fut.status == "finished":
