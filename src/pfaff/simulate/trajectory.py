@@ -121,12 +121,15 @@ class Trajectory:
         sizes = {"nq": self.nq, "nv": self.nv, "m": self.m, "m_h": self.m_h}
         spec = _SERIES_BY_NAME.get(name)  # a signal or a scenario's series: per sample
         shape = () if spec is None else series_shape(spec, sizes)
-        blocks, col = self._blocks.get(name), self._rows.get(name, [])
-        if blocks and not col:  # the core's run: its blocks as they are
-            parts = [np.asarray(b, dtype=float).reshape((len(b), *shape)) for b in blocks]
-            return np.concatenate(parts)
-        col = self.rows[name]
-        return np.array(col, dtype=float).reshape((len(col), *shape))
+        # the list entries, then the blocks added after them (as ``rows`` orders them);
+        # other series' blocks stay blocks
+        if name not in self._rows and name not in self._blocks:
+            raise KeyError(name)
+        blocks, col = self._blocks.get(name, []), self._rows.get(name, [])
+        parts = [np.asarray(b, dtype=float).reshape((len(b), *shape)) for b in blocks]
+        if col or not parts:
+            parts.insert(0, np.array(col, dtype=float).reshape((len(col), *shape)))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def append(self, **values) -> None:
         for k, val in values.items():
