@@ -148,7 +148,8 @@ def run_points(
                 key = task_key(scenario, p, point_files)
                 futures[client.submit(run_point, scenario, p.params, point_files, key=key)] = p
             # results are fetched by the client's event loop as tasks finish; this loop
-            # polls them so that a Ctrl-C whose exception was swallowed still stops it
+            # waits for them in slices so that a Ctrl-C whose exception was swallowed
+            # still stops it
             done = as_completed(
                 list(futures), loop=client.loop, with_results=True, raise_errors=False
             )
@@ -156,6 +157,8 @@ def run_points(
                 if hit.is_set():
                     raise KeyboardInterrupt
                 batch = done.next_batch(block=False)
+                if not batch and done.is_empty():  # every result handed over
+                    break
                 if not batch:  # woken by the next result (as Dask's own iteration)
                     with done.thread_condition:
                         done.thread_condition.wait(timeout=POLL_S)
