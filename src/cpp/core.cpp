@@ -304,12 +304,6 @@ namespace pfaff
     std::vector<int> link(static_cast<size_t>(ntrees)), touched;
     for (int t = 0; t < ntrees; ++t)
       link[size_t(t)] = t;
-    const auto find = [&](int t)
-    {
-      while (link[size_t(t)] != t)
-        t = link[size_t(t)] = link[size_t(link[size_t(t)])];
-      return t;
-    };
     for (const auto & s : specs)
     {
       if (holonomic_only && !holonomic(s))
@@ -321,12 +315,12 @@ namespace pfaff
         if (t >= 0)
           touched.push_back(t);
       if (t1 >= 0 && t2 >= 0)
-        link[size_t(find(t1))] = find(t2);
+        link[size_t(detail::uf_root(link, t1))] = detail::uf_root(link, t2);
     }
     if (touched.empty())
       return false;
     for (int t : touched)
-      if (find(t) != find(touched.front()))
+      if (detail::uf_root(link, t) != detail::uf_root(link, touched.front()))
         return false;
     return true;
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <limits>
+#include <vector>
 
 #include "core.hpp"
 
@@ -19,6 +20,15 @@ namespace pfaff::detail
   }
 
   inline double abs_max(const VecX & x) { return x.size() ? x.cwiseAbs().maxCoeff() : 0.0; }
+
+  /// the root of t in the union-find forest uf (uf[t] == t at a root), halving the
+  /// path on the way (the kinematic trees joined by rows: find_blocks, one_block)
+  inline int uf_root(std::vector<int> & uf, int t)
+  {
+    while (uf[size_t(t)] != t)
+      t = uf[size_t(t)] = uf[size_t(uf[size_t(t)])];
+    return t;
+  }
 
   /// the ascending indices are i0, i0 + 1, ... (a block of a matrix, not a gather)
   inline bool consecutive(const std::vector<int> & ix)

@@ -21,6 +21,7 @@ namespace pfaff
   using detail::kNaN;
   using detail::householder_qr;
   using detail::thin_q;
+  using detail::uf_root;
   using detail::upper_inverse;
 
   namespace
@@ -264,13 +265,6 @@ namespace pfaff
   // the number of blocks (rs.blocks' first ones; 1: A is one block, not filled).
   namespace
   {
-    int find(std::vector<int> & uf, int t)
-    {
-      while (uf[size_t(t)] != t)
-        t = uf[size_t(t)] = uf[size_t(uf[size_t(t)])];
-      return t;
-    }
-
     int find_blocks(const Model & mo, Data & d, const MatX & Am, RowSpace & rs)
     {
       const int mm = int(Am.rows()), n = int(Am.cols());
@@ -305,7 +299,7 @@ namespace pfaff
               rt = t;
             else if (t != rt)
             {
-              const int a = find(uf, rt), b = find(uf, t);
+              const int a = uf_root(uf, rt), b = uf_root(uf, t);
               if (a != b)
                 uf[size_t(b)] = a;
             }
@@ -318,7 +312,7 @@ namespace pfaff
       for (int i = 0; i < mm; ++i)
         if (row_tree[size_t(i)] >= 0)
         {
-          const int root = find(uf, row_tree[size_t(i)]);
+          const int root = uf_root(uf, row_tree[size_t(i)]);
           if (block_of[size_t(root)] < 0)
           {
             block_of[size_t(root)] = nb++;
@@ -333,7 +327,7 @@ namespace pfaff
         return nb;
       for (int j = 0; j < n; ++j)
       {
-        const int root = find(uf, mo.col_tree[size_t(j)]);
+        const int root = uf_root(uf, mo.col_tree[size_t(j)]);
         if (block_of[size_t(root)] >= 0)
           rs.blocks[size_t(block_of[size_t(root)])].cols.push_back(j);
       }

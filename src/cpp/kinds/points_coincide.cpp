@@ -16,48 +16,44 @@ namespace pfaff::kinds
   {
     const int row = out.row;
     const int hrow = out.hrow;
-    const bool with_drift = out.with_drift;
+    Vec3 a = Vec3::Zero(); // the drift of p1 - p2 (0.0 without with_drift)
     if (out.rows_stand) // A and Phi of this q stand: the drift alone
     {
-      Vec3 a = Vec3::Zero();
-      if (with_drift)
+      if (out.with_drift)
       {
         a = point_drift(d.frames[s.s1], s.has_p1, s.p1);
         if (s.s2 >= 0)
           a -= point_drift(d.frames[s.s2], s.has_p2, s.p2);
       }
+    }
+    else
+    {
+      Vec3 p1, p2, a2 = Vec3::Zero();
+      point_terms(d.frames[s.s1], s.has_p1, s.p1, out, p1, d.Jp1_, a);
+      const auto Jp = d.Jp1_.leftCols(out.w);
+      if (s.s2 >= 0)
+      {
+        point_terms(d.frames[s.s2], s.has_p2, s.p2, out, p2, d.Jp2_, a2);
+        d.Jp1_.leftCols(out.w) -= d.Jp2_.leftCols(out.w);
+        a -= a2;
+        p1 -= p2;
+      }
+      else
+        p1 -= s.target;
       if (s.D_identity)
-        d.drift.segment<3>(row) = a;
+      {
+        d.A.block(row, out.c0, 3, out.w) = Jp;
+        d.phi.segment<3>(hrow) = p1;
+      }
       else
-        d.drift.segment(row, s.dim).noalias() = s.D * a;
-      return;
+      {
+        d.A.block(row, out.c0, s.dim, out.w).noalias() = s.D * Jp;
+        d.phi.segment(hrow, s.dim).noalias() = s.D * p1;
+      }
     }
-    Vec3 p1, p2, a1 = Vec3::Zero(), a2 = Vec3::Zero();
-    point_terms(d.frames[s.s1], s.has_p1, s.p1, out, p1, d.Jp1_, a1);
-    const auto Jp = d.Jp1_.leftCols(out.w);
-    if (s.s2 >= 0)
-    {
-      point_terms(d.frames[s.s2], s.has_p2, s.p2, out, p2, d.Jp2_, a2);
-      d.Jp1_.leftCols(out.w) -= d.Jp2_.leftCols(out.w);
-      a1 -= a2;
-      p1 -= p2;
-    }
-    else
-      p1 -= s.target;
     if (s.D_identity)
-    {
-      d.A.block(row, out.c0, 3, out.w) = Jp;
-      d.drift.segment<3>(row) = with_drift ? a1 : Vec3::Zero();
-      d.phi.segment<3>(hrow) = p1;
-    }
+      d.drift.segment<3>(row) = a;
     else
-    {
-      d.A.block(row, out.c0, s.dim, out.w).noalias() = s.D * Jp;
-      if (with_drift)
-        d.drift.segment(row, s.dim).noalias() = s.D * a1;
-      else
-        d.drift.segment(row, s.dim).setZero();
-      d.phi.segment(hrow, s.dim).noalias() = s.D * p1;
-    }
+      d.drift.segment(row, s.dim).noalias() = s.D * a;
   }
 } // namespace pfaff::kinds
