@@ -28,7 +28,7 @@ import functools
 
 import numpy as np
 import pytest
-from mjcf_support import OWN, mujoco_full_M
+from mjcf_support import OWN, gauss_reference, mujoco_equality_rows, mujoco_full_M
 
 import pfaff
 from pfaff import core
@@ -56,6 +56,8 @@ class State:
     h: np.ndarray
     passive: np.ndarray
     actuator: np.ndarray
+    J: np.ndarray
+    drift: np.ndarray
 
 
 def velocity_map(system, q: np.ndarray) -> np.ndarray:
@@ -100,8 +102,12 @@ def model(name: str):
         mujoco.mj_forward(m, d)
         T = velocity_map(system, q)
         M = T.T @ mujoco_full_M(mujoco, m, d) @ T
-        h = T.T @ d.qfrc_bias + M @ free_offset(system, v)
-        states.append(State(q, v, u, M, h, T.T @ d.qfrc_passive, T.T @ d.qfrc_actuator))
+        w = free_offset(system, v)
+        h = T.T @ d.qfrc_bias + M @ w
+        J, drift = mujoco_equality_rows(mujoco, m, d)  # J qacc = -drift, qacc = T (a + w)
+        J, drift = J @ T, drift + J @ T @ w
+        P, A = T.T @ d.qfrc_passive, T.T @ d.qfrc_actuator
+        states.append(State(q, v, u, M, h, P, A, J, drift))
     return system, states
 
 
@@ -188,6 +194,22 @@ def test_core_terms_are_mujocos(name, term):
     """The compiled core's M, h (without the passive forces), passive and actuator
     forces are MuJoCo's."""
     err = errors(name, term, "core")
+    assert max(err) <= RTOL, err
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_constrained_accelerations_are_gauss_reference_from_mujocos_terms(name):
+    """``System.forward_dynamics`` with the actuators' force for the state's ctrl against
+    Gauss's principle on MuJoCo's terms and its own equality rows (``mj_jac``, the drift
+    from ``mj_jacDot``): the exact constrained acceleration MuJoCo's soft constraints
+    approach. 1e-8 relative, floor 1e-10 rad/s^2."""
+    system, states = model(name)
+    err = []
+    for s in states:
+        f = s.actuator + s.passive - s.h
+        ref = gauss_reference(s.M, f, s.J, s.drift)
+        a = system.forward_dynamics(s.q, s.v, s.actuator).a
+        err.append(rel_error(a, ref, 1e-10))
     assert max(err) <= RTOL, err
 
 
