@@ -12,10 +12,12 @@ __all__ = ["FIVE_BAR_MJCF", "five_bar"]
 
 #: a planar five-bar (two degrees of freedom) in the x-z plane: two cranks on ground
 #: hinges 0.3 m apart, each carrying a distal link; the distal tips meet (a site-to-site
-#: connect: 3 rows of rank 2). The same model as tests/models/five_bar.xml.
+#: connect: 3 rows of rank 2). The same model as tests/models/five_bar.xml, its geoms
+#: out of collision (contype and conaffinity 0): the links cross in one plane, and the
+#: distal ones touch where the loop closes, which MuJoCo would resolve as contacts.
 FIVE_BAR_MJCF = """<mujoco model="five-bar">
   <default>
-    <geom type="capsule" size="0.01" density="2700"/>
+    <geom type="capsule" size="0.01" density="2700" contype="0" conaffinity="0"/>
     <joint type="hinge" axis="0 1 0"/>
   </default>
   <worldbody>

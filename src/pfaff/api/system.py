@@ -22,6 +22,7 @@ from pfaff.errors import ModelError
 from pfaff.files.model import MODEL_SUFFIXES, ModelSystem, load_model
 from pfaff.files.system import load_system
 from pfaff.linalg import DEFAULT_RANK_TOL
+from pfaff.mechanism.mjcf_collisions import CONTACT_WARNING
 from pfaff.simulate.assembly import Assembly, assemble
 from pfaff.simulate.forces import ForceSet
 
@@ -71,13 +72,22 @@ def load(path: str | Path, keyframe: str | None = None) -> System:
     if suffix == ".toml":
         if keyframe is not None:
             raise ModelError("keyframe= applies to MJCF files; a system file names its start")
-        return System(load_system(p).system, source=str(p))
+        return _announced(System(load_system(p).system, source=str(p)))
     if suffix not in MODEL_SUFFIXES:
         raise ModelError(
             f"{str(p)!r}: expected a model file ({', '.join(MODEL_SUFFIXES)}) or a system "
             "file (.toml)"
         )
-    return System(load_model(p, keyframe), source=str(p))
+    return _announced(System(load_model(p, keyframe), source=str(p)))
+
+
+def _announced(system: System) -> System:
+    """``system``, its contact warning (geoms that can meet, while contact is not
+    modelled) also raised as a Python warning."""
+    for w in system.warnings:
+        if w.startswith(CONTACT_WARNING):
+            warnings.warn(w, UserWarning, stacklevel=3)
+    return system
 
 
 def check_vector(x, n: int, name: str, size: str) -> np.ndarray:
@@ -105,9 +115,17 @@ class System:
     ----------
     nq, nv : sizes of the configuration and of the velocity.
     q0, v0 : the start, assembled onto the manifold (v0 projected onto N(A)).
+    rank : the rank of the constraint Jacobian A at the assembled start.
+    mechanism : the unconstrained multibody model (:class:`pfaff.mechanism.base.Mechanism`).
     cset : the constraints (:class:`pfaff.constraints.base.ConstraintSet`).
+    assembly : how the start was brought onto the manifold
+        (:class:`pfaff.simulate.assembly.Assembly`: the assembled ``q``, ``v``, the
+        ``displacement``, ``rows``, ``rank``, ``dof``, the singular values ``sigma``).
     forces : the force elements (springs, dampers) added to every torque.
-    warnings : what the file holds that pfaff does not model.
+    actuators : the actuators (:class:`pfaff.mechanism.actuators.Actuator`) that the
+        ``ctrl`` of :meth:`pfaff.Simulator.step` drives.
+    warnings : what the file holds that pfaff does not model (one line each), e.g.
+        collision geoms that can meet while contact is not modelled.
     limits : the joint limits (:class:`pfaff.simulate.limits.JointLimit`) that
         :func:`pfaff.simulate.limits.simulate_limited` and a :class:`pfaff.Simulator`
         hold as unilateral constraints.
@@ -151,6 +169,13 @@ class System:
     @property
     def nv(self) -> int:
         return self.mechanism.nv
+
+    @property
+    def rank(self) -> int:
+        """The rank of the constraint Jacobian A at the assembled start :attr:`q0`
+        (SVD, absolute threshold ``rank_tol``); ``forward_dynamics(q, v).rank`` is the
+        rank at another state."""
+        return int(self.assembly.rank)
 
     @property
     def nu(self) -> int:
@@ -205,7 +230,18 @@ class System:
 
         Parameters
         ----------
-        q : configuration (nq,); v : velocity (nv,); tau : joint torque (nv,), default 0.
+        q : numpy.ndarray
+            Configuration (nq,).
+        v : numpy.ndarray
+            Velocity (nv,).
+        tau : numpy.ndarray, optional
+            Joint torque (nv,) [N m, N]; default zero.
+
+        Returns
+        -------
+        DynamicsResult
+            The acceleration ``a``, the multipliers ``lam``, the constraint force ``F``
+            and the ``rank`` of A at ``q``.
         """
         q, v = self._state(q, v, "v")
         tau = np.zeros(self.nv) if tau is None else self._vec(tau, self.nv, "tau", "nv")

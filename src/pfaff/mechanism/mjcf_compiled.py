@@ -20,6 +20,7 @@ import numpy as np
 
 from pfaff.mechanism.actuators import Actuator
 from pfaff.mechanism.base import ModelError, unit_quaternion
+from pfaff.mechanism.mjcf_collisions import collision_warning
 from pfaff.mechanism.mjcf_types import Equality, MjcfModel, Passive
 from pfaff.mechanism.mjmodel import build_model, name_of, quat_matrix
 
@@ -316,8 +317,9 @@ def _not_modelled(m: mujoco.MjModel, mj: MjcfModel) -> None:
             row = j if attr.startswith("jnt") else da
             if arr is not None and np.any(np.asarray(arr[row]) != 0):
                 w.append(f"joint {jt.name!r}: nonlinear {what} terms are not modelled")
-    if not _flag(m, "CONTACT") and not _flag(m, "CONSTRAINT"):
-        _contacts_at_start(m, w)
+    contact = collision_warning(m)  # None when MuJoCo's filter lets no geoms meet
+    if contact is not None:
+        w.append(contact)
     own = [np.asarray(getattr(m, a, np.zeros(m.ntendon))) for a in _TENDON_TERMS]
     if m.ntendon and any(np.any(x != 0) for x in own):
         w.append(
@@ -341,26 +343,3 @@ def restitution(timeconst: float, dampratio: float) -> float:
     if timeconst <= 0 or not 0 < dampratio < 1:
         return 0.0
     return float(np.exp(-np.pi * dampratio / np.sqrt(1.0 - dampratio**2)))
-
-
-def _contacts_at_start(m: mujoco.MjModel, w: list[str]) -> None:
-    """A line in warnings when MuJoCo finds contacts at the file's start (its first
-    keyframe, else qpos0): MuJoCo simulates them, pfaff does not."""
-    d = mujoco.MjData(m)
-    if m.nkey:
-        mujoco.mj_resetDataKeyframe(m, d, 0)
-    mujoco.mj_forward(m, d)
-    if not d.ncon:
-        return
-
-    def geom(g: int) -> str:
-        return name_of(m, mujoco.mjtObj.mjOBJ_GEOM, g) or (
-            f"geom {g} of {name_of(m, mujoco.mjtObj.mjOBJ_BODY, int(m.geom_bodyid[g])) or 'world'}"
-        )
-
-    pairs = [f"{geom(int(c.geom1))} / {geom(int(c.geom2))}" for c in d.contact[: d.ncon]]
-    shown = "; ".join(pairs[:3]) + ("; ..." if len(pairs) > 3 else "")
-    w.append(
-        f"MuJoCo finds {d.ncon} contact{'s' if d.ncon > 1 else ''} at the start ({shown}): "
-        "contacts are not modelled (MuJoCo simulates them unless <flag contact='disable'/>)"
-    )
