@@ -32,6 +32,7 @@ from .panda import (
     panda_states,
     projection_vs_pinocchio,
 )
+from .scaling import bench_scaling
 from .scenarios import bench_scenarios
 from .step import bench_step
 from .sweep import bench_sweep
@@ -47,6 +48,7 @@ __all__ = [
     "bench_model_files",
     "bench_mujoco_rk4",
     "bench_panda_mujoco",
+    "bench_scaling",
     "bench_scenarios",
     "bench_step",
     "bench_sweep",
@@ -71,6 +73,7 @@ BENCHMARKS: dict[str, Callable[[], list[Row]]] = {
     "scenarios": bench_scenarios,
     "model-files": bench_model_files,
     "mujoco-rk4": bench_mujoco_rk4,
+    "scaling": bench_scaling,
     "sweep": bench_sweep,
     "step": bench_step,
     "derivatives": bench_derivatives,
@@ -108,17 +111,23 @@ def summary_json(rows: list[dict]) -> dict:
     engine a simulation uses), else the NumPy engine's; ``ratio_vs_pinocchio`` is its
     ratio to Pinocchio's ``constraintDynamics`` on the same states, same process.
     ``scenarios`` holds each scenario's realtime factor and engine, ``mujoco_rk4``
-    each model file's step costs and ratio to MuJoCo's RK4 step (``pfaff bench
-    mujoco-rk4``), ``derivatives`` the figures of ``pfaff bench derivatives`` by name;
-    ``date``, ``host`` and ``versions`` say where and with what the
-    figures were taken (:func:`run_info`).
+    each model file's step costs, ratio to MuJoCo's RK4 step like for like, whether that
+    ratio meets its bar and what MuJoCo ran without (``pfaff bench mujoco-rk4``),
+    ``scaling`` the step's cost against the mechanism's size, both exponents and the
+    bars met (``pfaff bench scaling``), ``derivatives`` the figures of ``pfaff bench
+    derivatives`` by name; ``date``, ``host`` and ``versions`` say where and with what
+    the figures were taken (:func:`run_info`).
     """
     fig = {(r["benchmark"], r["figure"]): r["value"] for r in rows}
-    wp = {r["figure"].split(" cost ratio")[0]: r["data"] for r in rows if "data" in r}
+    wp = {r["figure"].split(" cost ratio")[0]: r["data"] for r in rows
+          if "data" in r and r["benchmark"] == "work-precision"}  # fmt: skip
+    sc = next((r["data"] for r in rows if "data" in r and r["benchmark"] == "scaling"), None)
     rows = [{k: v for k, v in r.items() if k != "data"} for r in rows]
     out: dict = {"rows": rows}
     if wp:
         out["work_precision"] = wp  # pfaff bench work-precision: each model's full record
+    if sc is not None:
+        out["scaling"] = sc  # pfaff bench scaling: per-N costs, exponents, bars met
     dd = "panda-dd"
     if (dd, "pinocchio constraintDynamics") in fig:
         core_t = fig.get((dd, "core projection dynamics"))
@@ -156,13 +165,16 @@ _RK4_KEYS = {
     "pfaff_step_us": " pfaff step",
     "pfaff_step_fixed_cost_out_us": " pfaff step, fixed cost out",
     "mujoco_rk4_step_us": " MuJoCo RK4 step",
+    "mujoco_rk4_step_file_as_is_us": " MuJoCo RK4 step, file as is",
+    "mujoco_disabled": " MuJoCo disabled",
     "ratio_pfaff_mujoco": " ratio pfaff/MuJoCo",
     "engine": " engine",
 }
 
 
 def _mujoco_rk4_figures(rows: list[dict]) -> dict:
-    """``{file label: {pfaff_step_us, mujoco_rk4_step_us, ratio_pfaff_mujoco, ...}}``."""
+    """``{file label: {pfaff_step_us, mujoco_rk4_step_us, ratio_pfaff_mujoco, ...}}``;
+    ``mujoco_disabled`` as a list, and the ratio's bar with ``ratio_met``."""
     out: dict = {}
     for r in rows:
         if r["benchmark"] != "mujoco-rk4":
@@ -170,7 +182,14 @@ def _mujoco_rk4_figures(rows: list[dict]) -> dict:
         f = str(r["figure"])
         for key, suffix in _RK4_KEYS.items():
             if f.endswith(suffix):
-                out.setdefault(f[: -len(suffix)], {})[key] = r["value"]
+                fig = out.setdefault(f[: -len(suffix)], {})
+                if key == "mujoco_disabled":
+                    fig[key] = [x for x in str(r["value"]).split(", ") if x]
+                else:
+                    fig[key] = r["value"]
+                if key == "ratio_pfaff_mujoco" and r.get("target"):
+                    fig["ratio_target"] = r["target"]
+                    fig["ratio_met"] = meets_target(r["value"], str(r["target"])) == "yes"
     return out
 
 

@@ -196,7 +196,8 @@ def bench_panda_control() -> list[Row]:
 
 # -- panda-mujoco ------------------------------------------------------------------------
 def mujoco_panda():
-    """The Panda URDF compiled by MuJoCo (visual meshes dropped, contacts disabled)."""
+    """The Panda URDF compiled by MuJoCo (visual meshes dropped; contacts and joint
+    limits disabled: the projection dynamics it stands beside has neither)."""
     import mujoco
 
     xml = re.sub(r"<\?xml[^>]*\?>", "", robot_urdf("panda").read_text())
@@ -205,6 +206,7 @@ def mujoco_panda():
     xml = re.sub(r"(<robot\b[^>]*>)", r"\1" + compiler, xml, count=1)
     model = mujoco.MjModel.from_xml_string(xml)
     model.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+    model.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_LIMIT)
     return mujoco, model
 
 
@@ -227,8 +229,8 @@ def bench_panda_mujoco() -> list[Row]:
     except Exception as exc:  # optional peer: never crash the suite
         return [row(b, "mj_forward", math.nan, "us", "", f"skipped: {type(exc).__name__}: {exc}")]
     note = (
-        f"unconstrained, nv={model.nv} (finger joints kept, mimic ignored), contacts off, "
-        "state written from Python"
+        f"unconstrained, nv={model.nv} (finger joints kept, mimic ignored), contacts and "
+        "limits off, state written from Python"
     )
     return [row(b, "mj_forward", t, "us", "", note)]
 

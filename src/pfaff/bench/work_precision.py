@@ -3,9 +3,10 @@ work-precision``).
 
 For each model file, one process, one start (pfaff's assembled state, mapped to
 MuJoCo's ``qpos``/``qvel`` as ``pfaff compare`` does), both engines simulate ``t_end``
-seconds of the model as the file describes it, with what pfaff does not model switched
-off in MuJoCo (contacts, dry friction, limits pfaff has none of:
-:func:`pfaff.scenarios.compare.disabled`):
+seconds of the model as the file describes it, with what pfaff's step does not model
+switched off in MuJoCo (contacts, dry friction, joint limits; fluid forces and gravity
+compensation where the file has them: :func:`pfaff.bench.mujoco_rk4.like_for_like`,
+recorded as ``mujoco_disabled``):
 
 - pfaff: the compiled core (RK4 with the position correction) at each dt of
   :data:`PFAFF_DTS`;
@@ -39,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .mujoco_rk4 import EQUALITY_DIR, ROOT
+from .mujoco_rk4 import EQUALITY_DIR, ROOT, like_for_like
 from .timing import Row, row
 
 BENCH = "work-precision"
@@ -107,7 +108,6 @@ class _Model:
         from pfaff.constraints.base import ConstraintSet
         from pfaff.files.model import load_model
         from pfaff.mechanism.mjcf import read_mjcf
-        from pfaff.scenarios.compare import disabled
         from pfaff.simulate.assembly import assemble
 
         self.path, self.t_end = path, float(t_end)
@@ -118,8 +118,7 @@ class _Model:
         self.qpos = mapping.q_to_qpos(self.asm.q)
         self.qvel = mapping.v_to_qvel(self.asm.q, self.asm.v)
         self.m = mujoco.MjModel.from_xml_path(str(path))
-        for name in disabled(self.system):
-            self.m.opt.disableflags |= getattr(mujoco.mjtDisableBit, f"mjDSBL_{name}")
+        self.disabled = like_for_like(self.m, self.system)
         self.file_solref = self.m.eq_solref.copy()
         self.bodies = loop_bodies(self.m)
         self.body_ids = [self.m.body(n).id for n in self.bodies]
@@ -252,13 +251,14 @@ def work_precision(
     dict with ``pfaff`` and ``mujoco`` (lists of ``{dt, integrator, solref, error,
     cpu_per_sim_s, violation}``), ``cost_ratio_at_mujoco_best``, ``cost_ratio_how``,
     ``mujoco_best``, ``reference_dt``, ``reference_check`` [m], ``loop_bodies``,
-    ``start_mismatch`` [m], ``t_end``.
+    ``start_mismatch`` [m], ``t_end``, ``mujoco_disabled`` (what MuJoCo ran without).
     """
     if int(repeats) < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats!r}")
     mdl = _Model(Path(path), t_end)
     t_sim = mdl.samples * SAMPLE_DT
-    out: dict = {"t_end": t_sim, "loop_bodies": mdl.bodies, "start_mismatch": mdl.start_mismatch()}
+    out: dict = {"t_end": t_sim, "loop_bodies": mdl.bodies, "start_mismatch": mdl.start_mismatch(),
+                 "mujoco_disabled": mdl.disabled}  # fmt: skip
     ref_dt = min(pfaff_dts) / 16
     p_ref = mdl.pfaff_positions(mdl.pfaff(ref_dt), ref_dt)
     p_half = mdl.pfaff_positions(mdl.pfaff(2 * ref_dt), 2 * ref_dt)

@@ -208,6 +208,11 @@ def test_mujoco_rk4_rows_on_the_five_bar(monkeypatch, tmp_path) -> None:
     assert got["five_bar engine"]["value"] == "core"
     assert got["five_bar status"]["value"] == "ok"
     assert got["five_bar start residual MuJoCo"]["value"] <= 1e-9  # m
+    # like for like: MuJoCo runs without what pfaff's step does not model, and says so;
+    # the file as it is (contacts on) is timed beside, for scale only
+    assert got["five_bar MuJoCo disabled"]["value"] == "CONTACT, FRICTIONLOSS, LIMIT"
+    assert got["five_bar MuJoCo RK4 step, file as is"]["value"] > 0
+    assert got["five_bar ratio pfaff/MuJoCo file as is"]["target"] == ""
     # a missing file is a row, not an exception
     missing = bench.bench_mujoco_rk4([("nope", tmp_path / "nope.xml")], steps=2, repeats=1)
     assert [(r["figure"], r["value"]) for r in missing] == [("nope status", "missing")]
@@ -222,6 +227,8 @@ def test_mujoco_rk4_rows_on_the_five_bar(monkeypatch, tmp_path) -> None:
     fig = data["mujoco_rk4"]["five_bar"]
     assert fig["ratio_pfaff_mujoco"] == got["five_bar ratio pfaff/MuJoCo"]["value"]
     assert fig["engine"] == "core" and fig["mujoco_rk4_step_us"] > 0
+    assert fig["mujoco_disabled"] == ["CONTACT", "FRICTIONLOSS", "LIMIT"]
+    assert fig["ratio_target"] == "<= 1" and fig["ratio_met"] == (fig["ratio_pfaff_mujoco"] <= 1)
     assert {"date", "host", "versions"} <= data.keys()
     assert data["versions"]["mujoco"] and data["host"]["cores"] >= 1
 
