@@ -1,61 +1,93 @@
 """The live view (pfaff.api.Viewer, Simulator(viewer=True), pfaff view) in a real
-browser: headless Chromium's screenshots of the meshcat page show the robot (the
-pixels that change when it is hidden) and its pose changing between two frames; the
-same pose gives the same picture (the witness that a change is the robot's)."""
+browser (headless Chromium through Selenium, :mod:`tests.browser`): screenshots of the
+meshcat page show the robot (the pixels that change when it is hidden) and its pose
+changing between two frames; the same pose gives the same picture (the witness that a
+change is the robot's)."""
 
 from __future__ import annotations
 
-import shutil
+import re
 import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import pfaff
+from tests.browser import browser, changed, errors, screenshot, wait_for  # noqa: F401
 from tests.where import MODELS
 
-CHROMIUM = next(
-    (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None
-)
+# the robot's meshes in the page's meshcat scene (meshcat's page keeps its `viewer`)
+MESHES = """var n = viewer.scene_tree.children.meshcat.children.pfaff, c = 0;
+if (n) n.object.traverse(o => { if (o.isMesh) c++; }); return c;"""
+SHOW = """var n = viewer.scene_tree.children.meshcat.children.pfaff;
+n.object.visible = arguments[0]; viewer.set_dirty();"""
 
 
-def _shot(url: str, path) -> np.ndarray:
-    from PIL import Image
-
-    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--use-angle=swiftshader",
-           "--enable-unsafe-swiftshader", "--window-size=640,480",
-           "--virtual-time-budget=4000", f"--screenshot={path}", url]  # fmt: skip
-    subprocess.run(cmd, capture_output=True, timeout=180, check=False)
-    assert path.is_file(), "Chromium wrote no screenshot"
-    return np.asarray(Image.open(path).convert("RGB")).astype(int)
-
-
-def _changed(a: np.ndarray, b: np.ndarray) -> int:
-    """Pixels whose colour differs by more than 30 (of 765) between two screenshots."""
-    return int((np.abs(a - b).sum(axis=2) > 30).sum())
+def _settled(driver) -> np.ndarray:
+    """A screenshot once the page has drawn what it was sent (two frames alike)."""
+    shot = screenshot(driver)
+    for _ in range(50):
+        time.sleep(0.2)
+        again = screenshot(driver)
+        if changed(shot, again) < 20:
+            return again
+        shot = again
+    return shot
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium here: the view is tested in a browser")
-def test_live_view_shows_the_robot_and_its_motion(tmp_path):
+def test_live_view_shows_the_robot_and_its_motion(browser):  # noqa: F811
     sys = pfaff.load(MODELS / "five_bar.xml")
     sim = pfaff.Simulator(sys, viewer=True)
     try:
         url = sim.viewer.url
         assert url.startswith("http://127.0.0.1:")  # loopback only
-        start = _shot(url, tmp_path / "start.png")
+        browser.get(url)
+        wait_for(lambda: browser.execute_script(MESHES), "the robot's meshes")
+        start = _settled(browser)
         sim.viewer.vis["pfaff"].set_property("visible", False)
-        hidden = _shot(url, tmp_path / "hidden.png")
+        hidden = _settled(browser)
         sim.viewer.vis["pfaff"].set_property("visible", True)
-        assert _changed(start, hidden) > 500  # the robot's pixels
+        assert changed(start, hidden) > 500  # the robot's pixels
         sim.step(n=300)  # the loop falls under gravity; the Simulator shows its state
-        moved = _shot(url, tmp_path / "moved.png")
-        assert _changed(start, moved) > 500
+        sim.viewer.display(sim.q)  # the last state, whatever the 30 Hz limit let through
+        moved = _settled(browser)
+        assert changed(start, moved) > 500
         sim.reset()  # back at the start: the first picture again
-        again = _shot(url, tmp_path / "again.png")
-        assert _changed(start, again) < 50
+        sim.viewer.display(sim.q)
+        again = _settled(browser)
+        assert changed(start, again) < 50
+        assert errors(browser) == []
     finally:
         sim.viewer.close()
     assert sim.viewer.vis.window.server_proc.poll() is not None  # the server stopped
+
+
+def test_pfaff_view_serves_the_model_to_a_browser(browser, tmp_path):  # noqa: F811
+    """``pfaff view FILE`` (the installed command) serves the file's robot on loopback:
+    the page holds its meshes, and hiding them changes the picture."""
+    pfaff_cmd = Path(sys.executable).with_name("pfaff")
+    log = tmp_path / "view.log"
+    with log.open("w") as out:
+        cmd = [str(pfaff_cmd), "view", str(MODELS / "five_bar.xml"), "--seconds", "120"]
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        url = wait_for(
+            lambda: re.search(r"live view: (http://127\.0\.0\.1:\d+/\S*)", log.read_text()),
+            "pfaff view's address",
+        ).group(1)
+        browser.get(url)
+        assert wait_for(lambda: browser.execute_script(MESHES), "the robot's meshes") >= 4
+        shown = _settled(browser)
+        browser.execute_script(SHOW, False)
+        hidden = _settled(browser)
+        assert changed(shown, hidden) > 500  # the robot's pixels
+        assert errors(browser) == []
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
 
 
 def test_viewer_refuses_bad_input():
