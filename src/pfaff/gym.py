@@ -11,6 +11,7 @@ cranks). Needs the optional extra ``gym`` (``pip install pfaff[gym]``).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 
 import gymnasium
@@ -133,7 +134,9 @@ class ConstrainedEnv(gymnasium.Env):
         sys_, rng = self.system, self.np_random
         q = sys_.integrate(sys_.q0, self.init_noise * rng.standard_normal(sys_.nv))
         v = sys_.v0 + self.init_noise * rng.standard_normal(sys_.nv)
-        self.sim.reset(q, v)
+        with warnings.catch_warnings():  # the noise is assembled away on purpose
+            warnings.filterwarnings("ignore", "assembly moved the start", UserWarning)
+            self.sim.reset(q, v)
         self._count = 0
         return self._obs(), self._info()
 

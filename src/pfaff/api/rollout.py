@@ -15,7 +15,7 @@ import numpy as np
 
 from pfaff import core
 from pfaff.api.simulator import NOT_OPTIONS, Simulator, limits_not_held, prepare
-from pfaff.api.system import System
+from pfaff.api.system import System, real_array
 from pfaff.simulate import SimulationError, core_engine
 from pfaff.simulate.policy import RunStatus, status_message
 
@@ -65,7 +65,7 @@ def rollout(
     if system.limits:
         warnings.warn(limits_not_held(system, "pfaff.rollout"), UserWarning, stacklevel=2)
     nq, nv = system.nq, system.nv
-    taus = np.asarray(taus, dtype=float)
+    taus = real_array(taus, "taus", f"(K, T, {nv}) = (K, T, nv)")
     if taus.ndim != 3 or taus.shape[2] != nv:
         raise ValueError(f"taus has shape {taus.shape}, expected (K, T, {nv}) = (K, T, nv)")
     K, T = taus.shape[:2]
@@ -109,7 +109,7 @@ def rollout(
 
 def _starts(x, K: int, n: int, name: str, size: str) -> np.ndarray:
     """``x`` as K rows of n (one row repeated), a C-contiguous float64 copy."""
-    a = np.asarray(x, dtype=float)
+    a = real_array(x, name, f"({K}, {n}) = (K, {size}) or ({n},)")
     if a.shape == (n,):
         a = np.broadcast_to(a, (K, n))
     if a.shape != (K, n):

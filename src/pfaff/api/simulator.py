@@ -26,6 +26,7 @@ from pfaff.api.system import System, check_vector
 from pfaff.api.viewer import Viewer
 from pfaff.simulate import SimOptions, SimulationError, Trajectory, project_state, simulate
 from pfaff.simulate.actuators import Actuation
+from pfaff.simulate.assembly import moved_note
 from pfaff.simulate.core_engine import (
     attach_buffers,
     build,
@@ -34,6 +35,7 @@ from pfaff.simulate.core_engine import (
     record_shapes,
 )
 from pfaff.simulate.forces import ForceSet
+from pfaff.simulate.memory import check_record, sample_bytes
 from pfaff.simulate.options import engine_choice
 from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, status_message
 from pfaff.simulate.recording import joint_limit_warnings
@@ -43,6 +45,12 @@ __all__ = ["Simulator", "StepInfo", "limits_not_held"]
 #: samples of the first record buffers (they double up to CHUNK_MAX as a run grows)
 CHUNK = 1024
 CHUNK_MAX = 1 << 16
+#: the largest step count ``step(n=...)`` takes (int64), and the steps since a reset the
+#: compiled core counts (a C int)
+MAX_STEPS = 2**63 - 1
+CORE_MAX_STEPS = 2**31 - 1
+#: the series a restored core system counts from zero again (work, correction, force work)
+ACCOUNTS = ("work", "correction_energy", "force_work")
 #: SimOptions a Simulator does not take: it has no controller, and records every step
 NOT_OPTIONS = ("dt", "control_dt", "record_every", "progress")
 
@@ -101,8 +109,18 @@ class Simulator:
     Attributes
     ----------
     engine : ``"core"`` or ``"numpy"`` (the system or options the core cannot run).
-    warnings : why the NumPy engine runs it, when it does.
+    warnings : why the NumPy engine runs it, when it does, and how far the last
+        :meth:`reset` moved its ``q`` onto the constraint manifold.
     events : the limits' :class:`~pfaff.simulate.limits.LimitEvent` s since the reset.
+    assembly_displacement : how far the start of the last :meth:`reset` was moved onto
+        the manifold (tangent-space norm, rad and m mixed): from the ``q`` given, or for
+        the default start from the file's start to ``system.q0``.
+
+    A Simulator pickles (``pickle.dumps(sim)``) and goes on after ``pickle.loads`` as it
+    would have: the state, the time, the held torque and control and the record; the
+    compiled core is rebuilt (the viewer is not kept). The running accounts ``work``,
+    ``correction_energy`` and ``force_work`` recorded after it continue from the
+    pickled totals (their sums regrouped: equal to rounding).
     """
 
     def __init__(
@@ -121,6 +139,7 @@ class Simulator:
         )
         self.record_all = bool(record)
         self.warnings: list[str] = [] if fallback is None else [fallback]
+        self._sample_bytes = sample_bytes(system.cset)
         self._limited = None
         if system.limits and limits:
             self._limited = LimitStepper(system, self.options, self._forces, self.engine, proto)
@@ -129,6 +148,7 @@ class Simulator:
         self._py = self.engine != "core" or self._limited is not None  # steps from Python
         for w in self.warnings:
             warnings.warn(w, UserWarning, stacklevel=2)
+        self._own_warnings = list(self.warnings)
         self._zero = np.zeros(system.nv)
         self._dt, self._t0 = self.options.dt, 0.0
         self._shapes = record_shapes(system.cset)
@@ -144,6 +164,65 @@ class Simulator:
             self.viewer = viewer
         self.reset()
 
+    # -- pickling ----------------------------------------------------------------------
+    def __getstate__(self) -> dict:
+        """The Simulator without its compiled objects (rebuilt by :meth:`__setstate__`)
+        or its viewer; on the core, with what rebuilds the core's state: the start of
+        the reset before any step, else the sample the last step started from and the
+        running accounts now."""
+        state = self.__dict__.copy()
+        for key in ("_proto", "_sys", "_step"):
+            state.pop(key, None)
+        state["viewer"] = None
+        if not self._py and self._k:
+            bufs, fbufs, _ = self._final()
+            series = (*CORE_SERIES, *FORCE_SERIES)
+            now = {s.name: b[:1].copy() for s, b in zip(series, (*bufs, *fbufs))}
+            self._counted_on(now, self._k)  # the totals since the reset
+            totals = np.array([now[name][0] for name in ACCOUNTS])
+            last = self.last
+            state["_present"] = (last.q, last.v, last.tau, last.t, totals, self._failures())
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        """Rebuild the compiled system of a pickled Simulator: before any step as the
+        reset built it, else by taking the last step again from the state it started
+        from (the core's state and workspace as they were); the record so far is kept
+        as a finished chunk, the accounts counted on from the pickled totals."""
+        present = state.pop("_present", None)
+        self.__dict__.update(state)
+        if self.engine != "core":
+            return
+        proto = build(self.system.cset, self._forces)
+        configure(proto, self.options)
+        if self._limited is not None:
+            self._limited.restore(proto)
+        if self._py:
+            return
+        self._proto, self._step = proto, core.stepper()
+        self._sys = core.clone(proto)
+        if present is None:  # no step since the reset: its start again
+            project_start(self._sys, *self._start, self.options)
+            self._new_chunk(CHUNK)
+            self._sys.set_tau(self._zero)
+            return
+        q, v, tau, t, totals, failures = present
+        self._sys.set_state(q, v)
+        attach_buffers(self._sys, self._shapes, 1)
+        st = self._step(self._sys, tau, self._k - 1, 1, self._t0)
+        if st is not None:  # pragma: no cover - the step ran before the pickle
+            raise SimulationError(status_message(self.system.cset, st), None)
+        self._done += self._rec  # the samples so far: a finished chunk
+        kept = (self._bufs, self._fbufs, self._rec)
+        self._chunks = [*self._chunks, kept] if self.record_all else [kept]
+        self._new_chunk(CHUNK)
+        local = np.array([self._sys.work, self._sys.correction_energy, self._sys.force_work])
+        offsets = totals - local
+        self._restored = [
+            *self._restored,
+            (self._done, offsets, failures - self._sys.newton_failures),
+        ]
+
     def __repr__(self) -> str:
         return f"Simulator({self.system!r}, dt={self._dt}, engine={self.engine!r}, t={self.t})"
 
@@ -153,18 +232,34 @@ class Simulator:
         ``q0, v0``), brought onto the manifold as ``simulate`` brings its start (Newton
         on Phi, then the M-metric projection of v).
 
+        A ``q`` moved farther than 1e-6 onto the manifold gets a warning saying how far
+        (also in ``sim.warnings``); ``sim.assembly_displacement`` holds the distance.
+
         Raises ValueError (shape, non-finite, outside a joint limit held) or
         :class:`~pfaff.simulate.InitialStateError` (q cannot be assembled).
         """
         sys_ = self.system
-        q = sys_.q0 if q is None else check_vector(q, sys_.nq, "q", "nq")
+        given = None if q is None else check_vector(q, sys_.nq, "q", "nq")
+        q = sys_.q0 if given is None else given
         v = sys_.v0 if v is None else check_vector(v, sys_.nv, "v", "nv")
         if self._py:
             q, v = project_state(sys_.cset, q, v, self.options)
         else:  # onto the manifold by the core, as simulate on the core does
+            self._start = (q, v)  # what a pickled Simulator is rebuilt from
             self._sys = core.clone(self._proto)
             q, v = project_start(self._sys, q, v, self.options)
+        if given is None:
+            self.assembly_displacement, moved = sys_.assembly.displacement, None
+        else:
+            self.assembly_displacement = float(
+                np.linalg.norm(sys_.mechanism.difference(given, np.asarray(q, dtype=float)))
+            )
+            moved = moved_note(self.assembly_displacement, "the q given to reset")
+        self.warnings = [*self._own_warnings, *([moved] if moved else [])]
+        if moved:
+            warnings.warn(moved, UserWarning, stacklevel=2)
         self._k, self._chunks, self._done = 0, [], 0  # _done: samples before the buffers
+        self._restored: list[tuple[int, np.ndarray, int]] = []  # see __setstate__
         if self._limited is not None:
             self._limited.check_start(q)
             self._limited.reset()
@@ -218,25 +313,65 @@ class Simulator:
         """
         tau = self._torque(tau, ctrl)
         if n != 1:
-            n = operator.index(n)
-            if n < 1:
-                raise ValueError(f"n must be >= 1 steps, got {n}")
-        if self._py:
-            self._step_numpy(tau, n)
+            n = self._steps_asked(n)
+        if self._py:  # record=False: in pieces, none of them recorded beyond sim.last
+            piece = n if self.record_all else min(n, CHUNK_MAX)
+            for done in range(0, n, piece):
+                self._step_numpy(tau, min(piece, n - done))
         else:
-            if self._rec + n > self._cap:
-                self._grow(n)
-            st = self._step(self._sys, self._zero if tau is None else tau, self._k, n, self._t0)
-            if st is not None:
-                self._failed(st)
-            self._k += n
-            self._rec += n
+            tau = self._zero if tau is None else tau
+            left = n
+            while left:  # record=False: in pieces that fit the buffers, written again
+                k = left if self.record_all else min(left, self._cap)
+                if self._rec + k > self._cap:
+                    self._grow(k)
+                st = self._step(self._sys, tau, self._k, k, self._t0)
+                if st is not None:
+                    self._failed(st)
+                self._k += k
+                self._rec += k
+                left -= k
         if self.viewer is not None:
             self.viewer.show(self.q)
 
+    def _steps_asked(self, n) -> int:
+        """``step``'s ``n`` checked: a whole number of steps, >= 1, at most an int64 (the
+        compiled core: at most :data:`CORE_MAX_STEPS` since the reset), whose record
+        fits in the memory available (ValueError naming ``n`` otherwise)."""
+        n = operator.index(n)
+        if n < 1:
+            raise ValueError(f"n must be >= 1 steps, got {n}")
+        if n > MAX_STEPS:
+            raise ValueError(f"n = {n} steps is beyond the largest step count 2**63 - 1")
+        if self.record_all and n > CHUNK_MAX:
+            check_record(
+                n,
+                self._sample_bytes,
+                f"n = {n} steps (recorded, as record=True records every step)",
+                "record less: pfaff.Simulator(system, record=False) keeps only the last "
+                "sample (sim.last), in constant memory; or step in pieces, reading "
+                "sim.record() and calling sim.reset(sim.q, sim.v) between them",
+            )
+        if not self._py and self._k + n > CORE_MAX_STEPS:
+            raise ValueError(
+                f"n = {n} steps: the compiled core counts at most 2**31 - 1 = "
+                f"{CORE_MAX_STEPS} steps since the reset ({self._k} taken); step less, or "
+                "go on from sim.reset(sim.q, sim.v) (t starts at 0 again)"
+            )
+        return n
+
     def _torque(self, tau, ctrl):
         """The joint torque of ``step(tau, ctrl)``: ``tau`` plus the actuators' held
-        torque of ``ctrl`` (which also sets their force elements' ctrl)."""
+        torque of ``ctrl`` (which also sets their force elements' ctrl). Complex numbers
+        are refused here (NumPy would drop their imaginary part with a warning); shapes
+        and finiteness are checked by the core, at its boundary."""
+        for name, x in (("tau", tau), ("ctrl", ctrl)):
+            if x is not None and np.iscomplexobj(x):
+                n, size = (self.system.nv, "nv") if name == "tau" else (self.system.nu, "nu")
+                raise ValueError(
+                    f"Simulator.step: {name} is complex ({x!r:.80}), expected real numbers "
+                    f"({n},) = ({size},): an imaginary part is never dropped silently"
+                )
         if ctrl is not None and not self._actuation:
             raise ValueError(
                 f"ctrl= drives actuators and {self.system.source or 'this system'} has none "
@@ -307,12 +442,33 @@ class Simulator:
         parts = [*self._chunks, (self._bufs, self._fbufs, self._rec)]
         if self._done + self._rec == self._k:  # the present state is not recorded yet
             parts.append(self._final())
+        start = 0
         for bufs, fbufs, n in parts:
-            for s, b in zip((*CORE_SERIES, *FORCE_SERIES), (*bufs, *fbufs)):
-                traj.rows[s.name].extend(b[:n].copy())
-        traj.steps, traj.newton_failures = self._k, self._sys.newton_failures
+            cols = {
+                s.name: b[:n].copy()
+                for s, b in zip((*CORE_SERIES, *FORCE_SERIES), (*bufs, *fbufs))
+            }
+            self._counted_on(cols, start)
+            for name, col in cols.items():
+                traj.rows[name].extend(col)
+            start += n
+        traj.steps, traj.newton_failures = self._k, self._failures()
         traj.warnings = [*self.warnings, *joint_limit_warnings(sys_.mechanism, traj)]
         return traj
+
+    def _counted_on(self, cols: dict, start: int) -> None:
+        """The record columns ``cols`` of the samples from ``start`` on, with the running
+        accounts of a core system rebuilt by :meth:`__setstate__` counted on from the
+        pickled totals."""
+        for at, offsets, _ in reversed(self._restored):
+            if start >= at:
+                for name, offset in zip(ACCOUNTS, offsets):
+                    cols[name] = cols[name] + offset
+                return
+
+    def _failures(self) -> int:
+        """Newton failures since the reset (those before the last pickle counted on)."""
+        return self._sys.newton_failures + (self._restored[-1][2] if self._restored else 0)
 
     # -- the core's record buffers -------------------------------------------------------
     def _new_chunk(self, cap: int) -> None:

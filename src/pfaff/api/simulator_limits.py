@@ -27,7 +27,12 @@ import numpy as np
 
 from pfaff import core
 from pfaff.constraints.library import joint_coordinate
-from pfaff.simulate.core_engine import attach_buffers, build, configure, record_shapes
+from pfaff.simulate.core_engine import (
+    attach_buffers,
+    build,
+    configure,
+    record_shapes,
+)
 from pfaff.simulate.limits import (
     RELEASE_TOL,
     LimitEvent,
@@ -80,7 +85,19 @@ class LimitStepper:
         self._hi = np.array([float(lim.upper) for lim in self.limits])
         self._proto = proto  # the fast path's core system (None on the NumPy engine)
         self._compiled_sets: dict[tuple, tuple | None] = {}
+        self._bufs: dict[int, tuple[list, list, int]] = {}  # id(core system) -> its buffers
         self.reset()
+
+    def __getstate__(self) -> dict:
+        """Pickled without its compiled systems (:meth:`restore` gives the new one)."""
+        state = self.__dict__.copy()
+        state.update(_proto=None, _compiled_sets={}, _bufs={})
+        return state
+
+    def restore(self, proto) -> None:
+        """The fast path's core system of an unpickled stepper (its held sets are built
+        again on first use)."""
+        self._proto = proto
 
     def reset(self) -> None:
         """No limit held, no event."""
@@ -135,28 +152,44 @@ class LimitStepper:
             return None
         sys_, shapes, cset = got
         k = n + 1
-        bufs, fbufs = attach_buffers(sys_, shapes, k)
+        bufs, fbufs = self._buffers(sys_, shapes, k)
         sys_.set_state(q, v)
+        sys_.reset_counters()  # the accounts of this call, as simulate_limited's
         tau = np.zeros(self.system.nv) if tau is None else tau
         if core.stepper()(sys_, tau, 0, k, t) is not None or sys_.recorded != k:
             return None
-        x = bufs[Q][:, self._iq]
+        x = bufs[Q][:k, self._iq]
         free = np.array([i not in self.held for i in range(len(self.limits))])
         if (((x < self._lo) | (x > self._hi)) & free).any():
             return None
         m0 = self.system.cset.dim
         for col, side in enumerate(self.held.values()):  # simulate_limited's release
-            if pulling(side, bufs[LAM][:, m0 + col], RELEASE_TOL).any():
+            if pulling(side, bufs[LAM][:k, m0 + col], RELEASE_TOL).any():
                 return None
         m = m0 + len(self.limits)
         traj = Trajectory(self.system.nq, self.system.nv, m, len(cset.holonomic_rows))
         traj.engine = "core"
         for s, b in zip((*CORE_SERIES, *FORCE_SERIES), (*bufs, *fbufs)):
+            b = b[:k]
             if s.name in PADDED:  # the free limits' columns, as simulate_limited's record
                 b = np.hstack([b, np.zeros((k, m - b.shape[1]))])
-            traj.rows[s.name].extend(b)
+            traj.rows[s.name].extend(b.copy())  # the buffers serve the next call
         traj.steps = n
         return traj
+
+    def _buffers(self, sys_, shapes, k: int) -> tuple[list, list]:
+        """Record buffers of at least ``k`` samples handed to the core system ``sys_``,
+        kept per system and reused: the core keeps every array it was handed alive as
+        long as it lives, so new ones per call would grow the memory step by step."""
+        have = self._bufs.get(id(sys_))
+        if have is None or have[2] < k:
+            cap = k if have is None else max(k, 2 * have[2])
+            bufs, fbufs = attach_buffers(sys_, shapes, cap)
+            self._bufs[id(sys_)] = have = (bufs, fbufs, cap)
+        else:
+            sys_.set_buffers(have[0], have[2])
+            sys_.set_force_buffers(*have[1])
+        return have[0], have[1]
 
     def check_start(self, q) -> None:
         """Refuse a start outside a limit (ValueError naming the joint, its value and

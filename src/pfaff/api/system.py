@@ -7,6 +7,7 @@ assembled start, with the dynamics at a state (design.md Sec. 4, Python API).
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ from pfaff.files.model import MODEL_SUFFIXES, ModelSystem, load_model
 from pfaff.files.system import load_system
 from pfaff.linalg import DEFAULT_RANK_TOL
 from pfaff.mechanism.mjcf_collisions import CONTACT_WARNING
-from pfaff.simulate.assembly import Assembly, assemble
+from pfaff.simulate.assembly import Assembly, assemble, moved_note
 from pfaff.simulate.forces import ForceSet
 
 __all__ = ["DynamicsResult", "System", "load"]
@@ -63,10 +64,18 @@ def load(path: str | Path, keyframe: str | None = None) -> System:
 
     Raises
     ------
+    TypeError
+        ``path`` is not a ``str`` or ``os.PathLike``.
     pfaff.errors.ModelError, pfaff.errors.ParameterError
         The file cannot be read, or describes something pfaff refuses (the message says
         what and what is valid).
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(
+            f"pfaff.load expects the path of a model file (.xml MJCF, .urdf URDF) or a "
+            f"system file (.toml) as a str or pathlib.Path, got {type(path).__name__} "
+            f"{path!r:.80}"
+        )
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix == ".toml":
@@ -90,10 +99,29 @@ def _announced(system: System) -> System:
     return system
 
 
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a``: writing into it raises, the owner's array stays."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+def real_array(x, name: str, expected: str) -> np.ndarray:
+    """``x`` as a float array, else ValueError naming ``name`` and what it must hold
+    (``expected``, e.g. "(nv,) = (3,)"): complex entries, text or objects are never
+    cast silently (NumPy would drop an imaginary part with only a ComplexWarning)."""
+    raw = np.asarray(x)
+    if raw.dtype.kind not in "biuf":
+        what = "complex numbers" if raw.dtype.kind == "c" else f"dtype {raw.dtype}"
+        raise ValueError(f"{name} must hold real numbers {expected}, got {what}: {x!r:.120}")
+    return np.asarray(raw, dtype=float)
+
+
 def check_vector(x, n: int, name: str, size: str) -> np.ndarray:
     """``x`` as a float array of shape (n,), else ValueError naming ``name``, its shape
-    and the expected one (``size``: what n is, e.g. "nv"), or its non-finite entries."""
-    a = np.asarray(x, dtype=float)
+    and the expected one (``size``: what n is, e.g. "nv"), its non-finite entries, or
+    entries that are not real numbers (:func:`real_array`)."""
+    a = real_array(x, name, f"({n},) = ({size},)")
     if a.shape != (n,):
         raise ValueError(f"{name} has shape {a.shape}, expected ({n},) = ({size},)")
     if not np.all(np.isfinite(a)):
@@ -152,8 +180,12 @@ class System:
         self.assembly: Assembly = assemble(
             self.cset, model.q, model.v, assemble_tol, 100, self.rank_tol
         )
-        self.q0 = self.assembly.q.copy()
-        self.v0 = self.assembly.v.copy()
+        self._q0 = self.assembly.q.copy()
+        self._v0 = self.assembly.v.copy()
+        moved = moved_note(self.assembly.displacement, model.start)
+        if moved is not None:
+            self.warnings.append(moved)
+            warnings.warn(moved, UserWarning, stacklevel=2)
         self._frames = tuple(dict.fromkeys((*self.cset.frames, *self._force_set.frames)))
 
     def __repr__(self) -> str:
@@ -161,6 +193,17 @@ class System:
             f"System({self.source or self.mechanism.name!r}: nq={self.nq}, nv={self.nv}, "
             f"constraint rows={self.cset.dim}, rank={self.assembly.rank})"
         )
+
+    @property
+    def q0(self) -> np.ndarray:
+        """The assembled start configuration (nq,), read-only (``q0.copy()`` to edit one;
+        a start of your own goes to :meth:`pfaff.Simulator.reset`)."""
+        return _read_only(self._q0)
+
+    @property
+    def v0(self) -> np.ndarray:
+        """The start velocity (nv,) projected onto N(A), read-only."""
+        return _read_only(self._v0)
 
     @property
     def nq(self) -> int:

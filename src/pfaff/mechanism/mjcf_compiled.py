@@ -91,13 +91,36 @@ def _compile(p: Path) -> tuple[mujoco.MjModel, list[np.ndarray]]:
     """The compiled model and the keyframes' qpos as the file writes them (MuJoCo >= 3.2;
     an empty list before)."""
     try:
-        if hasattr(mujoco, "MjSpec"):
-            spec = mujoco.MjSpec.from_file(str(p))
-            keys = [np.array(list(k.qpos), dtype=float) for k in getattr(spec, "keys", [])]
-            return spec.compile(), keys
-        return mujoco.MjModel.from_xml_path(str(p)), []  # pragma: no cover - MuJoCo < 3.2
+        if not hasattr(mujoco, "MjSpec"):  # pragma: no cover - MuJoCo < 3.2
+            return mujoco.MjModel.from_xml_path(str(p)), []
+        spec = mujoco.MjSpec.from_file(str(p))
+        # the keyframes as the file writes them (compiling pads them in place)
+        keys = [
+            (k.name, np.array(list(k.qpos), dtype=float), len(list(k.qvel)))
+            for k in getattr(spec, "keys", [])
+        ]
+        m = spec.compile()
     except ValueError as exc:
         raise ModelError(f"MJCF file {str(p)!r}: MuJoCo's compiler refuses it: {exc}") from None
+    _key_sizes(m, keys, p)
+    return m, [qpos for _, qpos, _ in keys]
+
+
+def _key_sizes(m: mujoco.MjModel, keys: list, p: Path) -> None:
+    """Refuse a keyframe whose qpos or qvel the file gives with another length than nq or
+    nv (``keys``: name, qpos, qvel length as written): MuJoCo's compiler pads a short one
+    with zeros (not qpos0), a start the file did not write. An empty one (the attribute
+    left out) is MuJoCo's qpos0 / zero qvel."""
+    for i, (name, qpos, nqvel) in enumerate(keys):
+        for attr, given, n, size in (("qpos", qpos.size, m.nq, "nq"), ("qvel", nqvel, m.nv, "nv")):
+            if given and given != n:
+                name = name or f"#{i}"
+                raise ModelError(
+                    f"MJCF file {str(p)!r}: keyframe {name!r} gives {given} {attr} values, "
+                    f"the model has {size} = {n} (MuJoCo would pad the missing ones with "
+                    f"zeros); give all {n}, or leave {attr} out to start from "
+                    + ("qpos0" if attr == "qpos" else "rest")
+                )
 
 
 def from_mjmodel(m: mujoco.MjModel, path: str = "<MjModel>") -> MjcfModel:
@@ -181,6 +204,7 @@ def _equalities(m: mujoco.MjModel, mj: MjcfModel, path: str) -> list[Equality]:
                 f"equality constraints, not {kind}"
             )
         sites = objtype is not None and int(objtype[e]) == int(mujoco.mjtObj.mjOBJ_SITE)
+        _one_body(m, e, sites, path, element)
         f1, f2 = _frame(m, mj, e, 1), _frame(m, mj, e, 2)
         if f1 is None:
             raise ModelError(f"MJCF file {path!r}, {element}: the first body cannot be the world")
@@ -195,6 +219,23 @@ def _equalities(m: mujoco.MjModel, mj: MjcfModel, path: str) -> list[Equality]:
             p1, p2, R = data[3:6], data[0:3], quat_matrix(data[6:10])
         out.append(Equality("weld", name, element, 6, f1, f2, p1, p2, R, float(data[10])))
     return out
+
+
+def _one_body(m: mujoco.MjModel, e: int, sites: bool, path: str, element: str) -> None:
+    """Refuse a connect or weld whose two objects are on one body: its rows do not
+    depend on the configuration (the two sites keep their distance), so they either hold
+    always or can never hold; it constrains nothing."""
+    ids = [int(m.eq_obj1id[e]), int(m.eq_obj2id[e])]
+    bodies = [int(m.site_bodyid[i]) for i in ids] if sites else ids
+    if bodies[0] != bodies[1]:
+        return
+    body = name_of(m, mujoco.mjtObj.mjOBJ_BODY, bodies[0]) or f"body {bodies[0]}"
+    what = "sites" if sites else "objects"
+    raise ModelError(
+        f"MJCF file {path!r}, {element}: its two {what} are on one body, {body!r}: a "
+        "constraint between two points of one rigid body constrains nothing (its rows do "
+        "not depend on the configuration); join points of two different bodies"
+    )
 
 
 def _passive(m: mujoco.MjModel, mj: MjcfModel) -> list[Passive]:

@@ -25,8 +25,15 @@ def get_scenario(name: str) -> Scenario:
     if name not in SCENARIOS and name.lower().endswith(FILE_SUFFIXES):
         return file_scenario(name)
     if name not in SCENARIOS:
+        kinds = "a model file (.xml MJCF, .urdf URDF) or a system file (.toml)"
+        if Path(name).suffix or Path(name).exists() or "/" in name or "\\" in name:
+            raise ParameterError(
+                f"{name!r} is neither a scenario name nor a file pfaff runs: give {kinds}, "
+                f"or a scenario name (pfaff list)"
+            )
         raise ParameterError(
-            f"unknown scenario {name!r}; valid scenarios: {', '.join(sorted(SCENARIOS))}"
+            f"unknown scenario {name!r}; valid scenarios: {', '.join(sorted(SCENARIOS))}; "
+            f"or {kinds}"
         )
     return SCENARIOS[name]
 

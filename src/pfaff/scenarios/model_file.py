@@ -30,7 +30,7 @@ from pfaff.scenarios.common import timed_simulate
 from pfaff.scenarios.registry import Param, Scenario, ScenarioResult
 from pfaff.simulate import INTEGRATORS, SimOptions
 from pfaff.simulate.actuators import Actuation
-from pfaff.simulate.assembly import Assembly, assemble
+from pfaff.simulate.assembly import Assembly, assemble, moved_note
 from pfaff.simulate.limits import simulate_limited
 from pfaff.simulate.trajectory import energy_drift_rel
 
@@ -153,7 +153,8 @@ def run_system(
             UserWarning,
             stacklevel=2,
         )
-    for w in system.warnings:  # into summary.json "warnings" (the runner records them)
+    moved = moved_note(asm.displacement, system.start)
+    for w in [*system.warnings, *([moved] if moved else [])]:  # into summary.json "warnings"
         warnings.warn(w, UserWarning, stacklevel=2)
     res = ScenarioResult(
         traj,
@@ -177,7 +178,9 @@ def model_scenario(path: str | Path) -> Scenario:
 
     def run(params: dict) -> ScenarioResult:
         sysm = load_model(p, params["keyframe"] or None)
-        opt = SimOptions(dt=params["dt"], integrator=params["integrator"])
+        opt = SimOptions(
+            dt=params["dt"], integrator=params["integrator"], record_every=params["record_every"]
+        )
         return run_system(sysm, params["t_end"], opt, str(p))
 
     run.__doc__ = (
@@ -188,6 +191,7 @@ def model_scenario(path: str | Path) -> Scenario:
         "t_end": Param(5.0, "simulated time [s]", positive=True),
         "dt": Param(1e-3, "integrator step [s]", positive=True),
         "integrator": Param("rk4", "time integrator", choices=INTEGRATORS),
+        "record_every": Param(1, "record one step in this many (a long run's memory)", low=1),
         "keyframe": Param("", "start keyframe name (default: the first one)"),
     }
     if system.keyframes:  # the default is the first one, by name

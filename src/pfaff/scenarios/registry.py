@@ -300,11 +300,18 @@ def load_plugins() -> list[str]:
 
 
 def parse_sets(items: list[str]) -> dict[str, str]:
-    """Parse ``KEY=VALUE`` strings of ``--set``."""
+    """Parse ``KEY=VALUE`` strings of ``--set``; a key given twice is refused (the last
+    would silently win), as a repeated ``--grid`` is."""
     out = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ParameterError(f"--set expects KEY=VALUE, got {item!r}")
-        out[key.strip()] = value
+        key = key.strip()
+        if key in out:
+            raise ParameterError(
+                f"--set {key} given twice ({key}={out[key]} and {key}={value}); give each "
+                "parameter once"
+            )
+        out[key] = value
     return out

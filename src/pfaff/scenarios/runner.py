@@ -7,6 +7,7 @@ produces the :class:`Run` it writes.
 
 from __future__ import annotations
 
+import re
 import time
 import warnings
 from dataclasses import dataclass
@@ -101,6 +102,22 @@ def _warning_lines(caught: list[warnings.WarningMessage]) -> list[str]:
     return out
 
 
+_NON_FINITE = re.compile(r"\b(nan|inf)\b", re.IGNORECASE)
+
+
+def _blame(message: str, sc: Scenario, params: dict, overrides: dict | None) -> str:
+    """``message`` of a run that met non-finite numbers before its first step, with the
+    parameters set (``--set``) named: their values are the likely cause."""
+    if not overrides or not _NON_FINITE.search(message):
+        return message
+    given = ", ".join(f"{k} = {params[k]!r}" for k in overrides if k in params)
+    defaults = ", ".join(f"{k} = {sc.params[k].default!r}" for k in overrides if k in sc.params)
+    return (
+        f"{message}; the parameters set ({given}) give a non-finite state: choose values of "
+        f"a physical magnitude (defaults: {defaults})"
+    )
+
+
 def execute(name: str, overrides: dict[str, Any] | None = None) -> Run:
     """Validate parameters and run the scenario.
 
@@ -135,7 +152,9 @@ def execute(name: str, overrides: dict[str, Any] | None = None) -> Run:
         except (ModelError, InitialStateError, ValueError) as exc:
             if isinstance(exc, ParameterError):
                 raise
-            raise ParameterError(str(exc)) from None
+            raise ParameterError(_blame(str(exc), sc, params, overrides)) from None
+    if status == "failed" and (traj is None or traj.steps == 0):
+        msg = _blame(msg, sc, params, overrides)
     wall = result.wall_time_s if result is not None else time.perf_counter() - t_start
     warns = sc.timing_notes(params) + _warning_lines(caught)
     if traj is not None:

@@ -54,7 +54,9 @@ def system_scenario(path: str | Path) -> Scenario:
     def run(params: dict) -> ScenarioResult:
         f = load_system(p)
         system = f.system
-        opt = SimOptions(dt=params["dt"], integrator=params["integrator"])
+        opt = SimOptions(
+            dt=params["dt"], integrator=params["integrator"], record_every=params["record_every"]
+        )
         ctrl = None
         if f.controller is not None:
             cset = ConstraintSet(system.mechanism, system.constraints)
@@ -73,6 +75,7 @@ def system_scenario(path: str | Path) -> Scenario:
         "t_end": Param(d["t_end"], "simulated time [s]", positive=True),
         "dt": Param(d["dt"], "integrator step [s]", positive=True),
         "integrator": Param(d["integrator"], "time integrator", choices=INTEGRATORS),
+        "record_every": Param(1, "record one step in this many (a long run's memory)", low=1),
     }
     cdt = (sf.controller or {}).get("control_dt")  # checked against dt with the parameters
     periods = {} if cdt is None else {"controller.control_dt": float(cdt)}

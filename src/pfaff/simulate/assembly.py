@@ -46,6 +46,22 @@ class Assembly:
     sigma: np.ndarray
 
 
+#: a start moved farther than this onto the manifold (tangent-space norm) is announced
+MOVED_TOL = 1e-6
+
+
+def moved_note(displacement: float, start: str) -> str | None:
+    """The warning that the start (``start`` says which, e.g. "keyframe 'open'") was
+    moved ``displacement`` (tangent-space norm of ``difference(start, assembled)``) onto
+    the constraint manifold; None when it moved no farther than :data:`MOVED_TOL`."""
+    if not displacement > MOVED_TOL:
+        return None
+    return (
+        f"assembly moved the start ({start}) by {displacement:.3g} (tangent-space distance, "
+        "rad and m) onto the constraint manifold: the run starts there"
+    )
+
+
 def _norm(phi: np.ndarray) -> float:
     return float(np.abs(phi).max()) if phi.size else 0.0
 

@@ -23,6 +23,7 @@ from pfaff.mechanism.base import Snapshot
 from pfaff.simulate import core_engine, watch
 from pfaff.simulate.correction import correct_state, newton_project
 from pfaff.simulate.forces import ForceElement, ForceSet
+from pfaff.simulate.memory import check_record, sample_bytes
 from pfaff.simulate.options import (
     ADAPTIVE,
     ENGINES,
@@ -196,6 +197,16 @@ def simulate(
     opt = options or SimOptions()
     opt.validate()
     n_steps = step_count(t0, t_end, opt.dt)
+    every = int(opt.record_every)
+    check_record(
+        core_engine.record_count(n_steps, every),
+        sample_bytes(cset),
+        f"t_end = {t_end:g} s at dt = {opt.dt:g} s is {n_steps:.3g} steps"
+        + (f", one sample in {every} recorded" if every > 1 else ""),
+        "choose a shorter t_end or a larger dt, or record less: a record stride keeps one "
+        "step in k (SimOptions(record_every=k); pfaff run FILE --set record_every=k for a "
+        "model or system file), pfaff.Simulator(system, record=False) only the last state",
+    )
     mech = cset.mechanism
     q0 = np.asarray(q0, dtype=float)
     v0 = np.asarray(v0, dtype=float)
