@@ -258,6 +258,7 @@ def plot_scaling(fig: dict, path: str | Path) -> Path:
     """The step's cost against N, log-log, both engines with their fitted lines
     (``fig``: :func:`scaling_figures`' record, as in the JSON's ``scaling``)."""
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -273,6 +274,7 @@ def plot_scaling(fig: dict, path: str | Path) -> Path:
     ax.set(xlabel="N (four-bar loops; 2N + 1 dof)", ylabel="one step [us]",
            title="Step cost against mechanism size")  # fmt: skip
     ax.set_xticks(ns, [str(int(n)) for n in ns])
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.legend()
     ax.grid(True, which="both", alpha=0.3)
     f.tight_layout()
