@@ -2,7 +2,9 @@
 
 At every build it writes the reference pages of :mod:`docs_reference` (system file,
 command line, scenarios), ``results.md`` from the ``pfaff bench --json`` files in
-``benchmarks/results/`` and ``changelog.md`` from ``CHANGELOG.md``; and it adds every
+``benchmarks/results/`` and ``changelog.md`` from ``CHANGELOG.md``, each in place of
+the short stub of the same name in ``docs/`` (which says where the page comes from, for
+a reader of the repository); and it adds every
 top-level ``docs/*.md`` page that ``nav`` does not list to a "More guides" section,
 so a new guide is on the site before anyone edits the nav.
 """
@@ -242,9 +244,13 @@ def on_config(config):
 
 
 def on_files(files, config):
-    """Add the generated pages to the site's files."""
+    """Add the generated pages to the site's files, in place of the stubs that stand for
+    them in the repository (so that a link to one works in both)."""
     from mkdocs.structure.files import File
 
     for uri, make in PAGES.items():
+        stub = files.get_file_from_path(uri)
+        if stub is not None:
+            files.remove(stub)
         files.append(File.generated(config, uri, content=make()))
     return files

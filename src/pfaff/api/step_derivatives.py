@@ -112,7 +112,8 @@ def step_derivatives(
     ----------
     system : a :class:`pfaff.System`.
     q, v, tau : the state and the torque held over the step.
-    dt : the step [s]; options : the simulator's other options (integrator, tolerances).
+    dt : the step [s].
+    options : the simulator's other options (integrator, tolerances).
     h : the central-difference step in the tangent space (``method="differences"``).
     method : ``"sensitivities"``, ``"differences"`` or ``"auto"`` (sensitivities when
         nq == nv, else differences).
