@@ -174,22 +174,9 @@ def test_reference_terms_are_mujocos(name, term):
     assert max(err) <= RTOL, err
 
 
-#: core terms that wait for a lowering (the reason names what is missing)
-CORE_PENDING = {
-    ("closed_chain_biped", "passive"): "ball-joint springs and dampers are not on the core",
-    ("parallel_gripper", "actuator"): "actuators (affine bias, forcerange) are not on the core",
-    ("closed_chain_biped", "actuator"): "actuators (affine bias, forcerange) are not on the core",
-}
-
-
-def _core_case(name: str, term: str):
-    why = CORE_PENDING.get((name, term))
-    marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
-    return pytest.param(name, term, marks=marks, id=f"{name}-{term}")
-
-
 @pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
-@pytest.mark.parametrize(("name", "term"), [_core_case(n, t) for n in MODELS for t in TERMS])
+@pytest.mark.parametrize("term", TERMS)
+@pytest.mark.parametrize("name", MODELS)
 def test_core_terms_are_mujocos(name, term):
     """The compiled core's M, h (without the passive forces), passive and actuator
     forces are MuJoCo's."""
@@ -251,4 +238,4 @@ def test_the_models_load_as_written():
     assert (b.nq, b.nv, b.cset.dim, b.rank) == (25, 22, 6, 6)
     assert len(b.actuators) == 8 and len(b.limits) == 10
     knee = next(lim for lim in b.limits if lim.joint == "left_knee")
-    assert abs(knee.lower - np.deg2rad(-30.0)) <= 1e-12  # the stop at the straight leg
+    assert abs(knee.lower - np.deg2rad(-18.0)) <= 1e-12  # 12 deg short of the straight leg
