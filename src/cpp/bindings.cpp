@@ -179,7 +179,10 @@ NB_MODULE(_core, m)
     .value("AnchorSpring", pfaff::ForceKind::AnchorSpring)
     .value("AnchorDamper", pfaff::ForceKind::AnchorDamper)
     .value("PointForce", pfaff::ForceKind::PointForce)
-    .value("GravityCompensation", pfaff::ForceKind::GravityCompensation);
+    .value("GravityCompensation", pfaff::ForceKind::GravityCompensation)
+    .value("Actuator", pfaff::ForceKind::Actuator)
+    .value("BallSpring", pfaff::ForceKind::BallSpring)
+    .value("DofDamper", pfaff::ForceKind::DofDamper);
 
   auto fspec = nb::class_<pfaff::ForceSpec>(m, "ForceSpec")
                  .def(nb::init<>())
@@ -198,7 +201,21 @@ NB_MODULE(_core, m)
                  .def_rw("iqs", &pfaff::ForceSpec::iqs)
                  .def_rw("ivs", &pfaff::ForceSpec::ivs)
                  .def_rw("coefs", &pfaff::ForceSpec::coefs)
-                 .def_rw("axes", &pfaff::ForceSpec::axes);
+                 .def_rw("axes", &pfaff::ForceSpec::axes)
+                 .def_rw("gear", &pfaff::ForceSpec::gear)
+                 .def_rw("offset", &pfaff::ForceSpec::offset)
+                 .def_rw("g0", &pfaff::ForceSpec::g0)
+                 .def_rw("g1", &pfaff::ForceSpec::g1)
+                 .def_rw("g2", &pfaff::ForceSpec::g2)
+                 .def_rw("b0", &pfaff::ForceSpec::b0)
+                 .def_rw("b1", &pfaff::ForceSpec::b1)
+                 .def_rw("b2", &pfaff::ForceSpec::b2)
+                 .def_rw("flo", &pfaff::ForceSpec::flo)
+                 .def_rw("fhi", &pfaff::ForceSpec::fhi)
+                 .def_rw("ctrl", &pfaff::ForceSpec::ctrl)
+                 .def_rw("ictrl", &pfaff::ForceSpec::ictrl)
+                 .def_rw("free", &pfaff::ForceSpec::free)
+                 .def_rw("ref", &pfaff::ForceSpec::ref);
   pfaff::field(fspec, "ForceSpec", "p1", &pfaff::ForceSpec::p1, "a point in frame s1");
   pfaff::field(fspec, "ForceSpec", "p2", &pfaff::ForceSpec::p2, "a point in frame s2");
   pfaff::field(fspec, "ForceSpec", "target", &pfaff::ForceSpec::target, "a world point");
@@ -425,6 +442,14 @@ NB_MODULE(_core, m)
       },
       "k0"_a, "k1"_a, "n_steps"_a, "t0"_a)
     .def("add_force", &System::add_force, "spec"_a)
+    .def(
+      "set_ctrl",
+      [](System & s, const GVec & u) {
+        Check{"System.set_ctrl"}.vec(u, -1, "ctrl", "one per actuator");
+        s.force_elements.set_ctrl(u.x);
+      },
+      "ctrl"_a, "the actuators' controls (clamped to their ctrlrange by the caller)")
+    .def_prop_ro("nu", [](const System & s) { return s.force_elements.nu(); })
     .def("add_held_force", &System::add_held_force, "spec"_a,
          "a force element of a law sampled and held (set_held)")
     .def(

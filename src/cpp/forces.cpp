@@ -32,6 +32,42 @@ namespace pfaff
     }
   } // namespace
 
+  Vec3 sub_quat(const double * qa, const double * qb)
+  {
+    // qdif = qb^-1 qa (Pinocchio's order x, y, z, w); its rotation vector, the angle
+    // wrapped into (-pi, pi] as mju_quat2Vel does
+    const Eigen::Quaterniond a(qa[3], qa[0], qa[1], qa[2]), b(qb[3], qb[0], qb[1], qb[2]);
+    const Eigen::Quaterniond dq = b.conjugate() * a;
+    const Vec3 axis = dq.vec();
+    const double s = axis.norm();
+    if (s == 0.0)
+      return Vec3::Zero();
+    double angle = 2.0 * std::atan2(s, dq.w());
+    if (angle > M_PI)
+      angle -= 2.0 * M_PI;
+    return axis * (angle / s);
+  }
+
+  Mat3 quat_rotation(const double * q)
+  {
+    return Eigen::Quaterniond(q[3], q[0], q[1], q[2]).normalized().toRotationMatrix();
+  }
+
+  double actuator_force(const ForceSpec & s, const VecX & q, const VecX & v, double & rate)
+  {
+    double len = s.offset;
+    rate = 0.0;
+    for (size_t j = 0; j < s.coefs.size(); ++j)
+    {
+      len += s.coefs[j] * q(s.iqs[j]);
+      rate += s.coefs[j] * v(s.ivs[j]);
+    }
+    len *= s.gear;
+    rate *= s.gear;
+    const double f = (s.g0 + s.g1 * len + s.g2 * rate) * s.ctrl + s.b0 + s.b1 * len + s.b2 * rate;
+    return std::min(std::max(f, s.flo), s.fhi);
+  }
+
   void ForceTerms::resize(int nv)
   {
     Q.setZero(nv);
@@ -160,6 +196,49 @@ namespace pfaff
         Q += g;
         V -= Vg;
         break;
+      case ForceKind::Actuator:
+      {
+        double rate;
+        const double f = actuator_force(s, q, v, rate);
+        for (size_t j = 0; j < s.coefs.size(); ++j)
+          Q(s.ivs[j]) += s.gear * s.coefs[j] * f;
+        power += f * rate;
+        break;
+      }
+      case ForceKind::BallSpring:
+      {
+        int iq = s.iq, iv = s.iv;
+        double x2 = 0.0;
+        if (s.free)
+        {
+          const Vec3 dp = q.segment<3>(iq) - Eigen::Map<const Vec3>(s.ref.data());
+          Q.segment<3>(iv).noalias() -= s.k * (quat_rotation(q.data() + iq + 3).transpose() * dp);
+          x2 += dp.squaredNorm();
+          iq += 3;
+          iv += 3;
+        }
+        const Vec3 w = sub_quat(q.data() + iq, s.ref.data() + (s.free ? 3 : 0));
+        Q.segment<3>(iv) -= s.k * w;
+        V += 0.5 * s.k * (x2 + w.squaredNorm());
+        break;
+      }
+      case ForceKind::DofDamper:
+      {
+        int iv = s.iv;
+        const int n = int(s.coefs.size());
+        Qe_.head(n).setZero();
+        if (s.free)
+        {
+          const Mat3 R = quat_rotation(q.data() + s.iq + 3);
+          const Vec3 c(s.coefs[0], s.coefs[1], s.coefs[2]);
+          Qe_.head<3>().noalias() = -(R.transpose() * (c.asDiagonal() * (R * v.segment<3>(iv))));
+        }
+        for (int j = s.free ? 3 : 0; j < n; ++j)
+          Qe_(j) = -s.coefs[size_t(j)] * v(iv + j);
+        Q.segment(iv, n) += Qe_.head(n);
+        power += Qe_.head(n).dot(v.segment(iv, n));
+        break;
+      }
       }
     }
     return ok;

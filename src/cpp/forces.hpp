@@ -12,10 +12,23 @@
 //   anchor damper  Q = -c J_a^T J_a v
 //   point force    Q = J_p^T F,  V = -F . p
 //   gravity compensation  Q = g(q),  V = -V_g(q)
+//   actuator       MuJoCo's affine actuator on a transmission s = gear (sum_j c_j q_j + offset):
+//                  f = clamp((g0 + g1 s + g2 s') ctrl + b0 + b1 s + b2 s', flo, fhi),
+//                  Q_j = gear c_j f  (power f s')
+//   ball spring    a ball (or free) joint's rotation about its spring reference (MuJoCo's
+//                  mju_subQuat): Q_w = -k log(q_ref^-1 q), and on a free joint's
+//                  translation Q_p = -k R^T (p - p_ref) (Pinocchio's body-frame velocity);
+//                  V = k (|log|^2 + |p - p_ref|^2) / 2
+//   dof damper     MuJoCo's per-dof damping of a ball or free joint: Q = -D v on the
+//                  rotation (body frame, as MuJoCo's), Q_p = -R^T D R v_p on a free joint's
+//                  translation (MuJoCo's damps the world-frame velocity)
 // Workspaces are sized once (resize); no allocation per state.
 #pragma once
 
+#include <cmath>
 #include <stdexcept>
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include <Eigen/Core>
@@ -34,7 +47,10 @@ namespace pfaff
     AnchorSpring,     // a body point to a world anchor along the world axes `axes`
     AnchorDamper,     // a body point's world velocity along `axes`
     PointForce,       // a constant world force F on a body point
-    GravityCompensation
+    GravityCompensation,
+    Actuator,   // MuJoCo's affine actuator, ctrl set by System::set_ctrl
+    BallSpring, // a ball or free joint's spring (iq: its first q, iv: its first v; ref)
+    DofDamper   // a ball or free joint's per-dof damping (coefs: one per dof)
   };
 
   /// One built-in force element (the Python classes of pfaff.simulate.forces).
@@ -51,6 +67,14 @@ namespace pfaff
     std::vector<double> coefs;
     std::vector<int> axes;                       // AnchorSpring, AnchorDamper: world axes
     Eigen::Vector3d F = Eigen::Vector3d::Zero(); // PointForce [N]
+    // Actuator: the transmission (iqs, ivs, coefs), gear, offset (sum_j c_j ref_j), the
+    // affine gain (g0, g1, g2) and bias (b0, b1, b2), the force range, the control
+    // index (ictrl, into System::set_ctrl's vector) and its value now (clamped)
+    double gear = 1.0, offset = 0.0, g0 = 0.0, g1 = 0.0, g2 = 0.0, b0 = 0.0, b1 = 0.0,
+           b2 = 0.0, flo = -HUGE_VAL, fhi = HUGE_VAL, ctrl = 0.0;
+    int ictrl = -1;
+    bool free = false;       // BallSpring, DofDamper: a free joint (else a ball joint)
+    std::vector<double> ref; // BallSpring: the spring's reference q of the joint (4 or 7)
   };
 
   /// The force elements of one system (a Model's; System::add_force).
@@ -58,7 +82,8 @@ namespace pfaff
   {
     void add(const ForceSpec & spec)
     {
-      if (spec.iqs.size() != spec.coefs.size() || spec.ivs.size() != spec.coefs.size())
+      if (spec.kind != ForceKind::DofDamper
+          && (spec.iqs.size() != spec.coefs.size() || spec.ivs.size() != spec.coefs.size()))
         throw std::invalid_argument("coordinate spring: one q index, v index, coefficient each");
       for (int a : spec.axes)
         if (a < 0 || a > 2)
@@ -67,10 +92,40 @@ namespace pfaff
       gravity = gravity || spec.kind == ForceKind::GravityCompensation;
     }
     bool empty() const { return specs.empty(); }
+    /// the actuators' controls now: u[spec.ictrl] into each Actuator's ctrl
+    void set_ctrl(const Eigen::VectorXd & u)
+    {
+      for (auto & s : specs)
+        if (s.kind == ForceKind::Actuator)
+        {
+          if (s.ictrl < 0 || s.ictrl >= u.size())
+            throw std::invalid_argument("set_ctrl: " + std::to_string(u.size())
+                                        + " controls given, an actuator reads ctrl["
+                                        + std::to_string(s.ictrl) + "]");
+          s.ctrl = u(s.ictrl);
+        }
+    }
+    /// the number of controls the actuators read (1 + the largest ictrl)
+    int nu() const
+    {
+      int n = 0;
+      for (const auto & s : specs)
+        if (s.kind == ForceKind::Actuator)
+          n = std::max(n, s.ictrl + 1);
+      return n;
+    }
 
     std::vector<ForceSpec> specs;
     bool gravity = false; // an element needs g(q) (ForceTerms::evaluate's g, Vg)
   };
+
+  /// MuJoCo's mju_subQuat: the rotation vector of qb^-1 qa (quaternions x, y, z, w)
+  Eigen::Vector3d sub_quat(const double * qa, const double * qb);
+  /// the rotation of a unit quaternion (x, y, z, w)
+  Eigen::Matrix3d quat_rotation(const double * q);
+  /// an Actuator's force f at (q, v) and its transmission's rate s' (rate)
+  double actuator_force(const ForceSpec & s, const Eigen::VectorXd & q,
+                        const Eigen::VectorXd & v, double & rate);
 
   /// A ForceSet's terms at one state (a Data's): Q, the springs' potential V and the
   /// dampers' power, with their workspaces.

@@ -26,6 +26,9 @@ from pfaff.manipulation.rolling import ContactConstraint, RollingConstraint
 from pfaff.mechanism import from_urdf, load_robot, planar_particle
 from pfaff.simulate import SimOptions, project_state, simulate
 from pfaff.simulate import forces as F
+from pfaff.mechanism.actuators import Actuator
+from pfaff.mechanism.pinocchio_backend import PinocchioMechanism
+from pfaff.simulate.actuators import ActuatorForce
 from pfaff.simulate.core_engine import build
 from pfaff.systems import rolling_fingers as rf
 
@@ -125,7 +128,39 @@ FORCES = {
     F.AnchorDamper: lambda: F.AnchorDamper("panda_link6", 0.6, axes=(0, 1)),
     F.PointForce: lambda: F.PointForce(TCP, (0.5, -2.0, 1.0), point=(0.0, 0.02, 0.0)),
     F.GravityCompensation: lambda: F.GravityCompensation(),
+    F.BallSpring: lambda: F.BallSpring("ball", 2.5, (0.1, -0.2, 0.3, np.sqrt(0.86))),
+    F.DofDamper: lambda: F.DofDamper("root", (0.1, 0.2, 0.3, 0.4, 0.5, 0.6)),
+    ActuatorForce: lambda: _actuator(),
 }
+
+
+#: the force types that need joints the Panda lacks: on a free body carrying a ball joint
+ON_BALLS = (F.BallSpring, F.DofDamper)
+
+
+def _actuator() -> ActuatorForce:
+    """A tendon actuator with an affine gain, an affine bias and a force range, its
+    ctrl set (the lowering carries it)."""
+    a = Actuator(
+        "tendon", ("panda_joint2", "panda_joint4"), (1.0, -0.5), (0.1, 0.0), gear=2.0,
+        gain=3.0, bias=(0.1, -4.0, -0.3), gain_terms=(0.5, -0.2), forcerange=(-2.0, 2.5),
+    )  # fmt: skip
+    e = ActuatorForce(a, 0)
+    e.ctrl = 0.7
+    return e
+
+
+def _balls():
+    """A free body carrying a body on a ball joint (Pinocchio, built here)."""
+    model = pin.Model()
+    inertia = pin.Inertia(1.5, np.array([0.1, 0.0, 0.05]), np.diag([0.02, 0.03, 0.04]))
+    root = model.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "root")
+    model.appendBodyToJoint(root, inertia, pin.SE3.Identity())
+    ball = model.addJoint(
+        root, pin.JointModelSpherical(), pin.SE3(np.eye(3), np.array([0.2, 0, 0])), "ball"
+    )
+    model.appendBodyToJoint(ball, inertia, pin.SE3.Identity())
+    return PinocchioMechanism(model, name="balls")
 
 
 def test_every_lowering_has_a_parity_example():
@@ -184,6 +219,8 @@ def test_force_lowering_agrees_with_numpy(panda, kind):
     """Q [N m], V [J] and power [W] of the core's element against the NumPy element at
     20 states to 1e-12 (relative to max(1, |reference|))."""
     e = FORCES[kind]()
+    if kind in ON_BALLS:
+        panda = _balls()
     fset = F.ForceSet(panda, [e])
     system = build(ConstraintSet(panda, []), [e])
     rng = np.random.default_rng(9)

@@ -33,6 +33,7 @@ from pfaff.simulate.core_engine import (
     configure,
     project_start,
     record_shapes,
+    set_ctrl,
 )
 from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.memory import check_record, sample_bytes
@@ -209,6 +210,7 @@ class Simulator:
         q, v, tau, t, totals, failures = present
         self._sys.set_state(q, v)
         attach_buffers(self._sys, self._shapes, 1)
+        set_ctrl(self._sys, self._forces)
         st = self._step(self._sys, tau, self._k - 1, 1, self._t0)
         if st is not None:  # pragma: no cover - the step ran before the pickle
             raise SimulationError(status_message(self.system.cset, st), None)
@@ -319,6 +321,7 @@ class Simulator:
             for done in range(0, n, piece):
                 self._step_numpy(tau, min(piece, n - done))
         else:
+            set_ctrl(self._sys, self._forces)
             tau = self._zero if tau is None else tau
             left = n
             while left:  # record=False: in pieces that fit the buffers, written again

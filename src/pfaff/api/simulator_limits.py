@@ -32,6 +32,7 @@ from pfaff.simulate.core_engine import (
     build,
     configure,
     record_shapes,
+    set_ctrl,
 )
 from pfaff.simulate.limits import (
     RELEASE_TOL,
@@ -155,6 +156,7 @@ class LimitStepper:
         bufs, fbufs = self._buffers(sys_, shapes, k)
         sys_.set_state(q, v)
         sys_.reset_counters()  # the accounts of this call, as simulate_limited's
+        set_ctrl(sys_, self.forces)
         tau = np.zeros(self.system.nv) if tau is None else tau
         if core.stepper()(sys_, tau, 0, k, t) is not None or sys_.recorded != k:
             return None

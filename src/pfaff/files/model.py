@@ -21,7 +21,7 @@ import numpy as np
 from pfaff.constraints.base import Constraint
 from pfaff.errors import ModelError
 from pfaff.mechanism.pinocchio_backend import PinocchioMechanism, from_urdf
-from pfaff.simulate.forces import JointDamper, JointSpring
+from pfaff.simulate.forces import BallSpring, DofDamper, JointDamper, JointSpring
 from pfaff.simulate.limits import JointLimit
 
 __all__ = ["MODEL_SUFFIXES", "ModelSystem", "load_model"]
@@ -78,7 +78,13 @@ def load_model(path: str | Path, keyframe: str | None = None) -> ModelSystem:
     q, v = keys[name] if name is not None else (mj.q0.copy(), np.zeros(mech.nv))
     start = f"keyframe {name!r}" if name is not None else "default posture (qpos0)"
     forces: list = []
-    for pe in mj.passive:  # MuJoCo's mj_passive on hinge and slide joints
+    for pe in mj.passive:  # MuJoCo's mj_passive
+        if pe.ref:  # a ball or free joint
+            if pe.stiffness != 0:
+                forces.append(BallSpring(pe.joint, pe.stiffness, pe.ref, f"spring {pe.joint}"))
+            if any(pe.dof_damping):
+                forces.append(DofDamper(pe.joint, pe.dof_damping, f"damper {pe.joint}"))
+            continue
         if pe.stiffness != 0:
             forces.append(JointSpring(pe.joint, pe.stiffness, pe.rest, f"spring {pe.joint}"))
         if pe.damping != 0:

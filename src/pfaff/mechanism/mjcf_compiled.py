@@ -239,9 +239,10 @@ def _one_body(m: mujoco.MjModel, e: int, sites: bool, path: str, element: str) -
 
 
 def _passive(m: mujoco.MjModel, mj: MjcfModel) -> list[Passive]:
-    """Joint springs (about ``springref``) and dampers of hinge and slide joints, as
-    ``mj_passive`` applies them, unless the file disables springs or dampers; those of
-    ball and free joints are listed in warnings."""
+    """Joint springs (about ``springref``, MuJoCo's ``qpos_spring``) and dampers, as
+    ``mj_passive`` applies them, unless the file disables springs or dampers: on hinge
+    and slide joints, and on ball and free joints (their reference in pfaff's q order:
+    quaternions scalar last)."""
     passive = not _flag(m, "PASSIVE")  # MuJoCo < 3.1: one flag for both
     springs, dampers = passive and not _flag(m, "SPRING"), passive and not _flag(m, "DAMPER")
     out = []
@@ -251,10 +252,10 @@ def _passive(m: mujoco.MjModel, mj: MjcfModel) -> list[Passive]:
         c = np.array(m.dof_damping[da : da + nv], dtype=float) * (1.0 if dampers else 0.0)
         if nv > 1:
             if k != 0 or np.any(c != 0):
-                mj.warnings.append(
-                    f"joint {jt.name!r}: stiffness and damping of a {jt.type} joint are not "
-                    "modelled (pfaff models them on hinge and slide joints)"
-                )
+                qa = int(m.jnt_qposadr[j])
+                qs = np.array(m.qpos_spring[qa : qa + nv + 1], dtype=float)
+                ref = (*qs[:3], *qs[4:], qs[3]) if nv == 6 else (*qs[1:], qs[0])
+                out.append(Passive(jt.name, k, 0.0, 0.0, ref, tuple(c)))
         elif k != 0 or c[0] != 0:
             qa = int(m.jnt_qposadr[j])
             rest = float(m.qpos_spring[qa] - m.qpos0[qa])

@@ -51,14 +51,20 @@ class Equality:
 
 @dataclass
 class Passive:
-    """A one-dof joint's passive force, as MuJoCo's ``mj_passive`` applies it:
-    ``Q = -stiffness (q - rest) - damping v`` [N m or N], ``rest`` in pfaff's ``q``
-    (MuJoCo's ``springref`` minus the joint's ``ref``)."""
+    """A joint's passive force, as MuJoCo's ``mj_passive`` applies it: on a one-dof
+    joint ``Q = -stiffness (q - rest) - damping v`` [N m or N], ``rest`` in pfaff's ``q``
+    (MuJoCo's ``springref`` minus the joint's ``ref``); on a ball or free joint a
+    :class:`~pfaff.simulate.forces_ball.BallSpring` about ``ref`` and a
+    :class:`~pfaff.simulate.forces_ball.DofDamper` of ``dof_damping``."""
 
     joint: str
     stiffness: float = 0.0
     rest: float = 0.0
     damping: float = 0.0
+    #: a ball or free joint's spring reference in pfaff's q order (4 or 7 values; empty
+    #: for a one-dof joint) and its per-dof damping (3 or 6 values)
+    ref: tuple[float, ...] = ()
+    dof_damping: tuple[float, ...] = ()
 
 
 @dataclass

@@ -11,8 +11,9 @@ actuators at every RK4 stage --, and the rest, ``gear c_j (gain clamp(ctrl) + b0
 b1 gear sum_j c_j ref_j)``, is a joint torque held over a step. An actuator with a
 force range (the clamp makes it nonlinear in ``q`` and ``v``), an affine gain (its
 ``ctrl`` times ``q`` and ``v``), a velocity term on a tendon, or a bias that would be a
-negative spring or damper is one :class:`ActuatorForce` element instead (NumPy
-engine).
+negative spring or damper is one :class:`ActuatorForce` element instead: the whole
+formula at every stage, on the compiled core as on NumPy, its ``ctrl`` (clamped)
+handed to the core by ``System.set_ctrl`` (:attr:`Actuation.ctrl`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from pfaff.lowering import lowers
 from pfaff.mechanism.actuators import Actuator
 from pfaff.mechanism.base import Mechanism, Snapshot
 from pfaff.simulate.force_base import ForceElement
@@ -47,8 +49,9 @@ class ActuatorForce(ForceElement):
 
     conservative = False
 
-    def __init__(self, actuator: Actuator) -> None:
+    def __init__(self, actuator: Actuator, index: int = 0) -> None:
         self.actuator = actuator
+        self.index = int(index)  # its entry in ctrl
         self.ctrl = 0.0
         self.iq = self.iv = None
         self.name = f"actuator {actuator.name}"
@@ -84,12 +87,14 @@ class Actuation:
         self._held: list[tuple[int, np.ndarray, Actuator]] = []  # (ctrl index, iv, actuator)
         self._forces: list[tuple[int, ActuatorForce]] = []
         self._coords = [_coordinates(a, mechanism) for a in self.actuators]
+        #: the controls last set (:meth:`tau`), each clamped to its actuator's ctrlrange
+        self.ctrl = np.zeros(self.nu)
         for i, a in enumerate(self.actuators):
             k, c = -a.bias[1] * a.gear**2, -a.bias[2] * a.gear**2
             tendon = len(a.joints) > 1 or a.coefs[0] != 1.0
             nonlinear = a.forcerange is not None or any(a.gain_terms)  # clamp, gain(q, v)
             if nonlinear or k < 0 or c < 0 or (c > 0 and tendon):
-                e = ActuatorForce(a)
+                e = ActuatorForce(a, i)
                 e.bind(mechanism)
                 self.elements.append(e)
                 self._forces.append((i, e))
@@ -125,6 +130,7 @@ class Actuation:
         """The joint torque (nv,) of ``ctrl`` (nu,) held over a step, ctrl clamped to
         each actuator's range; sets the ``ctrl`` of the :class:`ActuatorForce` elements."""
         u = self.check(ctrl)
+        self.ctrl = np.array([a.clamp_ctrl(x) for a, x in zip(self.actuators, u)])
         tau = np.zeros(self.nv)
         for i, iv, a in self._held:
             b0, b1, _ = a.bias
@@ -142,3 +148,21 @@ class Actuation:
         for i, (a, (iq, iv)) in enumerate(zip(self.actuators, self._coords)):
             out[iv] += a.torque(q[iq], v[iv], u[i])
         return out
+
+
+@lowers(ActuatorForce, category="force")
+def _lower_actuator(e: ActuatorForce, into):
+    """The whole actuator on the core (src/cpp/forces.cpp ``Actuator``): the
+    transmission, gear, ``offset = sum_j c_j ref_j``, gain, bias, force range and the
+    ctrl last set (clamped; ``System.set_ctrl`` sets it afterwards)."""
+    a = e.actuator
+    s = into.force_spec("Actuator")
+    s.iqs, s.ivs = [int(i) for i in e.iq], [int(i) for i in e.iv]
+    s.coefs = [float(c) for c in a.coefs]
+    s.gear, s.offset = float(a.gear), float(np.dot(a.coefs, a.refs))
+    s.g0, (s.g1, s.g2) = float(a.gain), (float(x) for x in a.gain_terms)
+    s.b0, s.b1, s.b2 = (float(x) for x in a.bias)
+    if a.forcerange is not None:
+        s.flo, s.fhi = (float(x) for x in a.forcerange)
+    s.ictrl, s.ctrl = e.index, a.clamp_ctrl(e.ctrl)
+    return s

@@ -19,6 +19,7 @@ from pfaff.constraints.base import ConstraintEval, ConstraintSet
 from pfaff.dynamics import Projection
 from pfaff.mechanism.base import FrameState, ModelError, Snapshot
 from pfaff.simulate import watch
+from pfaff.simulate.actuators import ActuatorForce
 from pfaff.simulate.policy import (
     CORE_SERIES,
     FORCE_SERIES,
@@ -50,6 +51,18 @@ def build(cset: ConstraintSet, forces=()):
     for e in forces:
         system.add_force(lowering.lower(e, "force", into))
     return system
+
+
+def set_ctrl(system, forces) -> None:
+    """The controls of the actuator elements among ``forces`` (their ``ctrl`` last set
+    by :meth:`~pfaff.simulate.actuators.Actuation.tau`, clamped to each ctrlrange) into
+    the core ``system`` built with them (``System.set_ctrl``; nothing without them)."""
+    acts = [e for e in forces if isinstance(e, ActuatorForce)]
+    if acts:
+        u = np.zeros(1 + max(e.index for e in acts))
+        for e in acts:
+            u[e.index] = e.actuator.clamp_ctrl(e.ctrl)
+        system.set_ctrl(u)
 
 
 def add_held(system, mech, held) -> None:

@@ -38,6 +38,7 @@ import numpy as np
 
 from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
 from pfaff.simulate.force_base import ForceElement
+from pfaff.simulate.forces_ball import BallSpring, DofDamper
 from pfaff.simulate.forces_joint import (
     AppliedForce,
     CoordinateSpring,
@@ -57,7 +58,9 @@ __all__ = [
     "AnchorDamper",
     "AnchorSpring",
     "AppliedForce",
+    "BallSpring",
     "CoordinateSpring",
+    "DofDamper",
     "ForceElement",
     "ForceSet",
     "GravityCompensation",

@@ -237,15 +237,18 @@ _CLASSES = """<mujoco><compiler angle="radian"/>
 
 def test_default_classes_childclass_and_damping(tmp_path):
     """Joint types from a childclass (ball, ball, then an explicit hinge), radians, axisangle
-    and xyaxes; the hinge's damping is a passive element, the ball joints' are said not
-    modelled. Witness: MuJoCo's nq, nv, M."""
+    and xyaxes; the hinge's damping is a passive element, and so are the ball joints'
+    (per-dof dampers, nothing "not modelled"). Witness: MuJoCo's nq, nv, M."""
     p = tmp_path / "classes.xml"
     p.write_text(_CLASSES)
     mj = read_mjcf(p)
     assert [j.type for j in mj.joints] == ["ball", "ball", "hinge"]
     assert mj.joints[2].ref == 0.2
-    assert [(p.joint, p.damping, p.stiffness) for p in mj.passive] == [("c_joint0", 0.1, 0.0)]
-    assert sum("damping of a ball joint are not modelled" in w for w in mj.warnings) == 2
+    hinge = [(p.joint, p.damping, p.stiffness) for p in mj.passive if not p.ref]
+    assert hinge == [("c_joint0", 0.1, 0.0)]
+    balls = [(p.joint, p.dof_damping, p.ref) for p in mj.passive if p.ref]
+    assert balls == [(f"{b}_joint0", (0.1, 0.1, 0.1), (0.0, 0.0, 0.0, 1.0)) for b in "ab"]
+    assert not any("ball joint" in w for w in mj.warnings)
     mujoco = mujoco_or_skip()
     m = mujoco.MjModel.from_xml_path(str(p))
     d = mujoco.MjData(m)
