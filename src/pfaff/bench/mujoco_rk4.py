@@ -73,8 +73,8 @@ def bench_mujoco_rk4(
     repeats: int = REPEATS,
     dt: float | None = None,
 ) -> list[Row]:
-    """Cost per step of pfaff (core) and of MuJoCo's RK4 on each model file, and their
-    ratio (target <= 1, reported, not asserted).
+    """Cost per step of pfaff (core) and of MuJoCo's RK4 on each model file, like for
+    like (:func:`like_for_like`), and their ratio (target <= 1, reported, not asserted).
 
     Parameters
     ----------
@@ -86,9 +86,11 @@ def bench_mujoco_rk4(
     Returns
     -------
     list of rows (benchmark ``mujoco-rk4``): per file ``pfaff step``, ``pfaff one-step
-    run``, ``pfaff step, fixed cost out``, ``MuJoCo RK4 step`` [us], ``ratio
-    pfaff/MuJoCo``, ``engine``, ``start residual MuJoCo`` and ``status``; one
-    ``skipped`` row when MuJoCo is not installed.
+    run``, ``pfaff step, fixed cost out``, ``MuJoCo RK4 step`` [us] (like for like),
+    ``MuJoCo disabled`` (what MuJoCo ran without), ``MuJoCo RK4 step, file as is`` [us],
+    ``ratio pfaff/MuJoCo`` (target <= 1), ``ratio pfaff/MuJoCo file as is`` (no
+    target), ``engine``, ``start residual MuJoCo`` and ``status``; one ``skipped`` row
+    when MuJoCo is not installed.
     """
     if int(steps) < 1:
         raise ValueError(f"steps must be >= 1, got {steps!r}")
