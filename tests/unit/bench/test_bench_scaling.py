@@ -97,10 +97,8 @@ def test_scaling_figures_and_their_bars():
 
 @pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
 def test_scaling_rows_and_json(monkeypatch, tmp_path):
-    """A tiny run (N = 2, 3; 3 steps, 1 repeat): its rows, the figures in
-    ``pfaff bench --json`` and a plot drawn from them."""
-    from pfaff.cli import main
-
+    """A tiny run (N = 2, 3; 3 steps, 1 repeat): its rows, the group by name, its
+    figures in the JSON of ``pfaff bench --json`` and a plot drawn from them."""
     rows = bench.bench_scaling(ns=(2, 3), repeats=1, steps=lambda n: 3)
     got = {r["figure"]: r for r in rows}
     assert all(r["benchmark"] == "scaling" for r in rows)
@@ -114,9 +112,7 @@ def test_scaling_rows_and_json(monkeypatch, tmp_path):
     assert got["ratio pfaff/MuJoCo at N=3"]["target"] == "<= 1"
     monkeypatch.setattr(bench, "WARMUP_S", 0.0)
     monkeypatch.setitem(bench.BENCHMARKS, "scaling", lambda: rows)
-    out = tmp_path / "bench.json"
-    assert main(["bench", "scaling", "--json", str(out)]) == 0
-    data = json.loads(out.read_text())
+    data = json.loads(json.dumps(bench.summary_json(bench.run_benchmarks(["scaling"]))))
     fig = data["scaling"]
     assert fig["n"] == [2, 3] and fig["nv"] == [5, 7] and fig["rank"] == [4, 6]
     assert fig["exponent_pfaff"] == got["exponent pfaff"]["value"]
