@@ -1,5 +1,5 @@
 // Small helpers the core's files share (core.cpp, terms.cpp, row_space.cpp,
-// projection.cpp, step.cpp): not part of the core's interface.
+// row_space_qr.cpp, projection.cpp, step.cpp): not part of the core's interface.
 #pragma once
 
 #include <limits>
@@ -35,4 +35,9 @@ namespace pfaff::detail
   {
     return !ix.empty() && ix.back() - ix.front() + 1 == int(ix.size());
   }
+
+  /// row_space_qr.cpp: A's row space by the certified QR of its nonzero rows, and by the
+  /// column-pivoted QR of rank-deficient rows; false where they do not certify it
+  bool zero_rows_qr(const Model & mo, Data & d, const MatX & Am, RowSpace & rs);
+  bool pivoted_rows(const Model & mo, Data & d, const MatX & Am, RowSpace & rs);
 } // namespace pfaff::detail

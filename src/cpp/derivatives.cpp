@@ -70,9 +70,9 @@ namespace pfaff
   , dd_(mo.model)
   {
     const char * where = "Differentiator";
-    if (!mo.force_elements.empty() || held_law)
+    if (held_law)
       throw std::invalid_argument(
-        std::string(where) + ": the system has force elements; their derivatives are taken "
+        std::string(where) + ": the system has a held control law; its derivatives are taken "
         "on the NumPy engine (pfaff.derivatives)");
     const auto & model = mo.model;
     auto point = [&](int slot, bool has_off, const Vec3 & off) {
@@ -115,6 +115,28 @@ namespace pfaff
           terms_.push_back({int(i), row, s.dim, point(s.s2, s.has_p2, s.p2), -1.0, D, eye});
       }
       row += s.dim;
+    }
+    for (std::size_t i = 0; i < mo.force_elements.specs.size(); ++i)
+    {
+      const ForceSpec & f = mo.force_elements.specs[i];
+      ForcePoint fp{int(i)};
+      switch (f.kind)
+      {
+      case ForceKind::PointSpring:
+      case ForceKind::PointDamper:
+        fp.p1 = point(f.s1, f.has_p1, f.p1);
+        if (f.s2 >= 0)
+          fp.p2 = point(f.s2, f.has_p2, f.p2);
+        break;
+      case ForceKind::AnchorSpring:
+      case ForceKind::AnchorDamper:
+      case ForceKind::PointForce:
+        fp.p1 = point(f.s1, f.has_p1, f.p1);
+        break;
+      default:
+        break;
+      }
+      fpoints_.push_back(fp);
     }
     const int nv = model.nv;
     m_ = mo.m;
@@ -290,10 +312,13 @@ namespace pfaff
     dAB_.setZero();
     X_.setZero(m, 2 * nv);
     auto ddqa = X_.leftCols(nv), ddv = X_.rightCols(nv);
+    const bool hessians = !terms_.empty() || needs_hessians();
+    if (hessians) // from the placements and joint Jacobians of that same pass
+      pinocchio::computeJointKinematicHessians(model, dd_);
+    if (!fpoints_.empty())
+      force_partials(q, v);
     if (!terms_.empty())
     {
-      // the Hessians from the placements and joint Jacobians of that same pass
-      pinocchio::computeJointKinematicHessians(model, dd_);
       for (const Term & t : terms_)
       {
         point_partials(points_[t.point]);
@@ -332,6 +357,11 @@ namespace pfaff
     RHS_.resize(nv, 2 * nv);
     RHS_.leftCols(nv) = -dd_.dtau_dq;
     RHS_.rightCols(nv) = -dd_.dtau_dv;
+    if (!fpoints_.empty()) // M a + h_rnea = tau + Q(q, v) - A^T lambda
+    {
+      RHS_.leftCols(nv) += dQq_;
+      RHS_.rightCols(nv) += dQv_;
+    }
     if (m)
     {
       const Eigen::Map<const MatX> dAw(dAB_.data(), m, nv * nv);

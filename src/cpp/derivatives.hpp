@@ -5,6 +5,7 @@
 #pragma once
 
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include <Eigen/Cholesky>
@@ -35,9 +36,10 @@ namespace pfaff
   class Differentiator
   {
   public:
-    /// refuses (std::invalid_argument) a system with force elements, a held law
-    /// (held_law) or a constraint kind without analytic derivatives here (the NumPy
-    /// engine takes them); d is the Data the terms are computed into
+    /// refuses (std::invalid_argument) a held law (held_law) or a constraint kind
+    /// without analytic derivatives here (the NumPy engine takes them); the force
+    /// elements' partials are analytic (force_derivatives.cpp); d is the Data the
+    /// terms are computed into
     Differentiator(const Model & mo, Data & d, bool held_law);
     /// the derivatives at (q, v, tau) into result() (its storage is reused from call
     /// to call: copy what is kept)
@@ -63,6 +65,23 @@ namespace pfaff
     /// acceleration's derivatives at the state's a into aq_ (in q), av_ (in v);
     /// LOCAL_WORLD_ALIGNED
     void point_partials(const Point & p);
+    /// a force element and the points it reads (indices into points_, -1: none)
+    struct ForcePoint
+    {
+      int e, p1 = -1, p2 = -1;
+    };
+    /// a point's position, Jacobian (linear rows) and kinematic Hessian at this q
+    struct PointKin
+    {
+      Vec3 p;
+      Matrix3x J;
+      Eigen::Tensor<double, 3> H;
+    };
+    /// the force elements' dQ/d delta into dQq_, dQ/dv into dQv_ (force_derivatives.cpp)
+    void force_partials(const VecX & q, const VecX & v);
+    void point_element(const ForceSpec & s, const ForcePoint & fp, const VecX & v);
+    void point_kin(int point, PointKin & k);
+    bool needs_hessians() const;
     /// the factors of A: V2 (an orthonormal basis of N(A)), U1
     /// (of its range, only where rank < m), A^+, the singular values and the rank
     void factor(const MatX & A);
@@ -75,6 +94,12 @@ namespace pfaff
     pinocchio::Data dd_; // RNEA derivatives at a, the kinematic Hessians of that q
     std::vector<Point> points_;
     std::vector<Term> terms_;
+    std::vector<ForcePoint> fpoints_;
+    MatX dQq_, dQv_, dg_;
+    Matrix6x J6_;
+    Matrix3x J_;
+    PointKin k1_, k2_;
+    std::unique_ptr<pinocchio::Data> gd_; // a gravity compensation's derivative pass
     int m_ = 0; // the rows when made
     // per state
     MatX dAB_;        // dA / d delta_k as rows k m .. k m + m - 1 (m nv x nv)

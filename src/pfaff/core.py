@@ -261,16 +261,24 @@ DERIVATIVE_FIELDS = (
 )  # fmt: skip
 
 
-def differentiator(cset: ConstraintSet, rank_tol: float):
-    """The compiled derivatives of the projection dynamics of ``cset``
-    (``src/cpp/derivatives.cpp``, the NumPy reference :mod:`pfaff.derivatives`): a
+def differentiator(cset: ConstraintSet, rank_tol: float, forces=()):
+    """The compiled derivatives of the projection dynamics of ``cset`` with the bound
+    force elements ``forces`` (``src/cpp/derivatives.cpp`` and
+    ``force_derivatives.cpp``, the NumPy reference :mod:`pfaff.derivatives`): a
     function ``(q, v, tau) -> dict`` of ``a, lam, F, sigma, rank, rank_radius`` and the
     derivatives ``da_dq, ..., dlam_dtau`` (arrays of their own).
 
     Raises ``ValueError`` (naming it) for a system the core cannot run, a constraint
-    kind without analytic derivatives in the core, or force elements.
+    kind without analytic derivatives in the core, or a force element without a
+    lowering (a Python law).
     """
+    why = lowering.first_reason(forces, "force")
+    if why is not None:
+        raise ValueError(f"force elements: {why}")
     system = build(cset)
+    into = Build(system, cset.mechanism)
+    for e in forces:
+        system.add_force(lowering.lower(e, "force", into))
     o = system.options
     o.rank_tol = float(rank_tol)
     system.options = o

@@ -11,6 +11,10 @@ This module imports nothing of pfaff: every layer may raise them.
 
 from __future__ import annotations
 
+#: the command line's exit statuses (design.md Sec. 4): ok, bad input found before any
+#: step, the simulation failed, interrupted by Ctrl-C
+EXIT_OK, EXIT_USAGE, EXIT_FAILED, EXIT_INTERRUPTED = 0, 2, 3, 130
+
 
 class ModelError(ValueError):
     """A mechanism or constraint was built from invalid data."""

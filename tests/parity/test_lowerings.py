@@ -24,10 +24,10 @@ from pfaff.constraints.revolute import RevoluteClosure
 from pfaff.constraints.weld import FrameAligned, Weld
 from pfaff.manipulation.rolling import ContactConstraint, RollingConstraint
 from pfaff.mechanism import from_urdf, load_robot, planar_particle
-from pfaff.simulate import SimOptions, project_state, simulate
-from pfaff.simulate import forces as F
 from pfaff.mechanism.actuators import Actuator
 from pfaff.mechanism.pinocchio_backend import PinocchioMechanism
+from pfaff.simulate import SimOptions, project_state, simulate
+from pfaff.simulate import forces as F
 from pfaff.simulate.actuators import ActuatorForce
 from pfaff.simulate.core_engine import build
 from pfaff.systems import rolling_fingers as rf

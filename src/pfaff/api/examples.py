@@ -14,7 +14,8 @@ __all__ = ["FIVE_BAR_MJCF", "five_bar"]
 #: hinges 0.3 m apart, each carrying a distal link; the distal tips meet (a site-to-site
 #: connect: 3 rows of rank 2). The same model as tests/models/five_bar.xml, its geoms
 #: out of collision (contype and conaffinity 0): the links cross in one plane, and the
-#: distal ones touch where the loop closes, which MuJoCo would resolve as contacts.
+#: distal ones touch where the loop closes, which MuJoCo would resolve as contacts. Its
+#: keyframe is the loop closed (qpos0 is 0.19 off the loop: assembly would move it).
 FIVE_BAR_MJCF = """<mujoco model="five-bar">
   <default>
     <geom type="capsule" size="0.01" density="2700" contype="0" conaffinity="0"/>
@@ -43,6 +44,10 @@ FIVE_BAR_MJCF = """<mujoco model="five-bar">
   <equality>
     <connect name="tips" site1="left_tip" site2="right_tip"/>
   </equality>
+  <keyframe>
+    <key name="closed" qpos="-0.12275532446975128 -0.05826294650674262
+                             0.12275532446975095 0.058262946506742144"/>
+  </keyframe>
 </mujoco>
 """
 

@@ -14,7 +14,8 @@ from dataclasses import fields
 import numpy as np
 
 from pfaff import core
-from pfaff.api.simulator import NOT_OPTIONS, Simulator, limits_not_held, prepare
+from pfaff.api.simulator import Simulator, limits_not_held
+from pfaff.api.simulator_setup import NOT_OPTIONS, prepare
 from pfaff.api.system import System, real_array
 from pfaff.simulate import SimulationError, core_engine
 from pfaff.simulate.policy import RunStatus, status_message

@@ -21,73 +21,31 @@ import numpy as np
 
 from pfaff import core
 from pfaff.api.simulator_limits import LimitStepper, derivative_warning, limits_not_held
+from pfaff.api.simulator_record import CHUNK, CHUNK_MAX, CoreRecord
+from pfaff.api.simulator_setup import prepare
 from pfaff.api.step_info import StepInfo, info_of
 from pfaff.api.system import System, check_vector
 from pfaff.api.viewer import Viewer
-from pfaff.simulate import SimOptions, SimulationError, Trajectory, project_state, simulate
-from pfaff.simulate.actuators import Actuation
+from pfaff.simulate import Trajectory, project_state, simulate
 from pfaff.simulate.assembly import moved_note
 from pfaff.simulate.core_engine import (
-    attach_buffers,
-    build,
-    configure,
     project_start,
     record_shapes,
     set_ctrl,
 )
-from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.memory import check_record, sample_bytes
-from pfaff.simulate.options import engine_choice
-from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, status_message
+from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES
 from pfaff.simulate.recording import joint_limit_warnings
 
 __all__ = ["Simulator", "StepInfo", "limits_not_held"]
 
-#: samples of the first record buffers (they double up to CHUNK_MAX as a run grows)
-CHUNK = 1024
-CHUNK_MAX = 1 << 16
 #: the largest step count ``step(n=...)`` takes (int64), and the steps since a reset the
 #: compiled core counts (a C int)
 MAX_STEPS = 2**63 - 1
 CORE_MAX_STEPS = 2**31 - 1
-#: the series a restored core system counts from zero again (work, correction, force work)
-ACCOUNTS = ("work", "correction_energy", "force_work")
-#: SimOptions a Simulator does not take: it has no controller, and records every step
-NOT_OPTIONS = ("dt", "control_dt", "record_every", "progress")
 
 
-def prepare(system: System, dt: float, options: dict) -> tuple:
-    """``(options, engine, fallback, forces, proto, actuation)`` of a Simulator or a
-    rollout of ``system``: the validated :class:`~pfaff.simulate.SimOptions`, ``"core"``
-    or ``"numpy"`` with the reason of a fallback (else None), the bound force elements
-    (the system's and its actuators'), the built core system (None on the NumPy engine)
-    and the system's actuators driven by ``ctrl``
-    (:class:`~pfaff.simulate.actuators.Actuation`, its own per Simulator)."""
-    if not isinstance(system, System):
-        raise TypeError(f"system must be a pfaff.System (pfaff.load), got {type(system)}")
-    fields = {f.name for f in dataclasses.fields(SimOptions)} - set(NOT_OPTIONS)
-    bad = sorted(set(options) - fields)
-    if bad:
-        raise ValueError(f"unknown option(s) {bad}; valid: {', '.join(sorted(fields))}")
-    opt = SimOptions(dt=float(dt), progress=False, **options)
-    opt.validate()
-    cset = system.cset
-    actuation = Actuation(system.actuators, system.mechanism)
-    forces = ForceSet(system.mechanism, [*system.forces, *actuation.elements]).elements
-    engine, fallback = engine_choice(cset, opt, tuple(forces))
-    if engine == "numpy" and fallback is None and not cset.constraints and opt.engine == "auto":
-        try:  # an unconstrained system: simulate's "auto" picks NumPy, a Simulator the core
-            engine = engine_choice(cset, dataclasses.replace(opt, engine="core"), forces)[0]
-        except ValueError:
-            pass
-    proto = None
-    if engine == "core":
-        proto = build(cset, forces)
-        configure(proto, opt)
-    return opt, engine, fallback, forces, proto, actuation
-
-
-class Simulator:
+class Simulator(CoreRecord):
     """A system stepped from Python.
 
     Parameters
@@ -164,66 +122,6 @@ class Simulator:
                 raise ValueError("viewer must be True, False or a Viewer of this system")
             self.viewer = viewer
         self.reset()
-
-    # -- pickling ----------------------------------------------------------------------
-    def __getstate__(self) -> dict:
-        """The Simulator without its compiled objects (rebuilt by :meth:`__setstate__`)
-        or its viewer; on the core, with what rebuilds the core's state: the start of
-        the reset before any step, else the sample the last step started from and the
-        running accounts now."""
-        state = self.__dict__.copy()
-        for key in ("_proto", "_sys", "_step"):
-            state.pop(key, None)
-        state["viewer"] = None
-        if not self._py and self._k:
-            bufs, fbufs, _ = self._final()
-            series = (*CORE_SERIES, *FORCE_SERIES)
-            now = {s.name: b[:1].copy() for s, b in zip(series, (*bufs, *fbufs))}
-            self._counted_on(now, self._k)  # the totals since the reset
-            totals = np.array([now[name][0] for name in ACCOUNTS])
-            last = self.last
-            state["_present"] = (last.q, last.v, last.tau, last.t, totals, self._failures())
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        """Rebuild the compiled system of a pickled Simulator: before any step as the
-        reset built it, else by taking the last step again from the state it started
-        from (the core's state and workspace as they were); the record so far is kept
-        as a finished chunk, the accounts counted on from the pickled totals."""
-        present = state.pop("_present", None)
-        self.__dict__.update(state)
-        if self.engine != "core":
-            return
-        proto = build(self.system.cset, self._forces)
-        configure(proto, self.options)
-        if self._limited is not None:
-            self._limited.restore(proto)
-        if self._py:
-            return
-        self._proto, self._step = proto, core.stepper()
-        self._sys = core.clone(proto)
-        if present is None:  # no step since the reset: its start again
-            project_start(self._sys, *self._start, self.options)
-            self._new_chunk(CHUNK)
-            self._sys.set_tau(self._zero)
-            return
-        q, v, tau, t, totals, failures = present
-        self._sys.set_state(q, v)
-        attach_buffers(self._sys, self._shapes, 1)
-        set_ctrl(self._sys, self._forces)
-        st = self._step(self._sys, tau, self._k - 1, 1, self._t0)
-        if st is not None:  # pragma: no cover - the step ran before the pickle
-            raise SimulationError(status_message(self.system.cset, st), None)
-        self._done += self._rec  # the samples so far: a finished chunk
-        kept = (self._bufs, self._fbufs, self._rec)
-        self._chunks = [*self._chunks, kept] if self.record_all else [kept]
-        self._new_chunk(CHUNK)
-        local = np.array([self._sys.work, self._sys.correction_energy, self._sys.force_work])
-        offsets = totals - local
-        self._restored = [
-            *self._restored,
-            (self._done, offsets, failures - self._sys.newton_failures),
-        ]
 
     def __repr__(self) -> str:
         return f"Simulator({self.system!r}, dt={self._dt}, engine={self.engine!r}, t={self.t})"
@@ -458,63 +356,6 @@ class Simulator:
         traj.steps, traj.newton_failures = self._k, self._failures()
         traj.warnings = [*self.warnings, *joint_limit_warnings(sys_.mechanism, traj)]
         return traj
-
-    def _counted_on(self, cols: dict, start: int) -> None:
-        """The record columns ``cols`` of the samples from ``start`` on, with the running
-        accounts of a core system rebuilt by :meth:`__setstate__` counted on from the
-        pickled totals."""
-        for at, offsets, _ in reversed(self._restored):
-            if start >= at:
-                for name, offset in zip(ACCOUNTS, offsets):
-                    cols[name] = cols[name] + offset
-                return
-
-    def _failures(self) -> int:
-        """Newton failures since the reset (those before the last pickle counted on)."""
-        return self._sys.newton_failures + (self._restored[-1][2] if self._restored else 0)
-
-    # -- the core's record buffers -------------------------------------------------------
-    def _new_chunk(self, cap: int) -> None:
-        self._bufs, self._fbufs = attach_buffers(self._sys, self._shapes, cap)
-        self._cap, self._rec = cap, 0
-
-    def _grow(self, n: int) -> None:
-        """Room for ``n`` more samples: a new chunk (the full one kept for ``record``),
-        or with ``record=False`` the same buffers written again from their start."""
-        self._done += self._rec
-        if not self.record_all and n <= self._cap:
-            self._sys.set_buffers(self._bufs, self._cap)
-            self._chunks, self._rec = [(self._bufs, self._fbufs, self._rec)], 0
-            return
-        if self.record_all:
-            self._chunks.append((self._bufs, self._fbufs, self._rec))
-        self._new_chunk(max(n, min(2 * self._cap, CHUNK_MAX)))
-
-    def _failed(self, st: tuple) -> None:
-        """A step failed: the state stays at the last one reached (step ``k``). When the
-        core recorded that state before the step failed, its sample is dropped (the next
-        step records it anew, with its torque). Raises the :class:`SimulationError` with
-        the record so far."""
-        self._k, self._rec = self._sys.steps, self._sys.recorded
-        if self._rec and self._done + self._rec > self._k:
-            self._done += self._rec - 1
-            kept = (self._bufs, self._fbufs, self._rec - 1)
-            self._chunks = [*self._chunks, kept] if self.record_all else [kept]
-            if self.record_all:
-                self._new_chunk(CHUNK)
-            else:  # the same buffers from their start
-                self._sys.set_buffers(self._bufs, self._cap)
-                self._rec = 0
-        msg = status_message(self.system.cset, st)
-        raise SimulationError(msg, self.record() if self.record_all else None)
-
-    def _final(self) -> tuple[list, list, int]:
-        """The sample of the present state, taken on a copy of the core system (the
-        live one goes on as if it had not been taken)."""
-        c = core.clone(self._sys)
-        bufs, fbufs = attach_buffers(c, self._shapes, 1)
-        st = c.run(self._k, self._k + 1, self._k, self._t0)
-        return bufs, fbufs, int(st.code == 0)
 
     # -- the NumPy engine ----------------------------------------------------------------
     def _numpy_run(self, tau, n: int, keep: bool = True) -> Trajectory:

@@ -310,8 +310,10 @@ class System:
 
         ``engine``: ``"core"`` the compiled derivatives (constraint kinds with analytic
         derivatives there: points on planes, coinciding points, locked and coupled
-        joints; no force elements), ``"numpy"`` :mod:`pfaff.derivatives`, ``"auto"`` the
-        core when it takes the system, else NumPy with a warning (once) saying why.
+        joints; every built-in force element, its partials analytic), ``"numpy"``
+        :mod:`pfaff.derivatives` (the force elements' partials by central differences),
+        ``"auto"`` the core when it takes the system, else NumPy with a warning (once)
+        saying why.
         """
         if engine not in ("auto", "numpy", "core"):
             raise ValueError(f"engine={engine!r}; valid: 'auto', 'numpy', 'core'")
@@ -338,13 +340,11 @@ class System:
         if getattr(self, "_compiled_key", None) != key:
             self._compiled_key = key
             self._compiled, self._compiled_why = None, None
-            if self._force_set:
-                self._compiled_why = "force elements (their derivatives are taken on NumPy)"
-            else:
-                try:
-                    self._compiled = core.differentiator(self.cset, self.rank_tol)
-                except ValueError as exc:
-                    self._compiled_why = str(exc)
+            forces = self._force_set.elements if self._force_set else ()
+            try:
+                self._compiled = core.differentiator(self.cset, self.rank_tol, forces)
+            except ValueError as exc:
+                self._compiled_why = str(exc)
             if self._compiled is None and not required:
                 warnings.warn(
                     f"forward_dynamics_derivatives on the NumPy engine: {self._compiled_why}",

@@ -154,6 +154,8 @@ FORCE_SERIES = SERIES[17:]
 
 #: series name -> description (trajectory.npz and the report)
 SERIES_DOC = {s.name: s.description for s in SERIES}
+#: the running accounts a run counts from zero (a chain of runs counts them on)
+ACCOUNTS = ("work", "correction_energy", "force_work")
 
 
 def series_shape(s: Series, sizes: dict[str, int]) -> tuple[int, ...]:

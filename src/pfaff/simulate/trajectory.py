@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pfaff.simulate.policy import SERIES, SERIES_DOC, series_shape
+from pfaff.simulate.policy import ACCOUNTS, SERIES, SERIES_DOC, series_shape
 
 _SERIES_BY_NAME = {s.name: s for s in SERIES}
 
@@ -183,6 +183,11 @@ class Trajectory:
           with zeros to ``m`` (default: the widest part), ``phi`` to the widest
           ``m_h``; a phase with fewer rows has the first rows of the widest set, and
           its missing rows are 0 (no force, no residual).
+        - The running accounts (:data:`ACCOUNTS`: ``work``, ``correction_energy``,
+          ``force_work``), which every run counts from zero, are counted on: a part's
+          are offset by the totals its predecessors reached at their last samples, so
+          ``energy - energy[0] = work + force_work + correction_energy`` (less the
+          impacts' losses) holds over the whole chain.
         - Controller signals missing in a part are NaN; every series has one entry
           per sample. ``steps`` and ``newton_failures`` add up, ``kkt_cond_max`` is
           the maximum, ``warnings`` are joined, ``stopped_at`` is the last part's.
@@ -198,6 +203,7 @@ class Trajectory:
         widths = {"lambda": m, "av": m, "phi": out.m_h}
         engines = {tr.engine for tr in parts}
         out.engine = engines.pop() if len(engines) == 1 else "mixed"
+        carry = dict.fromkeys(ACCOUNTS, 0.0)
         for i, tr in enumerate(parts):
             n = len(tr)
             nxt = parts[i + 1] if i + 1 < len(parts) else None
@@ -215,6 +221,10 @@ class Trajectory:
                 if key in widths:
                     w = widths[key]
                     rows = [np.pad(np.asarray(r, float), (0, w - len(r))) for r in rows]
+                elif key in carry and len(col):
+                    offset = carry[key]
+                    rows = [r + offset for r in rows]
+                    carry[key] = offset + float(col[-1])
                 out.rows.setdefault(key, []).extend(rows)
             for key, col in tr.signals.items():
                 dst = out.signals.setdefault(key, [])

@@ -33,8 +33,10 @@ import warnings
 from pathlib import Path
 
 from pfaff import __version__
+from pfaff.cli.sweep import add_sweep_parser, run_sweep_command
+from pfaff.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
-EXIT_OK, EXIT_USAGE, EXIT_FAILED, EXIT_INTERRUPTED = 0, 2, 3, 130
+__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "main"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -96,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
         "--set", action="append", default=[], metavar="KEY=VALUE", help="t_end=..., dt=..."
     )
     cmp_.add_argument("--force", action="store_true", help="write into a non-empty folder")
-    _add_sweep_parser(sub)
+    add_sweep_parser(sub, _out_dir)
     bench = sub.add_parser("bench", help="run the benchmark suite")
     bench.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
     bench.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
@@ -195,110 +197,6 @@ def _run_locked(args: argparse.Namespace, locks: list) -> int:
     return EXIT_OK
 
 
-def _add_sweep_parser(sub) -> None:
-    """``pfaff sweep``: many runs of one scenario on Dask."""
-    sw = sub.add_parser("sweep", help="run a scenario over a grid or random samples on Dask")
-    sw.add_argument("name", help="scenario name (see `pfaff list`) or FILE.toml/.xml/.urdf")
-    sw.add_argument(
-        "--out",
-        type=_out_dir,
-        required=True,
-        metavar="DIR",
-        help="sweep folder (resumed if it holds one)",
-    )
-    sw.add_argument(
-        "--grid",
-        action="append",
-        default=[],
-        metavar="KEY=V1,V2,...",
-        help="values of a parameter; several --grid make the Cartesian product",
-    )
-    sw.add_argument(
-        "--random",
-        action="append",
-        default=[],
-        metavar="KEY=LO:HI",
-        help="uniform random values of a parameter (with --samples, --seed)",
-    )
-    sw.add_argument("--samples", type=int, default=None, metavar="N", help="random points")
-    sw.add_argument("--seed", type=int, default=0, metavar="S", help="seed of --random (0)")
-    sw.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a fixed parameter of every point (repeatable)",
-    )
-    where = sw.add_mutually_exclusive_group()
-    where.add_argument(
-        "--workers",
-        type=int,
-        default=None,
-        metavar="N",
-        help="worker processes of the local Dask cluster (default: the cores)",
-    )
-    where.add_argument(
-        "--scheduler",
-        default=None,
-        metavar="ADDRESS",
-        help="an existing Dask scheduler, e.g. tcp://127.0.0.1:8786",
-    )
-    sw.add_argument("--force", action="store_true", help="start over: remove an earlier sweep")
-    sw.add_argument(
-        "--no-point-files",
-        action="store_true",
-        help="only the table and report, no run folder per point",
-    )
-    sw.add_argument("--no-progress", action="store_true", help="no progress bar")  # fmt: skip
-    sw.add_argument(
-        "--yes",
-        action="store_true",
-        help="run more than 2000 points (pfaff.sweep.MAX_POINTS) without refusing",
-    )
-
-
-def _cmd_sweep(args: argparse.Namespace) -> int:
-    from pfaff.scenarios import ParameterError, parse_sets
-    from pfaff.sweep import MAX_POINTS, parse_grid, parse_random, run_sweep
-
-    try:
-        res = run_sweep(
-            args.name,
-            args.out,
-            grid=parse_grid(args.grid),
-            random=parse_random(args.random),
-            samples=args.samples,
-            seed=args.seed,
-            fixed=parse_sets(args.set),
-            workers=args.workers,
-            scheduler=args.scheduler,
-            force=args.force,
-            point_files=not args.no_point_files,
-            progress=not args.no_progress,
-            echo=print,
-            max_points=None if args.yes else MAX_POINTS,
-        )
-    except ParameterError as exc:
-        print(f"pfaff: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:  # while writing the table: every finished point is in rows/
-        print("pfaff: interrupted; run the same command again to finish", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    n, ok, failed = len(res.points), res.count("ok"), res.count("failed")
-    print(f"{args.name}: {n} points, {ok} ok, {failed} failed" + (
-        f", {n - ok - failed} not finished" if res.interrupted else ""))  # fmt: skip
-    for label, name in (("table", "results.parquet"), ("report", "report.html")):
-        if (args.out / name).is_file():  # never a path that was not written
-            print(f"{label}: {(args.out / name).resolve()}")
-    if res.interrupted:
-        print("pfaff: interrupted; run the same command again to finish", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    if failed:
-        print(f"pfaff: {failed} points failed (see the table's message column)", file=sys.stderr)
-        return EXIT_FAILED
-    return EXIT_OK
-
-
 def _cmd_bench(names: list[str], json_file: str | None = None) -> int:
     from pfaff.bench import format_table, run_benchmarks, summary_json
     from pfaff.report.io import atomic_write_json
@@ -391,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         return _cmd_run(args)
     if args.command == "sweep":
-        return _cmd_sweep(args)
+        return run_sweep_command(args)
     if args.command == "compare":
         out = args.out or Path("runs") / f"{Path(args.file).stem}-compare"
         ns = argparse.Namespace(
