@@ -28,6 +28,7 @@ using pfaff::VecX;
 namespace pfaff
 {
   void bind_sim(nb::module_ & m); // bind_sim.cpp: Simulator.step, clone, rollout
+  void bind_forces(nb::module_ & m); // bind_forces.cpp: the force elements' specs
 }
 
 namespace
@@ -170,56 +171,7 @@ NB_MODULE(_core, m)
   pfaff::field(spec, "Spec", "R_right", &pfaff::Spec::R_right, "a rotation");
   pfaff::field(spec, "Spec", "scale", &pfaff::Spec::scale, "one factor per row");
 
-  nb::enum_<pfaff::ForceKind>(m, "ForceKind")
-    .value("PointSpring", pfaff::ForceKind::PointSpring)
-    .value("PointDamper", pfaff::ForceKind::PointDamper)
-    .value("JointSpring", pfaff::ForceKind::JointSpring)
-    .value("JointDamper", pfaff::ForceKind::JointDamper)
-    .value("CoordinateSpring", pfaff::ForceKind::CoordinateSpring)
-    .value("AnchorSpring", pfaff::ForceKind::AnchorSpring)
-    .value("AnchorDamper", pfaff::ForceKind::AnchorDamper)
-    .value("PointForce", pfaff::ForceKind::PointForce)
-    .value("GravityCompensation", pfaff::ForceKind::GravityCompensation)
-    .value("Actuator", pfaff::ForceKind::Actuator)
-    .value("BallSpring", pfaff::ForceKind::BallSpring)
-    .value("DofDamper", pfaff::ForceKind::DofDamper);
-
-  auto fspec = nb::class_<pfaff::ForceSpec>(m, "ForceSpec")
-                 .def(nb::init<>())
-                 .def_rw("kind", &pfaff::ForceSpec::kind)
-                 .def_rw("s1", &pfaff::ForceSpec::s1)
-                 .def_rw("s2", &pfaff::ForceSpec::s2)
-                 .def_rw("has_p1", &pfaff::ForceSpec::has_p1)
-                 .def_rw("has_p2", &pfaff::ForceSpec::has_p2)
-                 .def_rw("k", &pfaff::ForceSpec::k)
-                 .def_rw("L0", &pfaff::ForceSpec::L0)
-                 .def_rw("k3", &pfaff::ForceSpec::k3)
-                 .def_rw("c", &pfaff::ForceSpec::c)
-                 .def_rw("rest", &pfaff::ForceSpec::rest)
-                 .def_rw("iq", &pfaff::ForceSpec::iq)
-                 .def_rw("iv", &pfaff::ForceSpec::iv)
-                 .def_rw("iqs", &pfaff::ForceSpec::iqs)
-                 .def_rw("ivs", &pfaff::ForceSpec::ivs)
-                 .def_rw("coefs", &pfaff::ForceSpec::coefs)
-                 .def_rw("axes", &pfaff::ForceSpec::axes)
-                 .def_rw("gear", &pfaff::ForceSpec::gear)
-                 .def_rw("offset", &pfaff::ForceSpec::offset)
-                 .def_rw("g0", &pfaff::ForceSpec::g0)
-                 .def_rw("g1", &pfaff::ForceSpec::g1)
-                 .def_rw("g2", &pfaff::ForceSpec::g2)
-                 .def_rw("b0", &pfaff::ForceSpec::b0)
-                 .def_rw("b1", &pfaff::ForceSpec::b1)
-                 .def_rw("b2", &pfaff::ForceSpec::b2)
-                 .def_rw("flo", &pfaff::ForceSpec::flo)
-                 .def_rw("fhi", &pfaff::ForceSpec::fhi)
-                 .def_rw("ctrl", &pfaff::ForceSpec::ctrl)
-                 .def_rw("ictrl", &pfaff::ForceSpec::ictrl)
-                 .def_rw("free", &pfaff::ForceSpec::free)
-                 .def_rw("ref", &pfaff::ForceSpec::ref);
-  pfaff::field(fspec, "ForceSpec", "p1", &pfaff::ForceSpec::p1, "a point in frame s1");
-  pfaff::field(fspec, "ForceSpec", "p2", &pfaff::ForceSpec::p2, "a point in frame s2");
-  pfaff::field(fspec, "ForceSpec", "target", &pfaff::ForceSpec::target, "a world point");
-  pfaff::field(fspec, "ForceSpec", "F", &pfaff::ForceSpec::F, "a world force [N]");
+  pfaff::bind_forces(m); // bind_forces.cpp: ForceKind, ForceSpec, a Python law
 
   nb::class_<pfaff::Status>(m, "Status",
                            "how a run ended (code 0 ok, 1 non-finite, 2 a unilateral contact "
@@ -250,7 +202,8 @@ NB_MODULE(_core, m)
     .def_rw("variant", &pfaff::Options::variant)
     .def_rw("gamma", &pfaff::Options::gamma)
     .def_rw("record_every", &pfaff::Options::record_every)
-    .def_rw("potential_offset", &pfaff::Options::potential_offset);
+    .def_rw("potential_offset", &pfaff::Options::potential_offset)
+    .def_rw("position_failure", &pfaff::Options::position_failure);
 
 
   // A controller's record (System::sample): each array a writable view of the Sample's

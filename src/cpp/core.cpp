@@ -382,6 +382,8 @@ namespace pfaff
       if (std::isnan(f.flo) || std::isnan(f.fhi) || !(f.flo <= f.fhi))
         c.fail("spec.flo, spec.fhi: a force range lo <= hi (-inf, inf: none)");
     }
+    if (f.kind == ForceKind::Python && !f.law)
+      c.fail("a Python force element needs its law (ForceSpec.set_law)");
     if (f.kind == ForceKind::BallSpring || f.kind == ForceKind::DofDamper)
     {
       const long nq = f.free ? 7 : 4, nv = f.free ? 6 : 3;

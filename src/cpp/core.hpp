@@ -125,8 +125,10 @@ namespace pfaff
     std::vector<FrameKin> frames, obs_frames;
     // the geometry of the Model's rolling contacts at the last evaluate pass
     std::vector<ContactGeometry> contact_geometry;
-    // the Model's force elements' Q, V, power at the last pass
+    // the Model's force elements' Q, V, power at the last pass, and the time of the
+    // state it is at (a stage's t + c_i dt; a Python law reads it)
     ForceTerms felems;
+    double t_ = 0.0;
 
     // per-state terms
     MatX M, A, A_h, P, Mc, PM, Qp;

@@ -180,6 +180,9 @@ namespace pfaff
     double gamma = -1.0; // M''_c: <= 0 means ||M||_2
     int record_every = 1;
     double potential_offset = 0.0;
+    // a correction ending above this [units of Phi] stops the run (Status code 3);
+    // set from pfaff.simulate.policy.POSITION_FAILURE, the one value both engines read
+    double position_failure = 1e-6;
   };
 
   /// Status of a run segment; code 0 = ok.

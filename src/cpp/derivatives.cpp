@@ -264,6 +264,7 @@ namespace pfaff
       throw std::invalid_argument("Differentiator.compute: the system has " + std::to_string(m)
                                   + " rows, it had " + std::to_string(m_)
                                   + " when the Differentiator was made: make a new one");
+    d.t_ = 0.0; // a Python force law's time: the derivatives are those at t = 0
     dynamics_state(mo, d, q, v, false);
     evaluate(mo, d, q, v, true);
     const MatX & M = dense_M(mo, d);

@@ -81,6 +81,7 @@ namespace pfaff
     void force_partials(const VecX & q, const VecX & v);
     void point_element(const ForceSpec & s, const ForcePoint & fp, const VecX & v);
     void point_kin(int point, PointKin & k);
+    void python_partials(const ForceSpec & s, const VecX & q, const VecX & v);
     bool needs_hessians() const;
     /// the factors of A: V2 (an orthonormal basis of N(A)), U1
     /// (of its range, only where rank < m), A^+, the singular values and the rank

@@ -15,6 +15,7 @@
 //                  dQ_p/d delta_w = -k [R^T (p - p_ref)]_x
 //   dof damper     dQ/dv = -D; free: dQ_p/dv_p = -R^T D R, dQ_p/d delta_w = -[R^T D R v]_x + R^T D R [v]_x
 //   actuator       f' = (g1 ctrl + b1) in s, (g2 ctrl + b2) in s' where f is inside its range, else 0
+//   Python law     central differences of the law (step 1e-6), as the NumPy reference
 #include "derivatives.hpp"
 #include "core_detail.hpp"
 
@@ -22,6 +23,7 @@
 #include "pinocchio/algorithm/jacobian.hpp"
 #include "pinocchio/algorithm/kinematics-derivatives.hpp"
 #include "pinocchio/algorithm/rnea-derivatives.hpp"
+#include "pinocchio/algorithm/joint-configuration.hpp"
 #include "pinocchio/spatial.hpp"
 
 namespace pfaff
@@ -147,7 +149,37 @@ namespace pfaff
       case ForceKind::PointForce:
         point_element(s, fp, v);
         break;
+      case ForceKind::Python:
+        python_partials(s, q, v);
+        break;
       }
+    }
+  }
+
+  // A law written in Python has no analytic partials: central differences of it, q
+  // perturbed as integrate(q, +-h e_k), step h = 1e-6 (the NumPy reference's)
+  void Differentiator::python_partials(const ForceSpec & s, const VecX & q, const VecX & v)
+  {
+    const auto & model = mo_.model;
+    const int nv = model.nv;
+    const double h = 1e-6, t = d_.t_;
+    VecX e = VecX::Zero(nv), qp(model.nq), qm(model.nq), vp = v, vm = v;
+    VecX Qp = VecX::Zero(nv), Qm = VecX::Zero(nv);
+    for (int k = 0; k < nv; ++k)
+    {
+      e.setZero();
+      e(k) = h;
+      pinocchio::integrate(model, q, e, qp);
+      pinocchio::integrate(model, q, -e, qm);
+      (*s.law)(t, qp, v, Qp);
+      (*s.law)(t, qm, v, Qm);
+      dQq_.col(k) += (Qp - Qm) / (2.0 * h);
+      vp(k) = v(k) + h;
+      vm(k) = v(k) - h;
+      (*s.law)(t, q, vp, Qp);
+      (*s.law)(t, q, vm, Qm);
+      dQv_.col(k) += (Qp - Qm) / (2.0 * h);
+      vp(k) = vm(k) = v(k);
     }
   }
 

@@ -93,7 +93,7 @@ namespace pfaff
 
   bool ForceTerms::evaluate(
     const ForceSet & fs, const std::vector<FrameKin> & frames, const VecX & q, const VecX & v,
-    const VecX & g, double Vg)
+    const VecX & g, double Vg, double t)
   {
     Q.setZero();
     V = power = 0.0;
@@ -220,6 +220,17 @@ namespace pfaff
         const Vec3 w = sub_quat(q.data() + iq, s.ref.data() + (s.free ? 3 : 0));
         Q.segment<3>(iv) -= s.k * w;
         V += 0.5 * s.k * (x2 + w.squaredNorm());
+        break;
+      }
+      case ForceKind::Python:
+      {
+        Qe_.setZero();
+        const double Ve = (*s.law)(t, q, v, Qe_);
+        Q += Qe_;
+        if (s.conservative)
+          V += Ve;
+        else
+          power += Qe_.dot(v);
         break;
       }
       case ForceKind::DofDamper:

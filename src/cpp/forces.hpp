@@ -28,6 +28,8 @@
 #include <cmath>
 #include <stdexcept>
 #include <algorithm>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,8 +52,16 @@ namespace pfaff
     GravityCompensation,
     Actuator,   // MuJoCo's affine actuator, ctrl set by System::set_ctrl
     BallSpring, // a ball or free joint's spring (iq: its first q, iv: its first v; ref)
-    DofDamper   // a ball or free joint's per-dof damping (coefs: one per dof)
+    DofDamper,  // a ball or free joint's per-dof damping (coefs: one per dof)
+    Python      // a law written in Python (ForceSpec::law), called at every stage
   };
+
+  /// A force law written in Python, called from the loop at its points in the step (as
+  /// MuJoCo's callbacks are): Q (nv, written) and the potential V it returns at (t, q, v)
+  /// (0 for a non-conservative law); set by the binding, which takes the GIL around
+  /// the call and checks what the law returns.
+  using ForceLaw = std::function<double(double, const Eigen::VectorXd &,
+                                        const Eigen::VectorXd &, Eigen::VectorXd &)>;
 
   /// One built-in force element (the Python classes of pfaff.simulate.forces).
   struct ForceSpec
@@ -73,6 +83,8 @@ namespace pfaff
     double gear = 1.0, offset = 0.0, g0 = 0.0, g1 = 0.0, g2 = 0.0, b0 = 0.0, b1 = 0.0,
            b2 = 0.0, flo = -HUGE_VAL, fhi = HUGE_VAL, ctrl = 0.0;
     int ictrl = -1;
+    std::shared_ptr<const ForceLaw> law; // Python: the law (shared by clones)
+    bool conservative = false;           // Python: V is its potential, else Q.v is power
     bool free = false;       // BallSpring, DofDamper: a free joint (else a ball joint)
     std::vector<double> ref; // BallSpring: the spring's reference q of the joint (4 or 7)
   };
@@ -128,7 +140,7 @@ namespace pfaff
                         const Eigen::VectorXd & v, double & rate);
 
   /// A ForceSet's terms at one state (a Data's): Q, the springs' potential V and the
-  /// dampers' power, with their workspaces.
+  /// dampers' power, with their workspaces; t: the time of the state (a Python law's).
   class ForceTerms
   {
   public:
@@ -139,7 +151,7 @@ namespace pfaff
     /// points coincide.
     bool evaluate(const ForceSet & fs, const std::vector<FrameKin> & frames,
                   const Eigen::VectorXd & q, const Eigen::VectorXd & v,
-                  const Eigen::VectorXd & g, double Vg);
+                  const Eigen::VectorXd & g, double Vg, double t = 0.0);
 
     Eigen::VectorXd Q;
     double V = 0.0, power = 0.0;

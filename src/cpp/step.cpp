@@ -313,6 +313,7 @@ namespace pfaff
           d.dv_ += w * d.acc_[j];
         }
       d.vs_ = s.v_ + d.dv_;
+      d.t_ = t + dt * mo.tab_a_.row(i).sum(); // the stage's time t + c_i dt
       pinocchio::integrate(mo.model, s.q_, d.th_, d.qs_);
       d.power_[i] = stage(mo, d, s.tau_, d.qs_, d.vs_, d.acc_[i]);
       stage_rate(mo, d, s.q_, d.th_, d.vs_, d.rate_[i]);
@@ -338,7 +339,7 @@ namespace pfaff
     if (c.value > mo.opt.position_tol)
     {
       ++s.newton_failures;
-      if (!(c.value <= 1e-6))
+      if (!(c.value <= mo.opt.position_failure))
       {
         st.code = 3;
         st.value = c.value;
@@ -362,6 +363,7 @@ namespace pfaff
     {
       const double t = t0 + k * dt;
       const bool rec = (k % opt.record_every == 0) || k == n_steps;
+      t_ = t;
       start_terms(mo(), d(), q_, v_, rec);
       st_.next(); // a pass of its own: the step moves (q_, v_) and data
       if (held_on_ && !(t < next_ctrl_ - sample_tol_ * dt)) // a held law's sample (set_held)
@@ -369,7 +371,7 @@ namespace pfaff
         if (held.gravity)
           gravity_terms(mo(), d(), q_);
         // the frames of (q_, v_), with velocity
-        held_terms.evaluate(held, frames, q_, v_, g_fe_, Vg_fe_);
+        held_terms.evaluate(held, frames, q_, v_, g_fe_, Vg_fe_, t);
         tau_ = held_terms.Q;
         next_ctrl_ += control_dt_;
       }

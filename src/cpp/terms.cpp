@@ -99,7 +99,7 @@ namespace pfaff
     {
       if (mo.force_elements.gravity)
         gravity_terms(mo, d, q);
-      if (!d.felems.evaluate(mo.force_elements, d.frames, q, v, d.g_fe_, d.Vg_fe_))
+      if (!d.felems.evaluate(mo.force_elements, d.frames, q, v, d.g_fe_, d.Vg_fe_, d.t_))
         d.felems.Q(0) = kNaN; // a point spring's points coincide: direction undefined
       d.h -= d.felems.Q;
     }

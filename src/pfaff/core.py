@@ -210,7 +210,10 @@ def yz_servo():
 
 
 #: fields of the core's Options that SimOptions does not have, with the value they keep
-CORE_ONLY_OPTIONS = {"gamma": "-1: M''_c's gamma is ||M||_2, as the NumPy engine's default"}
+CORE_ONLY_OPTIONS = {
+    "gamma": "-1: M''_c's gamma is ||M||_2, as the NumPy engine's default",
+    "position_failure": "pfaff.simulate.policy.POSITION_FAILURE (simulate.core_engine)",
+}
 
 
 def option_names() -> tuple[str, ...]:

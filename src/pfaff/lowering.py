@@ -20,7 +20,10 @@ A type that the core runs registers its *lowering* next to its own definition::
 Dispatch is on the exact type: a subclass, which may change what its parent
 computes, has no lowering until it registers one (``lowers(Sub, ...)(parent_fn)``).
 A lowering may refuse one instance (``refuse(obj) -> reason | None``, e.g. a spring
-with a Python law). An object without a lowering runs on the NumPy engine, and
+with a Python law). A category may have a *fallback* (:func:`lowers_any`) that takes
+what no lowering of its own takes: the force elements' is a law written in Python,
+called from the compiled loop at every stage (:mod:`pfaff.simulate.python_law`).
+An object the core cannot take at all runs on the NumPy engine, and
 ``engine="auto"`` then says which type and why (:func:`reason`).
 
 This module imports nothing of pfaff: every layer may register here.
@@ -46,6 +49,7 @@ class Lowering:
 
 
 _REGISTRY: dict[type, Lowering] = {}
+_FALLBACK: dict[str, Callable[..., Any]] = {}
 
 
 def lowers(
@@ -66,6 +70,28 @@ def lowers(
     return register
 
 
+def lowers_any(category: str) -> Callable:
+    """Decorator: register the decorated function ``fn(obj, into)`` as the fallback of
+    ``category``: it lowers what no exact-type lowering takes (none, or refused)."""
+    if category not in CATEGORIES:
+        raise ValueError(f"unknown lowering category {category!r}; valid: {CATEGORIES}")
+
+    def register(fn: Callable) -> Callable:
+        if category in _FALLBACK:
+            raise ValueError(f"category {category!r} already has a fallback")
+        _FALLBACK[category] = fn
+        return fn
+
+    return register
+
+
+def native(obj: Any, category: str) -> bool:
+    """True when ``obj`` has a lowering of its own type that takes it (not the
+    category's fallback)."""
+    lw = lowering(obj, category)
+    return lw is not None and (lw.refuse is None or lw.refuse(obj) is None)
+
+
 def lowering(obj: Any, category: str) -> Lowering | None:
     """The lowering of ``type(obj)`` in ``category`` (exact type), or None."""
     lw = _REGISTRY.get(type(obj))
@@ -76,6 +102,8 @@ def reason(obj: Any, category: str) -> str | None:
     """Why the core cannot take ``obj`` (None when it can): "no lowering for TYPE"
     or the lowering's own refusal."""
     lw = lowering(obj, category)
+    if category in _FALLBACK and not native(obj, category):
+        return None  # the fallback takes it
     name = getattr(obj, "name", None)
     label = f"{type(obj).__name__}" + (f" {name!r}" if isinstance(name, str) else "")
     if lw is None:
@@ -96,6 +124,8 @@ def first_reason(objs, category: str) -> str | None:
 
 def lower(obj: Any, category: str, into: Any) -> Any:
     """Lower ``obj`` into the system being built (check :func:`reason` first)."""
+    if not native(obj, category) and category in _FALLBACK:
+        return _FALLBACK[category](obj, into)
     lw = lowering(obj, category)
     if lw is None:
         raise TypeError(reason(obj, category))

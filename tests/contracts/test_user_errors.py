@@ -11,7 +11,7 @@ import pytest
 from where import MODELS
 
 from pfaff.cli import main
-from pfaff.constraints import ConstraintSet, PointsCoincide
+from pfaff.constraints import ConstraintSet, FunctionConstraint, PointsCoincide
 from pfaff.errors import ParameterError
 from pfaff.files.model import load_model
 from pfaff.files.system import load_system
@@ -186,16 +186,23 @@ def test_the_force_element_error_lists_every_element_type(five_bar):
 
 
 def test_engine_auto_says_why_it_falls_back_to_numpy(five_bar):
+    """A constraint written in Python is what the core cannot run: auto falls back,
+    naming it; a spring with a Python law runs on the core (called from its loop)."""
     cset, q0 = five_bar
-    law = PointSpring("left_tip", law=lambda s: (2.0 * s, s * s), name="fallback probe spring")
+    law = PointSpring("left_tip", law=lambda s: (2.0 * s, s * s), name="python law spring")
     opt = SimOptions(dt=1e-3, progress=False)
     assert choose_engine(cset, opt) == "core"
-    engine, why = engine_choice(cset, opt, (law,))
-    assert engine == "numpy" and "fallback probe spring" in why and "law callable" in why
-    with pytest.warns(UserWarning, match="fallback probe spring"):
-        traj = simulate(cset, q0, np.zeros(4), 3e-3, opt, forces=[law])
+    assert engine_choice(cset, opt, (law,)) == ("core", None)
+    user = ConstraintSet(
+        cset.mechanism,
+        [*cset.constraints, FunctionConstraint(1, phi=lambda q: q[:1] - q0[:1], name="probe")],
+    )
+    engine, why = engine_choice(user, opt)
+    assert engine == "numpy" and "FunctionConstraint" in why
+    with pytest.warns(UserWarning, match="FunctionConstraint"):
+        traj = simulate(user, q0, np.zeros(4), 3e-3, opt)
     assert traj.engine == "numpy"
-    assert any("NumPy engine" in w and "fallback probe spring" in w for w in traj.warnings)
+    assert any("NumPy engine" in w and "FunctionConstraint" in w for w in traj.warnings)
     # asked for by name, nothing falls back: no warning
     traj = simulate(cset, q0, np.zeros(4), 3e-3, SimOptions(dt=1e-3, engine="numpy"))
     assert not any("NumPy engine" in w for w in traj.warnings)

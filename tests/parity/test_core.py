@@ -437,11 +437,12 @@ def test_lie_group_runs_agree(dual):
     _assert_same_run(ref, got)
 
 
-def test_unconstrained_runs_on_the_core_only_when_asked(wheel):
-    """No constraints: auto keeps NumPy, engine='core' runs it (same trajectory)."""
+def test_unconstrained_runs_on_the_core(wheel):
+    """No constraints: auto takes the core as for any system it can run (the same
+    trajectory as NumPy's)."""
     cset = ConstraintSet(wheel, [])
-    assert choose_engine(cset, SimOptions()) == "numpy"
-    assert choose_engine(cset, SimOptions(engine="core")) == "core"
+    assert choose_engine(cset, SimOptions()) == "core"
+    assert choose_engine(cset, SimOptions(engine="numpy")) == "numpy"
     q = wheel.integrate(wheel.neutral(), np.array([0.4, 0.1]))
     ref, got = _both(cset, q, np.array([1.0, -0.5]), 0.3, SimOptions(dt=2e-3))
     _assert_same_run(ref, got)

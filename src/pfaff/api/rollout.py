@@ -18,6 +18,7 @@ from pfaff.api.simulator import Simulator, limits_not_held
 from pfaff.api.simulator_setup import NOT_OPTIONS, prepare
 from pfaff.api.system import System, real_array
 from pfaff.simulate import SimulationError, core_engine
+from pfaff.simulate.memory import check_record
 from pfaff.simulate.policy import RunStatus, status_message
 
 __all__ = ["rollout"]
@@ -72,6 +73,13 @@ def rollout(
     K, T = taus.shape[:2]
     if K < 1:
         raise ValueError("taus holds no rollout (K = 0): expected shape (K >= 1, T, nv)")
+    cset = system.cset
+    m, m_h = cset.dim, len(cset.holonomic_rows)
+    check_record(
+        K * (T + 1), 8 * (nq + nv + m + m_h), f"K = {K} rollouts of T = {T} steps",
+        "run fewer rollouts or fewer steps per call (rollout the rest from out['q'][:, -1], "
+        "out['v'][:, -1])",
+    )  # fmt: skip
     if not np.isfinite(taus).all():
         raise ValueError("taus has non-finite entries")
     if actuation:  # the actuators at ctrl = 0 (MuJoCo's default): their torque at zero
@@ -82,8 +90,6 @@ def rollout(
     threads = min(K, os.cpu_count() or 1) if threads is None else int(threads)
     if not 1 <= threads <= 1024:
         raise ValueError(f"threads must be in 1 .. 1024, got {threads}")
-    cset = system.cset
-    m, m_h = cset.dim, len(cset.holonomic_rows)
     out = {
         "q": np.empty((K, T + 1, nq)),
         "v": np.empty((K, T + 1, nv)),

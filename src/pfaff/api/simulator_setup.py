@@ -38,11 +38,6 @@ def prepare(system: System, dt: float, options: dict) -> tuple:
     actuation = Actuation(system.actuators, system.mechanism)
     forces = ForceSet(system.mechanism, [*system.forces, *actuation.elements]).elements
     engine, fallback = engine_choice(cset, opt, tuple(forces))
-    if engine == "numpy" and fallback is None and not cset.constraints and opt.engine == "auto":
-        try:  # an unconstrained system: simulate's "auto" picks NumPy, a Simulator the core
-            engine = engine_choice(cset, dataclasses.replace(opt, engine="core"), forces)[0]
-        except ValueError:
-            pass
     proto = None
     if engine == "core":
         proto = build(cset, forces)

@@ -23,6 +23,7 @@ from pfaff.linalg import single_threaded_blas
 from pfaff.mechanism import load_robot
 
 from .derivatives import bench_derivatives
+from .derivatives_files import bench_derivatives_files
 from .models import bench_model_files
 from .mujoco_rk4 import bench_mujoco_rk4
 from .panda import (
@@ -43,6 +44,7 @@ __all__ = [
     "BENCHMARKS",
     "Row",
     "bench_derivatives",
+    "bench_derivatives_files",
     "bench_panda_control",
     "bench_panda_dd",
     "bench_model_files",
@@ -77,6 +79,7 @@ BENCHMARKS: dict[str, Callable[[], list[Row]]] = {
     "sweep": bench_sweep,
     "step": bench_step,
     "derivatives": bench_derivatives,
+    "derivatives-files": bench_derivatives_files,
     "work-precision": bench_work_precision,
 }
 

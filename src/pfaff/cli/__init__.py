@@ -92,7 +92,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     view.add_argument("--open", action="store_true", help="also open the web browser")
     cmp_ = sub.add_parser("compare", help="an MJCF model in MuJoCo and in pfaff, side by side")
-    cmp_.add_argument("file", help="MJCF file (.xml); needs pip install -e '.[mujoco]'")
+    cmp_.add_argument("file", help="MJCF file (.xml), compiled by MuJoCo")
     cmp_.add_argument("--out", type=_out_dir, default=None, help="output folder")
     cmp_.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="t_end=..., dt=..."

@@ -48,8 +48,8 @@ def _mujoco():
         import mujoco
     except ImportError:
         raise ParameterError(
-            "pfaff compare needs MuJoCo, which is not installed: pip install -e '.[mujoco]' "
-            "(or pip install 'mujoco>=3.0')"
+            "pfaff compare needs MuJoCo, a dependency of pfaff that is missing here: "
+            "pip install 'mujoco>=3.0' (or reinstall pfaff: pip install -e .)"
         ) from None
     return mujoco
 

@@ -23,6 +23,7 @@ from pfaff.simulate.actuators import ActuatorForce
 from pfaff.simulate.policy import (
     CORE_SERIES,
     FORCE_SERIES,
+    POSITION_FAILURE,
     SAMPLE_TOL,
     START_ITERATIONS,
     SampleClock,
@@ -79,6 +80,9 @@ def configure(system, opt) -> None:
     (:func:`pfaff.core.options`) and its integrator's tableau
     (:data:`~pfaff.simulate.tableaus.TABLEAUS`: one registry for both engines)."""
     core.options(system, opt)
+    o = system.options
+    o.position_failure = POSITION_FAILURE  # the one threshold both engines stop at
+    system.options = o
     tab = TABLEAUS[opt.integrator]
     system.set_tableau(np.array(tab.a, dtype=float), np.array(tab.b, dtype=float))
 

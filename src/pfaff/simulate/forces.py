@@ -37,6 +37,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
+from pfaff.simulate import python_law  # noqa: F401 - the fallback lowering
 from pfaff.simulate.force_base import ForceElement
 from pfaff.simulate.forces_ball import BallSpring, DofDamper
 from pfaff.simulate.forces_joint import (

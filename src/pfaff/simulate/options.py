@@ -67,8 +67,6 @@ def engine_choice(cset: ConstraintSet, opt: SimOptions, forces=()) -> tuple[str,
         return "numpy", None
     if reason is not None:
         return "numpy", f"running on the NumPy engine: the compiled core cannot run it: {reason}"
-    if engine == "auto" and not cset.constraints:
-        return "numpy", None  # an unconstrained run: the core only when asked for
     return "core", None
 
 

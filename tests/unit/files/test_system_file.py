@@ -170,7 +170,7 @@ def test_pfaff_compare_violation_ratio_and_missing_mujoco(tmp_path, monkeypatch,
     assert (out / "violation_pfaff_vs_mujoco.png").is_file()
     monkeypatch.setitem(sys.modules, "mujoco", None)  # as on a machine without MuJoCo
     assert main(["compare", str(path), "--out", str(tmp_path / "c2")]) == 2
-    assert "pip install -e '.[mujoco]'" in capsys.readouterr().err
+    assert "pip install 'mujoco>=3.0'" in capsys.readouterr().err
     assert not (tmp_path / "c2").exists()
 
 
