@@ -128,7 +128,8 @@ namespace pfaff
     std::vector<KindRows> kinds_;
     FrameDer f1_, f2_;
     Matrix6x v6_, a6q_, a6v_, a6a_;
-    MatX dA3_, X3_; // a kind's own rows (3 x nv nv, 3 x 2 nv) before P
+    MatX dA3_, X3_; // a kind's own rows (3 x nv, 3 x 2 nv) before P
+    Matrix3x Jw3_, ReJ2_, dJ3_; // aligned_partials' J_w, R_e J_w2, dJ_w,k
     MatX dQq_, dQv_, dg_;
     Matrix6x J6_;
     Matrix3x J_;

@@ -195,9 +195,11 @@ namespace pfaff
     const Mat3 Re = two ? Mat3(f1.R * R_c * f2.R.transpose()) : Mat3(f1.R * R_c);
     const RowMap g(quat, Re);
     // J_w, w, u2 = R_e w_2, R_e alpha_2, w'
-    Matrix3x Jw = f1.Jw;
+    Matrix3x & Jw = Jw3_;
+    Matrix3x & ReJ2 = ReJ2_;
+    Matrix3x & dJ = dJ3_;
+    Jw = f1.Jw;
     Vec3 u2 = Vec3::Zero(), ra2 = Vec3::Zero();
-    Matrix3x ReJ2;
     if (two)
     {
       ReJ2.noalias() = Re * f2.Jw;
@@ -215,7 +217,7 @@ namespace pfaff
       const Vec3 gk = Jw.col(k);
       const Mat3 Dg = g.D(gk);
       // dJ_w,k
-      Matrix3x dJ = f1.Hw.middleCols(k * nv, nv);
+      dJ = f1.Hw.middleCols(k * nv, nv);
       Vec3 dwk = f1.dw.col(k), dwdk = f1.dal.col(k) - gk.cross(ra2);
       if (two)
       {
