@@ -99,20 +99,38 @@ namespace pfaff
       case Kind::PointsCoincide:
         D = s.D_identity ? MatX(Mat3::Identity()) : s.D;
         break;
+      case Kind::Weld: // p_1 - p_2 (frame origins) here, the orientation rows there
+      case Kind::RevoluteClosure: // p_a - p_b here, the two axis rows there
+        D = Mat3::Identity();
+        kinds_.push_back({int(i), row});
+        break;
+      case Kind::FrameAligned:
+      case Kind::QuatAligned:
+        kinds_.push_back({int(i), row});
+        break;
+      case Kind::PointOnCircle:
+        kinds_.push_back({int(i), row, point(s.s1, s.has_p1, s.p1)});
+        break;
       default:
         throw std::invalid_argument(
           std::string(where) + ": constraint kind " + kind_name(s.kind)
           + " has no analytic derivative in the core; the NumPy engine differentiates it "
           "(pfaff.derivatives)");
       }
-      if (D.size())
+      if (D.size()) // sign * D * point rows, from the spec's first row
       {
+        const int k = int(D.rows());
         if (s.scale.size())
-          D = s.scale.asDiagonal() * D;
-        const bool eye = D.rows() == 3 && D.cols() == 3 && D.isIdentity(0.0);
-        terms_.push_back({int(i), row, s.dim, point(s.s1, s.has_p1, s.p1), 1.0, D, eye});
-        if (s.kind == Kind::PointsCoincide && s.s2 >= 0)
-          terms_.push_back({int(i), row, s.dim, point(s.s2, s.has_p2, s.p2), -1.0, D, eye});
+          D = s.scale.head(k).asDiagonal() * D;
+        const bool eye = k == 3 && D.cols() == 3 && D.isIdentity(0.0);
+        // a weld's rows read the frame origins
+        const bool at = s.kind != Kind::Weld;
+        const Vec3 zero = Vec3::Zero();
+        terms_.push_back({int(i), row, k, point(s.s1, at && s.has_p1, at ? s.p1 : zero), 1.0,
+                          D, eye});
+        if (s.kind != Kind::PointOnPlane && s.s2 >= 0)
+          terms_.push_back({int(i), row, k, point(s.s2, at && s.has_p2, at ? s.p2 : zero),
+                            -1.0, D, eye});
       }
       row += s.dim;
     }
@@ -313,11 +331,13 @@ namespace pfaff
     dAB_.setZero();
     X_.setZero(m, 2 * nv);
     auto ddqa = X_.leftCols(nv), ddv = X_.rightCols(nv);
-    const bool hessians = !terms_.empty() || needs_hessians();
+    const bool hessians = !terms_.empty() || !kinds_.empty() || needs_hessians();
     if (hessians) // from the placements and joint Jacobians of that same pass
       pinocchio::computeJointKinematicHessians(model, dd_);
     if (!fpoints_.empty())
       force_partials(q, v);
+    if (!kinds_.empty())
+      kind_partials(v);
     if (!terms_.empty())
     {
       for (const Term & t : terms_)

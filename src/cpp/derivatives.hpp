@@ -77,6 +77,36 @@ namespace pfaff
       Matrix3x J;
       Eigen::Tensor<double, 3> H;
     };
+    /// a spec whose derivative rows kind_derivatives.cpp writes: its first row and
+    /// the point its rows read (an index into points_; -1: none)
+    struct KindRows
+    {
+      int spec, row, point = -1;
+    };
+    /// a frame's rotation, angular velocity w and acceleration al (at the state's a),
+    /// angular Jacobian Jw, the angular rows of its kinematic Hessian (Hw: slice k,
+    /// dJw/d delta_k, in columns k nv .. k nv + nv - 1) and the partials of w in q (dw)
+    /// and of al in q (dal) and v (dal_v); world axes
+    struct FrameDer
+    {
+      Mat3 R;
+      Vec3 w, al;
+      Matrix3x Jw, dw, dal, dal_v;
+      MatX Hw;
+    };
+    /// the derivative rows of the specs in kinds_ (kind_derivatives.cpp): one function
+    /// per kind, each writing its rows of dAB_ and X_
+    void kind_partials(const VecX & v);
+    void frame_der(int slot, FrameDer & f);
+    void weld_rows(const KindRows & k, const VecX & v);
+    void frame_aligned_rows(const KindRows & k, const VecX & v);
+    void quat_aligned_rows(const KindRows & k, const VecX & v);
+    void revolute_closure_rows(const KindRows & k, const VecX & v);
+    void point_on_circle_rows(const KindRows & k, const VecX & v);
+    /// the orientation rows P r(R_e) of Weld, FrameAligned and QuatAligned (r: the
+    /// skew part's vee, or quat: the vector part of R_e's quaternion) from row `row`
+    void aligned_partials(const Spec & s, int row, const MatX & P, bool quat,
+                          const Mat3 & R_c, const VecX & v);
     /// the force elements' dQ/d delta into dQq_, dQ/dv into dQv_ (force_derivatives.cpp)
     void force_partials(const VecX & q, const VecX & v);
     void point_element(const ForceSpec & s, const ForcePoint & fp, const VecX & v);
@@ -96,6 +126,11 @@ namespace pfaff
     std::vector<Point> points_;
     std::vector<Term> terms_;
     std::vector<ForcePoint> fpoints_;
+    std::vector<KindRows> kinds_;
+    FrameDer f1_, f2_;
+    Matrix6x v6_, a6q_, a6v_, a6a_;
+    MatX dA3_, X3_; // a kind's own rows (3 x nv, 3 x 2 nv) before P
+    Matrix3x Jw3_, ReJ2_, dJ3_; // aligned_partials' J_w, R_e J_w2, dJ_w,k
     MatX dQq_, dQv_, dg_;
     Matrix6x J6_;
     Matrix3x J_;

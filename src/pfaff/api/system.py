@@ -309,8 +309,9 @@ class System:
         differences of their forces (step 1e-6; exact for linear springs and dampers).
 
         ``engine``: ``"core"`` the compiled derivatives (constraint kinds with analytic
-        derivatives there: points on planes, coinciding points, locked and coupled
-        joints; every built-in force element, its partials analytic), ``"numpy"``
+        derivatives there: every built-in kind but the rolling contact's rows; every
+        force element: a built-in kind's partials analytic, a Python law's by central
+        differences), ``"numpy"``
         :mod:`pfaff.derivatives` (the force elements' partials by central differences),
         ``"auto"`` the core when it takes the system, else NumPy with a warning (once)
         saying why.
