@@ -4,6 +4,7 @@
 #include "core.hpp"
 #include "check.hpp"
 #include "core_detail.hpp"
+#include "tree_factor.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -287,8 +288,14 @@ namespace pfaff
     }
     const MatX & V1 = rs.V1;
     d.Ya_ = V1;
-    pinocchio::cholesky::Uiv(mo.model, d.data, d.Ya_);
-    d.Ya_ = d.sqrt_dinv_.asDiagonal() * d.Ya_; // D^-1/2 U^-1 V1
+    const int n = int(V1.rows());
+    for (int c = 0; c < int(V1.cols()); ++c) // D^-1/2 U^-1 V1, column by column
+    {
+      double * y = d.Ya_.data() + size_t(c) * size_t(n);
+      detail::tree_uiv(d.data, y);
+      for (int i = 0; i < n; ++i)
+        y[i] *= d.sqrt_dinv_(i);
+    }
     if (V1.cols() <= 8) // a few rows: the plain product (rankUpdate's blocking costs more)
       d.Ga_.noalias() = d.Ya_.transpose().lazyProduct(d.Ya_);
     else
