@@ -11,7 +11,9 @@
 
 namespace pfaff::detail
 {
-  /// x <- U^-1 x: back substitution by columns (x[k] final, then its path's rows)
+  /// x <- U^-1 x: back substitution by columns (x[k] final, then its path's rows); an
+  /// entry exactly 0.0 moves nothing (a column of V1 over the envelope of A's rows is
+  /// 0.0 past its last reflector's rows: householder.hpp)
   inline void tree_uiv(const pinocchio::Data & data, double * x)
   {
     const int n = int(data.U.rows());
@@ -19,6 +21,8 @@ namespace pfaff::detail
     for (int k = n - 1; k > 0; --k)
     {
       const double xk = x[k];
+      if (xk == 0.0)
+        continue;
       const double * uk = data.U.data() + size_t(k) * size_t(n);
       for (int i = par[size_t(k)]; i >= 0; i = par[size_t(i)])
         x[i] -= uk[i] * xk;
