@@ -1,6 +1,6 @@
 // The compiled engine's set-up (see core.hpp): the frames, the constraint specs (each
 // kind's rows and checks in src/cpp/kinds/), the rolling contacts and the force
-// elements. The per-state terms and rows are in terms.cpp, the row space in
+// elements. The per-state terms are in terms.cpp, the rows in rows.cpp, the row space in
 // row_space.cpp (its sigma_min in sigma_min.cpp), the dynamics in projection.cpp, the
 // step loop and the correction in step.cpp; the NumPy functions each block mirrors are
 // named in its comment.

@@ -12,7 +12,7 @@
 // the factorisations and the Stamps of what they hold); the algorithms are free
 // functions over them that fill the Data once per state, and `System` owns one of
 // each with the step loop's state (a StepState) and a Recorder. Their definitions:
-// core.cpp (the set-up, Data::fit), terms.cpp (per-state terms, the rows),
+// core.cpp (the set-up, Data::fit), terms.cpp (per-state terms), rows.cpp (the rows),
 // row_space.cpp (the row space, block by block), sigma_min.cpp (its sigma_min),
 // projection.cpp (dynamics, force, a step's start terms; householder.hpp the small QR
 // both take), step.cpp (the stages, one step, the correction, System::run's loop),
@@ -254,9 +254,6 @@ namespace pfaff
   /// by the CRBA pass, which leaves M at q too, with_mass or where M of q stands, else
   /// by the kinematics pass alone
   void kinematics_state(const Model & mo, Data & d, const VecX & q, bool with_mass);
-  /// stacked A, drift, Phi of the kinds (write_spec) from the frames last computed
-  /// (drift only with velocity), at (q, v)
-  void evaluate(const Model & mo, Data & d, const VecX & q, const VecX & v, bool with_drift);
   /// the kinematics fs of the frame slots from data's pass: placements and Jacobians
   /// (unless placements is false: p, R, J are still those of q, the mass pass stood)
   /// and, with a velocity v, their drift and angular velocity (else zero)
@@ -285,6 +282,10 @@ namespace pfaff
   void gram_solve(const Data & d, const RowSpace & rs, VecX & y);
   /// g(q) and gravity's potential into g_fe_, Vg_fe_ (a gravity compensation element)
   void gravity_terms(const Model & mo, Data & d, const VecX & q);
+  // rows.cpp: the constraint rows
+  /// stacked A, drift, Phi of the kinds (write_spec) from the frames last computed
+  /// (drift only with velocity), at (q, v)
+  void evaluate(const Model & mo, Data & d, const VecX & q, const VecX & v, bool with_drift);
   // row_space.cpp: the row space
   /// row space of A (rows = all, or the holonomic ones) into rs.
   void row_space(

@@ -1,4 +1,4 @@
-// Small helpers the core's files share (core.cpp, terms.cpp, row_space.cpp,
+// Small helpers the core's files share (core.cpp, terms.cpp, rows.cpp, row_space.cpp,
 // row_space_qr.cpp, projection.cpp, step.cpp): not part of the core's interface.
 #pragma once
 

@@ -4,6 +4,7 @@
 // Used by the row space (row_space.cpp) and acceleration's short path (projection.cpp).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -48,11 +49,24 @@ namespace pfaff::detail
       c[i] -= w * e[i];
   }
 
+  /// one past the last entry of the n entries at x that is not exactly 0.0 (0: none)
+  inline int support_end(const double * x, int n)
+  {
+    while (n > 0 && x[n - 1] == 0.0)
+      --n;
+    return n;
+  }
+
   /// Householder QR of the n x m matrix X (m <= n) into QR and hc, in LAPACK's and
   /// Eigen's HouseholderQR format (R in the upper triangle, the essential parts of
   /// the reflectors H_k = I - hc_k [1; e_k] [1; e_k]^T below the diagonal), by
   /// Eigen's unblocked algorithm written over the columns' storage: at these sizes
-  /// its expression machinery costs more than the arithmetic
+  /// its expression machinery costs more than the arithmetic. Each reflector spans
+  /// rows k .. L_k - 1 only, L_k the envelope of X's columns 0..k (one past the last
+  /// entry not 0.0 of any): below it every column is still 0.0 (a constraint's row of
+  /// A is 0.0 past the columns of its frames' supporting joints, so the rows of a
+  /// chain of loops, in the joints' depth-first order, reach further down one by
+  /// one). The entries skipped are products with 0.0: the same QR, bit for bit
   template <typename Mat>
   void householder_qr(const Mat & X, MatX & QR, VecX & hc)
   {
@@ -60,17 +74,19 @@ namespace pfaff::detail
     const int n = int(QR.rows()), m = int(QR.cols());
     hc.resize(m);
     double * a = QR.data();
+    int env = 0;
     for (int k = 0; k < m; ++k)
     {
       double * ck = a + size_t(k) * n;
+      env = std::max(env, std::max(k + 1, support_end(ck, n)));
       double tail = 0.0;
-      for (int i = k + 1; i < n; ++i)
+      for (int i = k + 1; i < env; ++i)
         tail += ck[i] * ck[i];
       const double c0 = ck[k];
       if (tail <= std::numeric_limits<double>::min())
       {
         hc(k) = 0.0;
-        for (int i = k + 1; i < n; ++i)
+        for (int i = k + 1; i < env; ++i)
           ck[i] = 0.0;
         continue;
       }
@@ -78,13 +94,13 @@ namespace pfaff::detail
       if (c0 >= 0.0)
         beta = -beta;
       const double inv = 1.0 / (c0 - beta);
-      for (int i = k + 1; i < n; ++i)
+      for (int i = k + 1; i < env; ++i)
         ck[i] *= inv;
       const double tau = (beta - c0) / beta;
       ck[k] = beta;
       hc(k) = tau;
       for (int j = k + 1; j < m; ++j)
-        apply_reflector(ck, tau, k, n, a + size_t(j) * n);
+        apply_reflector(ck, tau, k, env, a + size_t(j) * n);
     }
   }
 
@@ -103,8 +119,11 @@ namespace pfaff::detail
       if (tau == 0.0)
         continue;
       const double * e = a + size_t(k) * n; // e[i], i > k: the reflector's essential part
+      // H_k spans rows k .. up to its essential part's last entry not 0.0
+      // (householder_qr's envelope): past it, a product with 0.0
+      const int end = std::max(k + 1, support_end(e, n));
       for (int j = k; j < r; ++j)
-        apply_reflector(e, tau, k, n, v + size_t(j) * n);
+        apply_reflector(e, tau, k, end, v + size_t(j) * n);
     }
   }
 

@@ -5,6 +5,7 @@
 #include "check.hpp"
 #include "core_detail.hpp"
 #include "householder.hpp"
+#include "tree_factor.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -45,7 +46,7 @@ namespace pfaff
       // solves M_c by LU (dynamics.direct_dynamics); the two witness each other.
       mass_factor(mo, d);
       a = tau - d.h;
-      pinocchio::cholesky::solve(mo.model, d.data, a);
+      detail::tree_solve(d.data, a);
       if (rs.rank > 0)
       {
         wt(rs, d.drift, d.ya_, -1.0); // c - V1^T M^-1 f, c = -W^T drift
@@ -54,7 +55,7 @@ namespace pfaff
           metric_gram(mo, d, rs);
         gram_solve(d, rs, d.ya_);
         v1(rs, d.ya_, d.tmp_);
-        pinocchio::cholesky::solve(mo.model, d.data, d.tmp_);
+        detail::tree_solve(d.data, d.tmp_);
         a += d.tmp_;
         // a full block's rows fix its a (V1_b c_b; M^-1 does not couple trees, so the
         // other blocks' a is that of the whole solve)

@@ -4,6 +4,7 @@
 #include "core.hpp"
 #include "check.hpp"
 #include "core_detail.hpp"
+#include "tree_factor.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -258,7 +259,7 @@ namespace pfaff
       metric_gram(mo, d, d.rs_vel_); // reused with rs_vel_ (start_terms, stage): gram_stands
       gram_solve(d, d.rs_vel_, d.y_);
       v1(d.rs_vel_, d.y_, d.tmp_);
-      pinocchio::cholesky::solve(mo.model, d.data, d.tmp_);
+      detail::tree_solve(d.data, d.tmp_);
       vn -= d.tmp_;
       full_velocity(d.rs_vel_, vn); // a full block's rows fix its velocity: 0.0
     }
