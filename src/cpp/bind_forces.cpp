@@ -26,15 +26,16 @@ namespace pfaff
       // the callable released with the GIL held (a System may be freed off Python's
       // thread); left alone once the interpreter is finalizing
       std::shared_ptr<nb::object> held(new nb::object(std::move(fn)), [](nb::object * o) {
-        if (!Py_IsInitialized())
-          o->release();
-        else
+        if (Py_IsInitialized())
         {
           nb::gil_scoped_acquire gil;
           delete o;
-          return;
         }
-        delete o;
+        else // the interpreter is gone: its reference is left, the holder freed
+        {
+          o->release();
+          delete o;
+        }
       });
       return [held, name](double t, const Eigen::VectorXd & q, const Eigen::VectorXd & v,
                           Eigen::VectorXd & Q) -> double {

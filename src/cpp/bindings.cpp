@@ -354,7 +354,6 @@ NB_MODULE(_core, m)
         s.force_elements.set_ctrl(u.x);
       },
       "ctrl"_a, "the actuators' controls (clamped to their ctrlrange by the caller)")
-    .def_prop_ro("nu", [](const System & s) { return s.force_elements.nu(); })
     .def("add_held_force", &System::add_held_force, "spec"_a,
          "a force element of a law sampled and held (set_held)")
     .def(

@@ -180,6 +180,7 @@ namespace pfaff
   {
     tab_a_ = a;
     tab_b_ = b;
+    tab_c_ = a.rowwise().sum();
     fit(mo());
   }
 

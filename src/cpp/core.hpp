@@ -79,8 +79,9 @@ namespace pfaff
     int m = 0, m_h = 0;
     std::vector<int> hol_rows, pf_rows, uni_rows; // holonomic, Pfaffian, unilateral
     // the explicit Runge-Kutta method (System::set_tableau): a, b of its Butcher tableau
+    // and its nodes c (c_i = sum_j a_ij: stage i's time t + c_i dt)
     MatX tab_a_;
-    VecX tab_b_;
+    VecX tab_b_, tab_c_;
     // Runge-Kutta-Munthe-Kaas stages where q lives on a Lie group (nq != nv): d integrate
     // / d theta is block diagonal, one block per joint, (idx_v, nv) of the multi-dof ones
     bool lie_ = false;

@@ -76,16 +76,8 @@ namespace pfaff
         break;
       case ForceKind::Actuator:
       {
-        double len = s.offset, rate = 0.0;
-        for (size_t j = 0; j < s.coefs.size(); ++j)
-        {
-          len += s.coefs[j] * q(s.iqs[j]);
-          rate += s.coefs[j] * v(s.ivs[j]);
-        }
-        len *= s.gear;
-        rate *= s.gear;
-        const double f =
-          (s.g0 + s.g1 * len + s.g2 * rate) * s.ctrl + s.b0 + s.b1 * len + s.b2 * rate;
+        double rate;
+        const double f = actuator_force(s, q, v, rate);
         if (!(f > s.flo && f < s.fhi))
           break; // clamped: constant in q and v
         const double fs = s.g1 * s.ctrl + s.b1, fr = s.g2 * s.ctrl + s.b2;

@@ -1,6 +1,7 @@
 // Built-in force elements (see forces.hpp; pfaff.simulate.forces is the reference).
 #include "forces.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core.hpp"
@@ -64,8 +65,7 @@ namespace pfaff
     }
     len *= s.gear;
     rate *= s.gear;
-    const double f = (s.g0 + s.g1 * len + s.g2 * rate) * s.ctrl + s.b0 + s.b1 * len + s.b2 * rate;
-    return std::min(std::max(f, s.flo), s.fhi);
+    return (s.g0 + s.g1 * len + s.g2 * rate) * s.ctrl + s.b0 + s.b1 * len + s.b2 * rate;
   }
 
   void ForceTerms::resize(int nv)
@@ -199,7 +199,7 @@ namespace pfaff
       case ForceKind::Actuator:
       {
         double rate;
-        const double f = actuator_force(s, q, v, rate);
+        const double f = std::min(std::max(actuator_force(s, q, v, rate), s.flo), s.fhi);
         for (size_t j = 0; j < s.coefs.size(); ++j)
           Q(s.ivs[j]) += s.gear * s.coefs[j] * f;
         power += f * rate;

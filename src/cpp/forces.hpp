@@ -27,7 +27,6 @@
 
 #include <cmath>
 #include <stdexcept>
-#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -117,15 +116,6 @@ namespace pfaff
           s.ctrl = u(s.ictrl);
         }
     }
-    /// the number of controls the actuators read (1 + the largest ictrl)
-    int nu() const
-    {
-      int n = 0;
-      for (const auto & s : specs)
-        if (s.kind == ForceKind::Actuator)
-          n = std::max(n, s.ictrl + 1);
-      return n;
-    }
 
     std::vector<ForceSpec> specs;
     bool gravity = false; // an element needs g(q) (ForceTerms::evaluate's g, Vg)
@@ -135,7 +125,8 @@ namespace pfaff
   Eigen::Vector3d sub_quat(const double * qa, const double * qb);
   /// the rotation of a unit quaternion (x, y, z, w)
   Eigen::Matrix3d quat_rotation(const double * q);
-  /// an Actuator's force f at (q, v) and its transmission's rate s' (rate)
+  /// an Actuator's force at (q, v) before its force range is applied, and its
+  /// transmission's rate s' (rate); clamped to [flo, fhi] it is the force applied
   double actuator_force(const ForceSpec & s, const Eigen::VectorXd & q,
                         const Eigen::VectorXd & v, double & rate);
 

@@ -314,7 +314,7 @@ namespace pfaff
           d.dv_ += w * d.acc_[j];
         }
       d.vs_ = s.v_ + d.dv_;
-      d.t_ = t + dt * mo.tab_a_.row(i).sum(); // the stage's time t + c_i dt
+      d.t_ = t + dt * mo.tab_c_(i); // the stage's time
       pinocchio::integrate(mo.model, s.q_, d.th_, d.qs_);
       d.power_[i] = stage(mo, d, s.tau_, d.qs_, d.vs_, d.acc_[i]);
       stage_rate(mo, d, s.q_, d.th_, d.vs_, d.rate_[i]);

@@ -271,13 +271,10 @@ def differentiator(cset: ConstraintSet, rank_tol: float, forces=()):
     function ``(q, v, tau) -> dict`` of ``a, lam, F, sigma, rank, rank_radius`` and the
     derivatives ``da_dq, ..., dlam_dtau`` (arrays of their own).
 
-    Raises ``ValueError`` (naming it) for a system the core cannot run, a constraint
-    kind without analytic derivatives in the core, or a force element without a
-    lowering (a Python law).
+    Every force element lowers (one written in Python as a law the core calls, its
+    partials by central differences). Raises ``ValueError`` (naming it) for a system
+    the core cannot run or a constraint kind without analytic derivatives in the core.
     """
-    why = lowering.first_reason(forces, "force")
-    if why is not None:
-        raise ValueError(f"force elements: {why}")
     system = build(cset)
     into = Build(system, cset.mechanism)
     for e in forces:

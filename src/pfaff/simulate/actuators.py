@@ -13,7 +13,8 @@ force range (the clamp makes it nonlinear in ``q`` and ``v``), an affine gain (i
 ``ctrl`` times ``q`` and ``v``), a velocity term on a tendon, or a bias that would be a
 negative spring or damper is one :class:`ActuatorForce` element instead: the whole
 formula at every stage, on the compiled core as on NumPy, its ``ctrl`` (clamped)
-handed to the core by ``System.set_ctrl`` (:attr:`Actuation.ctrl`).
+handed to the core by ``System.set_ctrl``
+(:func:`pfaff.simulate.core_engine.set_ctrl`).
 """
 
 from __future__ import annotations
@@ -87,8 +88,6 @@ class Actuation:
         self._held: list[tuple[int, np.ndarray, Actuator]] = []  # (ctrl index, iv, actuator)
         self._forces: list[tuple[int, ActuatorForce]] = []
         self._coords = [_coordinates(a, mechanism) for a in self.actuators]
-        #: the controls last set (:meth:`tau`), each clamped to its actuator's ctrlrange
-        self.ctrl = np.zeros(self.nu)
         for i, a in enumerate(self.actuators):
             k, c = -a.bias[1] * a.gear**2, -a.bias[2] * a.gear**2
             tendon = len(a.joints) > 1 or a.coefs[0] != 1.0
@@ -130,7 +129,6 @@ class Actuation:
         """The joint torque (nv,) of ``ctrl`` (nu,) held over a step, ctrl clamped to
         each actuator's range; sets the ``ctrl`` of the :class:`ActuatorForce` elements."""
         u = self.check(ctrl)
-        self.ctrl = np.array([a.clamp_ctrl(x) for a, x in zip(self.actuators, u)])
         tau = np.zeros(self.nv)
         for i, iv, a in self._held:
             b0, b1, _ = a.bias

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pinocchio as pin
 
 from pfaff.lowering import lowers
 from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
@@ -50,33 +51,39 @@ def sub_quat(qa: np.ndarray, qb: np.ndarray) -> np.ndarray:
 
 
 def quat_rotation(q: np.ndarray) -> np.ndarray:
-    """The rotation matrix of the unit quaternion ``q = (x, y, z, w)``."""
+    """The rotation matrix of the quaternion ``q = (x, y, z, w)`` (normalised)."""
     x, y, z, w = np.asarray(q, dtype=float) / np.linalg.norm(q)
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-        ]
-    )
+    return pin.Quaternion(w, x, y, z).matrix()
 
 
-def _ball_or_free(mechanism: Mechanism, joint: str) -> tuple[int, int, bool]:
-    """``(idx_q, idx_v, free)`` of a ball (nq 4, nv 3) or free (nq 7, nv 6) joint."""
-    model = getattr(mechanism, "model", None)
-    if model is None or not isinstance(joint, str) or not model.existJointName(joint):
-        names = [] if model is None else [str(n) for n in model.names[1:]]
-        raise ModelError(f"joint {joint!r} is not a joint of {mechanism.name}; valid: {names}")
-    jm = model.joints[model.getJointId(joint)]
-    if (jm.nq, jm.nv) not in ((4, 3), (7, 6)):
-        raise ModelError(
-            f"joint {joint!r} is not a ball or free joint (nq {jm.nq}, nv {jm.nv}); "
-            "JointSpring and JointDamper take one-dof joints"
-        )
-    return int(jm.idx_q), int(jm.idx_v), jm.nq == 7
+class _BallJoint(ForceElement):
+    """An element on one ball (nq 4, nv 3) or free (nq 7, nv 6) joint, by name: which of
+    the two its parameters are for (``free``), checked against the joint when bound."""
+
+    joint: str
+    free: bool
+    #: what the parameters hold, for the message of a joint of the other kind
+    sizes: str = ""
+
+    def bind(self, mechanism: Mechanism) -> None:
+        model = getattr(mechanism, "model", None)
+        joint = self.joint
+        if model is None or not isinstance(joint, str) or not model.existJointName(joint):
+            names = [] if model is None else [str(n) for n in model.names[1:]]
+            raise ModelError(f"joint {joint!r} is not a joint of {mechanism.name}; valid: {names}")
+        jm = model.joints[model.getJointId(joint)]
+        if (jm.nq, jm.nv) not in ((4, 3), (7, 6)):
+            raise ModelError(
+                f"joint {joint!r} is not a ball or free joint (nq {jm.nq}, nv {jm.nv}); "
+                "JointSpring and JointDamper take one-dof joints"
+            )
+        if (jm.nq == 7) != self.free:
+            kind = "a free" if jm.nq == 7 else "a ball"
+            raise ModelError(f"{self.name}: {self.sizes}, and {joint!r} is {kind} joint")
+        self.iq, self.iv = int(jm.idx_q), int(jm.idx_v)
 
 
-class BallSpring(ForceElement):
+class BallSpring(_BallJoint):
     """A ball or free joint's spring about its reference configuration ``ref``.
 
     Parameters
@@ -99,13 +106,7 @@ class BallSpring(ForceElement):
         self.iq = self.iv = None
         self.free = self.ref.shape == (7,)
         self.name = name or f"ball spring {joint}"
-
-    def bind(self, mechanism: Mechanism) -> None:
-        self.iq, self.iv, free = _ball_or_free(mechanism, self.joint)
-        if free != self.free:
-            raise ModelError(
-                f"{self.name}: ref has {self.ref.size} values, the joint needs {7 if free else 4}"
-            )
+        self.sizes = f"ref has {self.ref.size} values (4: a ball joint, 7: a free one)"
 
     def _parts(self, q: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
         """``(p - p_ref or None, log(q_ref^-1 q))`` at the joint's coordinates."""
@@ -131,7 +132,7 @@ class BallSpring(ForceElement):
         return 0.5 * self.k * x2
 
 
-class DofDamper(ForceElement):
+class DofDamper(_BallJoint):
     """A ball or free joint's damping, one coefficient per dof (MuJoCo's
     ``dof_damping``).
 
@@ -154,13 +155,7 @@ class DofDamper(ForceElement):
         self.iq = self.iv = None
         self.free = self.d.shape == (6,)
         self.name = name or f"dof damper {joint}"
-
-    def bind(self, mechanism: Mechanism) -> None:
-        self.iq, self.iv, free = _ball_or_free(mechanism, self.joint)
-        if free != self.free:
-            raise ModelError(
-                f"{self.name}: {self.d.size} damping values, the joint needs {6 if free else 3}"
-            )
+        self.sizes = f"{self.d.size} damping values (3: a ball joint, 6: a free one)"
 
     def force(self, t: float, snap: Snapshot) -> np.ndarray:
         Q = np.zeros(snap.v.shape[0])

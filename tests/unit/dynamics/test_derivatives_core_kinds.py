@@ -23,7 +23,7 @@ from pfaff.constraints import (
 )
 from pfaff.constraints.coupling import Scaled
 from pfaff.derivatives import forward_dynamics_derivatives
-from tests.unit.dynamics.test_derivatives import _floating_ball, _tangent, _two_link
+from tests.unit.dynamics.test_derivatives import _fd, _floating_ball, _tangent, _two_link
 from tests.unit.dynamics.test_derivatives_core import FIELDS
 
 pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
@@ -38,20 +38,6 @@ def _rel(x, ref) -> float:
 
 def _rot(rng) -> np.ndarray:
     return pin.exp3(rng.standard_normal(3))
-
-
-def _fd(f, x, plus, n, h):
-    """Central differences along n unit directions, Richardson-extrapolated."""
-    cols = []
-    for k in range(n):
-        e = np.zeros(n)
-        e[k] = 1.0
-
-        def D(s, e=e):
-            return (f(plus(x, s * e)) - f(plus(x, -s * e))) / (2 * s)
-
-        cols.append((4 * D(h / 2) - D(h)) / 3)
-    return np.array(cols).T
 
 
 def _agree(make, mech, n=10, seed=0):
