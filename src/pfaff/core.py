@@ -212,16 +212,15 @@ def yz_servo():
 #: fields of the core's Options that SimOptions does not have, with the value they keep
 CORE_ONLY_OPTIONS = {
     "gamma": "-1: M''_c's gamma is ||M||_2, as the NumPy engine's default",
-    "position_failure": "pfaff.simulate.policy.POSITION_FAILURE (simulate.core_engine)",
 }
 
 
 def option_names() -> tuple[str, ...]:
-    """The fields of the core's ``Options`` (src/cpp) copied from
-    :class:`~pfaff.simulate.SimOptions`: each is a field of the same name and meaning
-    there (all but :data:`CORE_ONLY_OPTIONS`)."""
-    names = (n for n in dir(_core.Options) if not n.startswith("_"))
-    return tuple(n for n in names if n not in CORE_ONLY_OPTIONS)
+    """The fields of the core's ``Options`` (``src/cpp/options.def``, the one table of
+    them: ``pfaff._core.OPTIONS``) copied from :class:`~pfaff.simulate.SimOptions`: each
+    is a field of the same name, meaning and default there (all but
+    :data:`CORE_ONLY_OPTIONS`)."""
+    return tuple(name for name, _ in _core.OPTIONS if name not in CORE_ONLY_OPTIONS)
 
 
 def options(system, opt) -> None:

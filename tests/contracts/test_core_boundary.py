@@ -331,9 +331,9 @@ def test_record_buffers_must_be_writable_float64_of_their_size():
     with pytest.raises(ValueError, match="System.set_force_buffers: .*equal length"):
         s.set_force_buffers(Z(3), Z(4))
     with pytest.raises(ValueError, match="System.set_held: control_dt = 0"):
-        s.set_held(0.0, 0.0, 1e-9)
-    with pytest.raises(ValueError, match="System.set_held: sample_tol = -1"):
-        s.set_held(0.0, 0.01, -1.0)
+        s.set_held(0.0, 0.0)
+    with pytest.raises(ValueError, match="System.set_held: next_control = nan"):
+        s.set_held(float("nan"), 0.01)
 
 
 def test_specs_are_checked_when_added():
