@@ -30,6 +30,7 @@ namespace pfaff
 {
   void bind_sim(nb::module_ & m); // bind_sim.cpp: Simulator.step, clone, rollout
   void bind_forces(nb::module_ & m); // bind_forces.cpp: the force elements' specs
+  void bind_limits(nb::module_ & m); // bind_limits.cpp: joint limits, a limited run
 }
 
 using pfaff::bind::Buffer;
@@ -411,5 +412,6 @@ NB_MODULE(_core, m)
     .def_prop_ro("recorded", [](const System & s) { return s.recorder.recorded; })
     .def_ro("steps", &System::steps);
   pfaff::bind_sim(m);
+  pfaff::bind_limits(m);
   pfaff::bind_derivatives(m);
 }
