@@ -31,6 +31,7 @@ namespace pfaff
   void bind_sim(nb::module_ & m); // bind_sim.cpp: Simulator.step, clone, rollout
   void bind_forces(nb::module_ & m); // bind_forces.cpp: the force elements' specs
   void bind_tables(nb::module_ & m); // bind_tables.cpp: the options, series and status
+  void bind_limits(nb::module_ & m); // bind_limits.cpp: joint limits, a limited run
   void bind_python_rows(nb::class_<Spec> & spec); // kinds/python.cpp: Spec.set_law
 }
 
@@ -382,5 +383,6 @@ NB_MODULE(_core, m)
     .def_prop_ro("recorded", [](const System & s) { return s.recorder.recorded; })
     .def_ro("steps", &System::steps);
   pfaff::bind_sim(m);
+  pfaff::bind_limits(m);
   pfaff::bind_derivatives(m);
 }

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core_types.hpp"
+#include "limits.hpp"
 #include "record.hpp"
 
 namespace pfaff
@@ -103,6 +104,10 @@ namespace pfaff
     /// the model has mimic joints (Pinocchio's extended columns): frame_terms takes the
     /// frames' Jacobians from getFrameJacobian, else from the joints' columns directly
     bool mimic = false;
+    /// the joint limits (limits.hpp: add_limit) and the count of the loop's rows, those
+    /// before the held limits' LockedJoint rows (set_held_rows toggles them)
+    std::vector<JointLimit> limits;
+    LoopRows loop;
   };
 
   /// The per-state workspace (pinocchio::Data's role): Pinocchio's passes, the frame

@@ -291,3 +291,26 @@ def differentiator(cset: ConstraintSet, rank_tol: float, forces=()):
 
     compute.raw = diff.compute  # the binding alone (pfaff bench derivatives)
     return compute
+
+
+def add_limit(
+    system, iq: int, iv: int, lower: float, upper: float, restitution: float, rest_speed: float
+) -> None:
+    """Add the joint limit ``lower <= q[iq] <= upper`` of a one-dof joint (velocity
+    ``iv``) to a ``pfaff._core.System``, after its constraints (``src/cpp/limits.cpp``):
+    Newton's ``restitution`` in [0, 1], an impact no faster than ``rest_speed`` plastic.
+    Raises ValueError naming a bad index, bound or coefficient."""
+    _core.add_limit(system, iq, iv, lower, upper, restitution, rest_speed)
+
+
+def run_limited(system, tau, t0: float, n: int, held, max_events: int, event_tol: float,
+                release_tol: float, hold_chunk: int, start_iterations: int):  # fmt: skip
+    """``simulate_limited(..., grid="fixed")`` of ``n`` steps from the state of a
+    ``pfaff._core.System`` with limits at ``t0``, ``tau`` held, in one call
+    (``src/cpp/limits.cpp``): ``(Status or None, events, held at the end, the most
+    limits held at once, steps, Newton failures, the 19 series' samples)``; ``held`` and
+    the events' ``(limit, side)`` as ``(index, 0 lower / 1 upper)``."""
+    return _core.run_limited(
+        system, tau, t0, n, held, max_events, event_tol, release_tol, hold_chunk,
+        start_iterations,
+    )  # fmt: skip
