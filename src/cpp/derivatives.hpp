@@ -14,6 +14,7 @@
 #include <unsupported/Eigen/CXX11/Tensor>
 
 #include "core.hpp"
+#include "force_element.hpp"
 
 namespace nanobind
 {
@@ -38,7 +39,7 @@ namespace pfaff
   public:
     /// refuses (std::invalid_argument) a held law (held_law) or a constraint kind
     /// without analytic derivatives here (the NumPy engine takes them); the force
-    /// elements' partials are analytic (force_derivatives.cpp); d is the Data the
+    /// elements' partials are their own (src/cpp/forces/*.cpp); d is the Data the
     /// terms are computed into
     Differentiator(const Model & mo, Data & d, bool held_law);
     /// the derivatives at (q, v, tau) into result() (its storage is reused from call
@@ -70,13 +71,6 @@ namespace pfaff
     {
       int e, p1 = -1, p2 = -1;
     };
-    /// a point's position, Jacobian (linear rows) and kinematic Hessian at this q
-    struct PointKin
-    {
-      Vec3 p;
-      Matrix3x J;
-      Eigen::Tensor<double, 3> H;
-    };
     /// a spec whose derivative rows kind_derivatives.cpp writes: its first row and
     /// the point its rows read (an index into points_; -1: none)
     struct KindRows
@@ -107,11 +101,11 @@ namespace pfaff
     /// skew part's vee, or quat: the vector part of R_e's quaternion) from row `row`
     void aligned_partials(const Spec & s, int row, const MatX & P, bool quat,
                           const Mat3 & R_c, const VecX & v);
-    /// the force elements' dQ/d delta into dQq_, dQ/dv into dQv_ (force_derivatives.cpp)
+    /// the force elements' dQ/d delta into fq_.dQq, dQ/dv into fq_.dQv, each element's
+    /// own (force_derivatives.cpp)
     void force_partials(const VecX & q, const VecX & v);
-    void point_element(const ForceSpec & s, const ForcePoint & fp, const VecX & v);
-    void point_kin(int point, PointKin & k);
-    void python_partials(const ForceSpec & s, const VecX & q, const VecX & v);
+    /// a point's position, Jacobian (linear rows) and kinematic Hessian at this q
+    void point_kin(int point, force_elements::PointKin & k);
     bool needs_hessians() const;
     /// the factors of A: V2 (an orthonormal basis of N(A)), U1
     /// (of its range, only where rank < m), A^+, the singular values and the rank
@@ -131,11 +125,8 @@ namespace pfaff
     Matrix6x v6_, a6q_, a6v_, a6a_;
     MatX dA3_, X3_; // a kind's own rows (3 x nv, 3 x 2 nv) before P
     Matrix3x Jw3_, ReJ2_, dJ3_; // aligned_partials' J_w, R_e J_w2, dJ_w,k
-    MatX dQq_, dQv_, dg_;
     Matrix6x J6_;
-    Matrix3x J_;
-    PointKin k1_, k2_;
-    std::unique_ptr<pinocchio::Data> gd_; // a gravity compensation's derivative pass
+    force_elements::Partials fq_; // the force elements' partials and their workspaces
     int m_ = 0; // the rows when made
     // per state
     MatX dAB_;        // dA / d delta_k as rows k m .. k m + m - 1 (m nv x nv)

@@ -265,8 +265,8 @@ DERIVATIVE_FIELDS = (
 
 def differentiator(cset: ConstraintSet, rank_tol: float, forces=()):
     """The compiled derivatives of the projection dynamics of ``cset`` with the bound
-    force elements ``forces`` (``src/cpp/derivatives.cpp`` and
-    ``force_derivatives.cpp``, the NumPy reference :mod:`pfaff.derivatives`): a
+    force elements ``forces`` (``src/cpp/derivatives.cpp`` and each element's
+    ``src/cpp/forces/<name>.cpp``, the NumPy reference :mod:`pfaff.derivatives`): a
     function ``(q, v, tau) -> dict`` of ``a, lam, F, sigma, rank, rank_radius`` and the
     derivatives ``da_dq, ..., dlam_dtau`` (arrays of their own).
 
