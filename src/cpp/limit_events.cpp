@@ -139,13 +139,12 @@ namespace pfaff
   // -- the record ------------------------------------------------------------------------
   void LimitRecord::clear(const Model & mo, int m_full, int mh_full)
   {
-    const std::size_t w[n_series] = {
-      1, std::size_t(mo.nq()), std::size_t(mo.nv()), std::size_t(mo.nv()),
-      std::size_t(mo.nv()), std::size_t(mo.nv()), std::size_t(m_full), std::size_t(m_full),
-      std::size_t(mh_full), 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    // every series of series.def (the force buffers' after the record's), its width
+    const std::size_t widths[] = {1, std::size_t(mo.nq()), std::size_t(mo.nv()),
+                                  std::size_t(m_full), std::size_t(mh_full)};
     for (int i = 0; i < n_series; ++i)
     {
-      width[i] = w[i];
+      width[i] = widths[int(series_table[i].width)];
       cols[i].clear();
     }
     n = 0;
@@ -171,27 +170,28 @@ namespace pfaff
       c.insert(c.end(), x.data(), x.data() + x.size());
       c.resize(c.size() + (r.width[i] - std::size_t(x.size())), 0.0);
     };
-    auto one = [&](int i, double x) { r.cols[i].push_back(x); };
-    one(0, t);
-    put(1, s.q_);
-    put(2, s.v_);
-    put(3, d.a_);
-    put(4, s.tau_);
-    put(5, d.F_);
-    put(6, d.lam_);
-    put(7, d.A * s.v_);
-    put(8, d.phi);
-    one(9, d.rs_.rank);
-    one(10, d.rs_.sigma_min);
+    auto one = [&](SeriesId i, double x) { r.cols[int(i)].push_back(x); };
+    auto row = [&](SeriesId i, const VecX & x) { put(int(i), x); };
+    one(SeriesId::t, t);
+    row(SeriesId::q, s.q_);
+    row(SeriesId::v, s.v_);
+    row(SeriesId::a, d.a_);
+    row(SeriesId::tau, s.tau_);
+    row(SeriesId::F, d.F_);
+    row(SeriesId::lam, d.lam_);
+    row(SeriesId::av, d.A * s.v_);
+    row(SeriesId::phi, d.phi);
+    one(SeriesId::rank, d.rs_.rank);
+    one(SeriesId::sigma_min, d.rs_.sigma_min);
     const double pot = d.potential - mo.opt.potential_offset;
-    one(11, d.kinetic);
-    one(12, pot);
-    one(13, d.kinetic + pot);
-    one(14, s.work + carry[0]);
-    one(15, s.corr + carry[1]);
-    one(16, s.newton_it);
-    one(17, s.force_work + carry[2]);
-    one(18, d.felems.V);
+    one(SeriesId::kinetic, d.kinetic);
+    one(SeriesId::potential, pot);
+    one(SeriesId::energy, d.kinetic + pot);
+    one(SeriesId::work, s.work + carry[0]);
+    one(SeriesId::correction_energy, s.corr + carry[1]);
+    one(SeriesId::newton_iterations, s.newton_it);
+    one(SeriesId::force_work, s.force_work + carry[2]);
+    one(SeriesId::force_potential, d.felems.V);
     ++r.n;
   }
 } // namespace pfaff

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core_types.hpp"
+#include "tables.hpp"
 
 namespace pfaff
 {
@@ -67,7 +68,7 @@ namespace pfaff
   /// loop's rows plus one per limit, Phi to the loop's holonomic rows plus one per limit
   struct LimitRecord
   {
-    static constexpr int n_series = 19;
+    static constexpr int n_series = int(SeriesId::count); // series.def, in its order
     std::vector<double> cols[n_series];
     std::size_t width[n_series] = {};
     int n = 0;
