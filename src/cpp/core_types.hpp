@@ -57,10 +57,11 @@ namespace pfaff
     Vec3 w = Vec3::Zero(); // angular velocity J_w v
   };
 
-  /// The constraint kinds (src/cpp/kinds.def: one line and one file per kind).
+  /// The constraint kinds: one file per kind, src/cpp/kinds/<name>.cpp, whose line
+  /// PFAFF_KIND(...) CMake gathers into kinds.def (in the build directory).
   enum class Kind
   {
-#define PFAFF_KIND(K, rows, window) K,
+#define PFAFF_KIND(K, rows, window, holonomic) K,
 #include "kinds.def"
 #undef PFAFF_KIND
   };
@@ -92,9 +93,17 @@ namespace pfaff
     int contact = -1;            // RollContact / RollTangent: Model::contacts index
   };
 
-  /// Whether the spec's rows are holonomic (Phi rows, Newton corrects them); the
-  /// rolling row is the one Pfaffian kind.
-  inline bool holonomic(const Spec & s) { return s.kind != Kind::RollTangent; }
+  /// Whether the spec's rows are holonomic (Phi rows, Newton corrects them): kinds.def's
+  /// fourth column (0: a Pfaffian kind, the rolling row)
+  inline bool holonomic(const Spec & s)
+  {
+    static constexpr bool h[] = {
+#define PFAFF_KIND(K, rows, window, holonomic) holonomic != 0,
+#include "kinds.def"
+#undef PFAFF_KIND
+    };
+    return h[int(s.kind)];
+  }
 
   struct RowBlock;
 
