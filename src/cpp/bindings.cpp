@@ -30,6 +30,7 @@ namespace pfaff
 {
   void bind_sim(nb::module_ & m); // bind_sim.cpp: Simulator.step, clone, rollout
   void bind_forces(nb::module_ & m); // bind_forces.cpp: the force elements' specs
+  void bind_python_rows(nb::class_<Spec> & spec); // kinds/python.cpp: Spec.set_law
 }
 
 using pfaff::bind::Buffer;
@@ -122,6 +123,7 @@ NB_MODULE(_core, m)
   pfaff::field(spec, "Spec", "R_off", &pfaff::Spec::R_off, "a rotation");
   pfaff::field(spec, "Spec", "R_right", &pfaff::Spec::R_right, "a rotation");
   pfaff::field(spec, "Spec", "scale", &pfaff::Spec::scale, "one factor per row");
+  pfaff::bind_python_rows(spec);
 
   pfaff::bind_forces(m); // bind_forces.cpp: ForceKind, ForceSpec, a Python law
 

@@ -3,6 +3,8 @@
 // holds, the options and a run's status. Conventions as core.hpp states them.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,6 +68,13 @@ namespace pfaff
 #undef PFAFF_KIND
   };
 
+  /// The rows of a constraint written in Python (Kind::Python, kinds/python.cpp): at
+  /// (q, v) it writes A (dim x nv), Phi (dim; holonomic rows only) and, with_drift, the
+  /// drift (dim); set by its binding, which takes the GIL around the call.
+  using RowsLaw = std::function<void(const VecX & q, const VecX & v, bool with_drift,
+                                     Eigen::Ref<MatX> A, Eigen::Ref<VecX> phi,
+                                     Eigen::Ref<VecX> drift)>;
+
   /// One built-in constraint block (pfaff.constraints.library / weld).
   struct Spec
   {
@@ -91,10 +100,13 @@ namespace pfaff
     double c0 = 0.0, c1 = 1.0;   // JointCoupling: offset, ratio
     VecX scale;                  // Scaled: row factors (empty: none)
     int contact = -1;            // RollContact / RollTangent: Model::contacts index
+    std::shared_ptr<const RowsLaw> law; // Python: its rows (shared by clones)
+    bool pfaffian = false;              // Python: A v = 0 rows, no Phi (holonomic())
   };
 
   /// Whether the spec's rows are holonomic (Phi rows, Newton corrects them): kinds.def's
-  /// fourth column (0: a Pfaffian kind, the rolling row)
+  /// fourth column (0: a Pfaffian kind, the rolling row), unless the spec itself says
+  /// its rows are Pfaffian (a constraint written in Python)
   inline bool holonomic(const Spec & s)
   {
     static constexpr bool h[] = {
@@ -102,7 +114,7 @@ namespace pfaff
 #include "kinds.def"
 #undef PFAFF_KIND
     };
-    return h[int(s.kind)];
+    return h[int(s.kind)] && !s.pfaffian;
   }
 
   struct RowBlock;

@@ -241,7 +241,7 @@ namespace pfaff
     pinocchio::computeRNEADerivatives(model, dd_, q, v, a_);
     dAB_.setZero();
     X_.setZero(m, 2 * nv);
-    kd_.begin(v);
+    kd_.begin(q, v, a_);
     if (needs_hessians())
       kd_.hessians();
     if (!fpoints_.empty())

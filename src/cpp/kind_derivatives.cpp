@@ -92,9 +92,11 @@ namespace pfaff
     aa.setZero(3, nv);
   }
 
-  void KindDerivatives::begin(const VecX & v_)
+  void KindDerivatives::begin(const VecX & q_, const VecX & v_, const VecX & a_)
   {
+    q = &q_;
     v = &v_;
+    a = &a_;
     hessians_ = false;
   }
 

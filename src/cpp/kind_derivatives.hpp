@@ -43,9 +43,9 @@ namespace pfaff
 
     KindDerivatives(const Model & mo, Data & d, pinocchio::Data & dd, MatX & dAB, MatX & X);
 
-    /// a new state at velocity v: the joints' kinematic Hessians are taken again when
-    /// first needed
-    void begin(const VecX & v);
+    /// a new state (q, v) at the acceleration a: the joints' kinematic Hessians are
+    /// taken again when first needed
+    void begin(const VecX & q, const VecX & v, const VecX & a);
     /// Pinocchio's joint kinematic Hessians of this q (once per state)
     void hessians();
     /// the point of frame slot `slot` at `off` in the frame (its origin without has_off)
@@ -69,7 +69,7 @@ namespace pfaff
     pinocchio::Data & dd;  // the RNEA derivatives' pass at (q, v, a)
     MatX & dAB;            // dA_k as rows k m .. k m + m - 1 (m nv x nv)
     MatX & X;              // [d(A a + drift)/d delta, d drift/dv] (m x 2 nv)
-    const VecX * v = nullptr;
+    const VecX *q = nullptr, *v = nullptr, *a = nullptr;
     int m = 0, nv = 0;
     // workspaces of the helpers, free for a kind between calls
     Eigen::Tensor<double, 3> H;

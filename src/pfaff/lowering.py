@@ -22,7 +22,8 @@ computes, has no lowering until it registers one (``lowers(Sub, ...)(parent_fn)`
 A lowering may refuse one instance (``refuse(obj) -> reason | None``, e.g. a spring
 with a Python law). A category may have a *fallback* (:func:`lowers_any`) that takes
 what no lowering of its own takes: the force elements' is a law written in Python,
-called from the compiled loop at every stage (:mod:`pfaff.simulate.python_law`).
+called from the compiled loop at every stage (:mod:`pfaff.simulate.python_law`); the
+constraints' are rows written in Python (:mod:`pfaff.constraints.python_rows`).
 An object the core cannot take at all runs on the NumPy engine, and
 ``engine="auto"`` then says which type and why (:func:`reason`).
 

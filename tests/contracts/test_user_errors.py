@@ -16,6 +16,7 @@ from pfaff.errors import ParameterError
 from pfaff.files.model import load_model
 from pfaff.files.system import load_system
 from pfaff.mechanism import ModelError
+from pfaff.scenarios import slider_crank
 from pfaff.simulate import PointSpring, SimOptions, choose_engine, engine_choice, simulate
 from pfaff.simulate.forces import ForceSet, element_types
 
@@ -186,8 +187,9 @@ def test_the_force_element_error_lists_every_element_type(five_bar):
 
 
 def test_engine_auto_says_why_it_falls_back_to_numpy(five_bar):
-    """A constraint written in Python is what the core cannot run: auto falls back,
-    naming it; a spring with a Python law runs on the core (called from its loop)."""
+    """A mechanism given in closed form is what the core cannot run: auto falls back,
+    naming it; a spring with a Python law and a constraint written in Python run on the
+    core (called from its loop)."""
     cset, q0 = five_bar
     law = PointSpring("left_tip", law=lambda s: (2.0 * s, s * s), name="python law spring")
     opt = SimOptions(dt=1e-3, progress=False)
@@ -197,12 +199,14 @@ def test_engine_auto_says_why_it_falls_back_to_numpy(five_bar):
         cset.mechanism,
         [*cset.constraints, FunctionConstraint(1, phi=lambda q: q[:1] - q0[:1], name="probe")],
     )
-    engine, why = engine_choice(user, opt)
-    assert engine == "numpy" and "FunctionConstraint" in why
-    with pytest.warns(UserWarning, match="FunctionConstraint"):
-        traj = simulate(user, q0, np.zeros(4), 3e-3, opt)
+    assert engine_choice(user, opt) == ("core", None)
+    _, closed = slider_crank.build(1.0, 0.5, 9.81, "closed-form")
+    engine, why = engine_choice(closed, opt)
+    assert engine == "numpy" and "not Pinocchio-backed" in why
+    with pytest.warns(UserWarning, match="not Pinocchio-backed"):
+        traj = simulate(closed, np.array([0.3, -0.6]), np.zeros(2), 3e-3, opt)
     assert traj.engine == "numpy"
-    assert any("NumPy engine" in w and "FunctionConstraint" in w for w in traj.warnings)
+    assert any("NumPy engine" in w and "Pinocchio" in w for w in traj.warnings)
     # asked for by name, nothing falls back: no warning
     traj = simulate(cset, q0, np.zeros(4), 3e-3, SimOptions(dt=1e-3, engine="numpy"))
     assert not any("NumPy engine" in w for w in traj.warnings)

@@ -26,6 +26,7 @@ from pfaff.constraints.coupling import JointCoupling, Scaled
 from pfaff.constraints.quat_aligned import QuatAligned
 from pfaff.constraints.weld import FrameAligned, Weld
 from pfaff.mechanism import PinocchioMechanism, planar_particle
+from pfaff.scenarios import slider_crank
 from pfaff.simulate import SimOptions, SimulationError, simulate
 from pfaff.simulate.integrator import choose_engine
 
@@ -457,11 +458,16 @@ def test_engine_choice_and_errors(panda):
     assert choose_engine(cset, SimOptions(engine="numpy")) == "numpy"
     assert choose_engine(cset, SimOptions(integrator="RK45")) == "numpy"
     assert choose_engine(cset, SimOptions(method="kkt")) == "numpy"
+    # a constraint written in Python runs on the core (called from its loop); a
+    # mechanism given in closed form (not Pinocchio's) does not
     user = ConstraintSet(panda, [FunctionConstraint(1, phi=lambda q: q[:1] - 0.1)])
-    assert core.unsupported_reason(user) is not None
-    assert choose_engine(user, SimOptions()) == "numpy"
+    assert core.unsupported_reason(user) is None
+    assert choose_engine(user, SimOptions()) == "core"
+    _, closed = slider_crank.build(1.0, 0.5, 9.81, "closed-form")
+    assert "not Pinocchio-backed" in core.unsupported_reason(closed)
+    assert choose_engine(closed, SimOptions()) == "numpy"
     with pytest.raises(ValueError, match="cannot run"):
-        choose_engine(user, SimOptions(engine="core"))
+        choose_engine(closed, SimOptions(engine="core"))
     with pytest.raises(ValueError, match="unknown engine"):
         SimOptions(engine="gpu").validate()
     # gravity pulls the hand away from a plane that can only push it down: it opens

@@ -288,11 +288,11 @@ class Simulator(CoreRecord):
         """The Jacobians of the step that ``step(tau, ctrl)`` would take from the present
         state, in tangent coordinates: ``A, B = sim.step_derivatives(tau)`` with ``A =
         d x_next / d x`` (2nv x 2nv) and ``B = d x_next / d tau`` (2nv x nv)
-        (:func:`pfaff.api.step_derivatives.step_derivatives`: forward-mode sensitivities
-        through the stages and the correction where nq == nv, else central differences;
-        a system with actuators by central differences, their springs included). The
-        state does not move. They are those of the step without joint limits: a warning
-        says so where a limit is held or the step hits one."""
+        (:func:`pfaff.api.step_derivatives.step_derivatives`: central differences of the
+        compiled step, the actuators' springs and dampers included; ``method=
+        "sensitivities"``: the NumPy reference's forward-mode sensitivities, nq == nv and
+        no actuators). The state does not move. They are those of the step without joint
+        limits: a warning says so where a limit is held or the step hits one."""
         from pfaff.api.step_derivatives import step_derivatives
 
         torque = self._torque(tau, ctrl)

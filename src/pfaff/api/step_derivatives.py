@@ -1,42 +1,54 @@
 """Jacobians of one simulator step ``x_next = Step(x, tau)`` in tangent coordinates.
 
-The step is the NumPy engine's, exactly as :func:`pfaff.simulate.simulate` takes it:
-the acceleration at the start, one explicit Runge-Kutta step (RK4 by default; its
-stages put on the constraint manifold with ``stage_projection``,
-:func:`pfaff.simulate.steppers.rk_step`) and the end-of-step correction (Newton-Raphson
-on the positions, M-metric projection of the velocity,
-:func:`pfaff.simulate.correction.correct_state`).
+The step is the compiled core's, exactly as :class:`pfaff.Simulator` and
+:func:`pfaff.simulate.simulate` take it: the acceleration at the start, one explicit
+Runge-Kutta step (RK4 by default; its stages put on the constraint manifold with
+``stage_projection``) and the end-of-step correction (Newton-Raphson on the positions,
+M-metric projection of the velocity). :func:`step` takes one; the NumPy engine's
+(:func:`pfaff.simulate.steppers.rk_step`,
+:func:`pfaff.simulate.correction.correct_state`) is its readable reference, held to it
+state by state in the tests.
 
 Two methods:
 
-- ``"sensitivities"`` (vector-space configurations, nq == nv): forward-mode
-  sensitivities through the replayed step (:mod:`pfaff.api.step_sensitivity`): the
-  analytic dynamics derivatives at each stage, each Newton iteration and the velocity
-  projection differentiated as taken. Cost: one dynamics derivative per stage and one
-  replay of each projection.
-- ``"differences"``: central differences of the step (step ``h`` in the tangent space:
-  ``q (+) h e_k``, ``v + h e_k``, ``tau + h e_k``; ``6 nv + 1`` steps). The projections
-  stop at ``position_tol``, so the step map is smooth only to that level: the default
-  ``h = 1e-5`` keeps the rounding ``position_tol / h`` ~ 1e-7 and the truncation
-  ``h^2`` ~ 1e-10 small together. Lie-group configurations (free, ball joints) use it.
+- ``"differences"`` (the default): central differences of the compiled step (step ``h``
+  in the tangent space: ``q (+) h e_k``, ``v + h e_k``, ``tau + h e_k``), the ``6 nv + 1``
+  steps taken by one :func:`pfaff.core.rollout` call. The projections stop at
+  ``position_tol``, so the step map is smooth only to that level: the default ``h =
+  1e-5`` keeps the rounding ``position_tol / h`` ~ 1e-7 and the truncation ``h^2`` ~
+  1e-10 small together. Lie-group configurations (free, ball joints) included.
+- ``"sensitivities"`` (vector-space configurations, nq == nv): the NumPy reference,
+  forward-mode sensitivities through the NumPy engine's replayed step
+  (:mod:`pfaff.api.step_sensitivity`): the analytic dynamics derivatives at each stage,
+  each Newton iteration and the velocity projection differentiated as taken. It is the
+  independent witness of the differences (and slower: the NumPy engine's step).
 
-Witnesses (``tests/unit/api/test_step_derivatives.py``): the two methods agree, and as
-``dt -> 0`` both approach ``I + dt [[0, I], [da/dq, da/dv]]`` and ``dt [0; da/dtau]``
-built from the analytic dynamics derivatives, with an error of order ``dt``.
+A system the compiled core cannot run (a constraint or force element with no lowering)
+takes both on the NumPy engine, as its Simulator does.
+
+Witnesses (``tests/unit/api/test_step_derivatives.py``): the two methods agree, the
+compiled step equals the NumPy engine's, and as ``dt -> 0`` both approach ``I + dt [[0,
+I], [da/dq, da/dv]]`` and ``dt [0; da/dtau]`` built from the analytic dynamics
+derivatives, with an error of order ``dt``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import weakref
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
+from pfaff import core
 from pfaff.api.step_sensitivity import step_sensitivities
+from pfaff.simulate.core_engine import build, configure, set_ctrl
 from pfaff.simulate.correction import correct_state
 from pfaff.simulate.forces import ForceSet
-from pfaff.simulate.options import SimOptions
+from pfaff.simulate.options import SimOptions, engine_choice
+from pfaff.simulate.policy import status_message
 from pfaff.simulate.steppers import Evaluator, rk_step
 from pfaff.simulate.tableaus import TABLEAUS
+from pfaff.simulate.trajectory import SimulationError
 
 __all__ = ["StepDerivatives", "step", "step_derivatives"]
 
@@ -80,13 +92,64 @@ def _options(options: SimOptions | None, dt: float) -> SimOptions:
 
 
 def step(system, q: np.ndarray, v: np.ndarray, tau: np.ndarray, dt: float, options=None):
-    """One step of the NumPy engine from ``(q, v)`` with the torque ``tau`` held:
-    ``(q_next, v_next)`` (the system's force elements included)."""
+    """One step from ``(q, v)`` with the torque ``tau`` held: ``(q_next, v_next)`` (the
+    system's force elements included), on the compiled core (the NumPy engine for a
+    system the core cannot run). Raises :class:`~pfaff.simulate.SimulationError` when the
+    step fails."""
+    q, v = system._state(q, v, "v")
+    tau = system._vec(tau, system.nv, "tau", "nv")
     opt = _options(options, dt)
-    return _step(system, Evaluator(system.cset, opt, forces=system._force_set), q, v, tau, opt)
+    stepper = _Stepper(system, None, opt)
+    q1, v1 = stepper(q[None], v[None], tau[None])
+    return q1[0], v1[0]
+
+
+class _Stepper:
+    """Steps of ``system`` with the force elements ``forces`` (None: the system's own)
+    under ``opt``, from K states at once: the compiled core's (:func:`pfaff.core.rollout`
+    of one step each, on a prototype built once per system, forces and options) or, for
+    a system the core cannot run, the NumPy engine's one after another."""
+
+    _PROTOS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def __init__(self, system, forces, opt: SimOptions) -> None:
+        self.system, self.opt = system, opt
+        self.fset = system._force_set if forces is None else ForceSet(system.mechanism, forces)
+        elements = tuple(self.fset.elements)
+        self.engine, _ = engine_choice(system.cset, replace(opt, engine="auto"), elements)
+        self.proto = None
+        if self.engine == "core":
+            protos = self._PROTOS.setdefault(system, {})
+            key = (tuple(map(id, elements)), *(getattr(opt, f.name) for f in fields(opt)))
+            if key not in protos:
+                proto = build(system.cset, elements)
+                configure(proto, opt)
+                protos[key] = (proto, elements)  # the elements kept alive with their ids
+            self.proto = protos[key][0]
+            set_ctrl(self.proto, elements)
+
+    def __call__(self, Q: np.ndarray, V: np.ndarray, TAU: np.ndarray):
+        """The states ``(Q1, V1)`` (K, nq), (K, nv) one step after ``(Q, V)`` under
+        ``TAU`` (K, nv)."""
+        if self.proto is None:
+            ev = Evaluator(self.system.cset, self.opt, forces=self.fset)
+            steps = [_step(self.system, ev, *x, self.opt) for x in zip(Q, V, TAU)]
+            return np.array([s[0] for s in steps]), np.array([s[1] for s in steps])
+        K, cset = len(Q), self.system.cset
+        out = [np.empty((K, 2, w)) for w in (len(Q[0]), len(V[0]), cset.dim)]
+        out.append(np.empty((K, 2, len(cset.holonomic_rows))))
+        taus = np.ascontiguousarray(TAU[:, None, :], dtype=float)
+        Q, V = (np.ascontiguousarray(x, dtype=float) for x in (Q, V))
+        status = core.rollout(self.proto, Q, V, taus, 0.0, 1, *out)
+        bad = [i for i, st in enumerate(status) if st.code != 0]
+        if bad:
+            message = status_message(cset, status[bad[0]])
+            raise SimulationError(f"the step from state {bad[0]} of {K} failed: {message}")
+        return out[0][:, 1], out[1][:, 1]
 
 
 def _step(system, ev: Evaluator, q, v, tau, opt: SimOptions):
+    """One step of the NumPy engine (the reference of the compiled step)."""
     a = ev(q, v, tau)
     q1, v1, _, _ = rk_step(ev, TABLEAUS[opt.integrator], q, v, a, tau, opt.dt, 0.0, ev.power)
     q1, v1, *_ = correct_state(system.cset, q1, v1, opt, ev.svd)
@@ -106,7 +169,7 @@ def step_derivatives(
 ) -> StepDerivatives:
     """Jacobians ``A = d x_next / d x`` (2nv x 2nv) and ``B = d x_next / d tau``
     (2nv x nv) of one step of ``dt`` from ``(q, v)`` under ``tau``, in tangent
-    coordinates (see the module docstring for the method and its accuracy).
+    coordinates (see the module docstring for the methods and their accuracy).
 
     Parameters
     ----------
@@ -115,11 +178,11 @@ def step_derivatives(
     dt : the step [s].
     options : the simulator's other options (integrator, tolerances).
     h : the central-difference step in the tangent space (``method="differences"``).
-    method : ``"sensitivities"``, ``"differences"`` or ``"auto"`` (sensitivities when
-        nq == nv, else differences).
+    method : ``"differences"`` (of the compiled step), ``"sensitivities"`` (the NumPy
+        reference: nq == nv and the system's own force elements) or ``"auto"``
+        (``"differences"``).
     forces : the force elements of the step when they are not the system's own (a
-        Simulator's, with its actuators' springs and dampers): their step is
-        differentiated by central differences (``"auto"``; ``"sensitivities"`` refused).
+        Simulator's, with its actuators' springs and dampers).
     """
     q, v = system._state(q, v, "v")
     tau = system._vec(tau, system.nv, "tau", "nv")
@@ -127,37 +190,46 @@ def step_derivatives(
         raise ValueError(f"h = {h!r}: the difference step must be a finite number > 0")
     if method not in ("auto", "sensitivities", "differences"):
         raise ValueError(f"method={method!r}; valid: 'auto', 'sensitivities', 'differences'")
-    lie = system.nq != system.nv
-    own = forces is None
-    fset = system._force_set if own else ForceSet(system.mechanism, forces)
-    if method == "sensitivities" and not own:
-        raise ValueError(
-            "method='sensitivities' differentiates the system's own force elements; with "
-            "other forces (a Simulator's actuators) use method='differences'"
-        )
-    if method == "sensitivities" and lie:
-        raise ValueError(
-            "method='sensitivities' needs a vector-space configuration (nq == nv); this "
-            f"system has nq {system.nq}, nv {system.nv}: use method='differences'"
-        )
     opt = _options(options, dt)
-    ev = Evaluator(system.cset, opt, forces=fset)
-    if method != "differences" and not lie and own:
+    if method == "sensitivities":
+        if forces is not None:
+            raise ValueError(
+                "method='sensitivities' differentiates the system's own force elements; "
+                "with other forces (a Simulator's actuators) use method='differences'"
+            )
+        if system.nq != system.nv:
+            raise ValueError(
+                "method='sensitivities' needs a vector-space configuration (nq == nv); "
+                f"this system has nq {system.nq}, nv {system.nv}: use method='differences'"
+            )
+        ev = Evaluator(system.cset, opt, forces=system._force_set)
         q1, v1, A, B = step_sensitivities(system, ev, opt, q, v, tau)
         return StepDerivatives(q1, v1, A, B, "forward-mode sensitivities")
-    nv, diff = system.nv, system.mechanism.difference
-    q1, v1 = _step(system, ev, q, v, tau, opt)
+    return _differences(system, _Stepper(system, forces, opt), q, v, tau, h)
 
-    def delta(qq, vv, tt):
-        qa, va = _step(system, ev, qq, vv, tt, opt)
-        return np.concatenate([diff(q1, qa), va - v1])
 
-    A, B = np.empty((2 * nv, 2 * nv)), np.empty((2 * nv, nv))
-    integrate = system.mechanism.integrate
-    for k in range(nv):
-        e = np.zeros(nv)
-        e[k] = h
-        A[:, k] = (delta(integrate(q, e), v, tau) - delta(integrate(q, -e), v, tau)) / (2 * h)
-        A[:, nv + k] = (delta(q, v + e, tau) - delta(q, v - e, tau)) / (2 * h)
-        B[:, k] = (delta(q, v, tau + e) - delta(q, v, tau - e)) / (2 * h)
-    return StepDerivatives(q1, v1, A, B, f"central differences of the step, h = {h:g}")
+def _differences(system, stepper: _Stepper, q, v, tau, h: float) -> StepDerivatives:
+    """Central differences of the step: the start and its ``6 nv`` perturbations
+    (``q (+) +-h e_k``, ``v +- h e_k``, ``tau +- h e_k``) stepped in one call."""
+    nv = system.nv
+    I = h * np.eye(nv)
+    Q = np.array([q] + [system.integrate(q, s * e) for e in I for s in (1, -1)] + [q] * (4 * nv))
+    V = np.concatenate([v[None], _same(v, nv), _pm(v, I), _same(v, nv)])
+    T = np.concatenate([tau[None], _same(tau, 2 * nv), _pm(tau, I)])
+    Q1, V1 = stepper(Q, V, T)
+    q1, v1 = Q1[0], V1[0]
+    dx = np.array([np.concatenate([system.difference(q1, a), b - v1]) for a, b in zip(Q1, V1)])
+    cols = (dx[1::2] - dx[2::2]) / (2 * h)  # (3 nv, 2 nv): q, v then tau directions
+    A, B = cols[: 2 * nv].T.copy(), cols[2 * nv :].T.copy()
+    how = "NumPy engine" if stepper.proto is None else "compiled core"
+    return StepDerivatives(q1, v1, A, B, f"central differences of the step, h = {h:g} ({how})")
+
+
+def _pm(x: np.ndarray, I: np.ndarray) -> np.ndarray:
+    """``x + e_k, x - e_k`` for each row ``e_k`` of ``I``, interleaved."""
+    return np.stack([x + I, x - I], axis=1).reshape(-1, len(x))
+
+
+def _same(x: np.ndarray, n: int) -> np.ndarray:
+    """``2 n`` copies of ``x``."""
+    return np.tile(x, (2 * n, 1))

@@ -50,11 +50,16 @@ EQUALITY_MODELS = (
     "weld",
     "equality_site",
 )
-#: (label, path): the quadruped, MuJoCo's six equality test models, a small loop
+#: (label, path): the quadruped, MuJoCo's six equality test models, a small loop, and
+#: two user-style files (a parallel gripper: five-bar loops, a joint coupling, a tendon
+#: actuator, springs; a biped: a free base, ball-joint rods, springs, dampers, armature,
+#: knee loops)
 MODEL_FILES: tuple[tuple[str, Path], ...] = (
     ("quadruped", ROOT / "examples" / "quadruped.xml"),
     *((name, EQUALITY_DIR / f"{name}.xml") for name in EQUALITY_MODELS),
     ("five_bar", ROOT / "tests" / "models" / "five_bar.xml"),
+    ("parallel_gripper", ROOT / "tests" / "models" / "parallel_gripper.xml"),
+    ("closed_chain_biped", ROOT / "tests" / "models" / "closed_chain_biped.xml"),
 )
 #: steps per timed loop
 STEPS = 1000

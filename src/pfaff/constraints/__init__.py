@@ -1,5 +1,6 @@
 """Holonomic Phi(q) = 0 and Pfaffian A(q) v = 0 constraints; ConstraintSet."""
 
+from pfaff.constraints import python_rows  # noqa: F401 - registers the fallback lowering
 from pfaff.constraints.base import (
     Constraint,
     ConstraintEval,

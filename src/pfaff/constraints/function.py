@@ -1,5 +1,6 @@
 """User constraints from functions: a holonomic ``Phi(q)`` with its Jacobian and drift, or
-a Pfaffian ``A(q) v = 0`` (the NumPy engine runs them; they have no lowering)."""
+a Pfaffian ``A(q) v = 0``. The compiled core calls them from its loop
+(:mod:`pfaff.constraints.python_rows`)."""
 
 from __future__ import annotations
 

@@ -160,3 +160,53 @@ def test_sensitivities_with_force_elements_and_on_a_lie_group():
     )
     with pytest.raises(ValueError, match="nq == nv"):
         step_derivatives(leg, leg.q0, leg.v0, np.zeros(leg.nv), 1e-3, method="sensitivities")
+
+
+@pytest.mark.parametrize("name", ["four_bar.xml", "five_bar.xml", "gripper.xml", "leg.xml"])
+def test_the_compiled_step_is_the_numpy_engines(name):
+    """The step the derivatives difference is the compiled core's; the NumPy engine's
+    step is its reference: equal to round-off at many states (off the manifold too: the
+    perturbed starts of the differences), and so are the Jacobians of both."""
+    from dataclasses import replace
+
+    from pfaff.api.step_derivatives import _differences, _options, _Stepper
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sys = pfaff.load(MODELS / name)
+    opt = _options(None, 2e-3)
+    compiled = _Stepper(sys, None, opt)
+    assert compiled.engine == "core"
+    reference = _Stepper(sys, None, replace(opt))
+    reference.proto = None  # the NumPy engine's step
+    rng = np.random.default_rng(5)
+    Q, V, T = [], [], []
+    for seed in range(8):
+        q, v, tau, _ = _state(sys, 30 + seed)
+        off = 1e-4 * rng.standard_normal(sys.nv) * (seed % 2)  # every other one off it
+        Q.append(sys.integrate(q, off))
+        V.append(v)
+        T.append(tau)
+    Q, V, T = map(np.array, (Q, V, T))
+    q1, v1 = compiled(Q, V, T)
+    r1, w1 = reference(Q, V, T)
+    dq = max(np.abs(sys.difference(a, b)).max() for a, b in zip(q1, r1))
+    assert dq <= 1e-11  # rad, m
+    assert np.abs(v1 - w1).max() <= 1e-9 * max(1.0, np.abs(w1).max())  # rad/s, m/s
+    q, v, tau = Q[0], V[0], T[0]
+    a = _differences(sys, compiled, q, v, tau, 1e-5)
+    b = _differences(sys, reference, q, v, tau, 1e-5)
+    assert "compiled core" in a.method and "NumPy engine" in b.method
+    assert np.abs(a.A - b.A).max() <= 1e-5 * max(1.0, np.abs(b.A).max())
+    assert np.abs(a.B - b.B).max() <= 1e-5 * max(1.0, np.abs(b.B).max())
+    wrong = _differences(sys, _Stepper(sys, None, _options(None, 2.02e-3)), q, v, tau, 1e-5)
+    assert np.abs(wrong.A - b.A).max() > 1e-5 * max(1.0, np.abs(b.A).max())
+
+
+def test_a_step_that_fails_names_its_state():
+    """A start the correction cannot bring back (far off the loop) fails the step with
+    a SimulationError, not NaN Jacobians."""
+    sys = pfaff.load(MODELS / "four_bar.xml")
+    q = sys.q0 + 3.0
+    with pytest.raises(pfaff.simulate.SimulationError, match="the step from state 0"):
+        step(sys, q, sys.v0, np.zeros(sys.nv), 1e-3)

@@ -132,3 +132,26 @@ def test_system_takes_the_grasp_on_the_core():
         cond = n.sigma[0] / n.sigma[n.rank - 1]
         for name in FIELDS:
             assert _rel(getattr(c, name), getattr(n, name)) / cond <= TOL_NUMPY, name
+
+
+def test_rows_written_in_python_are_differentiated_on_the_core():
+    """A user's contour has no compiled form: its rolling rows reach the core written in
+    Python (Kind.Python), whose derivative rows the core takes by central differences of
+    those rows (the reference's steps): equal to the reference to 1e-7 of the largest
+    entry and to Richardson differences of the core's dynamics to 1e-4 (the rows'
+    differences carry their 1e-5 step's truncation)."""
+
+    class Wobbly(Ellipse):
+        pass
+
+    mech, contacts, _, q0 = _grasp(Ellipse(0.026, 0.018))
+    user = [type(c)(Wobbly(0.026, 0.018), c.obj, c.tip, c.r) for c in contacts]
+    cset = ConstraintSet(mech, rolling_constraints(user[0]) + rolling_constraints(contacts[1]))
+    compiled = core.differentiator(cset, 1e-9)
+    for q, v, tau in _states(mech, q0, 3, seed=4):
+        c, d = compiled(q, v, tau), forward_dynamics_derivatives(cset, q, v, tau)
+        cond = max(1.0, d.sigma[0] / d.sigma[d.rank - 1])
+        for name in FIELDS:
+            assert _rel(c[name], getattr(d, name)) / cond <= 1e-7, name
+        for field, ref in _differences(compiled, mech, q, v, tau).items():
+            assert _rel(c[field], ref) / cond <= 1e-4, field
