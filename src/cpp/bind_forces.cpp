@@ -61,19 +61,10 @@ namespace pfaff
   void bind_forces(nb::module_ & m)
   {
     nb::enum_<ForceKind>(m, "ForceKind")
-      .value("PointSpring", ForceKind::PointSpring)
-      .value("PointDamper", ForceKind::PointDamper)
-      .value("JointSpring", ForceKind::JointSpring)
-      .value("JointDamper", ForceKind::JointDamper)
-      .value("CoordinateSpring", ForceKind::CoordinateSpring)
-      .value("AnchorSpring", ForceKind::AnchorSpring)
-      .value("AnchorDamper", ForceKind::AnchorDamper)
-      .value("PointForce", ForceKind::PointForce)
-      .value("GravityCompensation", ForceKind::GravityCompensation)
-      .value("Actuator", ForceKind::Actuator)
-      .value("BallSpring", ForceKind::BallSpring)
-      .value("DofDamper", ForceKind::DofDamper)
-      .value("Python", ForceKind::Python);
+#define PFAFF_FORCE(K, points, gravity) .value(#K, ForceKind::K)
+#include "forces.def"
+#undef PFAFF_FORCE
+      ;
 
     auto fspec = nb::class_<ForceSpec>(m, "ForceSpec")
                    .def(nb::init<>())

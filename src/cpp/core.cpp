@@ -7,6 +7,7 @@
 #include "core.hpp"
 #include "check.hpp"
 #include "core_detail.hpp"
+#include "force_element.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -346,68 +347,28 @@ namespace pfaff
   void System::check_force(const ForceSpec & f, const char * where) const
   {
     const Check c{where};
+    // the element's own checks (src/cpp/forces/*.cpp), by its position in forces.def
+    using CheckFn = void (*)(const Model &, const ForceSpec &, const Check &);
+    static const CheckFn checks[] = {
+#define PFAFF_FORCE(K, points, gravity) &force_elements::check_##K,
+#include "forces.def"
+#undef PFAFF_FORCE
+    };
+    const int k = static_cast<int>(f.kind);
+    if (k < 0 || k >= int(sizeof(checks) / sizeof(CheckFn)))
+      c.fail("spec.kind = " + std::to_string(k) + " is not a force element of forces.def");
     const long nf = long(frame_slots.size());
-    const bool point = f.kind == ForceKind::PointSpring || f.kind == ForceKind::PointDamper
-                       || f.kind == ForceKind::AnchorSpring || f.kind == ForceKind::AnchorDamper
-                       || f.kind == ForceKind::PointForce;
-    if (point)
+    const int points = force_points(f.kind); // the body points it reads (forces.def)
+    if (points >= 1)
       c.index(f.s1, nf, "spec.s1", "a frame slot of add_frame");
-    if (f.kind == ForceKind::PointSpring || f.kind == ForceKind::PointDamper)
+    if (points == 2)
       c.index(f.s2, nf, "spec.s2", "a frame slot of add_frame, or -1: the world", -1);
-    if (f.kind == ForceKind::JointSpring || f.kind == ForceKind::JointDamper)
-    {
-      c.index(f.iq, model.nq, "spec.iq", "a q index (nq)");
-      c.index(f.iv, model.nv, "spec.iv", "a v index (nv)");
-    }
-    if (f.kind != ForceKind::DofDamper
-        && (f.iqs.size() != f.coefs.size() || f.ivs.size() != f.coefs.size()))
-      c.fail("spec.iqs, spec.ivs, spec.coefs: one q index, v index and coefficient each");
-    for (size_t i = 0; i < f.iqs.size(); ++i)
-    {
-      c.index(f.iqs[i], model.nq, "spec.iqs[i]", "a q index (nq)");
-      c.index(f.ivs[i], model.nv, "spec.ivs[i]", "a v index (nv)");
-      c.number(f.coefs[i], "spec.coefs[i]", -HUGE_VAL, false);
-    }
     for (const double x : {f.k, f.L0, f.k3, f.c})
       c.number(x, "spec.k, L0, k3, c", 0.0, false);
     c.number(f.rest, "spec.rest", -HUGE_VAL, false);
     c.finite(f.p1, "spec.p1").finite(f.p2, "spec.p2").finite(f.target, "spec.target");
     c.finite(f.F, "spec.F");
-    if (f.kind == ForceKind::Actuator)
-    {
-      c.index(f.ictrl, 1L << 30, "spec.ictrl", "the actuator's index in ctrl");
-      if (f.coefs.empty())
-        c.fail("spec.coefs: an actuator needs one joint of its transmission at least");
-      for (const double x : {f.gear, f.offset, f.g0, f.g1, f.g2, f.b0, f.b1, f.b2, f.ctrl})
-        c.number(x, "spec.gear, offset, g0, g1, g2, b0, b1, b2, ctrl", -HUGE_VAL, false);
-      if (std::isnan(f.flo) || std::isnan(f.fhi) || !(f.flo <= f.fhi))
-        c.fail("spec.flo, spec.fhi: a force range lo <= hi (-inf, inf: none)");
-    }
-    if (f.kind == ForceKind::Python && !f.law)
-      c.fail("a Python force element needs its law (ForceSpec.set_law)");
-    if (f.kind == ForceKind::BallSpring || f.kind == ForceKind::DofDamper)
-    {
-      const long nq = f.free ? 7 : 4, nv = f.free ? 6 : 3;
-      if (f.kind == ForceKind::BallSpring || f.free)
-        c.index(f.iq, model.nq - nq + 1, "spec.iq", "the joint's first q index (nq)");
-      c.index(f.iv, model.nv - nv + 1, "spec.iv", "the joint's first v index (nv)");
-      if (f.kind == ForceKind::BallSpring)
-      {
-        if (long(f.ref.size()) != nq)
-          c.fail("spec.ref has " + std::to_string(f.ref.size()) + " values, expected "
-                 + std::to_string(nq) + " (the joint's spring reference q)");
-        for (const double x : f.ref)
-          c.number(x, "spec.ref[i]", -HUGE_VAL, false);
-      }
-      else
-      {
-        if (long(f.coefs.size()) != nv)
-          c.fail("spec.coefs has " + std::to_string(f.coefs.size()) + " values, expected "
-                 + std::to_string(nv) + " (one damping per dof of the joint)");
-        for (const double x : f.coefs)
-          c.number(x, "spec.coefs[i] (damping)", 0.0, false);
-      }
-    }
+    checks[k](mo(), f, c);
   }
 
   void System::add_force(const ForceSpec & spec)

@@ -70,22 +70,11 @@ namespace pfaff
     {
       const ForceSpec & f = mo.force_elements.specs[i];
       ForcePoint fp{int(i)};
-      switch (f.kind)
-      {
-      case ForceKind::PointSpring:
-      case ForceKind::PointDamper:
+      const int points = force_points(f.kind); // the body points it reads (forces.def)
+      if (points >= 1)
         fp.p1 = point(f.s1, f.has_p1, f.p1);
-        if (f.s2 >= 0)
-          fp.p2 = point(f.s2, f.has_p2, f.p2);
-        break;
-      case ForceKind::AnchorSpring:
-      case ForceKind::AnchorDamper:
-      case ForceKind::PointForce:
-        fp.p1 = point(f.s1, f.has_p1, f.p1);
-        break;
-      default:
-        break;
-      }
+      if (points == 2 && f.s2 >= 0)
+        fp.p2 = point(f.s2, f.has_p2, f.p2);
       fpoints_.push_back(fp);
     }
     const int nv = mo.model.nv;
@@ -274,8 +263,8 @@ namespace pfaff
     RHS_.rightCols(nv) = -dd_.dtau_dv;
     if (!fpoints_.empty()) // M a + h_rnea = tau + Q(q, v) - A^T lambda
     {
-      RHS_.leftCols(nv) += dQq_;
-      RHS_.rightCols(nv) += dQv_;
+      RHS_.leftCols(nv) += fq_.dQq;
+      RHS_.rightCols(nv) += fq_.dQv;
     }
     if (m)
     {

@@ -14,6 +14,7 @@
 #include <unsupported/Eigen/CXX11/Tensor>
 
 #include "core.hpp"
+#include "force_element.hpp"
 #include "kind_derivatives.hpp"
 
 namespace nanobind
@@ -38,9 +39,9 @@ namespace pfaff
   {
   public:
     /// refuses (std::invalid_argument) a held law (held_law; the NumPy engine takes
-    /// it); every constraint kind's derivative rows are analytic (derive_K in its file
+    /// it); every constraint kind's derivative rows are its own (derive_K in its file
     /// src/cpp/kinds/<name>.cpp), so are the force elements' partials
-    /// (force_derivatives.cpp); d is the Data the terms are computed into
+    /// (src/cpp/forces/*.cpp); d is the Data the terms are computed into
     Differentiator(const Model & mo, Data & d, bool held_law);
     /// the derivatives at (q, v, tau) into result() (its storage is reused from call
     /// to call: copy what is kept)
@@ -55,18 +56,11 @@ namespace pfaff
     {
       int e, p1 = -1, p2 = -1;
     };
-    /// a point's position, Jacobian (linear rows) and kinematic Hessian at this q
-    struct PointKin
-    {
-      Vec3 p;
-      Matrix3x J;
-      Eigen::Tensor<double, 3> H;
-    };
-    /// the force elements' dQ/d delta into dQq_, dQ/dv into dQv_ (force_derivatives.cpp)
+    /// the force elements' dQ/d delta into fq_.dQq, dQ/dv into fq_.dQv, each element's
+    /// own (force_derivatives.cpp)
     void force_partials(const VecX & q, const VecX & v);
-    void point_element(const ForceSpec & s, const ForcePoint & fp, const VecX & v);
-    void point_kin(int point, PointKin & k);
-    void python_partials(const ForceSpec & s, const VecX & q, const VecX & v);
+    /// a point's position, Jacobian (linear rows) and kinematic Hessian at this q
+    void point_kin(int point, force_elements::PointKin & k);
     bool needs_hessians() const;
     /// the factors of A: V2 (an orthonormal basis of N(A)), U1
     /// (of its range, only where rank < m), A^+, the singular values and the rank
@@ -80,11 +74,8 @@ namespace pfaff
     pinocchio::Data dd_; // RNEA derivatives at a, the kinematic Hessians of that q
     std::vector<Point> points_; // the force elements' points
     std::vector<ForcePoint> fpoints_;
-    MatX dQq_, dQv_, dg_;
     Matrix6x J6_;
-    Matrix3x J_;
-    PointKin k1_, k2_;
-    std::unique_ptr<pinocchio::Data> gd_; // a gravity compensation's derivative pass
+    force_elements::Partials fq_; // the force elements' partials and their workspaces
     int m_ = 0; // the rows when made
     // per state
     MatX dAB_;        // dA / d delta_k as rows k m .. k m + m - 1 (m nv x nv)

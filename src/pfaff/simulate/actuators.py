@@ -150,7 +150,7 @@ class Actuation:
 
 @lowers(ActuatorForce, category="force")
 def _lower_actuator(e: ActuatorForce, into):
-    """The whole actuator on the core (src/cpp/forces.cpp ``Actuator``): the
+    """The whole actuator on the core (src/cpp/forces/actuator.cpp): the
     transmission, gear, ``offset = sum_j c_j ref_j``, gain, bias, force range and the
     ctrl last set (clamped; ``System.set_ctrl`` sets it afterwards)."""
     a = e.actuator

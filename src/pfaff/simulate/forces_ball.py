@@ -167,7 +167,7 @@ class DofDamper(_BallJoint):
         return Q
 
 
-# -- lowerings to the compiled core (pfaff.lowering; src/cpp/forces.cpp) -------------------
+# -- lowerings to the compiled core (pfaff.lowering; src/cpp/forces/<name>.cpp) ------------
 
 
 @lowers(BallSpring, category="force")

@@ -180,7 +180,7 @@ class AppliedForce(ForceElement):
         return Q
 
 
-# -- lowerings to the compiled core (pfaff.lowering; src/cpp/forces.cpp) -------------------
+# -- lowerings to the compiled core (pfaff.lowering; src/cpp/forces/<name>.cpp) ------------
 
 
 @lowers(JointSpring, JointDamper, category="force")

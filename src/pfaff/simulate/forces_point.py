@@ -232,7 +232,7 @@ class PointForce(ForceElement):
         return -float(self.F @ snap.frame(self.frame).point(self.point))
 
 
-# -- lowerings to the compiled core (pfaff.lowering; src/cpp/forces.cpp) -------------------
+# -- lowerings to the compiled core (pfaff.lowering; src/cpp/forces/<name>.cpp) ------------
 
 
 def _two_points(s, e: _TwoPoints, into) -> None:

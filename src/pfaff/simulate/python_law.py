@@ -10,7 +10,7 @@ state (its frames, without the dynamics' terms), so the element computes exactly
 it computes on the NumPy engine; only this element pays Python's cost. A conservative
 element's potential enters the energy, a non-conservative one's power ``Q . v`` the
 series ``force_work``. Its derivatives on the core are central differences of the law
-(``src/cpp/force_derivatives.cpp``), as on NumPy.
+(``src/cpp/forces/python.cpp``), as on NumPy.
 """
 
 from __future__ import annotations

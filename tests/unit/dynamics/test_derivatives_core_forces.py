@@ -1,4 +1,4 @@
-"""The compiled derivatives with force elements (src/cpp/force_derivatives.cpp: every
+"""The compiled derivatives with force elements (src/cpp/forces/<name>.cpp: every
 built-in kind's dQ/dq and dQ/dv analytic) against the NumPy reference, whose force
 partials are central differences of the NumPy elements' Q (an independent
 implementation of Q, differentiated independently): every kind alone at 10 states,
