@@ -46,7 +46,7 @@ NB_MODULE(_core, m)
   m.doc() = "pfaff's compiled step core (C++17 on Pinocchio); see pfaff.core";
 
   nb::enum_<pfaff::Kind>(m, "Kind")
-#define PFAFF_KIND(K, rows, window) .value(#K, pfaff::Kind::K)
+#define PFAFF_KIND(K, rows, window, holonomic) .value(#K, pfaff::Kind::K)
 #include "kinds.def"
 #undef PFAFF_KIND
     ;

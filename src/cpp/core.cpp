@@ -37,7 +37,7 @@ namespace pfaff
   // per kind (kinds.def's third column): its rows are 0.0 outside its frames' trees'
   // columns (Model::row_cols)
   const bool kind_window[] = {
-#define PFAFF_KIND(K, rows, window) window != 0,
+#define PFAFF_KIND(K, rows, window, holonomic) window != 0,
 #include "kinds.def"
 #undef PFAFF_KIND
   };
@@ -235,14 +235,14 @@ namespace pfaff
     const Check c{"System.add"};
     // the rows each kind writes (kinds.def): fixed for all but the direction kinds
     static const int kind_rows[] = {
-#define PFAFF_KIND(K, rows, window) rows,
+#define PFAFF_KIND(K, rows, window, holonomic) rows,
 #include "kinds.def"
 #undef PFAFF_KIND
     };
     // the kind's own checks (src/cpp/kinds/*.cpp), by its position in kinds.def
     using CheckFn = void (*)(const Model &, const Spec &, const Check &);
     static const CheckFn checks[] = {
-#define PFAFF_KIND(K, rows, window) &kinds::check_##K,
+#define PFAFF_KIND(K, rows, window, holonomic) &kinds::check_##K,
 #include "kinds.def"
 #undef PFAFF_KIND
     };

@@ -223,7 +223,7 @@ namespace pfaff
   /// are System::add's own).
   namespace kinds
   {
-#define PFAFF_KIND(K, rows, window)                                                         \
+#define PFAFF_KIND(K, rows, window, holonomic)                                              \
   void K(const Model & mo, Data & d, const Spec & s, const RowOut & out);                   \
   void check_##K(const Model & mo, const Spec & s, const Check & c);
 #include "kinds.def"

@@ -60,10 +60,11 @@ namespace pfaff
     Vec3 w = Vec3::Zero(); // angular velocity J_w v
   };
 
-  /// The constraint kinds (src/cpp/kinds.def: one line and one file per kind).
+  /// The constraint kinds: one file per kind, src/cpp/kinds/<name>.cpp, whose line
+  /// PFAFF_KIND(...) CMake gathers into kinds.def (in the build directory).
   enum class Kind
   {
-#define PFAFF_KIND(K, rows, window) K,
+#define PFAFF_KIND(K, rows, window, holonomic) K,
 #include "kinds.def"
 #undef PFAFF_KIND
   };
@@ -101,14 +102,20 @@ namespace pfaff
     VecX scale;                  // Scaled: row factors (empty: none)
     int contact = -1;            // RollContact / RollTangent: Model::contacts index
     std::shared_ptr<const RowsLaw> law; // Python: its rows (shared by clones)
-    bool pfaffian = false;              // Python: A v = 0 rows, no Phi
+    bool pfaffian = false;              // Python: A v = 0 rows, no Phi (holonomic())
   };
 
-  /// Whether the spec's rows are holonomic (Phi rows, Newton corrects them): all but
-  /// the rolling row and a Pfaffian constraint written in Python.
+  /// Whether the spec's rows are holonomic (Phi rows, Newton corrects them): kinds.def's
+  /// fourth column (0: a Pfaffian kind, the rolling row), unless the spec itself says
+  /// its rows are Pfaffian (a constraint written in Python)
   inline bool holonomic(const Spec & s)
   {
-    return s.kind != Kind::RollTangent && !(s.kind == Kind::Python && s.pfaffian);
+    static constexpr bool h[] = {
+#define PFAFF_KIND(K, rows, window, holonomic) holonomic != 0,
+#include "kinds.def"
+#undef PFAFF_KIND
+    };
+    return h[int(s.kind)] && !s.pfaffian;
   }
 
   struct RowBlock;

@@ -17,19 +17,6 @@ namespace pfaff
 {
   namespace
   {
-    const char * kind_name(Kind k)
-    {
-      switch (k)
-      {
-#define PFAFF_KIND(K, rows, window)                                                         \
-  case Kind::K:                                                                             \
-    return #K;
-#include "kinds.def"
-#undef PFAFF_KIND
-      }
-      return "?";
-    }
-
     /// dst = alpha l r (accumulate: dst += ...): coefficient by coefficient at a robot's
     /// sizes, where Eigen would send a dynamic product with rows + cols + depth >= 20
     /// through its blocked GEMM kernel, whose set-up costs more than the product at
@@ -68,72 +55,17 @@ namespace pfaff
   : mo_(mo)
   , d_(d)
   , dd_(mo.model)
+  , kd_(mo, d, dd_, dAB_, X_)
   {
     const char * where = "Differentiator";
     if (held_law)
       throw std::invalid_argument(
         std::string(where) + ": the system has a held control law; its derivatives are taken "
         "on the NumPy engine (pfaff.derivatives)");
-    const auto & model = mo.model;
     auto point = [&](int slot, bool has_off, const Vec3 & off) {
-      const auto & f = model.frames[mo.frame_slots[size_t(slot)].id];
-      pinocchio::SE3 pl = f.placement;
-      if (has_off)
-        pl = pl * pinocchio::SE3(Mat3::Identity(), off);
-      points_.push_back({f.parentJoint, pl});
+      points_.push_back(kd_.point(slot, has_off, off));
       return int(points_.size()) - 1;
     };
-    int row = 0;
-    for (std::size_t i = 0; i < mo.specs.size(); ++i)
-    {
-      const Spec & s = mo.specs[i];
-      MatX D;
-      switch (s.kind)
-      {
-      case Kind::LockedJoint:
-      case Kind::JointCoupling:
-        break; // A constant, drift identically zero
-      case Kind::PointOnPlane:
-        D = s.n.transpose();
-        break;
-      case Kind::PointsCoincide:
-        D = s.D_identity ? MatX(Mat3::Identity()) : s.D;
-        break;
-      case Kind::Weld: // p_1 - p_2 (frame origins) here, the orientation rows there
-      case Kind::RevoluteClosure: // p_a - p_b here, the two axis rows there
-        D = Mat3::Identity();
-        kinds_.push_back({int(i), row});
-        break;
-      case Kind::FrameAligned:
-      case Kind::QuatAligned:
-        kinds_.push_back({int(i), row});
-        break;
-      case Kind::PointOnCircle:
-        kinds_.push_back({int(i), row, point(s.s1, s.has_p1, s.p1)});
-        break;
-      default:
-        throw std::invalid_argument(
-          std::string(where) + ": constraint kind " + kind_name(s.kind)
-          + " has no analytic derivative in the core; the NumPy engine differentiates it "
-          "(pfaff.derivatives)");
-      }
-      if (D.size()) // sign * D * point rows, from the spec's first row
-      {
-        const int k = int(D.rows());
-        if (s.scale.size())
-          D = s.scale.head(k).asDiagonal() * D;
-        const bool eye = k == 3 && D.cols() == 3 && D.isIdentity(0.0);
-        // a weld's rows read the frame origins
-        const bool at = s.kind != Kind::Weld;
-        const Vec3 zero = Vec3::Zero();
-        terms_.push_back({int(i), row, k, point(s.s1, at && s.has_p1, at ? s.p1 : zero), 1.0,
-                          D, eye});
-        if (s.kind != Kind::PointOnPlane && s.s2 >= 0)
-          terms_.push_back({int(i), row, k, point(s.s2, at && s.has_p2, at ? s.p2 : zero),
-                            -1.0, D, eye});
-      }
-      row += s.dim;
-    }
     for (std::size_t i = 0; i < mo.force_elements.specs.size(); ++i)
     {
       const ForceSpec & f = mo.force_elements.specs[i];
@@ -145,30 +77,9 @@ namespace pfaff
         fp.p2 = point(f.s2, f.has_p2, f.p2);
       fpoints_.push_back(fp);
     }
-    const int nv = model.nv;
+    const int nv = mo.model.nv;
     m_ = mo.m;
     dAB_.setZero(m_ * nv, nv);
-    H_.resize(6, nv, nv);
-    vq_.setZero(3, nv);
-    aq_.setZero(3, nv);
-    av_.setZero(3, nv);
-    aa_.setZero(3, nv);
-  }
-
-  void Differentiator::point_partials(const Point & p)
-  {
-    // from the RNEA derivatives' pass at (q, v, a): dd_ holds oMi, ov, oa, J, dJ as
-    // computeForwardKinematicsDerivatives would, and the joints' kinematic Hessians
-    const auto & model = mo_.model;
-    H_.setZero();
-    pinocchio::getFrameKinematicHessian(
-      model, dd_, p.joint, p.placement, pinocchio::LOCAL_WORLD_ALIGNED, H_);
-    vq_.setZero();
-    aq_.setZero();
-    av_.setZero();
-    aa_.setZero();
-    pinocchio::getPointClassicAccelerationDerivatives(
-      model, dd_, p.joint, p.placement, pinocchio::LOCAL_WORLD_ALIGNED, vq_, aq_, av_, aa_);
   }
 
   // The singular values of A (descending) from the triangle R of A^T = Q R: where R is
@@ -319,41 +230,24 @@ namespace pfaff
     pinocchio::computeRNEADerivatives(model, dd_, q, v, a_);
     dAB_.setZero();
     X_.setZero(m, 2 * nv);
-    auto ddqa = X_.leftCols(nv), ddv = X_.rightCols(nv);
-    const bool hessians = !terms_.empty() || !kinds_.empty() || needs_hessians();
-    if (hessians) // from the placements and joint Jacobians of that same pass
-      pinocchio::computeJointKinematicHessians(model, dd_);
+    kd_.begin(q, v, a_);
+    if (needs_hessians())
+      kd_.hessians();
     if (!fpoints_.empty())
       force_partials(q, v);
-    if (!kinds_.empty())
-      kind_partials(v);
-    if (!terms_.empty())
+    // each kind's derivative rows (derive_K, src/cpp/kinds/*.cpp), by its position in
+    // kinds.def
+    using Derive = void (*)(KindDerivatives &, const Spec &, int);
+    static constexpr Derive derive[] = {
+#define PFAFF_KIND(K, rows, window, holonomic) &kinds::derive_##K,
+#include "kinds.def"
+#undef PFAFF_KIND
+    };
+    int row = 0;
+    for (const Spec & s : mo.specs)
     {
-      for (const Term & t : terms_)
-      {
-        point_partials(points_[t.point]);
-        // slice k of the Hessian (6 x nv, contiguous) is dJ/dq_k; its linear rows the
-        // point's. Tiny products: coefficient-wise (lazyProduct), not the GEMM kernel
-        for (int k = 0; k < nv; ++k)
-        {
-          const Eigen::Map<const Matrix6x> dJ(H_.data() + 6 * nv * k, 6, nv);
-          auto dA_k = dAB_.block(k * m + t.row, 0, t.dim, nv);
-          if (t.identity)
-            dA_k += t.sign * dJ.topRows<3>();
-          else
-            dA_k += t.sign * t.D.lazyProduct(dJ.topRows<3>());
-        }
-        if (t.identity)
-        {
-          ddqa.middleRows(t.row, 3) += t.sign * aq_;
-          ddv.middleRows(t.row, 3) += t.sign * av_;
-        }
-        else
-        {
-          ddqa.middleRows(t.row, t.dim) += t.sign * t.D.lazyProduct(aq_);
-          ddv.middleRows(t.row, t.dim) += t.sign * t.D.lazyProduct(av_);
-        }
-      }
+      derive[int(s.kind)](kd_, s, row);
+      row += s.dim;
     }
 
     // Solver.along in q and v at once (pseudo_inverse_terms for dA in q; the

@@ -1,11 +1,10 @@
-// Analytic derivative rows of the constraint kinds beyond points on planes, coinciding
-// points and joint rows (derivatives.cpp): Weld and FrameAligned (the skew part of a
-// relative rotation), QuatAligned (its quaternion's vector part), RevoluteClosure (two
-// hinge axes parallel) and PointOnCircle. Each writes, from its spec's first row, dA/d
-// delta_k into dAB_ (rows k m + row ..) and into X_ [d(A a + drift)/d delta at the
-// state's a, d drift/dv]. The NumPy reference differentiates these kinds by central
-// differences (pfaff.derivatives.terms, fd_constraints); the rows follow the kinds'
-// files (src/cpp/kinds/*.cpp, terms.cpp: aligned_rows, quat_rows).
+// The helpers the constraint kinds' derivative rows share (KindDerivatives,
+// kind_derivatives.hpp; each kind's derive_K is in its file src/cpp/kinds/<name>.cpp): a
+// frame's and a point's partials from Pinocchio's RNEA-derivatives pass, the rows
+// D (p_1 - p_2) of points fixed in frames (PointOnPlane, PointsCoincide, the position rows
+// of Weld and RevoluteClosure), and the orientation rows of Weld, FrameAligned and
+// QuatAligned. The NumPy reference differentiates the kinds beyond points and joint rows
+// by central differences (pfaff.derivatives.terms, fd_constraints).
 //
 // Orientation rows r(R_e), R_e = R_1 R_c (world) or R_1 R_off R_2^T, moving as
 // R_e' = [w]x R_e, w = J_w v, J_w = J_w1 - R_e J_w2: with G(R_e) = dr along a left
@@ -18,12 +17,13 @@
 // Skew part: r = vee(skew(R_e)), G = L(R_e), DG[x] = L([x] R_e), D2G[g; x] = L([x][g] R_e),
 // L(B) = (tr(B) I - B) / 2. Quaternion (s, u) of R_e, s >= 0: G = H = (s I - [u]) / 2,
 // DG[x] = ((-u.x / 2) I - [H x]) / 2, D2G[g; x] = ((-(H g).x / 2) I - [DG[g] x]) / 2.
-#include "derivatives.hpp"
+#include "kind_derivatives.hpp"
 #include "core_detail.hpp"
 
 #include "pinocchio/algorithm/frames-derivatives.hpp"
 #include "pinocchio/algorithm/frames.hpp"
 #include "pinocchio/algorithm/kinematics-derivatives.hpp"
+#include "pinocchio/algorithm/kinematics.hpp"
 
 namespace pfaff
 {
@@ -75,13 +75,116 @@ namespace pfaff
     };
   } // namespace
 
-  void Differentiator::frame_der(int slot, FrameDer & f)
+  KindDerivatives::KindDerivatives(
+    const Model & mo_, Data & d_, pinocchio::Data & dd_, MatX & dAB_, MatX & X_)
+  : mo(mo_)
+  , d(d_)
+  , dd(dd_)
+  , dAB(dAB_)
+  , X(X_)
+  , m(mo_.m)
+  , nv(mo_.model.nv)
   {
-    // from the RNEA derivatives' pass at (q, v, a) (dd_: oMi, ov, oa, J, dJ) and the
+    H.resize(6, nv, nv);
+    vq.setZero(3, nv);
+    aq.setZero(3, nv);
+    av.setZero(3, nv);
+    aa.setZero(3, nv);
+  }
+
+  void KindDerivatives::begin(const VecX & q_, const VecX & v_, const VecX & a_)
+  {
+    q = &q_;
+    v = &v_;
+    a = &a_;
+    hessians_ = false;
+  }
+
+  void KindDerivatives::hessians()
+  {
+    if (hessians_)
+      return;
+    // from the placements and joint Jacobians of the RNEA derivatives' pass
+    pinocchio::computeJointKinematicHessians(mo.model, dd);
+    hessians_ = true;
+  }
+
+  KindDerivatives::Point KindDerivatives::point(int slot, bool has_off, const Vec3 & off) const
+  {
+    const auto & f = mo.model.frames[mo.frame_slots[size_t(slot)].id];
+    pinocchio::SE3 pl = f.placement;
+    if (has_off)
+      pl = pl * pinocchio::SE3(Mat3::Identity(), off);
+    return {f.parentJoint, pl};
+  }
+
+  void KindDerivatives::point_partials(const Point & p)
+  {
+    // from the RNEA derivatives' pass at (q, v, a): dd holds oMi, ov, oa, J, dJ as
+    // computeForwardKinematicsDerivatives would, and the joints' kinematic Hessians
+    hessians();
+    const auto & model = mo.model;
+    H.setZero();
+    vq.setZero();
+    aq.setZero();
+    av.setZero();
+    aa.setZero();
+    if (p.joint == 0) // a point on the world: fixed
+      return;
+    pinocchio::getFrameKinematicHessian(
+      model, dd, p.joint, p.placement, pinocchio::LOCAL_WORLD_ALIGNED, H);
+    pinocchio::getPointClassicAccelerationDerivatives(
+      model, dd, p.joint, p.placement, pinocchio::LOCAL_WORLD_ALIGNED, vq, aq, av, aa);
+  }
+
+  void KindDerivatives::point_rows(const Spec & s, int row, DMat D, bool offsets, bool both)
+  {
+    const int k = int(D.rows());
+    if (s.scale.size())
+      D = s.scale.head(k).asDiagonal() * D;
+    const bool eye = k == 3 && D.isIdentity(0.0);
+    const Vec3 zero = Vec3::Zero();
+    term(row, D, eye, 1.0, point(s.s1, offsets && s.has_p1, offsets ? s.p1 : zero));
+    if (both && s.s2 >= 0)
+      term(row, D, eye, -1.0, point(s.s2, offsets && s.has_p2, offsets ? s.p2 : zero));
+  }
+
+  // sign D p: dA_k += sign D dJ_k (the Hessian's linear rows), X += sign D [aq, av]
+  void KindDerivatives::term(int row, const DMat & D, bool identity, double sign, const Point & p)
+  {
+    point_partials(p);
+    const int dim = int(D.rows());
+    // slice k of the Hessian (6 x nv, contiguous) is dJ/dq_k; its linear rows the
+    // point's. Tiny products: coefficient-wise (lazyProduct), not the GEMM kernel
+    for (int k = 0; k < nv; ++k)
+    {
+      const Eigen::Map<const Matrix6x> dJ(H.data() + 6 * nv * k, 6, nv);
+      auto dA_k = dAB.block(k * m + row, 0, dim, nv);
+      if (identity)
+        dA_k += sign * dJ.topRows<3>();
+      else
+        dA_k += sign * D.lazyProduct(dJ.topRows<3>());
+    }
+    auto ddqa = X.leftCols(nv), ddv = X.rightCols(nv);
+    if (identity)
+    {
+      ddqa.middleRows(row, 3) += sign * aq;
+      ddv.middleRows(row, 3) += sign * av;
+    }
+    else
+    {
+      ddqa.middleRows(row, dim) += sign * D.lazyProduct(aq);
+      ddv.middleRows(row, dim) += sign * D.lazyProduct(av);
+    }
+  }
+
+  void KindDerivatives::frame(int slot, FrameDer & f)
+  {
+    // from the RNEA derivatives' pass at (q, v, a) (dd: oMi, ov, oa, J, dJ) and the
     // kinematic Hessians of that q
-    const auto & model = mo_.model;
-    const int nv = model.nv;
-    const auto & fr = model.frames[mo_.frame_slots[size_t(slot)].id];
+    hessians();
+    const auto & model = mo.model;
+    const auto & fr = model.frames[mo.frame_slots[size_t(slot)].id];
     const pinocchio::JointIndex j = fr.parentJoint;
     f.Jw.setZero(3, nv);
     f.dw.setZero(3, nv);
@@ -95,9 +198,9 @@ namespace pfaff
       f.al.setZero();
       return;
     }
-    f.R = dd_.oMi[j].rotation() * fr.placement.rotation();
-    f.w = dd_.ov[j].angular();
-    f.al = dd_.oa[j].angular();
+    f.R = dd.oMi[j].rotation() * fr.placement.rotation();
+    f.w = dd.ov[j].angular();
+    f.al = dd.oa[j].angular();
     v6_.setZero(6, nv);
     a6q_.setZero(6, nv);
     a6v_.setZero(6, nv);
@@ -107,7 +210,7 @@ namespace pfaff
     // miss a term in a spherical joint's own columns ((Jw_k x u) x u, u that joint's
     // world angular velocity; pin 4.1.0); the LOCAL ones agree with differences.
     pinocchio::getFrameAccelerationDerivatives(
-      model, dd_, j, fr.placement, pinocchio::LOCAL, v6_, a6q_, a6v_, a6a_);
+      model, dd, j, fr.placement, pinocchio::LOCAL, v6_, a6q_, a6v_, a6a_);
     f.Jw.noalias() = f.R * a6a_.bottomRows<3>();
     f.dw.noalias() = f.R * v6_.bottomRows<3>();
     f.dal.noalias() = f.R * a6q_.bottomRows<3>();
@@ -118,80 +221,22 @@ namespace pfaff
       f.dw.col(k) += g.cross(f.w);
       f.dal.col(k) += g.cross(f.al);
     }
-    H_.setZero();
+    H.setZero();
     pinocchio::getFrameKinematicHessian(
-      model, dd_, j, fr.placement, pinocchio::LOCAL_WORLD_ALIGNED, H_);
+      model, dd, j, fr.placement, pinocchio::LOCAL_WORLD_ALIGNED, H);
     for (int k = 0; k < nv; ++k)
       f.Hw.middleCols(k * nv, nv) =
-        Eigen::Map<const Matrix6x>(H_.data() + 6 * nv * k, 6, nv).bottomRows<3>();
+        Eigen::Map<const Matrix6x>(H.data() + 6 * nv * k, 6, nv).bottomRows<3>();
   }
 
-  void Differentiator::kind_partials(const VecX & v)
+  void KindDerivatives::aligned(
+    const Spec & s, int row, const MatX & P, bool quat, const Mat3 & R_c)
   {
-    for (const KindRows & k : kinds_)
-    {
-      switch (mo_.specs[size_t(k.spec)].kind)
-      {
-      case Kind::Weld:
-        weld_rows(k, v);
-        break;
-      case Kind::FrameAligned:
-        frame_aligned_rows(k, v);
-        break;
-      case Kind::QuatAligned:
-        quat_aligned_rows(k, v);
-        break;
-      case Kind::RevoluteClosure:
-        revolute_closure_rows(k, v);
-        break;
-      case Kind::PointOnCircle:
-        point_on_circle_rows(k, v);
-        break;
-      default:
-        break;
-      }
-    }
-  }
-
-  // rows 3-5 of a weld: FrameAligned(frame1, frame2, R_off), all three rows (its
-  // position rows are point terms, derivatives.cpp)
-  void Differentiator::weld_rows(const KindRows & k, const VecX & v)
-  {
-    const Spec & s = mo_.specs[size_t(k.spec)];
-    MatX P = Mat3::Identity();
-    if (s.scale.size())
-      P = s.scale.segment<3>(3).asDiagonal() * P;
-    aligned_partials(s, k.row + 3, P, false, s.R_off, v);
-  }
-
-  void Differentiator::frame_aligned_rows(const KindRows & k, const VecX & v)
-  {
-    const Spec & s = mo_.specs[size_t(k.spec)];
-    MatX P = s.D_identity ? MatX(Mat3::Identity()) : s.D;
-    if (s.scale.size())
-      P = s.scale.asDiagonal() * P;
-    aligned_partials(s, k.row, P, false, s.s2 < 0 ? s.R_right : s.R_off, v);
-  }
-
-  void Differentiator::quat_aligned_rows(const KindRows & k, const VecX & v)
-  {
-    const Spec & s = mo_.specs[size_t(k.spec)];
-    MatX P = Mat3::Identity();
-    if (s.scale.size())
-      P = s.scale.asDiagonal() * P;
-    aligned_partials(s, k.row, P, true, s.R_off, v);
-  }
-
-  void Differentiator::aligned_partials(
-    const Spec & s, int row, const MatX & P, bool quat, const Mat3 & R_c, const VecX & v)
-  {
-    const int nv = mo_.model.nv, m = m_, dim = int(P.rows());
+    const int dim = int(P.rows());
     const bool two = s.s2 >= 0;
-    FrameDer & f1 = f1_;
-    FrameDer & f2 = f2_;
-    frame_der(s.s1, f1);
+    frame(s.s1, f1);
     if (two)
-      frame_der(s.s2, f2);
+      frame(s.s2, f2);
     const Mat3 Re = two ? Mat3(f1.R * R_c * f2.R.transpose()) : Mat3(f1.R * R_c);
     const RowMap g(quat, Re);
     // J_w, w, u2 = R_e w_2, R_e alpha_2, w'
@@ -230,7 +275,7 @@ namespace pfaff
       }
       dA3_.noalias() = Dg * Jw;
       dA3_.noalias() += g.G * dJ;
-      dAB_.block(k * m + row, 0, dim, nv).noalias() = P * dA3_;
+      dAB.block(k * m + row, 0, dim, nv).noalias() = P * dA3_;
       X3_.col(k) = Dg * wd + g.G * dwdk + g.D2(gk, w) * w + g.D(dwk) * w + Dw * dwk;
       // in v: w moves by J_w's column k, w' by the accelerations' partials
       Vec3 dwdv = f1.dal_v.col(k) - gk.cross(u2);
@@ -238,99 +283,6 @@ namespace pfaff
         dwdv -= Re * f2.dal_v.col(k) + w.cross(ReJ2.col(k));
       X3_.col(nv + k) = g.G * dwdv + Dg * w + Dw * gk;
     }
-    X_.middleRows(row, dim).noalias() = P * X3_;
-  }
-
-  // RevoluteClosure's rows 3, 4 (its point rows are point terms, derivatives.cpp):
-  //   c_k = e_k x n_b, A_k = c_k^T (J_wa - J_wb),
-  //   A_k a + drift_k = ((w_a x e_k) x n_b + e_k x (w_b x n_b)) . (w_a - w_b) + c_k . (al_a - al_b)
-  // with e_k' = g_a x e_k, n_b' = g_b x n_b along delta_j (g: the columns j of J_w)
-  void Differentiator::revolute_closure_rows(const KindRows & kr, const VecX &)
-  {
-    const Spec & s = mo_.specs[size_t(kr.spec)];
-    const int nv = mo_.model.nv, m = m_;
-    FrameDer & fa = f1_;
-    FrameDer & fb = f2_;
-    frame_der(s.s1, fa);
-    frame_der(s.s2, fb);
-    const Vec3 nb = fb.R * s.n;
-    const Matrix3x Jd = fa.Jw - fb.Jw;
-    const Vec3 dw = fa.w - fb.w, dal = fa.al - fb.al;
-    const Vec3 wbn = fb.w.cross(nb);
-    for (int r = 0; r < 2; ++r)
-    {
-      const int row = kr.row + 3 + r;
-      const double sc = s.scale.size() ? s.scale(3 + r) : 1.0;
-      const Vec3 e = fa.R * s.D.row(r).transpose();
-      const Vec3 c = e.cross(nb);
-      const Vec3 we = fa.w.cross(e);
-      const Vec3 T = we.cross(nb) + e.cross(wbn);
-      for (int j = 0; j < nv; ++j)
-      {
-        const Vec3 ga = fa.Jw.col(j), gb = fb.Jw.col(j);
-        const Vec3 de = ga.cross(e), dn = gb.cross(nb);
-        const Vec3 dc = de.cross(nb) + e.cross(dn);
-        auto dA = dAB_.row(j * m + row);
-        dA.noalias() = dc.transpose() * Jd;
-        dA.noalias() += c.transpose() * fa.Hw.middleCols(j * nv, nv);
-        dA.noalias() -= c.transpose() * fb.Hw.middleCols(j * nv, nv);
-        dA *= sc;
-        const Vec3 dwa = fa.dw.col(j), dwb = fb.dw.col(j);
-        const Vec3 dT = (dwa.cross(e) + fa.w.cross(de)).cross(nb) + we.cross(dn)
-                        + de.cross(wbn) + e.cross(dwb.cross(nb) + fb.w.cross(dn));
-        X_(row, j) = sc * (dT.dot(dw) + T.dot(dwa - dwb) + dc.dot(dal)
-                           + c.dot(fa.dal.col(j) - fb.dal.col(j)));
-        // in v: w_a, w_b move by the Jacobians' columns
-        const Vec3 dTv = ga.cross(e).cross(nb) + e.cross(gb.cross(nb));
-        X_(row, nv + j) =
-          sc * (dTv.dot(dw) + T.dot(ga - gb) + c.dot(fa.dal_v.col(j) - fb.dal_v.col(j)));
-      }
-    }
-  }
-
-  // |p_xy - c| - rho: u = (p_xy - c) / r, A = u^T J_xy,
-  //   A a + drift = u . p'' + (|p'|^2 - (u . p')^2) / r,  p' = J_xy v, p'' the point's
-  // classical acceleration at the state's a; along delta_j u' = (I - u u^T) J_j / r,
-  // r' = u . J_j, p'_j = H_j v, p''_j = the acceleration's partial (point_partials)
-  void Differentiator::point_on_circle_rows(const KindRows & kr, const VecX & v)
-  {
-    const Spec & s = mo_.specs[size_t(kr.spec)];
-    const auto & model = mo_.model;
-    const int nv = model.nv, m = m_, row = kr.row;
-    const double sc = s.scale.size() ? s.scale(0) : 1.0;
-    const Point & pt = points_[size_t(kr.point)];
-    const pinocchio::SE3 oMp = dd_.oMi[pt.joint] * pt.placement;
-    const Vec3 p = oMp.translation();
-    J6_.setZero(6, nv);
-    pinocchio::getFrameJacobian(model, dd_, pt.joint, pt.placement, pinocchio::LOCAL_WORLD_ALIGNED, J6_);
-    const Eigen::Matrix<double, 2, Eigen::Dynamic> J = J6_.topRows<2>();
-    point_partials(pt);
-    // the classical acceleration of the point from the joint's spatial motion (world)
-    const auto & ov = dd_.ov[pt.joint];
-    const auto & oa = dd_.oa[pt.joint];
-    const Vec3 vp3 = ov.linear() + ov.angular().cross(p);
-    const Vec3 ap3 = oa.linear() + oa.angular().cross(p) + ov.angular().cross(vp3);
-    const Eigen::Vector2d d = p.head<2>() - s.c;
-    const double r = d.norm();
-    const Eigen::Vector2d u = d / r, vp = vp3.head<2>(), ap = ap3.head<2>();
-    const double uv = u.dot(vp), N = vp.dot(vp) - uv * uv;
-    for (int j = 0; j < nv; ++j)
-    {
-      const Eigen::Map<const Matrix6x> dJ(H_.data() + 6 * nv * j, 6, nv);
-      const Eigen::Vector2d Jj = J.col(j);
-      const Eigen::Vector2d du = (Jj - u * u.dot(Jj)) / r;
-      const double dr = u.dot(Jj);
-      auto dA = dAB_.row(j * m + row);
-      dA.noalias() = du.transpose() * J;
-      dA.noalias() += u.transpose() * dJ.topRows<2>();
-      dA *= sc;
-      const Eigen::Vector2d dvp = dJ.topRows<2>() * v;
-      const Eigen::Vector2d dap = aq_.col(j).head<2>();
-      X_(row, j) = sc * (du.dot(ap) + u.dot(dap)
-                         + (2.0 * vp.dot(dvp) - 2.0 * uv * (du.dot(vp) + u.dot(dvp))) / r
-                         - N * dr / (r * r));
-      X_(row, nv + j) =
-        sc * (u.dot(av_.col(j).head<2>()) + (2.0 * vp.dot(Jj) - 2.0 * uv * u.dot(Jj)) / r);
-    }
+    X.middleRows(row, dim).noalias() = P * X3_;
   }
 } // namespace pfaff

@@ -11,17 +11,7 @@
 
 namespace pfaff
 {
-  namespace
-  {
-    /// Python's float modulo (the sign of the divisor)
-    double pymod(double x, double y)
-    {
-      double r = std::fmod(x, y);
-      if (r != 0.0 && ((y < 0.0) != (r < 0.0)))
-        r += y;
-      return r;
-    }
-  } // namespace
+  using contour_detail::pymod;
 
   void Contour::check(const char * where) const
   {
@@ -45,58 +35,6 @@ namespace pfaff
       c.number(x, "a breakpoint of contour.bx", -HUGE_VAL, false);
     for (const double x : coef)
       c.number(x, "a coefficient of contour.coef", -HUGE_VAL, false);
-  }
-
-  void Contour::scalar(double u, double g[6]) const
-  {
-    switch (kind)
-    {
-    case ContourKind::Circle: {
-      const double c = std::cos(u), s = std::sin(u);
-      g[0] = a * c, g[1] = a * s, g[2] = -a * s, g[3] = a * c, g[4] = -a * c, g[5] = -a * s;
-      return;
-    }
-    case ContourKind::Ellipse: {
-      const double c = std::cos(u), s = std::sin(u);
-      g[0] = a * c, g[1] = b * s, g[2] = -a * s, g[3] = b * c, g[4] = -a * c, g[5] = -b * s;
-      return;
-    }
-    case ContourKind::Superellipse: {
-      const double c = std::cos(u), s = std::sin(u), pp = p;
-      const double X = c / a, Y = s / b;
-      const double Xp2 = std::pow(X, pp - 2), Yp2 = std::pow(Y, pp - 2);
-      const double Xp1 = Xp2 * X, Yp1 = Yp2 * Y, Xp = Xp1 * X, Yp = Yp1 * Y;
-      const double F = Xp + Yp;
-      const double F1 = pp * (-Xp1 * s / a + Yp1 * c / b);
-      const double F2 = pp
-                        * ((pp - 1) * Xp2 * std::pow(s / a, 2.0) - Xp
-                           + (pp - 1) * Yp2 * std::pow(c / b, 2.0) - Yp);
-      const double rho = std::pow(F, -1.0 / pp);
-      const double rho1 = -rho / (pp * F) * F1;
-      const double rho2 = -(1.0 / pp)
-                          * ((-1.0 / pp - 1) * rho / std::pow(F, 2.0) * std::pow(F1, 2.0)
-                             + rho / F * F2);
-      g[0] = rho * c, g[1] = rho * s;
-      g[2] = rho1 * c - rho * s, g[3] = rho1 * s + rho * c;
-      g[4] = (rho2 - rho) * c - 2 * rho1 * s, g[5] = (rho2 - rho) * s + 2 * rho1 * c;
-      return;
-    }
-    case ContourKind::Spline: {
-      u = pymod(u, U);
-      const int nseg = int(bx.size()) - 1;
-      int k = int(std::upper_bound(bx.begin(), bx.end(), u) - bx.begin()) - 1;
-      k = std::min(std::max(k, 0), nseg - 1);
-      const double * c = &coef[8 * size_t(k)];
-      const double h = u - bx[size_t(k)];
-      g[0] = ((c[0] * h + c[2]) * h + c[4]) * h + c[6];
-      g[1] = ((c[1] * h + c[3]) * h + c[5]) * h + c[7];
-      g[2] = (3 * c[0] * h + 2 * c[2]) * h + c[4];
-      g[3] = (3 * c[1] * h + 2 * c[3]) * h + c[5];
-      g[4] = 6 * c[0] * h + 2 * c[2];
-      g[5] = 6 * c[1] * h + 2 * c[3];
-      return;
-    }
-    }
   }
 
   bool Contour::newton_foot(double cx, double cy, double & u, double tol) const

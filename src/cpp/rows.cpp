@@ -139,7 +139,7 @@ namespace pfaff
       // the kind's row writer (src/cpp/kinds/*.cpp), by its position in kinds.def
       using RowFn = void (*)(const Model &, Data &, const Spec &, const RowOut &);
       static const RowFn writers[] = {
-  #define PFAFF_KIND(K, rows, window) &kinds::K,
+  #define PFAFF_KIND(K, rows, window, holonomic) &kinds::K,
   #include "kinds.def"
   #undef PFAFF_KIND
       };

@@ -271,8 +271,9 @@ def differentiator(cset: ConstraintSet, rank_tol: float, forces=()):
     derivatives ``da_dq, ..., dlam_dtau`` (arrays of their own).
 
     Every force element lowers (one written in Python as a law the core calls, its
-    partials by central differences). Raises ``ValueError`` (naming it) for a system
-    the core cannot run or a constraint kind without analytic derivatives in the core.
+    partials by central differences) and every constraint kind that lowers has its
+    derivative rows in the core (``derive_K`` in ``src/cpp/kinds/``). Raises
+    ``ValueError`` (naming it) for a system the core cannot run.
     """
     system = build(cset)
     into = Build(system, cset.mechanism)

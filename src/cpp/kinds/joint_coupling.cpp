@@ -1,8 +1,11 @@
 // q_1 - c_0 - c_1 q_2 = 0 (constraints.coupling.JointCoupling)
+// its line of kinds.def, which CMake gathers (name, rows, window, holonomic):
+// PFAFF_KIND(JointCoupling, 1, 0, 1)
 #include <cmath>
 
 #include "../check.hpp"
 #include "../core.hpp"
+#include "../kind_derivatives.hpp"
 
 namespace pfaff::kinds
 {
@@ -29,4 +32,7 @@ namespace pfaff::kinds
       d.A(row, s.iv2) = -s.c1;
     d.drift(row) = 0.0;
   }
+
+  // A constant, drift identically zero: no derivative rows
+  void derive_JointCoupling(KindDerivatives &, const Spec &, int) {}
 } // namespace pfaff::kinds

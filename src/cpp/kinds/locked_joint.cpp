@@ -1,8 +1,11 @@
 // q_i - value = 0: a locked joint, an unbounded one by its angle (constraints.library.LockedJoint)
+// its line of kinds.def, which CMake gathers (name, rows, window, holonomic):
+// PFAFF_KIND(LockedJoint, 1, 0, 1)
 #include <cmath>
 
 #include "../check.hpp"
 #include "../core.hpp"
+#include "../kind_derivatives.hpp"
 
 namespace pfaff::kinds
 {
@@ -29,4 +32,7 @@ namespace pfaff::kinds
     d.A(row, s.iv) = 1.0;
     d.drift(row) = 0.0;
   }
+
+  // A constant, drift identically zero: no derivative rows
+  void derive_LockedJoint(KindDerivatives &, const Spec &, int) {}
 } // namespace pfaff::kinds

@@ -1,8 +1,11 @@
 // n . p - d = 0: a point of a frame on a plane (constraints.library.PointOnPlane)
+// its line of kinds.def, which CMake gathers (name, rows, window, holonomic):
+// PFAFF_KIND(PointOnPlane, 1, 1, 1)
 #include <cmath>
 
 #include "../check.hpp"
 #include "../core.hpp"
+#include "../kind_derivatives.hpp"
 
 namespace pfaff::kinds
 {
@@ -21,5 +24,10 @@ namespace pfaff::kinds
     d.phi(hrow) = s.n.dot(p1) - s.d;
     d.A.row(row).segment(out.c0, out.w).noalias() = s.n.transpose() * d.Jp1_.leftCols(out.w);
     d.drift(row) = with_drift ? s.n.dot(a1) : 0.0;
+  }
+
+  void derive_PointOnPlane(KindDerivatives & kd, const Spec & s, int row)
+  {
+    kd.point_rows(s, row, s.n.transpose(), true, false);
   }
 } // namespace pfaff::kinds

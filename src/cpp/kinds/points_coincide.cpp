@@ -1,8 +1,11 @@
 // D (p1 - p2) = 0: two points coincide along directions D (constraints.library.PointsCoincide)
+// its line of kinds.def, which CMake gathers (name, rows, window, holonomic):
+// PFAFF_KIND(PointsCoincide, 0, 1, 1)
 #include <cmath>
 
 #include "../check.hpp"
 #include "../core.hpp"
+#include "../kind_derivatives.hpp"
 
 namespace pfaff::kinds
 {
@@ -55,5 +58,11 @@ namespace pfaff::kinds
       d.drift.segment<3>(row) = a;
     else
       d.drift.segment(row, s.dim).noalias() = s.D * a;
+  }
+
+  void derive_PointsCoincide(KindDerivatives & kd, const Spec & s, int row)
+  {
+    using DMat = KindDerivatives::DMat;
+    kd.point_rows(s, row, s.D_identity ? DMat(Mat3::Identity()) : DMat(s.D), true, true);
   }
 } // namespace pfaff::kinds

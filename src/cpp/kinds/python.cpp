@@ -2,7 +2,11 @@
 // Phi and drift at (q, v) come from a Python callable that the loop calls where it
 // writes any kind's rows, as MuJoCo calls its callbacks; the GIL taken around the call
 // and what it returns checked (shapes, finite) as every array entering the core is.
-// Its derivatives are the NumPy engine's (pfaff.derivatives): Differentiator refuses it.
+// Its derivative rows are central differences of those rows, as the NumPy reference
+// takes them (pfaff.derivatives.terms).
+// its line of kinds.def, which CMake gathers (name, rows, window, holonomic):
+// PFAFF_KIND(Python, 0, 0, 1)
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -11,6 +15,9 @@
 #include "../bind.hpp"
 #include "../check.hpp"
 #include "../core.hpp"
+#include "../kind_derivatives.hpp"
+
+#include "pinocchio/algorithm/joint-configuration.hpp"
 
 namespace nb = nanobind;
 
@@ -38,6 +45,39 @@ namespace pfaff
           d.phi.segment(out.hrow, s.dim) = phi;
       }
       d.drift.segment(out.row, s.dim) = out.with_drift ? drift : VecX::Zero(s.dim);
+    }
+
+    // central differences of the rows (pfaff.derivatives.terms._fd_rows' steps): q moved
+    // as integrate(q, +-h e_k), h = 1e-5; v by +-hv e_k, hv = 1e-3 max(1, |v|_max) (the
+    // drift is quadratic in v: its difference is exact but for rounding)
+    void derive_Python(KindDerivatives & kd, const Spec & s, int row)
+    {
+      const auto & model = kd.mo.model;
+      const int nv = kd.nv, m = kd.m, dim = s.dim;
+      const VecX &q = *kd.q, &v = *kd.v, &a = *kd.a;
+      const double h = 1e-5, hv = 1e-3 * std::max(1.0, nv ? v.cwiseAbs().maxCoeff() : 0.0);
+      MatX Ap(dim, nv), Am(dim, nv);
+      VecX phi(dim), dp(dim), dm(dim), e = VecX::Zero(nv), qp(model.nq), qm(model.nq);
+      VecX vp = v, vm = v;
+      for (int k = 0; k < nv; ++k)
+      {
+        e.setZero();
+        e(k) = h;
+        pinocchio::integrate(model, q, e, qp);
+        pinocchio::integrate(model, q, -e, qm);
+        (*s.law)(qp, v, true, Ap, phi, dp);
+        (*s.law)(qm, v, true, Am, phi, dm);
+        kd.dAB.block(k * m + row, 0, dim, nv) = (Ap - Am) / (2.0 * h);
+        dp.noalias() += Ap * a;
+        dm.noalias() += Am * a;
+        kd.X.block(row, k, dim, 1) = (dp - dm) / (2.0 * h);
+        vp(k) = v(k) + hv;
+        vm(k) = v(k) - hv;
+        (*s.law)(q, vp, true, Ap, phi, dp);
+        (*s.law)(q, vm, true, Am, phi, dm);
+        kd.X.block(row, nv + k, dim, 1) = (dp - dm) / (2.0 * hv);
+        vp(k) = vm(k) = v(k);
+      }
     }
   } // namespace kinds
 

@@ -1,8 +1,11 @@
 // vec(q_e) = 0, MuJoCo's weld orientation residual (constraints.quat_aligned)
+// its line of kinds.def, which CMake gathers (name, rows, window, holonomic):
+// PFAFF_KIND(QuatAligned, 3, 1, 1)
 #include <cmath>
 
 #include "../check.hpp"
 #include "../core.hpp"
+#include "../kind_derivatives.hpp"
 
 namespace pfaff::kinds
 {
@@ -14,5 +17,13 @@ namespace pfaff::kinds
   void QuatAligned(const Model &, Data & d, const Spec & s, const RowOut & out)
   {
     quat_rows(d, s, out);
+  }
+
+  void derive_QuatAligned(KindDerivatives & kd, const Spec & s, int row)
+  {
+    MatX P = Mat3::Identity();
+    if (s.scale.size())
+      P = s.scale.asDiagonal() * P;
+    kd.aligned(s, row, P, true, s.R_off);
   }
 } // namespace pfaff::kinds

@@ -5,10 +5,13 @@
 //   A_k = (e_k x n_b)^T (J_wa - J_wb),
 //   drift_k = ((w_a x e_k) x n_b + e_k x (w_b x n_b)) . (w_a - w_b)
 //             + (e_k x n_b) . (alpha_a - alpha_b).
+// its line of kinds.def, which CMake gathers (name, rows, window, holonomic):
+// PFAFF_KIND(RevoluteClosure, 5, 1, 1)
 #include <cmath>
 
 #include "../check.hpp"
 #include "../core.hpp"
+#include "../kind_derivatives.hpp"
 
 namespace pfaff::kinds
 {
@@ -47,6 +50,53 @@ namespace pfaff::kinds
       d.A.row(row + 3 + k).segment(c0, nw).noalias() = c.transpose() * d.Gjw_.leftCols(nw);
       d.drift(row + 3 + k) =
         with_drift ? (fa.w.cross(e).cross(nb) + e.cross(wbn)).dot(dw) + c.dot(dalpha) : 0.0;
+    }
+  }
+
+  // derivative rows: p_a - p_b (KindDerivatives::point_rows) and rows 3, 4,
+  //   c_k = e_k x n_b, A_k = c_k^T (J_wa - J_wb),
+  //   A_k a + drift_k = ((w_a x e_k) x n_b + e_k x (w_b x n_b)) . (w_a - w_b) + c_k . (al_a - al_b)
+  // with e_k' = g_a x e_k, n_b' = g_b x n_b along delta_j (g: the columns j of J_w)
+  void derive_RevoluteClosure(KindDerivatives & kd, const Spec & s, int row0)
+  {
+    kd.point_rows(s, row0, Mat3::Identity(), true, true);
+    const int nv = kd.nv, m = kd.m;
+    KindDerivatives::FrameDer & fa = kd.f1;
+    KindDerivatives::FrameDer & fb = kd.f2;
+    kd.frame(s.s1, fa);
+    kd.frame(s.s2, fb);
+    const Vec3 nb = fb.R * s.n;
+    const Matrix3x Jd = fa.Jw - fb.Jw;
+    const Vec3 dw = fa.w - fb.w, dal = fa.al - fb.al;
+    const Vec3 wbn = fb.w.cross(nb);
+    for (int r = 0; r < 2; ++r)
+    {
+      const int row = row0 + 3 + r;
+      const double sc = s.scale.size() ? s.scale(3 + r) : 1.0;
+      const Vec3 e = fa.R * s.D.row(r).transpose();
+      const Vec3 c = e.cross(nb);
+      const Vec3 we = fa.w.cross(e);
+      const Vec3 T = we.cross(nb) + e.cross(wbn);
+      for (int j = 0; j < nv; ++j)
+      {
+        const Vec3 ga = fa.Jw.col(j), gb = fb.Jw.col(j);
+        const Vec3 de = ga.cross(e), dn = gb.cross(nb);
+        const Vec3 dc = de.cross(nb) + e.cross(dn);
+        auto dA = kd.dAB.row(j * m + row);
+        dA.noalias() = dc.transpose() * Jd;
+        dA.noalias() += c.transpose() * fa.Hw.middleCols(j * nv, nv);
+        dA.noalias() -= c.transpose() * fb.Hw.middleCols(j * nv, nv);
+        dA *= sc;
+        const Vec3 dwa = fa.dw.col(j), dwb = fb.dw.col(j);
+        const Vec3 dT = (dwa.cross(e) + fa.w.cross(de)).cross(nb) + we.cross(dn)
+                        + de.cross(wbn) + e.cross(dwb.cross(nb) + fb.w.cross(dn));
+        kd.X(row, j) = sc * (dT.dot(dw) + T.dot(dwa - dwb) + dc.dot(dal)
+                           + c.dot(fa.dal.col(j) - fb.dal.col(j)));
+        // in v: w_a, w_b move by the Jacobians' columns
+        const Vec3 dTv = ga.cross(e).cross(nb) + e.cross(gb.cross(nb));
+        kd.X(row, nv + j) =
+          sc * (dTv.dot(dw) + T.dot(ga - gb) + c.dot(fa.dal_v.col(j) - fb.dal_v.col(j)));
+      }
     }
   }
 } // namespace pfaff::kinds

@@ -1,8 +1,11 @@
 // p_1 - p_2 = 0 and FrameAligned: a rigid grasp, 6 rows (constraints.weld.Weld)
+// its line of kinds.def, which CMake gathers (name, rows, window, holonomic):
+// PFAFF_KIND(Weld, 6, 1, 1)
 #include <cmath>
 
 #include "../check.hpp"
 #include "../core.hpp"
+#include "../kind_derivatives.hpp"
 
 namespace pfaff::kinds
 {
@@ -34,5 +37,15 @@ namespace pfaff::kinds
     rot.row += 3;
     rot.hrow += 3;
     aligned_rows(d, s, s.R_off, s.R_off.isIdentity(0.0), rot, true);
+  }
+
+  // p_1 - p_2 (the frames' origins) and FrameAligned(frame1, frame2, R_off), all three rows
+  void derive_Weld(KindDerivatives & kd, const Spec & s, int row)
+  {
+    MatX P = Mat3::Identity();
+    if (s.scale.size())
+      P = s.scale.segment<3>(3).asDiagonal() * P;
+    kd.aligned(s, row + 3, P, false, s.R_off);
+    kd.point_rows(s, row, Mat3::Identity(), false, true);
   }
 } // namespace pfaff::kinds

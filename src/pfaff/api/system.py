@@ -308,10 +308,9 @@ class System:
         ``d.rank_stable`` reports. The force elements' derivatives are central
         differences of their forces (step 1e-6; exact for linear springs and dampers).
 
-        ``engine``: ``"core"`` the compiled derivatives (constraint kinds with analytic
-        derivatives there: every built-in kind but the rolling contact's rows; every
-        force element: a built-in kind's partials analytic, a Python law's by central
-        differences), ``"numpy"``
+        ``engine``: ``"core"`` the compiled derivatives (every constraint kind that
+        lowers, its derivative rows analytic; every force element: a built-in kind's
+        partials analytic, a Python law's by central differences), ``"numpy"``
         :mod:`pfaff.derivatives` (the force elements' partials by central differences),
         ``"auto"`` the core when it takes the system, else NumPy with a warning (once)
         saying why.

@@ -9,7 +9,8 @@ correction, the velocity projection), as MuJoCo calls its callbacks, and steps,
 projects and corrects them as a built-in kind's. Its snapshot is the mechanism's at
 that state (its frames, without the dynamics' terms), so the constraint computes
 exactly what it computes on the NumPy engine; only this constraint pays Python's cost.
-Its dynamics derivatives are the NumPy engine's (``pfaff.derivatives``).
+The core's dynamics derivatives take its rows by central differences (``derive_Python``),
+as the NumPy reference :mod:`pfaff.derivatives` does.
 """
 
 from __future__ import annotations

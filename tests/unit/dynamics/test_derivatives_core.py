@@ -109,9 +109,8 @@ def test_fold_radius_and_unconstrained():
 def test_system_engines_agree_and_refusals():
     """System.forward_dynamics_derivatives: "auto" takes the core for a four-bar, equal
     to "numpy", also with a damper (its partials analytic in the core) and with a force
-    law in Python (its partials by central differences in the core); a kind without
-    analytic derivatives in the core is named; a wrong input is a ValueError naming
-    it."""
+    law in Python (its partials by central differences in the core); a wrong input is a
+    ValueError naming it."""
     sys = pfaff.load(MODELS / "four_bar.xml")
     rng = np.random.default_rng(14)
     _, A = sys.cset.holonomic_terms_at(sys.q0)
@@ -142,12 +141,6 @@ def test_system_engines_agree_and_refusals():
     assert (d.engine, nd.engine) == ("core", "numpy")
     np.testing.assert_allclose(d.da_dv, nd.da_dv, atol=1e-6 * np.abs(nd.da_dv).max())
 
-    from pfaff.manipulation.contours import Ellipse
-    from pfaff.systems import rolling_fingers as rf
-
-    _, _, rolling = rf.grasp_system(Ellipse(0.026, 0.018), 0.03, (0.01, 0.012))
-    with pytest.raises(ValueError, match="RollContact has no analytic derivative in the core"):
-        core.differentiator(rolling, 1e-9)
     mech = _two_link()
     compiled = core.differentiator(ConstraintSet(mech, []), 1e-9)
     with pytest.raises(ValueError, match=r"Differentiator.compute: tau has shape \(3,\)"):

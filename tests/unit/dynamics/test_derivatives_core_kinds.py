@@ -1,5 +1,5 @@
-"""The compiled derivative rows of the orientation, hinge and circle kinds
-(src/cpp/kind_derivatives.cpp): Weld, FrameAligned, QuatAligned, RevoluteClosure and
+"""The compiled derivative rows of the orientation, hinge and circle kinds (derive_K
+in src/cpp/kinds/*.cpp): Weld, FrameAligned, QuatAligned, RevoluteClosure and
 PointOnCircle, each at 10 random states (off their manifolds too, where the rotation
 error is not the identity) against the NumPy reference (pfaff.derivatives, which takes
 these kinds by central differences of their own A and drift: 1e-6 relative) and against
