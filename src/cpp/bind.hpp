@@ -5,6 +5,7 @@
 // the entry point and the argument, never undefined behaviour in the core.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <type_traits>
 
@@ -104,6 +105,26 @@ namespace pfaff
 {
   using GVec = Given<Eigen::VectorXd>;
   using GMat = Given<Eigen::MatrixXd>;
+
+  /// A Python callable the core keeps (a law or rows written in Python, shared by a
+  /// System's clones): released with the GIL held, as a System may be freed off
+  /// Python's thread; left alone once the interpreter is finalizing.
+  inline std::shared_ptr<nanobind::object> held_callable(nanobind::callable fn)
+  {
+    return std::shared_ptr<nanobind::object>(
+      new nanobind::object(std::move(fn)), [](nanobind::object * o) {
+        if (Py_IsInitialized())
+        {
+          nanobind::gil_scoped_acquire gil;
+          delete o;
+        }
+        else // the interpreter is gone: its reference is left, the holder freed
+        {
+          o->release();
+          delete o;
+        }
+      });
+  }
 
   /// A field of a bound struct read as def_rw reads it, set through a Check of the array:
   /// a fixed-size Eigen field needs its exact shape, a dynamic one the right number of

@@ -105,24 +105,28 @@ namespace
     const int nq = j.proto->nq(), nv = j.proto->nv();
     const int m = j.proto->rows(), mh = j.proto->holonomic_rows();
     const int cap = j.T + 1;
-    std::vector<std::vector<double>> scratch(17);
+    using pfaff::SeriesId;
+    constexpr int n_rec = pfaff::record_series();
+    const int Q = pfaff::buffer_index(SeriesId::q), V = pfaff::buffer_index(SeriesId::v);
+    const int LAM = pfaff::buffer_index(SeriesId::lam), PHI = pfaff::buffer_index(SeriesId::phi);
+    std::vector<std::vector<double>> scratch(n_rec);
     std::vector<double> fw(static_cast<size_t>(cap)), fp(static_cast<size_t>(cap));
     const double nan = std::numeric_limits<double>::quiet_NaN();
     for (int i = j.next++; i < j.K; i = j.next++)
     {
-      double * own[17] = {};
-      own[1] = j.q + size_t(i) * cap * nq;
-      own[2] = j.v + size_t(i) * cap * nv;
-      own[6] = j.lam + size_t(i) * cap * m;
-      own[8] = j.phi + size_t(i) * cap * mh;
+      double * own[n_rec] = {};
+      own[Q] = j.q + size_t(i) * cap * nq;
+      own[V] = j.v + size_t(i) * cap * nv;
+      own[LAM] = j.lam + size_t(i) * cap * m;
+      own[PHI] = j.phi + size_t(i) * cap * mh;
       pfaff::Status st;
       int recorded = 0;
       try
       {
         System s(*j.proto);
-        std::vector<double *> ptrs(17);
-        std::vector<size_t> sizes(17);
-        for (int b = 0; b < 17; ++b)
+        std::vector<double *> ptrs(n_rec);
+        std::vector<size_t> sizes(n_rec);
+        for (int b = 0; b < n_rec; ++b)
         {
           sizes[size_t(b)] = pfaff::record_width(s, b) * size_t(cap);
           if (!own[b])
@@ -138,25 +142,25 @@ namespace
         s.set_state(Eigen::Map<const VecX>(j.q0 + size_t(i) * nq, nq),
                     Eigen::Map<const VecX>(j.v0 + size_t(i) * nv, nv));
         s.set_tau(VecX::Zero(nv));
-        for (int k = 0; k < j.T && st.code == 0; ++k)
+        for (int k = 0; k < j.T && st.code == pfaff::status_code::ok; ++k)
         {
           s.set_tau(Eigen::Map<const VecX>(j.tau + (size_t(i) * j.T + k) * nv, nv));
           st = s.run(k, k + 1, j.T, j.t0);
         }
-        if (st.code == 0) // the last state, with the last torque held (as simulate records it)
+        if (st.code == pfaff::status_code::ok) // the last state, with the last torque held
           st = s.run(j.T, j.T + 1, j.T, j.t0);
         recorded = s.recorder.recorded;
       }
       catch (const std::exception & e)
       {
-        st.code = -1;
+        st.code = pfaff::status_code::exception;
         j.errors[size_t(i)] = e.what();
       }
       j.status[size_t(i)] = st;
-      if (st.code != 0) // the states not reached: NaN
-        for (int b : {1, 2, 6, 8})
+      if (st.code != pfaff::status_code::ok) // the states not reached: NaN
+        for (int b : {Q, V, LAM, PHI})
         {
-          const int w = b == 1 ? nq : b == 2 ? nv : b == 6 ? m : mh;
+          const size_t w = pfaff::record_width(*j.proto, b);
           std::fill(own[b] + size_t(recorded) * w, own[b] + size_t(cap) * w, nan);
         }
     }
@@ -193,7 +197,7 @@ namespace pfaff
           nb::gil_scoped_release release;
           st = s.run(k0, k0 + n, INT_MAX - 1, t0);
         }
-        if (st.code == 0)
+        if (st.code == pfaff::status_code::ok)
           return nb::none();
         return nb::cast(st);
       },
@@ -258,7 +262,7 @@ namespace pfaff
         {
           const auto & st = j.status[size_t(i)];
           pfaff::Status s = st;
-          if (s.code == -1)
+          if (s.code == pfaff::status_code::exception)
             s.what = j.errors[size_t(i)];
           out.append(nb::cast(s));
         }

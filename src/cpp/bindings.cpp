@@ -30,6 +30,8 @@ namespace pfaff
 {
   void bind_sim(nb::module_ & m); // bind_sim.cpp: Simulator.step, clone, rollout
   void bind_forces(nb::module_ & m); // bind_forces.cpp: the force elements' specs
+  void bind_tables(nb::module_ & m); // bind_tables.cpp: the options, series and status
+  void bind_limits(nb::module_ & m); // bind_limits.cpp: joint limits, a limited run
   void bind_python_rows(nb::class_<Spec> & spec); // kinds/python.cpp: Spec.set_law
 }
 
@@ -127,38 +129,7 @@ NB_MODULE(_core, m)
 
   pfaff::bind_forces(m); // bind_forces.cpp: ForceKind, ForceSpec, a Python law
 
-  nb::class_<pfaff::Status>(m, "Status",
-                           "how a run ended (code 0 ok, 1 non-finite, 2 a unilateral contact "
-                           "would open, 3 position correction failed; -1 an exception in a "
-                           "rollout): pfaff.simulate.policy.status_message words it")
-    .def(nb::init<>())
-    .def_rw("code", &pfaff::Status::code)
-    .def_rw("what", &pfaff::Status::what)
-    .def_rw("index", &pfaff::Status::index)
-    .def_rw("value", &pfaff::Status::value)
-    .def_rw("t", &pfaff::Status::t)
-    .def_rw("step", &pfaff::Status::step)
-    .def_rw("iterations", &pfaff::Status::iterations)
-    .def("__repr__", [](const pfaff::Status & s) {
-      return "Status(code=" + std::to_string(s.code) + ", what='" + s.what + "', step="
-             + std::to_string(s.step) + ")";
-    });
-
-  nb::class_<pfaff::Options>(m, "Options")
-    .def(nb::init<>())
-    .def_rw("dt", &pfaff::Options::dt)
-    .def_rw("rank_tol", &pfaff::Options::rank_tol)
-    .def_rw("position_tol", &pfaff::Options::position_tol)
-    .def_rw("max_newton", &pfaff::Options::max_newton)
-    .def_rw("newton_step_tol", &pfaff::Options::newton_step_tol)
-    .def_rw("position_floor", &pfaff::Options::position_floor)
-    .def_rw("stage_projection", &pfaff::Options::stage_projection)
-    .def_rw("variant", &pfaff::Options::variant)
-    .def_rw("gamma", &pfaff::Options::gamma)
-    .def_rw("record_every", &pfaff::Options::record_every)
-    .def_rw("potential_offset", &pfaff::Options::potential_offset)
-    .def_rw("position_failure", &pfaff::Options::position_failure);
-
+  pfaff::bind_tables(m); // bind_tables.cpp: Options, Status and the tables both languages read
 
   // A controller's record (System::sample): each array a writable view of the Sample's
   // own array, which the Python object keeps alive (no copy per field)
@@ -360,16 +331,15 @@ NB_MODULE(_core, m)
          "a force element of a law sampled and held (set_held)")
     .def(
       "set_held",
-      [](System & s, double next_control, double control_dt, double sample_tol) {
+      [](System & s, double next_control, double control_dt) {
         Check{"System.set_held"}
           .number(next_control, "next_control", -HUGE_VAL, false)
-          .number(control_dt, "control_dt", 0.0, true)
-          .number(sample_tol, "sample_tol", 0.0, false);
-        s.set_held(next_control, control_dt, sample_tol);
+          .number(control_dt, "control_dt", 0.0, true);
+        s.set_held(next_control, control_dt);
       },
-      "next_control"_a, "control_dt"_a, "sample_tol"_a,
+      "next_control"_a, "control_dt"_a,
       "sample the held force elements as a controller: tau = their Q at each sample "
-      "(a sample is due at t >= next_control - sample_tol dt: policy.SampleClock's rule)")
+      "(a sample is due where sample_due(t, next_control, dt) holds)")
     .def_prop_ro("next_control", &System::next_control)
     .def(
       "set_force_buffers",
@@ -413,5 +383,6 @@ NB_MODULE(_core, m)
     .def_prop_ro("recorded", [](const System & s) { return s.recorder.recorded; })
     .def_ro("steps", &System::steps);
   pfaff::bind_sim(m);
+  pfaff::bind_limits(m);
   pfaff::bind_derivatives(m);
 }

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core_types.hpp"
+#include "limits.hpp"
 #include "record.hpp"
 
 namespace pfaff
@@ -103,6 +104,10 @@ namespace pfaff
     /// the model has mimic joints (Pinocchio's extended columns): frame_terms takes the
     /// frames' Jacobians from getFrameJacobian, else from the joints' columns directly
     bool mimic = false;
+    /// the joint limits (limits.hpp: add_limit) and the count of the loop's rows, those
+    /// before the held limits' LockedJoint rows (set_held_rows toggles them)
+    std::vector<JointLimit> limits;
+    LoopRows loop;
   };
 
   /// The per-state workspace (pinocchio::Data's role): Pinocchio's passes, the frame
@@ -426,15 +431,13 @@ namespace pfaff
     bool held_active() const { return held_on_; }
     double held_period() const { return control_dt_; }
     /// a controller whose law is force elements sampled and held (zero-order hold):
-    /// at each sample (t >= next_control - sample_tol dt: the rule and tolerance of
-    /// pfaff.simulate.policy.SampleClock, passed in) tau = their Q at the state, then
+    /// at each sample (sample_due, tables.hpp) tau = their Q at the state, then
     /// next_control += control_dt
     void add_held_force(const ForceSpec & spec);
-    void set_held(double next_control, double control_dt, double sample_tol)
+    void set_held(double next_control, double control_dt)
     {
       next_ctrl_ = next_control;
       control_dt_ = control_dt;
-      sample_tol_ = sample_tol;
       held_on_ = !held.empty();
     }
     ForceSet held;         // the held law's elements (add_held_force)
@@ -476,6 +479,6 @@ namespace pfaff
     bool well_conditioned_rows(const VecX & tau, VecX & a); // acceleration's short path
 
     bool held_on_ = false;
-    double next_ctrl_ = 0.0, control_dt_ = 0.0, sample_tol_ = 0.0;
+    double next_ctrl_ = 0.0, control_dt_ = 0.0;
   };
 } // namespace pfaff

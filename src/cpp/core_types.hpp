@@ -19,6 +19,7 @@
 
 #include "forces.hpp"
 #include "rolling.hpp"
+#include "tables.hpp"
 
 namespace pfaff
 {
@@ -181,28 +182,18 @@ namespace pfaff
     unsigned long next() { return ++pass; }
   };
 
+  /// the options of a run, one field per row of options.def (their defaults there)
   struct Options
   {
-    double dt = 1e-3;
-    double rank_tol = 1e-9;
-    double position_tol = 1e-12;
-    int max_newton = 20;
-    double newton_step_tol = 1e-14; // Newton also stops on its step in q
-    double position_floor = 1e-15;  // no Newton step from |Phi| at round-off
-    bool stage_projection = true;   // RK4 stages put on the manifold
-    int variant = 0; // 0: M_c, 1: M'_c, 2: M''_c
-    double gamma = -1.0; // M''_c: <= 0 means ||M||_2
-    int record_every = 1;
-    double potential_offset = 0.0;
-    // a correction ending above this [units of Phi] stops the run (Status code 3);
-    // set from pfaff.simulate.policy.POSITION_FAILURE, the one value both engines read
-    double position_failure = 1e-6;
+#define PFAFF_OPTION(type, name, value, doc) type name = value;
+#include "options.def"
+#undef PFAFF_OPTION
   };
 
   /// Status of a run segment; code 0 = ok.
   struct Status
   {
-    int code = 0; // 1 non-finite, 2 contact opens, 3 position correction failed
+    int code = status_code::ok; // how the run ended (status.def)
     std::string what;
     int index = -1;
     double value = 0.0;

@@ -227,17 +227,20 @@ namespace pfaff
     // placements of q_ in data
     joint_accelerations(mo(), d(), obs_slots);
     frame_terms(mo(), d(), obs_slots, obs_frames, &v_, true);
-    out.frames.resize(Eigen::Index(obs_frames.size()), 18 + 6 * n);
+    // each row as tables.hpp lays it out (frame_fields: p, R, J row by row, drift)
+    out.frames.resize(Eigen::Index(obs_frames.size()), frame_row_width(n));
+    const int at_R = frame_field_start(FrameField::R, n);
+    const int at_J = frame_field_start(FrameField::J, n);
     for (size_t i = 0; i < obs_frames.size(); ++i)
     {
       const FrameKin & f = obs_frames[i];
       auto row = out.frames.row(Eigen::Index(i));
-      row.head<3>() = f.p.transpose();
+      row.segment<3>(frame_field_start(FrameField::p, n)) = f.p.transpose();
       for (int r = 0; r < 3; ++r)
-        row.segment<3>(3 + 3 * r) = f.R.row(r);
+        row.segment<3>(at_R + 3 * r) = f.R.row(r);
       for (int r = 0; r < 6; ++r)
-        row.segment(12 + r * n, n) = f.J.row(r);
-      row.tail<6>() = f.drift.transpose();
+        row.segment(at_J + r * n, n) = f.J.row(r);
+      row.segment<6>(frame_field_start(FrameField::drift, n)) = f.drift.transpose();
     }
     out.kinetic = kinetic; // start_terms(true): dynamics_state's energies
     // on data_g: data keeps the passes the next step's start reuses (M, its factor)

@@ -11,9 +11,19 @@ namespace pfaff
 {
   std::size_t record_width(const Model & mo, int i)
   {
-    // the rows record() writes: t, q, v, a, tau, F, lambda, A v, Phi, then eight scalars
-    const int w[9] = {1, mo.nq(), mo.nv(), mo.nv(), mo.nv(), mo.nv(), mo.m, mo.m, mo.m_h};
-    return i < 9 ? std::size_t(w[i]) : 1;
+    switch (series_table[i].width)
+    {
+    case Width::nq:
+      return std::size_t(mo.nq());
+    case Width::nv:
+      return std::size_t(mo.nv());
+    case Width::m:
+      return std::size_t(mo.m);
+    case Width::m_h:
+      return std::size_t(mo.m_h);
+    default:
+      return 1;
+    }
   }
 
   void check_buffers(
@@ -35,8 +45,8 @@ namespace pfaff
     const Check c{"System.set_buffers"};
     if (b.size() != std::size_t(n_buffers) || s.size() != std::size_t(n_buffers))
       c.fail("buffers has " + std::to_string(b.size()) + " arrays: expected "
-             + std::to_string(n_buffers) + " record "
-             "buffers (t, q, v, a, tau, F, lambda, A v, Phi and eight scalars)");
+             + std::to_string(n_buffers) + " record buffers (the record series of "
+             "series.def: pfaff.simulate.policy.CORE_SERIES)");
     c.index(cap, INT_MAX, "capacity", ">= 0");
     check_buffers(mo, c.where, s, cap);
     bufs = b;
@@ -50,34 +60,36 @@ namespace pfaff
     if (r.recorded >= r.capacity || (r.fbuf[0] && r.recorded >= r.fcap))
       throw std::runtime_error("record buffers full");
     const int i = r.recorded++;
-    auto row = [&](int b, const VecX & x) {
+    using S = SeriesId;
+    auto row = [&](S b, const VecX & x) {
       if (x.size())
-        Eigen::Map<VecX>(r.bufs[std::size_t(b)] + std::size_t(i) * x.size(), x.size()) = x;
+        Eigen::Map<VecX>(r.bufs[std::size_t(buffer_index(b))] + std::size_t(i) * x.size(),
+                         x.size()) = x;
     };
-    double * const * bufs = r.bufs.data();
-    bufs[0][i] = t;
-    row(1, s.q_);
-    row(2, s.v_);
-    row(3, d.a_);
-    row(4, s.tau_);
-    row(5, d.F_);
-    row(6, d.lam_);
+    auto at = [&](S b) -> double & { return r.bufs[std::size_t(buffer_index(b))][i]; };
+    at(S::t) = t;
+    row(S::q, s.q_);
+    row(S::v, s.v_);
+    row(S::a, d.a_);
+    row(S::tau, s.tau_);
+    row(S::F, d.F_);
+    row(S::lam, d.lam_);
     r.av.noalias() = d.A * s.v_;
-    row(7, r.av);
-    row(8, d.phi);
-    bufs[9][i] = d.rs_.rank;
-    bufs[10][i] = d.rs_.sigma_min;
+    row(S::av, r.av);
+    row(S::phi, d.phi);
+    at(S::rank) = d.rs_.rank;
+    at(S::sigma_min) = d.rs_.sigma_min;
     const double pot = d.potential - mo.opt.potential_offset;
-    bufs[11][i] = d.kinetic;
-    bufs[12][i] = pot;
-    bufs[13][i] = d.kinetic + pot;
-    bufs[14][i] = s.work;
-    bufs[15][i] = s.corr;
-    bufs[16][i] = s.newton_it;
+    at(S::kinetic) = d.kinetic;
+    at(S::potential) = pot;
+    at(S::energy) = d.kinetic + pot;
+    at(S::work) = s.work;
+    at(S::correction_energy) = s.corr;
+    at(S::newton_iterations) = s.newton_it;
     if (r.fbuf[0])
     {
-      r.fbuf[0][i] = s.force_work;
-      r.fbuf[1][i] = d.felems.V;
+      r.fbuf[buffer_index(S::force_work)][i] = s.force_work;
+      r.fbuf[buffer_index(S::force_potential)][i] = d.felems.V;
     }
   }
 } // namespace pfaff

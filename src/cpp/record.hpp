@@ -1,14 +1,16 @@
 // The recorder of the compiled step core: the buffers a run writes its samples into,
 // one row per recorded state (see core.hpp for the Model, the Data and the StepState it
-// reads). The order of the 17 record buffers is the order of the recorded series in
-// pfaff.simulate.policy.SERIES (CORE_SERIES; the two force buffers: FORCE_SERIES), the
-// one table of them: record() writes that order, record_width() gives each row's width.
+// reads). The record buffers and the force buffers are those of the recorded series of
+// series.def (tables.hpp), the one table of them, in its order: record() writes each
+// series by its id, record_width() gives each row's width from the table.
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
 #include <Eigen/Core>
+
+#include "tables.hpp"
 
 namespace pfaff
 {
@@ -21,7 +23,7 @@ namespace pfaff
   /// of its own, beside the Model and the Data it reads)
   struct Recorder
   {
-    static constexpr int n_buffers = 17; // t, q, v, a, tau, F, lambda, A v, Phi, 8 scalars
+    static constexpr int n_buffers = record_series(); // series.def's record series
     std::vector<double *> bufs;
     std::vector<std::size_t> sizes; // values each record buffer holds
     int capacity = 0;               // samples the record buffers hold
@@ -46,9 +48,8 @@ namespace pfaff
     int force_capacity() const { return fbuf[0] ? fcap : -1; }
   };
 
-  /// the width of a row of record buffer i: t, q (nq), v, a, tau, F (nv), lambda, A v (m),
-  /// Phi (m_h), then eight scalars (rank, sigma_min, kinetic, potential, energy, work,
-  /// correction, Newton iterations)
+  /// the width of a row of record buffer i: its series' width in series.def (one, nq, nv,
+  /// m or m_h)
   std::size_t record_width(const Model & mo, int i);
   /// refuse (std::invalid_argument naming where) buffers of these sizes that record()
   /// would overflow at this capacity with the Model's present rows (a run checks again:

@@ -39,7 +39,7 @@ namespace pfaff
       for (int i = 0; i < x.size(); ++i)
         if (!std::isfinite(x(i)))
         {
-          st.code = 1;
+          st.code = status_code::non_finite;
           st.what = what;
           st.index = i;
           st.value = x(i);
@@ -342,7 +342,7 @@ namespace pfaff
       ++s.newton_failures;
       if (!(c.value <= mo.opt.position_failure))
       {
-        st.code = 3;
+        st.code = status_code::position_failed;
         st.value = c.value;
         st.iterations = c.iterations;
         st.t = t + dt;
@@ -363,11 +363,11 @@ namespace pfaff
     for (int k = k0; k < k1 && k <= n_steps; ++k)
     {
       const double t = t0 + k * dt;
-      const bool rec = (k % opt.record_every == 0) || k == n_steps;
+      const bool rec = record_due(k, opt.record_every, n_steps);
       t_ = t;
       start_terms(mo(), d(), q_, v_, rec);
       st_.next(); // a pass of its own: the step moves (q_, v_) and data
-      if (held_on_ && !(t < next_ctrl_ - sample_tol_ * dt)) // a held law's sample (set_held)
+      if (held_on_ && sample_due(t, next_ctrl_, dt)) // a held law's sample (set_held)
       {
         if (held.gravity)
           gravity_terms(mo(), d(), q_);
@@ -394,7 +394,7 @@ namespace pfaff
             }
           if (worst >= 0)
           {
-            st.code = 2;
+            st.code = status_code::contact_opens;
             st.index = worst;
             st.value = fmin;
             st.t = t;
@@ -407,7 +407,7 @@ namespace pfaff
         record(mo(), d(), *this, recorder, t);
       if (k == n_steps)
         break;
-      if (Status c = step(mo(), d(), *this, t, k); c.code != 0)
+      if (Status c = step(mo(), d(), *this, t, k); c.code != status_code::ok)
         return c;
       steps = k + 1;
     }

@@ -84,6 +84,18 @@ def _sim_step():
     return (lambda tau: sim.step(tau)), {"tau": Z(N)}
 
 
+def _run_limited():
+    """A limited run on the core (pfaff._core.run_limited): the torque held over it."""
+    import pfaff
+
+    s = pfaff.load(MODELS / "limited_pendulum.xml")
+    sys_ = core.build(s.cset)
+    core.add_limit(sys_, 0, 0, -0.5, 2.0, 0.0, 1e-9)
+    sys_.set_state(s.q0, s.v0)
+    args = (0.0, 1, [], 8, 1e-15, 1e-10, 64, 50)
+    return (lambda tau: core.run_limited(sys_, tau, *args)), {"tau": Z(1)}
+
+
 def _control_kernel():
     n = 3
     args = dict(M=np.eye(n), h=Z(n), V1=Z((n, 1)), Cv=Z(n), N=np.eye(n), J=np.eye(2, n),
@@ -180,6 +192,7 @@ TABLE = {  # where -> (factory, {argument: the variants that must be refused})
     **{f"System.{m}": (lambda m=m: _system(m), dict.fromkeys(args, ALL))
        for m, args in SYSTEM_ARGS.items()},
     "Simulator.step": (_sim_step, {"tau": ("short", "long", "ndim", "nan", "inf", "text")}),
+    "run_limited": (_run_limited, {"tau": ALL}),
     "ControlKernel.__call__": (_control_kernel, {
         "M": ALL, "h": ALL, "V1": ALL, "Cv": ALL, "N": ALL, "J": VALUES, "Jdv": ALL,
         "rhs_ref": ALL, "u_F": ALL}),
@@ -331,9 +344,9 @@ def test_record_buffers_must_be_writable_float64_of_their_size():
     with pytest.raises(ValueError, match="System.set_force_buffers: .*equal length"):
         s.set_force_buffers(Z(3), Z(4))
     with pytest.raises(ValueError, match="System.set_held: control_dt = 0"):
-        s.set_held(0.0, 0.0, 1e-9)
-    with pytest.raises(ValueError, match="System.set_held: sample_tol = -1"):
-        s.set_held(0.0, 0.01, -1.0)
+        s.set_held(0.0, 0.0)
+    with pytest.raises(ValueError, match="System.set_held: next_control = nan"):
+        s.set_held(float("nan"), 0.01)
 
 
 def test_specs_are_checked_when_added():

@@ -47,20 +47,7 @@ namespace pfaff
     /// checked against its shape and finiteness; `name` names it in messages
     RowsLaw python_rows(nb::callable fn, std::string name)
     {
-      // the callable released with the GIL held (a System may be freed off Python's
-      // thread); left alone once the interpreter is finalizing
-      std::shared_ptr<nb::object> held(new nb::object(std::move(fn)), [](nb::object * o) {
-        if (Py_IsInitialized())
-        {
-          nb::gil_scoped_acquire gil;
-          delete o;
-        }
-        else
-        {
-          o->release();
-          delete o;
-        }
-      });
+      const auto held = held_callable(std::move(fn));
       return [held, name](const VecX & q, const VecX & v, bool with_drift, Eigen::Ref<MatX> A,
                           Eigen::Ref<VecX> phi, Eigen::Ref<VecX> drift) {
         nb::gil_scoped_acquire gil;

@@ -19,7 +19,7 @@ from pfaff.api.simulator_setup import NOT_OPTIONS, prepare
 from pfaff.api.system import System, real_array
 from pfaff.simulate import SimulationError, core_engine
 from pfaff.simulate.memory import check_record
-from pfaff.simulate.policy import RunStatus, status_message
+from pfaff.simulate.policy import RunStatus, StatusCode, status_message
 
 __all__ = ["rollout"]
 
@@ -54,9 +54,10 @@ def rollout(
         ``"q"`` (K, T+1, nq), ``"v"`` (K, T+1, nv), ``"lambda"`` (K, T+1, m),
         ``"phi"`` (K, T+1, m_h): the states, start included, with the multipliers of
         each state's step and the holonomic residuals; ``"t"`` (T+1,) [s];
-        ``"status"`` (K,): 0 ran, else the step failed (1 non-finite, 2 a unilateral
-        contact would open, 3 position correction, -1 another error) and the states not
-        reached are NaN; ``"message"``: K strings, empty for the rollouts that ran.
+        ``"status"`` (K,): a :class:`~pfaff.simulate.policy.StatusCode`, 0 ran, else the
+        step failed (1 non-finite, 2 a unilateral contact would open, 3 position
+        correction, -1 another error) and the states not reached are NaN;
+        ``"message"``: K strings, empty for the rollouts that ran.
 
     Raises ValueError on arrays of the wrong shape or with non-finite entries, naming
     them.
@@ -110,7 +111,7 @@ def rollout(
         status = [_numpy_rollout(system, opt, q0s[i], v0s[i], taus[i], out, i) for i in range(K)]
     out["t"] = np.arange(T + 1) * opt.dt
     out["status"] = np.array([s.code for s in status], dtype=int)
-    out["message"] = ["" if s.code == 0 else status_message(cset, s) for s in status]
+    out["message"] = ["" if s.code == StatusCode.OK else status_message(cset, s) for s in status]
     return out
 
 
@@ -140,9 +141,9 @@ def _numpy_rollout(system, opt, q0, v0, taus, out, i) -> RunStatus:
         for tau in taus:
             sim.step(tau)
     except SimulationError as exc:
-        status = RunStatus(-1, str(exc))
+        status = RunStatus(StatusCode.EXCEPTION, str(exc))
     arrs = sim.record().arrays()
-    n = len(arrs["t"]) if status.code == 0 else sim.steps
+    n = len(arrs["t"]) if status.code == StatusCode.OK else sim.steps
     for key in ("q", "v", "lambda", "phi"):
         out[key][i, :n] = arrs[key][:n]
         out[key][i, n:] = np.nan

@@ -34,7 +34,7 @@ from pfaff.simulate.core_engine import (
     set_ctrl,
 )
 from pfaff.simulate.memory import check_record, sample_bytes
-from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES
+from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, by_name
 from pfaff.simulate.recording import joint_limit_warnings
 
 __all__ = ["Simulator", "StepInfo", "limits_not_held"]
@@ -320,13 +320,13 @@ class Simulator(CoreRecord):
             return None
         if self._py:
             tr = self._parts[-1]
-            return info_of(tr.rows[s.name][-2] for s in CORE_SERIES[:15])
+            return info_of({s.name: tr.rows[s.name][-2] for s in CORE_SERIES})
         if self._rec:
             bufs, i = self._bufs, self._rec - 1
         else:  # a failure at the first state of a fresh chunk: the previous one's last
             bufs, _, n = self._chunks[-1]
             i = n - 1
-        return info_of(b[i] for b in bufs[:15])
+        return info_of({name: b[i] for name, b in by_name(CORE_SERIES, bufs).items()})
 
     def record(self) -> Trajectory:
         """The :class:`~pfaff.simulate.Trajectory` since the last reset: one sample per
@@ -345,10 +345,8 @@ class Simulator(CoreRecord):
             parts.append(self._final())
         start = 0
         for bufs, fbufs, n in parts:
-            cols = {
-                s.name: b[:n].copy()
-                for s, b in zip((*CORE_SERIES, *FORCE_SERIES), (*bufs, *fbufs))
-            }
+            named = {**by_name(CORE_SERIES, bufs), **by_name(FORCE_SERIES, fbufs)}
+            cols = {name: b[:n].copy() for name, b in named.items()}
             self._counted_on(cols, start)
             for name, col in cols.items():
                 traj.rows[name].extend(col)

@@ -13,10 +13,12 @@ calls, so that any cutting of a run into ``step`` calls is the same run:
   impact (``grid="fixed"``), so ``sim.t`` stays ``steps * dt``; the record gains the
   event's own sample.
 
-On the compiled core a call first runs its steps compiled with the rows of the limits
-held (a core system per held set, built once); they are kept when no free limit's
-sample is past its bound and no held limit's multiplier pulls (they are then the phase
-``simulate_limited`` would run), else the call runs ``simulate_limited``.
+On the compiled core a call is one call into C++ (``pfaff._core.run_limited``,
+``src/cpp/limits.cpp``): the core system holds the limits (``add_limit``), a held limit
+is a row toggled in its active row set, and the events are located, applied and bounded
+inside the compiled loop by the rules of ``simulate_limited``, which stays the NumPy
+reference the tests hold it to. A call whose core run fails runs ``simulate_limited``,
+which raises as it does.
 """
 
 from __future__ import annotations
@@ -27,30 +29,20 @@ import numpy as np
 
 from pfaff import core
 from pfaff.constraints.library import joint_coordinate
-from pfaff.simulate.core_engine import (
-    attach_buffers,
-    build,
-    configure,
-    record_shapes,
-    set_ctrl,
-)
+from pfaff.simulate.core_engine import set_ctrl
 from pfaff.simulate.limits import (
+    HOLD_CHUNK,
+    MAX_EVENTS_PER_STEP,
     RELEASE_TOL,
     LimitEvent,
     check_inside,
-    held_rows,
-    pulling,
     simulate_limited,
 )
 from pfaff.simulate.options import SimOptions
-from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES
+from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, START_ITERATIONS
 from pfaff.simulate.trajectory import Trajectory
 
 __all__ = ["LimitStepper", "limits_not_held"]
-
-#: the record's series q, and those with a column per constraint row
-Q, LAM = ([s.name for s in CORE_SERIES].index(x) for x in ("q", "lambda"))
-PADDED = ("lambda", "av")
 
 
 def limits_not_held(system, who: str = "a rollout") -> str:
@@ -80,25 +72,35 @@ class LimitStepper:
         self.system, self.forces = system, tuple(forces)
         self.options = dataclasses.replace(options, engine=engine)
         self.limits = list(system.limits)
-        mech = system.mechanism
-        self._iq = np.array([joint_coordinate(mech, lim.joint)[0] for lim in self.limits])
-        self._lo = np.array([float(lim.lower) for lim in self.limits])
-        self._hi = np.array([float(lim.upper) for lim in self.limits])
-        self._proto = proto  # the fast path's core system (None on the NumPy engine)
-        self._compiled_sets: dict[tuple, tuple | None] = {}
-        self._bufs: dict[int, tuple[list, list, int]] = {}  # id(core system) -> its buffers
+        self._core = None if proto is None else self._limited_system(proto)
         self.reset()
 
     def __getstate__(self) -> dict:
-        """Pickled without its compiled systems (:meth:`restore` gives the new one)."""
+        """Pickled without its compiled system (:meth:`restore` gives the new one)."""
         state = self.__dict__.copy()
-        state.update(_proto=None, _compiled_sets={}, _bufs={})
+        state.update(_core=None)
         return state
 
     def restore(self, proto) -> None:
-        """The fast path's core system of an unpickled stepper (its held sets are built
-        again on first use)."""
-        self._proto = proto
+        """The fast path's core system of an unpickled stepper (the limits added again)."""
+        self._core = self._limited_system(proto)
+
+    def _limited_system(self, proto):
+        """A copy of the Simulator's core system ``proto`` holding the limits
+        (``pfaff._core.add_limit``; ``rest_speed`` the default of ``simulate_limited``),
+        or None where the core does not run the limited steps (a record stride)."""
+        if self.options.record_every != 1:
+            return None
+        sys_ = core.clone(proto)
+        rest_speed = max(1e-9, self.options.position_tol / self.options.dt)
+        mech = self.system.mechanism
+        for lim in self.limits:
+            iq, iv, _ = joint_coordinate(mech, lim.joint)
+            core.add_limit(
+                sys_, iq, iv, float(lim.lower), float(lim.upper), float(lim.restitution),
+                rest_speed,
+            )  # fmt: skip
+        return sys_
 
     def reset(self) -> None:
         """No limit held, no event."""
@@ -109,89 +111,52 @@ class LimitStepper:
         """``n`` steps of ``dt`` from ``(q, v)`` at time ``t`` with ``tau`` held: the
         trajectory and the events. ``keep``: carry the held set and the events on (else
         the stepper is left as it was)."""
-        fast = self._fast(q, v, t, tau, n)
-        if fast is not None:
-            return fast, []
-        dt = self.options.dt
-        run = simulate_limited(
-            self.system.cset, q, v, t + n * dt, self.limits, self.options,
-            forces=self.forces, t0=t, tau=tau, held=self.held, grid="fixed",
-        )  # fmt: skip
-        if keep:
-            self.held = run.held
-            self.events.extend(run.events)
-        return run.trajectory, run.events
-
-    def _compiled(self) -> tuple | None:
-        """``(core system, record shapes, constraint set)`` of the held set now: the
-        loop's rows plus a :class:`~pfaff.constraints.LockedJoint` row per held limit,
-        as ``simulate_limited`` builds it (one per held set, built once); None when the
-        core cannot run it."""
-        key = tuple(self.held.items())
-        if key not in self._compiled_sets:
-            cset = held_rows(self.system.cset, self.limits, self.held) if key else self.system.cset
-            if core.unsupported_reason(cset) is not None:
-                self._compiled_sets[key] = None
-            else:
-                if key:
-                    sys_ = build(cset, self.forces)
-                    configure(sys_, self.options)
-                else:
-                    sys_ = core.clone(self._proto)
-                self._compiled_sets[key] = (sys_, record_shapes(cset), cset)
-        return self._compiled_sets[key]
-
-    def _fast(self, q, v, t: float, tau, n: int) -> Trajectory | None:
-        """The compiled steps where no limit changes: ``n + 1`` steps of the core with
-        the held set's rows from ``(q, v)`` (the last step only records the end state's
-        sample, as ``simulate``'s last sample), kept when no sample of a free limit is
-        past its bound and no held limit's multiplier pulls (the phase
-        ``simulate_limited`` would run, without its start's re-assembly); None
-        otherwise (the NumPy engine, a step failed): the limited run then."""
-        got = None if self._proto is None else self._compiled()
-        if got is None:
-            return None
-        sys_, shapes, cset = got
-        k = n + 1
-        bufs, fbufs = self._buffers(sys_, shapes, k)
-        sys_.set_state(q, v)
-        sys_.reset_counters()  # the accounts of this call, as simulate_limited's
-        set_ctrl(sys_, self.forces)
-        tau = np.zeros(self.system.nv) if tau is None else tau
-        if core.stepper()(sys_, tau, 0, k, t) is not None or sys_.recorded != k:
-            return None
-        x = bufs[Q][:k, self._iq]
-        free = np.array([i not in self.held for i in range(len(self.limits))])
-        if (((x < self._lo) | (x > self._hi)) & free).any():
-            return None
-        m0 = self.system.cset.dim
-        for col, side in enumerate(self.held.values()):  # simulate_limited's release
-            if pulling(side, bufs[LAM][:k, m0 + col], RELEASE_TOL).any():
-                return None
-        m = m0 + len(self.limits)
-        traj = Trajectory(self.system.nq, self.system.nv, m, len(cset.holonomic_rows))
-        traj.engine = "core"
-        for s, b in zip((*CORE_SERIES, *FORCE_SERIES), (*bufs, *fbufs)):
-            b = b[:k]
-            if s.name in PADDED:  # the free limits' columns, as simulate_limited's record
-                b = np.hstack([b, np.zeros((k, m - b.shape[1]))])
-            traj.rows[s.name].extend(b.copy())  # the buffers serve the next call
-        traj.steps = n
-        return traj
-
-    def _buffers(self, sys_, shapes, k: int) -> tuple[list, list]:
-        """Record buffers of at least ``k`` samples handed to the core system ``sys_``,
-        kept per system and reused: the core keeps every array it was handed alive as
-        long as it lives, so new ones per call would grow the memory step by step."""
-        have = self._bufs.get(id(sys_))
-        if have is None or have[2] < k:
-            cap = k if have is None else max(k, 2 * have[2])
-            bufs, fbufs = attach_buffers(sys_, shapes, cap)
-            self._bufs[id(sys_)] = have = (bufs, fbufs, cap)
+        got = None if self._core is None else self._run_core(q, v, t, tau, n)
+        if got is not None:
+            traj, events, held = got
         else:
-            sys_.set_buffers(have[0], have[2])
-            sys_.set_force_buffers(*have[1])
-        return have[0], have[1]
+            dt = self.options.dt
+            run = simulate_limited(
+                self.system.cset, q, v, t + n * dt, self.limits, self.options,
+                forces=self.forces, t0=t, tau=tau, held=self.held, grid="fixed",
+            )  # fmt: skip
+            traj, events, held = run.trajectory, run.events, run.held
+        if keep:
+            self.held = held
+            self.events.extend(events)
+        return traj, events
+
+    def _run_core(self, q, v, t: float, tau, n: int):
+        """The limited run in one call into the core: ``(trajectory, events, held at the
+        end)`` as ``simulate_limited(..., grid="fixed")`` gives them, or None when the
+        core run failed (a step, a phase's start: the reference then raises)."""
+        sys_, system = self._core, self.system
+        sys_.set_state(q, v)
+        set_ctrl(sys_, self.forces)
+        tau = np.zeros(system.nv) if tau is None else tau
+        held = [(i, 0 if side == "lower" else 1) for i, side in self.held.items()]
+        st, evs, held_end, max_held, steps, failures, rec = core.run_limited(
+            sys_, tau, t, n, held, MAX_EVENTS_PER_STEP, 1e-15, RELEASE_TOL, HOLD_CHUNK,
+            START_ITERATIONS,
+        )  # fmt: skip
+        if st is not None:
+            return None
+        cset = system.cset
+        m, m_h = cset.dim + len(self.limits), len(cset.holonomic_rows) + max_held
+        traj = Trajectory(system.nq, system.nv, m, m_h)
+        traj.engine = "core"
+        for s, b in zip((*CORE_SERIES, *FORCE_SERIES), rec):
+            if s.name == "phi":
+                b = b[:, :m_h]  # the widest held set's rows, as Trajectory.concat pads
+            traj.rows[s.name].extend(b[:, 0] if s.width is None else b)
+        traj.steps, traj.newton_failures = steps, failures
+        sides = ("lower", "upper")
+        events = [
+            LimitEvent(et, self.limits[i].joint, ("impact", "release")[kind], sides[side],
+                       v_pre, v_post, loss)
+            for et, i, kind, side, v_pre, v_post, loss in evs
+        ]  # fmt: skip
+        return traj, events, {i: sides[side] for i, side in held_end}
 
     def check_start(self, q) -> None:
         """Refuse a start outside a limit (ValueError naming the joint, its value and

@@ -17,7 +17,14 @@ from pfaff.simulate.core_engine import (
     project_start,
     set_ctrl,
 )
-from pfaff.simulate.policy import ACCOUNTS, CORE_SERIES, FORCE_SERIES, status_message
+from pfaff.simulate.policy import (
+    ACCOUNTS,
+    CORE_SERIES,
+    FORCE_SERIES,
+    StatusCode,
+    by_name,
+    status_message,
+)
 
 __all__ = ["ACCOUNTS", "CHUNK", "CHUNK_MAX", "CoreRecord"]
 
@@ -43,8 +50,8 @@ class CoreRecord:
         state["viewer"] = None
         if not self._py and self._k:
             bufs, fbufs, _ = self._final()
-            series = (*CORE_SERIES, *FORCE_SERIES)
-            now = {s.name: b[:1].copy() for s, b in zip(series, (*bufs, *fbufs))}
+            named = {**by_name(CORE_SERIES, bufs), **by_name(FORCE_SERIES, fbufs)}
+            now = {name: b[:1].copy() for name, b in named.items()}
             self._counted_on(now, self._k)  # the totals since the reset
             totals = np.array([now[name][0] for name in ACCOUNTS])
             last = self.last
@@ -146,4 +153,4 @@ class CoreRecord:
         c = core.clone(self._sys)
         bufs, fbufs = attach_buffers(c, self._shapes, 1)
         st = c.run(self._k, self._k + 1, self._k, self._t0)
-        return bufs, fbufs, int(st.code == 0)
+        return bufs, fbufs, int(st.code == StatusCode.OK)

@@ -45,7 +45,7 @@ from pfaff.simulate.core_engine import build, configure, set_ctrl
 from pfaff.simulate.correction import correct_state
 from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.options import SimOptions, engine_choice
-from pfaff.simulate.policy import status_message
+from pfaff.simulate.policy import StatusCode, status_message
 from pfaff.simulate.steppers import Evaluator, rk_step
 from pfaff.simulate.tableaus import TABLEAUS
 from pfaff.simulate.trajectory import SimulationError
@@ -141,7 +141,7 @@ class _Stepper:
         taus = np.ascontiguousarray(TAU[:, None, :], dtype=float)
         Q, V = (np.ascontiguousarray(x, dtype=float) for x in (Q, V))
         status = core.rollout(self.proto, Q, V, taus, 0.0, 1, *out)
-        bad = [i for i, st in enumerate(status) if st.code != 0]
+        bad = [i for i, st in enumerate(status) if st.code != StatusCode.OK]
         if bad:
             message = status_message(cset, status[bad[0]])
             raise SimulationError(f"the step from state {bad[0]} of {K} failed: {message}")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -42,8 +43,16 @@ class StepInfo:
     work: float
 
 
-def info_of(row) -> StepInfo:
-    """A :class:`StepInfo` of one sample's entries in the order of ``CORE_SERIES``."""
-    vals = [np.array(x) if np.ndim(x) else float(x) for x in row]
-    vals[9] = int(vals[9])  # the rank
-    return StepInfo(*vals)
+#: the recorded series each field of a StepInfo holds (pfaff.simulate.policy.SERIES)
+SERIES_OF = {"lam": "lambda"}
+
+
+def info_of(sample: Mapping) -> StepInfo:
+    """A :class:`StepInfo` of one sample: ``sample`` maps a series' name
+    (:data:`~pfaff.simulate.policy.SERIES`) to its entry at the sample."""
+    vals = {}
+    for f in fields(StepInfo):
+        x = sample[SERIES_OF.get(f.name, f.name)]
+        vals[f.name] = np.array(x) if np.ndim(x) else float(x)
+    vals["rank"] = int(vals["rank"])
+    return StepInfo(**vals)

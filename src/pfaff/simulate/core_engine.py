@@ -12,6 +12,8 @@ on the NumPy engine, and the tests hold the two to the same trajectory.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from pfaff import core, lowering
@@ -23,10 +25,10 @@ from pfaff.simulate.actuators import ActuatorForce
 from pfaff.simulate.policy import (
     CORE_SERIES,
     FORCE_SERIES,
-    POSITION_FAILURE,
-    SAMPLE_TOL,
     START_ITERATIONS,
     SampleClock,
+    by_name,
+    record_count,
     series_shape,
     start_message,
     status_message,
@@ -80,15 +82,12 @@ def configure(system, opt) -> None:
     (:func:`pfaff.core.options`) and its integrator's tableau
     (:data:`~pfaff.simulate.tableaus.TABLEAUS`: one registry for both engines)."""
     core.options(system, opt)
-    o = system.options
-    o.position_failure = POSITION_FAILURE  # the one threshold both engines stop at
-    system.options = o
     tab = TABLEAUS[opt.integrator]
     system.set_tableau(np.array(tab.a, dtype=float), np.array(tab.b, dtype=float))
 
 
 def record_shapes(cset: ConstraintSet) -> list[tuple[int, ...]]:
-    """The per-sample shapes of a core system's 17 record buffers for ``cset`` (the
+    """The per-sample shapes of a core system's record buffers for ``cset`` (the
     series of :data:`~pfaff.simulate.policy.CORE_SERIES`, in their order)."""
     mech = cset.mechanism
     sizes = {"nq": mech.nq, "nv": mech.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
@@ -96,11 +95,13 @@ def record_shapes(cset: ConstraintSet) -> list[tuple[int, ...]]:
 
 
 def attach_buffers(system, shapes, cap: int) -> tuple[list, list]:
-    """New record buffers for ``cap`` samples handed to the core ``system``: the 17
-    series' (``shapes``: :func:`record_shapes`) and the force elements' two
-    (force_work, force_potential; zero without elements). Returns both lists."""
+    """New record buffers for ``cap`` samples handed to the core ``system``: those of
+    :data:`~pfaff.simulate.policy.CORE_SERIES` (``shapes``: :func:`record_shapes`) and
+    of :data:`~pfaff.simulate.policy.FORCE_SERIES` (zero without elements). Returns
+    both lists, in the order of their series (:func:`~pfaff.simulate.policy.by_name`
+    names them)."""
     bufs = [np.empty((cap, *shape)) for shape in shapes]
-    fbufs = [np.zeros(cap), np.zeros(cap)]
+    fbufs = [np.zeros(cap) for _ in FORCE_SERIES]
     system.set_buffers(bufs, cap)
     system.set_force_buffers(*fbufs)
     return bufs, fbufs
@@ -141,11 +142,6 @@ def held_law(controller, q: np.ndarray, mech) -> list | None:
     except ModelError:
         return None
     return elements
-
-
-def record_count(n_steps: int, every: int) -> int:
-    """Samples recorded by a full run: steps ``k % every == 0`` and the last one."""
-    return n_steps // every + 1 + (1 if n_steps % every else 0)
 
 
 def run(
@@ -189,7 +185,7 @@ def run(
     frames = tuple(dict.fromkeys(frames))  # one slot each, in order
     for name in frames:
         system.observe(name)
-    cap = record_count(n_steps, int(opt.record_every))
+    cap = record_count(n_steps, opt.record_every)
     bufs, fbufs = attach_buffers(system, record_shapes(cset), cap)
     system.set_tau(tau_held)
     control_dt = opt.control_dt or opt.dt
@@ -199,7 +195,7 @@ def run(
     nv, rank_tol = mech.nv, opt.rank_tol
     clock = SampleClock(control_dt, t0 if next_control is None else next_control)
     if held is not None:  # the core applies the clock's rule itself (System::run)
-        system.set_held(clock.next, clock.period, SAMPLE_TOL)
+        system.set_held(clock.next, clock.period)
     k = 0
     # the next controller sample (a chained run: the first at next_control)
     k_due = clock.first_due_step(0, t0, dt, n_steps) if controller is not None else n_steps + 1
@@ -256,13 +252,27 @@ def _record(system, frames, hol, t, needs_sensors, nv, rank_tol) -> StepRecord:
     gives them. Nothing is evaluated twice, and Python calls no Pinocchio function."""
     s = system.sample(needs_sensors)
     snap = Snapshot(s.q, s.v, s.M, s.h, s.g, s.kinetic, s.potential)
-    j = 12 + 6 * nv
-    for name, f in zip(frames, s.frames):  # p, R, J, drift
-        snap.frames[name] = FrameState(f[:3], f[3:12].reshape(3, 3), f[12:j].reshape(6, nv), f[j:])
+    fields = _frame_fields(nv)
+    for name, f in zip(frames, s.frames):  # each row: p, R, J, drift (_core.frame_row)
+        snap.frames[name] = FrameState(*(get(f) for get in fields))
     proj = Projection(s.P, s.Cv, s.V1, None, None, s.rank, s.sigma_min)
     proj.Rinv, proj.N = s.W, s.N
     sensors = {"F": s.F, "lambda": s.lam} if needs_sensors else None
     return StepRecord(t, snap, ConstraintEval(s.A, s.drift, s.phi, hol), proj, sensors, rank_tol)
+
+
+@functools.cache
+def _frame_fields(nv: int) -> tuple:
+    """Readers of the fields p, R, J, drift of an observed frame's row of a core
+    ``Sample`` (the layout ``_core.frame_row`` gives, read by name): each a function of
+    the row giving the field's array in its shape."""
+    layout = {name: (a, b, r, c) for name, a, b, r, c in core._core.frame_row(nv)}
+
+    def reader(name: str):
+        a, b, r, c = layout[name]
+        return (lambda f: f[a:b]) if c == 1 else (lambda f: f[a:b].reshape(r, c))
+
+    return tuple(reader(name) for name in ("p", "R", "J", "drift"))
 
 
 def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log, fbufs) -> None:
@@ -270,8 +280,9 @@ def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log, fbufs) -> N
     sample as :meth:`Trajectory.append_signals` records them, the other series as
     blocks of this run's record buffers (:meth:`Trajectory.add_block`)."""
     n = system.recorded
+    named = by_name(CORE_SERIES, bufs)
     # the times (and the signals, indexed by them) first: reading rows moves blocks in
-    t_col, t_buf, done = traj.rows["t"], bufs[0], 0
+    t_col, t_buf, done = traj.rows["t"], named["t"], 0
     for upto, sig in sig_log:  # append_signals indexes the last samples by len(t)
         upto = min(upto, n)
         if upto > done:
@@ -279,9 +290,9 @@ def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log, fbufs) -> N
             traj.append_signals(sig, upto - done)
             done = upto
     t_col.extend(t_buf[done:n].tolist())
-    for s, b in zip(CORE_SERIES[1:], bufs[1:]):  # the buffers are this run's own
-        traj.add_block(s.name, b[:n])
-    for s, b in zip(FORCE_SERIES, fbufs):  # zero without elements
-        traj.add_block(s.name, b[:n])
+    named.update(by_name(FORCE_SERIES, fbufs))  # zero without elements
+    for name, b in named.items():  # the buffers are this run's own
+        if name != "t":
+            traj.add_block(name, b[:n])
     traj.steps = system.steps
     traj.newton_failures = system.newton_failures

@@ -34,10 +34,11 @@ from pfaff.simulate.options import (
     use_engine,
 )
 from pfaff.simulate.policy import (
-    POSITION_FAILURE,
     START_ITERATIONS,
     SampleClock,
     position_message,
+    record_count,
+    record_due,
     start_message,
     steps_of,
 )
@@ -117,11 +118,16 @@ def warn_once(message: str) -> None:
         warnings.warn(message, UserWarning, stacklevel=3)
 
 
+#: the most steps a run takes (the record rule, _core.record_count, counts in 64 bits)
+MAX_STEPS = 2**62
+
+
 def step_count(t0: float, t_end: float, dt: float) -> int:
     """Steps of ``dt`` from ``t0`` to the final time ``t_end``: ``round((t_end - t0) / dt)``.
 
-    Raises ``ValueError`` when ``t0`` or ``t_end`` is not finite, when ``t_end <= t0``
-    or when the run would take no step (``t_end - t0`` shorter than ``dt``). A span
+    Raises ``ValueError`` when ``t0`` or ``t_end`` is not finite, when ``t_end <= t0``,
+    when the run would take no step (``t_end - t0`` shorter than ``dt``) or more than
+    :data:`MAX_STEPS`. A span
     that is not a multiple of ``dt`` ends at the nearest step: ``t0 + n_steps * dt``
     (:func:`~pfaff.simulate.policy.steps_of`).
     """
@@ -136,6 +142,12 @@ def step_count(t0: float, t_end: float, dt: float) -> int:
         raise ValueError(
             f"the run from t0 = {t0!r} s to t_end = {t_end!r} s is shorter than one step "
             f"of dt = {dt!r} s; choose t_end >= t0 + dt"
+        )
+    if n > MAX_STEPS:
+        raise ValueError(
+            f"the run from t0 = {t0!r} s to t_end = {t_end!r} s is {n:.3g} steps of "
+            f"dt = {dt!r} s, more than a run counts ({MAX_STEPS:.3g}); choose a shorter "
+            "t_end or a larger dt"
         )
     return n
 
@@ -199,7 +211,7 @@ def simulate(
     n_steps = step_count(t0, t_end, opt.dt)
     every = int(opt.record_every)
     check_record(
-        core_engine.record_count(n_steps, every),
+        record_count(n_steps, every),
         sample_bytes(cset),
         f"t_end = {t_end:g} s at dt = {opt.dt:g} s is {n_steps:.3g} steps"
         + (f", one sample in {every} recorded" if every > 1 else ""),
@@ -290,7 +302,7 @@ def simulate(
                     f"{opt.method} dynamics failed at t = {t:.6g} s (step {k}): {exc}", traj
                 ) from None
             check_finite("acceleration", a, t, k, traj)
-            record = k % opt.record_every == 0 or k == n_steps
+            record = record_due(k, every, n_steps)
             forces = None
             if record or unilateral.size:
                 forces = constraint_forces(snap, cev, a, proj, tau_all, opt)
@@ -333,7 +345,7 @@ def simulate(
             corr += dE
             if err > opt.position_tol:
                 traj.newton_failures += 1
-                if err > POSITION_FAILURE:
+                if err > opt.position_failure:
                     msg = position_message(err, t + opt.dt, k + 1, newton_it)
                     raise SimulationError(msg, traj)
             q, v = q1, v2

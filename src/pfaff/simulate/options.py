@@ -1,5 +1,9 @@
 """Options of :func:`~pfaff.simulate.simulate` and the choice of engine (the compiled
-core or the NumPy reference)."""
+core or the NumPy reference).
+
+The options the compiled core also reads take their defaults from its one table of
+them (``src/cpp/options.def``, read through ``pfaff._core.Options()``): a default is
+written once, in C++; :func:`pfaff.core.options` copies the fields by name."""
 
 from __future__ import annotations
 
@@ -17,6 +21,9 @@ ADAPTIVE = ("RK45", "DOP853", "Radau")
 #: the fixed-step methods (pfaff.simulate.tableaus) and SciPy's adaptive ones
 INTEGRATORS = (*TABLEAUS, *ADAPTIVE)
 ENGINES = ("auto", "core", "numpy")
+
+#: the core's options with their defaults (src/cpp/options.def): SimOptions' defaults
+CORE_DEFAULTS = core._core.Options()
 
 
 _ENGINE_OVERRIDE: list[str] = []
@@ -112,9 +119,14 @@ class SimOptions:
     rank_tol : absolute singular-value threshold of the SVD (units of A).
     variant : constraint inertia matrix ``"Mc"``, ``"Mc1"`` or ``"Mc2"``.
     method : ``"projection"`` (Aghili) or ``"kkt"`` (baseline for comparison).
-    record_every : record one sample every this many steps.
+    record_every : record one sample every this many steps (and the last:
+        :func:`~pfaff.simulate.policy.record_due`).
     potential_offset : subtracted from the mechanism's potential energy
         (choose the zero of the potential).
+    position_failure : a position correction that ends above ``position_tol`` counts
+        as a Newton failure (``Trajectory.newton_failures``); one that ends above this
+        ``max |Phi|`` (units of Phi, > 0) stops the run with a
+        :class:`SimulationError`.
     progress : show a progress bar (default: when stderr is a terminal).
     engine : ``"core"`` (the compiled step core, :mod:`pfaff.core`), ``"numpy"``
         (the reference engine) or ``"auto"``: the core whenever it can run the
@@ -122,21 +134,22 @@ class SimOptions:
         else NumPy. ``Trajectory.engine`` says which ran.
     """
 
-    dt: float = 1e-3
+    dt: float = CORE_DEFAULTS.dt
     integrator: str = "rk4"
     rtol: float = 1e-10
     atol: float = 1e-12
     control_dt: float | None = None
-    position_tol: float = 1e-12
-    max_newton: int = 20
-    newton_step_tol: float = 1e-14
-    position_floor: float = 1e-15
-    stage_projection: bool = True
-    rank_tol: float = 1e-9
-    variant: str = "Mc"
+    position_tol: float = CORE_DEFAULTS.position_tol
+    max_newton: int = CORE_DEFAULTS.max_newton
+    newton_step_tol: float = CORE_DEFAULTS.newton_step_tol
+    position_floor: float = CORE_DEFAULTS.position_floor
+    stage_projection: bool = CORE_DEFAULTS.stage_projection
+    rank_tol: float = CORE_DEFAULTS.rank_tol
+    variant: str = dyn.VARIANTS[CORE_DEFAULTS.variant]
     method: str = "projection"
-    record_every: int = 1
-    potential_offset: float = 0.0
+    record_every: int = CORE_DEFAULTS.record_every
+    potential_offset: float = CORE_DEFAULTS.potential_offset
+    position_failure: float = CORE_DEFAULTS.position_failure
     progress: bool | None = None
     engine: str = "auto"
 
@@ -155,6 +168,8 @@ class SimOptions:
             raise ValueError(f"unknown method {self.method!r}; valid: projection, kkt")
         if not self.position_tol > 0 or not self.rank_tol > 0 or not self.newton_step_tol > 0:
             raise ValueError("position_tol, newton_step_tol and rank_tol must be > 0")
+        if not self.position_failure > 0:
+            raise ValueError(f"position_failure must be > 0, got {self.position_failure!r}")
         if not 0.0 <= self.position_floor <= self.position_tol:
             raise ValueError(
                 f"position_floor must be in [0, position_tol = {self.position_tol:g}], "

@@ -1,16 +1,25 @@
 """The step loop's policy, written once for both engines and the chained phases.
 
-- :class:`SampleClock`: when the controller samples (period, next instant, the
-  round-off rule of "due"); the NumPy loop, the core's loop
-  (:mod:`pfaff.simulate.core_engine`, which hands the clock's instants to C++) and
-  :class:`~pfaff.simulate.phases.PhaseChain` use it.
-- :data:`SERIES`: the recorded series (name, width, unit, doc), in the order the
-  compiled core writes its record buffers; :class:`~pfaff.simulate.Trajectory`, both
-  recorders and the report's documentation read it.
-- :data:`POSITION_FAILURE` and :func:`position_message`: when a position correction
-  that missed ``position_tol`` stops the run, and its message; the other failure
-  messages (non-finite values, a unilateral contact that would open), the same for both
-  engines.
+The rules and tables the compiled core also reads are written once in C++
+(``src/cpp/tables.hpp``, ``options.def``, ``series.def``, ``status.def``) and read
+here from ``pfaff._core``; this module gives them their Python form:
+
+- :class:`SampleClock`: when the controller samples (period, next instant); its
+  "due" is the core's rule (``_core.sample_due``, :data:`SAMPLE_TOL`). The NumPy
+  loop, the core's loop (:mod:`pfaff.simulate.core_engine`, which hands the clock's
+  instants to C++) and :class:`~pfaff.simulate.phases.PhaseChain` use it.
+- :func:`record_due` and :func:`record_count`: which steps a run records (the core's
+  ``record_due``, ``record_count``).
+- :data:`SERIES`: the recorded series (name, width, unit, doc) of ``series.def``, in
+  the order the compiled core writes its record buffers;
+  :class:`~pfaff.simulate.Trajectory`, both recorders and the report's documentation
+  read it, and callers take a buffer by its series' name (:func:`by_name`).
+- :class:`StatusCode`: how a run ended (``status.def``), and
+  :func:`status_message`, its message; :data:`POSITION_FAILURE` (the default of
+  ``SimOptions.position_failure``, ``options.def``) and :func:`position_message`: when a
+  position correction that missed ``position_tol`` stops the run, and its message; the
+  other failure messages (non-finite values, a unilateral contact that would open), the
+  same for both engines.
 - :func:`steps_of`: the steps a run of a given span takes (the rounding of ``t_end``).
 - :data:`START_ITERATIONS` and :func:`start_message`: how the initial state is brought
   onto the constraint manifold (``project_state`` on NumPy, ``System.project_state``
@@ -19,11 +28,19 @@
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from pfaff.core import _core
+
+if _core is None:  # pragma: no cover - only without a build
+    raise ImportError("pfaff._core is not built: the step loop's tables live in it")
 
 #: a sample is due at step time t when t >= next - SAMPLE_TOL * dt: the step times
 #: t0 + k dt carry round-off, the controller's instants t0 + j control_dt too
-SAMPLE_TOL = 1e-9
+#: (src/cpp/tables.hpp)
+SAMPLE_TOL: float = _core.SAMPLE_TOL
 
 #: relative tolerance of "a whole number of steps" (times given in decimal, e.g. 0.3 / 0.1)
 STEP_TOL = 1e-6
@@ -37,8 +54,21 @@ def steps_of(span: float, dt: float) -> int:
 
 
 #: a position correction that ends above position_tol counts as a Newton failure;
-#: above this [units of Phi] the run stops (both engines)
-POSITION_FAILURE = 1e-6
+#: above this [units of Phi] the run stops (both engines): the default of
+#: SimOptions.position_failure and of the core's Options (src/cpp/options.def)
+POSITION_FAILURE: float = _core.Options().position_failure
+
+
+def record_due(k: int, every: int, n_steps: int) -> bool:
+    """True when a run of ``n_steps`` steps records step ``k``: every ``every``-th step
+    and the last (``_core.record_due``, the rule the core's loop applies)."""
+    return _core.record_due(int(k), int(every), int(n_steps))
+
+
+def record_count(n_steps: int, every: int) -> int:
+    """The samples a full run of ``n_steps`` steps records, one per step
+    :func:`record_due` accepts (``_core.record_count``)."""
+    return _core.record_count(int(n_steps), int(every))
 
 
 #: Newton-Raphson iterations that bring an initial state onto the manifold (a step's
@@ -69,8 +99,9 @@ class SampleClock:
     next: float
 
     def due(self, t: float, dt: float) -> bool:
-        """True when a sample is due at the step time ``t`` (steps of ``dt``)."""
-        return t >= self.next - SAMPLE_TOL * dt
+        """True when a sample is due at the step time ``t`` (steps of ``dt``): the
+        core's rule ``_core.sample_due``, ``t >= next - SAMPLE_TOL dt``."""
+        return _core.sample_due(float(t), float(self.next), float(dt))
 
     def advance(self) -> None:
         """The sample at ``next`` was taken: move to the following instant."""
@@ -109,12 +140,14 @@ def position_message(err: float, t: float, step: int, iterations: int) -> str:
 @dataclass(frozen=True)
 class Series:
     """One recorded series: ``width`` is ``None`` (a number per sample) or the size
-    name of a row (``nq``, ``nv``, ``m``: constraint rows, ``m_h``: holonomic rows)."""
+    name of a row (``nq``, ``nv``, ``m``: constraint rows, ``m_h``: holonomic rows);
+    ``buffer`` the core's buffers it is written into (``"record"`` or ``"force"``)."""
 
     name: str
     width: str | None
     unit: str
     doc: str
+    buffer: str = "record"
 
     @property
     def description(self) -> str:
@@ -124,33 +157,25 @@ class Series:
         return f"{self.doc}{unit} {shape}"
 
 
-#: the series every run records, in the order of the core's record buffers
-#: (src/cpp/record.cpp: record), then those of the force elements
-SERIES: tuple[Series, ...] = (
-    Series("t", None, "s", "time of each sample"),
-    Series("q", "nq", "rad or m", "configuration q"),
-    Series("v", "nv", "rad/s or m/s", "generalized velocity v"),
-    Series("a", "nv", "rad/s^2 or m/s^2", "generalized acceleration a"),
-    Series("tau", "nv", "N m or N", "applied joint torque tau, held by the controller"),
-    Series("F", "nv", "N m or N", "generalized constraint force F = A^T lambda, Aghili eq. 32"),
-    Series("lambda", "m", "N or N m", "least-norm Lagrange multipliers"),
-    Series("av", "m", "m/s or rad/s", "velocity constraint residuals A v"),
-    Series("phi", "m_h", "m or rad", "holonomic residuals Phi(q) after correction"),
-    Series("rank", None, "", "numerical rank of A"),
-    Series("sigma_min", None, "units of A", "smallest singular value of A"),
-    Series("kinetic", None, "J", "kinetic energy"),
-    Series("potential", None, "J", "potential energy, the scenario's zero, with the springs'"),
-    Series("energy", None, "J", "total energy kinetic + potential"),
-    Series("work", None, "J", "work done by tau since the start"),
-    Series("correction_energy", None, "J", "energy changed by the drift corrections"),
-    Series("newton_iterations", None, "", "Newton-Raphson iterations of the last correction"),
-    Series("force_work", None, "J", "work of the non-conservative force elements"),
-    Series("force_potential", None, "J", "potential energy of the spring force elements"),
+#: the series every run records (src/cpp/series.def), in the order of the core's
+#: record buffers (src/cpp/record.cpp: record), then those of the force elements
+SERIES: tuple[Series, ...] = tuple(
+    Series(name, width, unit, doc, buffer) for name, width, buffer, unit, doc in _core.SERIES
 )
 
-#: the series the core writes into its 17 record buffers (the rest: force buffers)
-CORE_SERIES = SERIES[:17]
-FORCE_SERIES = SERIES[17:]
+#: the series the core writes into its record buffers (System.set_buffers, in order)
+CORE_SERIES = tuple(s for s in SERIES if s.buffer == "record")
+#: the series of the force buffers (System.set_force_buffers, in order)
+FORCE_SERIES = tuple(s for s in SERIES if s.buffer == "force")
+
+
+def by_name(series: Sequence[Series], arrays: Sequence) -> dict:
+    """``{series name: array}`` of buffers ``arrays`` given in the order of ``series``
+    (e.g. :data:`CORE_SERIES` and a core system's record buffers)."""
+    if len(series) != len(arrays):
+        raise ValueError(f"{len(arrays)} arrays for {len(series)} series")
+    return {s.name: a for s, a in zip(series, arrays)}
+
 
 #: series name -> description (trajectory.npz and the report)
 SERIES_DOC = {s.name: s.description for s in SERIES}
@@ -163,13 +188,21 @@ def series_shape(s: Series, sizes: dict[str, int]) -> tuple[int, ...]:
     return () if s.width is None else (sizes[s.width],)
 
 
+#: how a run of the core ends (src/cpp/status.def): OK, NON_FINITE, CONTACT_OPENS,
+#: POSITION_FAILED, EXCEPTION (a ``Status.code``)
+StatusCode = enum.IntEnum(
+    "StatusCode", {name.upper(): code for name, code, _ in _core.STATUS}, module=__name__
+)
+StatusCode.__doc__ = "How a run ended: the codes of the core's Status (src/cpp/status.def)."
+
+
 @dataclass
 class RunStatus:
     """How a run ended, as the compiled core's ``Status`` holds it (the NumPy rollout
-    makes one of these): ``code`` 0 ok, 1 non-finite, 2 a unilateral contact would
-    open, 3 position correction failed, -1 an exception (``what`` its message)."""
+    makes one of these): ``code`` a :class:`StatusCode` (``what`` the message of an
+    exception)."""
 
-    code: int = 0
+    code: int = StatusCode.OK
     what: str = ""
     index: int = -1
     value: float = 0.0
@@ -180,15 +213,14 @@ class RunStatus:
 
 def status_message(cset, st) -> str:
     """The message of a run's status ``st`` (the core's ``Status`` or a
-    :class:`RunStatus`), worded as the NumPy engine words it: code 1 non-finite
-    (:func:`nonfinite_message`), 2 a unilateral contact would open
-    (:func:`contact_message`, ``st.index`` the row of ``cset``), 3 position correction
-    (:func:`position_message`); -1 an exception inside a rollout, ``st.what`` its
-    message."""
-    if st.code == 1:
+    :class:`RunStatus`), worded as the NumPy engine words it: NON_FINITE
+    (:func:`nonfinite_message`), CONTACT_OPENS (:func:`contact_message`, ``st.index``
+    the row of ``cset``), POSITION_FAILED (:func:`position_message`); EXCEPTION, an
+    exception inside a rollout, ``st.what`` its message."""
+    if st.code == StatusCode.NON_FINITE:
         return nonfinite_message(st.what, st.index, st.value, st.t, st.step)
-    if st.code == 2:
+    if st.code == StatusCode.CONTACT_OPENS:
         return contact_message(cset.row_names[st.index], st.value, st.t, st.step)
-    if st.code == 3:
+    if st.code == StatusCode.POSITION_FAILED:
         return position_message(st.value, st.t, st.step, st.iterations)
     return st.what

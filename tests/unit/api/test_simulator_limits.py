@@ -186,18 +186,39 @@ def test_a_start_outside_a_limit_is_refused_and_an_explicit_engine_kept():
     free.reset(q=np.array([-0.6]))  # no limits held: any start
 
 
-def test_free_calls_run_compiled_and_a_crossing_falls_back():
-    """On the core, a call where no limit acts is the compiled steps (the fast path
-    returns them), one that crosses a stop is not (None: simulate_limited runs it)."""
+def test_calls_on_the_core_run_their_events_in_cpp(monkeypatch):
+    """On the core, a call is one compiled run whether or not a limit acts (a free
+    call, one that crosses the stop, one resting on it): the Python reference is never
+    reached; with the core run failing the reference runs the call."""
+    from pfaff.api import simulator_limits
+
     s = _pendulum(0.3)
     sim = pfaff.Simulator(s, dt=DT)
     lim = sim._limited
-    free = lim._fast(sim.q, sim.v, 0.0, None, 10)
-    assert free is not None and free.steps == 10 and len(free) == 11
+    free, events = lim.run(sim.q, sim.v, 0.0, None, 10, keep=False)
+    assert events == [] and len(free) == 11 and free.steps == 10
     assert free.arrays()["lambda"].shape == (11, 1)  # the limit's column, zero
-    assert lim._fast(np.array([0.3005]), np.array([-1.0]), 0.0, None, 1) is None
-    sim.step(n=10)
-    np.testing.assert_array_equal(sim.q, free.arrays()["q"][-1])
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("simulate_limited ran")
+
+    with monkeypatch.context() as mp:
+        mp.setattr(simulator_limits, "simulate_limited", refuse)
+        sim.step(n=10)
+        np.testing.assert_array_equal(sim.q, free.arrays()["q"][-1])
+        sim.step(n=500)  # the impact at ~0.31 s, then resting on the stop
+        assert [e.kind for e in sim.events] == ["impact"] and sim._limited.held
+
+    class Ran(Exception):
+        pass
+
+    def ran(*args, **kwargs):
+        raise Ran
+
+    monkeypatch.setattr(simulator_limits, "simulate_limited", ran)
+    monkeypatch.setattr(lim, "_run_core", lambda *a: None)  # as a failed core run
+    with pytest.raises(Ran):
+        sim.step(n=1)
 
 
 def test_a_held_limit_is_released_by_a_torque_that_lifts_it(engine):
@@ -211,8 +232,6 @@ def test_a_held_limit_is_released_by_a_torque_that_lifts_it(engine):
         sim = pfaff.Simulator(s, dt=DT)
         for n in (400, 1, 99):
             sim.step(n=n)
-        if engine == "core":  # resting: the compiled path with the held row
-            assert sim._limited._fast(sim.q, sim.v, sim.t, None, 5) is not None
         for n in (1, 50, 149):
             sim.step([3.0], n=n)
     assert [e.kind for e in sim.events] == ["impact", "release"]
