@@ -156,7 +156,7 @@ namespace pfaff
         const Status p = s.project_state(o.start_iterations);
         if (!(p.value <= std::max(1e3 * s.opt.position_tol, 1e-9)))
         {
-          st.code = 5;
+          st.code = status_code::start_failed;
           st.what = "start";
           st.value = p.value;
           st.iterations = p.iterations;
@@ -179,7 +179,7 @@ namespace pfaff
         accel(mo, d, s.tau_, d.rs_, d.a_);
         if (!d.a_.allFinite())
         {
-          st.code = 1;
+          st.code = status_code::non_finite;
           st.what = "acceleration";
           st.t = t;
           st.step = k;
@@ -189,7 +189,7 @@ namespace pfaff
         for (int r : mo.uni_rows) // the loop's unilateral rows (System::run)
           if (-d.lam_(r) < 0.0)
           {
-            st.code = 2;
+            st.code = status_code::contact_opens;
             st.index = r;
             st.value = -d.lam_(r);
             st.t = t;
@@ -234,7 +234,7 @@ namespace pfaff
           prev = save(s, t);
           const Status c = step(s, s, s, t, k);
           ++out.steps;
-          if (c.code != 0)
+          if (c.code != status_code::ok)
           {
             st = c;
             end = End::failed;
@@ -295,7 +295,7 @@ namespace pfaff
         StepState w = s;
         const Status c = step(s, d, w, a.t, 0);
         s.opt.dt = kept;
-        return c.code == 0 ? w.q_(iq) : std::numeric_limits<double>::quiet_NaN();
+        return c.code == status_code::ok ? w.q_(iq) : std::numeric_limits<double>::quiet_NaN();
       }
 
       // limit_events._crossing: the first root of g (inside > 0) in (0, h]
@@ -408,7 +408,7 @@ namespace pfaff
     {
       if (++phases > budget || long(out.events.size()) > budget)
       {
-        r.st.code = 4;
+        r.st.code = status_code::event_budget;
         r.st.what = "events";
         r.st.value = double(out.events.size());
         r.st.t = t;
@@ -459,7 +459,7 @@ namespace pfaff
         std::tie(i, x) = r.locate(prev, t1);
         if (i < 0)
         {
-          r.st.code = 3;
+          r.st.code = status_code::locate_failed;
           r.st.what = "locate";
           r.st.t = t1;
           return r.st;
