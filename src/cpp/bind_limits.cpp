@@ -101,7 +101,7 @@ namespace pfaff
         nb::list rec;
         for (int i = 0; i < LimitRecord::n_series; ++i)
           rec.append(series(std::move(out.record.cols[i]), out.record.n, out.record.width[i]));
-        nb::object status = st.code == 0 ? nb::none() : nb::cast(st);
+        nb::object status = st.code == pfaff::status_code::ok ? nb::none() : nb::cast(st);
         return nb::make_tuple(
           status, events, held, out.max_held, out.steps, out.newton_failures, rec);
       },

@@ -156,7 +156,7 @@ namespace pfaff
         const Status p = s.project_state(o.start_iterations);
         if (!(p.value <= std::max(1e3 * s.opt.position_tol, 1e-9)))
         {
-          st.code = status_code::phase_start;
+          st.code = status_code::start_failed;
           st.what = "start";
           st.value = p.value;
           st.iterations = p.iterations;
@@ -234,7 +234,7 @@ namespace pfaff
           prev = save(s, t);
           const Status c = step(s, s, s, t, k);
           ++out.steps;
-          if (c.code != 0)
+          if (c.code != status_code::ok)
           {
             st = c;
             end = End::failed;
@@ -295,7 +295,7 @@ namespace pfaff
         StepState w = s;
         const Status c = step(s, d, w, a.t, 0);
         s.opt.dt = kept;
-        return c.code == 0 ? w.q_(iq) : std::numeric_limits<double>::quiet_NaN();
+        return c.code == status_code::ok ? w.q_(iq) : std::numeric_limits<double>::quiet_NaN();
       }
 
       // limit_events._crossing: the first root of g (inside > 0) in (0, h]
@@ -459,7 +459,7 @@ namespace pfaff
         std::tie(i, x) = r.locate(prev, t1);
         if (i < 0)
         {
-          r.st.code = status_code::position_failed;
+          r.st.code = status_code::locate_failed;
           r.st.what = "locate";
           r.st.t = t1;
           return r.st;
