@@ -309,8 +309,9 @@ def run_limited(system, tau, t0: float, n: int, held, max_events: int, event_tol
     """``simulate_limited(..., grid="fixed")`` of ``n`` steps from the state of a
     ``pfaff._core.System`` with limits at ``t0``, ``tau`` held, in one call
     (``src/cpp/limits.cpp``): ``(Status or None, events, held at the end, the most
-    limits held at once, steps, Newton failures, the samples of every series of series.def)``; ``held`` and
-    the events' ``(limit, side)`` as ``(index, 0 lower / 1 upper)``."""
+    limits held at once, steps, Newton failures, the samples of every series of
+    series.def)``; ``held`` and the events' ``(limit, side)`` as ``(index, 0 lower / 1
+    upper)``."""
     return _core.run_limited(
         system, tau, t0, n, held, max_events, event_tol, release_tol, hold_chunk,
         start_iterations,

@@ -214,8 +214,8 @@ class Simulator(CoreRecord):
         tau = self._torque(tau, ctrl)
         if n != 1:
             n = self._steps_asked(n)
-        if self._py:  # record=False: in pieces, none of them recorded beyond sim.last
-            piece = n if self.record_all else min(n, CHUNK_MAX)
+        if self._py:  # record=False: in pieces of CHUNK samples, the last one kept (sim.last)
+            piece = n if self.record_all else min(n, CHUNK)
             for done in range(0, n, piece):
                 self._step_numpy(tau, min(piece, n - done))
         else:
