@@ -23,20 +23,7 @@ namespace pfaff
     /// finiteness; `name` names it in messages
     ForceLaw python_law(nb::callable fn, std::string name)
     {
-      // the callable released with the GIL held (a System may be freed off Python's
-      // thread); left alone once the interpreter is finalizing
-      std::shared_ptr<nb::object> held(new nb::object(std::move(fn)), [](nb::object * o) {
-        if (Py_IsInitialized())
-        {
-          nb::gil_scoped_acquire gil;
-          delete o;
-        }
-        else // the interpreter is gone: its reference is left, the holder freed
-        {
-          o->release();
-          delete o;
-        }
-      });
+      const auto held = held_callable(std::move(fn));
       return [held, name](double t, const Eigen::VectorXd & q, const Eigen::VectorXd & v,
                           Eigen::VectorXd & Q) -> double {
         nb::gil_scoped_acquire gil;

@@ -2,10 +2,12 @@
 // impact in the metric of M and the padded record of a sample.
 #include "limits.hpp"
 #include "core.hpp"
+#include "sample.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include <Eigen/Eigenvalues>
 
@@ -163,35 +165,19 @@ namespace pfaff
     const Model & mo, const Data & d, const StepState & s, LimitRecord & r, double t,
     const double carry[3])
   {
-    // record.cpp's sample, the rows padded with 0.0 to the record's widths and the
-    // accounts counted on from the phases before (Trajectory.concat's rule)
-    auto put = [&](int i, const VecX & x) {
-      std::vector<double> & c = r.cols[i];
-      c.insert(c.end(), x.data(), x.data() + x.size());
-      c.resize(c.size() + (r.width[i] - std::size_t(x.size())), 0.0);
-    };
-    auto one = [&](SeriesId i, double x) { r.cols[int(i)].push_back(x); };
-    auto row = [&](SeriesId i, const VecX & x) { put(int(i), x); };
-    one(SeriesId::t, t);
-    row(SeriesId::q, s.q_);
-    row(SeriesId::v, s.v_);
-    row(SeriesId::a, d.a_);
-    row(SeriesId::tau, s.tau_);
-    row(SeriesId::F, d.F_);
-    row(SeriesId::lam, d.lam_);
-    row(SeriesId::av, d.A * s.v_);
-    row(SeriesId::phi, d.phi);
-    one(SeriesId::rank, d.rs_.rank);
-    one(SeriesId::sigma_min, d.rs_.sigma_min);
-    const double pot = d.potential - mo.opt.potential_offset;
-    one(SeriesId::kinetic, d.kinetic);
-    one(SeriesId::potential, pot);
-    one(SeriesId::energy, d.kinetic + pot);
-    one(SeriesId::work, s.work + carry[0]);
-    one(SeriesId::correction_energy, s.corr + carry[1]);
-    one(SeriesId::newton_iterations, s.newton_it);
-    one(SeriesId::force_work, s.force_work + carry[2]);
-    one(SeriesId::force_potential, d.felems.V);
+    // the sample of each_series (sample.hpp), the rows padded with 0.0 to the record's
+    // widths and the accounts counted on from the phases before (Trajectory.concat's rule)
+    VecX av;
+    each_series(mo, d, s, t, av, carry, true, [&](SeriesId b, const auto & x) {
+      std::vector<double> & c = r.cols[int(b)];
+      if constexpr (std::is_arithmetic_v<std::decay_t<decltype(x)>>)
+        c.push_back(x);
+      else
+      {
+        c.insert(c.end(), x.data(), x.data() + x.size());
+        c.resize(c.size() + (r.width[int(b)] - std::size_t(x.size())), 0.0);
+      }
+    });
     ++r.n;
   }
 } // namespace pfaff

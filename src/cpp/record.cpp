@@ -2,10 +2,12 @@
 #include "record.hpp"
 #include "check.hpp"
 #include "core.hpp"
+#include "sample.hpp"
 
 #include <climits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace pfaff
 {
@@ -60,36 +62,13 @@ namespace pfaff
     if (r.recorded >= r.capacity || (r.fbuf[0] && r.recorded >= r.fcap))
       throw std::runtime_error("record buffers full");
     const int i = r.recorded++;
-    using S = SeriesId;
-    auto row = [&](S b, const VecX & x) {
-      if (x.size())
-        Eigen::Map<VecX>(r.bufs[std::size_t(buffer_index(b))] + std::size_t(i) * x.size(),
-                         x.size()) = x;
-    };
-    auto at = [&](S b) -> double & { return r.bufs[std::size_t(buffer_index(b))][i]; };
-    at(S::t) = t;
-    row(S::q, s.q_);
-    row(S::v, s.v_);
-    row(S::a, d.a_);
-    row(S::tau, s.tau_);
-    row(S::F, d.F_);
-    row(S::lam, d.lam_);
-    r.av.noalias() = d.A * s.v_;
-    row(S::av, r.av);
-    row(S::phi, d.phi);
-    at(S::rank) = d.rs_.rank;
-    at(S::sigma_min) = d.rs_.sigma_min;
-    const double pot = d.potential - mo.opt.potential_offset;
-    at(S::kinetic) = d.kinetic;
-    at(S::potential) = pot;
-    at(S::energy) = d.kinetic + pot;
-    at(S::work) = s.work;
-    at(S::correction_energy) = s.corr;
-    at(S::newton_iterations) = s.newton_it;
-    if (r.fbuf[0])
-    {
-      r.fbuf[buffer_index(S::force_work)][i] = s.force_work;
-      r.fbuf[buffer_index(S::force_potential)][i] = d.felems.V;
-    }
+    const bool forces = r.fbuf[0] != nullptr;
+    each_series(mo, d, s, t, r.av, nullptr, forces, [&](SeriesId b, const auto & x) {
+      const std::size_t k = std::size_t(buffer_index(b));
+      if constexpr (std::is_arithmetic_v<std::decay_t<decltype(x)>>)
+        (series_table[int(b)].buffer == Buffer::force ? r.fbuf[k] : r.bufs[k])[i] = x;
+      else if (x.size())
+        Eigen::Map<VecX>(r.bufs[k] + std::size_t(i) * x.size(), x.size()) = x;
+    });
   }
 } // namespace pfaff
