@@ -87,7 +87,7 @@ namespace pfaff
                    + " but q = " + std::to_string(x));
         }
         c.index(max_events, INT_MAX / 4, "max_events", ">= 1", 1);
-        c.number(event_tol, "event_tol", 0.0, true).number(release_tol, "release_tol", 0.0, false);
+        c.number(event_tol, "event_tol", 0.0, true).number(release_tol, "release_tol", -HUGE_VAL, false);
         c.index(hold_chunk, INT_MAX, "hold_chunk", ">= 1", 1);
         c.index(start_iterations, INT_MAX, "start_iterations", ">= 0");
         LimitControl ctl;

@@ -225,9 +225,9 @@ namespace pfaff
           }
           if (watch && crossed())
           {
-            if (!rec)
-              keep(t); // the stop's sample
-            end = End::crossed;
+            if (!rec) // the stop's sample, recorded, is read for a release too
+              keep(t);
+            end = !rec && release(t) ? End::released : End::crossed;
             break;
           }
           if (k == K)

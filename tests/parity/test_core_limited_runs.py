@@ -45,11 +45,12 @@ def _both(system, t_end, dt=1e-3, lims=None, **kw):
     opt = SimOptions(dt=dt, progress=False, record_every=kw.pop("record_every", 1))
     lims = system.limits if lims is None else lims
     args = (system.cset, system.q0, system.v0, t_end, lims, opt)
+    forces = tuple(system.forces)  # the file's springs and dampers
     with use_engine("core"):
-        got = simulate_limited(*args, **kw)
+        got = simulate_limited(*args, forces=forces, **kw)
         rest = max(1e-9, opt.position_tol / opt.dt)
         ref = phase_loop(
-            *args, (), 0.0, kw.get("tau"), 1e-15, limits.RELEASE_TOL, rest, None,
+            *args, forces, 0.0, kw.get("tau"), 1e-15, limits.RELEASE_TOL, rest, None,
             kw.get("grid", "event"), limits.MAX_EVENTS_PER_STEP,
         )  # fmt: skip
     assert got.trajectory.engine == "core"
@@ -107,7 +108,7 @@ def test_the_biped_falling_onto_its_stops_for_two_seconds_is_the_phase_loop(grid
 
 @pytest.mark.parametrize(
     ("grid", "every", "t_end"),
-    [("event", 1, 1.5), ("event", 7, 1.5), ("fixed", 7, 1.5), ("event", 1, 1.2345678)],
+    [("event", 1, 4.0), ("event", 7, 4.0), ("fixed", 7, 4.0), ("event", 1, 3.7654321)],
 )
 def test_the_limited_pendulum_file_is_the_phase_loop(grid, every, t_end):
     """The file's stop at -0.5 rad made elastic (e = 0.6, rebounds, then held): the
@@ -139,6 +140,16 @@ def test_a_torque_and_a_record_stride_on_the_biped_are_the_phase_loop():
     got, ref = _both(s, 1.0, tau=tau, record_every=10)
     assert got.events
     _assert_close(_gaps(got, ref))
+    # the torque's work is counted over every step, recorded or not: the stride's run
+    # ends with the work of the run that records every step (the phase loop's record
+    # carries only what its last recorded sample of a phase held)
+    with use_engine("core"):
+        every = simulate_limited(
+            s.cset, s.q0, s.v0, 1.0, s.limits, SimOptions(dt=1e-3, progress=False),
+            forces=tuple(s.forces), tau=tau,
+        )  # fmt: skip
+    work = got.trajectory.arrays()["work"][-1]
+    assert abs(work - every.trajectory.arrays()["work"][-1]) <= 1e-9 and abs(work) > 1.0
 
 
 class Push:
@@ -152,7 +163,7 @@ class Push:
         self.signals: dict = {}
 
     def __call__(self, t, rec):
-        u = -0.5 * rec.snap.v[0] + 6.0 * np.sin(4.0 * t)
+        u = -0.5 * rec.snap.v[0] - 4.0 + 6.0 * np.sin(3.0 * t)
         self.signals = {"u": u}
         return np.array([u])
 
@@ -165,7 +176,7 @@ def test_a_controlled_limited_pendulum_is_the_phase_loop(control_dt, no_phase_lo
     s = _load(PENDULUM)
     lims = [JointLimit("hinge", -0.5, 2.0, 0.2)]
     opt = SimOptions(dt=1e-3, progress=False, control_dt=control_dt)
-    args = (s.cset, s.q0, s.v0, 2.0, lims, opt)
+    args = (s.cset, s.q0, s.v0, 3.0, lims, opt)
     with use_engine("core"):
         got = simulate_limited(*args, controller=Push())
         ref = _reference(*args, controller=Push())
@@ -200,7 +211,7 @@ def test_simulate_limited_on_auto_and_the_run_command_are_one_core_call(no_phase
     """engine="auto" (the default) runs a limited system on the core without the Python
     phase loop; so does ``pfaff run`` of the biped file (its scenario)."""
     s = _load(PENDULUM)
-    run = simulate_limited(s.cset, s.q0, s.v0, 0.5, s.limits, SimOptions(dt=1e-3))
+    run = simulate_limited(s.cset, s.q0, s.v0, 0.6, s.limits, SimOptions(dt=1e-3))
     assert run.trajectory.engine == "core" and run.events
     from pfaff.scenarios.model_file import run_system
 
@@ -212,24 +223,28 @@ def test_simulate_limited_on_auto_and_the_run_command_are_one_core_call(no_phase
 
 
 def test_a_failed_core_run_keeps_its_record_and_events_and_is_not_rerun(no_phase_loop):
-    """A torque that turns the run non-finite after the first impact: LimitedRunError
-    naming the status, with the samples up to the failure and the impact, raised
-    without a Python re-run."""
+    """A law that turns to 1e308 N m after 0.6 s, past the impact on the plastic stop at
+    0.51 s and the release gravity makes: the acceleration overflows. The
+    LimitedRunError names the status and holds the two events and the samples up to the
+    failure; the phase loop is not run. A NaN from the law itself is the law's error,
+    raised as such."""
     s = _load(PENDULUM)
     lims = [JointLimit("hinge", -0.5, 2.0, 0.0)]
     opt = SimOptions(dt=1e-3, progress=False)
+
+    def law(t, snap):
+        return np.array([1e308 if t > 0.6 else 0.0])
+
     with pytest.raises(LimitedRunError, match="NON_FINITE") as info:
-        simulate_limited(s.cset, s.q0, s.v0, 1.0, lims, opt, tau=np.array([np.nan]))
-    assert info.value.status.code == StatusCode.NON_FINITE and not info.value.events
-    ok = simulate_limited(s.cset, s.q0, s.v0, 1.0, lims, opt)
-    t_hit = ok.events[0].t
-    big = SimOptions(dt=1e-3, progress=False, position_failure=1e-300)
-    with pytest.raises(LimitedRunError) as info:
-        simulate_limited(s.cset, s.q0, s.v0, 1.0, lims, big)
+        simulate_limited(s.cset, s.q0, s.v0, 1.0, lims, opt, controller=law)
     err = info.value
-    assert len(err.trajectory) >= 1 and err.status.code != StatusCode.OK
-    assert err.trajectory.arrays()["t"][-1] <= err.status.t + 1e-12
-    assert t_hit > 0.0
+    assert err.status.code == StatusCode.NON_FINITE and 0.6 < err.status.t <= 0.601
+    assert [e.kind for e in err.events] == ["impact", "release"] and err.held == {}
+    t = err.trajectory.arrays()["t"]
+    assert len(t) > 500 and 0.599 < t[-1] < err.status.t  # the samples before it
+    with pytest.raises(pfaff.simulate.SimulationError, match="controller torque"):
+        simulate_limited(s.cset, s.q0, s.v0, 1.0, lims, opt,
+                         controller=lambda t, snap: np.array([np.nan]))  # fmt: skip
 
 
 def test_run_limited_refuses_a_bad_t_end_and_record_stride():

@@ -198,7 +198,7 @@ def locate(cs, chain, tr, watch, bounds, opt, forces, event_tol):
         def g(s, b=b, bound=bound, sign=sign):  # > 0 inside
             if s <= 1e-9 * dt:  # below the time's resolution: the start's Taylor line
                 return sign * (q_a[b.iq] + v_a[b.iv] * s - bound)
-            o = dataclasses.replace(opt, dt=s, progress=False)
+            o = dataclasses.replace(opt, dt=s, progress=False, control_dt=None)
             r = simulate(cs, q_a, v_a, t_a + s, o, tau=tau, t0=t_a, forces=forces)
             return sign * (r.arrays()["q"][-1][b.iq] - bound)
 

@@ -36,6 +36,10 @@ By default the steps after an event are of ``dt`` from the event (``grid="event"
 the samples stay on ``t0 + k dt`` (plus the events' own samples) and a run cut into
 pieces (each from where the last ended, with its ``held`` set) is the same run: the
 stepping of :class:`pfaff.Simulator`.
+
+Where the core runs the system (``engine="core"``, or ``"auto"``), the whole run is one
+call into C++ (:mod:`pfaff.simulate.limits_core`) by these rules; :func:`phase_loop`,
+the phases above, is the reference it is held to and runs the NumPy engine.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ import numpy as np
 from pfaff.constraints.base import ConstraintSet
 from pfaff.constraints.library import LockedJoint, joint_coordinate
 from pfaff.simulate import core_engine
+from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.integrator import project_state
 from pfaff.simulate.limit_events import (
     MAX_EVENTS_PER_STEP,
@@ -171,7 +176,9 @@ def simulate_limited(
     -------
     LimitedRun: the joined trajectory, the events and the limits held at the end. A start
     outside a limit is refused (ValueError naming the joint, its value and its range), as
-    are a bad ``grid`` and a ``held`` limit not at its bound.
+    are a bad ``grid`` and a ``held`` limit not at its bound. A failed run on the core
+    raises :class:`~pfaff.simulate.limits_core.LimitedRunError` (the samples, events and
+    held set up to the failure), on NumPy a ``SimulationError``.
     """
     opt = options or SimOptions()
     opt.validate()
@@ -193,6 +200,7 @@ def _on_core(cset, q0, v0, t_end, limits, opt, forces, t0, tau, event_tol, relea
     controller = as_controller(controller)
     frames = () if controller is None else tuple(controller.frames)
     cset.mechanism.check_frames(frames)
+    forces = ForceSet(cset.mechanism, forces).elements  # bound to the mechanism
     proto = core_engine.build(cset, forces)
     core_engine.configure(proto, opt)
     sys_ = limited_system(proto, cset.mechanism, limits, rest_speed)

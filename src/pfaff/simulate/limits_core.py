@@ -174,7 +174,7 @@ def _signals(traj: Trajectory, t, calls, signals: list[dict]) -> None:
     cuts = [0, *(np.flatnonzero(np.diff(calls)) + 1).tolist(), len(calls)]
     for a, b in zip(cuts[:-1], cuts[1:]):
         traj.rows["t"].extend(t[a:b].tolist())
-        if calls[a] > 0:
+        if b > a and calls[a] > 0:
             traj.append_signals(signals[calls[a] - 1], b - a)
 
 
