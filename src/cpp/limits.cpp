@@ -1,7 +1,7 @@
-// A limited run in the compiled step loop (limits.hpp): simulate_limited(..., grid=
-// "fixed") of pfaff.simulate.limits, phase by phase, with one System whose held limits
-// are LockedJoint rows toggled in its active row set. A phase is what one simulate call
-// of the reference is: its start brought onto the manifold of its rows, its samples
+// A limited run in the compiled step loop (limits.hpp): the phase loop of
+// pfaff.simulate.limits (either grid, a record stride, a controller on one clock), phase
+// by phase, with one System whose held limits are LockedJoint rows toggled in its active
+// row set. A phase is what one simulate call of the reference is: its start brought onto the manifold of its rows, its samples
 // recorded, a free limit past its bound or a held one that pulls ending it; phases are
 // joined as Trajectory.concat joins them (a phase's first sample replaces the last one
 // of the phase before at the same time; the accounts counted on).
