@@ -306,15 +306,20 @@ def add_limit(
     _core.add_limit(system, iq, iv, lower, upper, restitution, rest_speed)
 
 
-def run_limited(system, tau, t0: float, n: int, held, max_events: int, event_tol: float,
-                release_tol: float, hold_chunk: int, start_iterations: int):  # fmt: skip
-    """``simulate_limited(..., grid="fixed")`` of ``n`` steps from the state of a
-    ``pfaff._core.System`` with limits at ``t0``, ``tau`` held, in one call
+def run_limited(system, tau, t0: float, t_end: float, held, fixed_grid: bool,
+                record_every: int, max_events: int, event_tol: float, release_tol: float,
+                hold_chunk: int, start_iterations: int, control=None,
+                next_control: float = 0.0, control_period: float = 0.0):  # fmt: skip
+    """``simulate_limited(..., grid="fixed" or "event")`` from the state of a
+    ``pfaff._core.System`` with limits at ``t0`` to ``t_end``, ``tau`` held, in one call
     (``src/cpp/sim/limits.cpp``): ``(Status or None, events, held at the end, the most
     limits held at once, steps, Newton failures, the samples of every series of
-    series.def)``; ``held`` and the events' ``(limit, side)`` as ``(index, 0 lower / 1
-    upper)``."""
+    series.def, the controller's samples taken before each, its next instant)`` (after a
+    failure: those up to it); ``held`` and the events' ``(limit, side)`` as ``(index, 0
+    lower / 1 upper)``. ``control(t, n_held) -> bool``, called where a sample is due on
+    the clock ``next_control + k control_period`` (restarted at each event), sets the
+    torque (``set_tau``) from the system's state; False ends the run."""
     return _core.run_limited(
-        system, tau, t0, n, held, max_events, event_tol, release_tol, hold_chunk,
-        start_iterations,
+        system, tau, t0, t_end, held, fixed_grid, record_every, max_events, event_tol,
+        release_tol, hold_chunk, start_iterations, control, next_control, control_period,
     )  # fmt: skip

@@ -51,12 +51,21 @@ namespace pfaff
 
     m.def(
       "run_limited",
-      [](System & s, const GVec & tau, double t0, int n, std::vector<std::pair<int, int>> held,
+      [](System & s, const GVec & tau, double t0, double t_end,
+         std::vector<std::pair<int, int>> held, bool fixed_grid, int record_every,
          int max_events, double event_tol, double release_tol, int hold_chunk,
-         int start_iterations) {
+         int start_iterations, nb::object control, double next_control,
+         double control_period) {
         const Check c{"run_limited"};
         c.vec(tau, s.nv(), "tau", "nv");
-        c.index(n, INT_MAX / 4, "n", ">= 1 steps", 1).number(t0, "t0", -HUGE_VAL, false);
+        c.number(t0, "t0", -HUGE_VAL, false);
+        if (!(std::isfinite(t_end) && t_end - t0 > 1e-9 * s.opt.dt))
+          c.fail("t_end = " + std::to_string(t_end) + " must be finite and after t0 = "
+                 + std::to_string(t0) + " by more than 1e-9 dt");
+        if (!((t_end - t0) / s.opt.dt < double(INT_MAX / 4)))
+          c.fail("t_end - t0 = " + std::to_string(t_end - t0) + " s is more than "
+                 + std::to_string(INT_MAX / 4) + " steps of dt");
+        c.index(record_every, INT_MAX, "record_every", ">= 1", 1);
         if (s.limits.empty())
           c.fail("the system has no joint limit (add_limit)");
         if (s.q_.size() != s.nq() || s.v_.size() != s.nv())
@@ -78,21 +87,44 @@ namespace pfaff
                    + " but q = " + std::to_string(x));
         }
         c.index(max_events, INT_MAX / 4, "max_events", ">= 1", 1);
-        c.number(event_tol, "event_tol", 0.0, true).number(release_tol, "release_tol", 0.0, false);
+        c.number(event_tol, "event_tol", 0.0, true).number(release_tol, "release_tol", -HUGE_VAL, false);
         c.index(hold_chunk, INT_MAX, "hold_chunk", ">= 1", 1);
         c.index(start_iterations, INT_MAX, "start_iterations", ">= 0");
+        LimitControl ctl;
+        if (!control.is_none())
+        {
+          if (!PyCallable_Check(control.ptr()))
+            c.fail("control must be callable (t, held) -> bool, or None");
+          c.number(next_control, "next_control", -HUGE_VAL, false);
+          c.number(control_period, "control_period", 0.0, true);
+          ctl.next = next_control;
+          ctl.period = control_period;
+          ctl.sample = [&control](double t, int n_held) {
+            nb::gil_scoped_acquire gil;
+            try // a Python exception ends the run (its record kept), not the process
+            {
+              return nb::cast<bool>(control(t, n_held));
+            }
+            catch (const std::exception &)
+            {
+              return false;
+            }
+          };
+        }
         LimitOptions o;
         o.max_events = max_events;
         o.event_tol = event_tol;
         o.release_tol = release_tol;
         o.hold_chunk = hold_chunk;
         o.start_iterations = start_iterations;
+        o.fixed_grid = fixed_grid;
+        o.record_every = record_every;
         s.set_tau(tau);
         LimitRun out;
         Status st;
         {
           nb::gil_scoped_release release;
-          st = run_limited(s, t0, n, held, o, out);
+          st = run_limited(s, t0, t_end, held, o, ctl, out);
         }
         nb::list events;
         for (const auto & e : out.events)
@@ -102,14 +134,18 @@ namespace pfaff
         for (int i = 0; i < LimitRecord::n_series; ++i)
           rec.append(series(std::move(out.record.cols[i]), out.record.n, out.record.width[i]));
         nb::object status = st.code == pfaff::status_code::ok ? nb::none() : nb::cast(st);
-        return nb::make_tuple(
-          status, events, held, out.max_held, out.steps, out.newton_failures, rec);
+        return nb::make_tuple(status, events, held, out.max_held, out.steps,
+                              out.newton_failures, rec, out.record.calls, ctl.next);
       },
-      "system"_a, "tau"_a, "t0"_a, "n"_a, "held"_a, "max_events"_a, "event_tol"_a,
-      "release_tol"_a, "hold_chunk"_a, "start_iterations"_a,
-      "simulate_limited(..., grid='fixed') of n steps from the system's state at t0 with tau "
-      "held: (Status or None, events (t, limit, kind 0 impact / 1 release, side 0 lower / 1 "
-      "upper, v_pre, v_post, energy_lost), held at the end [(limit, side)], the most limits "
-      "held at once, steps, Newton failures, the 19 series' samples)");
+      "system"_a, "tau"_a, "t0"_a, "t_end"_a, "held"_a, "fixed_grid"_a, "record_every"_a,
+      "max_events"_a, "event_tol"_a, "release_tol"_a, "hold_chunk"_a, "start_iterations"_a,
+      "control"_a.none(), "next_control"_a, "control_period"_a,
+      "simulate_limited(..., grid='fixed' or 'event', record_every) from the system's state "
+      "at t0 to t_end with tau held: (Status or None, events (t, limit, kind 0 impact / 1 "
+      "release, side 0 lower / 1 upper, v_pre, v_post, energy_lost), held at the end "
+      "[(limit, side)], the most limits held at once, steps, Newton failures, the 19 "
+      "series' samples, the controller's samples taken before each, its next instant); on "
+      "a failure those up to it. control(t, held) -> bool, where a sample is due, sets the "
+      "torque (set_tau) from the system's state; False (or an exception) ends the run");
   }
 } // namespace pfaff

@@ -448,7 +448,7 @@ namespace pfaff
     /// a controller's record at the current state: what PinocchioMechanism.compute puts
     /// in a Snapshot and the projection the step takes (bound to Python as
     /// pfaff._core.Sample, each field a view of the struct's arrays; read by
-    /// pfaff.simulate.core_engine._record)
+    /// pfaff.simulate.core_engine.sample_record)
     struct Sample
     {
       VecX q, v;

@@ -149,6 +149,7 @@ namespace pfaff
       width[i] = widths[int(series_table[i].width)];
       cols[i].clear();
     }
+    calls.clear();
     n = 0;
   }
 
@@ -159,6 +160,7 @@ namespace pfaff
     --n;
     for (int i = 0; i < n_series; ++i)
       cols[i].resize(std::size_t(n) * width[i]);
+    calls.resize(std::min(calls.size(), std::size_t(n)));
   }
 
   void record_limited(

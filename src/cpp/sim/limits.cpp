@@ -1,7 +1,7 @@
-// A limited run in the compiled step loop (limits.hpp): simulate_limited(..., grid=
-// "fixed") of pfaff.simulate.limits, phase by phase, with one System whose held limits
-// are LockedJoint rows toggled in its active row set. A phase is what one simulate call
-// of the reference is: its start brought onto the manifold of its rows, its samples
+// A limited run in the compiled step loop (limits.hpp): the phase loop of
+// pfaff.simulate.limits (either grid, a record stride, a controller on one clock), phase
+// by phase, with one System whose held limits are LockedJoint rows toggled in its active
+// row set. A phase is what one simulate call of the reference is: its start brought onto the manifold of its rows, its samples
 // recorded, a free limit past its bound or a held one that pulls ending it; phases are
 // joined as Trajectory.concat joins them (a phase's first sample replaces the last one
 // of the phase before at the same time; the accounts counted on).
@@ -19,81 +19,21 @@
 
 namespace pfaff
 {
-  void add_limit(System & s, const JointLimit & lim)
-  {
-    const Check c{"System.add_limit"};
-    c.index(lim.iq, s.nq(), "iq", "a q index (nq)").index(lim.iv, s.nv(), "iv", "a v index (nv)");
-    bool one_dof = false; // a joint with one coordinate at iq and one velocity at iv
-    for (pinocchio::JointIndex j = 1; j < s.model.joints.size(); ++j)
-      one_dof = one_dof
-                || (s.model.idx_qs[j] == lim.iq && s.model.nqs[j] == 1
-                    && s.model.idx_vs[j] == lim.iv && s.model.nvs[j] == 1);
-    if (!one_dof)
-      c.fail("iq = " + std::to_string(lim.iq) + ", iv = " + std::to_string(lim.iv)
-             + " are not the coordinates of a one-dof joint (limits are for hinge and slide "
-               "joints)");
-    if (std::isnan(lim.lower) || std::isnan(lim.upper) || !(lim.lower < lim.upper)
-        || lim.lower == HUGE_VAL || lim.upper == -HUGE_VAL)
-      c.fail("lower = " + std::to_string(lim.lower) + " must be < upper = "
-             + std::to_string(lim.upper) + " (numbers; -inf/inf for a one-sided limit)");
-    if (!(lim.restitution >= 0.0 && lim.restitution <= 1.0))
-      c.fail("restitution = " + std::to_string(lim.restitution) + ", valid: [0, 1]");
-    c.number(lim.rest_speed, "rest_speed", 0.0, false);
-    set_held_rows(s, {}); // the loop's rows alone
-    s.loop = LoopRows{int(s.specs.size()), s.m, s.m_h, s.hol_rows.size(), s.pf_rows.size(),
-                      s.uni_rows.size()};
-    s.limits.push_back(lim);
-  }
-
-  void set_held_rows(System & s, const Held & held)
-  {
-    if (s.loop.specs < 0)
-      return; // no limit: the rows are the loop's
-    const LoopRows & l = s.loop;
-    s.specs.resize(std::size_t(l.specs));
-    s.row_cols.resize(std::size_t(l.m));
-    s.hol_rows.resize(l.hol);
-    s.pf_rows.resize(l.pf);
-    s.uni_rows.resize(l.uni);
-    s.m = l.m;
-    s.m_h = l.m_h;
-    for (const auto & [i, side] : held) // held_rows: a LockedJoint at the bound per limit
-    {
-      const JointLimit & lim = s.limits[std::size_t(i)];
-      Spec sp;
-      sp.kind = Kind::LockedJoint;
-      sp.dim = 1;
-      sp.iq = lim.iq;
-      sp.iv = lim.iv;
-      sp.value = side == 0 ? lim.lower : lim.upper;
-      s.specs.push_back(sp);
-      s.row_cols.emplace_back(0, s.nv());
-      s.hol_rows.push_back(s.m);
-      ++s.m;
-      ++s.m_h;
-    }
-    s.one_block = s.rows_in_one_block(false);
-    s.one_block_h = s.rows_in_one_block(true);
-    s.fit(s.mo());
-  }
-
   namespace
   {
     constexpr double kInf = std::numeric_limits<double>::infinity();
 
-    // the state a phase goes back to: a sample's time, state and the phase's accounts
+    // the state a phase goes back to: a sample's time, state, the phase's accounts, the
+    // torque held over the step from it and the controller's next instant
     struct Saved
     {
       double t = 0.0;
       VecX q, v;
       double work = 0.0, corr = 0.0, fwork = 0.0;
       int newton_it = 0;
+      VecX tau;
+      double next = 0.0;
     };
-
-    Saved save(const System & s, double t)
-    {
-      return Saved{t, s.q_, s.v_, s.work, s.corr, s.force_work, s.newton_it};
-    }
 
     // Watch: a free coordinate past a bound by more than slack
     bool outside(const JointLimit & l, double x, double slack)
@@ -141,6 +81,7 @@ namespace pfaff
       Held & held;
       EventGuard guard;
       double dt;                   // the run's step
+      LimitControl & ctl;          // the controller and its one clock (PhaseChain's)
       double carry[3] = {0, 0, 0}; // the accounts of the phases before
       int phase_rows = 0;          // samples of the last phase still in the record
       Status st;
@@ -168,8 +109,9 @@ namespace pfaff
         return true;
       }
 
-      // the terms and the sample of the state at t (System::run's body before the step)
-      bool sample(double t, int k)
+      // the terms of the state at t (System::run's body before the step), its sample
+      // recorded when `rec`
+      bool sample(double t, int k, bool rec)
       {
         Model & mo = s;
         Data & d = s;
@@ -196,14 +138,65 @@ namespace pfaff
             st.step = k;
             return false;
           }
-        record_limited(mo, d, s, out.record, t, carry);
-        ++phase_rows;
+        if (rec)
+          keep(t);
         return true;
       }
 
+      void keep(double t)
+      {
+        record_limited(s, s, s, out.record, t, carry);
+        out.record.calls.push_back(ctl.calls);
+        ++phase_rows;
+      }
+
+      Saved save(double t) const
+      {
+        return Saved{t, s.q_, s.v_, s.work, s.corr, s.force_work, s.newton_it, s.tau_, ctl.next};
+      }
+
+      // the controller's sample at t (it sets the torque held), the clock moved on
+      bool control(double t)
+      {
+        if (!ctl.sample(t, int(held.size())))
+        {
+          st.code = status_code::exception;
+          st.what = "controller";
+          st.t = t;
+          return false;
+        }
+        ++ctl.calls;
+        ctl.next += ctl.period;
+        return true;
+      }
+
+      // PhaseChain.run: a phase of K steps of h whose controller sample falls between
+      // its steps first steps exactly to it (one step), then on in steps of h
+      End chain(double t0, double h, int K, bool watch, double & t_at, Saved & prev, bool & has)
+      {
+        has = false;
+        const double D = K * h, due = ctl.next - t0;
+        const double j = due / h;
+        if (ctl.sample && 1e-12 < due && due < D - 1e-12 && std::abs(j - std::round(j)) > 1e-6)
+        {
+          const End e = phase(t0, due, 1, watch, t_at, prev, has);
+          const double t1 = t0 + due;
+          if (e != End::done || D - due < h * (1.0 - 1e-6)) // stopped, or no step left
+            return e;
+          account(save(t_at));
+          const int K2 = int(std::lround(((t1 + (D - due)) - t1) / h));
+          return phase(t1, h, K2, watch, t_at, prev, has);
+        }
+        return phase(t0, h, K, watch, t_at, prev, has);
+      }
+
       // one phase of K steps of h from the System's state at t0 (watch: with the stop
-      // and the release of simulate_limited's phases); at: the sample it ended at
-      End phase(double t0, double h, int K, bool watch, int & at, Saved & prev)
+      // and the release of simulate_limited's phases); t_at: the sample it ended at, prev
+      // the one before (has: there is one). As simulate records a phase: every
+      // record_every-th step, its last and a stop; a release is read from the recorded
+      // samples alone (the reference reads the phase's record); the controller sampled
+      // where due, before the sample
+      End phase(double t0, double h, int K, bool watch, double & t_at, Saved & prev, bool & has)
       {
         if (!start(t0))
           return End::failed;
@@ -213,25 +206,34 @@ namespace pfaff
         for (int k = 0; k <= K; ++k)
         {
           const double t = t0 + k * h;
-          at = k;
-          if (!sample(t, k))
+          t_at = t;
+          const bool rec = record_due(k, o.record_every, K);
+          if (ctl.sample && sample_due(t, ctl.next, h) && !control(t))
           {
             end = End::failed;
             break;
           }
-          if (watch && release(t))
+          if (!sample(t, k, rec))
+          {
+            end = End::failed;
+            break;
+          }
+          if (watch && rec && release(t))
           {
             end = End::released;
             break;
           }
           if (watch && crossed())
           {
-            end = End::crossed;
+            if (!rec) // the stop's sample, recorded, is read for a release too
+              keep(t);
+            end = !rec && release(t) ? End::released : End::crossed;
             break;
           }
           if (k == K)
             break;
-          prev = save(s, t);
+          prev = save(t);
+          has = true;
           const Status c = step(s, s, s, t, k);
           ++out.steps;
           if (c.code != status_code::ok)
@@ -269,6 +271,7 @@ namespace pfaff
             const double vi = s.v_(s.limits[std::size_t(i)].iv);
             out.events.push_back(LimitEventRec{t, i, 1, side, vi, vi, 0.0});
             held.erase(held.begin() + long(c));
+            ctl.next = t; // the controller sampled at the event
             guard.released(i, t);
             guard.count(t);
             return true;
@@ -377,6 +380,7 @@ namespace pfaff
         if (e == 0.0)
           held.emplace_back(i, side);
         out.events.push_back(LimitEventRec{t, i, 0, side, v_pre, vn(l.iv), loss});
+        ctl.next = t; // the controller sampled at the event
         guard.count(t);
       }
 
@@ -390,18 +394,19 @@ namespace pfaff
   } // namespace
 
   Status run_limited(
-    System & s, double t0, int n, Held & held, const LimitOptions & o, LimitRun & out)
+    System & s, double t0, double t_end, Held & held, const LimitOptions & o,
+    LimitControl & ctl, LimitRun & out)
   {
     const double dt = s.opt.dt;
     const int L = int(s.limits.size());
     out = LimitRun{};
     s.newton_failures = 0;
     out.record.clear(s, s.loop.m + L, s.loop.m_h + L);
-    Run r{s, o, out, held, EventGuard(dt, o.max_events, L), dt};
-    const double t_end = t0 + n * dt;
+    Run r{s, o, out, held, EventGuard(dt, o.max_events, L), dt, ctl};
+    const double n = std::ceil((t_end - t0) / dt);
     // the guard bounds a step's events by max_events plus one impact per limit; a
     // budget twice that per step (and per phase) ends a run that would not
-    const long budget = 2L * (long(n) + 1) * (o.max_events + L + 2);
+    const long budget = 2L * (long(n) + 1) * (o.max_events + L + 2) * (o.fixed_grid ? 1 : 2);
     long phases = 0;
     double t = t0;
     while (t_end - t > 1e-9 * dt)
@@ -418,7 +423,7 @@ namespace pfaff
       out.max_held = std::max(out.max_held, int(held.size()));
       double rest = t_end - t, grid = 0.0;
       long k = long(std::floor(rest / dt + 1e-9)); // whole steps left
-      if (to_grid(t, t0, dt, grid))
+      if (o.fixed_grid && to_grid(t, t0, dt, grid))
       {
         rest = std::min(rest, grid); // finish the step the event fell in
         k = 0;
@@ -427,20 +432,21 @@ namespace pfaff
         k = std::min<long>(k, o.hold_chunk);
       const double h = k == 0 ? rest : dt;
       const int K = k == 0 ? 1 : int(k);
-      int at = 0;
+      double t_at = t;
+      bool has = false;
       Saved prev;
-      const End end = r.phase(t, h, K, true, at, prev);
+      const End end = r.chain(t, h, K, true, t_at, prev, has);
       if (end == End::failed)
         return r.st;
       if (end != End::crossed)
       {
-        t = t + at * h;
-        r.account(save(s, t));
+        t = t_at;
+        r.account(r.save(t));
         continue;
       }
       int i = -1;
       double x = 0.0;
-      if (at == 0) // the phase's first sample is past a bound (after a release)
+      if (!has) // the phase's first sample is past a bound (after a release)
       {
         for (int j = 0; j < L && i < 0; ++j)
         {
@@ -448,14 +454,17 @@ namespace pfaff
           if (!is_held(held, j) && outside(l, s.q_(l.iq), s.opt.position_tol))
             i = j;
         }
-        r.account(save(s, t));
+        t = t_at;
+        r.account(r.save(t));
       }
       else
       {
-        const double t1 = t + at * h;
+        const double t1 = t_at;
         out.record.pop(); // the sample past the bound is dropped
         --r.phase_rows;
         r.account(prev);
+        s.tau_ = prev.tau; // the torque held over the step, not sampled inside it
+        ctl.next = t1;
         std::tie(i, x) = r.locate(prev, t1);
         if (i < 0)
         {
@@ -468,12 +477,11 @@ namespace pfaff
         s.set_state(prev.q, prev.v);
         if (x > 1e-9 * dt) // a shorter step is below the time's resolution
         {
-          Saved unused;
-          const End e = r.phase(t, x, 1, false, at, unused);
+          const End e = r.chain(t, x, 1, false, t_at, prev, has);
           if (e == End::failed)
             return r.st;
-          t = t + x;
-          r.account(save(s, t));
+          t = t_at;
+          r.account(r.save(t));
         }
       }
       r.impact(i, t);

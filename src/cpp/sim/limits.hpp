@@ -4,8 +4,9 @@
 // method on q_i(s) - bound over the step's own integrator), applies Newton's impact law
 // in the metric of M (plastic below rest_speed: the stop is then held as a LockedJoint
 // row, toggled on in the active row set), releases a held stop whose multiplier pulls,
-// and bounds the events of a step (EventGuard). limits.cpp holds the run, limit_events.cpp
-// the pieces it takes (the guard, Brent's method, the impact, the record).
+// and bounds the events of a step (EventGuard). limits.cpp holds the run, limit_rows.cpp
+// the rows, limit_events.cpp the pieces the run takes (the guard, Brent's method, the
+// impact, the record).
 #pragma once
 
 #include <cstddef>
@@ -61,6 +62,8 @@ namespace pfaff
     int max_events = 8;         // events within one step after which the stops are held
     int hold_chunk = 64;        // steps of a held phase between two projections
     int start_iterations = 50;  // Newton's iterations of a phase's start (START_ITERATIONS)
+    bool fixed_grid = true;     // grid="fixed": an event's step finished to its end
+    int record_every = 1;       // a phase records every k-th step, its last and a stop
   };
 
   /// The samples of a limited run, one row per sample in each of 19 series (the 17 of
@@ -71,9 +74,22 @@ namespace pfaff
     static constexpr int n_series = int(SeriesId::count); // series.def, in its order
     std::vector<double> cols[n_series];
     std::size_t width[n_series] = {};
+    std::vector<long> calls; // the controller's samples taken before each recorded sample
     int n = 0;
     void clear(const Model & mo, int m_full, int mh_full);
     void pop(); // the last sample
+  };
+
+  /// The controller of a limited run and its one clock (pfaff.simulate.phases.PhaseChain):
+  /// sample(t, held) is called where a sample is due (sample_due) with the System's state
+  /// at t and the number of limits held; it sets the torque held (set_tau) and returns
+  /// false when it failed (the run ends, status exception). The clock restarts at each
+  /// event. No sample function: no controller (the torque set_tau gave is held).
+  struct LimitControl
+  {
+    std::function<bool(double, int)> sample;
+    double next = 0.0, period = 0.0; // the next instant and the period [s]
+    long calls = 0;                  // samples taken
   };
 
   /// What run_limited returns besides its Status
@@ -108,12 +124,14 @@ namespace pfaff
   void add_limit(System & s, const JointLimit & lim);
   /// the active rows: the loop's, then a LockedJoint row at its bound per held limit
   void set_held_rows(System & s, const Held & held);
-  /// simulate_limited(..., grid="fixed") from the System's state (set_state) and torque
-  /// (set_tau) at t0 over n steps of opt.dt: the samples, events and accounts into out,
-  /// held moved to the limits held at the end. Status code 4: an event budget exceeded
-  /// (never by the guard's rule), 5: a phase's start not brought onto the manifold
+  /// simulate_limited(..., grid) from the System's state (set_state) and torque
+  /// (set_tau, or the controller ctl) at t0 to t_end in steps of opt.dt: the samples, events and accounts into
+  /// out (also those before a failure), held moved to the limits held at the end.
+  /// Status code 4: an event budget exceeded (never by the guard's rule), 5: a phase's
+  /// start not brought onto the manifold, 6: a crossing not located
   Status run_limited(
-    System & s, double t0, int n, Held & held, const LimitOptions & o, LimitRun & out);
+    System & s, double t0, double t_end, Held & held, const LimitOptions & o,
+    LimitControl & ctl, LimitRun & out);
 
   // limit_events.cpp
   /// the velocity nearest to v in the metric M with A v = 0 and v[iv] = target
