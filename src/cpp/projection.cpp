@@ -35,6 +35,11 @@ namespace pfaff
   // -- direct dynamics (dynamics.direct_dynamics, Aghili eq. 22, 27, 29) ------------
   void accel(const Model & mo, Data & d, const VecX & tau, const RowSpace & rs, VecX & a)
   {
+    if (mo.opt.method == 1) // the KKT baseline (kkt.cpp)
+    {
+      kkt_accel(mo, d, tau, a);
+      return;
+    }
     const int n = mo.model.nv;
     if (mo.opt.variant == 0)
     {
