@@ -368,9 +368,9 @@ def simulate(
         ) from exc
     finally:
         blas.restore_original_limits()
-        traj.kkt_cond_max = ev.kkt_cond_max
         traj.warnings.extend(joint_limit_warnings(mech, traj))
-        if traj.engine != "core":
+        if traj.engine != "core":  # the core's figure: core_engine.run
+            traj.kkt_cond_max = ev.kkt_cond_max
             traj.next_control = clock.next if controller is not None else None
         if bar is not None:
             bar.close()
