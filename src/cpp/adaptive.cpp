@@ -4,6 +4,7 @@
 // elements, as steppers.adaptive_step integrates it; then the branch check and the
 // step's end (end_step: the position correction and the velocity projection).
 #include "core.hpp"
+#include "methods.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -22,7 +22,6 @@
 // its ForceTerms).
 #pragma once
 
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -84,9 +83,8 @@ namespace pfaff
     // and its nodes c (c_i = sum_j a_ij: stage i's time t + c_i dt)
     MatX tab_a_;
     VecX tab_b_, tab_c_;
-    // an adaptive step's embedded pair (System::set_adaptive; adaptive.cpp): SciPy's
-    // a, b, c, its error weights e (DOP853: E5) and e3 (DOP853's E3, else empty), the
-    // error estimator's order; ad_stages_ 0: the fixed-step tableau above
+    // an adaptive step's pair (set_adaptive): SciPy's a, b, c, error weights e (E5) and
+    // e3 (DOP853's E3, else empty), its order; ad_stages_ 0: the fixed-step tableau
     int ad_stages_ = 0, ad_order_ = 4;
     MatX ad_A_;
     VecX ad_B_, ad_C_, ad_E_, ad_E3_;
@@ -189,16 +187,13 @@ namespace pfaff
     std::vector<MatX> Yb_, Gb_;
     std::vector<Eigen::LLT<MatX>> llt_b_;
     bool stage_kept_ = false; // the last RK stage was on the manifold (stage)
-    // the KKT method (kkt.cpp): the saddle-point matrix, its LU and SVD (its condition
-    // number), A's singular values, the right-hand side, the largest condition met
+    // kkt.cpp: the saddle-point matrix K, its LU, its and A's SVD, the largest cond(K)
     MatX K_;
     Eigen::PartialPivLU<MatX> kkt_lu_;
     Eigen::JacobiSVD<MatX> kkt_svd_, kkt_svd_A_;
     VecX kkt_rhs_;
     double kkt_cond_max_ = 0.0;
-    // an adaptive step (adaptive.cpp): the stages K of the pair, y = (q, v, w) and f(y),
-    // the next y and f, a stage's y, the error estimates, the scale, a(t)
-    std::vector<VecX> ad_K_;
+    std::vector<VecX> ad_K_; // adaptive.cpp: the pair's stages, y = (q, v, w), f(y), ...
     VecX ad_y_, ad_f_, ad_yn_, ad_fn_, ad_yi_, ad_dy_, ad_err_, ad_err3_, ad_scale_, ad_a0_;
     bool newton_idle_ = false; // the last correction took no Newton step (correct)
     double newton_K_ = 1.0; // Newton's last quadratic rate step_k / step_{k-1}^2 (correct)
@@ -337,18 +332,6 @@ namespace pfaff
   /// acceleration from the projection direct dynamics at the current terms (G =
   /// V1^T M^-1 V1 of rs is reused where d.llt_ holds it: gram_stands)
   void accel(const Model & mo, Data & d, const VecX & tau, const RowSpace & rs, VecX & a);
-  /// The KKT matrix is singular: A has rank < m by rank_tol (kkt_accel)
-  struct KKTSingular : std::runtime_error
-  {
-    KKTSingular(int rank, int m, double sigma_min, double rank_tol, double cond);
-    int rank;
-    double sigma_min, cond;
-  };
-  /// the acceleration of the KKT method (opt.method 1; accel dispatches to it): the
-  /// saddle-point system [M A^T; A 0] [a; lambda] = [tau - h; -drift] by LU, refused
-  /// (KKTSingular) where sigma_min(A) <= rank_tol; d.kkt_cond_max_ takes its condition
-  /// number (kkt.cpp)
-  void kkt_accel(const Model & mo, Data & d, const VecX & tau, VecX & a);
   /// constraint force and multipliers for acceleration a.
   void forces(
     const Model & mo, Data & d, const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F,
@@ -396,14 +379,6 @@ namespace pfaff
   /// code 1 (a non-finite q or v at the step's end) or 3 (the correction failed, max
   /// |Phi| > 1e-6): s keeps its state (its accounts moved)
   Status step(const Model & mo, Data & d, StepState & s, double t, int k);
-  /// a step's end from d.q1_, d.v1_, the mean velocity d.vbar_ and the work w of the
-  /// force elements over it: the accounts, the position correction and the velocity
-  /// projection, s moved to the corrected state (step.cpp)
-  Status end_step(const Model & mo, Data & d, StepState & s, double t, int k, double w);
-  /// one adaptive step (mo.ad_stages_ > 0; step dispatches to it): the interval
-  /// [t, t + dt] by the embedded pair with solve_ivp's error control on (q, v, w), the
-  /// branch check, then end_step. Status step_too_small, branch_switch (adaptive.cpp)
-  Status adaptive_step(const Model & mo, Data & d, StepState & s, double t, int k);
 
   /// The owner of a Model, its Data, the step loop's state (a StepState), a Recorder
   /// (record.hpp), the step counter and a held law: what the bindings hold. run is the
@@ -457,11 +432,9 @@ namespace pfaff
     /// triangular) and b (s) of its Butcher tableau (pfaff.simulate.tableaus; the
     /// nodes c do not enter an autonomous step); RK4 by default
     void set_tableau(const MatX & a, const VecX & b);
-    /// an adaptive step instead (nq == nv): SciPy's embedded pair (a s x s, b, c, the
-    /// error weights e, DOP853's e3 or empty, the error estimator's order)
-    void set_adaptive(
-      const MatX & a, const VecX & b, const VecX & c, const VecX & e, const VecX & e3,
-      int order);
+    /// an adaptive step instead (nq == nv): SciPy's pair (a, b, c, e, e3, order: Model)
+    void set_adaptive(const MatX & a, const VecX & b, const VecX & c, const VecX & e,
+                      const VecX & e3, int order);
     double kkt_cond_max() const { return kkt_cond_max_; }
     /// states k0 .. k1-1 (each: terms, record into recorder, step); stops after n_steps.
     Status run(int k0, int k1, int n_steps, double t0);
@@ -521,8 +494,7 @@ namespace pfaff
     /// the slot of frame `name` (std::invalid_argument naming `where` when unknown)
     FrameSlot new_frame(const std::string & name, const char * where) const;
     bool well_conditioned_rows(const VecX & tau, VecX & a); // acceleration's short path
-    /// run's loop: k the state it is at, in_step true inside its step (a KKTSingular
-    /// thrown there is reported with them)
+    /// run's loop: k its state, in_step inside its step (where a KKTSingular came from)
     Status run_steps(int k0, int k1, int n_steps, double t0, int & k, bool & in_step);
 
     bool held_on_ = false;

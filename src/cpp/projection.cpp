@@ -2,6 +2,7 @@
 // and multipliers, a step's start terms and one sample of a state (see core.hpp); the
 // row space they take is row_space.cpp's.
 #include "core.hpp"
+#include "methods.hpp"
 #include "check.hpp"
 #include "core_detail.hpp"
 #include "householder.hpp"

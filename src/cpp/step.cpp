@@ -2,6 +2,7 @@
 // the M-metric velocity projection, one step of the tableau (step) and System::run, the
 // loop that records (record.cpp) and calls it (see core.hpp).
 #include "core.hpp"
+#include "methods.hpp"
 #include "check.hpp"
 #include "core_detail.hpp"
 #include "tree_factor.hpp"

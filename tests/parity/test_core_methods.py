@@ -54,7 +54,9 @@ def _failure(cset, q, v, t_end, opt):
 def _starts(sys, n):
     """``n`` states of the four-bar with random velocities (projected by the run)."""
     rng = np.random.default_rng(7)
-    return [(sys.q0 + 0.3 * rng.standard_normal(sys.nq), rng.standard_normal(sys.nv)) for _ in range(n)]
+    return [
+        (sys.q0 + 0.3 * rng.standard_normal(sys.nq), rng.standard_normal(sys.nv)) for _ in range(n)
+    ]
 
 
 @pytest.fixture(scope="module")
