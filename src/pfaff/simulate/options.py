@@ -2,7 +2,7 @@
 core or the NumPy reference).
 
 The options the compiled core also reads take their defaults from its one table of
-them (``src/cpp/options.def``, read through ``pfaff._core.Options()``): a default is
+them (``src/cpp/tables/options.def``, read through ``pfaff._core.Options()``): a default is
 written once, in C++; :func:`pfaff.core.options` copies the fields by name."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ CORE_INTEGRATORS = (*TABLEAUS, "RK45", "DOP853")
 REFERENCE_ONLY = tuple(i for i in INTEGRATORS if i not in CORE_INTEGRATORS)
 ENGINES = ("auto", "core", "numpy")
 
-#: the core's options with their defaults (src/cpp/options.def): SimOptions' defaults
+#: the core's options with their defaults (src/cpp/tables/options.def): SimOptions' defaults
 CORE_DEFAULTS = core._core.Options()
 
 
