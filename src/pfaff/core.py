@@ -44,6 +44,15 @@ except ImportError:  # pragma: no cover - only without a build
     _papers = None
 
 VARIANT_CODE = {"Mc": 0, "Mc1": 1, "Mc2": 2}
+METHOD_CODE = {"projection": 0, "kkt": 1}
+#: the options whose core field is a code of SimOptions' name (options.def)
+OPTION_CODES = {"variant": VARIANT_CODE, "method": METHOD_CODE}
+
+
+def option_value(name: str, value):
+    """The core's value of the option ``name`` for SimOptions' ``value`` (its code where
+    :data:`OPTION_CODES` has one)."""
+    return OPTION_CODES[name][value] if name in OPTION_CODES else value
 
 
 def available() -> bool:
@@ -227,11 +236,10 @@ def option_names() -> tuple[str, ...]:
 
 def options(system, opt) -> None:
     """Copy a :class:`~pfaff.simulate.SimOptions` into the core's options: every field
-    the core has, by name (``variant`` as its code)."""
+    the core has, by name (``variant`` and ``method`` as their codes)."""
     o = system.options
     for name in option_names():
-        value = getattr(opt, name)
-        setattr(o, name, VARIANT_CODE[value] if name == "variant" else value)
+        setattr(o, name, option_value(name, getattr(opt, name)))
     system.options = o
 
 

@@ -22,6 +22,9 @@ from pfaff.linalg import DEFAULT_RANK_TOL, full_row_rank_qr, identity, row_space
 from pfaff.linalg import solve as linsolve
 
 VARIANTS = ("Mc", "Mc1", "Mc2")
+#: the direct-dynamics methods of a simulation (SimOptions.method; the core's code is
+#: the index): Aghili's projection and the KKT baseline (kkt_dynamics)
+METHODS = ("projection", "kkt")
 
 
 class Projection:

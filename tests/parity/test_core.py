@@ -456,8 +456,8 @@ def test_engine_choice_and_errors(panda):
     cset = ConstraintSet(panda, [plane])
     assert choose_engine(cset, SimOptions()) == "core"
     assert choose_engine(cset, SimOptions(engine="numpy")) == "numpy"
-    assert choose_engine(cset, SimOptions(integrator="RK45")) == "numpy"
-    assert choose_engine(cset, SimOptions(method="kkt")) == "numpy"
+    assert choose_engine(cset, SimOptions(integrator="RK45")) == "core"
+    assert choose_engine(cset, SimOptions(method="kkt")) == "core"
     # a constraint written in Python runs on the core (called from its loop); a
     # mechanism given in closed form (not Pinocchio's) does not
     user = ConstraintSet(panda, [FunctionConstraint(1, phi=lambda q: q[:1] - 0.1)])

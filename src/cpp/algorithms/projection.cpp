@@ -2,6 +2,7 @@
 // and multipliers, a step's start terms and one sample of a state (see core.hpp); the
 // row space they take is row_space.cpp's.
 #include "model/core.hpp"
+#include "sim/methods.hpp"
 #include "model/check.hpp"
 #include "model/core_detail.hpp"
 #include "algorithms/householder.hpp"
@@ -35,6 +36,11 @@ namespace pfaff
   // -- direct dynamics (dynamics.direct_dynamics, Aghili eq. 22, 27, 29) ------------
   void accel(const Model & mo, Data & d, const VecX & tau, const RowSpace & rs, VecX & a)
   {
+    if (mo.opt.method == 1) // the KKT baseline (kkt.cpp)
+    {
+      kkt_accel(mo, d, tau, a);
+      return;
+    }
     const int n = mo.model.nv;
     if (mo.opt.variant == 0)
     {

@@ -59,6 +59,8 @@ namespace pfaff::bind
     c.index(o.max_newton, INT_MAX, "options.max_newton", ">= 0");
     c.index(o.record_every, INT_MAX, "options.record_every", ">= 1", 1);
     c.index(o.variant, 3, "options.variant", "0: M_c, 1: M'_c, 2: M''_c");
+    c.index(o.method, 2, "options.method", "0: the projection, 1: KKT");
+    c.number(o.rtol, "options.rtol", 0.0, true).number(o.atol, "options.atol", 0.0, false);
   }
 
   // the state a run or a sample starts from (set_state, set_tau)

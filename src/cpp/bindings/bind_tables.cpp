@@ -66,6 +66,7 @@ namespace pfaff
       .def_rw("t", &Status::t)
       .def_rw("step", &Status::step)
       .def_rw("iterations", &Status::iterations)
+      .def_rw("extra", &Status::extra)
       .def("__repr__", [](const Status & s) {
         return "Status(code=" + std::to_string(s.code) + ", what='" + s.what
                + "', step=" + std::to_string(s.step) + ")";

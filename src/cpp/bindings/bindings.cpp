@@ -257,6 +257,37 @@ NB_MODULE(_core, m)
       "a"_a, "b"_a,
       "the explicit Runge-Kutta method of a step (Butcher's a, strictly lower triangular, "
       "and b); RK4 by default")
+    .def(
+      "set_adaptive",
+      [](System & s, const GMat & a, const GVec & b, const GVec & c, const GVec & e,
+         const GVec & e3, int order) {
+        const Check ch{"System.set_adaptive"};
+        if (s.nq() != s.nv())
+          ch.fail("an adaptive step needs nq == nv (this model has nq = "
+                  + std::to_string(s.nq()) + ", nv = " + std::to_string(s.nv()) + ")");
+        ch.vec(b, -1, "b", "the weights");
+        const long n = long(b.x.size());
+        ch.index(n, 17, "the number of stages", "1 .. 16", 1);
+        ch.mat(a, n, n, "a", "s x s for the s weights b");
+        for (long i = 0; i < n; ++i)
+          for (long j = i; j < n; ++j)
+            if (a.x(i, j) != 0.0)
+              ch.fail("a[" + std::to_string(i) + ", " + std::to_string(j)
+                      + "] != 0: an explicit pair's a is strictly lower triangular");
+        ch.vec(c, n, "c", "the s nodes");
+        ch.vec(e, n + 1, "e", "the s + 1 error weights");
+        if (e3.x.size() != 0)
+          ch.vec(e3, n + 1, "e3", "DOP853's s + 1 third-order error weights, or empty");
+        ch.index(order, 17, "order", "the error estimator's order, 1 .. 16", 1);
+        s.set_adaptive(a.x, b.x, c.x, e.x, e3.x, order);
+      },
+      "a"_a, "b"_a, "c"_a, "e"_a, "e3"_a, "order"_a,
+      "an adaptive step (pfaff.simulate.tableaus.adaptive_pair): SciPy's embedded pair "
+      "with solve_ivp's error control over each interval dt; set_tableau returns to a "
+      "fixed-step method")
+    .def_prop_ro("adaptive", [](const System & s) { return s.ad_stages_ > 0; })
+    .def_prop_ro("kkt_cond_max", &System::kkt_cond_max,
+                 "the largest condition number of the KKT matrix the KKT method met")
     .def_prop_ro("stages", &System::stages)
     .def(
       "set_tau",

@@ -181,7 +181,20 @@ namespace pfaff
     tab_a_ = a;
     tab_b_ = b;
     tab_c_ = a.rowwise().sum();
+    ad_stages_ = 0;
     fit(mo());
+  }
+
+  void System::set_adaptive(
+    const MatX & a, const VecX & b, const VecX & c, const VecX & e, const VecX & e3, int order)
+  {
+    ad_A_ = a;
+    ad_B_ = b;
+    ad_C_ = c;
+    ad_E_ = e;
+    ad_E3_ = e3;
+    ad_order_ = order;
+    ad_stages_ = int(b.size());
   }
 
   FrameSlot System::new_frame(const std::string & name, const char * where) const

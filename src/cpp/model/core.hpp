@@ -83,6 +83,11 @@ namespace pfaff
     // and its nodes c (c_i = sum_j a_ij: stage i's time t + c_i dt)
     MatX tab_a_;
     VecX tab_b_, tab_c_;
+    // an adaptive step's pair (set_adaptive): SciPy's a, b, c, error weights e (E5) and
+    // e3 (DOP853's E3, else empty), its order; ad_stages_ 0: the fixed-step tableau
+    int ad_stages_ = 0, ad_order_ = 4;
+    MatX ad_A_;
+    VecX ad_B_, ad_C_, ad_E_, ad_E3_;
     // Runge-Kutta-Munthe-Kaas stages where q lives on a Lie group (nq != nv): d integrate
     // / d theta is block diagonal, one block per joint, (idx_v, nv) of the multi-dof ones
     bool lie_ = false;
@@ -182,6 +187,14 @@ namespace pfaff
     std::vector<MatX> Yb_, Gb_;
     std::vector<Eigen::LLT<MatX>> llt_b_;
     bool stage_kept_ = false; // the last RK stage was on the manifold (stage)
+    // kkt.cpp: the saddle-point matrix K, its LU, its and A's SVD, the largest cond(K)
+    MatX K_;
+    Eigen::PartialPivLU<MatX> kkt_lu_;
+    Eigen::JacobiSVD<MatX> kkt_svd_, kkt_svd_A_;
+    VecX kkt_rhs_;
+    double kkt_cond_max_ = 0.0;
+    std::vector<VecX> ad_K_; // adaptive.cpp: the pair's stages, y = (q, v, w), f(y), ...
+    VecX ad_y_, ad_f_, ad_yn_, ad_fn_, ad_yi_, ad_dy_, ad_err_, ad_err3_, ad_scale_, ad_a0_;
     bool newton_idle_ = false; // the last correction took no Newton step (correct)
     double newton_K_ = 1.0; // Newton's last quadratic rate step_k / step_{k-1}^2 (correct)
     std::vector<int> uf_, row_tree_, block_of_; // find_blocks: union-find over trees,
@@ -419,6 +432,10 @@ namespace pfaff
     /// triangular) and b (s) of its Butcher tableau (pfaff.simulate.tableaus; the
     /// nodes c do not enter an autonomous step); RK4 by default
     void set_tableau(const MatX & a, const VecX & b);
+    /// an adaptive step instead (nq == nv): SciPy's pair (a, b, c, e, e3, order: Model)
+    void set_adaptive(const MatX & a, const VecX & b, const VecX & c, const VecX & e,
+                      const VecX & e3, int order);
+    double kkt_cond_max() const { return kkt_cond_max_; }
     /// states k0 .. k1-1 (each: terms, record into recorder, step); stops after n_steps.
     Status run(int k0, int k1, int n_steps, double t0);
     /// the record buffers of run (record.hpp): the samples, one row per recorded state
@@ -477,6 +494,8 @@ namespace pfaff
     /// the slot of frame `name` (std::invalid_argument naming `where` when unknown)
     FrameSlot new_frame(const std::string & name, const char * where) const;
     bool well_conditioned_rows(const VecX & tau, VecX & a); // acceleration's short path
+    /// run's loop: k its state, in_step inside its step (where a KKTSingular came from)
+    Status run_steps(int k0, int k1, int n_steps, double t0, int & k, bool & in_step);
 
     bool held_on_ = false;
     double next_ctrl_ = 0.0, control_dt_ = 0.0;

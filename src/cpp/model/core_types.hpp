@@ -207,5 +207,6 @@ namespace pfaff
     double t = 0.0;
     int step = 0;
     int iterations = 0;
+    double extra = 0.0; // a second figure of the status (status.def)
   };
 } // namespace pfaff

@@ -2,6 +2,7 @@
 // the M-metric velocity projection, one step of the tableau (step) and System::run, the
 // loop that records (record.cpp) and calls it (see core.hpp).
 #include "model/core.hpp"
+#include "sim/methods.hpp"
 #include "model/check.hpp"
 #include "model/core_detail.hpp"
 #include "algorithms/tree_factor.hpp"
@@ -297,7 +298,8 @@ namespace pfaff
     // along theta in the tangent space at q, q_i = integrate(q, theta_i), theta' =
     // dintegrate_dv(q, theta)^-1 v_i (on nq == nv models theta' = v_i); stage 0 is the
     // step's start (theta = 0, its rate v)
-    Status st;
+    if (mo.ad_stages_ > 0) // an adaptive step (adaptive.cpp)
+      return adaptive_step(mo, d, s, t, k);
     const double dt = mo.opt.dt;
     const int nv = mo.model.nv, ns = mo.stages();
     d.acc_[0] = d.a_;
@@ -331,10 +333,17 @@ namespace pfaff
     d.th_ = dt * d.vbar_;
     pinocchio::integrate(mo.model, s.q_, d.th_, d.q1_);
     d.v1_ = s.v_ + dt * d.dv_;
+    return end_step(mo, d, s, t, k, dt * w_nc); // steppers.rk_step's work
+  }
+
+  Status end_step(const Model & mo, Data & d, StepState & s, double t, int k, double w)
+  {
+    Status st;
+    const double dt = mo.opt.dt;
     if (!finite_or("q", d.q1_, t + dt, k + 1, st) || !finite_or("v", d.v1_, t + dt, k + 1, st))
       return st;
     s.work += dt * s.tau_.dot(d.vbar_);
-    s.force_work += dt * w_nc; // steppers.rk_step
+    s.force_work += w;
     const Status c = correct(mo, d, d.q1_, d.v1_, &s.corr, false);
     s.newton_it = c.iterations;
     if (c.value > mo.opt.position_tol)
@@ -357,11 +366,35 @@ namespace pfaff
 
   Status System::run(int k0, int k1, int n_steps, double t0)
   {
+    int k = k0;
+    bool in_step = false;
+    try
+    {
+      return run_steps(k0, k1, n_steps, t0, k, in_step);
+    }
+    catch (const KKTSingular & e) // the KKT method at a singular A: the run stops there
+    {
+      Status st;
+      st.code = status_code::kkt_singular;
+      st.what = e.what();
+      st.index = e.rank;
+      st.value = e.sigma_min;
+      st.extra = e.cond;
+      st.t = t0 + k * opt.dt;
+      st.step = k;
+      st.iterations = in_step ? 1 : 0;
+      return st;
+    }
+  }
+
+  Status System::run_steps(int k0, int k1, int n_steps, double t0, int & k, bool & in_step)
+  {
     Status st;
     const double dt = opt.dt;
     const bool check_contact = !uni_rows.empty();
-    for (int k = k0; k < k1 && k <= n_steps; ++k)
+    for (k = k0; k < k1 && k <= n_steps; ++k)
     {
+      in_step = false;
       const double t = t0 + k * dt;
       const bool rec = record_due(k, opt.record_every, n_steps);
       t_ = t;
@@ -407,6 +440,7 @@ namespace pfaff
         record(mo(), d(), *this, recorder, t);
       if (k == n_steps)
         break;
+      in_step = true;
       if (Status c = step(mo(), d(), *this, t, k); c.code != status_code::ok)
         return c;
       steps = k + 1;

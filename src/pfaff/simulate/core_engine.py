@@ -35,7 +35,7 @@ from pfaff.simulate.policy import (
 )
 from pfaff.simulate.record import StepRecord
 from pfaff.simulate.recording import controller_torque
-from pfaff.simulate.tableaus import TABLEAUS
+from pfaff.simulate.tableaus import TABLEAUS, adaptive_pair
 from pfaff.simulate.trajectory import InitialStateError, SimulationError, Trajectory
 
 #: steps per call into the core when no controller sample comes sooner (keeps Ctrl-C
@@ -79,11 +79,17 @@ def add_held(system, mech, held) -> None:
 
 def configure(system, opt) -> None:
     """The options ``opt`` into a core system: its option fields
-    (:func:`pfaff.core.options`) and its integrator's tableau
-    (:data:`~pfaff.simulate.tableaus.TABLEAUS`: one registry for both engines)."""
+    (:func:`pfaff.core.options`) and its integrator: a fixed-step tableau
+    (:data:`~pfaff.simulate.tableaus.TABLEAUS`: one registry for both engines) or
+    SciPy's embedded pair of an adaptive one
+    (:func:`~pfaff.simulate.tableaus.adaptive_pair`)."""
     core.options(system, opt)
-    tab = TABLEAUS[opt.integrator]
-    system.set_tableau(np.array(tab.a, dtype=float), np.array(tab.b, dtype=float))
+    if opt.integrator in TABLEAUS:
+        tab = TABLEAUS[opt.integrator]
+        system.set_tableau(np.array(tab.a, dtype=float), np.array(tab.b, dtype=float))
+        return
+    p = adaptive_pair(opt.integrator)  # ValueError for an integrator the core lacks
+    system.set_adaptive(p.a, p.b, p.c, p.e, p.e3, p.order)
 
 
 def record_shapes(cset: ConstraintSet) -> list[tuple[int, ...]]:
@@ -226,7 +232,7 @@ def run(
                 # the signals of the samples recorded in this stretch
                 sig_log.append((system.recorded, dict(controller.signals)))
             if st.code:
-                raise SimulationError(status_message(cset, st), traj)
+                raise SimulationError(status_message(cset, st, opt.method), traj)
             if bar is not None:
                 bar.update(min(k1, n_steps) - k)
             if watch.active() and min(k1, n_steps) > k:  # the state the stretch reached
@@ -296,3 +302,4 @@ def _fill(traj: Trajectory, bufs: list[np.ndarray], system, sig_log, fbufs) -> N
             traj.add_block(name, b[:n])
     traj.steps = system.steps
     traj.newton_failures = system.newton_failures
+    traj.kkt_cond_max = system.kkt_cond_max

@@ -36,6 +36,7 @@ from pfaff.simulate.options import (
 from pfaff.simulate.policy import (
     START_ITERATIONS,
     SampleClock,
+    dynamics_message,
     position_message,
     record_count,
     record_due,
@@ -298,9 +299,8 @@ def simulate(
             try:
                 a, proj = ev.accel(snap, cev, tau_all, proj)
             except np.linalg.LinAlgError as exc:
-                raise SimulationError(
-                    f"{opt.method} dynamics failed at t = {t:.6g} s (step {k}): {exc}", traj
-                ) from None
+                msg = dynamics_message(opt.method, t, k, str(exc), False)
+                raise SimulationError(msg, traj) from None
             check_finite("acceleration", a, t, k, traj)
             record = record_due(k, every, n_steps)
             forces = None
@@ -331,11 +331,8 @@ def simulate(
                 else:
                     q1, v1, vbar, w_nc = adaptive_step(ev, q, v, tau_held, opt.dt, opt, t)
             except (np.linalg.LinAlgError, RuntimeError) as exc:
-                raise SimulationError(
-                    f"{opt.method} dynamics failed in the step from t = {t:.6g} s "
-                    f"(step {k}): {exc}",
-                    traj,
-                ) from None
+                msg = dynamics_message(opt.method, t, k, str(exc), True)
+                raise SimulationError(msg, traj) from None
             if not (np.isfinite(q1).all() and np.isfinite(v1).all()):
                 check_finite("q", q1, t + opt.dt, k + 1, traj)
                 check_finite("v", v1, t + opt.dt, k + 1, traj)
@@ -371,9 +368,9 @@ def simulate(
         ) from exc
     finally:
         blas.restore_original_limits()
-        traj.kkt_cond_max = ev.kkt_cond_max
         traj.warnings.extend(joint_limit_warnings(mech, traj))
-        if traj.engine != "core":
+        if traj.engine != "core":  # the core's figure: core_engine.run
+            traj.kkt_cond_max = ev.kkt_cond_max
             traj.next_control = clock.next if controller is not None else None
         if bar is not None:
             bar.close()

@@ -20,6 +20,12 @@ from pfaff.simulate.tableaus import TABLEAUS
 ADAPTIVE = ("RK45", "DOP853", "Radau")
 #: the fixed-step methods (pfaff.simulate.tableaus) and SciPy's adaptive ones
 INTEGRATORS = (*TABLEAUS, *ADAPTIVE)
+#: the integrators of the compiled core: the fixed-step tableaus and the explicit
+#: embedded pairs with solve_ivp's error control (pfaff.simulate.tableaus.adaptive_pair)
+CORE_INTEGRATORS = (*TABLEAUS, "RK45", "DOP853")
+#: integrators the NumPy reference alone runs (SciPy's solve_ivp): asked for with
+#: ``SimOptions(engine="numpy")``
+REFERENCE_ONLY = tuple(i for i in INTEGRATORS if i not in CORE_INTEGRATORS)
 ENGINES = ("auto", "core", "numpy")
 
 #: the core's options with their defaults (src/cpp/tables/options.def): SimOptions' defaults
@@ -56,25 +62,32 @@ def engine_choice(cset: ConstraintSet, opt: SimOptions, forces=()) -> tuple[str,
     ``forces`` under ``opt`` and, when ``engine="auto"`` falls back to NumPy because
     the core cannot run the system, why (else None).
 
-    Raises ValueError when ``engine="core"`` is asked for a system the core cannot run.
+    Every method (``"projection"``, ``"kkt"``) and every integrator but
+    :data:`REFERENCE_ONLY` runs on the core; ``engine="numpy"`` asks for the reference.
+
+    Raises ValueError when ``engine="core"`` is asked for a system the core cannot run,
+    and when an integrator of :data:`REFERENCE_ONLY` is not asked for with
+    ``engine="numpy"``.
     """
     engine = _ENGINE_OVERRIDE[-1] if _ENGINE_OVERRIDE else opt.engine
+    if engine == "numpy":
+        return "numpy", None
+    if opt.integrator in REFERENCE_ONLY:
+        runs = ", ".join(CORE_INTEGRATORS)
+        raise ValueError(
+            f"integrator {opt.integrator!r} (implicit, SciPy's solve_ivp) runs on the NumPy "
+            f"reference engine only: ask for it with SimOptions(engine='numpy') "
+            f"(engine={engine!r} runs {runs})"
+        )
     reason = core.unsupported_reason(cset)
-    if reason is None and opt.integrator not in TABLEAUS:
-        runs = ", ".join(TABLEAUS)
-        reason = f"integrator {opt.integrator!r} (the core runs the fixed-step methods {runs})"
-    if reason is None and opt.method != "projection":
-        reason = f"method {opt.method!r} (the core runs the projection method)"
     if reason is None and forces:
         why = lowering.first_reason(forces, "force")
         reason = None if why is None else f"force elements: {why}"
-    if engine == "core" and reason is not None:
+    if reason is None:
+        return "core", None
+    if engine == "core":
         raise ValueError(f"engine='core' cannot run this system: {reason}")
-    if engine == "numpy":
-        return "numpy", None
-    if reason is not None:
-        return "numpy", f"running on the NumPy engine: the compiled core cannot run it: {reason}"
-    return "core", None
+    return "numpy", f"running on the NumPy engine: the compiled core cannot run it: {reason}"
 
 
 @dataclass
@@ -85,13 +98,18 @@ class SimOptions:
     ----------
     dt : integrator step [s] (> 0).
     integrator : a fixed-step explicit Runge-Kutta method of
-        :data:`pfaff.simulate.tableaus.TABLEAUS` (``"rk4"``, the default and the one
-        the compiled core runs; ``"rk3"``, ``"heun"``) or a SciPy ``solve_ivp`` method
-        (``"RK45"``, ``"DOP853"``, ``"Radau"``) run over each step interval; an
-        interval whose velocity jumps (a switch of branch at a fold of the
-        constraint manifold) stops the run with a :class:`SimulationError`
-        naming the time (see ``branch_check``).
-    rtol, atol : tolerances of the adaptive integrator.
+        :data:`pfaff.simulate.tableaus.TABLEAUS` (``"rk4"``, the default; ``"rk3"``,
+        ``"heun"``) or an adaptive method of SciPy's ``solve_ivp`` (``"RK45"``,
+        ``"DOP853"``, ``"Radau"``) run over each step interval ``[t, t + dt]``
+        (nq == nv only), the position correction and the velocity projection at
+        the interval's end; an interval whose velocity jumps (a switch of branch
+        at a fold of the constraint manifold) stops the run with a
+        :class:`SimulationError` naming the time (see ``branch_check``). The core
+        runs the explicit pairs ``"RK45"`` and ``"DOP853"`` itself, with
+        ``solve_ivp``'s error control (first step, safety factors, rtol, atol);
+        ``"Radau"`` (implicit) is the reference's alone: ``engine="numpy"``.
+    rtol, atol : tolerances of the adaptive integrator (relative; absolute, in the
+        units of each coordinate of ``(q, v)``).
     control_dt : controller period [s]; default ``dt``.
     position_tol : Newton-Raphson tolerance on ``max |Phi|`` (units of Phi).
     max_newton : iteration bound of the position correction.
@@ -118,7 +136,11 @@ class SimOptions:
         same order away from folds).
     rank_tol : absolute singular-value threshold of the SVD (units of A).
     variant : constraint inertia matrix ``"Mc"``, ``"Mc1"`` or ``"Mc2"``.
-    method : ``"projection"`` (Aghili) or ``"kkt"`` (baseline for comparison).
+    method : ``"projection"`` (Aghili) or ``"kkt"``, the baseline for comparison:
+        the saddle-point system ``[M A^T; A 0] [a; lambda] = [tau - h; -drift]``,
+        refused (the run stops with a :class:`SimulationError`) where A loses row
+        rank by ``rank_tol``; ``Trajectory.kkt_cond_max`` holds the largest
+        condition number of the KKT matrix met. Both engines run both.
     record_every : record one sample every this many steps (and the last:
         :func:`~pfaff.simulate.policy.record_due`).
     potential_offset : subtracted from the mechanism's potential energy
@@ -129,15 +151,16 @@ class SimOptions:
         :class:`SimulationError`.
     progress : show a progress bar (default: when stderr is a terminal).
     engine : ``"core"`` (the compiled step core, :mod:`pfaff.core`), ``"numpy"``
-        (the reference engine) or ``"auto"``: the core whenever it can run the
-        system (Pinocchio mechanism, built-in constraints, RK4, projection method),
-        else NumPy. ``Trajectory.engine`` says which ran.
+        (the NumPy reference, asked for explicitly) or ``"auto"``, the core: every
+        method and integrator but ``"Radau"`` runs there; a system whose
+        mechanism, constraints or force elements the core cannot take runs on
+        NumPy with a warning saying why. ``Trajectory.engine`` says which ran.
     """
 
     dt: float = CORE_DEFAULTS.dt
     integrator: str = "rk4"
-    rtol: float = 1e-10
-    atol: float = 1e-12
+    rtol: float = CORE_DEFAULTS.rtol
+    atol: float = CORE_DEFAULTS.atol
     control_dt: float | None = None
     position_tol: float = CORE_DEFAULTS.position_tol
     max_newton: int = CORE_DEFAULTS.max_newton
@@ -146,7 +169,7 @@ class SimOptions:
     stage_projection: bool = CORE_DEFAULTS.stage_projection
     rank_tol: float = CORE_DEFAULTS.rank_tol
     variant: str = dyn.VARIANTS[CORE_DEFAULTS.variant]
-    method: str = "projection"
+    method: str = dyn.METHODS[CORE_DEFAULTS.method]
     record_every: int = CORE_DEFAULTS.record_every
     potential_offset: float = CORE_DEFAULTS.potential_offset
     position_failure: float = CORE_DEFAULTS.position_failure
@@ -164,10 +187,14 @@ class SimOptions:
             )
         if self.variant not in dyn.VARIANTS:
             raise ValueError(f"unknown variant {self.variant!r}; valid: {', '.join(dyn.VARIANTS)}")
-        if self.method not in ("projection", "kkt"):
-            raise ValueError(f"unknown method {self.method!r}; valid: projection, kkt")
+        if self.method not in dyn.METHODS:
+            raise ValueError(f"unknown method {self.method!r}; valid: {', '.join(dyn.METHODS)}")
         if not self.position_tol > 0 or not self.rank_tol > 0 or not self.newton_step_tol > 0:
             raise ValueError("position_tol, newton_step_tol and rank_tol must be > 0")
+        if not (self.rtol > 0 and self.atol >= 0):
+            raise ValueError(
+                f"rtol must be > 0 and atol >= 0, got rtol = {self.rtol!r}, atol = {self.atol!r}"
+            )
         if not self.position_failure > 0:
             raise ValueError(f"position_failure must be > 0, got {self.position_failure!r}")
         if not 0.0 <= self.position_floor <= self.position_tol:

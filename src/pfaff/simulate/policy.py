@@ -209,18 +209,48 @@ class RunStatus:
     t: float = 0.0
     step: int = 0
     iterations: int = 0
+    extra: float = 0.0
 
 
-def status_message(cset, st) -> str:
+def dynamics_message(method: str, t: float, step: int, detail: str, in_step: bool) -> str:
+    """A failure of the dynamics (``method``'s solve, the adaptive integrator) at the
+    step's start state (time ``t``, step ``step``) or in the step from it."""
+    where = f"in the step from t = {t:.6g} s" if in_step else f"at t = {t:.6g} s"
+    return f"{method} dynamics failed {where} (step {step}): {detail}"
+
+
+def branch_message(defect: float, scale: float) -> str:
+    """The adaptive interval whose velocity jumped by ``defect`` (its scale ``scale``):
+    :func:`~pfaff.simulate.steppers.branch_check`."""
+    return (
+        f"branch check: the velocity jumped by {defect:.3g} within one step (scale "
+        f"{scale:.3g}): the motion switched branch at a fold of the constraint manifold "
+        f"(sigma_min(A) -> 0); the adaptive integrators follow the level set of Phi "
+        f"onto the other branch -- use integrator='rk4'"
+    )
+
+
+#: SciPy's message of an adaptive step below the spacing of the numbers (OdeSolver)
+TOO_SMALL_STEP = "Required step size is less than spacing between numbers."
+
+
+def status_message(cset, st, method: str = "projection") -> str:
     """The message of a run's status ``st`` (the core's ``Status`` or a
     :class:`RunStatus`), worded as the NumPy engine words it: NON_FINITE
     (:func:`nonfinite_message`), CONTACT_OPENS (:func:`contact_message`, ``st.index``
-    the row of ``cset``), POSITION_FAILED (:func:`position_message`); EXCEPTION, an
-    exception inside a rollout, ``st.what`` its message."""
+    the row of ``cset``), POSITION_FAILED (:func:`position_message`); KKT_SINGULAR,
+    BRANCH_SWITCH, STEP_TOO_SMALL (:func:`dynamics_message` of ``method``); EXCEPTION,
+    an exception inside a rollout, ``st.what`` its message."""
     if st.code == StatusCode.NON_FINITE:
         return nonfinite_message(st.what, st.index, st.value, st.t, st.step)
     if st.code == StatusCode.CONTACT_OPENS:
         return contact_message(cset.row_names[st.index], st.value, st.t, st.step)
     if st.code == StatusCode.POSITION_FAILED:
         return position_message(st.value, st.t, st.step, st.iterations)
+    if st.code == StatusCode.KKT_SINGULAR:  # what: the solve's message, iterations: in-step
+        return dynamics_message("kkt", st.t, st.step, st.what, bool(st.iterations))
+    if st.code == StatusCode.BRANCH_SWITCH:
+        return dynamics_message(method, st.t, st.step, branch_message(st.value, st.extra), True)
+    if st.code == StatusCode.STEP_TOO_SMALL:
+        return dynamics_message(method, st.t, st.step, TOO_SMALL_STEP, True)
     return st.what

@@ -13,6 +13,7 @@ from pfaff.mechanism.base import Snapshot
 from pfaff.simulate.correction import correct_state, on_manifold
 from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.options import SimOptions
+from pfaff.simulate.policy import branch_message
 from pfaff.simulate.tableaus import Tableau
 
 
@@ -168,12 +169,7 @@ def branch_check(v0, v1, a0, a1, dt, ratio: float = 0.05) -> None:
     d = float(np.abs(v1 - v0 - 0.5 * dt * (a0 + a1)).max())
     scale = max(np.abs(v0).max(), np.abs(v1).max()) + dt * max(np.abs(a0).max(), np.abs(a1).max())
     if d > ratio * scale:
-        raise RuntimeError(
-            f"branch check: the velocity jumped by {d:.3g} within one step (scale {scale:.3g}): "
-            f"the motion switched branch at a fold of the constraint manifold "
-            f"(sigma_min(A) -> 0); the adaptive integrators follow the level set of Phi "
-            f"onto the other branch -- use integrator='rk4'"
-        )
+        raise RuntimeError(branch_message(d, scale))
 
 
 def sensor_readings(snap, cev, tau, ev: Evaluator, proj=None):

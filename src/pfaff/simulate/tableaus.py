@@ -71,3 +71,51 @@ TABLEAUS: dict[str, Tableau] = {
 }
 for _t in TABLEAUS.values():
     _t.check()
+
+
+@dataclass(frozen=True)
+class EmbeddedPair:
+    """An explicit embedded Runge-Kutta pair with SciPy ``solve_ivp``'s error control,
+    as the compiled core takes it (``System.set_adaptive``): the coefficients are
+    SciPy's own (``scipy.integrate.RK45``, ``scipy.integrate.DOP853``), so both engines
+    integrate with one method.
+
+    Attributes
+    ----------
+    a : (s, s) strictly lower-triangular stage coefficients; b : (s,) weights of the
+        propagated solution; c : (s,) nodes.
+    e : (s + 1,) weights of the error estimate over the stages and the step's end
+        (DOP853: its fifth-order estimate E5); e3 : DOP853's third-order estimate E3
+        (empty for RK45), which its error norm combines with ``e``.
+    order : the order of the error estimator (the step-size exponent is
+        ``-1 / (order + 1)``).
+    """
+
+    a: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    e: np.ndarray
+    e3: np.ndarray
+    order: int
+
+
+def adaptive_pair(name: str) -> EmbeddedPair:
+    """The embedded pair of the adaptive integrator ``name`` (``"RK45"`` or ``"DOP853"``)
+    from SciPy's solver class of that name. Raises ValueError for another name."""
+    from scipy import integrate
+
+    if name not in ("RK45", "DOP853"):
+        raise ValueError(f"no explicit embedded pair {name!r}; valid: RK45, DOP853")
+    cls = getattr(integrate, name)
+    s = int(cls.n_stages)
+    a = np.zeros((s, s))
+    a[:, : cls.A.shape[1]] = cls.A[:s]
+    e, e3 = (cls.E5, cls.E3) if name == "DOP853" else (cls.E, np.zeros(0))
+    return EmbeddedPair(
+        a,
+        np.asarray(cls.B, float),
+        np.asarray(cls.C, float),
+        np.asarray(e, float),
+        np.asarray(e3, float),
+        int(cls.error_estimator_order),
+    )

@@ -159,11 +159,15 @@ def test_a_failed_step_raises_and_keeps_the_last_good_state():
     assert len(err.value.trajectory.arrays()["t"]) >= 3
 
 
-def test_numpy_engine_when_the_core_cannot_run_it():
+def test_an_adaptive_simulator_runs_on_the_core_as_the_reference():
+    """RK45 in a Simulator is the core's, equal to the NumPy reference's run; Radau is the
+    reference's alone, asked for explicitly."""
     sys = pfaff.load(FILES["five_bar"])
-    with pytest.warns(UserWarning, match="NumPy engine.*integrator 'RK45'"):
-        sim = pfaff.Simulator(sys, integrator="RK45")
-    assert sim.engine == "numpy" and "RK45" in sim.warnings[0]
+    with pytest.raises(ValueError, match="'Radau'.*engine='numpy'"):
+        pfaff.Simulator(sys, integrator="Radau")
+    assert pfaff.Simulator(sys, integrator="Radau", engine="numpy").engine == "numpy"
+    sim = pfaff.Simulator(sys, integrator="RK45")
+    assert sim.engine == "core" and not sim.warnings
     taus = _torques(sys, 50, seed=2)
     for tau in taus:
         sim.step(tau)

@@ -142,7 +142,7 @@ def test_every_shared_option_has_one_default():
     assert shared <= set(sim), shared - set(sim)
     defaults = _core.Options()
     for name in shared:
-        got = core.VARIANT_CODE[sim[name]] if name == "variant" else sim[name]
+        got = core.option_value(name, sim[name])
         assert got == getattr(defaults, name), name
     assert literal_defaults(SimOptions, shared) == []
     assert SimOptions().position_failure == POSITION_FAILURE == defaults.position_failure
