@@ -18,6 +18,7 @@ LAYERS = [
     "plant",  # a mechanism given in closed form as the compiled core takes it
     "core",  # the compiled engine's conductor (pfaff._core behind it): design.md Sec. 1
     "simulate",
+    "contact",  # unilateral contact: its closed forms and what MuJoCo makes of them
     "control",
     "geometry",
     "manipulation",
