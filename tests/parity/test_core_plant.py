@@ -226,3 +226,27 @@ def test_what_the_core_refuses_for_a_plant():
     assert "nq = 2 != nv = 1" in why
     with pytest.raises(ValueError, match="given in closed form"):
         core.differentiator(ConstraintSet(_Pendulum(), []), 1e-9)
+
+
+def test_a_pinocchio_mechanism_that_overrides_compute_runs_as_a_plant():
+    """A PinocchioMechanism whose compute adds viscous joint friction to h is a plant: the
+    core calls the override (its run differs from the chain's own by > 1e-3 rad) and
+    equals the NumPy engine's run of it to 1e-12 rad over 500 steps through A = 0."""
+    from pfaff.mechanism import PinocchioMechanism
+
+    chain, cset = slider_crank.build(M_, L_, G_, "pinocchio")
+
+    class Damped(PinocchioMechanism):
+        def compute(self, q, v=None, frames=(), dynamics=True, extras=True):
+            snap = super().compute(q, v, frames, dynamics, extras)
+            if dynamics:
+                snap.h = snap.h + 0.5 * snap.v  # N m s / rad
+            return snap
+
+    damped = ConstraintSet(Damped(chain.model, "damped chain"), cset.constraints)
+    assert core.unsupported_reason(damped) is None
+    q0, v0 = _singular_start()
+    a, b = _runs(damped, q0, v0, 0.5, SimOptions(dt=1e-3))
+    assert np.abs(a["q"] - b["q"]).max() <= 1e-12
+    own = simulate(cset, q0, v0, 0.5, SimOptions(dt=1e-3, engine="core")).arrays()
+    assert np.abs(a["q"] - own["q"]).max() > 1e-3
