@@ -1,4 +1,4 @@
-"""Joint limits inside the compiled loop (src/cpp/limits.cpp, one call per
+"""Joint limits inside the compiled loop (src/cpp/sim/limits.cpp, one call per
 Simulator.step) against the readable reference, simulate_limited(..., grid="fixed"):
 whole runs of the closed-chain biped falling onto its stops, the pendulum onto an
 elastic stop against its closed form, a chattering stop that ends held; the boundary

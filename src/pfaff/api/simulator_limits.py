@@ -14,7 +14,7 @@ calls, so that any cutting of a run into ``step`` calls is the same run:
   event's own sample.
 
 On the compiled core a call is one call into C++ (``pfaff._core.run_limited``,
-``src/cpp/limits.cpp``): the core system holds the limits (``add_limit``), a held limit
+``src/cpp/sim/limits.cpp``): the core system holds the limits (``add_limit``), a held limit
 is a row toggled in its active row set, and the events are located, applied and bounded
 inside the compiled loop by the rules of ``simulate_limited``, which stays the NumPy
 reference the tests hold it to. A call whose core run fails runs ``simulate_limited``,
