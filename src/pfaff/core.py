@@ -13,13 +13,14 @@ controllers' kernels, the Yoshikawa-Zheng samples) are a second extension,
 the step core holds none of them.
 
 It runs a :class:`~pfaff.constraints.ConstraintSet` whose mechanism is a
-:class:`~pfaff.mechanism.PinocchioMechanism` (its own ``compute``) and whose
-constraints, force elements, contours and held laws all have a lowering: each
-built-in type registers one next to its definition (:mod:`pfaff.lowering`, the one
-registry; exact types, a subclass opts in explicitly). On a Lie group (free, ball,
-planar joints: nq != nv) the core's RK4 stages are Runge-Kutta-Munthe-Kaas stages, as
-the NumPy engine's. Anything else runs on the NumPy engine; :func:`unsupported_reason`
-and :func:`pfaff.simulate.engine_choice` say why.
+:class:`~pfaff.mechanism.PinocchioMechanism` (its own ``compute``) or a mechanism given
+in closed form on a vector space (:mod:`pfaff.plant`: its ``compute`` called from the
+loop for the per-state terms), and whose constraints, force elements, contours and
+held laws all have a lowering: each built-in type registers one next to its definition
+(:mod:`pfaff.lowering`, the one registry; exact types, a subclass opts in explicitly).
+On a Lie group (free, ball, planar joints: nq != nv) the core's RK4 stages are
+Runge-Kutta-Munthe-Kaas stages, as the NumPy engine's. Anything else runs on the NumPy
+engine; :func:`unsupported_reason` and :func:`pfaff.simulate.engine_choice` say why.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from pfaff import lowering
+from pfaff import lowering, plant
 from pfaff.constraints.base import ConstraintSet
 from pfaff.mechanism.pinocchio_backend import PinocchioMechanism
 
@@ -61,20 +62,24 @@ def available() -> bool:
 
 
 def unsupported_reason(cset: ConstraintSet) -> str | None:
-    """Why the core cannot run ``cset`` (None when it can): the mechanism is not
-    Pinocchio's own, a constraint has no lowering (:mod:`pfaff.lowering`) or its
-    lowering refuses it, or a frame name is not unique."""
+    """Why the core cannot run ``cset`` (None when it can): a mechanism given in closed
+    form (:func:`pfaff.plant.is_plant`) whose configuration is no vector space
+    (:func:`pfaff.plant.plant_reason`), a constraint with no lowering
+    (:mod:`pfaff.lowering`) or whose lowering refuses it, or a frame name that is not
+    unique."""
     if _core is None:
         return f"the compiled core is not built ({_IMPORT_ERROR})"
     mech = cset.mechanism
-    if not isinstance(mech, PinocchioMechanism):
-        return f"mechanism {mech.name!r} is not Pinocchio-backed"
-    if type(mech).compute is not PinocchioMechanism.compute:
-        return f"mechanism {mech.name!r} overrides compute()"
+    if plant.is_plant(mech):
+        why = plant.plant_reason(mech)
+        if why is not None:
+            return why
     for c in cset.constraints:
         why = lowering.reason(c, "constraint")
         if why is not None:
             return f"constraint {c.name!r}: {why}"
+    if plant.is_plant(mech):
+        return None
     names = [f.name for f in mech.model.frames]
     for frame in cset.frames:
         if names.count(frame) > 1:
@@ -156,12 +161,19 @@ def build(cset: ConstraintSet):
     """A ``pfaff._core.System`` for ``cset`` (check :func:`unsupported_reason` first).
 
     The Pinocchio model crosses over as Pinocchio's own binary serialisation
-    (:func:`model_bytes`: the doubles copied, no rounding).
+    (:func:`model_bytes`: the doubles copied, no rounding). A mechanism given in closed
+    form crosses over as :func:`pfaff.plant.plant_model` (sizes and frame names) and its
+    per-state terms (:func:`pfaff.plant.plant_terms`, ``System.set_plant``).
     """
     reason = unsupported_reason(cset)
     if reason is not None:
         raise ValueError(f"the compiled core cannot run this system: {reason}")
-    system = _core.System(model_bytes(cset.mechanism.model))
+    mech = cset.mechanism
+    if plant.is_plant(mech):
+        system = _core.System(model_bytes(plant.plant_model(mech)))
+        system.set_plant(plant.plant_terms(mech), plant.plant_name(mech))
+    else:
+        system = _core.System(model_bytes(mech.model))
     into = Build(system, cset.mechanism)
     for c in cset.constraints:
         system.add(lowering.lower(c, "constraint", into))
@@ -283,8 +295,16 @@ def differentiator(cset: ConstraintSet, rank_tol: float, forces=()):
     Every force element lowers (one written in Python as a law the core calls, its
     partials by central differences) and every constraint kind that lowers has its
     derivative rows in the core (``derive_K`` in ``src/cpp/kinds/``). Raises
-    ``ValueError`` (naming it) for a system the core cannot run.
+    ``ValueError`` (naming it) for a system the core cannot run, and for a mechanism
+    given in closed form (:mod:`pfaff.plant`: the core's derivatives of M and h are
+    Pinocchio's; the NumPy reference differentiates it).
     """
+    if plant.is_plant(cset.mechanism):
+        raise ValueError(
+            f"the compiled derivatives take M and h from Pinocchio's derivative passes; "
+            f"mechanism {cset.mechanism.name!r} is given in closed form (its derivatives "
+            "are taken on the NumPy engine)"
+        )
     system = build(cset)
     into = Build(system, cset.mechanism)
     for e in forces:

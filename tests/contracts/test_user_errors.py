@@ -187,9 +187,10 @@ def test_the_force_element_error_lists_every_element_type(five_bar):
 
 
 def test_engine_auto_says_why_it_falls_back_to_numpy(five_bar):
-    """A mechanism given in closed form is what the core cannot run: auto falls back,
-    naming it; a spring with a Python law and a constraint written in Python run on the
-    core (called from its loop)."""
+    """A mechanism given in closed form whose configuration is no vector space (its own
+    integrate) is what the core cannot run: auto falls back, naming it; a spring with a
+    Python law, a constraint written in Python and a closed form on a vector space run on
+    the core (called from its loop)."""
     cset, q0 = five_bar
     law = PointSpring("left_tip", law=lambda s: (2.0 * s, s * s), name="python law spring")
     opt = SimOptions(dt=1e-3, progress=False)
@@ -200,13 +201,20 @@ def test_engine_auto_says_why_it_falls_back_to_numpy(five_bar):
         [*cset.constraints, FunctionConstraint(1, phi=lambda q: q[:1] - q0[:1], name="probe")],
     )
     assert engine_choice(user, opt) == ("core", None)
-    _, closed = slider_crank.build(1.0, 0.5, 9.81, "closed-form")
-    engine, why = engine_choice(closed, opt)
-    assert engine == "numpy" and "not Pinocchio-backed" in why
-    with pytest.warns(UserWarning, match="not Pinocchio-backed"):
-        traj = simulate(closed, np.array([0.3, -0.6]), np.zeros(2), 3e-3, opt)
+    mech, closed = slider_crank.build(1.0, 0.5, 9.81, "closed-form")
+    assert engine_choice(closed, opt) == ("core", None)
+
+    class Wrapped(type(mech)):
+        def integrate(self, q, dv):  # angles kept in (-pi, pi]: not q + dv
+            return np.angle(np.exp(1j * (q + dv)))
+
+    wrapped = ConstraintSet(Wrapped(1.0, 0.5, 9.81), closed.constraints)
+    engine, why = engine_choice(wrapped, opt)
+    assert engine == "numpy" and "overrides integrate()" in why
+    with pytest.warns(UserWarning, match="overrides integrate"):
+        traj = simulate(wrapped, np.array([0.3, -0.6]), np.zeros(2), 3e-3, opt)
     assert traj.engine == "numpy"
-    assert any("NumPy engine" in w and "Pinocchio" in w for w in traj.warnings)
+    assert any("NumPy engine" in w and "integrate" in w for w in traj.warnings)
     # asked for by name, nothing falls back: no warning
     traj = simulate(cset, q0, np.zeros(4), 3e-3, SimOptions(dt=1e-3, engine="numpy"))
     assert not any("NumPy engine" in w for w in traj.warnings)

@@ -458,16 +458,23 @@ def test_engine_choice_and_errors(panda):
     assert choose_engine(cset, SimOptions(engine="numpy")) == "numpy"
     assert choose_engine(cset, SimOptions(integrator="RK45")) == "core"
     assert choose_engine(cset, SimOptions(method="kkt")) == "core"
-    # a constraint written in Python runs on the core (called from its loop); a
-    # mechanism given in closed form (not Pinocchio's) does not
+    # a constraint written in Python and a mechanism given in closed form run on the
+    # core (called from its loop); a closed form on a Lie group (nq != nv) does not
     user = ConstraintSet(panda, [FunctionConstraint(1, phi=lambda q: q[:1] - 0.1)])
     assert core.unsupported_reason(user) is None
     assert choose_engine(user, SimOptions()) == "core"
-    _, closed = slider_crank.build(1.0, 0.5, 9.81, "closed-form")
-    assert "not Pinocchio-backed" in core.unsupported_reason(closed)
-    assert choose_engine(closed, SimOptions()) == "numpy"
+    mech, closed = slider_crank.build(1.0, 0.5, 9.81, "closed-form")
+    assert core.unsupported_reason(closed) is None
+    assert choose_engine(closed, SimOptions()) == "core"
+
+    class OnACircle(type(mech)):
+        nq = 3
+
+    lie = ConstraintSet(OnACircle(), [])
+    assert "nq = 3 != nv = 2" in core.unsupported_reason(lie)
+    assert choose_engine(lie, SimOptions()) == "numpy"
     with pytest.raises(ValueError, match="cannot run"):
-        choose_engine(closed, SimOptions(engine="core"))
+        choose_engine(lie, SimOptions(engine="core"))
     with pytest.raises(ValueError, match="unknown engine"):
         SimOptions(engine="gpu").validate()
     # gravity pulls the hand away from a plane that can only push it down: it opens

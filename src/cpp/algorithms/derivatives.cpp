@@ -58,6 +58,10 @@ namespace pfaff
   , kd_(mo, d, dd_, dAB_, X_)
   {
     const char * where = "Differentiator";
+    if (mo.plant)
+      throw std::invalid_argument(
+        std::string(where) + ": the mechanism is given in closed form (System.set_plant); "
+        "its derivatives are taken on the NumPy engine (pfaff.derivatives)");
     if (held_law)
       throw std::invalid_argument(
         std::string(where) + ": the system has a held control law; its derivatives are taken "

@@ -231,8 +231,7 @@ namespace pfaff
     }
     // the observed frames: dynamics_state left the RNEA pass of (q_, v_) and the
     // placements of q_ in data
-    joint_accelerations(mo(), d(), obs_slots);
-    frame_terms(mo(), d(), obs_slots, obs_frames, &v_, true);
+    observed_frames(mo(), d(), q_, v_);
     // each row as tables.hpp lays it out (frame_fields: p, R, J row by row, drift)
     out.frames.resize(Eigen::Index(obs_frames.size()), frame_row_width(n));
     const int at_R = frame_field_start(FrameField::R, n);
@@ -250,7 +249,7 @@ namespace pfaff
     }
     out.kinetic = kinetic; // start_terms(true): dynamics_state's energies
     // on data_g: data keeps the passes the next step's start reuses (M, its factor)
-    out.g = pinocchio::computeGeneralizedGravity(model, data_g, q_);
+    generalized_gravity(mo(), d(), q_, out.g);
     out.potential = potential_gravity;
     // the projection's P = I - V1 V1^T and C v = -A^+ drift, A^+ = V1 W^T (eq. 4, 16)
     MatX P = MatX::Identity(n, n);

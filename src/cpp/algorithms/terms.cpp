@@ -31,6 +31,46 @@ namespace pfaff
   using detail::kNaN;
   using detail::skew;
 
+  namespace
+  {
+    void take_mass(Data & d, const VecX & q)
+    {
+      // data.M (upper triangle) holds M of q; the pass also placed the joints. What was
+      // factored or built on the last M keeps that M's stamp, and so no longer stands
+      d.q_M_ = q;
+      d.st_.mass = d.st_.kin = d.st_.next();
+    }
+
+    const std::vector<std::string> kNoFrames; // a plant's pass that asks for no frame
+
+    // a plant's pass of M alone at q (zero velocity; with extras g and the potential too)
+    void plant_mass(const Model & mo, Data & d, const VecX & q, bool extras)
+    {
+      (*mo.plant)(q, d.v0_, false, kNoFrames, nullptr, true, extras, d.plant_);
+    }
+
+    // a plant's dynamics pass (Model::plant): M, h and the frame slots with drift at
+    // (q, v), gravity's potential with extras. Where M of q stands it is kept (its
+    // factor and G of the row space stand with it), as Pinocchio's RNEA alone keeps it
+    // (mass_and_bias)
+    void plant_dynamics(const Model & mo, Data & d, const VecX & q, const VecX & v, bool extras)
+    {
+      const bool stands = d.mass_stands(q);
+      (*mo.plant)(q, v, true, d.plant_names_, &d.frames, true, extras, d.plant_);
+      if (stands)
+        d.st_.bias = d.st_.next();
+      else
+      {
+        d.data.M = d.plant_.M;
+        take_mass(d, q);
+        d.st_.bias = d.st_.mass;
+      }
+      d.h = d.plant_.h;
+      if (extras)
+        d.potential_gravity = d.plant_.potential;
+    }
+  } // namespace
+
   // -- per-state terms (PinocchioMechanism.compute) -----------------------------
   void frame_terms(
     const Model & mo, Data & d, const std::vector<FrameSlot> & slots, std::vector<FrameKin> & fs,
@@ -91,12 +131,18 @@ namespace pfaff
   {
     // M (upper triangle; CRBA in the WORLD convention also fills the joint Jacobians
     // data.J), h = RNEA at a = 0, then the kinematics at a = 0 for the frames' drift
-    // (computeAllTerms does all of it and more: centroidal terms, energies, Jcom)
-    const bool fresh = mass_and_bias(mo, d, q, v);
-    joint_accelerations(mo, d, mo.frame_slots);
-    d.h = d.data.nle;
-    // placements and Jacobians stand with M
-    frame_terms(mo, d, mo.frame_slots, d.frames, &v, fresh);
+    // (computeAllTerms does all of it and more: centroidal terms, energies, Jcom); a
+    // plant's from its own pass
+    if (mo.plant)
+      plant_dynamics(mo, d, q, v, extras);
+    else
+    {
+      const bool fresh = mass_and_bias(mo, d, q, v);
+      joint_accelerations(mo, d, mo.frame_slots);
+      d.h = d.data.nle;
+      // placements and Jacobians stand with M
+      frame_terms(mo, d, mo.frame_slots, d.frames, &v, fresh);
+    }
     if (!mo.force_elements.empty()) // force elements: tau + Q - h = tau - (h - Q)
     {
       if (mo.force_elements.gravity)
@@ -110,8 +156,10 @@ namespace pfaff
       d.Mv_.noalias() = dense_M(mo, d) * v;
       d.kinetic = 0.5 * v.dot(d.Mv_);
       // from the joints' placements at q the mass pass left (data.oMi), without the
-      // forward kinematics pass the overload with q would run again
-      d.potential_gravity = pinocchio::computePotentialEnergy(mo.model, d.data);
+      // forward kinematics pass the overload with q would run again (a plant's pass
+      // gave it)
+      if (!mo.plant)
+        d.potential_gravity = pinocchio::computePotentialEnergy(mo.model, d.data);
       d.potential = d.potential_gravity + d.felems.V;
     }
   }
@@ -123,9 +171,38 @@ namespace pfaff
 
   void gravity_terms(const Model & mo, Data & d, const VecX & q)
   {
+    if (mo.plant)
+    {
+      plant_mass(mo, d, q, true);
+      d.g_fe_ = d.plant_.g;
+      d.Vg_fe_ = d.plant_.potential;
+      return;
+    }
     // on data_g: data keeps the passes of the state (M, h, the frames)
     d.g_fe_ = pinocchio::computeGeneralizedGravity(mo.model, d.data_g, q);
     d.Vg_fe_ = pinocchio::computePotentialEnergy(mo.model, d.data_g, q);
+  }
+
+  void generalized_gravity(const Model & mo, Data & d, const VecX & q, VecX & g)
+  {
+    if (mo.plant)
+    {
+      plant_mass(mo, d, q, true);
+      g = d.plant_.g;
+    }
+    else
+      g = pinocchio::computeGeneralizedGravity(mo.model, d.data_g, q);
+  }
+
+  void observed_frames(const Model & mo, Data & d, const VecX & q, const VecX & v)
+  {
+    if (mo.plant)
+    {
+      (*mo.plant)(q, v, true, d.plant_obs_names_, &d.obs_frames, false, false, d.plant_);
+      return;
+    }
+    joint_accelerations(mo, d, mo.obs_slots);
+    frame_terms(mo, d, mo.obs_slots, d.obs_frames, &v, true);
   }
 
   void joint_accelerations(const Model & mo, Data & d, const std::vector<FrameSlot> & fs)
@@ -142,17 +219,6 @@ namespace pfaff
       for (const auto & f : fs)
         d.data.a[f.joint] = d.data.a_gf[f.joint] + d.data.oMi[f.joint].actInv(mo.model.gravity);
   }
-
-  namespace
-  {
-    void take_mass(Data & d, const VecX & q)
-    {
-      // data.M (upper triangle) holds M of q; the pass also placed the joints. What was
-      // factored or built on the last M keeps that M's stamp, and so no longer stands
-      d.q_M_ = q;
-      d.st_.mass = d.st_.kin = d.st_.next();
-    }
-  } // namespace
 
   bool mass_and_bias(const Model & mo, Data & d, const VecX & q, const VecX & v)
   {
@@ -192,7 +258,13 @@ namespace pfaff
     // no Newton step): M, its factor and data.oMi, data.J are those of q
     if (d.mass_stands(q))
       return false;
-    pinocchio::crba(mo.model, d.data, q, pinocchio::Convention::WORLD);
+    if (mo.plant)
+    {
+      plant_mass(mo, d, q, false);
+      d.data.M = d.plant_.M;
+    }
+    else
+      pinocchio::crba(mo.model, d.data, q, pinocchio::Convention::WORLD);
     take_mass(d, q);
     return true;
   }
@@ -326,6 +398,19 @@ namespace pfaff
 
   void kinematics_state(const Model & mo, Data & d, const VecX & q, bool with_mass)
   {
+    if (mo.plant) // the frames at zero velocity, M of q too where asked and not standing
+    {
+      const bool stands = d.mass_stands(q), want = with_mass && !stands;
+      (*mo.plant)(q, d.v0_, false, d.plant_names_, &d.frames, want, false, d.plant_);
+      if (want)
+      {
+        d.data.M = d.plant_.M;
+        take_mass(d, q);
+      }
+      else if (!stands)
+        d.st_.kin = d.st_.next();
+      return;
+    }
     if (with_mass || d.mass_stands(q))
       // the CRBA pass places the joints as the kinematics pass does (data.oMi, data.J)
       // and leaves M of q (nothing to do where it stands)

@@ -33,6 +33,7 @@ namespace pfaff
   void bind_tables(nb::module_ & m); // bind_tables.cpp: the options, series and status
   void bind_limits(nb::module_ & m); // bind_limits.cpp: joint limits, a limited run
   void bind_python_rows(nb::class_<Spec> & spec); // kinds/python.cpp: Spec.set_law
+  void bind_plant(nb::class_<System> & cls); // bind_plant.cpp: a closed-form mechanism
 }
 
 using pfaff::bind::Buffer;
@@ -166,8 +167,8 @@ NB_MODULE(_core, m)
     .def_ro("kinetic", &Sample::kinetic)
     .def_ro("potential", &Sample::potential);
 
-  nb::class_<System>(m, "System")
-    .def(nb::init<const std::string &>(), "model_text"_a,
+  nb::class_<System> system_cls(m, "System");
+  system_cls.def(nb::init<const std::string &>(), "model_text"_a,
          "a System of the pinocchio.Model serialised by Model.saveToString")
     .def(
       "__init__",
@@ -413,6 +414,7 @@ NB_MODULE(_core, m)
     .def_ro("newton_failures", &System::newton_failures)
     .def_prop_ro("recorded", [](const System & s) { return s.recorder.recorded; })
     .def_ro("steps", &System::steps);
+  pfaff::bind_plant(system_cls); // bind_plant.cpp: System.set_plant
   pfaff::bind_sim(m);
   pfaff::bind_limits(m);
   pfaff::bind_derivatives(m);

@@ -137,6 +137,16 @@ namespace pfaff
     const int nv = mo.model.nv;
     frames.resize(mo.frame_slots.size(), FrameKin(nv));
     obs_frames.resize(mo.obs_slots.size(), FrameKin(nv));
+    if (mo.plant) // the names a plant is asked for, slot by slot
+    {
+      plant_names_.clear();
+      for (const auto & s : mo.frame_slots)
+        plant_names_.push_back(mo.model.frames[s.id].name);
+      plant_obs_names_.clear();
+      for (const auto & s : mo.obs_slots)
+        plant_obs_names_.push_back(mo.model.frames[s.id].name);
+      v0_.setZero(nv);
+    }
     contact_geometry.resize(mo.contacts.size(), ContactGeometry(nv));
     if (!mo.force_elements.empty() && felems.Q.size() != nv) // the force elements' terms
       felems.resize(nv);

@@ -113,6 +113,10 @@ namespace pfaff
     /// before the held limits' LockedJoint rows (set_held_rows toggles them)
     std::vector<JointLimit> limits;
     LoopRows loop;
+    /// a mechanism given in closed form (System.set_plant; null: Pinocchio's model): the
+    /// per-state terms (terms.cpp) come from it, and `model` is a chain of nv prismatic
+    /// joints holding the sizes, the frame names and the tree M's factor walks
+    std::shared_ptr<const PlantLaw> plant;
   };
 
   /// The per-state workspace (pinocchio::Data's role): Pinocchio's passes, the frame
@@ -149,6 +153,11 @@ namespace pfaff
     VecX g_fe_; // a gravity compensation element's g(q) and potential (gravity_terms)
     double Vg_fe_ = 0.0;
     const VecX * vref_ = nullptr; // the velocity of the state being evaluated
+    // a plant's terms (Model::plant), the names of the frame slots and of the observed
+    // frames it is asked for (fit), and the zero velocity of its kinematics passes
+    PlantTerms plant_;
+    std::vector<std::string> plant_names_, plant_obs_names_;
+    VecX v0_;
 
     // what the workspaces hold, and the configuration of the last mass pass
     Stamps st_;
@@ -301,6 +310,11 @@ namespace pfaff
   void gram_solve(const Data & d, const RowSpace & rs, VecX & y);
   /// g(q) and gravity's potential into g_fe_, Vg_fe_ (a gravity compensation element)
   void gravity_terms(const Model & mo, Data & d, const VecX & q);
+  /// g(q) into g, from data_g (data keeps the passes of the state) or the plant
+  void generalized_gravity(const Model & mo, Data & d, const VecX & q, VecX & g);
+  /// the observed frames' kinematics (obs_frames) at (q, v), from the dynamics pass of
+  /// (q, v) data holds (dynamics_state), or from the plant
+  void observed_frames(const Model & mo, Data & d, const VecX & q, const VecX & v);
   // rows.cpp: the constraint rows
   /// stacked A, drift, Phi of the kinds (write_spec) from the frames last computed
   /// (drift only with velocity), at (q, v)

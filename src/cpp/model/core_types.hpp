@@ -60,6 +60,27 @@ namespace pfaff
     Vec3 w = Vec3::Zero(); // angular velocity J_w v
   };
 
+  /// The per-state terms of a mechanism given in closed form (a plant, Model::plant)
+  /// that a Pinocchio model's passes give otherwise: M and h (dynamics), gravity's g and
+  /// potential (extras); a Data's workspace (Data::plant_)
+  struct PlantTerms
+  {
+    MatX M;  // nv x nv
+    VecX h;  // nv: C(q, v) v + g(q)
+    VecX g;  // nv: g(q)
+    double potential = 0.0;
+  };
+
+  /// A mechanism given in closed form (pfaff.plant: its Mechanism.compute): at (q, v)
+  /// (with_v false: a kinematics pass, zero velocity) the kinematics of the frames
+  /// `names` into `frames` (one per name; null: none) -- p, R, J and, with_v, the drift
+  /// and w = J_w v (else zero) --, with dynamics M and h, with extras g and the
+  /// potential, into `out`; set by its binding (bind_plant.cpp), which takes the GIL
+  /// around the call and checks what it returns.
+  using PlantLaw = std::function<void(
+    const VecX & q, const VecX & v, bool with_v, const std::vector<std::string> & names,
+    std::vector<FrameKin> * frames, bool dynamics, bool extras, PlantTerms & out)>;
+
   /// The constraint kinds: one file per kind, src/cpp/kinds/<name>.cpp, whose line
   /// PFAFF_KIND(...) CMake gathers into kinds.def (in the build directory).
   enum class Kind

@@ -33,6 +33,7 @@ from .panda import (
     panda_states,
     projection_vs_pinocchio,
 )
+from .plant import bench_plant
 from .scaling import bench_scaling
 from .scenarios import bench_scenarios
 from .step import bench_step
@@ -50,6 +51,7 @@ __all__ = [
     "bench_model_files",
     "bench_mujoco_rk4",
     "bench_panda_mujoco",
+    "bench_plant",
     "bench_scaling",
     "bench_scenarios",
     "bench_step",
@@ -78,6 +80,7 @@ BENCHMARKS: dict[str, Callable[[], list[Row]]] = {
     "scaling": bench_scaling,
     "sweep": bench_sweep,
     "step": bench_step,
+    "plant": bench_plant,
     "derivatives": bench_derivatives,
     "derivatives-files": bench_derivatives_files,
     "work-precision": bench_work_precision,

@@ -11,8 +11,8 @@ from pfaff.scenarios.registry import Param, ParameterError, ScenarioResult, scen
 from pfaff.scenarios.singular import kkt_at_states, rank_deficient_samples
 from pfaff.simulate import SimOptions, SimulationError, simulate
 
-#: the model backends: the Pinocchio chain (the compiled core runs it, the default) and
-#: the closed form of Aghili eq. 68 (NumPy only; the tests' witness of the first)
+#: the model backends: the Pinocchio chain (the default) and the closed form of Aghili
+#: eq. 68 (the tests' witness of the first); the compiled core runs both
 MODELS = ("pinocchio", "closed-form")
 
 #: the name of the slider frame C in each model
@@ -38,10 +38,9 @@ def build(m: float, l: float, g: float, model: str):
 
 
 def engine_of(model: str) -> str:
-    """The engine a run of ``model`` asks for: the compiled core may run the Pinocchio
-    chain (``"auto"``); the closed form is NumPy only (``"numpy"``, chosen, not a
-    fallback)."""
-    return "numpy" if model == "closed-form" else "auto"
+    """The engine a run of ``model`` asks for: ``"auto"`` for both, the compiled core
+    running the Pinocchio chain or the closed form (a plant, :mod:`pfaff.plant`)."""
+    return "auto"
 
 
 def branch_energy(m: float, l: float, g: float, q1: float, omega: float) -> float:
@@ -170,8 +169,8 @@ def _nanmax(x: np.ndarray) -> float | None:
     dt=Param(5e-3, "integrator step [s]", positive=True),
     model=Param(
         "pinocchio",
-        "mechanism backend: pinocchio (planar chain, runs on the compiled core) or "
-        "closed-form (Aghili eq. 68 in NumPy, runs on the NumPy engine)",
+        "mechanism backend: pinocchio (planar chain) or closed-form (Aghili eq. 68 in "
+        "Python, its compute called from the compiled loop); both run on the core",
         choices=MODELS,
     ),
     kkt=Param(True, "also run the KKT baseline on the same problem"),

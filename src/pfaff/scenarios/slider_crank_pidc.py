@@ -54,8 +54,8 @@ def _task(name: str, l: float, ref, slider: str = "slider"):
     settle_s=Param(0.5, "metrics 'after' start at this time [s]", low=0.0),
     model=Param(
         "pinocchio",
-        "mechanism backend: pinocchio (planar chain, runs on the compiled core, the "
-        "controller called once per sample) or closed-form (Aghili eq. 68, NumPy engine)",
+        "mechanism backend: pinocchio (planar chain) or closed-form (Aghili eq. 68 in "
+        "Python); both run on the compiled core, the controller called once per sample",
         choices=MODELS,
     ),
     t_end=Param(5.0, "simulated time [s]", positive=True),
@@ -77,8 +77,8 @@ def slider_crank_pidc(p: dict) -> ScenarioResult:
     simulator held and applied on the passive joints (not the controller's
     own residual); the tests also check that the motion equals that of the
     PIDC with every joint actuated (the torque moved off the rod lies in
-    N(A)^perp). model=pinocchio (default) runs the plant on the compiled core;
-    model=closed-form runs the closed form of eq. 68 on the NumPy engine, the
+    N(A)^perp). model=pinocchio (default) runs the Pinocchio chain; model=closed-form
+    the closed form of eq. 68 (its compute called from the compiled loop), the
     tests' witness (same trajectory and metrics).
     """
     mech, cset = build(p["m"], p["l"], p["g"], p["model"])

@@ -43,8 +43,8 @@ YZ_COMMON_PARAMS = dict(
     ),
     model=Param(
         "pinocchio",
-        "the plant: a Pinocchio model run by the compiled core (relative arm angles in "
-        "q), or the closed form on the NumPy engine (absolute arm angles), its witness",
+        "the plant: a Pinocchio model (relative arm angles in q), or the closed form "
+        "(absolute arm angles, its compute called from the compiled loop), its witness",
         choices=YZ_MODELS,
     ),
     integral_rule=Param(

@@ -7,7 +7,7 @@ moment) are ``PointsCoincide`` closures along x and y, the environment a unilate
 ``PointOnPlane`` on the object. The mechanism is a Pinocchio model by default
 (:func:`yz_pinocchio_plant`: each five-bar as its dynamically equivalent two-link
 serial arm, so the compiled core runs the plant); the closed form
-(:class:`YZTwoArmPlant`, absolute arm angles, the NumPy engine) is its witness.
+(:class:`YZTwoArmPlant`, absolute arm angles, a plant: :mod:`pfaff.plant`) is its witness.
 :class:`YZPlanarPlant` wires it as a :class:`~pfaff.systems.GraspPlant`.
 """
 
@@ -85,7 +85,7 @@ class YZPlanarPlant:
     grasp_kind : grasp type of both arms (the pins: ``frictional_point``).
     model : ``"pinocchio"`` (default: :func:`yz_pinocchio_plant`, run by the compiled
         core, relative arm angles in ``q``) or ``"closed_form"``
-        (:class:`YZTwoArmPlant`, absolute arm angles, the NumPy engine's witness).
+        (:class:`YZTwoArmPlant`, absolute arm angles, its witness; a plant on the core).
     """
 
     def __init__(

@@ -191,14 +191,16 @@ def test_slider_crank_pidc_figures():
 @pytest.mark.parametrize("task", ["q1", "slider_x"])
 def test_slider_crank_pidc_closed_form_witness(task):
     """The closed form of eq. 68 on NumPy and the Pinocchio chain on the core: the same
-    controlled motion, torques and metrics."""
+    controlled motion, torques and metrics (the closed form runs on the core too by
+    default: tests/parity/test_core_plant.py holds the two engines to each other)."""
     from pfaff.scenarios import get_scenario
+    from pfaff.simulate.options import use_engine
 
     sc = get_scenario("slider-crank-pidc")
-    runs = [
-        sc.func(sc.resolve({"model": model, "task": task, "t_end": "1.5"}))
-        for model in ("closed-form", "pinocchio")
-    ]
+    runs = []
+    for model, engine in (("closed-form", "numpy"), ("pinocchio", "auto")):
+        with use_engine(engine):
+            runs.append(sc.func(sc.resolve({"model": model, "task": task, "t_end": "1.5"})))
     assert [r.trajectory.engine for r in runs] == ["numpy", "core"]
     a, b = (r.trajectory.arrays() for r in runs)
     np.testing.assert_allclose(a["q"], b["q"], atol=1e-9)  # rad

@@ -263,8 +263,9 @@ def test_qr_stages_give_the_svd_trajectory(monkeypatch):
     mech = SliderCrankChain(m=1.0, l=1.0, g=9.81)
     cs = ConstraintSet(mech, [PointOnPlane("slider", [0.0, 1.0, 0.0])])
 
-    def run():
-        return simulate(cs, np.zeros(2), np.array([6.0, -12.0]), 1.0, SimOptions(dt=5e-3))
+    def run():  # the NumPy engine's stages (the core's own are tests/parity's)
+        opt = SimOptions(dt=5e-3, engine="numpy")
+        return simulate(cs, np.zeros(2), np.array([6.0, -12.0]), 1.0, opt)
 
     taken = []
     qr = dyn.full_row_rank_qr
