@@ -3,6 +3,7 @@
 // rank_radius; terms.py: the Pinocchio partials), followed equation by equation.
 #include "derivatives.hpp"
 #include "householder.hpp"
+#include "tree_factor.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -85,11 +86,14 @@ namespace pfaff
   // The singular values of A (descending) from the triangle R of A^T = Q R: where R is
   // well conditioned (sigma_max / sigma_min <= 1e2), the square roots of the eigenvalues
   // of R^T R, whose relative error ~ eps (sigma_max / sigma_i)^2 stays below 1e-12 there,
-  // at a tenth of a Jacobi SVD's cost (closed form for 2 and 3 rows); the SVD otherwise.
+  // at a tenth of a Jacobi SVD's cost (closed form for 2 and 3 rows); otherwise the
+  // Jacobi SVD of R^T with its vectors into svd_R_ (svd_R_full_), which factor takes
+  // for A's own: A = [R^T 0] Q^T = U S (Q [V_R; 0])^T.
   void Differentiator::sigma_of_R(int m, VecX & sigma)
   {
     const auto R = QR_.topLeftCorner(m, m).triangularView<Eigen::Upper>();
     sigma.resize(m);
+    svd_R_full_ = false;
     if (m == 1)
     {
       sigma(0) = std::abs(QR_(0, 0));
@@ -104,15 +108,18 @@ namespace pfaff
         sigma_from_gram(eig2_, Eigen::Matrix2d(R_small_), sigma);
       else
         sigma_from_gram(eig_small_, R_small_, sigma);
-      if (sigma(m - 1) * 1e2 >= sigma(0))
-        return;
-      svd_small_.compute(R_small_);
-      sigma = svd_small_.singularValues();
-      return;
     }
-    Rinv_ = R;
-    svd_R_.compute(Rinv_);
+    else
+    {
+      Rinv_ = R;
+      sigma_from_gram(eig_, Rinv_, sigma);
+    }
+    if (sigma(m - 1) * 1e2 >= sigma(0))
+      return;
+    Rinv_ = R.transpose();
+    svd_R_.compute(Rinv_, Eigen::ComputeFullU | Eigen::ComputeFullV);
     sigma = svd_R_.singularValues();
+    svd_R_full_ = true;
   }
 
   // projection.py factors: the kept rank and the bases of A's row space, its null space
@@ -125,6 +132,7 @@ namespace pfaff
     const int nv = mo_.nv(), m = mo_.m;
     const double tol = mo_.opt.rank_tol;
     DynamicsDerivatives & out = out_;
+    qr_rows_ = false;
     if (m == 0)
     {
       out.sigma.resize(0);
@@ -144,10 +152,7 @@ namespace pfaff
       {
         out.rank = m;
         left_null_ = false;
-        // V2 = Q [0; I] (the workspace: no allocation per call)
-        V2_.setZero(nv, nv - m);
-        V2_.bottomRows(nv - m).setIdentity();
-        detail::apply_q(QR_, hc_, m, V2_);
+        qr_rows_ = true;
         U2_.resize(m, 0);
         // A^T = Q_1 R, so A^+ = Q_1 R^-T = A^T R^-1 R^-T
         detail::upper_inverse(QR_, m, Rinv_);
@@ -155,6 +160,30 @@ namespace pfaff
         Ap_.noalias() = A.transpose() * RR_;
         return;
       }
+    }
+    if (m <= nv) // the SVD of R^T (m x m) gives A's: U = U_R, V = Q [V_R 0; 0 I]
+    {
+      if (!svd_R_full_)
+      {
+        Rinv_ = QR_.topLeftCorner(m, m).triangularView<Eigen::Upper>().transpose();
+        svd_R_.compute(Rinv_, Eigen::ComputeFullU | Eigen::ComputeFullV);
+        out.sigma = svd_R_.singularValues();
+      }
+      int r = 0;
+      while (r < m && out.sigma(r) >= tol)
+        ++r;
+      out.rank = r;
+      left_null_ = r < m;
+      U1_ = svd_R_.matrixU().leftCols(r);
+      U2_ = svd_R_.matrixU().rightCols(m - r);
+      Vf_.setZero(nv, nv);
+      Vf_.topLeftCorner(m, m) = svd_R_.matrixV();
+      Vf_.bottomRightCorner(nv - m, nv - m).setIdentity();
+      detail::apply_q(QR_, hc_, m, Vf_);
+      V2_ = Vf_.rightCols(nv - r);
+      Ap_.noalias() =
+        Vf_.leftCols(r) * (out.sigma.head(r).cwiseInverse().asDiagonal() * U1_.transpose());
+      return;
     }
     svd_.compute(A, Eigen::ComputeFullU | Eigen::ComputeFullV);
     out.sigma = svd_.singularValues();
@@ -168,6 +197,44 @@ namespace pfaff
     V2_ = svd_.matrixV().rightCols(nv - r);
     Ap_.noalias() = svd_.matrixV().leftCols(r)
                     * (out.sigma.head(r).cwiseInverse().asDiagonal() * U1_.transpose());
+  }
+
+  // The evaluation's test for its short path (projection.cpp, well_conditioned_rows):
+  // ||R||_F ||R^-1||_F <= 1e4 bounds cond(A), so G = A M^-1 A^T is as well conditioned
+  // as the evaluation's own solve with it.
+  bool Differentiator::rows_well_conditioned() const
+  {
+    const int m = mo_.m;
+    double rn = 0.0;
+    for (int j = 0; j < m; ++j)
+      rn += QR_.col(j).head(j + 1).squaredNorm();
+    return Rinv_.norm() * std::sqrt(rn) <= 1e4;
+  }
+
+  // P = I - M Nm in the range-space form with M's sparse factor M = U D U^T (the one
+  // the evaluation solves with, Pinocchio's cholesky): B = M^-1 A^T (m solves along the
+  // tree, tree_factor.hpp), G = A B, C = G^-1 B^T; Nm is the solution operator of
+  // M a = f + A^T mu, A a = 0, so M Nm = I - A^T C and P = A^T C: P times a matrix is a
+  // product with C's m rows and A^T, no nv x nv product.
+  void Differentiator::range_solver()
+  {
+    const int nv = mo_.nv();
+    const MatX & A = d_.A;
+    mass_factor(mo_, d_);
+    B_ = A.transpose();
+    for (int j = 0; j < mo_.m; ++j)
+    {
+      double * x = B_.col(j).data();
+      detail::tree_uiv(d_.data, x);
+      for (int i = 0; i < nv; ++i)
+        x[i] *= d_.data.Dinv[i];
+      detail::tree_utiv(d_.data, x);
+    }
+    G_.noalias() = A * B_;
+    lltG_.compute(G_);
+    C_ = B_.transpose();
+    lltG_.solveInPlace(C_);
+    NP_.bottomRows(nv).noalias() = A.transpose() * C_;
   }
 
   void Differentiator::compute(const VecX & q, const VecX & v, const VecX & tau)
@@ -192,11 +259,22 @@ namespace pfaff
     const int r = out.rank;
 
     // Solver: a = C v + Nm (tau - h - M C v), F, lambda (eq. 16, 22, 32), with
-    // Nm = V2 (V2^T M V2)^-1 V2^T stacked over P = I - M Nm in NP_ (2 nv x nv)
+    // Nm = V2 (V2^T M V2)^-1 V2^T stacked over P = I - M Nm in NP_ (2 nv x nv); P in the
+    // range-space form where A has full row rank and is well conditioned (range_solver)
     NP_.resize(2 * nv, nv);
     auto Nm = NP_.topRows(nv);
     auto P = NP_.bottomRows(nv);
-    P.setIdentity();
+    range_ = qr_rows_ && !mo.mimic && rows_well_conditioned();
+    if (qr_rows_) // V2 = Q [0; I] (the workspace: no allocation per call)
+    {
+      V2_.setZero(nv, nv - m);
+      V2_.bottomRows(nv - m).setIdentity();
+      detail::apply_q(QR_, hc_, m, V2_);
+    }
+    if (range_)
+      range_solver();
+    else
+      P.setIdentity();
     if (V2_.cols())
     {
       MV2_.noalias() = M * V2_;
@@ -204,7 +282,8 @@ namespace pfaff
       llt_.compute(K_);
       S_ = llt_.solve(V2_.transpose());
       product(Nm, V2_, S_, 1.0, false);
-      product(P, MV2_, S_, -1.0, true); // M Nm = (M V2) (V2^T M V2)^-1 V2^T
+      if (!range_)
+        product(P, MV2_, S_, -1.0, true); // M Nm = (M V2) (V2^T M V2)^-1 V2^T
     }
     else
       Nm.setZero();
@@ -296,7 +375,15 @@ namespace pfaff
     }
     else
       R1_.setZero(nv, 2 * nv);
-    OUT_.noalias() = NP_ * RHS_;
+    if (range_) // [Nm; A^T C] RHS: P's half through the m rows of C
+    {
+      OUT_.resize(2 * nv, 2 * nv);
+      OUT_.topRows(nv).noalias() = Nm * RHS_;
+      CR_.noalias() = C_ * RHS_;
+      OUT_.bottomRows(nv).noalias() = d.A.transpose() * CR_;
+    }
+    else
+      OUT_.noalias() = NP_ * RHS_;
     out.da_dq = R1_.leftCols(nv) + OUT_.topLeftCorner(nv, nv);
     out.da_dv = R1_.rightCols(nv) + OUT_.topRightCorner(nv, nv);
     out.dF_dq = OUT_.bottomLeftCorner(nv, nv);

@@ -67,6 +67,11 @@ namespace pfaff
     void factor(const MatX & A);
     /// A's singular values (descending) from the triangle R (m x m) of the QR of A^T
     void sigma_of_R(int m, VecX & sigma);
+    /// the QR's A (full row rank) bounded in condition as the evaluation's short path
+    bool rows_well_conditioned() const;
+    /// P = A^T C into NP_'s lower half by M's sparse factor and the m x m
+    /// G = A M^-1 A^T (C_ = G^-1 A M^-1 kept)
+    void range_solver();
 
     const Model & mo_;
     Data & d_;
@@ -82,11 +87,13 @@ namespace pfaff
     MatX QR_; // Householder QR of A^T (householder.hpp) where it certifies full row rank
     VecX hc_;
     Eigen::JacobiSVD<MatX> svd_;    // of A otherwise (and of R's values)
-    Eigen::JacobiSVD<MatX> svd_R_;
-    static constexpr int kSmall = 6; // rows up to which R's SVD needs no heap
+    Eigen::JacobiSVD<MatX> svd_R_; // of R^T, with its vectors where R is ill conditioned
+    bool svd_R_full_ = false;
+    MatX Vf_; // A's right singular vectors Q [V_R 0; 0 I]
+    Eigen::SelfAdjointEigenSolver<MatX> eig_;
+    static constexpr int kSmall = 6; // rows up to which R's Gram eigenvalues need no heap
     using SmallMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kSmall, kSmall>;
     SmallMat R_small_;
-    Eigen::JacobiSVD<SmallMat> svd_small_;
     Eigen::SelfAdjointEigenSolver<SmallMat> eig_small_;
     Eigen::SelfAdjointEigenSolver<Mat3> eig3_;
     Eigen::SelfAdjointEigenSolver<Eigen::Matrix2d> eig2_;
@@ -95,6 +102,10 @@ namespace pfaff
     MatX K_, MV2_, S_, MAp_, NP_, X_, R1_, RHS_, OUT_, dlamA_, DAtl_, Yq_;
     VecX a_, lam_, F_, Qd_, Cv_, res_, Aplam_, y_, z_, x_;
     bool left_null_ = false; // rank < m: the Golub-Pereyra terms in I - A A^+ stay
+    bool qr_rows_ = false;   // the QR of A^T certified full row rank (no SVD taken)
+    bool range_ = false;     // Nm and P in the range-space form (range_solver)
+    MatX B_, G_, C_, CR_;
+    Eigen::LLT<MatX> lltG_;
     KindDerivatives kd_; // the kinds' derivative rows into dAB_ and X_
   };
 
