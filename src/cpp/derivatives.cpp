@@ -3,7 +3,6 @@
 // rank_radius; terms.py: the Pinocchio partials), followed equation by equation.
 #include "derivatives.hpp"
 #include "householder.hpp"
-#include "tree_factor.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -199,44 +198,6 @@ namespace pfaff
                     * (out.sigma.head(r).cwiseInverse().asDiagonal() * U1_.transpose());
   }
 
-  // The evaluation's test for its short path (projection.cpp, well_conditioned_rows):
-  // ||R||_F ||R^-1||_F <= 1e4 bounds cond(A), so G = A M^-1 A^T is as well conditioned
-  // as the evaluation's own solve with it.
-  bool Differentiator::rows_well_conditioned() const
-  {
-    const int m = mo_.m;
-    double rn = 0.0;
-    for (int j = 0; j < m; ++j)
-      rn += QR_.col(j).head(j + 1).squaredNorm();
-    return Rinv_.norm() * std::sqrt(rn) <= 1e4;
-  }
-
-  // P = I - M Nm in the range-space form with M's sparse factor M = U D U^T (the one
-  // the evaluation solves with, Pinocchio's cholesky): B = M^-1 A^T (m solves along the
-  // tree, tree_factor.hpp), G = A B, C = G^-1 B^T; Nm is the solution operator of
-  // M a = f + A^T mu, A a = 0, so M Nm = I - A^T C and P = A^T C: P times a matrix is a
-  // product with C's m rows and A^T, no nv x nv product.
-  void Differentiator::range_solver()
-  {
-    const int nv = mo_.nv();
-    const MatX & A = d_.A;
-    mass_factor(mo_, d_);
-    B_ = A.transpose();
-    for (int j = 0; j < mo_.m; ++j)
-    {
-      double * x = B_.col(j).data();
-      detail::tree_uiv(d_.data, x);
-      for (int i = 0; i < nv; ++i)
-        x[i] *= d_.data.Dinv[i];
-      detail::tree_utiv(d_.data, x);
-    }
-    G_.noalias() = A * B_;
-    lltG_.compute(G_);
-    C_ = B_.transpose();
-    lltG_.solveInPlace(C_);
-    NP_.bottomRows(nv).noalias() = A.transpose() * C_;
-  }
-
   void Differentiator::compute(const VecX & q, const VecX & v, const VecX & tau)
   {
     const Model & mo = mo_;
@@ -259,22 +220,17 @@ namespace pfaff
     const int r = out.rank;
 
     // Solver: a = C v + Nm (tau - h - M C v), F, lambda (eq. 16, 22, 32), with
-    // Nm = V2 (V2^T M V2)^-1 V2^T stacked over P = I - M Nm in NP_ (2 nv x nv); P in the
-    // range-space form where A has full row rank and is well conditioned (range_solver)
+    // Nm = V2 (V2^T M V2)^-1 V2^T stacked over P = I - M Nm in NP_ (2 nv x nv)
     NP_.resize(2 * nv, nv);
     auto Nm = NP_.topRows(nv);
     auto P = NP_.bottomRows(nv);
-    range_ = qr_rows_ && !mo.mimic && rows_well_conditioned();
+    P.setIdentity();
     if (qr_rows_) // V2 = Q [0; I] (the workspace: no allocation per call)
     {
       V2_.setZero(nv, nv - m);
       V2_.bottomRows(nv - m).setIdentity();
       detail::apply_q(QR_, hc_, m, V2_);
     }
-    if (range_)
-      range_solver();
-    else
-      P.setIdentity();
     if (V2_.cols())
     {
       MV2_.noalias() = M * V2_;
@@ -282,8 +238,7 @@ namespace pfaff
       llt_.compute(K_);
       S_ = llt_.solve(V2_.transpose());
       product(Nm, V2_, S_, 1.0, false);
-      if (!range_)
-        product(P, MV2_, S_, -1.0, true); // M Nm = (M V2) (V2^T M V2)^-1 V2^T
+      product(P, MV2_, S_, -1.0, true); // M Nm = (M V2) (V2^T M V2)^-1 V2^T
     }
     else
       Nm.setZero();
@@ -375,15 +330,7 @@ namespace pfaff
     }
     else
       R1_.setZero(nv, 2 * nv);
-    if (range_) // [Nm; A^T C] RHS: P's half through the m rows of C
-    {
-      OUT_.resize(2 * nv, 2 * nv);
-      OUT_.topRows(nv).noalias() = Nm * RHS_;
-      CR_.noalias() = C_ * RHS_;
-      OUT_.bottomRows(nv).noalias() = d.A.transpose() * CR_;
-    }
-    else
-      OUT_.noalias() = NP_ * RHS_;
+    OUT_.noalias() = NP_ * RHS_;
     out.da_dq = R1_.leftCols(nv) + OUT_.topLeftCorner(nv, nv);
     out.da_dv = R1_.rightCols(nv) + OUT_.topRightCorner(nv, nv);
     out.dF_dq = OUT_.bottomLeftCorner(nv, nv);

@@ -67,11 +67,6 @@ namespace pfaff
     void factor(const MatX & A);
     /// A's singular values (descending) from the triangle R (m x m) of the QR of A^T
     void sigma_of_R(int m, VecX & sigma);
-    /// the QR's A (full row rank) bounded in condition as the evaluation's short path
-    bool rows_well_conditioned() const;
-    /// P = A^T C into NP_'s lower half by M's sparse factor and the m x m
-    /// G = A M^-1 A^T (C_ = G^-1 A M^-1 kept)
-    void range_solver();
 
     const Model & mo_;
     Data & d_;
@@ -103,9 +98,6 @@ namespace pfaff
     VecX a_, lam_, F_, Qd_, Cv_, res_, Aplam_, y_, z_, x_;
     bool left_null_ = false; // rank < m: the Golub-Pereyra terms in I - A A^+ stay
     bool qr_rows_ = false;   // the QR of A^T certified full row rank (no SVD taken)
-    bool range_ = false;     // Nm and P in the range-space form (range_solver)
-    MatX B_, G_, C_, CR_;
-    Eigen::LLT<MatX> lltG_;
     KindDerivatives kd_; // the kinds' derivative rows into dAB_ and X_
   };
 
