@@ -17,6 +17,7 @@ LAYERS = [
     "derivatives",  # derivatives of the dynamics (Pinocchio partials, projector at constant rank)
     "core",  # the compiled engine's conductor (pfaff._core behind it): design.md Sec. 1
     "simulate",
+    "contact",  # unilateral contact: its closed forms and what MuJoCo makes of them
     "control",
     "geometry",
     "manipulation",

@@ -1,0 +1,2 @@
+"""Rigid contact: unilateral constraints, Coulomb friction and impacts, and their
+closed forms."""

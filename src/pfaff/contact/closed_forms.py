@@ -1,0 +1,97 @@
+"""Closed forms of rigid contact: the witnesses of pfaff's contact dynamics and of what
+MuJoCo's soft contacts make of the same cases (the files in ``tests/models/contact``).
+
+- a ball dropped from a height ``h`` with Newton's restitution ``e``: impact times, the
+  time it comes to rest (an accumulation point of impacts, reached in finite time);
+- a block on an incline of angle ``alpha`` with Coulomb friction ``mu``: at rest when
+  ``tan(alpha) <= mu``, else sliding ``0.5 g (sin(alpha) - mu cos(alpha)) t^2``;
+- Housner's rocking block (Bull. Seism. Soc. Am. 53(2), 1963, eq. 11): at each impact of
+  the other bottom edge, with no bounce and no slip, the angular velocity is multiplied by
+  ``1 - 3/2 sin^2(alpha)``, ``alpha = atan(b / h)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = [
+    "ball_impact_times",
+    "ball_rest_time",
+    "housner_ratio",
+    "incline_distance",
+    "rocking_block_start",
+]
+
+
+def _check_positive(**kw: float) -> None:
+    for name, x in kw.items():
+        if not (math.isfinite(x) and x > 0):
+            raise ValueError(f"{name} must be a finite number > 0, got {x!r}")
+
+
+def _check_restitution(e: float) -> None:
+    if not (0.0 <= e < 1.0):
+        raise ValueError(f"restitution e must be in [0, 1), got {e!r}")
+
+
+def ball_impact_times(h: float, e: float, g: float = 9.81, n: int = 10) -> np.ndarray:
+    """The first ``n`` impact times [s] of a ball dropped from rest at height ``h`` [m]
+    (its lowest point above the floor) with restitution ``e``.
+
+    The first impact is at ``t1 = sqrt(2 h / g)`` with speed ``v1 = g t1``; the k-th
+    bounce leaves at ``e^k v1`` and flies ``2 e^k v1 / g``. With ``e = 0`` the ball
+    stays at the first impact: one time.
+    """
+    _check_positive(h=h, g=g)
+    _check_restitution(e)
+    if n < 1:
+        raise ValueError(f"n must be >= 1 impacts, got {n}")
+    t1 = math.sqrt(2.0 * h / g)
+    if e == 0.0:
+        return np.array([t1])
+    flights = 2.0 * t1 * e ** np.arange(1, n)  # 2 e^k v1 / g = 2 e^k t1
+    return t1 + np.concatenate(([0.0], np.cumsum(flights)))
+
+
+def ball_rest_time(h: float, e: float, g: float = 9.81) -> float:
+    """The time [s] the ball comes to rest: the sum of its flights,
+    ``t1 + 2 t1 e / (1 - e) = t1 (1 + e) / (1 - e)``."""
+    _check_positive(h=h, g=g)
+    _check_restitution(e)
+    return math.sqrt(2.0 * h / g) * (1.0 + e) / (1.0 - e)
+
+
+def incline_distance(alpha: float, mu: float, t: np.ndarray, g: float = 9.81) -> np.ndarray:
+    """The distance [m] a block released at rest slides down an incline of angle
+    ``alpha`` [rad] with friction ``mu`` in the times ``t`` [s]: 0 when
+    ``tan(alpha) <= mu`` (static friction holds it), else
+    ``0.5 g (sin(alpha) - mu cos(alpha)) t^2``."""
+    _check_positive(g=g)
+    if not (0.0 <= alpha < math.pi / 2):
+        raise ValueError(f"alpha must be in [0, pi/2) rad, got {alpha!r}")
+    if not (math.isfinite(mu) and mu >= 0):
+        raise ValueError(f"mu must be a finite number >= 0, got {mu!r}")
+    a = g * (math.sin(alpha) - mu * math.cos(alpha))
+    t = np.asarray(t, dtype=float)
+    return 0.5 * max(a, 0.0) * t**2
+
+
+def housner_ratio(b: float, h: float) -> float:
+    """Housner's ratio of the angular velocities after and before an impact of a uniform
+    rectangular block of half-width ``b`` and half-height ``h`` rocking on its edges:
+    ``1 - 3/2 sin^2(alpha)``, ``alpha = atan(b / h)`` (angular momentum about the new
+    edge is kept; inertia about an edge ``4/3 m R^2``, ``R^2 = b^2 + h^2``)."""
+    _check_positive(b=b, h=h)
+    return 1.0 - 1.5 * math.sin(math.atan2(b, h)) ** 2
+
+
+def rocking_block_start(b: float, h: float, theta: float) -> tuple[float, float, float]:
+    """``(x, z, theta)`` of the block's centre (from its upright place) and pitch when it
+    is tilted by ``theta`` [rad] about the y axis onto its edge at ``x = +b``, the edge
+    kept where it stood (``tests/models/contact/rocking_block.xml``'s keyframe)."""
+    _check_positive(b=b, h=h)
+    x = b - b * math.cos(theta) + h * math.sin(theta)
+    z = b * math.sin(theta) + h * math.cos(theta) - h
+    return x, z, theta
