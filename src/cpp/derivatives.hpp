@@ -6,6 +6,7 @@
 
 #include <limits>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Cholesky>
@@ -47,6 +48,9 @@ namespace pfaff
     /// to call: copy what is kept)
     void compute(const VecX & q, const VecX & v, const VecX & tau);
     const DynamicsDerivatives & result() const { return out_; }
+    /// the last compute's derivatives moved out, no copy (the next compute allocates
+    /// its fields anew)
+    DynamicsDerivatives take() { return std::move(out_); }
     const Model & model() const { return mo_; }
 
   private:

@@ -213,10 +213,10 @@ def test_full_rank_rows_of_every_count(panda, rows):
 def test_user_files_rows_on_branched_trees(name, locked):
     """The rows of the user-style files without their force elements, equal to the NumPy
     reference at 1e-10 on 8 states: the biped's two knee loops on a free base (A of full
-    row rank, the range-space P = A^T (A M^-1 A^T)^-1 A M^-1; each loop's points move
-    with one leg's coordinates alone), with both ankles locked too (8 rows: R^T R's
-    eigenvalues beyond 6 rows), the gripper's two planar loops and joint coupling (7 rows
-    of rank 5: the SVD of the QR's triangle)."""
+    row rank; each loop's points move with one leg's coordinates alone, the Hessian rows
+    walk that support), with both ankles locked too (8 rows: R^T R's eigenvalues beyond
+    6 rows), the gripper's two planar loops and joint coupling (7 rows of rank 5: the SVD
+    of the QR's triangle)."""
     sys_ = pfaff.load(MODELS / f"{name}.xml")
     model = sys_.mechanism.model
     for joint in locked:
