@@ -257,6 +257,9 @@ def _cmd_view(args: argparse.Namespace) -> int:
     except ParameterError as exc:
         print(f"pfaff: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    # `kill PID` stops the view as Ctrl-C does, so meshcat's server (a child process)
+    # is stopped too rather than left running on its port
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         if args.seconds is None:
             print("serving until Ctrl-C", flush=True)
@@ -268,6 +271,11 @@ def _cmd_view(args: argparse.Namespace) -> int:
     finally:
         view.close()
     return EXIT_OK
+
+
+def _interrupt(signum, frame) -> None:
+    """A signal handler that stops the program as Ctrl-C does."""
+    raise KeyboardInterrupt
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

@@ -85,9 +85,36 @@ def test_pfaff_view_serves_the_model_to_a_browser(browser, tmp_path):  # noqa: F
         hidden = _settled(browser)
         assert changed(shown, hidden) > 500  # the robot's pixels
         assert errors(browser) == []
+        servers = _children(proc.pid)  # meshcat's server
+        assert servers
+        proc.terminate()  # `kill PID`: the view stops its server as on Ctrl-C
+        assert proc.wait(timeout=30) == 0
+        assert wait_for(lambda: not any(_alive(p) for p in servers), "the server to stop")
     finally:
-        proc.kill()
-        proc.wait(timeout=30)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+def _children(pid: int) -> list[int]:
+    """The process ids whose parent is ``pid`` (Linux's /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie, exited but not reaped, counts as stopped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def test_viewer_refuses_bad_input():
