@@ -125,7 +125,9 @@ namespace pfaff
   // and (rank < m) its range. Where the QR of A^T certifies full row rank (its
   // triangle's smallest singular value, which is A's, clears the threshold twice over),
   // A^T = Q R gives them without the full SVD: V1 = Q_1, V2 = Q_2, A^+ = Q_1 R^-T and no
-  // left null space (U1 = I); the SVD decides otherwise, as the NumPy reference does.
+  // left null space (U1 = I); the SVD decides otherwise, as the NumPy reference does:
+  // that of R^T (m x m) where m <= nv, A = U_R S (Q [V_R; 0])^T, the SVD of A beyond.
+  // V2 = Q_2 is formed by compute where the QR certified the rank.
   void Differentiator::factor(const MatX & A)
   {
     const int nv = mo_.nv(), m = mo_.m;

@@ -85,7 +85,7 @@ namespace pfaff
     MatX dAB_;        // dA / d delta_k as rows k m .. k m + m - 1 (m nv x nv)
     MatX QR_; // Householder QR of A^T (householder.hpp) where it certifies full row rank
     VecX hc_;
-    Eigen::JacobiSVD<MatX> svd_;    // of A otherwise (and of R's values)
+    Eigen::JacobiSVD<MatX> svd_;    // of A where it has more rows than coordinates
     Eigen::JacobiSVD<MatX> svd_R_; // of R^T, with its vectors where R is ill conditioned
     bool svd_R_full_ = false;
     MatX Vf_; // A's right singular vectors Q [V_R 0; 0 I]
