@@ -1,7 +1,7 @@
 # forces.def, the list of the compiled core's force elements, from their files: each
 # src/cpp/forces/<snake_case>.cpp begins with its declaration
-# "// PFAFF_FORCE(Name, points, gravity)" (src/cpp/forces.hpp says what the columns
-# mean), Name its file's name in CamelCase. forces.def is those lines, in the order of
+# "// PFAFF_FORCE(Name, points, gravity)" (src/cpp/model/forces.hpp says what the
+# columns mean), Name its file's name in CamelCase. forces.def is those lines, in the order of
 # `sources` (the ForceKind enum's order: nothing depends on it), written only when it
 # changes. CMakeLists.txt includes this file; as a script it writes FORCES_DEF from the
 # files in FORCES_DIR: cmake -DFORCES_DIR=... -DFORCES_DEF=... -P cmake/forces_def.cmake
@@ -16,8 +16,8 @@ function(pfaff_forces_def out)
     if(NOT found OR NOT snake STREQUAL file_name)
       message(FATAL_ERROR "pfaff: ${source} must begin with its declaration "
                           "'// PFAFF_FORCE(Name, points, gravity)': Name the file's name in "
-                          "CamelCase, points 0, 1 or 2, gravity 0 or 1 (src/cpp/forces.hpp); "
-                          "its first line is '${declaration}'")
+                          "CamelCase, points 0, 1 or 2, gravity 0 or 1 "
+                          "(src/cpp/model/forces.hpp); its first line is '${declaration}'")
     endif()
     string(SUBSTRING "${declaration}" 3 -1 declaration)
     string(APPEND def "${declaration}\n")

@@ -124,7 +124,7 @@ class Build:
 
 
 def contour(kind: str, U: float, a: float = 1.0, b: float = 1.0, p: int = 2, bx=(), coef=()):
-    """A ``pfaff._core.Contour`` (src/cpp/rolling.hpp): ``kind`` one of ``Circle``
+    """A ``pfaff._core.Contour`` (src/cpp/model/rolling.hpp): ``kind`` one of ``Circle``
     (radius ``a``), ``Ellipse``, ``Superellipse`` (exponent ``p``) or ``Spline``
     (breakpoints ``bx``, 8 coefficients per segment in ``coef``); ``U`` the period."""
     c = _core.Contour()
@@ -193,13 +193,15 @@ def yz_grasp():
 
 def yz_rigid_box():
     """A ``pfaff._papers.YZRigidBox`` (one sample of :class:`~pfaff.control.YZController`
-    on a box held by rigid grasps, src/cpp/yz_sample.hpp), or None without the extension."""
+    on a box held by rigid grasps, src/cpp/papers/yz_sample.hpp), or None without the
+    extension."""
     return None if _papers is None else _papers.YZRigidBox()
 
 
 def yz_pinned_plane():
     """A ``pfaff._papers.YZPinnedPlane`` (one sample of :class:`~pfaff.control.YZController`
-    on a planar object held by pins, src/cpp/yz_sample.hpp), or None without the extension."""
+    on a planar object held by pins, src/cpp/papers/yz_sample.hpp), or None without the
+    extension."""
     return None if _papers is None else _papers.YZPinnedPlane()
 
 
@@ -216,7 +218,7 @@ CORE_ONLY_OPTIONS = {
 
 
 def option_names() -> tuple[str, ...]:
-    """The fields of the core's ``Options`` (``src/cpp/options.def``, the one table of
+    """The fields of the core's ``Options`` (``src/cpp/tables/options.def``, the one table of
     them: ``pfaff._core.OPTIONS``) copied from :class:`~pfaff.simulate.SimOptions`: each
     is a field of the same name, meaning and default there (all but
     :data:`CORE_ONLY_OPTIONS`)."""
@@ -235,7 +237,7 @@ def options(system, opt) -> None:
 
 def clone(system):
     """A copy of a ``pfaff._core.System`` (model, rows, options, state, counters) that
-    writes into no record buffer until ``set_buffers`` (src/cpp/bind_sim.cpp): every
+    writes into no record buffer until ``set_buffers`` (src/cpp/bindings/bind_sim.cpp): every
     :class:`pfaff.Simulator` reset and every rollout starts from a copy of the system as
     it was built."""
     return _core.clone_system(system)
@@ -250,7 +252,7 @@ def stepper():
 
 def rollout(system, q0s, v0s, taus, t0: float, threads: int, q, v, lam, phi) -> list:
     """``K`` rollouts of ``T`` steps of copies of ``system`` on ``threads`` threads with the
-    GIL released (src/cpp/bind_sim.cpp): writes the ``T + 1`` states' q, v, lambda and
+    GIL released (src/cpp/bindings/bind_sim.cpp): writes the ``T + 1`` states' q, v, lambda and
     Phi into ``q, v, lam, phi`` (K, T + 1, width), NaN after a failure, and returns the
     ``K`` ``Status`` of ``System.run`` (code -1: an exception, its message in ``what``)."""
     return _core.rollout(system, q0s, v0s, taus, t0, threads, q, v, lam, phi)
@@ -265,7 +267,7 @@ DERIVATIVE_FIELDS = (
 
 def differentiator(cset: ConstraintSet, rank_tol: float, forces=()):
     """The compiled derivatives of the projection dynamics of ``cset`` with the bound
-    force elements ``forces`` (``src/cpp/derivatives.cpp`` and each element's
+    force elements ``forces`` (``src/cpp/algorithms/derivatives.cpp`` and each element's
     ``src/cpp/forces/<name>.cpp``, the NumPy reference :mod:`pfaff.derivatives`): a
     function ``(q, v, tau) -> dict`` of ``a, lam, F, sigma, rank, rank_radius`` and the
     derivatives ``da_dq, ..., dlam_dtau`` (arrays of their own).
@@ -298,21 +300,26 @@ def add_limit(
     system, iq: int, iv: int, lower: float, upper: float, restitution: float, rest_speed: float
 ) -> None:
     """Add the joint limit ``lower <= q[iq] <= upper`` of a one-dof joint (velocity
-    ``iv``) to a ``pfaff._core.System``, after its constraints (``src/cpp/limits.cpp``):
+    ``iv``) to a ``pfaff._core.System``, after its constraints (``src/cpp/sim/limits.cpp``):
     Newton's ``restitution`` in [0, 1], an impact no faster than ``rest_speed`` plastic.
     Raises ValueError naming a bad index, bound or coefficient."""
     _core.add_limit(system, iq, iv, lower, upper, restitution, rest_speed)
 
 
-def run_limited(system, tau, t0: float, n: int, held, max_events: int, event_tol: float,
-                release_tol: float, hold_chunk: int, start_iterations: int):  # fmt: skip
-    """``simulate_limited(..., grid="fixed")`` of ``n`` steps from the state of a
-    ``pfaff._core.System`` with limits at ``t0``, ``tau`` held, in one call
-    (``src/cpp/limits.cpp``): ``(Status or None, events, held at the end, the most
+def run_limited(system, tau, t0: float, t_end: float, held, fixed_grid: bool,
+                record_every: int, max_events: int, event_tol: float, release_tol: float,
+                hold_chunk: int, start_iterations: int, control=None,
+                next_control: float = 0.0, control_period: float = 0.0):  # fmt: skip
+    """``simulate_limited(..., grid="fixed" or "event")`` from the state of a
+    ``pfaff._core.System`` with limits at ``t0`` to ``t_end``, ``tau`` held, in one call
+    (``src/cpp/sim/limits.cpp``): ``(Status or None, events, held at the end, the most
     limits held at once, steps, Newton failures, the samples of every series of
-    series.def)``; ``held`` and the events' ``(limit, side)`` as ``(index, 0 lower / 1
-    upper)``."""
+    series.def, the controller's samples taken before each, its next instant)`` (after a
+    failure: those up to it); ``held`` and the events' ``(limit, side)`` as ``(index, 0
+    lower / 1 upper)``. ``control(t, n_held) -> bool``, called where a sample is due on
+    the clock ``next_control + k control_period`` (restarted at each event), sets the
+    torque (``set_tau``) from the system's state; False ends the run."""
     return _core.run_limited(
-        system, tau, t0, n, held, max_events, event_tol, release_tol, hold_chunk,
-        start_iterations,
+        system, tau, t0, t_end, held, fixed_grid, record_every, max_events, event_tol,
+        release_tol, hold_chunk, start_iterations, control, next_control, control_period,
     )  # fmt: skip

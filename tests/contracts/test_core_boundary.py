@@ -92,7 +92,7 @@ def _run_limited():
     sys_ = core.build(s.cset)
     core.add_limit(sys_, 0, 0, -0.5, 2.0, 0.0, 1e-9)
     sys_.set_state(s.q0, s.v0)
-    args = (0.0, 1, [], 8, 1e-15, 1e-10, 64, 50)
+    args = (0.0, 1e-3, [], True, 1, 8, 1e-15, 1e-10, 64, 50)
     return (lambda tau: core.run_limited(sys_, tau, *args)), {"tau": Z(1)}
 
 

@@ -661,7 +661,7 @@ def test_controller_record_equals_pythons_snapshot(dual):
         q, v, tau = _random_state(mech, rng)
         system.set_state(q, v)
         system.set_tau(tau)
-        rec = core_engine._record(system, frames, hol, 0.0, True, mech.nv, 1e-9)
+        rec = core_engine.sample_record(system, frames, hol, 0.0, True, mech.nv, 1e-9)
         ref = mech.compute(q, v, frames)
         ev = cset.evaluate(ref)
         worst = max(worst, _snapshot_gap(rec, ref, ev, frames))

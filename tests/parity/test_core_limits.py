@@ -1,4 +1,4 @@
-"""Joint limits inside the compiled loop (src/cpp/limits.cpp, one call per
+"""Joint limits inside the compiled loop (src/cpp/sim/limits.cpp, one call per
 Simulator.step) against the readable reference, simulate_limited(..., grid="fixed"):
 whole runs of the closed-chain biped falling onto its stops, the pendulum onto an
 elastic stop against its closed form, a chattering stop that ends held; the boundary
@@ -16,8 +16,8 @@ import pfaff
 from pfaff import core
 from pfaff.api import simulator_limits
 from pfaff.constraints.library import joint_coordinate
-from pfaff.simulate import SimOptions
-from pfaff.simulate.limits import MAX_EVENTS_PER_STEP, JointLimit, simulate_limited
+from pfaff.simulate import SimOptions, limits
+from pfaff.simulate.limits import MAX_EVENTS_PER_STEP, RELEASE_TOL, JointLimit, phase_loop
 from pfaff.simulate.options import use_engine
 from tests.unit.simulate.test_limits import I_PIVOT, PENDULUM, _fall_time, _speed
 from tests.where import MODELS
@@ -26,6 +26,8 @@ pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core 
 
 BIPED = MODELS / "closed_chain_biped.xml"
 DT = 1e-3
+#: run_limited's arguments after held: the fixed grid, every sample, the defaults
+REST = (True, 1, 8, 1e-15, 1e-10, 64, 50)
 
 
 def _no_reference(monkeypatch) -> None:
@@ -36,6 +38,7 @@ def _no_reference(monkeypatch) -> None:
         raise AssertionError("the Simulator ran simulate_limited: the core path fell back")
 
     monkeypatch.setattr(simulator_limits, "simulate_limited", refuse)
+    monkeypatch.setattr(limits, "phase_loop", refuse)
 
 
 def _stepped(system, calls, tau=None) -> pfaff.Simulator:
@@ -48,14 +51,16 @@ def _stepped(system, calls, tau=None) -> pfaff.Simulator:
 
 
 def _reference(sim, steps: int, engine: str, tau=None):
-    """One simulate_limited run of the Simulator's system over ``steps`` with its force
-    elements (the actuators' at ctrl 0 among them)."""
+    """One run of the Python phase loop (the reference of simulate_limited) of the
+    Simulator's system over ``steps`` with its force elements (the actuators' at ctrl 0
+    among them), its phases on ``engine``."""
     system = sim.system
+    opt = SimOptions(dt=DT, progress=False)
     with use_engine(engine):
-        return simulate_limited(
-            system.cset, system.q0, system.v0, steps * DT, system.limits,
-            SimOptions(dt=DT, progress=False), forces=sim._limited.forces, tau=tau,
-            grid="fixed",
+        return phase_loop(
+            system.cset, system.q0, system.v0, steps * DT, system.limits, opt,
+            sim._limited.forces, 0.0, tau, 1e-15, RELEASE_TOL, max(1e-9, opt.position_tol / DT),
+            None, "fixed", MAX_EVENTS_PER_STEP,
         )  # fmt: skip
 
 
@@ -203,20 +208,20 @@ def test_add_limit_and_run_limited_refuse_bad_input():
     sys_ = core.clone(proto)
     tau = np.zeros(1)
     with pytest.raises(ValueError, match="no joint limit"):
-        core.run_limited(sys_, tau, 0.0, 1, [], 8, 1e-15, 1e-10, 64, 50)
+        core.run_limited(sys_, tau, 0.0, 1e-3, [], *REST)
     core.add_limit(sys_, 0, 0, -0.5, 2.0, 0.0, 1e-9)
     sys_.set_state(s.q0, s.v0)
     calls = [
-        ((np.zeros(2), 0.0, 1, []), "tau has shape"),
-        ((tau, 0.0, 0, []), "n = 0 is out of range"),
-        ((tau, 0.0, 1, [(1, 0)]), "held limit = 1 is out of range"),
-        ((tau, 0.0, 1, [(0, 2)]), "held side = 2 is out of range"),
-        ((tau, 0.0, 1, [(0, 0)]), "held at its lower bound"),
-        ((tau, float("inf"), 1, []), "t0"),
+        ((np.zeros(2), 0.0, 1e-3, []), "tau has shape"),
+        ((tau, 0.0, 0.0, []), "t_end = 0.000000 must be finite and after t0"),
+        ((tau, 0.0, 1e-3, [(1, 0)]), "held limit = 1 is out of range"),
+        ((tau, 0.0, 1e-3, [(0, 2)]), "held side = 2 is out of range"),
+        ((tau, 0.0, 1e-3, [(0, 0)]), "held at its lower bound"),
+        ((tau, float("inf"), 1e-3, []), "t0"),
     ]
     for args, match in calls:
         with pytest.raises(ValueError, match=match):
-            core.run_limited(sys_, *args, 8, 1e-15, 1e-10, 64, 50)
+            core.run_limited(sys_, *args, *REST)
 
 
 def test_a_ball_joint_cannot_take_a_limit():

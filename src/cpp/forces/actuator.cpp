@@ -7,7 +7,7 @@
 // range, else 0: dQ_j/d delta_l = gear^2 c_j c_l (g1 ctrl + b1), and in v likewise.
 #include <algorithm>
 
-#include "../force_element.hpp"
+#include "algorithms/force_element.hpp"
 
 namespace pfaff::force_elements
 {

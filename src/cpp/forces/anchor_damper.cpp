@@ -2,7 +2,7 @@
 // A body point's world velocity damped along world axes a
 // (pfaff.simulate.forces_point.AnchorDamper): Q = -c sum_a J_a^T J_a v, its power Q . v;
 // dQ_k = -c sum_a (dJ_ak (J_a v) + J_a^T (dJ_ak v)),  dQ/dv = -c sum_a J_a^T J_a
-#include "../force_element.hpp"
+#include "algorithms/force_element.hpp"
 
 namespace pfaff::force_elements
 {

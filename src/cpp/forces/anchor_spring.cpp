@@ -2,7 +2,7 @@
 // A body point tied to a world anchor along world axes a
 // (pfaff.simulate.forces_point.AnchorSpring): Q = -k sum_a J_a^T (p_a - target_a),
 // V = k sum_a (p_a - target_a)^2 / 2;  dQ_k = -k sum_a (dJ_ak (p_a - target_a) + J_a^T J_ak)
-#include "../force_element.hpp"
+#include "algorithms/force_element.hpp"
 
 namespace pfaff::force_elements
 {

@@ -7,7 +7,7 @@
 //   dQ_p/d delta_w = -k [R^T (p - p_ref)]_x
 #include <string>
 
-#include "../force_element.hpp"
+#include "algorithms/force_element.hpp"
 
 #include "pinocchio/spatial.hpp"
 

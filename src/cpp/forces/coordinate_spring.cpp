@@ -2,7 +2,7 @@
 // A spring on a linear combination of joint coordinates
 // (pfaff.simulate.forces_joint.CoordinateSpring): s = sum_j c_j q_j - rest,
 // Q_j = -k s c_j,  V = k s^2 / 2;  dQ_j/d delta_l = -k c_j c_l
-#include "../force_element.hpp"
+#include "algorithms/force_element.hpp"
 
 namespace pfaff::force_elements
 {

@@ -6,7 +6,7 @@
 // dQ_p/d delta_w = -[R^T D R v_p]_x + R^T D R [v_p]_x
 #include <string>
 
-#include "../force_element.hpp"
+#include "algorithms/force_element.hpp"
 
 namespace pfaff::force_elements
 {

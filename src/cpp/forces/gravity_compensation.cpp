@@ -1,7 +1,7 @@
 // PFAFF_FORCE(GravityCompensation, 0, 1)
 // Gravity compensation (pfaff.simulate.forces_joint.GravityCompensation): Q = g(q), the
 // generalized gravity, V = -V_g(q); dQ/d delta = dg/dq (Pinocchio's derivative pass)
-#include "../force_element.hpp"
+#include "algorithms/force_element.hpp"
 
 #include "pinocchio/algorithm/rnea-derivatives.hpp"
 

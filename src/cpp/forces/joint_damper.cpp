@@ -1,7 +1,7 @@
 // PFAFF_FORCE(JointDamper, 0, 0)
 // A damper on one joint coordinate (pfaff.simulate.forces_joint.JointDamper):
 // Q_i = -c v_i, its power Q_i v_i;  dQ_i/dv_i = -c
-#include "../force_element.hpp"
+#include "algorithms/force_element.hpp"
 
 namespace pfaff::force_elements
 {

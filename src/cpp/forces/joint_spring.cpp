@@ -1,7 +1,7 @@
 // PFAFF_FORCE(JointSpring, 0, 0)
 // A spring on one joint coordinate (pfaff.simulate.forces_joint.JointSpring):
 // Q_i = -k (q_i - rest),  V = k (q_i - rest)^2 / 2;  dQ_i/d delta_i = -k
-#include "../force_element.hpp"
+#include "algorithms/force_element.hpp"
 
 namespace pfaff::force_elements
 {

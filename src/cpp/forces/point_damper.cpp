@@ -4,7 +4,7 @@
 // r = 1e-12 m); its power Q . v. Partials:
 //   dQ_k = -c (ds'_k J^T e + s' (dJ_k^T e + J^T de_k)),  de_k = (I - e e^T) J_k / r,
 //   ds'_k = de_k . (J v) + e . (dJ_k v);  dQ/dv = -c J^T e e^T J
-#include "../force_element.hpp"
+#include "algorithms/force_element.hpp"
 
 namespace pfaff::force_elements
 {

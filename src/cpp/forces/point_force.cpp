@@ -1,7 +1,7 @@
 // PFAFF_FORCE(PointForce, 1, 0)
 // A constant world force F on a body point (pfaff.simulate.forces_point.PointForce):
 // Q = J_p^T F,  V = -F . p;  dQ_k = dJ_k^T F
-#include "../force_element.hpp"
+#include "algorithms/force_element.hpp"
 
 namespace pfaff::force_elements
 {

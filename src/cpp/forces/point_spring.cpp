@@ -3,7 +3,7 @@
 // T = k s + k3 s^3,  Q = -(J1 - J2)^T e T,  V = k s^2 / 2 + k3 s^4 / 4  (L0 = 0, k3 = 0:
 // Q = -k (J1 - J2)^T d, defined at d = 0 too). With d = p1 - p2, r = |d|, Q = -(T/r) J^T d:
 //   dQ_k = -(T/r)(dJ_k^T d + J^T J_k) - (T'/r - T/r^2)(e . J_k) J^T d
-#include "../force_element.hpp"
+#include "algorithms/force_element.hpp"
 
 namespace pfaff::force_elements
 {

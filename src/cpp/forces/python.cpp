@@ -4,7 +4,7 @@
 // Q(t, q, v) and the potential V it returns (a conservative law) or its power Q . v.
 // It has no analytic partials: central differences of the law, q perturbed as
 // integrate(q, +-h e_k), step h = 1e-6, as the NumPy reference's.
-#include "../force_element.hpp"
+#include "algorithms/force_element.hpp"
 
 #include "pinocchio/algorithm/joint-configuration.hpp"
 

@@ -12,10 +12,10 @@
 
 #include <nanobind/stl/string.h>
 
-#include "../bind.hpp"
-#include "../check.hpp"
-#include "../core.hpp"
-#include "../kind_derivatives.hpp"
+#include "bindings/bind.hpp"
+#include "model/check.hpp"
+#include "model/core.hpp"
+#include "algorithms/kind_derivatives.hpp"
 
 #include "pinocchio/algorithm/joint-configuration.hpp"
 

@@ -9,9 +9,9 @@
 // PFAFF_KIND(RevoluteClosure, 5, 1, 1)
 #include <cmath>
 
-#include "../check.hpp"
-#include "../core.hpp"
-#include "../kind_derivatives.hpp"
+#include "model/check.hpp"
+#include "model/core.hpp"
+#include "algorithms/kind_derivatives.hpp"
 
 namespace pfaff::kinds
 {

@@ -8,10 +8,10 @@
 
 #include <unsupported/Eigen/AutoDiff>
 
-#include "../check.hpp"
-#include "../core.hpp"
-#include "../core_detail.hpp"
-#include "../kind_derivatives.hpp"
+#include "model/check.hpp"
+#include "model/core.hpp"
+#include "model/core_detail.hpp"
+#include "algorithms/kind_derivatives.hpp"
 
 namespace pfaff::kinds
 {

@@ -1,6 +1,6 @@
 """Many rollouts at once, the pattern of ``mujoco.rollout`` (design.md Sec. 4): ``K``
 starts, each stepped ``T`` times with its own torque sequence, on a pool of C++ threads
-with the GIL released (src/cpp/bind_sim.cpp). Each rollout runs on its own copy of the
+with the GIL released (src/cpp/bindings/bind_sim.cpp). Each rollout runs on its own copy of the
 compiled system, step by step as :class:`pfaff.Simulator` steps it, so the results equal
 those of ``K`` Simulators run one after another, bit for bit, for any number of threads.
 """

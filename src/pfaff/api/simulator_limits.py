@@ -13,33 +13,24 @@ calls, so that any cutting of a run into ``step`` calls is the same run:
   impact (``grid="fixed"``), so ``sim.t`` stays ``steps * dt``; the record gains the
   event's own sample.
 
-On the compiled core a call is one call into C++ (``pfaff._core.run_limited``,
-``src/cpp/limits.cpp``): the core system holds the limits (``add_limit``), a held limit
-is a row toggled in its active row set, and the events are located, applied and bounded
-inside the compiled loop by the rules of ``simulate_limited``, which stays the NumPy
-reference the tests hold it to. A call whose core run fails runs ``simulate_limited``,
-which raises as it does.
+On the compiled core a call is one call into C++ (``limits_core.run_core``,
+``src/cpp/sim/limits.cpp``), with any record stride: the core system holds the
+limits (``add_limit``), a held limit is a row toggled in its active row set, and the
+events are located, applied and bounded inside the compiled loop by the rules of the
+Python phase loop (:func:`~pfaff.simulate.limits.phase_loop`), the reference the tests
+hold it to. A call whose core run fails raises
+:class:`~pfaff.simulate.limits_core.LimitedRunError` (the samples and events up to the
+failure); it is not run again in Python.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
-
-from pfaff import core
-from pfaff.constraints.library import joint_coordinate
 from pfaff.simulate.core_engine import set_ctrl
-from pfaff.simulate.limits import (
-    HOLD_CHUNK,
-    MAX_EVENTS_PER_STEP,
-    RELEASE_TOL,
-    LimitEvent,
-    check_inside,
-    simulate_limited,
-)
+from pfaff.simulate.limits import LimitEvent, check_inside, simulate_limited
+from pfaff.simulate.limits_core import limited_system, run_core
 from pfaff.simulate.options import SimOptions
-from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, START_ITERATIONS
 from pfaff.simulate.trajectory import Trajectory
 
 __all__ = ["LimitStepper", "limits_not_held"]
@@ -87,20 +78,9 @@ class LimitStepper:
 
     def _limited_system(self, proto):
         """A copy of the Simulator's core system ``proto`` holding the limits
-        (``pfaff._core.add_limit``; ``rest_speed`` the default of ``simulate_limited``),
-        or None where the core does not run the limited steps (a record stride)."""
-        if self.options.record_every != 1:
-            return None
-        sys_ = core.clone(proto)
+        (``rest_speed`` the default of ``simulate_limited``)."""
         rest_speed = max(1e-9, self.options.position_tol / self.options.dt)
-        mech = self.system.mechanism
-        for lim in self.limits:
-            iq, iv, _ = joint_coordinate(mech, lim.joint)
-            core.add_limit(
-                sys_, iq, iv, float(lim.lower), float(lim.upper), float(lim.restitution),
-                rest_speed,
-            )  # fmt: skip
-        return sys_
+        return limited_system(proto, self.system.mechanism, self.limits, rest_speed)
 
     def reset(self) -> None:
         """No limit held, no event."""
@@ -111,9 +91,8 @@ class LimitStepper:
         """``n`` steps of ``dt`` from ``(q, v)`` at time ``t`` with ``tau`` held: the
         trajectory and the events. ``keep``: carry the held set and the events on (else
         the stepper is left as it was)."""
-        got = None if self._core is None else self._run_core(q, v, t, tau, n)
-        if got is not None:
-            traj, events, held = got
+        if self._core is not None:
+            traj, events, held = self._run_core(q, v, t, tau, n)
         else:
             dt = self.options.dt
             run = simulate_limited(
@@ -128,35 +107,18 @@ class LimitStepper:
 
     def _run_core(self, q, v, t: float, tau, n: int):
         """The limited run in one call into the core: ``(trajectory, events, held at the
-        end)`` as ``simulate_limited(..., grid="fixed")`` gives them, or None when the
-        core run failed (a step, a phase's start: the reference then raises)."""
-        sys_, system = self._core, self.system
+        end)`` as ``simulate_limited(..., grid="fixed")`` gives them. A failed core run
+        raises :class:`~pfaff.simulate.limits_core.LimitedRunError` (the stepper keeps
+        its held set and events)."""
+        sys_ = self._core
         sys_.set_state(q, v)
         set_ctrl(sys_, self.forces)
-        tau = np.zeros(system.nv) if tau is None else tau
-        held = [(i, 0 if side == "lower" else 1) for i, side in self.held.items()]
-        st, evs, held_end, max_held, steps, failures, rec = core.run_limited(
-            sys_, tau, t, n, held, MAX_EVENTS_PER_STEP, 1e-15, RELEASE_TOL, HOLD_CHUNK,
-            START_ITERATIONS,
+        t_end = t + n * self.options.dt
+        run = run_core(
+            sys_, self.system.cset, self.limits, tau, t, t_end, self.held, "fixed",
+            self.options.record_every,
         )  # fmt: skip
-        if st is not None:
-            return None
-        cset = system.cset
-        m, m_h = cset.dim + len(self.limits), len(cset.holonomic_rows) + max_held
-        traj = Trajectory(system.nq, system.nv, m, m_h)
-        traj.engine = "core"
-        for s, b in zip((*CORE_SERIES, *FORCE_SERIES), rec):
-            if s.name == "phi":
-                b = b[:, :m_h]  # the widest held set's rows, as Trajectory.concat pads
-            traj.rows[s.name].extend(b[:, 0] if s.width is None else b)
-        traj.steps, traj.newton_failures = steps, failures
-        sides = ("lower", "upper")
-        events = [
-            LimitEvent(et, self.limits[i].joint, ("impact", "release")[kind], sides[side],
-                       v_pre, v_post, loss)
-            for et, i, kind, side, v_pre, v_post, loss in evs
-        ]  # fmt: skip
-        return traj, events, {i: sides[side] for i, side in held_end}
+        return run.trajectory, run.events, run.held
 
     def check_start(self, q) -> None:
         """Refuse a start outside a limit (ValueError naming the joint, its value and

@@ -51,7 +51,7 @@ class DynamicsDerivatives:
     fd_constraints : constraint kinds whose A and drift were differentiated by central
         differences (no analytic derivative yet); empty when all are analytic.
     engine : ``"numpy"`` (this module) or ``"core"`` (the compiled derivatives,
-        ``src/cpp/derivatives.cpp``, the same equations).
+        ``src/cpp/algorithms/derivatives.cpp``, the same equations).
     """
 
     a: np.ndarray

@@ -361,7 +361,7 @@ class SplineContour(Contour):
         return self._cs(u), self._cs(u, 1), self._cs(u, 2)
 
 
-# -- lowerings to the compiled core (pfaff.lowering; src/cpp/rolling.cpp): the keywords
+# -- lowerings to the compiled core (pfaff.lowering; src/cpp/algorithms/rolling.cpp): the keywords
 # of pfaff.core.contour
 
 

@@ -319,7 +319,7 @@ def frobenius_defect(
     return out
 
 
-# -- lowerings to the compiled core (pfaff.lowering; src/cpp/rolling.cpp) -------------------
+# -- lowerings to the compiled core (pfaff.lowering; src/cpp/algorithms/rolling.cpp) ---------
 
 
 def _refuse_contact(c: ContactConstraint | RollingConstraint) -> str | None:

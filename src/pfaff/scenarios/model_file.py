@@ -144,6 +144,12 @@ def run_system(
         f"Start: {system.start}, moved {asm.displacement:.3g} onto the manifold in "
         f"{asm.iterations} Newton-Raphson iterations (max |Phi| {asm.residual:.2g})."
     )
+    if loss is not None:  # the limits' events, as the run located them
+        shown = "; ".join(
+            f"{e.kind} of {e.joint} ({e.side}) at {e.t:.9g} s" for e in run.events[:12]
+        )
+        more = f" and {len(run.events) - 12} more" if len(run.events) > 12 else ""
+        notes += f" Limit events ({traj.engine} engine): {shown or 'none'}{more}."
     if system.actuators:
         names = ", ".join(a.name for a in system.actuators[:6])
         more = ", ..." if len(system.actuators) > 6 else ""

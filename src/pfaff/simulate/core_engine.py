@@ -206,7 +206,7 @@ def run(
             t = t0 + k * dt
             rec = None
             if k == k_due:
-                rec = _record(system, frames, hol, t, needs_sensors, nv, rank_tol)
+                rec = sample_record(system, frames, hol, t, needs_sensors, nv, rank_tol)
                 tau_held = controller_torque(controller(t, rec), mech.nv, t, k, traj)
                 system.set_tau(tau_held)
                 clock.advance()
@@ -214,7 +214,7 @@ def run(
             stopping = False
             if stop is not None and k < n_steps:
                 if rec is None:
-                    rec = _record(system, frames, hol, t, False, nv, rank_tol)
+                    rec = sample_record(system, frames, hol, t, False, nv, rank_tol)
                 stopping = bool(stop(t, rec.snap, rec.constraints))
                 k1 = k + 1
             else:
@@ -243,7 +243,7 @@ def run(
     return traj
 
 
-def _record(system, frames, hol, t, needs_sensors, nv, rank_tol) -> StepRecord:
+def sample_record(system, frames, hol, t, needs_sensors, nv, rank_tol) -> StepRecord:
     """The controller's record at the core's current state, from one call into the
     core (a ``pfaff._core.Sample``, its fields views of the core's arrays): M, h, A,
     drift, Phi and the projection the core took (``A^+ = V1 W^T``, N, P, C v), the

@@ -19,7 +19,7 @@ does between them (its module docstring tells the whole story):
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import brentq
@@ -47,6 +47,27 @@ class LimitEvent:
     v_pre: float
     v_post: float
     energy_lost: float = 0.0
+
+
+@dataclass
+class LimitedRun:
+    """A run with limits: the phases joined into one trajectory, and the events."""
+
+    trajectory: Trajectory
+    events: list[LimitEvent] = field(default_factory=list)
+    #: the limits held at the end (limit index -> ``"lower"`` / ``"upper"``): the
+    #: ``held`` of a run that goes on from here
+    held: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def impact_loss(self) -> np.ndarray:
+        """Kinetic energy taken by the impacts up to each sample [J]: ``energy -
+        energy[0] + impact_loss`` is the balance of a run without other losses."""
+        t = self.trajectory.t
+        out = np.zeros(len(t))
+        for e in self.events:
+            out[t >= e.t] += e.energy_lost
+        return out
 
 
 def limit_value(lim, side: str) -> float:
@@ -177,7 +198,7 @@ def locate(cs, chain, tr, watch, bounds, opt, forces, event_tol):
         def g(s, b=b, bound=bound, sign=sign):  # > 0 inside
             if s <= 1e-9 * dt:  # below the time's resolution: the start's Taylor line
                 return sign * (q_a[b.iq] + v_a[b.iv] * s - bound)
-            o = dataclasses.replace(opt, dt=s, progress=False)
+            o = dataclasses.replace(opt, dt=s, progress=False, control_dt=None)
             r = simulate(cs, q_a, v_a, t_a + s, o, tau=tau, t0=t_a, forces=forces)
             return sign * (r.arrays()["q"][-1][b.iq] - bound)
 

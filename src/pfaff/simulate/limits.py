@@ -36,22 +36,29 @@ By default the steps after an event are of ``dt`` from the event (``grid="event"
 the samples stay on ``t0 + k dt`` (plus the events' own samples) and a run cut into
 pieces (each from where the last ended, with its ``held`` set) is the same run: the
 stepping of :class:`pfaff.Simulator`.
+
+Where the core runs the system (``engine="core"``, or ``"auto"``), the whole run is one
+call into C++ (:mod:`pfaff.simulate.limits_core`) by these rules; :func:`phase_loop`,
+the phases above, is the reference it is held to and runs the NumPy engine.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 import numpy as np
 
 from pfaff.constraints.base import ConstraintSet
 from pfaff.constraints.library import LockedJoint, joint_coordinate
+from pfaff.simulate import core_engine
+from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.integrator import project_state
 from pfaff.simulate.limit_events import (
     MAX_EVENTS_PER_STEP,
     EventGuard,
+    LimitedRun,
     LimitEvent,
     Watch,
     impact,
@@ -61,9 +68,10 @@ from pfaff.simulate.limit_events import (
     pulling,
     release,
 )
-from pfaff.simulate.options import SimOptions
+from pfaff.simulate.limits_core import HOLD_CHUNK, RELEASE_TOL, limited_system, run_core
+from pfaff.simulate.options import SimOptions, engine_choice
 from pfaff.simulate.phases import PhaseChain
-from pfaff.simulate.trajectory import Trajectory
+from pfaff.simulate.record import as_controller
 
 __all__ = [
     "HOLD_CHUNK",
@@ -76,14 +84,10 @@ __all__ = [
     "held_rows",
     "limit_value",
     "metric_impact",
+    "phase_loop",
     "pulling",
     "simulate_limited",
 ]
-
-#: steps of a held phase between two checks of its multipliers
-HOLD_CHUNK = 64
-#: a held limit is released when its multiplier pulls by more than this [N m or N]
-RELEASE_TOL = 1e-10
 
 
 @dataclass(frozen=True)
@@ -114,27 +118,6 @@ class JointLimit:
             raise ValueError(
                 f"joint limit of {self.joint!r}: restitution = {self.restitution!r}, valid: [0, 1]"
             )
-
-
-@dataclass
-class LimitedRun:
-    """A run with limits: the phases joined into one trajectory, and the events."""
-
-    trajectory: Trajectory
-    events: list[LimitEvent] = field(default_factory=list)
-    #: the limits held at the end (limit index -> ``"lower"`` / ``"upper"``): the
-    #: ``held`` of a run that goes on from here
-    held: dict[int, str] = field(default_factory=dict)
-
-    @property
-    def impact_loss(self) -> np.ndarray:
-        """Kinetic energy taken by the impacts up to each sample [J]: ``energy -
-        energy[0] + impact_loss`` is the balance of a run without other losses."""
-        t = self.trajectory.t
-        out = np.zeros(len(t))
-        for e in self.events:
-            out[t >= e.t] += e.energy_lost
-        return out
 
 
 class _Bound:
@@ -193,11 +176,54 @@ def simulate_limited(
     -------
     LimitedRun: the joined trajectory, the events and the limits held at the end. A start
     outside a limit is refused (ValueError naming the joint, its value and its range), as
-    are a bad ``grid`` and a ``held`` limit not at its bound.
+    are a bad ``grid`` and a ``held`` limit not at its bound. A failed run on the core
+    raises :class:`~pfaff.simulate.limits_core.LimitedRunError` (the samples, events and
+    held set up to the failure), on NumPy a ``SimulationError``.
     """
     opt = options or SimOptions()
+    opt.validate()
     if grid not in ("event", "fixed"):
         raise ValueError(f"grid = {grid!r}; valid: 'event', 'fixed'")
+    if rest_speed is None:
+        rest_speed = max(1e-9, opt.position_tol / opt.dt)
+    args = (cset, q0, v0, t_end, limits, opt, forces, t0, tau, event_tol, release_tol,
+            rest_speed, held, grid, max_events)  # fmt: skip
+    on_core = engine_choice(cset, opt, tuple(forces))[0] == "core"
+    if on_core and t_end - t0 > 1e-9 * opt.dt:
+        return _on_core(*args, controller=controller)
+    return phase_loop(*args, controller=controller)
+
+
+def _on_core(cset, q0, v0, t_end, limits, opt, forces, t0, tau, event_tol, release_tol,
+             rest_speed, held, grid, max_events, controller=None) -> LimitedRun:  # fmt: skip
+    """:func:`simulate_limited` in one call into the core (:mod:`.limits_core`)."""
+    controller = as_controller(controller)
+    frames = () if controller is None else tuple(controller.frames)
+    cset.mechanism.check_frames(frames)
+    forces = ForceSet(cset.mechanism, forces).elements  # bound to the mechanism
+    proto = core_engine.build(cset, forces)
+    core_engine.configure(proto, opt)
+    sys_ = limited_system(proto, cset.mechanism, limits, rest_speed)
+    if controller is not None:  # the frames of its record, in the sampler's order
+        for name in dict.fromkeys((*cset.frames, *frames)):
+            sys_.observe(name)
+    q, v = core_engine.project_start(sys_, np.asarray(q0, float), np.asarray(v0, float), opt)
+    bounds = [_Bound(lim, cset.mechanism) for lim in limits]
+    held = _start_held(held, bounds, q)
+    check_inside(limits, cset.mechanism, q, held)
+    sys_.set_state(q, v)
+    core_engine.set_ctrl(sys_, forces)
+    return run_core(
+        sys_, cset, limits, tau, t0, t_end, held, grid, opt.record_every, max_events,
+        event_tol, release_tol, controller, opt.control_dt or opt.dt,
+    )  # fmt: skip
+
+
+def phase_loop(cset, q0, v0, t_end, limits, opt, forces, t0, tau, event_tol, release_tol,
+               rest_speed, held, grid, max_events, controller=None) -> LimitedRun:  # fmt: skip
+    """The Python phase loop of :func:`simulate_limited` (its arguments, ``opt`` and
+    ``rest_speed`` given): the reference the core's run is held to, and the run of a
+    controlled system or one the core cannot run (phases on ``opt``'s engine)."""
     mech = cset.mechanism
     bounds = [_Bound(lim, mech) for lim in limits]
     q, v = project_state(cset, np.asarray(q0, float), np.asarray(v0, float), opt)
@@ -206,8 +232,6 @@ def simulate_limited(
     chain = PhaseChain(q, v, opt, controller, t0, forces)
     chain.tau = None if tau is None else np.asarray(tau, float)
     events: list[LimitEvent] = []
-    if rest_speed is None:
-        rest_speed = max(1e-9, opt.position_tol / opt.dt)
     guard = EventGuard(opt.dt, rest_speed, max_events)
     while t_end - chain.t > 1e-9 * opt.dt:
         cs = held_rows(cset, limits, held)

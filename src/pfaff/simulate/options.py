@@ -2,7 +2,7 @@
 core or the NumPy reference).
 
 The options the compiled core also reads take their defaults from its one table of
-them (``src/cpp/options.def``, read through ``pfaff._core.Options()``): a default is
+them (``src/cpp/tables/options.def``, read through ``pfaff._core.Options()``): a default is
 written once, in C++; :func:`pfaff.core.options` copies the fields by name."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ ADAPTIVE = ("RK45", "DOP853", "Radau")
 INTEGRATORS = (*TABLEAUS, *ADAPTIVE)
 ENGINES = ("auto", "core", "numpy")
 
-#: the core's options with their defaults (src/cpp/options.def): SimOptions' defaults
+#: the core's options with their defaults (src/cpp/tables/options.def): SimOptions' defaults
 CORE_DEFAULTS = core._core.Options()
 
 

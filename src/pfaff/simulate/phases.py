@@ -85,7 +85,10 @@ class PhaseChain:
 
         Returns the phase's trajectory (two, joined, when it first stepped to a sample
         that fell between its steps)."""
-        opt = dataclasses.replace(options or self.options, control_dt=self.clock.period)
+        opt = options or self.options
+        # the one clock's period (a step longer than it by round-off, e.g. a located
+        # step of dt, samples as one of dt would)
+        opt = dataclasses.replace(opt, control_dt=max(self.clock.period, opt.dt))
         due = self.next_sample - self.t
         if self.controller is not None and 1e-12 < due < duration - 1e-12:
             n = due / opt.dt

@@ -1,7 +1,7 @@
 """The step loop's policy, written once for both engines and the chained phases.
 
 The rules and tables the compiled core also reads are written once in C++
-(``src/cpp/tables.hpp``, ``options.def``, ``series.def``, ``status.def``) and read
+(``src/cpp/tables/tables.hpp``, ``options.def``, ``series.def``, ``status.def``) and read
 here from ``pfaff._core``; this module gives them their Python form:
 
 - :class:`SampleClock`: when the controller samples (period, next instant); its
@@ -39,7 +39,7 @@ if _core is None:  # pragma: no cover - only without a build
 
 #: a sample is due at step time t when t >= next - SAMPLE_TOL * dt: the step times
 #: t0 + k dt carry round-off, the controller's instants t0 + j control_dt too
-#: (src/cpp/tables.hpp)
+#: (src/cpp/tables/tables.hpp)
 SAMPLE_TOL: float = _core.SAMPLE_TOL
 
 #: relative tolerance of "a whole number of steps" (times given in decimal, e.g. 0.3 / 0.1)
@@ -55,7 +55,7 @@ def steps_of(span: float, dt: float) -> int:
 
 #: a position correction that ends above position_tol counts as a Newton failure;
 #: above this [units of Phi] the run stops (both engines): the default of
-#: SimOptions.position_failure and of the core's Options (src/cpp/options.def)
+#: SimOptions.position_failure and of the core's Options (src/cpp/tables/options.def)
 POSITION_FAILURE: float = _core.Options().position_failure
 
 
@@ -157,8 +157,8 @@ class Series:
         return f"{self.doc}{unit} {shape}"
 
 
-#: the series every run records (src/cpp/series.def), in the order of the core's
-#: record buffers (src/cpp/record.cpp: record), then those of the force elements
+#: the series every run records (src/cpp/tables/series.def), in the order of the core's
+#: record buffers (src/cpp/sim/record.cpp: record), then those of the force elements
 SERIES: tuple[Series, ...] = tuple(
     Series(name, width, unit, doc, buffer) for name, width, buffer, unit, doc in _core.SERIES
 )
@@ -188,12 +188,12 @@ def series_shape(s: Series, sizes: dict[str, int]) -> tuple[int, ...]:
     return () if s.width is None else (sizes[s.width],)
 
 
-#: how a run of the core ends (src/cpp/status.def): OK, NON_FINITE, CONTACT_OPENS,
+#: how a run of the core ends (src/cpp/tables/status.def): OK, NON_FINITE, CONTACT_OPENS,
 #: POSITION_FAILED, EXCEPTION (a ``Status.code``)
 StatusCode = enum.IntEnum(
     "StatusCode", {name.upper(): code for name, code, _ in _core.STATUS}, module=__name__
 )
-StatusCode.__doc__ = "How a run ended: the codes of the core's Status (src/cpp/status.def)."
+StatusCode.__doc__ = "How a run ended: the codes of the core's Status (src/cpp/tables/status.def)."
 
 
 @dataclass

@@ -189,8 +189,11 @@ def test_a_start_outside_a_limit_is_refused_and_an_explicit_engine_kept():
 def test_calls_on_the_core_run_their_events_in_cpp(monkeypatch):
     """On the core, a call is one compiled run whether or not a limit acts (a free
     call, one that crosses the stop, one resting on it): the Python reference is never
-    reached; with the core run failing the reference runs the call."""
+    reached; a failing core run raises LimitedRunError, not run again in Python, and
+    the Simulator keeps its held set and events."""
     from pfaff.api import simulator_limits
+    from pfaff.simulate import limits
+    from pfaff.simulate.limits_core import LimitedRunError
 
     s = _pendulum(0.3)
     sim = pfaff.Simulator(s, dt=DT)
@@ -209,16 +212,13 @@ def test_calls_on_the_core_run_their_events_in_cpp(monkeypatch):
         sim.step(n=500)  # the impact at ~0.31 s, then resting on the stop
         assert [e.kind for e in sim.events] == ["impact"] and sim._limited.held
 
-    class Ran(Exception):
-        pass
-
-    def ran(*args, **kwargs):
-        raise Ran
-
-    monkeypatch.setattr(simulator_limits, "simulate_limited", ran)
-    monkeypatch.setattr(lim, "_run_core", lambda *a: None)  # as a failed core run
-    with pytest.raises(Ran):
-        sim.step(n=1)
+    monkeypatch.setattr(simulator_limits, "simulate_limited", refuse)
+    monkeypatch.setattr(limits, "phase_loop", refuse)
+    held, events, t = dict(lim.held), list(lim.events), sim.t
+    with pytest.raises(LimitedRunError, match="NON_FINITE") as info:
+        sim.step(np.array([1e308]), n=10)  # the acceleration overflows
+    assert info.value.held == held and abs(info.value.status.t - t) < 1e-12
+    assert lim.held == held and lim.events == events and sim.t == t
 
 
 def test_a_held_limit_is_released_by_a_torque_that_lifts_it(engine):

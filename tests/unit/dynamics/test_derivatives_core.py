@@ -1,4 +1,4 @@
-"""The compiled derivatives (src/cpp/derivatives.cpp) against the NumPy reference
+"""The compiled derivatives (src/cpp/algorithms/derivatives.cpp) against the NumPy reference
 (pfaff.derivatives), field by field to 1e-10, on the systems the reference is witnessed
 on by finite differences (tests/unit/dynamics/test_derivatives.py)."""
 

@@ -9,6 +9,7 @@ import numpy as np
 import pfaff
 from pfaff.simulate import JointDamper, SimOptions
 from pfaff.simulate.limits import JointLimit, simulate_limited
+from pfaff.simulate.options import use_engine
 from pfaff.simulate.policy import ACCOUNTS
 from tests.where import MODELS
 
@@ -41,4 +42,5 @@ def test_energy_balance_over_impacts_with_tau_and_a_damper(monkeypatch):
     assert np.abs(_balance(run)).max() <= 1e-8
     assert ACCOUNTS == ("work", "correction_energy", "force_work")
     monkeypatch.setattr("pfaff.simulate.trajectory.ACCOUNTS", ())
-    assert np.abs(_balance(_run())).max() > 1e-3
+    with use_engine("numpy"):  # the phase loop, whose phases Trajectory.concat joins
+        assert np.abs(_balance(_run())).max() > 1e-3

@@ -1,4 +1,4 @@
-"""The rules and tables both languages read, written once in C++ (src/cpp/tables.hpp,
+"""The rules and tables both languages read, written once in C++ (src/cpp/tables/tables.hpp,
 options.def, series.def, status.def) and read by Python (pfaff.simulate.policy,
 SimOptions): the record rule, the controller's due rule, the options' defaults, the
 series' widths and the status codes. Each test holds the two sides to an independent

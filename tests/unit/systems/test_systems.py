@@ -377,7 +377,7 @@ def _random_box_state(dual, rng):
 
 @pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
 def test_compiled_box_terms_equal_the_plant(dual):
-    """``YZRigidBox.terms`` (src/cpp/yz_sample.cpp) against DualPandaPlant's object_state,
+    """``YZRigidBox.terms`` (src/cpp/papers/yz_sample.cpp) against DualPandaPlant's object_state,
     grasp_state, Q_r and measure at 40 random box poses, velocities and multipliers: r,
     r', S, W, S', W', T, T', Q_r, r_P, F_h, f_F to 1e-12 (their units: m, rad, m/s, N,
     N m); a box model with the grasp points 1 mm off (wrong input) is caught."""
@@ -403,7 +403,7 @@ def test_compiled_box_terms_equal_the_plant(dual):
 @pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
 @pytest.mark.parametrize("model", ["pinocchio", "closed_form"])
 def test_compiled_plane_terms_equal_the_plant(model):
-    """``YZPinnedPlane.terms`` (src/cpp/yz_sample.cpp) against YZPlanarPlant's
+    """``YZPinnedPlane.terms`` (src/cpp/papers/yz_sample.cpp) against YZPlanarPlant's
     object_state, grasp_state, Q_r and measure in both modes (free; on the wall) at 40
     random states and multipliers each: r, r', S, W, S', W', T, T', Q_r, r_P, F_h, f_F,
     E_P, E_F, E_F' to 1e-12 (m, rad, m/s, N); wrong input: pins 1 mm off, a wall 1 mm

@@ -1,0 +1,371 @@
+// Derivatives of the projection dynamics at constant rank (see derivatives.hpp): the
+// NumPy reference is pfaff.derivatives (projection.py: Solver, pseudo_inverse_terms,
+// rank_radius; terms.py: the Pinocchio partials), followed equation by equation.
+#include "algorithms/derivatives.hpp"
+#include "algorithms/householder.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "pinocchio/algorithm/frames.hpp"
+#include "pinocchio/algorithm/jacobian.hpp"
+#include "pinocchio/algorithm/kinematics-derivatives.hpp"
+#include "pinocchio/algorithm/rnea-derivatives.hpp"
+
+namespace pfaff
+{
+  namespace
+  {
+    /// dst = alpha l r (accumulate: dst += ...): coefficient by coefficient at a robot's
+    /// sizes, where Eigen would send a dynamic product with rows + cols + depth >= 20
+    /// through its blocked GEMM kernel, whose set-up costs more than the product at
+    /// nv ~ 7; through that kernel above them
+    template<class Dst, class L, class R>
+    void product(Dst & dst, const L & l, const R & r, double alpha, bool accumulate)
+    {
+      if (l.rows() + l.cols() + r.cols() <= 48)
+      {
+        if (accumulate)
+          dst += alpha * l.lazyProduct(r);
+        else
+          dst = alpha * l.lazyProduct(r);
+      }
+      else if (accumulate)
+        dst.noalias() += alpha * l * r;
+      else
+        dst.noalias() = alpha * l * r;
+    }
+
+    /// sigma (descending) = the square roots of R^T R's eigenvalues: in closed form for
+    /// fixed 2 x 2 and 3 x 3, by the iterative solver otherwise
+    template<class Solver, class Mat>
+    void sigma_from_gram(Solver & es, const Mat & R, VecX & sigma)
+    {
+      const Mat RtR = R.transpose() * R;
+      if constexpr (Mat::RowsAtCompileTime == Eigen::Dynamic)
+        es.compute(RtR, Eigen::EigenvaluesOnly);
+      else
+        es.computeDirect(RtR, Eigen::EigenvaluesOnly);
+      sigma = es.eigenvalues().reverse().cwiseMax(0.0).cwiseSqrt();
+    }
+  } // namespace
+
+  Differentiator::Differentiator(const Model & mo, Data & d, bool held_law)
+  : mo_(mo)
+  , d_(d)
+  , dd_(mo.model)
+  , kd_(mo, d, dd_, dAB_, X_)
+  {
+    const char * where = "Differentiator";
+    if (held_law)
+      throw std::invalid_argument(
+        std::string(where) + ": the system has a held control law; its derivatives are taken "
+        "on the NumPy engine (pfaff.derivatives)");
+    auto point = [&](int slot, bool has_off, const Vec3 & off) {
+      points_.push_back(kd_.point(slot, has_off, off));
+      return int(points_.size()) - 1;
+    };
+    for (std::size_t i = 0; i < mo.force_elements.specs.size(); ++i)
+    {
+      const ForceSpec & f = mo.force_elements.specs[i];
+      ForcePoint fp{int(i)};
+      const int points = force_points(f.kind); // the body points it reads (forces.def)
+      if (points >= 1)
+        fp.p1 = point(f.s1, f.has_p1, f.p1);
+      if (points == 2 && f.s2 >= 0)
+        fp.p2 = point(f.s2, f.has_p2, f.p2);
+      fpoints_.push_back(fp);
+    }
+    const int nv = mo.model.nv;
+    m_ = mo.m;
+    dAB_.setZero(m_ * nv, nv);
+  }
+
+  // The singular values of A (descending) from the triangle R of A^T = Q R: where R is
+  // well conditioned (sigma_max / sigma_min <= 1e2), the square roots of the eigenvalues
+  // of R^T R, whose relative error ~ eps (sigma_max / sigma_i)^2 stays below 1e-12 there,
+  // at a tenth of a Jacobi SVD's cost (closed form for 2 and 3 rows); otherwise the
+  // Jacobi SVD of R^T with its vectors into svd_R_ (svd_R_full_), which factor takes
+  // for A's own: A = [R^T 0] Q^T = U S (Q [V_R; 0])^T.
+  void Differentiator::sigma_of_R(int m, VecX & sigma)
+  {
+    const auto R = QR_.topLeftCorner(m, m).triangularView<Eigen::Upper>();
+    sigma.resize(m);
+    svd_R_full_ = false;
+    if (m == 1)
+    {
+      sigma(0) = std::abs(QR_(0, 0));
+      return;
+    }
+    if (m <= kSmall)
+    {
+      R_small_ = R;
+      if (m == 3)
+        sigma_from_gram(eig3_, Mat3(R_small_), sigma);
+      else if (m == 2)
+        sigma_from_gram(eig2_, Eigen::Matrix2d(R_small_), sigma);
+      else
+        sigma_from_gram(eig_small_, R_small_, sigma);
+    }
+    else
+    {
+      Rinv_ = R;
+      sigma_from_gram(eig_, Rinv_, sigma);
+    }
+    if (sigma(m - 1) * 1e2 >= sigma(0))
+      return;
+    Rinv_ = R.transpose();
+    svd_R_.compute(Rinv_, Eigen::ComputeFullU | Eigen::ComputeFullV);
+    sigma = svd_R_.singularValues();
+    svd_R_full_ = true;
+  }
+
+  // projection.py factors: the kept rank and the bases of A's row space, its null space
+  // and (rank < m) its range. Where the QR of A^T certifies full row rank (its
+  // triangle's smallest singular value, which is A's, clears the threshold twice over),
+  // A^T = Q R gives them without the full SVD: V1 = Q_1, V2 = Q_2, A^+ = Q_1 R^-T and no
+  // left null space (U1 = I); the SVD decides otherwise, as the NumPy reference does:
+  // that of R^T (m x m) where m <= nv, A = U_R S (Q [V_R; 0])^T, the SVD of A beyond.
+  // V2 = Q_2 is formed by compute where the QR certified the rank.
+  void Differentiator::factor(const MatX & A)
+  {
+    const int nv = mo_.nv(), m = mo_.m;
+    const double tol = mo_.opt.rank_tol;
+    DynamicsDerivatives & out = out_;
+    qr_rows_ = false;
+    if (m == 0)
+    {
+      out.sigma.resize(0);
+      out.rank = 0;
+      left_null_ = false;
+      U1_.resize(0, 0);
+      U2_.resize(0, 0);
+      V2_.setIdentity(nv, nv);
+      Ap_.resize(nv, 0);
+      return;
+    }
+    if (m <= nv)
+    {
+      detail::householder_qr(A.transpose(), QR_, hc_);
+      sigma_of_R(m, out.sigma);
+      if (out.sigma(m - 1) > 2.0 * tol)
+      {
+        out.rank = m;
+        left_null_ = false;
+        qr_rows_ = true;
+        U2_.resize(m, 0);
+        // A^T = Q_1 R, so A^+ = Q_1 R^-T = A^T R^-1 R^-T
+        detail::upper_inverse(QR_, m, Rinv_);
+        RR_.noalias() = Rinv_ * Rinv_.transpose();
+        Ap_.noalias() = A.transpose() * RR_;
+        return;
+      }
+    }
+    if (m <= nv) // the SVD of R^T (m x m) gives A's: U = U_R, V = Q [V_R 0; 0 I]
+    {
+      if (!svd_R_full_)
+      {
+        Rinv_ = QR_.topLeftCorner(m, m).triangularView<Eigen::Upper>().transpose();
+        svd_R_.compute(Rinv_, Eigen::ComputeFullU | Eigen::ComputeFullV);
+        out.sigma = svd_R_.singularValues();
+      }
+      int r = 0;
+      while (r < m && out.sigma(r) >= tol)
+        ++r;
+      out.rank = r;
+      left_null_ = r < m;
+      U1_ = svd_R_.matrixU().leftCols(r);
+      U2_ = svd_R_.matrixU().rightCols(m - r);
+      Vf_.setZero(nv, nv);
+      Vf_.topLeftCorner(m, m) = svd_R_.matrixV();
+      Vf_.bottomRightCorner(nv - m, nv - m).setIdentity();
+      detail::apply_q(QR_, hc_, m, Vf_);
+      V2_ = Vf_.rightCols(nv - r);
+      Ap_.noalias() =
+        Vf_.leftCols(r) * (out.sigma.head(r).cwiseInverse().asDiagonal() * U1_.transpose());
+      return;
+    }
+    svd_.compute(A, Eigen::ComputeFullU | Eigen::ComputeFullV);
+    out.sigma = svd_.singularValues();
+    int r = 0;
+    while (r < out.sigma.size() && out.sigma(r) >= tol)
+      ++r;
+    out.rank = r;
+    left_null_ = r < m;
+    U1_ = svd_.matrixU().leftCols(r);
+    U2_ = svd_.matrixU().rightCols(m - r);
+    V2_ = svd_.matrixV().rightCols(nv - r);
+    Ap_.noalias() = svd_.matrixV().leftCols(r)
+                    * (out.sigma.head(r).cwiseInverse().asDiagonal() * U1_.transpose());
+  }
+
+  void Differentiator::compute(const VecX & q, const VecX & v, const VecX & tau)
+  {
+    const Model & mo = mo_;
+    Data & d = d_;
+    DynamicsDerivatives & out = out_;
+    const auto & model = mo.model;
+    const int nv = model.nv, m = mo.m;
+    const double tol = mo.opt.rank_tol;
+    if (m != m_)
+      throw std::invalid_argument("Differentiator.compute: the system has " + std::to_string(m)
+                                  + " rows, it had " + std::to_string(m_)
+                                  + " when the Differentiator was made: make a new one");
+    d.t_ = 0.0; // a Python force law's time: the derivatives are those at t = 0
+    dynamics_state(mo, d, q, v, false);
+    evaluate(mo, d, q, v, true);
+    const MatX & M = dense_M(mo, d);
+    const VecX & h = d.h;
+    const VecX & drift = d.drift;
+    factor(d.A);
+    const int r = out.rank;
+
+    // Solver: a = C v + Nm (tau - h - M C v), F, lambda (eq. 16, 22, 32), with
+    // Nm = V2 (V2^T M V2)^-1 V2^T stacked over P = I - M Nm in NP_ (2 nv x nv)
+    NP_.resize(2 * nv, nv);
+    auto Nm = NP_.topRows(nv);
+    auto P = NP_.bottomRows(nv);
+    P.setIdentity();
+    if (qr_rows_) // V2 = Q [0; I] (the workspace: no allocation per call)
+    {
+      V2_.setZero(nv, nv - m);
+      V2_.bottomRows(nv - m).setIdentity();
+      detail::apply_q(QR_, hc_, m, V2_);
+    }
+    if (V2_.cols())
+    {
+      MV2_.noalias() = M * V2_;
+      product(K_, V2_.transpose(), MV2_, 1.0, false);
+      llt_.compute(K_);
+      S_ = llt_.solve(V2_.transpose());
+      product(Nm, V2_, S_, 1.0, false);
+      product(P, MV2_, S_, -1.0, true); // M Nm = (M V2) (V2^T M V2)^-1 V2^T
+    }
+    else
+      Nm.setZero();
+    Cv_.noalias() = -Ap_ * drift;
+    res_ = tau - h;
+    res_.noalias() -= M * Cv_;
+    a_ = Cv_;
+    a_.noalias() += Nm * res_;
+    res_ = tau - h;
+    res_.noalias() -= M * a_;
+    y_.noalias() = d.A * res_; // F = A^+ A res: res on the row space of A
+    F_.noalias() = Ap_ * y_;
+    lam_.noalias() = Ap_.transpose() * F_;
+    if (left_null_)
+    {
+      Qd_ = drift;
+      Qd_.noalias() -= U1_ * (U1_.transpose() * drift);
+    }
+
+    // terms.py: Pinocchio's partials (RNEA at a, then kinematic Hessians) and the rows':
+    // dA_k = dA / d delta_k stacked as the rows k m .. k m + m - 1 of dAB_; X_ =
+    // [d(A a + drift)/dq at this a (the drift's and dA_k a together), d drift/dv]
+    pinocchio::computeRNEADerivatives(model, dd_, q, v, a_);
+    dAB_.setZero();
+    X_.setZero(m, 2 * nv);
+    kd_.begin(q, v, a_);
+    if (needs_hessians())
+      kd_.hessians();
+    if (!fpoints_.empty())
+      force_partials(q, v);
+    // each kind's derivative rows (derive_K, src/cpp/kinds/*.cpp), by its position in
+    // kinds.def
+    using Derive = void (*)(KindDerivatives &, const Spec &, int);
+    static constexpr Derive derive[] = {
+#define PFAFF_KIND(K, rows, window, holonomic) &kinds::derive_##K,
+#include "kinds.def"
+#undef PFAFF_KIND
+    };
+    int row = 0;
+    for (const Spec & s : mo.specs)
+    {
+      derive[int(s.kind)](kd_, s, row);
+      row += s.dim;
+    }
+
+    // Solver.along in q and v at once (pseudo_inverse_terms for dA in q; the
+    // Golub-Pereyra terms in I - A A^+ vanish when A has full row rank): with
+    // r1 = -A^+ X and r2 of each direction,
+    //   da = r1 + Nm rhs,  dF = (r2_0 - r2) + P rhs,  rhs = r2 - M r1 = r2 + (M A^+) X,
+    // r2_0 being r2 without the dA^T lambda terms (M da = r2 - P rhs), so that one
+    // product [Nm; P] [rhs_q rhs_v] serves both; along tau da = Nm and dF = P.
+    // Column k of DAtl_ is dA_k^T lambda: dAB_ read as m x nv^2 times lambda gives it
+    // transposed; column k of dAB_ a (read as m x nv) is dA_k a.
+    RHS_.resize(nv, 2 * nv);
+    RHS_.leftCols(nv) = -dd_.dtau_dq;
+    RHS_.rightCols(nv) = -dd_.dtau_dv;
+    if (!fpoints_.empty()) // M a + h_rnea = tau + Q(q, v) - A^T lambda
+    {
+      RHS_.leftCols(nv) += fq_.dQq;
+      RHS_.rightCols(nv) += fq_.dQv;
+    }
+    if (m)
+    {
+      const Eigen::Map<const MatX> dAw(dAB_.data(), m, nv * nv);
+      z_.noalias() = dAw.transpose() * lam_;
+      DAtl_ = Eigen::Map<const MatX>(z_.data(), nv, nv).transpose();
+      RHS_.leftCols(nv) -= DAtl_;
+      product(dlamA_, Ap_.transpose(), DAtl_, -1.0, false);
+      if (left_null_)
+      {
+        // y_k += A^+T dA_k^T Qd; dlamA_k += (I - U1 U1^T) dA_k A^+ lambda
+        z_.noalias() = dAw.transpose() * Qd_;
+        Yq_ = Eigen::Map<const MatX>(z_.data(), nv, nv).transpose();
+        X_.leftCols(nv).noalias() += Ap_.transpose() * Yq_;
+        Aplam_.noalias() = Ap_ * lam_;
+        x_.noalias() = dAB_ * Aplam_;
+        const Eigen::Map<const MatX> Xl(x_.data(), m, nv);
+        dlamA_ += Xl;
+        dlamA_.noalias() -= U1_ * (U1_.transpose() * Xl);
+      }
+      // rank-m updates as m outer products (columns of nv, vectorised)
+      MAp_.noalias() = M * Ap_;
+      R1_.setZero(nv, 2 * nv);
+      for (int i = 0; i < m; ++i)
+      {
+        RHS_.noalias() += MAp_.col(i) * X_.row(i);
+        R1_.noalias() -= Ap_.col(i) * X_.row(i);
+      }
+    }
+    else
+      R1_.setZero(nv, 2 * nv);
+    OUT_.noalias() = NP_ * RHS_;
+    out.da_dq = R1_.leftCols(nv) + OUT_.topLeftCorner(nv, nv);
+    out.da_dv = R1_.rightCols(nv) + OUT_.topRightCorner(nv, nv);
+    out.dF_dq = OUT_.bottomLeftCorner(nv, nv);
+    if (m)
+      out.dF_dq += DAtl_;
+    out.dF_dv = OUT_.bottomRightCorner(nv, nv);
+    out.da_dtau = Nm;
+    out.dF_dtau = P;
+    product(out.dlam_dq, Ap_.transpose(), out.dF_dq, 1.0, false);
+    if (m)
+      out.dlam_dq += dlamA_;
+    product(out.dlam_dv, Ap_.transpose(), out.dF_dv, 1.0, false);
+    product(out.dlam_dtau, Ap_.transpose(), P, 1.0, false);
+    out.a = a_;
+    out.F = F_;
+    out.lam = lam_;
+
+    // rank_radius: first-order distance to a change of the rank decision
+    out.radius = std::numeric_limits<double>::infinity();
+    if (m && out.sigma.size())
+    {
+      double gk = 0.0, gd = 0.0;
+      gk = dAB_.squaredNorm();
+      if (r > 0 && gk > 0)
+        out.radius = (out.sigma(r - 1) - tol) / std::sqrt(gk);
+      if (U2_.cols() && V2_.cols())
+      {
+        for (int k = 0; k < nv; ++k)
+          gd += (U2_.transpose() * dAB_.middleRows(k * m, m) * V2_).squaredNorm();
+        const double top = r < out.sigma.size() ? out.sigma(r) : 0.0;
+        if (gd > 0)
+          out.radius = std::min(out.radius, (tol - top) / std::sqrt(gd));
+      }
+    }
+  }
+} // namespace pfaff

@@ -1,0 +1,109 @@
+// Derivatives of the projection dynamics at constant rank (pfaff.derivatives is the NumPy
+// reference, equation by equation): one more algorithm over a Model and its Data (the
+// terms by the same free functions as the dynamics), with workspaces of its own (a
+// pinocchio::Data for the derivative passes).
+#pragma once
+
+#include <limits>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
+#include <Eigen/SVD>
+#include <unsupported/Eigen/CXX11/Tensor>
+
+#include "model/core.hpp"
+#include "algorithms/force_element.hpp"
+#include "algorithms/kind_derivatives.hpp"
+
+namespace nanobind
+{
+  class module_;
+}
+
+namespace pfaff
+{
+  /// pfaff.derivatives.DynamicsDerivatives: the dynamics at (q, v, tau), their derivatives
+  /// (columns: tangent directions of q, components of v, of tau), the rank of A, its
+  /// singular values and the first-order radius within which the rank stays constant.
+  struct DynamicsDerivatives
+  {
+    VecX a, lam, F, sigma;
+    MatX da_dq, da_dv, da_dtau, dlam_dq, dlam_dv, dlam_dtau, dF_dq, dF_dv, dF_dtau;
+    int rank = 0;
+    double radius = std::numeric_limits<double>::infinity();
+  };
+
+  class Differentiator
+  {
+  public:
+    /// refuses (std::invalid_argument) a held law (held_law; the NumPy engine takes
+    /// it); every constraint kind's derivative rows are its own (derive_K in its file
+    /// src/cpp/kinds/<name>.cpp), so are the force elements' partials
+    /// (src/cpp/forces/*.cpp); d is the Data the terms are computed into
+    Differentiator(const Model & mo, Data & d, bool held_law);
+    /// the derivatives at (q, v, tau) into result() (its storage is reused from call
+    /// to call: copy what is kept)
+    void compute(const VecX & q, const VecX & v, const VecX & tau);
+    const DynamicsDerivatives & result() const { return out_; }
+    /// the last compute's derivatives moved out, no copy (the next compute allocates
+    /// its fields anew)
+    DynamicsDerivatives take() { return std::move(out_); }
+    const Model & model() const { return mo_; }
+
+  private:
+    using Point = KindDerivatives::Point;
+    /// a force element and the points it reads (indices into points_, -1: none)
+    struct ForcePoint
+    {
+      int e, p1 = -1, p2 = -1;
+    };
+    /// the force elements' dQ/d delta into fq_.dQq, dQ/dv into fq_.dQv, each element's
+    /// own (force_derivatives.cpp)
+    void force_partials(const VecX & q, const VecX & v);
+    /// a point's position, Jacobian (linear rows) and kinematic Hessian at this q
+    void point_kin(int point, force_elements::PointKin & k);
+    bool needs_hessians() const;
+    /// the factors of A: V2 (an orthonormal basis of N(A)), U1
+    /// (of its range, only where rank < m), A^+, the singular values and the rank
+    void factor(const MatX & A);
+    /// A's singular values (descending) from the triangle R (m x m) of the QR of A^T
+    void sigma_of_R(int m, VecX & sigma);
+
+    const Model & mo_;
+    Data & d_;
+    DynamicsDerivatives out_;
+    pinocchio::Data dd_; // RNEA derivatives at a, the kinematic Hessians of that q
+    std::vector<Point> points_; // the force elements' points
+    std::vector<ForcePoint> fpoints_;
+    Matrix6x J6_;
+    force_elements::Partials fq_; // the force elements' partials and their workspaces
+    int m_ = 0; // the rows when made
+    // per state
+    MatX dAB_;        // dA / d delta_k as rows k m .. k m + m - 1 (m nv x nv)
+    MatX QR_; // Householder QR of A^T (householder.hpp) where it certifies full row rank
+    VecX hc_;
+    Eigen::JacobiSVD<MatX> svd_;    // of A where it has more rows than coordinates
+    Eigen::JacobiSVD<MatX> svd_R_; // of R^T, with its vectors where R is ill conditioned
+    bool svd_R_full_ = false;
+    MatX Vf_; // A's right singular vectors Q [V_R 0; 0 I]
+    Eigen::SelfAdjointEigenSolver<MatX> eig_;
+    static constexpr int kSmall = 6; // rows up to which R's Gram eigenvalues need no heap
+    using SmallMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kSmall, kSmall>;
+    SmallMat R_small_;
+    Eigen::SelfAdjointEigenSolver<SmallMat> eig_small_;
+    Eigen::SelfAdjointEigenSolver<Mat3> eig3_;
+    Eigen::SelfAdjointEigenSolver<Eigen::Matrix2d> eig2_;
+    MatX Rinv_, RR_, Ap_, V2_, U1_, U2_;
+    Eigen::LLT<MatX> llt_;
+    MatX K_, MV2_, S_, MAp_, NP_, X_, R1_, RHS_, OUT_, dlamA_, DAtl_, Yq_;
+    VecX a_, lam_, F_, Qd_, Cv_, res_, Aplam_, y_, z_, x_;
+    bool left_null_ = false; // rank < m: the Golub-Pereyra terms in I - A A^+ stay
+    bool qr_rows_ = false;   // the QR of A^T certified full row rank (no SVD taken)
+    KindDerivatives kd_; // the kinds' derivative rows into dAB_ and X_
+  };
+
+  void bind_derivatives(nanobind::module_ & m); // bind_derivatives.cpp
+} // namespace pfaff

@@ -1,0 +1,54 @@
+// The binding of the derivatives of the projection dynamics (derivatives.hpp): the
+// Python face is System.forward_dynamics_derivatives(..., engine="core") via pfaff.core.
+#include <cmath>
+#include <string>
+
+#include <nanobind/stl/string.h>
+
+#include "bindings/bind.hpp"
+#include "algorithms/derivatives.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+void pfaff::bind_derivatives(nb::module_ & m)
+{
+  // the result: each field a NumPy view of the struct's own array (kept alive by it),
+  // matrices column-major as Eigen holds them
+  auto view = [](auto member) {
+    return [member](DynamicsDerivatives & d) -> auto & { return d.*member; };
+  };
+  nb::class_<DynamicsDerivatives> r(m, "DynamicsDerivatives",
+    "the projection dynamics at (q, v, tau) and their derivatives in q (tangent), v, tau "
+    "(pfaff.derivatives.DynamicsDerivatives is the Python face)");
+  r.def_prop_ro("rank", [](const DynamicsDerivatives & d) { return d.rank; })
+    .def_prop_ro("rank_radius", [](const DynamicsDerivatives & d) { return d.radius; });
+#define PFAFF_FIELD(name)                                                                   \
+  r.def_prop_ro(#name, view(&DynamicsDerivatives::name), nb::rv_policy::reference_internal);
+  PFAFF_FIELD(a) PFAFF_FIELD(lam) PFAFF_FIELD(F) PFAFF_FIELD(sigma)
+  PFAFF_FIELD(da_dq) PFAFF_FIELD(da_dv) PFAFF_FIELD(da_dtau)
+  PFAFF_FIELD(dF_dq) PFAFF_FIELD(dF_dv) PFAFF_FIELD(dF_dtau)
+  PFAFF_FIELD(dlam_dq) PFAFF_FIELD(dlam_dv) PFAFF_FIELD(dlam_dtau)
+#undef PFAFF_FIELD
+
+  nb::class_<Differentiator>(m, "Differentiator")
+    .def(
+      "__init__",
+      [](Differentiator * self, System & s) { new (self) Differentiator(s, s, !s.held.empty()); },
+      "system"_a, nb::keep_alive<1, 2>(),
+      "derivatives of the projection dynamics of `system` (its Model, its Data for the "
+      "terms; analytic kinds only)")
+    .def(
+      "compute",
+      [](Differentiator & d, const GVec & q, const GVec & v, const GVec & tau) {
+        const Check c{"Differentiator.compute"};
+        const Model & s = d.model();
+        c.vec(q, s.nq(), "q", "nq").vec(v, s.nv(), "v", "nv").vec(tau, s.nv(), "tau", "nv");
+        c.number(s.opt.rank_tol, "options.rank_tol", 0.0, false);
+        d.compute(q, v, tau);
+        return d.take(); // its own arrays, moved out: the next call makes new ones
+      },
+      "q"_a, "v"_a, "tau"_a,
+      "a DynamicsDerivatives: a, lam, F, sigma, rank, rank_radius and the derivatives "
+      "da_dq, da_dv, da_dtau, dF_*, dlam_* (q in the tangent space)");
+}

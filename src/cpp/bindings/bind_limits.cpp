@@ -1,0 +1,151 @@
+// Joint limits from Python (limits.hpp): a limit added to a System, checked at the
+// boundary, and one limited run (pfaff.api.simulator_limits.LimitStepper on the core)
+// whose samples come back as arrays of their own and whose events as tuples.
+#include <climits>
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings/bind.hpp"
+#include "model/core.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+using pfaff::Check;
+using pfaff::GVec;
+using pfaff::System;
+
+namespace
+{
+  // one series of the record as a (samples, width) array that owns its values
+  nb::object series(std::vector<double> && col, int n, std::size_t width)
+  {
+    auto * owned = new std::vector<double>(std::move(col));
+    nb::capsule owner(owned, [](void * p) noexcept { delete static_cast<std::vector<double> *>(p); });
+    const std::size_t shape[2] = {std::size_t(n), width};
+    return nb::cast(nb::ndarray<nb::numpy, double, nb::ndim<2>>(owned->data(), 2, shape, owner));
+  }
+} // namespace
+
+namespace pfaff
+{
+  void bind_limits(nb::module_ & m)
+  {
+    m.def(
+      "add_limit",
+      [](System & s, int iq, int iv, double lower, double upper, double restitution,
+         double rest_speed) {
+        add_limit(s, JointLimit{iq, iv, lower, upper, restitution, rest_speed});
+      },
+      "system"_a, "iq"_a, "iv"_a, "lower"_a, "upper"_a, "restitution"_a, "rest_speed"_a,
+      "add the joint limit lower <= q[iq] <= upper of a one-dof joint (velocity iv) with "
+      "Newton's restitution in [0, 1] and the approach speed at or below which an impact is "
+      "plastic; after the system's constraints (ValueError naming what is wrong)");
+
+    m.def(
+      "run_limited",
+      [](System & s, const GVec & tau, double t0, double t_end,
+         std::vector<std::pair<int, int>> held, bool fixed_grid, int record_every,
+         int max_events, double event_tol, double release_tol, int hold_chunk,
+         int start_iterations, nb::object control, double next_control,
+         double control_period) {
+        const Check c{"run_limited"};
+        c.vec(tau, s.nv(), "tau", "nv");
+        c.number(t0, "t0", -HUGE_VAL, false);
+        if (!(std::isfinite(t_end) && t_end - t0 > 1e-9 * s.opt.dt))
+          c.fail("t_end = " + std::to_string(t_end) + " must be finite and after t0 = "
+                 + std::to_string(t0) + " by more than 1e-9 dt");
+        if (!((t_end - t0) / s.opt.dt < double(INT_MAX / 4)))
+          c.fail("t_end - t0 = " + std::to_string(t_end - t0) + " s is more than "
+                 + std::to_string(INT_MAX / 4) + " steps of dt");
+        c.index(record_every, INT_MAX, "record_every", ">= 1", 1);
+        if (s.limits.empty())
+          c.fail("the system has no joint limit (add_limit)");
+        if (s.q_.size() != s.nq() || s.v_.size() != s.nv())
+          c.fail("no state: call set_state(q, v) first");
+        const long L = long(s.limits.size());
+        std::vector<bool> seen(std::size_t(L), false);
+        for (const auto & [i, side] : held)
+        {
+          c.index(i, L, "held limit", "a limit index of add_limit");
+          c.index(side, 2, "held side", "0: lower, 1: upper");
+          if (seen[std::size_t(i)])
+            c.fail("held names limit " + std::to_string(i) + " twice");
+          seen[std::size_t(i)] = true;
+          const JointLimit & l = s.limits[std::size_t(i)];
+          const double x = s.q_(l.iq), b = side == 0 ? l.lower : l.upper;
+          if (!(std::abs(x - b) <= 1e-9))
+            c.fail("held limit " + std::to_string(i) + " is held at its "
+                   + (side == 0 ? "lower" : "upper") + " bound " + std::to_string(b)
+                   + " but q = " + std::to_string(x));
+        }
+        c.index(max_events, INT_MAX / 4, "max_events", ">= 1", 1);
+        c.number(event_tol, "event_tol", 0.0, true).number(release_tol, "release_tol", -HUGE_VAL, false);
+        c.index(hold_chunk, INT_MAX, "hold_chunk", ">= 1", 1);
+        c.index(start_iterations, INT_MAX, "start_iterations", ">= 0");
+        LimitControl ctl;
+        if (!control.is_none())
+        {
+          if (!PyCallable_Check(control.ptr()))
+            c.fail("control must be callable (t, held) -> bool, or None");
+          c.number(next_control, "next_control", -HUGE_VAL, false);
+          c.number(control_period, "control_period", 0.0, true);
+          ctl.next = next_control;
+          ctl.period = control_period;
+          ctl.sample = [&control](double t, int n_held) {
+            nb::gil_scoped_acquire gil;
+            try // a Python exception ends the run (its record kept), not the process
+            {
+              return nb::cast<bool>(control(t, n_held));
+            }
+            catch (const std::exception &)
+            {
+              return false;
+            }
+          };
+        }
+        LimitOptions o;
+        o.max_events = max_events;
+        o.event_tol = event_tol;
+        o.release_tol = release_tol;
+        o.hold_chunk = hold_chunk;
+        o.start_iterations = start_iterations;
+        o.fixed_grid = fixed_grid;
+        o.record_every = record_every;
+        s.set_tau(tau);
+        LimitRun out;
+        Status st;
+        {
+          nb::gil_scoped_release release;
+          st = run_limited(s, t0, t_end, held, o, ctl, out);
+        }
+        nb::list events;
+        for (const auto & e : out.events)
+          events.append(
+            nb::make_tuple(e.t, e.limit, e.kind, e.side, e.v_pre, e.v_post, e.energy_lost));
+        nb::list rec;
+        for (int i = 0; i < LimitRecord::n_series; ++i)
+          rec.append(series(std::move(out.record.cols[i]), out.record.n, out.record.width[i]));
+        nb::object status = st.code == pfaff::status_code::ok ? nb::none() : nb::cast(st);
+        return nb::make_tuple(status, events, held, out.max_held, out.steps,
+                              out.newton_failures, rec, out.record.calls, ctl.next);
+      },
+      "system"_a, "tau"_a, "t0"_a, "t_end"_a, "held"_a, "fixed_grid"_a, "record_every"_a,
+      "max_events"_a, "event_tol"_a, "release_tol"_a, "hold_chunk"_a, "start_iterations"_a,
+      "control"_a.none(), "next_control"_a, "control_period"_a,
+      "simulate_limited(..., grid='fixed' or 'event', record_every) from the system's state "
+      "at t0 to t_end with tau held: (Status or None, events (t, limit, kind 0 impact / 1 "
+      "release, side 0 lower / 1 upper, v_pre, v_post, energy_lost), held at the end "
+      "[(limit, side)], the most limits held at once, steps, Newton failures, the 19 "
+      "series' samples, the controller's samples taken before each, its next instant); on "
+      "a failure those up to it. control(t, held) -> bool, where a sample is due, sets the "
+      "torque (set_tau) from the system's state; False (or an exception) ends the run");
+  }
+} // namespace pfaff

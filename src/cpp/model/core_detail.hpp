@@ -1,0 +1,43 @@
+// Small helpers the core's files share (core.cpp, terms.cpp, rows.cpp, row_space.cpp,
+// row_space_qr.cpp, projection.cpp, step.cpp): not part of the core's interface.
+#pragma once
+
+#include <limits>
+#include <vector>
+
+#include "model/core.hpp"
+
+namespace pfaff::detail
+{
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+  /// [r]x: skew(r) y = r x y
+  inline Mat3 skew(const Vec3 & r)
+  {
+    Mat3 S;
+    S << 0.0, -r.z(), r.y(), r.z(), 0.0, -r.x(), -r.y(), r.x(), 0.0;
+    return S;
+  }
+
+  inline double abs_max(const VecX & x) { return x.size() ? x.cwiseAbs().maxCoeff() : 0.0; }
+
+  /// the root of t in the union-find forest uf (uf[t] == t at a root), halving the
+  /// path on the way (the kinematic trees joined by rows: find_blocks, one_block)
+  inline int uf_root(std::vector<int> & uf, int t)
+  {
+    while (uf[size_t(t)] != t)
+      t = uf[size_t(t)] = uf[size_t(uf[size_t(t)])];
+    return t;
+  }
+
+  /// the ascending indices are i0, i0 + 1, ... (a block of a matrix, not a gather)
+  inline bool consecutive(const std::vector<int> & ix)
+  {
+    return !ix.empty() && ix.back() - ix.front() + 1 == int(ix.size());
+  }
+
+  /// row_space_qr.cpp: A's row space by the certified QR of its nonzero rows, and by the
+  /// column-pivoted QR of rank-deficient rows; false where they do not certify it
+  bool zero_rows_qr(const Model & mo, Data & d, const MatX & Am, RowSpace & rs);
+  bool pivoted_rows(const Model & mo, Data & d, const MatX & Am, RowSpace & rs);
+} // namespace pfaff::detail

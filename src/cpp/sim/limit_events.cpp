@@ -1,0 +1,185 @@
+// The pieces of a limited run (limits.hpp): the no-chatter guard, Brent's method, the
+// impact in the metric of M and the padded record of a sample.
+#include "sim/limits.hpp"
+#include "model/core.hpp"
+#include "sim/sample.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include <Eigen/Eigenvalues>
+
+namespace pfaff
+{
+  // -- EventGuard (pfaff.simulate.limit_events.EventGuard) ------------------------------
+  EventGuard::EventGuard(double dt, int max_events, int n_limits)
+  : dt_(dt)
+  , max_(max_events)
+  , released_(std::size_t(n_limits), -std::numeric_limits<double>::infinity())
+  , pinned_(std::size_t(n_limits), -std::numeric_limits<double>::infinity())
+  {
+  }
+
+  void EventGuard::count(double t)
+  {
+    // only the last step's events are kept: the list is as long as a step's events
+    times_.erase(
+      std::remove_if(times_.begin(), times_.end(), [&](double x) { return !(x > t - dt_); }),
+      times_.end());
+    times_.push_back(t);
+  }
+
+  bool EventGuard::saturated(double t) const
+  {
+    long k = 0;
+    for (double x : times_)
+      k += x > t - dt_;
+    return k >= max_;
+  }
+
+  bool EventGuard::plastic(int i, double t, double approach, double rest_speed, const Held & held)
+  {
+    const bool again = t - released_[std::size_t(i)] < dt_;
+    const bool full = saturated(t);
+    if (full)
+      for (const auto & h : held)
+        pinned_[std::size_t(h.first)] = std::max(pinned_[std::size_t(h.first)], t + dt_);
+    if (again || full)
+      pinned_[std::size_t(i)] = t + dt_;
+    return again || full || approach <= rest_speed;
+  }
+
+  // -- Brent's method: scipy.optimize.brentq (scipy/optimize/Zeros/brentq.c) -----------
+  double brentq(
+    const std::function<double(double)> & f, double xa, double xb, double xtol, double rtol,
+    int iter)
+  {
+    double xpre = xa, xcur = xb, xblk = 0.0, fblk = 0.0, spre = 0.0, scur = 0.0;
+    double fpre = f(xpre), fcur = f(xcur);
+    if (fpre == 0.0)
+      return xpre;
+    if (fcur == 0.0)
+      return xcur;
+    for (int i = 0; i < iter; ++i)
+    {
+      if (fpre != 0.0 && fcur != 0.0 && std::signbit(fpre) != std::signbit(fcur))
+      {
+        xblk = xpre;
+        fblk = fpre;
+        spre = scur = xcur - xpre;
+      }
+      if (std::abs(fblk) < std::abs(fcur))
+      {
+        xpre = xcur;
+        xcur = xblk;
+        xblk = xpre;
+        fpre = fcur;
+        fcur = fblk;
+        fblk = fpre;
+      }
+      const double delta = (xtol + rtol * std::abs(xcur)) / 2.0;
+      const double sbis = (xblk - xcur) / 2.0;
+      if (fcur == 0.0 || std::abs(sbis) < delta)
+        return xcur;
+      if (std::abs(spre) > delta && std::abs(fcur) < std::abs(fpre))
+      {
+        double stry;
+        if (xpre == xblk) // interpolate
+          stry = -fcur * (xcur - xpre) / (fcur - fpre);
+        else // extrapolate
+        {
+          const double dpre = (fpre - fcur) / (xpre - xcur);
+          const double dblk = (fblk - fcur) / (xblk - xcur);
+          stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre));
+        }
+        if (2.0 * std::abs(stry) < std::min(std::abs(spre), 3.0 * std::abs(sbis) - delta))
+        {
+          spre = scur; // a good short step
+          scur = stry;
+        }
+        else
+          spre = scur = sbis;
+      }
+      else
+        spre = scur = sbis;
+      xpre = xcur;
+      fpre = fcur;
+      xcur += std::abs(scur) > delta ? scur : (sbis > 0.0 ? delta : -delta);
+      fcur = f(xcur);
+    }
+    return xcur; // iter evaluations: the bracket is below xtol long before (bisection)
+  }
+
+  // -- the impact (pfaff.simulate.limit_events.metric_impact) ---------------------------
+  VecX metric_impact(
+    const MatX & M, const MatX & A, const VecX & v, int iv, double target, double rank_tol)
+  {
+    const Eigen::Index nv = v.size(), m = A.rows();
+    MatX G = MatX::Zero(m + 1, nv);
+    G.topRows(m) = A;
+    G(m, iv) = 1.0;
+    VecX b = VecX::Zero(m + 1);
+    b(m) = target;
+    const MatX MiGt = M.partialPivLu().solve(G.transpose());
+    const MatX S = G * MiGt;
+    // numpy.linalg.pinv(S, rcond=rank_tol, hermitian=True): eigenvalues below rank_tol
+    // times the largest (in modulus) dropped, so a limit row dependent on the loop's is
+    // handled
+    Eigen::SelfAdjointEigenSolver<MatX> es(0.5 * (S + S.transpose()));
+    const VecX & lam = es.eigenvalues();
+    const double cut = rank_tol * lam.cwiseAbs().maxCoeff();
+    const VecX r = es.eigenvectors().transpose() * (b - G * v);
+    VecX y = VecX::Zero(m + 1);
+    for (Eigen::Index k = 0; k < lam.size(); ++k)
+      if (std::abs(lam(k)) > cut)
+        y += es.eigenvectors().col(k) * (r(k) / lam(k));
+    return v + MiGt * y;
+  }
+
+  // -- the record ------------------------------------------------------------------------
+  void LimitRecord::clear(const Model & mo, int m_full, int mh_full)
+  {
+    // every series of series.def (the force buffers' after the record's), its width
+    const std::size_t widths[] = {1, std::size_t(mo.nq()), std::size_t(mo.nv()),
+                                  std::size_t(m_full), std::size_t(mh_full)};
+    for (int i = 0; i < n_series; ++i)
+    {
+      width[i] = widths[int(series_table[i].width)];
+      cols[i].clear();
+    }
+    calls.clear();
+    n = 0;
+  }
+
+  void LimitRecord::pop()
+  {
+    if (n == 0)
+      return;
+    --n;
+    for (int i = 0; i < n_series; ++i)
+      cols[i].resize(std::size_t(n) * width[i]);
+    calls.resize(std::min(calls.size(), std::size_t(n)));
+  }
+
+  void record_limited(
+    const Model & mo, const Data & d, const StepState & s, LimitRecord & r, double t,
+    const double carry[3])
+  {
+    // the sample of each_series (sample.hpp), the rows padded with 0.0 to the record's
+    // widths and the accounts counted on from the phases before (Trajectory.concat's rule)
+    VecX av;
+    each_series(mo, d, s, t, av, carry, true, [&](SeriesId b, const auto & x) {
+      std::vector<double> & c = r.cols[int(b)];
+      if constexpr (std::is_arithmetic_v<std::decay_t<decltype(x)>>)
+        c.push_back(x);
+      else
+      {
+        c.insert(c.end(), x.data(), x.data() + x.size());
+        c.resize(c.size() + (r.width[int(b)] - std::size_t(x.size())), 0.0);
+      }
+    });
+    ++r.n;
+  }
+} // namespace pfaff

@@ -1,0 +1,492 @@
+// A limited run in the compiled step loop (limits.hpp): the phase loop of
+// pfaff.simulate.limits (either grid, a record stride, a controller on one clock), phase
+// by phase, with one System whose held limits are LockedJoint rows toggled in its active
+// row set. A phase is what one simulate call of the reference is: its start brought onto the manifold of its rows, its samples
+// recorded, a free limit past its bound or a held one that pulls ending it; phases are
+// joined as Trajectory.concat joins them (a phase's first sample replaces the last one
+// of the phase before at the same time; the accounts counted on).
+#include "sim/limits.hpp"
+#include "model/check.hpp"
+#include "model/core.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <tuple>
+
+#include "pinocchio/algorithm/joint-configuration.hpp"
+
+namespace pfaff
+{
+  namespace
+  {
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+
+    // the state a phase goes back to: a sample's time, state, the phase's accounts, the
+    // torque held over the step from it and the controller's next instant
+    struct Saved
+    {
+      double t = 0.0;
+      VecX q, v;
+      double work = 0.0, corr = 0.0, fwork = 0.0;
+      int newton_it = 0;
+      VecX tau;
+      double next = 0.0;
+    };
+
+    // Watch: a free coordinate past a bound by more than slack
+    bool outside(const JointLimit & l, double x, double slack)
+    {
+      return x < l.lower - slack || x > l.upper + slack;
+    }
+
+    bool is_held(const Held & held, int i)
+    {
+      return std::any_of(held.begin(), held.end(), [i](const auto & h) { return h.first == i; });
+    }
+
+    // limit_events.pulling: with M a + h = tau - A^T lambda, a row at a lower bound
+    // pushes while lambda <= 0, at an upper one while lambda >= 0
+    bool pulling(int side, double lam, double tol)
+    {
+      return (side == 1 ? 1.0 : -1.0) * lam < -tol;
+    }
+
+    // limits._to_grid: the time from t to the next point of t0 + k dt when t is off it
+    bool to_grid(double t, double t0, double dt, double & rest)
+    {
+      const double k = (t - t0) / dt;
+      const double below = std::floor(k + 1e-9);
+      if (k - below <= 1e-9)
+        return false;
+      rest = t0 + (below + 1.0) * dt - t;
+      return true;
+    }
+
+    // how a phase ended
+    enum class End
+    {
+      done,     // its last sample
+      released, // a held limit pulled (the limit already released)
+      crossed,  // a free limit past its bound at sample `at` (stop)
+      failed,   // a step or the start failed (Status)
+    };
+
+    struct Run
+    {
+      System & s;
+      const LimitOptions & o;
+      LimitRun & out;
+      Held & held;
+      EventGuard guard;
+      double dt;                   // the run's step
+      LimitControl & ctl;          // the controller and its one clock (PhaseChain's)
+      double carry[3] = {0, 0, 0}; // the accounts of the phases before
+      int phase_rows = 0;          // samples of the last phase still in the record
+      Status st;
+
+      // the phase's start: the record's last sample at this time is replaced, the state
+      // brought onto the manifold of the active rows (simulate's project_start)
+      bool start(double t)
+      {
+        LimitRecord & r = out.record;
+        if (phase_rows > 0 && r.n > 0 && r.cols[0].back() >= t - 1e-12)
+          r.pop();
+        phase_rows = 0;
+        const Status p = s.project_state(o.start_iterations);
+        if (!(p.value <= std::max(1e3 * s.opt.position_tol, 1e-9)))
+        {
+          st.code = status_code::start_failed;
+          st.what = "start";
+          st.value = p.value;
+          st.iterations = p.iterations;
+          st.t = t;
+          return false;
+        }
+        s.work = s.corr = s.force_work = 0.0;
+        s.newton_it = 0;
+        return true;
+      }
+
+      // the terms of the state at t (System::run's body before the step), its sample
+      // recorded when `rec`
+      bool sample(double t, int k, bool rec)
+      {
+        Model & mo = s;
+        Data & d = s;
+        d.t_ = t;
+        start_terms(mo, d, s.q_, s.v_, true);
+        d.st_.next();
+        accel(mo, d, s.tau_, d.rs_, d.a_);
+        if (!d.a_.allFinite())
+        {
+          st.code = status_code::non_finite;
+          st.what = "acceleration";
+          st.t = t;
+          st.step = k;
+          return false;
+        }
+        forces(mo, d, s.tau_, d.rs_, d.a_, d.F_, d.lam_);
+        for (int r : mo.uni_rows) // the loop's unilateral rows (System::run)
+          if (-d.lam_(r) < 0.0)
+          {
+            st.code = status_code::contact_opens;
+            st.index = r;
+            st.value = -d.lam_(r);
+            st.t = t;
+            st.step = k;
+            return false;
+          }
+        if (rec)
+          keep(t);
+        return true;
+      }
+
+      void keep(double t)
+      {
+        record_limited(s, s, s, out.record, t, carry);
+        out.record.calls.push_back(ctl.calls);
+        ++phase_rows;
+      }
+
+      Saved save(double t) const
+      {
+        return Saved{t, s.q_, s.v_, s.work, s.corr, s.force_work, s.newton_it, s.tau_, ctl.next};
+      }
+
+      // the controller's sample at t (it sets the torque held), the clock moved on
+      bool control(double t)
+      {
+        if (!ctl.sample(t, int(held.size())))
+        {
+          st.code = status_code::exception;
+          st.what = "controller";
+          st.t = t;
+          return false;
+        }
+        ++ctl.calls;
+        ctl.next += ctl.period;
+        return true;
+      }
+
+      // PhaseChain.run: a phase of K steps of h whose controller sample falls between
+      // its steps first steps exactly to it (one step), then on in steps of h
+      End chain(double t0, double h, int K, bool watch, double & t_at, Saved & prev, bool & has)
+      {
+        has = false;
+        const double D = K * h, due = ctl.next - t0;
+        const double j = due / h;
+        if (ctl.sample && 1e-12 < due && due < D - 1e-12 && std::abs(j - std::round(j)) > 1e-6)
+        {
+          const End e = phase(t0, due, 1, watch, t_at, prev, has);
+          const double t1 = t0 + due;
+          if (e != End::done || D - due < h * (1.0 - 1e-6)) // stopped, or no step left
+            return e;
+          account(save(t_at));
+          const int K2 = int(std::lround(((t1 + (D - due)) - t1) / h));
+          return phase(t1, h, K2, watch, t_at, prev, has);
+        }
+        return phase(t0, h, K, watch, t_at, prev, has);
+      }
+
+      // one phase of K steps of h from the System's state at t0 (watch: with the stop
+      // and the release of simulate_limited's phases); t_at: the sample it ended at, prev
+      // the one before (has: there is one). As simulate records a phase: every
+      // record_every-th step, its last and a stop; a release is read from the recorded
+      // samples alone (the reference reads the phase's record); the controller sampled
+      // where due, before the sample
+      End phase(double t0, double h, int K, bool watch, double & t_at, Saved & prev, bool & has)
+      {
+        if (!start(t0))
+          return End::failed;
+        const double kept = s.opt.dt;
+        s.opt.dt = h;
+        End end = End::done;
+        for (int k = 0; k <= K; ++k)
+        {
+          const double t = t0 + k * h;
+          t_at = t;
+          const bool rec = record_due(k, o.record_every, K);
+          if (ctl.sample && sample_due(t, ctl.next, h) && !control(t))
+          {
+            end = End::failed;
+            break;
+          }
+          if (!sample(t, k, rec))
+          {
+            end = End::failed;
+            break;
+          }
+          if (watch && rec && release(t))
+          {
+            end = End::released;
+            break;
+          }
+          if (watch && crossed())
+          {
+            if (!rec) // the stop's sample, recorded, is read for a release too
+              keep(t);
+            end = !rec && release(t) ? End::released : End::crossed;
+            break;
+          }
+          if (k == K)
+            break;
+          prev = save(t);
+          has = true;
+          const Status c = step(s, s, s, t, k);
+          ++out.steps;
+          if (c.code != status_code::ok)
+          {
+            st = c;
+            end = End::failed;
+            break;
+          }
+        }
+        s.opt.dt = kept;
+        out.newton_failures += s.newton_failures;
+        s.newton_failures = 0;
+        return end;
+      }
+
+      bool crossed() const
+      {
+        for (std::size_t i = 0; i < s.limits.size(); ++i)
+          if (!is_held(held, int(i))
+              && outside(s.limits[i], s.q_(s.limits[i].iq), s.opt.position_tol))
+            return true;
+        return false;
+      }
+
+      // limit_events.release: the first held limit (in held order) that pulls at this
+      // sample, where the guard allows
+      bool release(double t)
+      {
+        const Data & d = s;
+        for (std::size_t c = 0; c < held.size(); ++c)
+        {
+          const auto [i, side] = held[c];
+          if (pulling(side, d.lam_(s.loop.m + int(c)), o.release_tol) && guard.may_release(i, t))
+          {
+            const double vi = s.v_(s.limits[std::size_t(i)].iv);
+            out.events.push_back(LimitEventRec{t, i, 1, side, vi, vi, 0.0});
+            held.erase(held.begin() + long(c));
+            ctl.next = t; // the controller sampled at the event
+            guard.released(i, t);
+            guard.count(t);
+            return true;
+          }
+        }
+        return false;
+      }
+
+      // q_i after one step of length x from (q_a, v_a) at t_a brought onto the manifold
+      // (the reference's simulate over x): the step on a copy of the accounts
+      double step_to(const Saved & a, double x, int iq)
+      {
+        s.set_state(a.q, a.v);
+        const Status p = s.project_state(o.start_iterations);
+        if (!(p.value <= std::max(1e3 * s.opt.position_tol, 1e-9)))
+          return std::numeric_limits<double>::quiet_NaN();
+        const double kept = s.opt.dt;
+        s.opt.dt = x;
+        Data & d = s;
+        d.t_ = a.t;
+        start_terms(s, d, s.q_, s.v_, true);
+        d.st_.next();
+        accel(s, d, s.tau_, d.rs_, d.a_);
+        StepState w = s;
+        const Status c = step(s, d, w, a.t, 0);
+        s.opt.dt = kept;
+        return c.code == status_code::ok ? w.q_(iq) : std::numeric_limits<double>::quiet_NaN();
+      }
+
+      // limit_events._crossing: the first root of g (inside > 0) in (0, h]
+      double crossing(const std::function<double(double)> & g, double rate, double h)
+      {
+        const double g0 = g(0.0);
+        double lo = 0.0;
+        if (g0 < 0.0 || (g0 == 0.0 && rate <= 0.0))
+          return 0.0;
+        if (g0 == 0.0)
+        {
+          lo = -1.0;
+          for (int k = 1; k < 60 && lo < 0.0; ++k)
+            if (g(h * std::pow(0.5, k)) > 0.0)
+              lo = h * std::pow(0.5, k);
+          if (lo < 0.0)
+            return 0.0;
+        }
+        if (g(h) >= 0.0) // the step's own sample was past by round-off only
+          return h;
+        return brentq(g, lo, h, o.event_tol, 4.5e-16 * 2, 100);
+      }
+
+      // limit_events.locate: the first limit crossed in the step from prev to the
+      // present sample at t1, and the crossing time after prev
+      std::pair<int, double> locate(const Saved & a, double t1)
+      {
+        const VecX q1 = s.q_;
+        const double h = t1 - a.t;
+        int best = -1;
+        double best_s = kInf;
+        for (std::size_t i = 0; i < s.limits.size(); ++i)
+        {
+          const JointLimit & l = s.limits[i];
+          if (is_held(held, int(i)) || !outside(l, q1(l.iq), s.opt.position_tol))
+            continue;
+          const bool lower = q1(l.iq) < l.lower;
+          const double bound = lower ? l.lower : l.upper, sign = lower ? 1.0 : -1.0;
+          bool bad = false;
+          auto g = [&](double x) {
+            if (x <= 1e-9 * h) // below the time's resolution: the start's Taylor line
+              return sign * (a.q(l.iq) + a.v(l.iv) * x - bound);
+            const double qi = step_to(a, x, l.iq);
+            bad = bad || !std::isfinite(qi);
+            return std::isfinite(qi) ? sign * (qi - bound) : -1.0;
+          };
+          const double x = crossing(g, sign * a.v(l.iv), h);
+          if (bad)
+            return {-1, 0.0};
+          if (best < 0 || x < best_s)
+          {
+            best = int(i);
+            best_s = x;
+          }
+        }
+        return {best, best_s};
+      }
+
+      // limit_events.impact: Newton's law in the metric of M at the bound; plastic
+      // (the stop held) where the guard says so
+      void impact(int i, double t)
+      {
+        const JointLimit & l = s.limits[std::size_t(i)];
+        VecX q = s.q_, v = s.v_;
+        const int side = q(l.iq) <= 0.5 * (l.lower + l.upper) ? 0 : 1;
+        q(l.iq) = side == 0 ? l.lower : l.upper; // on the bound to event_tol
+        s.set_state(q, v);
+        Data & d = s;
+        dynamics_state(s, d, q, v, false);
+        evaluate(s, d, q, v, false);
+        const MatX M = dense_M(s, d);
+        const double v_pre = v(l.iv);
+        const double approach = std::max(0.0, side == 0 ? -v_pre : v_pre);
+        const double e =
+          guard.plastic(i, t, approach, l.rest_speed, held) ? 0.0 : l.restitution;
+        const VecX vn = metric_impact(M, d.A, v, l.iv, -e * v_pre, s.opt.rank_tol);
+        const double loss = 0.5 * (v.dot(M * v) - vn.dot(M * vn));
+        s.set_state(q, vn);
+        if (e == 0.0)
+          held.emplace_back(i, side);
+        out.events.push_back(LimitEventRec{t, i, 0, side, v_pre, vn(l.iv), loss});
+        ctl.next = t; // the controller sampled at the event
+        guard.count(t);
+      }
+
+      void account(const Saved & x)
+      {
+        carry[0] += x.work;
+        carry[1] += x.corr;
+        carry[2] += x.fwork;
+      }
+    };
+  } // namespace
+
+  Status run_limited(
+    System & s, double t0, double t_end, Held & held, const LimitOptions & o,
+    LimitControl & ctl, LimitRun & out)
+  {
+    const double dt = s.opt.dt;
+    const int L = int(s.limits.size());
+    out = LimitRun{};
+    s.newton_failures = 0;
+    out.record.clear(s, s.loop.m + L, s.loop.m_h + L);
+    Run r{s, o, out, held, EventGuard(dt, o.max_events, L), dt, ctl};
+    const double n = std::ceil((t_end - t0) / dt);
+    // the guard bounds a step's events by max_events plus one impact per limit; a
+    // budget twice that per step (and per phase) ends a run that would not
+    const long budget = 2L * (long(n) + 1) * (o.max_events + L + 2) * (o.fixed_grid ? 1 : 2);
+    long phases = 0;
+    double t = t0;
+    while (t_end - t > 1e-9 * dt)
+    {
+      if (++phases > budget || long(out.events.size()) > budget)
+      {
+        r.st.code = status_code::event_budget;
+        r.st.what = "events";
+        r.st.value = double(out.events.size());
+        r.st.t = t;
+        return r.st;
+      }
+      set_held_rows(s, held);
+      out.max_held = std::max(out.max_held, int(held.size()));
+      double rest = t_end - t, grid = 0.0;
+      long k = long(std::floor(rest / dt + 1e-9)); // whole steps left
+      if (o.fixed_grid && to_grid(t, t0, dt, grid))
+      {
+        rest = std::min(rest, grid); // finish the step the event fell in
+        k = 0;
+      }
+      if (!held.empty())
+        k = std::min<long>(k, o.hold_chunk);
+      const double h = k == 0 ? rest : dt;
+      const int K = k == 0 ? 1 : int(k);
+      double t_at = t;
+      bool has = false;
+      Saved prev;
+      const End end = r.chain(t, h, K, true, t_at, prev, has);
+      if (end == End::failed)
+        return r.st;
+      if (end != End::crossed)
+      {
+        t = t_at;
+        r.account(r.save(t));
+        continue;
+      }
+      int i = -1;
+      double x = 0.0;
+      if (!has) // the phase's first sample is past a bound (after a release)
+      {
+        for (int j = 0; j < L && i < 0; ++j)
+        {
+          const JointLimit & l = s.limits[std::size_t(j)];
+          if (!is_held(held, j) && outside(l, s.q_(l.iq), s.opt.position_tol))
+            i = j;
+        }
+        t = t_at;
+        r.account(r.save(t));
+      }
+      else
+      {
+        const double t1 = t_at;
+        out.record.pop(); // the sample past the bound is dropped
+        --r.phase_rows;
+        r.account(prev);
+        s.tau_ = prev.tau; // the torque held over the step, not sampled inside it
+        ctl.next = t1;
+        std::tie(i, x) = r.locate(prev, t1);
+        if (i < 0)
+        {
+          r.st.code = status_code::locate_failed;
+          r.st.what = "locate";
+          r.st.t = t1;
+          return r.st;
+        }
+        t = prev.t;
+        s.set_state(prev.q, prev.v);
+        if (x > 1e-9 * dt) // a shorter step is below the time's resolution
+        {
+          const End e = r.chain(t, x, 1, false, t_at, prev, has);
+          if (e == End::failed)
+            return r.st;
+          t = t_at;
+          r.account(r.save(t));
+        }
+      }
+      r.impact(i, t);
+    }
+    set_held_rows(s, held);
+    return r.st;
+  }
+} // namespace pfaff

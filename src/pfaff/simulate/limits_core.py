@@ -1,0 +1,207 @@
+"""Joint limits on the compiled core: a whole limited run in one call into C++.
+
+:func:`~pfaff.simulate.limits.simulate_limited` (and so ``pfaff run`` of a file with
+limits and the scenarios that hold limits) and a :class:`pfaff.Simulator`'s steps run
+here when the core can run the system: the limits are added to a core system
+(``pfaff._core.add_limit``), a held limit is a ``LockedJoint`` row toggled in its active
+row set, and ``pfaff._core.run_limited`` (``src/cpp/sim/limits.cpp``) locates the events,
+applies the impacts, releases the held stops and records the samples by the rules of the
+Python phase loop (:func:`pfaff.simulate.limits.phase_loop`, the reference the parity
+tests hold it to): both grids, the record stride, any ``t_end``.
+
+A failed core run is not run again: :class:`LimitedRunError` carries the samples up to
+the failure, the events so far, the held set and the core's status.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pfaff import core
+from pfaff.constraints.library import joint_coordinate
+from pfaff.simulate import core_engine
+from pfaff.simulate.limit_events import LimitedRun, LimitEvent
+from pfaff.simulate.policy import (
+    CORE_SERIES,
+    FORCE_SERIES,
+    START_ITERATIONS,
+    StatusCode,
+    status_message,
+)
+from pfaff.simulate.recording import controller_torque
+from pfaff.simulate.trajectory import SimulationError, Trajectory
+
+__all__ = ["LimitedRunError", "limited_system", "run_core"]
+
+SIDES = ("lower", "upper")
+#: the steps of a held phase between two projections (the reference's HOLD_CHUNK)
+HOLD_CHUNK = 64
+#: a held limit is released when its multiplier pulls by more than this [N m or N]
+RELEASE_TOL = 1e-10
+
+
+class LimitedRunError(SimulationError):
+    """A limited run on the core failed.
+
+    Attributes
+    ----------
+    trajectory : the samples up to the failure (as the run would have joined them).
+    events : the :class:`~pfaff.simulate.limits.LimitEvent` s before the failure.
+    held : the limits held when it failed (limit index -> side).
+    status : the core's ``Status`` (``status.code`` a
+        :class:`~pfaff.simulate.policy.StatusCode`, ``status.t`` the time).
+    """
+
+    def __init__(self, message: str, run: LimitedRun, status) -> None:
+        super().__init__(message, run.trajectory)
+        self.events, self.held, self.status = run.events, run.held, status
+
+
+def limited_system(proto, mech, limits, rest_speed: float):
+    """A copy of the core system ``proto`` of ``mech`` holding the joint ``limits``
+    (``pfaff._core.add_limit``; ``rest_speed``: an impact no faster is plastic).
+    Raises ValueError naming a joint that cannot take a limit."""
+    sys_ = core.clone(proto)
+    for lim in limits:
+        iq, iv, nq = joint_coordinate(mech, lim.joint)
+        if nq != 1:
+            raise ValueError(
+                f"joint limit of {lim.joint!r}: the joint has {nq} coordinates; limits are "
+                "for one-dof hinge and slide joints (not continuous ones)"
+            )
+        core.add_limit(
+            sys_, iq, iv, float(lim.lower), float(lim.upper), float(lim.restitution),
+            float(rest_speed),
+        )  # fmt: skip
+    return sys_
+
+
+def run_core(
+    sys_,
+    cset,
+    limits,
+    tau,
+    t0: float,
+    t_end: float,
+    held: dict[int, str],
+    grid: str = "event",
+    record_every: int = 1,
+    max_events: int = 8,
+    event_tol: float = 1e-15,
+    release_tol: float = RELEASE_TOL,
+    controller=None,
+    control_dt: float = 0.0,
+) -> LimitedRun:
+    """The limited run of the core system ``sys_`` (:func:`limited_system`, its state set)
+    of ``cset`` from ``t0`` to ``t_end`` with ``tau`` held, in one call: the trajectory
+    (as the reference's phases join), the events and the limits held at the end.
+
+    Raises :class:`LimitedRunError` (the samples, events and status so far) when the core
+    run fails: a step (non-finite, a contact that opens, the position correction), a
+    phase's start, an event's location or the event budget. ``controller`` (a
+    :class:`~pfaff.simulate.record.Controller`, its frames observed by ``sys_``) is
+    called from the core where a sample is due on the clock of period ``control_dt``
+    from ``t0``, restarted at each event; an exception it raises is raised again."""
+    mech = cset.mechanism
+    tau = np.zeros(mech.nv) if tau is None else np.asarray(tau, float)
+    pairs = [(int(i), SIDES.index(side)) for i, side in held.items()]
+    law = None if controller is None else _Sampler(sys_, cset, controller)
+    st, evs, held_end, max_held, steps, failures, rec, calls, _ = core.run_limited(
+        sys_, tau, float(t0), float(t_end), pairs, grid == "fixed", int(record_every),
+        int(max_events), float(event_tol), float(release_tol), HOLD_CHUNK, START_ITERATIONS,
+        law, float(t0), float(control_dt),
+    )  # fmt: skip
+    m, m_h = cset.dim + len(limits), len(cset.holonomic_rows) + max_held
+    traj = Trajectory(mech.nq, mech.nv, m, m_h)
+    traj.engine = "core"
+    for s, b in zip((*CORE_SERIES, *FORCE_SERIES), rec):
+        if s.name == "phi":
+            b = b[:, :m_h]  # the widest held set's rows, as Trajectory.concat pads
+        if s.name == "t" and law is not None:
+            _signals(traj, b[:, 0], calls, law.signals)
+            continue
+        traj.rows[s.name].extend(b[:, 0] if s.width is None else b)
+    traj.steps, traj.newton_failures = steps, failures
+    events = [
+        LimitEvent(et, limits[i].joint, ("impact", "release")[kind], SIDES[side], v_pre,
+                   v_post, loss)
+        for et, i, kind, side, v_pre, v_post, loss in evs
+    ]  # fmt: skip
+    run = LimitedRun(traj, events, {int(i): SIDES[side] for i, side in held_end})
+    if law is not None and law.error is not None:  # the controller's own exception
+        if isinstance(law.error, SimulationError):
+            raise LimitedRunError(f"{law.error}", run, st) from law.error
+        raise law.error
+    if st is not None:
+        raise LimitedRunError(failure_message(cset, st, run), run, st)
+    return run
+
+
+class _Sampler:
+    """The controller called from the core: its record at the core's state (the held
+    limits' rows among the holonomic ones, as the phase loop's constraint set has them),
+    its torque set as the one held; an exception is kept and ends the run."""
+
+    def __init__(self, sys_, cset, controller) -> None:
+        self.sys, self.controller, self.nv = sys_, controller, cset.mechanism.nv
+        self.frames = tuple(dict.fromkeys((*cset.frames, *controller.frames)))
+        self.hol, self.m = np.asarray(cset.holonomic_rows), cset.dim
+        self.needs = bool(controller.needs_sensors)
+        self.rank_tol = float(sys_.options.rank_tol)
+        self.signals: list[dict] = []
+        self.error: BaseException | None = None
+
+    def __call__(self, t: float, n_held: int) -> bool:
+        try:
+            hol = np.concatenate([self.hol, np.arange(self.m, self.m + n_held)])
+            rec = core_engine.sample_record(
+                self.sys, self.frames, hol.astype(self.hol.dtype), t, self.needs, self.nv,
+                self.rank_tol,
+            )  # fmt: skip
+            out = self.controller(t, rec)
+            self.sys.set_tau(controller_torque(out, self.nv, t, 0, Trajectory(0, 0, 0, 0)))
+            self.signals.append(dict(self.controller.signals))
+            return True
+        except BaseException as exc:  # Ctrl-C too: the run ends, its record is kept
+            self.error = exc
+            return False
+
+
+def _signals(traj: Trajectory, t, calls, signals: list[dict]) -> None:
+    """The times into ``traj`` and, per sample, the signals of the controller's last
+    sample before it (``calls``: the samples taken before each recorded one)."""
+    calls = np.asarray(calls, dtype=int)
+    cuts = [0, *(np.flatnonzero(np.diff(calls)) + 1).tolist(), len(calls)]
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        traj.rows["t"].extend(t[a:b].tolist())
+        if b > a and calls[a] > 0:
+            traj.append_signals(signals[calls[a] - 1], b - a)
+
+
+def failure_message(cset, st, run: LimitedRun) -> str:
+    """What failed in a limited core run (the core's status ``st``), when, and what the
+    error holds."""
+    code = StatusCode(st.code)
+    if code == StatusCode.EVENT_BUDGET:
+        why = (
+            f"more events or phases than the run's budget ({st.value:.0f} events) by "
+            f"t = {st.t:.6g} s"
+        )
+    elif code == StatusCode.START_FAILED:
+        why = (
+            f"the start of a phase at t = {st.t:.6g} s cannot be brought onto the manifold "
+            f"(|Phi| {st.value:.3g} after {st.iterations} Newton-Raphson iterations)"
+        )
+    elif code == StatusCode.LOCATE_FAILED:
+        why = (
+            f"the crossing of a limit inside the step to t = {st.t:.6g} s cannot be located "
+            "(a step inside the bracket failed)"
+        )
+    else:
+        why = status_message(cset, st)
+    held = ", ".join(f"limit {i} ({side})" for i, side in run.held.items()) or "none"
+    return (
+        f"limited run on the core failed ({code.name}): {why}; {len(run.trajectory)} "
+        f"samples and {len(run.events)} events so far (error.trajectory, error.events), "
+        f"held: {held}"
+    )
