@@ -89,11 +89,14 @@ namespace pfaff
   // The singular values of A (descending) from the triangle R of A^T = Q R: where R is
   // well conditioned (sigma_max / sigma_min <= 1e2), the square roots of the eigenvalues
   // of R^T R, whose relative error ~ eps (sigma_max / sigma_i)^2 stays below 1e-12 there,
-  // at a tenth of a Jacobi SVD's cost (closed form for 2 and 3 rows); the SVD otherwise.
+  // at a tenth of a Jacobi SVD's cost (closed form for 2 and 3 rows); otherwise the
+  // Jacobi SVD of R^T with its vectors into svd_R_ (svd_R_full_), which factor takes
+  // for A's own: A = [R^T 0] Q^T = U S (Q [V_R; 0])^T.
   void Differentiator::sigma_of_R(int m, VecX & sigma)
   {
     const auto R = QR_.topLeftCorner(m, m).triangularView<Eigen::Upper>();
     sigma.resize(m);
+    svd_R_full_ = false;
     if (m == 1)
     {
       sigma(0) = std::abs(QR_(0, 0));
@@ -108,27 +111,33 @@ namespace pfaff
         sigma_from_gram(eig2_, Eigen::Matrix2d(R_small_), sigma);
       else
         sigma_from_gram(eig_small_, R_small_, sigma);
-      if (sigma(m - 1) * 1e2 >= sigma(0))
-        return;
-      svd_small_.compute(R_small_);
-      sigma = svd_small_.singularValues();
-      return;
     }
-    Rinv_ = R;
-    svd_R_.compute(Rinv_);
+    else
+    {
+      Rinv_ = R;
+      sigma_from_gram(eig_, Rinv_, sigma);
+    }
+    if (sigma(m - 1) * 1e2 >= sigma(0))
+      return;
+    Rinv_ = R.transpose();
+    svd_R_.compute(Rinv_, Eigen::ComputeFullU | Eigen::ComputeFullV);
     sigma = svd_R_.singularValues();
+    svd_R_full_ = true;
   }
 
   // projection.py factors: the kept rank and the bases of A's row space, its null space
   // and (rank < m) its range. Where the QR of A^T certifies full row rank (its
   // triangle's smallest singular value, which is A's, clears the threshold twice over),
   // A^T = Q R gives them without the full SVD: V1 = Q_1, V2 = Q_2, A^+ = Q_1 R^-T and no
-  // left null space (U1 = I); the SVD decides otherwise, as the NumPy reference does.
+  // left null space (U1 = I); the SVD decides otherwise, as the NumPy reference does:
+  // that of R^T (m x m) where m <= nv, A = U_R S (Q [V_R; 0])^T, the SVD of A beyond.
+  // V2 = Q_2 is formed by compute where the QR certified the rank.
   void Differentiator::factor(const MatX & A)
   {
     const int nv = mo_.nv(), m = mo_.m;
     const double tol = mo_.opt.rank_tol;
     DynamicsDerivatives & out = out_;
+    qr_rows_ = false;
     if (m == 0)
     {
       out.sigma.resize(0);
@@ -148,10 +157,7 @@ namespace pfaff
       {
         out.rank = m;
         left_null_ = false;
-        // V2 = Q [0; I] (the workspace: no allocation per call)
-        V2_.setZero(nv, nv - m);
-        V2_.bottomRows(nv - m).setIdentity();
-        detail::apply_q(QR_, hc_, m, V2_);
+        qr_rows_ = true;
         U2_.resize(m, 0);
         // A^T = Q_1 R, so A^+ = Q_1 R^-T = A^T R^-1 R^-T
         detail::upper_inverse(QR_, m, Rinv_);
@@ -159,6 +165,30 @@ namespace pfaff
         Ap_.noalias() = A.transpose() * RR_;
         return;
       }
+    }
+    if (m <= nv) // the SVD of R^T (m x m) gives A's: U = U_R, V = Q [V_R 0; 0 I]
+    {
+      if (!svd_R_full_)
+      {
+        Rinv_ = QR_.topLeftCorner(m, m).triangularView<Eigen::Upper>().transpose();
+        svd_R_.compute(Rinv_, Eigen::ComputeFullU | Eigen::ComputeFullV);
+        out.sigma = svd_R_.singularValues();
+      }
+      int r = 0;
+      while (r < m && out.sigma(r) >= tol)
+        ++r;
+      out.rank = r;
+      left_null_ = r < m;
+      U1_ = svd_R_.matrixU().leftCols(r);
+      U2_ = svd_R_.matrixU().rightCols(m - r);
+      Vf_.setZero(nv, nv);
+      Vf_.topLeftCorner(m, m) = svd_R_.matrixV();
+      Vf_.bottomRightCorner(nv - m, nv - m).setIdentity();
+      detail::apply_q(QR_, hc_, m, Vf_);
+      V2_ = Vf_.rightCols(nv - r);
+      Ap_.noalias() =
+        Vf_.leftCols(r) * (out.sigma.head(r).cwiseInverse().asDiagonal() * U1_.transpose());
+      return;
     }
     svd_.compute(A, Eigen::ComputeFullU | Eigen::ComputeFullV);
     out.sigma = svd_.singularValues();
@@ -201,6 +231,12 @@ namespace pfaff
     auto Nm = NP_.topRows(nv);
     auto P = NP_.bottomRows(nv);
     P.setIdentity();
+    if (qr_rows_) // V2 = Q [0; I] (the workspace: no allocation per call)
+    {
+      V2_.setZero(nv, nv - m);
+      V2_.bottomRows(nv - m).setIdentity();
+      detail::apply_q(QR_, hc_, m, V2_);
+    }
     if (V2_.cols())
     {
       MV2_.noalias() = M * V2_;

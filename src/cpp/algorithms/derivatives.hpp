@@ -6,6 +6,7 @@
 
 #include <limits>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Cholesky>
@@ -47,6 +48,9 @@ namespace pfaff
     /// to call: copy what is kept)
     void compute(const VecX & q, const VecX & v, const VecX & tau);
     const DynamicsDerivatives & result() const { return out_; }
+    /// the last compute's derivatives moved out, no copy (the next compute allocates
+    /// its fields anew)
+    DynamicsDerivatives take() { return std::move(out_); }
     const Model & model() const { return mo_; }
 
   private:
@@ -81,12 +85,14 @@ namespace pfaff
     MatX dAB_;        // dA / d delta_k as rows k m .. k m + m - 1 (m nv x nv)
     MatX QR_; // Householder QR of A^T (householder.hpp) where it certifies full row rank
     VecX hc_;
-    Eigen::JacobiSVD<MatX> svd_;    // of A otherwise (and of R's values)
-    Eigen::JacobiSVD<MatX> svd_R_;
-    static constexpr int kSmall = 6; // rows up to which R's SVD needs no heap
+    Eigen::JacobiSVD<MatX> svd_;    // of A where it has more rows than coordinates
+    Eigen::JacobiSVD<MatX> svd_R_; // of R^T, with its vectors where R is ill conditioned
+    bool svd_R_full_ = false;
+    MatX Vf_; // A's right singular vectors Q [V_R 0; 0 I]
+    Eigen::SelfAdjointEigenSolver<MatX> eig_;
+    static constexpr int kSmall = 6; // rows up to which R's Gram eigenvalues need no heap
     using SmallMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kSmall, kSmall>;
     SmallMat R_small_;
-    Eigen::JacobiSVD<SmallMat> svd_small_;
     Eigen::SelfAdjointEigenSolver<SmallMat> eig_small_;
     Eigen::SelfAdjointEigenSolver<Mat3> eig3_;
     Eigen::SelfAdjointEigenSolver<Eigen::Matrix2d> eig2_;
@@ -95,6 +101,7 @@ namespace pfaff
     MatX K_, MV2_, S_, MAp_, NP_, X_, R1_, RHS_, OUT_, dlamA_, DAtl_, Yq_;
     VecX a_, lam_, F_, Qd_, Cv_, res_, Aplam_, y_, z_, x_;
     bool left_null_ = false; // rank < m: the Golub-Pereyra terms in I - A A^+ stay
+    bool qr_rows_ = false;   // the QR of A^T certified full row rank (no SVD taken)
     KindDerivatives kd_; // the kinds' derivative rows into dAB_ and X_
   };
 

@@ -155,15 +155,27 @@ namespace pfaff
     point_partials(p);
     const int dim = int(D.rows());
     // slice k of the Hessian (6 x nv, contiguous) is dJ/dq_k; its linear rows the
-    // point's. Tiny products: coefficient-wise (lazyProduct), not the GEMM kernel
-    for (int k = 0; k < nv; ++k)
+    // point's. Only the point's support (its joint's coordinates and their ancestors',
+    // along parents_fromRow) moves it: the other slices and columns are zero, so the
+    // loops walk the support alone
+    if (p.joint == 0) // a point on the world: fixed, no partials
+      return;
+    // (every coordinate with mimic joints, whose rows the tree does not describe)
+    const auto & par = dd.parents_fromRow;
+    const int last = mo.mimic ? nv - 1 : mo.model.idx_vs[p.joint] + mo.model.nvs[p.joint] - 1;
+    auto next = [&](int i) { return mo.mimic ? i - 1 : par[size_t(i)]; };
+    for (int k = last; k >= 0; k = next(k))
     {
-      const Eigen::Map<const Matrix6x> dJ(H.data() + 6 * nv * k, 6, nv);
-      auto dA_k = dAB.block(k * m + row, 0, dim, nv);
-      if (identity)
-        dA_k += sign * dJ.topRows<3>();
-      else
-        dA_k += sign * D.lazyProduct(dJ.topRows<3>());
+      const double * dJ = H.data() + 6 * size_t(nv) * size_t(k);
+      for (int c = last; c >= 0; c = next(c))
+      {
+        const Eigen::Map<const Vec3> col(dJ + 6 * c); // linear rows of column c
+        auto dA = dAB.col(c).segment(k * m + row, dim);
+        if (identity)
+          dA += sign * col;
+        else
+          dA.noalias() += sign * (D * col);
+      }
     }
     auto ddqa = X.leftCols(nv), ddv = X.rightCols(nv);
     if (identity)

@@ -46,7 +46,7 @@ void pfaff::bind_derivatives(nb::module_ & m)
         c.vec(q, s.nq(), "q", "nq").vec(v, s.nv(), "v", "nv").vec(tau, s.nv(), "tau", "nv");
         c.number(s.opt.rank_tol, "options.rank_tol", 0.0, false);
         d.compute(q, v, tau);
-        return d.result(); // a copy of its own: the next call reuses the workspace
+        return d.take(); // its own arrays, moved out: the next call makes new ones
       },
       "q"_a, "v"_a, "tau"_a,
       "a DynamicsDerivatives: a, lam, F, sigma, rank, rank_radius and the derivatives "

@@ -199,3 +199,36 @@ def test_full_rank_rows_of_every_count(panda, rows):
         assert np.linalg.matrix_rank(A) == len(rows)
         v, tau = _tangent(A, rng.standard_normal(panda.nv)), rng.standard_normal(panda.nv)
         _same(cset, [(q, v, tau)])
+
+
+@pytest.mark.parametrize(
+    ("name", "locked"),
+    [
+        ("parallel_gripper", ()),
+        ("closed_chain_biped", ()),
+        ("closed_chain_biped", ("left_ankle", "right_ankle")),
+    ],
+    ids=["gripper", "biped", "biped-8-rows"],
+)
+def test_user_files_rows_on_branched_trees(name, locked):
+    """The rows of the user-style files without their force elements, equal to the NumPy
+    reference at 1e-10 on 8 states: the biped's two knee loops on a free base (A of full
+    row rank; each loop's points move with one leg's coordinates alone, the Hessian rows
+    walk that support), with both ankles locked too (8 rows: R^T R's eigenvalues beyond
+    6 rows), the gripper's two planar loops and joint coupling (7 rows of rank 5: the SVD
+    of the QR's triangle)."""
+    sys_ = pfaff.load(MODELS / f"{name}.xml")
+    model = sys_.mechanism.model
+    for joint in locked:
+        sys_.cset.add(
+            LockedJoint(joint, float(sys_.q0[model.joints[model.getJointId(joint)].idx_q]))
+        )
+    rng = np.random.default_rng(16)
+    states = []
+    for _ in range(8):
+        q = sys_.integrate(sys_.q0, rng.normal(0.0, 0.05, sys_.nv))
+        _, A = sys_.cset.holonomic_terms_at(q)
+        v = _tangent(A, rng.normal(0.0, 0.5, sys_.nv))
+        states.append((q, v, rng.normal(0.0, 0.5, sys_.nv)))
+    assert sys_.cset.dim == {"parallel_gripper": 7}.get(name, 6 + len(locked))
+    _same(sys_.cset, states)
