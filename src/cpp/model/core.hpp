@@ -5,21 +5,11 @@
 //   M a + h = tau - F,  F = A^T lambda,  A a = -drift,  P = I - A^+ A  (absolute rank_tol)
 //   frames: world-aligned at the origin (LOCAL_WORLD_ALIGNED), J rows (linear, angular),
 //   drift = classical acceleration of the origin and angular acceleration at a = 0.
-// Pinocchio's shape: a `Model` (what does not change from state to state: the options,
-// the multibody model, the frame slots, contacts, force elements, specs, the tableau)
-// and a `Data` built from a Model alone (the per-state workspace: pinocchio::Data, the
-// slots' kinematics, the contacts' geometry, the force elements' terms, M, h, the rows,
-// the factorisations and the Stamps of what they hold); the algorithms are free
-// functions over them that fill the Data once per state, and `System` owns one of
-// each with the step loop's state (a StepState) and a Recorder. Their definitions:
-// core.cpp (the set-up, Data::fit), terms.cpp (per-state terms), rows.cpp (the rows),
-// row_space.cpp (the row space, block by block), sigma_min.cpp (its sigma_min),
-// projection.cpp (dynamics, force, a step's start terms; householder.hpp the small QR
-// both take), step.cpp (the stages, one step, the correction, System::run's loop),
-// record.hpp/.cpp (the Recorder: the record buffers, record_width, record),
-// kinds/*.cpp (each kind's rows and checks); the types are in core_types.hpp,
-// rolling.hpp (contours, a contact and its geometry) and forces.hpp (a ForceSet and
-// its ForceTerms).
+// Pinocchio's shape: a `Model` (what does not change from state to state) and a `Data`
+// built from a Model alone (the per-state workspace and the Stamps of what it holds);
+// the algorithms (src/cpp/algorithms) are free functions over them that fill the Data
+// once per state, and `System` owns one of each with the step loop's state (a
+// StepState) and a Recorder. docs/internals.md, "Where things live", maps the files.
 #pragma once
 
 #include <string>
@@ -32,21 +22,6 @@
 
 namespace pfaff
 {
-  /// Where a kind writes its rows in one evaluation pass: rows ``row ..`` of A and
-  /// drift, holonomic rows ``hrow ..`` of Phi, at the configuration ``q``.
-  struct RowOut
-  {
-    int row, hrow;
-    const VecX & q;
-    bool with_drift;
-    /// the spec's column window [c0, c0 + w) (Model::row_cols): its rows of A are 0.0
-    /// outside it, written once (Data::fit), so a writer fills only the window
-    int c0, w;
-    /// A and Phi of this q stand (evaluate: no kinematics pass since the last evaluate
-    /// at this q) and the spec is not Scaled: a writer may write the drift alone
-    bool rows_stand = false;
-  };
-
   struct Check;
 
   /// What does not change from state to state (pinocchio::Model's role): the options,

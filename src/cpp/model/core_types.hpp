@@ -230,4 +230,19 @@ namespace pfaff
     int iterations = 0;
     double extra = 0.0; // a second figure of the status (status.def)
   };
+
+  /// Where a kind writes its rows in one evaluation pass: rows ``row ..`` of A and
+  /// drift, holonomic rows ``hrow ..`` of Phi, at the configuration ``q``.
+  struct RowOut
+  {
+    int row, hrow;
+    const VecX & q;
+    bool with_drift;
+    /// the spec's column window [c0, c0 + w) (Model::row_cols): its rows of A are 0.0
+    /// outside it, written once (Data::fit), so a writer fills only the window
+    int c0, w;
+    /// A and Phi of this q stand (evaluate: no kinematics pass since the last evaluate
+    /// at this q) and the spec is not Scaled: a writer may write the drift alone
+    bool rows_stand = false;
+  };
 } // namespace pfaff
