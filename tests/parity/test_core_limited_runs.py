@@ -24,13 +24,7 @@ pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core 
 
 BIPED = MODELS / "closed_chain_biped.xml"
 PENDULUM = MODELS / "limited_pendulum.xml"
-BALL = """<mujoco model="ball_on_rail">
-  <worldbody><body name="ball" pos="0 0 0">
-    <joint name="z" type="slide" axis="0 0 1" range="0 1"/>
-    <inertial pos="0 0 0" mass="0.5" diaginertia="1e-3 1e-3 1e-3"/>
-  </body></worldbody>
-  <keyframe><key qpos="0.2"/></keyframe>
-</mujoco>"""
+BALL = MODELS / "ball_on_rail.xml"
 
 
 def _load(path):
@@ -122,12 +116,10 @@ def test_the_limited_pendulum_file_is_the_phase_loop(grid, every, t_end):
     assert abs(got.trajectory.arrays()["t"][-1] - t_end) <= 1e-12
 
 
-def test_the_chattering_ball_ends_held_as_the_phase_loop(tmp_path):
+def test_the_chattering_ball_ends_held_as_the_phase_loop():
     """A ball on a rail bouncing on its floor stop (e = 0.7): the guard ends the Zeno
     chatter in the core as in the reference, event for event."""
-    path = tmp_path / "ball.xml"
-    path.write_text(BALL)
-    got, ref = _both(_load(path), 2.0, lims=[JointLimit("z", 0.0, 1.0, 0.7)])
+    got, ref = _both(_load(BALL), 2.0, lims=[JointLimit("z", 0.0, 1.0, 0.7)])
     assert 15 <= len(got.events) <= 200 and got.held == {0: "lower"}
     _assert_close(_gaps(got, ref))
 

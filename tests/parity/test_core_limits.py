@@ -151,23 +151,14 @@ def test_the_pendulum_onto_an_elastic_stop_meets_the_closed_form(e, monkeypatch)
     assert a["q"][:, 0].min() >= -0.5 - 1e-12
 
 
-def test_a_chattering_stop_ends_held_in_bounded_time_and_events(monkeypatch, tmp_path):
+def test_a_chattering_stop_ends_held_in_bounded_time_and_events(monkeypatch):
     """A slide (a ball on a vertical rail) dropped onto its floor stop with e = 0.7:
     the bounces shrink geometrically (Zeno: infinitely many in finite time without a
     rule); in C++ the guard ends them, the run reaches t_end in one call, the stop held
     and the ball at rest on it, with at most MAX_EVENTS_PER_STEP + 1 events within any
     step and a bounded total; each elastic impact v+ = -e v- to 1e-12 m/s."""
     _no_reference(monkeypatch)
-    xml = """<mujoco model="ball_on_rail">
-      <worldbody><body name="ball" pos="0 0 0">
-        <joint name="z" type="slide" axis="0 0 1" range="0 1"/>
-        <inertial pos="0 0 0" mass="0.5" diaginertia="1e-3 1e-3 1e-3"/>
-      </body></worldbody>
-      <keyframe><key qpos="0.2"/></keyframe>
-    </mujoco>"""
-    path = tmp_path / "ball.xml"
-    path.write_text(xml)
-    s = pfaff.load(path)
+    s = pfaff.load(MODELS / "ball_on_rail.xml")
     e = 0.7
     s.limits = [JointLimit("z", 0.0, 1.0, e)]
     t0 = time.perf_counter()

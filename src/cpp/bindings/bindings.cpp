@@ -42,6 +42,25 @@ using pfaff::bind::check_options;
 using pfaff::bind::check_ready;
 using pfaff::bind::check_state;
 
+namespace
+{
+  /// Check an explicit Runge-Kutta method's Butcher a (s x s, strictly lower
+  /// triangular) and weights b (1 <= s <= 16) at the boundary; returns s.
+  long check_explicit(const pfaff::Check & c, const GMat & a, const GVec & b)
+  {
+    c.vec(b, -1, "b", "the weights");
+    const long n = long(b.x.size());
+    c.index(n, 17, "the number of stages", "1 .. 16", 1);
+    c.mat(a, n, n, "a", "s x s for the s weights b");
+    for (long i = 0; i < n; ++i)
+      for (long j = i; j < n; ++j)
+        if (a.x(i, j) != 0.0)
+          c.fail("a[" + std::to_string(i) + ", " + std::to_string(j)
+                 + "] != 0: an explicit method's a is strictly lower triangular");
+    return n;
+  }
+} // namespace
+
 NB_MODULE(_core, m)
 {
   m.doc() = "pfaff's compiled step core (C++17 on Pinocchio); see pfaff.core";
@@ -243,16 +262,7 @@ NB_MODULE(_core, m)
     .def(
       "set_tableau",
       [](System & s, const GMat & a, const GVec & b) {
-        const Check c{"System.set_tableau"};
-        c.vec(b, -1, "b", "the weights");
-        const long n = long(b.x.size());
-        c.index(n, 17, "the number of stages", "1 .. 16", 1);
-        c.mat(a, n, n, "a", "s x s for the s weights b");
-        for (long i = 0; i < n; ++i)
-          for (long j = i; j < n; ++j)
-            if (a.x(i, j) != 0.0)
-              c.fail("a[" + std::to_string(i) + ", " + std::to_string(j)
-                     + "] != 0: an explicit method's a is strictly lower triangular");
+        check_explicit(Check{"System.set_tableau"}, a, b);
         s.set_tableau(a.x, b.x);
       },
       "a"_a, "b"_a,
@@ -266,15 +276,7 @@ NB_MODULE(_core, m)
         if (s.nq() != s.nv())
           ch.fail("an adaptive step needs nq == nv (this model has nq = "
                   + std::to_string(s.nq()) + ", nv = " + std::to_string(s.nv()) + ")");
-        ch.vec(b, -1, "b", "the weights");
-        const long n = long(b.x.size());
-        ch.index(n, 17, "the number of stages", "1 .. 16", 1);
-        ch.mat(a, n, n, "a", "s x s for the s weights b");
-        for (long i = 0; i < n; ++i)
-          for (long j = i; j < n; ++j)
-            if (a.x(i, j) != 0.0)
-              ch.fail("a[" + std::to_string(i) + ", " + std::to_string(j)
-                      + "] != 0: an explicit pair's a is strictly lower triangular");
+        const long n = check_explicit(ch, a, b);
         ch.vec(c, n, "c", "the s nodes");
         ch.vec(e, n + 1, "e", "the s + 1 error weights");
         if (e3.x.size() != 0)
