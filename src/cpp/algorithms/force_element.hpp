@@ -93,6 +93,13 @@ namespace pfaff::force_elements
     J.noalias() -= detail::skew(r) * f.J.bottomRows<3>();
   }
 
+  /// the world axes (spec.axes) an anchor element acts along: each 0, 1 or 2
+  inline void check_axes(const ForceSpec & s, const Check & c)
+  {
+    for (int a : s.axes)
+      c.index(a, 3, "spec.axes[i]", "a world axis: 0, 1, 2");
+  }
+
   /// a two-point element's d = p1 - p2 into w.d and J = J1 - J2 into w.J (s2 = -1: p2
   /// is the world point target); w.Jb a workspace
   void two_points(const std::vector<FrameKin> & frames, const ForceSpec & s, ForceTerms & w);

@@ -6,11 +6,7 @@
 
 namespace pfaff::force_elements
 {
-  void check_AnchorSpring(const Model &, const ForceSpec & s, const Check & c)
-  {
-    for (int a : s.axes)
-      c.index(a, 3, "spec.axes[i]", "a world axis: 0, 1, 2");
-  }
+  void check_AnchorSpring(const Model &, const ForceSpec & s, const Check & c) { check_axes(s, c); }
 
   bool AnchorSpring(const ForceSpec & s, const State & x, ForceTerms & out)
   {

@@ -58,17 +58,27 @@ def _agree(make, mech, n=10, seed=0):
         compiled = core.differentiator(cset, 1e-9)
         c, d = compiled(q, v, tau), forward_dynamics_derivatives(cset, q, v, tau)
         assert c["rank"] == d.rank == A.shape[0]
-        # the references' differences lose digits as 1 / sigma_min of A (7 rows on 7
-        # coordinates near a singular set): their tolerance scales with A's condition
-        cond = max(1.0, d.sigma[0] / d.sigma[d.rank - 1]) if d.rank else 1.0
-        for name in FIELDS:
-            err = _rel(c[name], getattr(d, name)) / cond
-            assert err <= TOL_NUMPY, (name, err, cond)
-            worst_np = max(worst_np, err)
-        for field, ref in _differences(compiled, mech, q, v, tau).items():
-            err = _rel(c[field], ref) / cond
-            assert err <= TOL_FD, (field, err, cond)
-            worst_fd = max(worst_fd, err)
+        err_np, err_fd = _agree_at(compiled, c, d, mech, q, v, tau, TOL_NUMPY, TOL_FD)
+        worst_np, worst_fd = max(worst_np, err_np), max(worst_fd, err_fd)
+    return worst_np, worst_fd
+
+
+def _agree_at(compiled, c, d, mech, q, v, tau, tol_numpy, tol_fd) -> tuple[float, float]:
+    """At one state: the core's derivatives ``c`` against the NumPy reference's ``d``
+    and against central differences of the core's own a and lambda, each relative error
+    within its tolerance; returns the largest (vs NumPy, vs differences)."""
+    # the references' differences lose digits as 1 / sigma_min of A (7 rows on 7
+    # coordinates near a singular set): their tolerance scales with A's condition
+    cond = max(1.0, d.sigma[0] / d.sigma[d.rank - 1]) if d.rank else 1.0
+    worst_np = worst_fd = 0.0
+    for name in FIELDS:
+        err = _rel(c[name], getattr(d, name)) / cond
+        assert err <= tol_numpy, (name, err, cond)
+        worst_np = max(worst_np, err)
+    for field, ref in _differences(compiled, mech, q, v, tau).items():
+        err = _rel(c[field], ref) / cond
+        assert err <= tol_fd, (field, err, cond)
+        worst_fd = max(worst_fd, err)
     return worst_np, worst_fd
 
 

@@ -22,7 +22,7 @@ from pfaff.manipulation.rolling import rolling_constraints
 from pfaff.simulate import SimOptions, project_state
 from pfaff.systems import rolling_fingers as rf
 from tests.unit.dynamics.test_derivatives_core import FIELDS
-from tests.unit.dynamics.test_derivatives_core_kinds import _differences, _rel
+from tests.unit.dynamics.test_derivatives_core_kinds import _agree_at, _differences, _rel
 
 pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
 
@@ -68,15 +68,8 @@ def test_rolling_rows_agree_with_numpy_and_differences(shape):
         c, d = compiled(q, v, tau), forward_dynamics_derivatives(cset, q, v, tau)
         assert d.fd_constraints == ("ContactConstraint", "RollingConstraint")
         assert c["rank"] == d.rank == 4
-        cond = max(1.0, d.sigma[0] / d.sigma[d.rank - 1])
-        for name in FIELDS:
-            err = _rel(c[name], getattr(d, name)) / cond
-            assert err <= TOL_NUMPY, (name, err, cond)
-            worst_np = max(worst_np, err)
-        for field, ref in _differences(compiled, mech, q, v, tau).items():
-            err = _rel(c[field], ref) / cond
-            assert err <= TOL_FD, (field, err, cond)
-            worst_fd = max(worst_fd, err)
+        err_np, err_fd = _agree_at(compiled, c, d, mech, q, v, tau, TOL_NUMPY, TOL_FD)
+        worst_np, worst_fd = max(worst_np, err_np), max(worst_fd, err_fd)
     print(f"{shape}: vs numpy {worst_np:.1e}, vs differences {worst_fd:.1e}")
 
 
