@@ -374,16 +374,7 @@ namespace pfaff
     }
     catch (const KKTSingular & e) // the KKT method at a singular A: the run stops there
     {
-      Status st;
-      st.code = status_code::kkt_singular;
-      st.what = e.what();
-      st.index = e.rank;
-      st.value = e.sigma_min;
-      st.extra = e.cond;
-      st.t = t0 + k * opt.dt;
-      st.step = k;
-      st.iterations = in_step ? 1 : 0;
-      return st;
+      return e.status(t0 + k * opt.dt, k, in_step ? 1 : 0);
     }
   }
 

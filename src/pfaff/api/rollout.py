@@ -31,6 +31,8 @@ def rollout(
     taus: np.ndarray,
     dt: float = 1e-3,
     threads: int | None = None,
+    ctrls: np.ndarray | None = None,
+    act0s: np.ndarray | None = None,
     **options,
 ) -> dict[str, np.ndarray | list[str]]:
     """Run ``K`` rollouts of ``T`` steps of ``dt``.
@@ -46,6 +48,10 @@ def rollout(
         ``i`` (the last one also stands for the sample of the final state).
     dt : the step [s].
     threads : threads of the pool (default: the machine's cores, at most K).
+    ctrls : the actuators' controls (K, T, nu), ``ctrls[i, k]`` held over step ``k``
+        with ``taus[i, k]`` (None: ctrl = 0).
+    act0s : the start activations (K, na) or (na,) of the actuators with activation
+        dynamics (None: zeros); the result holds ``"act"`` (K, T+1, na).
     **options : :class:`~pfaff.simulate.SimOptions` fields, as for a Simulator.
 
     Returns
@@ -83,8 +89,7 @@ def rollout(
     )  # fmt: skip
     if not np.isfinite(taus).all():
         raise ValueError("taus has non-finite entries")
-    if actuation:  # the actuators at ctrl = 0 (MuJoCo's default): their torque at zero
-        taus = taus + actuation.tau(None)
+    ctrls, act0s = _controls(actuation, ctrls, act0s, K, T)
     one_start = np.ndim(q0s) < 2 and np.ndim(v0s) < 2  # None or one vector each: shared
     q0s = _starts(system.q0 if q0s is None else q0s, K, nq, "q0s", "nq")
     v0s = _starts(system.v0 if v0s is None else v0s, K, nv, "v0s", "nv")
@@ -104,11 +109,23 @@ def rollout(
             q0s[i], v0s[i] = core_engine.project_start(start, q0s[i], v0s[i], opt)
         if one_start:  # one start shared by all: assembled once
             q0s[1:], v0s[1:] = q0s[0], v0s[0]
-        status = core.rollout(
-            proto, q0s, v0s, taus, 0.0, threads, out["q"], out["v"], out["lambda"], out["phi"]
-        )
+        arrays = (out["q"], out["v"], out["lambda"], out["phi"])
+        if actuation:  # the actuators' held torque (ctrl = 0 by default, as MuJoCo's)
+            taus = taus + actuation.held(ctrls)
+            out["act"] = np.empty((K, T + 1, actuation.na))
+            status = core.rollout_ctrl(
+                proto, q0s, v0s, taus, actuation.clamped(ctrls), act0s, 0.0, threads,
+                *arrays, out["act"],
+            )  # fmt: skip
+        else:
+            status = core.rollout(proto, q0s, v0s, taus, 0.0, threads, *arrays)
     else:  # one Simulator after another on the NumPy engine (each reset assembles its start)
-        status = [_numpy_rollout(system, opt, q0s[i], v0s[i], taus[i], out, i) for i in range(K)]
+        if actuation:
+            out["act"] = np.empty((K, T + 1, actuation.na))
+        status = [
+            _numpy_rollout(system, opt, q0s[i], v0s[i], taus[i], out, i, ctrls, act0s)
+            for i in range(K)
+        ]
     out["t"] = np.arange(T + 1) * opt.dt
     out["status"] = np.array([s.code for s in status], dtype=int)
     out["message"] = ["" if s.code == StatusCode.OK else status_message(cset, s) for s in status]
@@ -129,19 +146,44 @@ def _starts(x, K: int, n: int, name: str, size: str) -> np.ndarray:
     return np.array(a, dtype=float, order="C")
 
 
-def _numpy_rollout(system, opt, q0, v0, taus, out, i) -> RunStatus:
+def _controls(actuation, ctrls, act0s, K: int, T: int):
+    """``ctrls`` (K, T, nu) and ``act0s`` (K, na) checked (None: zeros)."""
+    nu, na = actuation.nu, actuation.na
+    if (ctrls is not None or act0s is not None) and not actuation:
+        raise ValueError("ctrls and act0s drive actuators; this system has none: give taus")
+    if ctrls is None:
+        ctrls = np.zeros((K, T, nu))
+    ctrls = real_array(ctrls, "ctrls", f"(K, T, {nu}) = (K, T, nu)")
+    if ctrls.shape != (K, T, nu):
+        raise ValueError(f"ctrls has shape {ctrls.shape}, expected ({K}, {T}, {nu}) = (K, T, nu)")
+    if not np.isfinite(ctrls).all():
+        raise ValueError("ctrls has non-finite entries")
+    act0s = np.zeros(na) if act0s is None else act0s
+    act0s = _starts(act0s, K, na, "act0s", "na")
+    for a in act0s:
+        actuation.check_act(a)
+    return np.ascontiguousarray(ctrls), act0s
+
+
+def _numpy_rollout(system, opt, q0, v0, taus, out, i, ctrls, act0s) -> RunStatus:
     """Rollout ``i`` on a Simulator (the NumPy engine): its status."""
     kw = {f.name: getattr(opt, f.name) for f in fields(opt) if f.name not in NOT_OPTIONS}
     with warnings.catch_warnings():  # the fallback's warning: once, by the caller
         warnings.simplefilter("ignore")
         sim = Simulator(system, opt.dt, **kw)
-    sim.reset(q0, v0)
+    actuated = bool(system.nu)
+    sim.reset(q0, v0, act0s[i] if actuated else None)
     status = RunStatus()
+    acts = [sim.act]
     try:
-        for tau in taus:
-            sim.step(tau)
+        for k, tau in enumerate(taus):
+            sim.step(tau, ctrls[i, k] if actuated else None)
+            acts.append(sim.act)
     except SimulationError as exc:
         status = RunStatus(StatusCode.EXCEPTION, str(exc))
+    if actuated:
+        out["act"][i, : len(acts)] = acts
+        out["act"][i, len(acts) :] = np.nan
     arrs = sim.record().arrays()
     n = len(arrs["t"]) if status.code == StatusCode.OK else sim.steps
     for key in ("q", "v", "lambda", "phi"):
