@@ -16,6 +16,7 @@ from pfaff.errors import ParameterError
 from pfaff.files.model import load_model
 from pfaff.files.system import load_system
 from pfaff.mechanism import ModelError
+from pfaff.mechanism.base import unit_quaternion
 from pfaff.scenarios import slider_crank
 from pfaff.simulate import PointSpring, SimOptions, choose_engine, engine_choice, simulate
 from pfaff.simulate.forces import ForceSet, element_types
@@ -167,6 +168,18 @@ def test_mjcf_keyframe_quaternions_are_normalised_as_mujoco_does_and_said():
     m = load_model(OWN / "leg.xml")  # its keyframe's quaternion has 4 printed digits
     assert abs(np.linalg.norm(m.q[3:7]) - 1.0) < 1e-12
     assert any("quaternion of norm" in w and "normalised" in w for w in m.warnings)
+
+
+@pytest.mark.parametrize("off", [-3e-10, 8.7e-10, 4e-7, -9e-7])
+def test_a_quaternion_off_by_its_printed_digits_is_normalised_without_a_warning(off):
+    """A keyframe written with 6 digits (MuJoCo's humanoid's) is off 1 by ~1e-9: no
+    line; 4 digits' worth (1e-4) is said, with the deviation."""
+    x = np.array([0.6, 0.0, 0.8, 0.0]) * (1.0 + off)
+    said: list[str] = []
+    assert np.allclose(unit_quaternion(x, "key", said), [0.6, 0.0, 0.8, 0.0], atol=1e-15)
+    assert said == []
+    unit_quaternion(x * (1.0 + 1e-4), "key", said, tol=np.inf)  # a keyframe's tol
+    assert len(said) == 1 and "(off 1 by " in said[0], said
 
 
 # ---------------------------------------------------------- force elements, engine
