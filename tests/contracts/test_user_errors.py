@@ -243,3 +243,31 @@ def test_a_wrong_length_torque_is_refused_naming_tau(five_bar, engine, n):
         simulate(cset, q0, np.zeros(4), 0.01, opt, tau=np.ones(n))
     with pytest.raises(ValueError, match="tau must be finite"):
         simulate(cset, q0, np.zeros(4), 0.01, opt, tau=np.array([0.0, np.nan, 0.0, 0.0]))
+
+
+def test_a_start_with_a_non_unit_quaternion_is_refused_by_every_entry_point():
+    """A free joint's quaternion of norm 2 (e.g. a MuJoCo qpos scaled by mistake) is a
+    rotation Pinocchio cannot read: reset, forward_dynamics, rollout and simulate name
+    the joint instead of simulating a body that shears."""
+    from where import REPO
+
+    import pfaff
+
+    with pytest.warns(UserWarning):  # the quadruped's own notes (contact not modelled)
+        s = pfaff.load(REPO / "examples" / "quadruped.xml")
+    free = next(j for j in s.mechanism.model.joints[1:] if j.nq == 7)
+    q = s.q0.copy()
+    q[free.idx_q + 3 : free.idx_q + 7] *= 2.0
+    sim = pfaff.Simulator(s, dt=1e-3)
+    calls = {
+        "reset": lambda: sim.reset(q=q),
+        "forward_dynamics": lambda: s.forward_dynamics(q, s.v0, np.zeros(s.nv)),
+        "rollout": lambda: pfaff.rollout(s, q, None, np.zeros((1, 2, s.nv)), 1e-3),
+        "simulate": lambda: simulate(s.cset, q, s.v0, 1e-3, SimOptions(dt=1e-3)),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match="quaternion has norm 2") as exc:
+            call()
+        assert "(x, y, z, w)" in str(exc.value), name
+    sim.reset(q=s.q0)  # the unit start still runs
+    sim.step()
