@@ -3,12 +3,18 @@ starts, each stepped ``T`` times with its own torque sequence, on a pool of C++ 
 with the GIL released (src/cpp/bindings/bind_sim.cpp). Each rollout runs on its own copy of the
 compiled system, step by step as :class:`pfaff.Simulator` steps it, so the results equal
 those of ``K`` Simulators run one after another, bit for bit, for any number of threads.
+
+A system with joint limits rolls out on ``K`` limited Simulators (their events located,
+impacts applied, stops held, in one C++ call per step with the GIL released) on a pool
+of Python threads: the same results as those Simulators one after another.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields
 
 import numpy as np
@@ -31,10 +37,12 @@ def rollout(
     taus: np.ndarray,
     dt: float = 1e-3,
     threads: int | None = None,
+    *,
+    limits: bool = True,
     ctrls: np.ndarray | None = None,
     act0s: np.ndarray | None = None,
     **options,
-) -> dict[str, np.ndarray | list[str]]:
+) -> dict[str, np.ndarray | list]:
     """Run ``K`` rollouts of ``T`` steps of ``dt``.
 
     Parameters
@@ -48,6 +56,8 @@ def rollout(
         ``i`` (the last one also stands for the sample of the final state).
     dt : the step [s].
     threads : threads of the pool (default: the machine's cores, at most K).
+    limits : hold the system's joint limits (default), as a :class:`pfaff.Simulator`
+        does; False steps through them, with a warning.
     ctrls : the actuators' controls (K, T, nu), ``ctrls[i, k]`` held over step ``k``
         with ``taus[i, k]`` (None: ctrl = 0).
     act0s : the start activations (K, na) or (na,) of the actuators with activation
@@ -63,7 +73,11 @@ def rollout(
         ``"status"`` (K,): a :class:`~pfaff.simulate.policy.StatusCode`, 0 ran, else the
         step failed (1 non-finite, 2 a unilateral contact would open, 3 position
         correction, -1 another error) and the states not reached are NaN;
-        ``"message"``: K strings, empty for the rollouts that ran.
+        ``"message"``: K strings, empty for the rollouts that ran; ``"events"``: K lists
+        of the joint limits' events (:class:`~pfaff.simulate.limits.LimitEvent`, empty
+        without limits); ``"act"`` (K, T+1, na): the activations, with actuators. With
+        limits, ``"lambda"`` holds the loop's rows only (a held
+        stop's multiplier is in the rollout's events' record, not here).
 
     Raises ValueError on arrays of the wrong shape or with non-finite entries, naming
     them.
@@ -71,8 +85,11 @@ def rollout(
     opt, engine, fallback, _, proto, actuation = prepare(system, dt, options)
     if fallback is not None:
         warnings.warn(fallback, UserWarning, stacklevel=2)
-    if system.limits:
-        warnings.warn(limits_not_held(system, "pfaff.rollout"), UserWarning, stacklevel=2)
+    held = bool(system.limits) and limits
+    if system.limits and not limits:
+        warnings.warn(
+            limits_not_held(system, "pfaff.rollout with limits=False"), UserWarning, stacklevel=2
+        )
     nq, nv = system.nq, system.nv
     taus = real_array(taus, "taus", f"(K, T, {nv}) = (K, T, nv)")
     if taus.ndim != 3 or taus.shape[2] != nv:
@@ -102,7 +119,17 @@ def rollout(
         "lambda": np.empty((K, T + 1, m)),
         "phi": np.empty((K, T + 1, m_h)),
     }
-    if engine == "core":
+    events: list[list] = [[] for _ in range(K)]
+    if actuation:
+        out["act"] = np.empty((K, T + 1, actuation.na))
+    if held or engine != "core":  # Simulators: one after another, or threads (limits)
+        run = _simulator_rollout(system, opt, held, (q0s, v0s, act0s), taus, ctrls, out, events)
+        if held and engine == "core" and threads > 1:  # each step's C++ call frees the GIL
+            with ThreadPoolExecutor(threads) as pool:
+                status = list(pool.map(run, range(K)))
+        else:
+            status = [run(i) for i in range(K)]
+    else:
         start = core.clone(proto)
         for i in range(1 if one_start else K):  # onto the manifold as Simulator.reset
             system.mechanism.check_state(q0s[i], v0s[i])
@@ -110,25 +137,18 @@ def rollout(
         if one_start:  # one start shared by all: assembled once
             q0s[1:], v0s[1:] = q0s[0], v0s[0]
         arrays = (out["q"], out["v"], out["lambda"], out["phi"])
-        if actuation:  # the actuators' held torque (ctrl = 0 by default, as MuJoCo's)
-            taus = taus + actuation.held(ctrls)
-            out["act"] = np.empty((K, T + 1, actuation.na))
+        if actuation:  # their held torque (ctrl = 0 by default, MuJoCo's; a Simulator's
+            taus = taus + actuation.held(ctrls)  # step adds it itself)
             status = core.rollout_ctrl(
                 proto, q0s, v0s, taus, actuation.clamped(ctrls), act0s, 0.0, threads,
                 *arrays, out["act"],
             )  # fmt: skip
         else:
             status = core.rollout(proto, q0s, v0s, taus, 0.0, threads, *arrays)
-    else:  # one Simulator after another on the NumPy engine (each reset assembles its start)
-        if actuation:
-            out["act"] = np.empty((K, T + 1, actuation.na))
-        status = [
-            _numpy_rollout(system, opt, q0s[i], v0s[i], taus[i], out, i, ctrls, act0s)
-            for i in range(K)
-        ]
     out["t"] = np.arange(T + 1) * opt.dt
     out["status"] = np.array([s.code for s in status], dtype=int)
     out["message"] = ["" if s.code == StatusCode.OK else status_message(cset, s) for s in status]
+    out["events"] = events
     return out
 
 
@@ -158,35 +178,49 @@ def _controls(actuation, ctrls, act0s, K: int, T: int):
         raise ValueError(f"ctrls has shape {ctrls.shape}, expected ({K}, {T}, {nu}) = (K, T, nu)")
     if not np.isfinite(ctrls).all():
         raise ValueError("ctrls has non-finite entries")
-    act0s = np.zeros(na) if act0s is None else act0s
-    act0s = _starts(act0s, K, na, "act0s", "na")
+    act0s = _starts(np.zeros(na) if act0s is None else act0s, K, na, "act0s", "na")
     for a in act0s:
         actuation.check_act(a)
     return np.ascontiguousarray(ctrls), act0s
 
 
-def _numpy_rollout(system, opt, q0, v0, taus, out, i, ctrls, act0s) -> RunStatus:
-    """Rollout ``i`` on a Simulator (the NumPy engine): its status."""
+def _simulator_rollout(system, opt, limits, starts, taus, ctrls, out, events):
+    """The function ``run(i)`` that runs rollout ``i`` on a :class:`Simulator` (the
+    NumPy engine, or the limits held), one per thread: its status; its states,
+    multipliers and residuals into ``out`` (NaN from the first state not reached), its
+    limit events into ``events[i]``. The record of a limited run also holds the events'
+    own samples; ``out`` takes the samples on the grid ``k dt``."""
     kw = {f.name: getattr(opt, f.name) for f in fields(opt) if f.name not in NOT_OPTIONS}
-    with warnings.catch_warnings():  # the fallback's warning: once, by the caller
-        warnings.simplefilter("ignore")
-        sim = Simulator(system, opt.dt, **kw)
-    actuated = bool(system.nu)
-    sim.reset(q0, v0, act0s[i] if actuated else None)
-    status = RunStatus()
-    acts = [sim.act]
-    try:
-        for k, tau in enumerate(taus):
-            sim.step(tau, ctrls[i, k] if actuated else None)
-            acts.append(sim.act)
-    except SimulationError as exc:
-        status = RunStatus(StatusCode.EXCEPTION, str(exc))
-    if actuated:
-        out["act"][i, : len(acts)] = acts
-        out["act"][i, len(acts) :] = np.nan
-    arrs = sim.record().arrays()
-    n = len(arrs["t"]) if status.code == StatusCode.OK else sim.steps
-    for key in ("q", "v", "lambda", "phi"):
-        out[key][i, :n] = arrs[key][:n]
-        out[key][i, n:] = np.nan
-    return status
+    local = threading.local()
+    q0s, v0s, act0s = starts
+
+    def run(i: int) -> RunStatus:
+        if not hasattr(local, "sim"):
+            with warnings.catch_warnings():  # the fallback's warning: once, by the caller
+                warnings.simplefilter("ignore")
+                local.sim = Simulator(system, opt.dt, limits=limits, **kw)
+        sim, actuated = local.sim, bool(system.nu)
+        sim.reset(q0s[i], v0s[i], act0s[i] if actuated else None)
+        status = RunStatus()
+        acts = [sim.act]
+        try:
+            for tau, ctrl in zip(taus[i], ctrls[i]):
+                sim.step(tau, ctrl if actuated else None)
+                acts.append(sim.act)
+        except SimulationError as exc:
+            status = RunStatus(StatusCode.EXCEPTION, str(exc))
+        if actuated:
+            out["act"][i, : len(acts)] = acts
+            out["act"][i, len(acts) :] = np.nan
+        a = sim.record().arrays()
+        k = np.rint(a["t"] / opt.dt)
+        on = np.flatnonzero(np.abs(a["t"] / opt.dt - k) <= 1e-6)  # the grid's samples
+        n = len(on) if status.code == StatusCode.OK else min(len(on), sim.steps)
+        for key in ("q", "v", "lambda", "phi"):
+            dst = out[key][i]
+            dst[:n] = a[key][on[:n], : dst.shape[1]]
+            dst[n:] = np.nan
+        events[i] = sim.events
+        return status
+
+    return run
