@@ -127,9 +127,7 @@ class Simulator(CoreRecord):
         return f"Simulator({self.system!r}, dt={self._dt}, engine={self.engine!r}, t={self.t})"
 
     # -- the state ---------------------------------------------------------------------
-    def reset(
-        self, q: np.ndarray | None = None, v: np.ndarray | None = None, act=None
-    ) -> None:
+    def reset(self, q: np.ndarray | None = None, v: np.ndarray | None = None, act=None) -> None:
         """Start again at ``t = 0`` from ``(q, v)`` (default: the system's assembled
         ``q0, v0``), brought onto the manifold as ``simulate`` brings its start (Newton
         on Phi, then the M-metric projection of v), and the activations ``act`` (na,)

@@ -73,7 +73,9 @@ class ActuatorForce(ForceElement):
         Q = np.zeros(snap.v.shape[0])
         act = None
         if self.actuator.stateful:
-            act = self.actuator.activation(self.act0, self.ctrl, max(t - self.t0, 0.0) + self.early)
+            act = self.actuator.activation(
+                self.act0, self.ctrl, max(t - self.t0, 0.0) + self.early
+            )
         Q[self.iv] += self.actuator.torque(snap.q[self.iq], snap.v[self.iv], self.ctrl, act)
         return Q
 
