@@ -346,3 +346,17 @@ def test_activation_dynamics_pfaff_does_not_model_are_warned_and_left_out(tmp_pa
     sys = pfaff.load(path)
     assert [a.name for a in sys.actuators] == ["servo", "integrating", "early"]
     assert any("actuator 'lag': activation dynamics other than" in w for w in sys.warnings)
+
+
+def test_a_pickled_simulator_goes_on_with_its_activations():
+    import pickle
+
+    sim = pfaff.Simulator(pfaff.load(CARTS), dt=1e-3)
+    sim.reset(act=[0.1, -0.2, 0.05, 0.3])
+    sim.step(ctrl=[0.5, 0.2, -0.3, 0.4], n=30)
+    copy = pickle.loads(pickle.dumps(sim))
+    np.testing.assert_array_equal(copy.act, sim.act)
+    for s in (sim, copy):
+        s.step(ctrl=[-0.5, 0.1, 0.3, -0.4], n=30)
+    assert np.max(np.abs(copy.act - sim.act)) < 1e-14
+    assert np.max(np.abs(copy.q - sim.q)) < 1e-14
