@@ -14,7 +14,8 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings/bind.hpp"
-#include "model/core.hpp"
+#include "sim/limits.hpp"
+#include "sim/system.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -57,11 +58,11 @@ namespace pfaff
         const Check c{"run_limited"};
         c.vec(tau, s.nv(), "tau", "nv");
         c.index(n, INT_MAX / 4, "n", ">= 1 steps", 1).number(t0, "t0", -HUGE_VAL, false);
-        if (s.limits.empty())
+        if (s.mo().limits.empty())
           c.fail("the system has no joint limit (add_limit)");
-        if (s.q_.size() != s.nq() || s.v_.size() != s.nv())
+        if (s.state().q_.size() != s.nq() || s.state().v_.size() != s.nv())
           c.fail("no state: call set_state(q, v) first");
-        const long L = long(s.limits.size());
+        const long L = long(s.mo().limits.size());
         std::vector<bool> seen(std::size_t(L), false);
         for (const auto & [i, side] : held)
         {
@@ -70,8 +71,8 @@ namespace pfaff
           if (seen[std::size_t(i)])
             c.fail("held names limit " + std::to_string(i) + " twice");
           seen[std::size_t(i)] = true;
-          const JointLimit & l = s.limits[std::size_t(i)];
-          const double x = s.q_(l.iq), b = side == 0 ? l.lower : l.upper;
+          const JointLimit & l = s.mo().limits[std::size_t(i)];
+          const double x = s.state().q_(l.iq), b = side == 0 ? l.lower : l.upper;
           if (!(std::abs(x - b) <= 1e-9))
             c.fail("held limit " + std::to_string(i) + " is held at its "
                    + (side == 0 ? "lower" : "upper") + " bound " + std::to_string(b)

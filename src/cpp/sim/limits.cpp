@@ -7,7 +7,7 @@
 // of the phase before at the same time; the accounts counted on).
 #include "sim/limits.hpp"
 #include "model/check.hpp"
-#include "model/core.hpp"
+#include "sim/system.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -21,60 +21,14 @@ namespace pfaff
 {
   void add_limit(System & s, const JointLimit & lim)
   {
-    const Check c{"System.add_limit"};
-    c.index(lim.iq, s.nq(), "iq", "a q index (nq)").index(lim.iv, s.nv(), "iv", "a v index (nv)");
-    bool one_dof = false; // a joint with one coordinate at iq and one velocity at iv
-    for (pinocchio::JointIndex j = 1; j < s.model.joints.size(); ++j)
-      one_dof = one_dof
-                || (s.model.idx_qs[j] == lim.iq && s.model.nqs[j] == 1
-                    && s.model.idx_vs[j] == lim.iv && s.model.nvs[j] == 1);
-    if (!one_dof)
-      c.fail("iq = " + std::to_string(lim.iq) + ", iv = " + std::to_string(lim.iv)
-             + " are not the coordinates of a one-dof joint (limits are for hinge and slide "
-               "joints)");
-    if (std::isnan(lim.lower) || std::isnan(lim.upper) || !(lim.lower < lim.upper)
-        || lim.lower == HUGE_VAL || lim.upper == -HUGE_VAL)
-      c.fail("lower = " + std::to_string(lim.lower) + " must be < upper = "
-             + std::to_string(lim.upper) + " (numbers; -inf/inf for a one-sided limit)");
-    if (!(lim.restitution >= 0.0 && lim.restitution <= 1.0))
-      c.fail("restitution = " + std::to_string(lim.restitution) + ", valid: [0, 1]");
-    c.number(lim.rest_speed, "rest_speed", 0.0, false);
-    set_held_rows(s, {}); // the loop's rows alone
-    s.loop = LoopRows{int(s.specs.size()), s.m, s.m_h, s.hol_rows.size(), s.pf_rows.size(),
-                      s.uni_rows.size()};
-    s.limits.push_back(lim);
+    s.change_model([&](ModelBuilder & b) { b.add_limit(lim); });
   }
 
   void set_held_rows(System & s, const Held & held)
   {
-    if (s.loop.specs < 0)
+    if (s.mo().loop.specs < 0)
       return; // no limit: the rows are the loop's
-    const LoopRows & l = s.loop;
-    s.specs.resize(std::size_t(l.specs));
-    s.row_cols.resize(std::size_t(l.m));
-    s.hol_rows.resize(l.hol);
-    s.pf_rows.resize(l.pf);
-    s.uni_rows.resize(l.uni);
-    s.m = l.m;
-    s.m_h = l.m_h;
-    for (const auto & [i, side] : held) // held_rows: a LockedJoint at the bound per limit
-    {
-      const JointLimit & lim = s.limits[std::size_t(i)];
-      Spec sp;
-      sp.kind = Kind::LockedJoint;
-      sp.dim = 1;
-      sp.iq = lim.iq;
-      sp.iv = lim.iv;
-      sp.value = side == 0 ? lim.lower : lim.upper;
-      s.specs.push_back(sp);
-      s.row_cols.emplace_back(0, s.nv());
-      s.hol_rows.push_back(s.m);
-      ++s.m;
-      ++s.m_h;
-    }
-    s.one_block = s.rows_in_one_block(false);
-    s.one_block_h = s.rows_in_one_block(true);
-    s.fit(s.mo());
+    s.change_model([&](ModelBuilder & b) { b.set_held_rows(held); });
   }
 
   namespace
@@ -92,7 +46,8 @@ namespace pfaff
 
     Saved save(const System & s, double t)
     {
-      return Saved{t, s.q_, s.v_, s.work, s.corr, s.force_work, s.newton_it};
+      const StepState & x = s.state();
+      return Saved{t, x.q_, x.v_, x.work, x.corr, x.force_work, x.newton_it};
     }
 
     // Watch: a free coordinate past a bound by more than slack
@@ -154,7 +109,7 @@ namespace pfaff
           r.pop();
         phase_rows = 0;
         const Status p = s.project_state(o.start_iterations);
-        if (!(p.value <= std::max(1e3 * s.opt.position_tol, 1e-9)))
+        if (!(p.value <= std::max(1e3 * s.mo().opt.position_tol, 1e-9)))
         {
           st.code = status_code::start_failed;
           st.what = "start";
@@ -163,20 +118,20 @@ namespace pfaff
           st.t = t;
           return false;
         }
-        s.work = s.corr = s.force_work = 0.0;
-        s.newton_it = 0;
+        s.state().work = s.state().corr = s.state().force_work = 0.0;
+        s.state().newton_it = 0;
         return true;
       }
 
-      // the terms and the sample of the state at t (System::run's body before the step)
+      // the terms and the sample of the state at t (Stepper::run's body before the step)
       bool sample(double t, int k)
       {
-        Model & mo = s;
-        Data & d = s;
+        const Model & mo = s.mo();
+        Data & d = s.d();
         d.t_ = t;
-        start_terms(mo, d, s.q_, s.v_, true);
+        start_terms(mo, d, s.state().q_, s.state().v_, true);
         d.st_.next();
-        accel(mo, d, s.tau_, d.rs_, d.a_);
+        accel(mo, d, s.state().tau_, d.rs_, d.a_);
         if (!d.a_.allFinite())
         {
           st.code = status_code::non_finite;
@@ -185,8 +140,8 @@ namespace pfaff
           st.step = k;
           return false;
         }
-        forces(mo, d, s.tau_, d.rs_, d.a_, d.F_, d.lam_);
-        for (int r : mo.uni_rows) // the loop's unilateral rows (System::run)
+        forces(mo, d, s.state().tau_, d.rs_, d.a_, d.F_, d.lam_);
+        for (int r : mo.uni_rows) // the loop's unilateral rows (Stepper::run)
           if (-d.lam_(r) < 0.0)
           {
             st.code = status_code::contact_opens;
@@ -196,7 +151,7 @@ namespace pfaff
             st.step = k;
             return false;
           }
-        record_limited(mo, d, s, out.record, t, carry);
+        record_limited(mo, d, s.state(), out.record, t, carry);
         ++phase_rows;
         return true;
       }
@@ -207,8 +162,6 @@ namespace pfaff
       {
         if (!start(t0))
           return End::failed;
-        const double kept = s.opt.dt;
-        s.opt.dt = h;
         End end = End::done;
         for (int k = 0; k <= K; ++k)
         {
@@ -232,7 +185,7 @@ namespace pfaff
           if (k == K)
             break;
           prev = save(s, t);
-          const Status c = step(s, s, s, t, k);
+          const Status c = step(s.mo(), s.d(), s.state(), t, k, h);
           ++out.steps;
           if (c.code != status_code::ok)
           {
@@ -241,17 +194,17 @@ namespace pfaff
             break;
           }
         }
-        s.opt.dt = kept;
-        out.newton_failures += s.newton_failures;
-        s.newton_failures = 0;
+        out.newton_failures += s.state().newton_failures;
+        s.state().newton_failures = 0;
         return end;
       }
 
       bool crossed() const
       {
-        for (std::size_t i = 0; i < s.limits.size(); ++i)
+        const Model & mo = s.mo();
+        for (std::size_t i = 0; i < mo.limits.size(); ++i)
           if (!is_held(held, int(i))
-              && outside(s.limits[i], s.q_(s.limits[i].iq), s.opt.position_tol))
+              && outside(mo.limits[i], s.state().q_(mo.limits[i].iq), mo.opt.position_tol))
             return true;
         return false;
       }
@@ -260,13 +213,14 @@ namespace pfaff
       // sample, where the guard allows
       bool release(double t)
       {
-        const Data & d = s;
+        const Data & d = s.d();
         for (std::size_t c = 0; c < held.size(); ++c)
         {
           const auto [i, side] = held[c];
-          if (pulling(side, d.lam_(s.loop.m + int(c)), o.release_tol) && guard.may_release(i, t))
+          if (pulling(side, d.lam_(s.mo().loop.m + int(c)), o.release_tol)
+              && guard.may_release(i, t))
           {
-            const double vi = s.v_(s.limits[std::size_t(i)].iv);
+            const double vi = s.state().v_(s.mo().limits[std::size_t(i)].iv);
             out.events.push_back(LimitEventRec{t, i, 1, side, vi, vi, 0.0});
             held.erase(held.begin() + long(c));
             guard.released(i, t);
@@ -283,18 +237,15 @@ namespace pfaff
       {
         s.set_state(a.q, a.v);
         const Status p = s.project_state(o.start_iterations);
-        if (!(p.value <= std::max(1e3 * s.opt.position_tol, 1e-9)))
+        if (!(p.value <= std::max(1e3 * s.mo().opt.position_tol, 1e-9)))
           return std::numeric_limits<double>::quiet_NaN();
-        const double kept = s.opt.dt;
-        s.opt.dt = x;
-        Data & d = s;
+        Data & d = s.d();
         d.t_ = a.t;
-        start_terms(s, d, s.q_, s.v_, true);
+        start_terms(s.mo(), d, s.state().q_, s.state().v_, true);
         d.st_.next();
-        accel(s, d, s.tau_, d.rs_, d.a_);
-        StepState w = s;
-        const Status c = step(s, d, w, a.t, 0);
-        s.opt.dt = kept;
+        accel(s.mo(), d, s.state().tau_, d.rs_, d.a_);
+        StepState w = s.state();
+        const Status c = step(s.mo(), d, w, a.t, 0, x);
         return c.code == status_code::ok ? w.q_(iq) : std::numeric_limits<double>::quiet_NaN();
       }
 
@@ -323,14 +274,14 @@ namespace pfaff
       // present sample at t1, and the crossing time after prev
       std::pair<int, double> locate(const Saved & a, double t1)
       {
-        const VecX q1 = s.q_;
+        const VecX q1 = s.state().q_;
         const double h = t1 - a.t;
         int best = -1;
         double best_s = kInf;
-        for (std::size_t i = 0; i < s.limits.size(); ++i)
+        for (std::size_t i = 0; i < s.mo().limits.size(); ++i)
         {
-          const JointLimit & l = s.limits[i];
-          if (is_held(held, int(i)) || !outside(l, q1(l.iq), s.opt.position_tol))
+          const JointLimit & l = s.mo().limits[i];
+          if (is_held(held, int(i)) || !outside(l, q1(l.iq), s.mo().opt.position_tol))
             continue;
           const bool lower = q1(l.iq) < l.lower;
           const double bound = lower ? l.lower : l.upper, sign = lower ? 1.0 : -1.0;
@@ -358,20 +309,20 @@ namespace pfaff
       // (the stop held) where the guard says so
       void impact(int i, double t)
       {
-        const JointLimit & l = s.limits[std::size_t(i)];
-        VecX q = s.q_, v = s.v_;
+        const JointLimit & l = s.mo().limits[std::size_t(i)];
+        VecX q = s.state().q_, v = s.state().v_;
         const int side = q(l.iq) <= 0.5 * (l.lower + l.upper) ? 0 : 1;
         q(l.iq) = side == 0 ? l.lower : l.upper; // on the bound to event_tol
         s.set_state(q, v);
-        Data & d = s;
-        dynamics_state(s, d, q, v, false);
-        evaluate(s, d, q, v, false);
-        const MatX M = dense_M(s, d);
+        Data & d = s.d();
+        dynamics_state(s.mo(), d, q, v, false);
+        evaluate(s.mo(), d, q, v, false);
+        const MatX M = dense_M(s.mo(), d);
         const double v_pre = v(l.iv);
         const double approach = std::max(0.0, side == 0 ? -v_pre : v_pre);
         const double e =
           guard.plastic(i, t, approach, l.rest_speed, held) ? 0.0 : l.restitution;
-        const VecX vn = metric_impact(M, d.A, v, l.iv, -e * v_pre, s.opt.rank_tol);
+        const VecX vn = metric_impact(M, d.A, v, l.iv, -e * v_pre, s.mo().opt.rank_tol);
         const double loss = 0.5 * (v.dot(M * v) - vn.dot(M * vn));
         s.set_state(q, vn);
         if (e == 0.0)
@@ -392,11 +343,11 @@ namespace pfaff
   Status run_limited(
     System & s, double t0, int n, Held & held, const LimitOptions & o, LimitRun & out)
   {
-    const double dt = s.opt.dt;
-    const int L = int(s.limits.size());
+    const double dt = s.mo().opt.dt;
+    const int L = int(s.mo().limits.size());
     out = LimitRun{};
-    s.newton_failures = 0;
-    out.record.clear(s, s.loop.m + L, s.loop.m_h + L);
+    s.state().newton_failures = 0;
+    out.record.clear(s.mo(), s.mo().loop.m + L, s.mo().loop.m_h + L);
     Run r{s, o, out, held, EventGuard(dt, o.max_events, L), dt};
     const double t_end = t0 + n * dt;
     // the guard bounds a step's events by max_events plus one impact per limit; a
@@ -444,8 +395,8 @@ namespace pfaff
       {
         for (int j = 0; j < L && i < 0; ++j)
         {
-          const JointLimit & l = s.limits[std::size_t(j)];
-          if (!is_held(held, j) && outside(l, s.q_(l.iq), s.opt.position_tol))
+          const JointLimit & l = s.mo().limits[std::size_t(j)];
+          if (!is_held(held, j) && outside(l, s.state().q_(l.iq), s.mo().opt.position_tol))
             i = j;
         }
         r.account(save(s, t));
