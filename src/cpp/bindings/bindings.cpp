@@ -291,7 +291,7 @@ NB_MODULE(_core, m)
       "an adaptive step (pfaff.simulate.tableaus.adaptive_pair): SciPy's embedded pair "
       "with solve_ivp's error control over each interval dt; set_tableau returns to a "
       "fixed-step method")
-    .def_prop_ro("adaptive", [](const System & s) { return s.ad_stages_ > 0; })
+    .def_prop_ro("adaptive", [](const System & s) { return s.mo().ad_stages_ > 0; })
     .def_prop_ro("kkt_cond_max", &System::kkt_cond_max,
                  "the largest condition number of the KKT matrix the KKT method met")
     .def_prop_ro("stages", &System::stages)

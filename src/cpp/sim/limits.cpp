@@ -249,9 +249,10 @@ namespace pfaff
 
       bool crossed() const
       {
-        for (std::size_t i = 0; i < s.mo().limits.size(); ++i)
+        const Model & mo = s.mo();
+        for (std::size_t i = 0; i < mo.limits.size(); ++i)
           if (!is_held(held, int(i))
-              && outside(s.mo().limits[i], s.state().q_(s.mo().limits[i].iq), s.mo().opt.position_tol))
+              && outside(mo.limits[i], s.state().q_(mo.limits[i].iq), mo.opt.position_tol))
             return true;
         return false;
       }
@@ -264,7 +265,8 @@ namespace pfaff
         for (std::size_t c = 0; c < held.size(); ++c)
         {
           const auto [i, side] = held[c];
-          if (pulling(side, d.lam_(s.mo().loop.m + int(c)), o.release_tol) && guard.may_release(i, t))
+          if (pulling(side, d.lam_(s.mo().loop.m + int(c)), o.release_tol)
+              && guard.may_release(i, t))
           {
             const double vi = s.state().v_(s.mo().limits[std::size_t(i)].iv);
             out.events.push_back(LimitEventRec{t, i, 1, side, vi, vi, 0.0});
