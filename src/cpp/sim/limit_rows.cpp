@@ -30,10 +30,15 @@ namespace pfaff
     if (!(lim.restitution >= 0.0 && lim.restitution <= 1.0))
       c.fail("restitution = " + std::to_string(lim.restitution) + ", valid: [0, 1]");
     c.number(lim.rest_speed, "rest_speed", 0.0, false);
+    mark_loop_rows(s);
+    s.limits.push_back(lim);
+  }
+
+  void mark_loop_rows(System & s)
+  {
     set_held_rows(s, {}); // the loop's rows alone
     s.loop = LoopRows{int(s.specs.size()), s.m, s.m_h, s.hol_rows.size(), s.pf_rows.size(),
                       s.uni_rows.size()};
-    s.limits.push_back(lim);
   }
 
   void set_held_rows(System & s, const Held & held)
@@ -48,8 +53,20 @@ namespace pfaff
     s.uni_rows.resize(l.uni);
     s.m = l.m;
     s.m_h = l.m_h;
+    const int L = int(s.limits.size());
     for (const auto & [i, side] : held) // held_rows: a LockedJoint at the bound per limit
     {
+      if (i >= L) // a contact point: its PointOnPlane row, in its body frame's window
+      {
+        const Spec & sp = s.contact_specs[std::size_t(side)];
+        const FrameSlot & f = s.frame_slots[std::size_t(sp.s1)];
+        s.specs.push_back(sp);
+        s.row_cols.emplace_back(f.c0, f.c1 - f.c0);
+        s.hol_rows.push_back(s.m);
+        ++s.m;
+        ++s.m_h;
+        continue;
+      }
       const JointLimit & lim = s.limits[std::size_t(i)];
       Spec sp;
       sp.kind = Kind::LockedJoint;

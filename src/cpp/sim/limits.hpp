@@ -122,6 +122,8 @@ namespace pfaff
   /// refuse (std::invalid_argument) a limit the System cannot hold, else add it to its
   /// Model (the loop's rows are those added so far; no limit may be held)
   void add_limit(System & s, const JointLimit & lim);
+  /// the System's rows so far are the loop's (add_limit, add_contact_pair call it)
+  void mark_loop_rows(System & s);
   /// the active rows: the loop's, then a LockedJoint row at its bound per held limit
   void set_held_rows(System & s, const Held & held);
   /// simulate_limited(..., grid) from the System's state (set_state) and torque
@@ -138,6 +140,10 @@ namespace pfaff
   /// (pfaff.simulate.limit_events.metric_impact: the pseudo-inverse by eigenvalues)
   VecX metric_impact(
     const MatX & M, const MatX & A, const VecX & v, int iv, double target, double rank_tol);
+  /// the same with rows R and their targets b (R v = b, A v = 0)
+  VecX metric_impact_rows(
+    const MatX & M, const MatX & A, const VecX & v, const MatX & R, const VecX & b,
+    double rank_tol);
   /// scipy.optimize.brentq's method on f over [a, b] (f(a) f(b) < 0), as its C source
   double brentq(
     const std::function<double(double)> & f, double xa, double xb, double xtol, double rtol,

@@ -1,0 +1,176 @@
+"""Frictionless unilateral contact on the compiled loop (pfaff.load(path, contact=True),
+Simulator(..., restitution=e)) against the closed forms (pfaff.contact.closed_forms):
+a ball's impact times and rest time, a box resting on four redundant corners; the
+held rows' normal forces against the NumPy reference (PointOnPlane rows, the projected
+dynamics); and the inputs refused."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pfaff
+from pfaff import dynamics as dyn
+from pfaff.constraints.base import ConstraintSet
+from pfaff.constraints.library import PointOnPlane
+from pfaff.contact.closed_forms import ball_impact_times, ball_rest_time
+from pfaff.contact.model import FRICTION_WARNING
+from pfaff.contact.mujoco_cases import run_mujoco
+
+MODELS = Path(__file__).parents[2] / "models" / "contact"
+G = 9.81
+DT = 1e-3
+
+
+def _load(name: str):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the friction warning, tested on its own
+        return pfaff.load(MODELS / name, contact=True)
+
+
+def _ball_run(e: float, t_end: float):
+    sim = pfaff.Simulator(_load("ball_drop.xml"), dt=DT, restitution=e, max_events=400)
+    sim.step(n=int(math.ceil(t_end / DT)))
+    return sim
+
+
+@pytest.mark.parametrize("e", [0.0, 0.5, 0.8])
+def test_ball_impacts_at_the_closed_form_times_and_rests_without_penetration(e):
+    t_rest = ball_rest_time(1.0, e, G)
+    sim = _ball_run(e, t_rest + 0.2)
+    impacts = np.array([ev.t for ev in sim.events if ev.kind == "impact"])
+    # every flight longer than 1e-6 s is one impact at its closed-form time
+    closed = ball_impact_times(1.0, e, G, n=400)
+    flights = np.diff(closed, prepend=0.0)
+    k = int(np.sum(flights > 1e-6)) if e > 0 else 1
+    assert len(impacts) >= k
+    assert np.max(np.abs(impacts[:k] - closed[:k])) < 1e-9
+    # at rest: the last impact at the accumulation time, within the time the bounces
+    # below the rest speed would still have taken (2 e v_rest / (g (1 - e)))
+    bound = 2 * e * 1e-7 / (G * (1 - e)) + 1e-9
+    assert abs(impacts[-1] - t_rest) < bound
+    z = sim.q[2]
+    assert z - 0.1 >= -1e-9 and abs(z - 0.1) < 1e-9
+    assert np.max(np.abs(sim.v)) < 1e-9
+    assert sim.t == pytest.approx(int(math.ceil((t_rest + 0.2) / DT)) * DT)
+    (c,) = sim.contacts
+    assert (c.geom1, c.geom2, c.mode) == ("floor", "ball", "slip")
+    assert abs(c.normal_force - 1.0 * G) < 1e-9 * G
+    assert abs(c.point[2]) < 1e-9 and np.allclose(c.normal, (0, 0, 1), atol=1e-12)
+
+
+def test_a_ball_bouncing_loses_the_energy_newton_says():
+    e = 0.5
+    sim = _ball_run(e, 1.0)
+    first = next(ev for ev in sim.events if ev.kind == "impact")
+    v1 = G * math.sqrt(2.0 / G)
+    assert abs(first.v_pre + v1) < 1e-9 and abs(first.v_post - e * v1) < 1e-9
+    assert abs(first.energy_lost - 0.5 * 1.0 * v1**2 * (1 - e**2)) < 1e-9
+
+
+def test_box_rests_on_four_redundant_corners_whose_forces_sum_to_mg():
+    sim = pfaff.Simulator(_load("box_on_plane.xml"), dt=DT)
+    sim.step(n=500)
+    cs = sim.contacts
+    assert len(cs) == 4
+    total = sum(c.normal_force for c in cs)
+    assert abs(total - 2.0 * G) < 1e-9 * 2.0 * G
+    assert all(c.normal_force > 0 for c in cs)
+    assert abs(sim.q[2] - 0.1) < 1e-9 and np.max(np.abs(sim.v)) < 1e-9
+    corners = sorted((round(c.point[0], 9), round(c.point[1], 9)) for c in cs)
+    assert corners == [(-0.2, -0.15), (-0.2, 0.15), (0.2, -0.15), (0.2, 0.15)]
+
+
+def _reference_forces(system, q, v, tau, contacts):
+    """The held rows' normal forces by the NumPy engine: each contact a PointOnPlane
+    row of its body point on the floor, the projected dynamics' multipliers."""
+    mech = system.mechanism
+    rows = [
+        PointOnPlane(c_frame, c.normal, offset=float(np.dot(c.normal, c.point)), point=p_body)
+        for c, c_frame, p_body in contacts
+    ]
+    cset = ConstraintSet(mech, rows)
+    snap = mech.compute(q, v, cset.frames, extras=False)
+    ev = cset.evaluate(snap)
+    sol = dyn.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift, system.rank_tol)
+    return -sol.lam
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_held_ball_normal_force_matches_the_numpy_reference(seed):
+    rng = np.random.default_rng(seed)
+    system = _load("ball_drop.xml")
+    sim = pfaff.Simulator(system, dt=DT)
+    sim.step(n=600)  # resting on the floor (e = 0)
+    (c,) = sim.contacts
+    # a tangential velocity, a spin and a torque pressing or lifting within the force
+    v = np.concatenate([[*rng.normal(size=2), 0.0], rng.normal(size=3)])
+    tau = np.concatenate([rng.normal(size=2), [rng.uniform(-5, 5)], rng.normal(size=3)])
+    sim.reset(sim.q, v)
+    sim.step(tau=tau, n=1)
+    (c,) = sim.contacts
+    centre = (c, "ball", np.zeros(3))
+    ref = _reference_forces(system, sim.q, sim.v, tau, [centre])
+    # the centre held at r above the floor: the same row as the surface point's
+    assert abs(c.normal_force - ref[0]) < 1e-9 * G
+
+
+def test_a_lifting_force_releases_the_ball():
+    sim = pfaff.Simulator(_load("ball_drop.xml"), dt=DT)
+    sim.step(n=600)
+    assert len(sim.contacts) == 1
+    tau = np.zeros(6)
+    tau[2] = 2.0 * G  # twice its weight, upwards (the free joint's z force, body axes)
+    sim.step(tau=tau, n=10)
+    assert sim.contacts == []
+    assert sim.events[-1].kind == "release"
+    assert sim.q[2] > 0.1 + 0.5 * G * (9 * DT) ** 2 * 0.9
+
+
+def test_contact_warns_of_friction_and_default_off_warns_of_pairs():
+    with pytest.warns(UserWarning, match=FRICTION_WARNING):
+        s = pfaff.load(MODELS / "ball_drop.xml", contact=True)
+    assert s.contacts.names == [("floor", "ball")]
+    with pytest.warns(UserWarning, match="contact is not modelled"):
+        s = pfaff.load(MODELS / "ball_drop.xml")
+    assert s.contacts is None
+
+
+def test_bad_restitution_and_contact_on_urdf_are_refused():
+    system = _load("ball_drop.xml")
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="restitution"):
+            pfaff.Simulator(system, restitution=bad)
+    with pytest.raises(ValueError, match="max_events"):
+        pfaff.Simulator(system, max_events=0)
+
+
+def test_core_refuses_a_pair_of_two_world_geoms_and_a_bad_geom():
+    from pfaff import core
+
+    sim = pfaff.Simulator(_load("ball_drop.xml"), dt=DT)
+    sys_ = core.clone(sim._limited._core)
+    with pytest.raises(ValueError, match="geom id"):
+        core.add_contact_pair(sys_, 0, 7, "ball", 0.0, 1e-7)
+    with pytest.raises(ValueError, match="both on moving bodies|both fixed"):
+        core.add_contact_pair(sys_, 0, 0, "ball", 0.0, 1e-7)
+    with pytest.raises(ValueError, match="restitution"):
+        core.add_contact_pair(sys_, 0, 1, "ball", 2.0, 1e-7)
+    with pytest.raises(ValueError, match="MuJoCo cannot load"):
+        core.set_contact_world(sys_, str(MODELS / "no_such_file.xml"))
+
+
+def test_mujoco_figures_beside_the_closed_form():
+    # MuJoCo's soft contact on the same file: the first impact within a step or two of
+    # the closed form, a rest penetration of a fraction of a millimetre, no bounce
+    run = run_mujoco(MODELS / "ball_drop.xml", 1.5)
+    t1 = ball_impact_times(1.0, 0.0, G, n=1)[0]
+    assert abs(run.impacts[0] - t1) < 3e-3
+    assert 1e-5 < run.penetration[-1] < 1e-3
+    ours = _ball_run(0.0, 1.5)
+    assert abs(ours.events[0].t - t1) < 1e-9
+    assert ours.q[2] - 0.1 >= -1e-9
