@@ -131,7 +131,9 @@ namespace pfaff
     for (std::size_t i = 0; i < in.size(); ++i)
     {
       const std::size_t k = std::size_t(in[i].pair);
-      if (plastic[k] && count[k] < kContactRows)
+      // held where it stops: plastic, or e = 0 (as a limit's stop)
+      const bool stops = plastic[k] || s.contact_pairs[k].restitution == 0.0;
+      if (stops && count[k] < kContactRows)
       {
         s.contact_specs.push_back(contact_spec(s, in[i]));
         s.contact_spec_pair.push_back(int(k));
