@@ -89,8 +89,20 @@ namespace pfaff
         in.push_back(hit[i]);
         rows.push_back(long(i));
       }
+    // a crossing located where no touching point approaches: a bounce too small for the
+    // coordinates' resolution ended inside the step. The touching points stop (held),
+    // so that the run goes on (else it would locate the same crossing again)
+    bool stop_all = false;
     if (in.empty())
-      return;
+    {
+      if (hit.empty())
+        return; // nothing within reach: the event budget ends a run that keeps at it
+      in = hit;
+      rows.resize(hit.size());
+      for (std::size_t i = 0; i < hit.size(); ++i)
+        rows[i] = long(i);
+      stop_all = true;
+    }
     const MatX R = G(rows, Eigen::all);
     const VecX pre = vn(rows);
     // per pair: its fastest approach decides whether it is plastic (the guard's rule)
@@ -103,7 +115,7 @@ namespace pfaff
     for (std::size_t k = 0; k < P; ++k)
       if (approach[k] > -HUGE_VAL)
         plastic[k] = guard.plastic(
-          L + int(k), t, approach[k], s.contact_pairs[k].rest_speed, held) ? 1 : 0;
+          L + int(k), t, approach[k], s.contact_pairs[k].rest_speed, held) || stop_all ? 1 : 0;
     VecX target(long(in.size()));
     for (std::size_t i = 0; i < in.size(); ++i)
     {
