@@ -210,3 +210,22 @@ def test_a_ball_without_rest_speed_still_ends_at_rest(monkeypatch):
     assert abs(impacts[-1] - t_rest) < 5e-8
     assert abs(sim.q[2] - 0.1) < 1e-9 and np.max(np.abs(sim.v)) < 1e-9
     assert len(sim.contacts) == 1
+
+
+def test_a_file_without_world_pairs_runs_bit_for_bit_as_without_contact():
+    # four_bar.xml's pairs are all between moving bodies (not modelled: warned), so the
+    # Simulator is the one of contact=False, step for step
+    path = Path(__file__).parents[2] / "models" / "four_bar.xml"
+    with pytest.warns(UserWarning, match="two moving bodies"):
+        on = pfaff.load(path, contact=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        off = pfaff.load(path)
+    runs = []
+    for system in (on, off):
+        sim = pfaff.Simulator(system, dt=DT)
+        sim.step(n=200)
+        runs.append((sim.q, sim.v, np.asarray(sim.record().rows["lambda"])))
+    for a, b in zip(*runs):
+        assert np.array_equal(a, b)
+    assert on.contacts.pairs == []
