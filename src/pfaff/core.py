@@ -334,11 +334,11 @@ def add_limit(
     _core.add_limit(system, iq, iv, lower, upper, restitution, rest_speed)
 
 
-def set_contact_world(system, path: str) -> None:
-    """Load the MJCF ``path`` whose geoms the contact pairs name into a
-    ``pfaff._core.System`` (MuJoCo's compiler, ``src/cpp/sim/contact.cpp``). Raises
-    ValueError with MuJoCo's message."""
-    _core.set_contact_world(system, str(path))
+def set_contact_world(system, mjb: bytes, label: str) -> None:
+    """Give a ``pfaff._core.System`` the compiled MuJoCo model whose geoms the contact
+    pairs name: ``mjb``, ``mujoco.mj_saveModel``'s buffer (``src/cpp/sim/contact.cpp``);
+    ``label`` names it in messages. Raises ValueError when MuJoCo cannot load it."""
+    _core.set_contact_world(system, bytes(mjb), str(label))
 
 
 def add_contact_pair(

@@ -50,9 +50,14 @@ namespace pfaff
       "Newton's restitution in [0, 1] and the approach speed at or below which an impact is "
       "plastic; after the system's constraints (ValueError naming what is wrong)");
 
-    m.def("set_contact_world", &set_contact_world, "system"_a, "path"_a,
-          "load the model file (MJCF) whose geoms the contact pairs name, with MuJoCo's "
-          "compiler (ValueError with its message)");
+    m.def(
+      "set_contact_world",
+      [](System & s, nb::bytes mjb, const std::string & label) {
+        set_contact_world(s, std::string(mjb.c_str(), mjb.size()), label);
+      },
+      "system"_a, "mjb"_a, "label"_a,
+      "the compiled MuJoCo model (mj_saveModel's buffer) whose geoms the contact pairs "
+      "name; label names it in messages (ValueError when MuJoCo cannot load it)");
     m.def("add_contact_pair", &add_contact_pair, "system"_a, "g1"_a, "g2"_a, "body_frame"_a,
           "restitution"_a, "rest_speed"_a,
           "add the contact pair of geoms g1, g2 (one fixed in the world; body_frame: the "
@@ -115,7 +120,7 @@ namespace pfaff
         std::vector<bool> seen(std::size_t(L), false);
         for (const auto & [i, side] : held)
         {
-          if (i >= L) // a held contact point: its row among the system's
+          if (i >= L && !s.contact_pairs.empty()) // a held contact point: its row
           {
             c.index(i, L + long(s.contact_pairs.size()), "held contact", "L + a pair index");
             c.index(side, long(s.contact_specs.size()), "held contact row",

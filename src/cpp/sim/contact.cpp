@@ -92,17 +92,17 @@ namespace pfaff
     return out_;
   }
 
-  void set_contact_world(System & s, const std::string & path)
+  void set_contact_world(System & s, const std::string & mjb, const std::string & label)
   {
     const Check c{"System.set_contact_world"};
-    char err[1000] = "";
-    mjModel * m = mj_loadXML(path.c_str(), nullptr, err, int(sizeof(err)));
+    mjModel * m = mjb.empty() ? nullptr : mj_loadModelBuffer(mjb.data(), mjtSize(mjb.size()));
     if (!m)
-      c.fail("MuJoCo cannot load " + path + ": " + err);
+      c.fail("MuJoCo cannot load the compiled model of " + label + " (" +
+             std::to_string(mjb.size()) + " bytes): expected mj_saveModel's buffer");
     s.contact_world = ContactWorld{std::shared_ptr<const mjModel>(m, [](const mjModel * x) {
                                      mj_deleteModel(const_cast<mjModel *>(x));
                                    }),
-                                   path};
+                                   label};
   }
 
   void add_contact_pair(

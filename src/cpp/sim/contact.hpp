@@ -25,11 +25,12 @@ namespace pfaff
   struct Model;
   struct Data;
 
-  /// A model file compiled by MuJoCo (mj_loadXML), shared read-only by a System's clones
+  /// A model file compiled by MuJoCo (loaded from its mjb buffer), shared read-only by a
+  /// System's clones; label: the file, for messages
   struct ContactWorld
   {
     std::shared_ptr<const mjModel_> m;
-    std::string path;
+    std::string label;
   };
 
   /// A geom pair that may touch: `still` fixed in the world, `moving` on the body whose
@@ -75,9 +76,10 @@ namespace pfaff
     std::vector<ContactPoint> out_;
   };
 
-  /// load the file's compiled model into the System (std::invalid_argument with MuJoCo's
-  /// message when it cannot)
-  void set_contact_world(System & s, const std::string & path);
+  /// the file's compiled model (mj_saveModel's buffer, mjb: no file is read again) into
+  /// the System; label names it in messages (std::invalid_argument when MuJoCo cannot
+  /// load it)
+  void set_contact_world(System & s, const std::string & mjb, const std::string & label);
   /// add the pair (geom ids) to the System; body_frame names the moving geom's body frame
   /// (std::invalid_argument naming what is wrong: no world, a geom id, two moving geoms)
   void add_contact_pair(

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import mujoco
+import numpy as np
 
 from pfaff.mechanism.mjcf_contacts import ContactPair, contact_pairs
 from pfaff.simulate.limit_events import ContactEvent
@@ -70,7 +71,9 @@ class FileContacts:
 
     Attributes
     ----------
-    path : the file (its geom ids are those of MuJoCo's compiler).
+    path : the file.
+    mjb : its model compiled by MuJoCo (``mj_saveModel``'s buffer): the geoms the pairs
+        name by id, the core's narrow phase reads it (the file may be gone).
     pairs : the pairs (:class:`~pfaff.mechanism.mjcf_contacts.ContactPair`), ordered
         with the world's geom as ``geom1``.
     frames : per pair, the Pinocchio body frame of the moving geom.
@@ -81,6 +84,7 @@ class FileContacts:
     """
 
     path: str
+    mjb: bytes = b""
     pairs: list[ContactPair] = field(default_factory=list)
     frames: list[str] = field(default_factory=list)
     names: list[tuple[str, str]] = field(default_factory=list)
@@ -98,7 +102,9 @@ def file_contacts(path: str | Path, body_frames: dict[str, str]) -> tuple[FileCo
     frictionless). ``body_frames``: body name -> its Pinocchio frame
     (:attr:`pfaff.mechanism.mjcf_types.MjcfModel.body_frames`)."""
     m = mujoco.MjModel.from_xml_path(str(path))
-    out = FileContacts(str(Path(path).resolve()))
+    buf = np.zeros(mujoco.mj_sizeModel(m), np.uint8)
+    mujoco.mj_saveModel(m, None, buf)
+    out = FileContacts(str(Path(path).resolve()), buf.tobytes())
     moving: list[str] = []
     rubbing: list[str] = []
     for p in contact_pairs(m):

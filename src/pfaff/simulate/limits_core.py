@@ -82,7 +82,7 @@ def limited_system(
             float(rest_speed),
         )  # fmt: skip
     if contacts is not None and contacts.pairs:
-        core.set_contact_world(sys_, contacts.path)
+        core.set_contact_world(sys_, contacts.mjb, contacts.path)
         for p, frame in zip(contacts.pairs, contacts.frames):
             core.add_contact_pair(
                 sys_, p.geom1, p.geom2, frame, float(restitution), CONTACT_REST_SPEED
