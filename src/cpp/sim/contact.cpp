@@ -112,7 +112,7 @@ namespace pfaff
     const Check c{"System.add_contact_pair"};
     const mjModel * m = s.contact_world.m.get();
     if (!m)
-      c.fail("no model file loaded: call set_contact_world(path) first");
+      c.fail("no model file loaded: call set_contact_world(mjb, label) first");
     if (s.plant)
       c.fail("a mechanism given in closed form (a plant) has no collision geoms");
     c.index(g1, m->ngeom, "g1", "a geom id of the compiled model (ngeom)");

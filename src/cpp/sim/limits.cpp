@@ -174,9 +174,9 @@ namespace pfaff
       // one phase of K steps of h from the System's state at t0 (watch: with the stop
       // and the release of simulate_limited's phases); t_at: the sample it ended at, prev
       // the one before (has: there is one). As simulate records a phase: every
-      // record_every-th step, its last and a stop; a release is read from the recorded
-      // samples alone (the reference reads the phase's record); the controller sampled
-      // where due, before the sample
+      // record_every-th step, its last, a stop and a release; a release is read at every
+      // step, so the record stride never moves an event; the controller sampled where
+      // due, before the sample
       End phase(double t0, double h, int K, bool watch, double & t_at, Saved & prev, bool & has)
       {
         if (!start(t0))
@@ -199,16 +199,16 @@ namespace pfaff
             end = End::failed;
             break;
           }
-          if (watch && rec && release(t))
+          if (watch && release(t, rec))
           {
             end = End::released;
             break;
           }
           if (watch && crossed())
           {
-            if (!rec) // the stop's sample, recorded, is read for a release too
+            if (!rec) // the stop's sample is recorded
               keep(t);
-            end = !rec && release(t) ? End::released : End::crossed;
+            end = End::crossed;
             break;
           }
           if (k == K)
@@ -240,8 +240,8 @@ namespace pfaff
       }
 
       // limit_events.release: the first held limit (in held order) that pulls at this
-      // sample, where the guard allows
-      bool release(double t)
+      // sample, where the guard allows; the sample is recorded first (rec: it is already)
+      bool release(double t, bool rec)
       {
         const Data & d = s;
         for (std::size_t c = 0; c < held.size(); ++c)
@@ -250,6 +250,8 @@ namespace pfaff
           const int sd = i >= L ? 0 : side; // a contact pushes as a lower bound does
           if (pulling(sd, d.lam_(s.loop.m + int(c)), o.release_tol) && guard.may_release(i, t))
           {
+            if (!rec)
+              keep(t);
             const double vi = i >= L ? 0.0 : s.v_(s.limits[std::size_t(i)].iv);
             out.events.push_back(LimitEventRec{t, i, 1, sd, vi, vi, 0.0});
             held.erase(held.begin() + long(c));

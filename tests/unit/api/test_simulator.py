@@ -134,6 +134,9 @@ def test_bad_input_is_refused_naming_it():
         sim.step([0.0, np.nan, 0.0, 0.0])
     with pytest.raises(ValueError, match="n must be >= 1"):
         sim.step(n=0)
+    for n in (2.5, "3", None):
+        with pytest.raises(TypeError, match=f"n must be a whole number of steps >= 1, got {n!r}"):
+            sim.step(n=n)
     with pytest.raises(ValueError, match="ctrl= drives actuators"):
         sim.step(ctrl=np.zeros(1))
     with pytest.raises(ValueError, match=r"unknown option\(s\) \['bogus'\]; valid: .*rank_tol"):
