@@ -230,3 +230,14 @@ def test_a_file_without_world_pairs_runs_bit_for_bit_as_without_contact():
     for a, b in zip(*runs):
         assert np.array_equal(a, b)
     assert on.contacts.pairs == []
+
+
+def test_a_rollout_holds_the_contacts_as_the_simulator_does():
+    system = _load("ball_drop.xml")
+    taus = np.zeros((2, 600, 6))
+    out = pfaff.rollout(system, None, None, taus, dt=DT)
+    sim = pfaff.Simulator(system, dt=DT)
+    sim.step(n=600)
+    for k in range(2):
+        assert np.array_equal(out["q"][k, -1], sim.q)
+        assert abs(out["q"][k, -1, 2] - 0.1) < 1e-9
