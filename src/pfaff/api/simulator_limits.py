@@ -94,8 +94,11 @@ class LimitStepper:
         return state
 
     def restore(self, proto) -> None:
-        """The fast path's core system of an unpickled stepper (the limits added again)."""
+        """The fast path's core system of an unpickled stepper (the limits and contact
+        pairs added again; a held contact point is taken up again by the next step, as a
+        plastic impact at rest)."""
         self._core = self._limited_system(proto)
+        self.contact_held = []
 
     def _limited_system(self, proto):
         """A copy of the Simulator's core system ``proto`` holding the limits
@@ -129,6 +132,8 @@ class LimitStepper:
             contact_held = []
         if keep:
             self.held, self.contact_held = held, contact_held
+        else:  # the core renumbered the held contact rows to the first ones, in order
+            self.contact_held = [(i, j) for j, (i, _) in enumerate(self.contact_held)]
             self.events.extend(events)
         return traj, events
 
@@ -190,9 +195,20 @@ def derivative_warning(stepper: LimitStepper, q, v, t: float, tau) -> str | None
             f"step_derivatives: the limit of {', '.join(stepper.held_names())} is held: the "
             "Jacobians are those of the step without limits, not of the held step"
         )
+    if stepper.contact_held:
+        return (
+            "step_derivatives: a contact is closed: the Jacobians are those of the step "
+            "without contacts, not of the held step"
+        )
     _, events = stepper.run(q, v, t, tau, 1, keep=False)
     if events:
         e = events[0]
+        if not hasattr(e, "joint"):  # a contact's event
+            return (
+                f"step_derivatives: the step meets {e.geom1!r} / {e.geom2!r} at t = "
+                f"{e.t:.9g} s: the Jacobians are those of the step without contacts, not of "
+                "the step with its impact"
+            )
         return (
             f"step_derivatives: the step hits the {e.side} limit of {e.joint!r} at t = "
             f"{e.t:.9g} s: the Jacobians are those of the step without limits, not of the "

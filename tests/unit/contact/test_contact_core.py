@@ -241,3 +241,26 @@ def test_a_rollout_holds_the_contacts_as_the_simulator_does():
     for k in range(2):
         assert np.array_equal(out["q"][k, -1], sim.q)
         assert abs(out["q"][k, -1, 2] - 0.1) < 1e-9
+
+
+def test_step_derivatives_say_a_contact_is_met_or_closed():
+    sim = pfaff.Simulator(_load("ball_drop.xml"), dt=DT)
+    sim.step(n=451)  # the impact is at 0.4515 s: inside the next step
+    with pytest.warns(UserWarning, match="meets 'floor' / 'ball'"):
+        sim.step_derivatives()
+    sim.step(n=3)  # the ball rests, its contact closed, the held row kept
+    with pytest.warns(UserWarning, match="a contact is closed"):
+        sim.step_derivatives()
+    sim.step(n=100)
+    assert abs(sim.q[2] - 0.1) < 1e-9 and len(sim.contacts) == 1
+
+
+def test_a_pickled_simulator_goes_on_resting():
+    import pickle
+
+    sim = pfaff.Simulator(_load("ball_drop.xml"), dt=DT)
+    sim.step(n=600)
+    again = pickle.loads(pickle.dumps(sim))
+    again.step(n=100)
+    assert abs(again.q[2] - 0.1) < 1e-9 and np.max(np.abs(again.v)) < 1e-9
+    assert len(again.contacts) == 1
