@@ -14,8 +14,9 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings/bind.hpp"
-#include "model/core.hpp"
 #include "sim/contact.hpp"
+#include "sim/limits.hpp"
+#include "sim/system.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -66,28 +67,29 @@ namespace pfaff
     m.def(
       "held_contacts",
       [](System & s, std::vector<std::pair<int, int>> held) {
-        const int L = int(s.limits.size());
+        const int L = int(s.mo().limits.size());
         nb::list out;
-        if (s.contact_pairs.empty())
+        if (s.mo().contact_pairs.empty())
           return out;
         set_held_rows(s, held);
-        Model & mo = s;
-        Data & d = s;
-        start_terms(mo, d, s.q_, s.v_, true);
+        const Model & mo = s.mo();
+        Data & d = s.d();
+        const StepState & x = s.state();
+        start_terms(mo, d, x.q_, x.v_, true);
         d.st_.next();
-        accel(mo, d, s.tau_, d.rs_, d.a_);
-        forces(mo, d, s.tau_, d.rs_, d.a_, d.F_, d.lam_);
+        accel(mo, d, x.tau_, d.rs_, d.a_);
+        forces(mo, d, x.tau_, d.rs_, d.a_, d.F_, d.lam_);
         for (std::size_t c = 0; c < held.size(); ++c)
         {
           const auto [i, j] = held[c];
           if (i < L)
             continue;
-          const Spec & sp = s.contact_specs[std::size_t(j)];
+          const Spec & sp = mo.contact_specs[std::size_t(j)];
           const FrameKin & f = d.frames[std::size_t(sp.s1)];
           const Vec3 p = f.p + f.R * sp.p1;
-          const ContactPairC & cp = s.contact_pairs[std::size_t(i - L)];
+          const ContactPairC & cp = mo.contact_pairs[std::size_t(i - L)];
           out.append(nb::make_tuple(i - L, cp.still, cp.moving, p(0), p(1), p(2), sp.n(0),
-                                    sp.n(1), sp.n(2), -d.lam_(s.loop.m + int(c))));
+                                    sp.n(1), sp.n(2), -d.lam_(mo.loop.m + int(c))));
         }
         return out;
       },
@@ -105,25 +107,25 @@ namespace pfaff
         const Check c{"run_limited"};
         c.vec(tau, s.nv(), "tau", "nv");
         c.number(t0, "t0", -HUGE_VAL, false);
-        if (!(std::isfinite(t_end) && t_end - t0 > 1e-9 * s.opt.dt))
+        if (!(std::isfinite(t_end) && t_end - t0 > 1e-9 * s.mo().opt.dt))
           c.fail("t_end = " + std::to_string(t_end) + " must be finite and after t0 = "
                  + std::to_string(t0) + " by more than 1e-9 dt");
-        if (!((t_end - t0) / s.opt.dt < double(INT_MAX / 4)))
+        if (!((t_end - t0) / s.mo().opt.dt < double(INT_MAX / 4)))
           c.fail("t_end - t0 = " + std::to_string(t_end - t0) + " s is more than "
                  + std::to_string(INT_MAX / 4) + " steps of dt");
         c.index(record_every, INT_MAX, "record_every", ">= 1", 1);
-        if (s.unilaterals() == 0)
+        if (s.mo().unilaterals() == 0)
           c.fail("the system has no joint limit (add_limit) nor contact pair (add_contact_pair)");
-        if (s.q_.size() != s.nq() || s.v_.size() != s.nv())
+        if (s.state().q_.size() != s.nq() || s.state().v_.size() != s.nv())
           c.fail("no state: call set_state(q, v) first");
-        const long L = long(s.limits.size());
+        const long L = long(s.mo().limits.size());
         std::vector<bool> seen(std::size_t(L), false);
         for (const auto & [i, side] : held)
         {
-          if (i >= L && !s.contact_pairs.empty()) // a held contact point: its row
+          if (i >= L && !s.mo().contact_pairs.empty()) // a held contact point: its row
           {
-            c.index(i, L + long(s.contact_pairs.size()), "held contact", "L + a pair index");
-            c.index(side, long(s.contact_specs.size()), "held contact row",
+            c.index(i, L + long(s.mo().contact_pairs.size()), "held contact", "L + a pair index");
+            c.index(side, long(s.mo().contact_specs.size()), "held contact row",
                     "a contact row of this system's last run");
             continue;
           }
@@ -132,8 +134,8 @@ namespace pfaff
           if (seen[std::size_t(i)])
             c.fail("held names limit " + std::to_string(i) + " twice");
           seen[std::size_t(i)] = true;
-          const JointLimit & l = s.limits[std::size_t(i)];
-          const double x = s.q_(l.iq), b = side == 0 ? l.lower : l.upper;
+          const JointLimit & l = s.mo().limits[std::size_t(i)];
+          const double x = s.state().q_(l.iq), b = side == 0 ? l.lower : l.upper;
           if (!(std::abs(x - b) <= 1e-9))
             c.fail("held limit " + std::to_string(i) + " is held at its "
                    + (side == 0 ? "lower" : "upper") + " bound " + std::to_string(b)

@@ -3,6 +3,7 @@
 #include "sim/contact.hpp"
 #include "model/check.hpp"
 #include "model/core.hpp"
+#include "sim/system.hpp"
 
 #include <cmath>
 #include <string>
@@ -99,10 +100,10 @@ namespace pfaff
     if (!m)
       c.fail("MuJoCo cannot load the compiled model of " + label + " (" +
              std::to_string(mjb.size()) + " bytes): expected mj_saveModel's buffer");
-    s.contact_world = ContactWorld{std::shared_ptr<const mjModel>(m, [](const mjModel * x) {
-                                     mj_deleteModel(const_cast<mjModel *>(x));
-                                   }),
-                                   label};
+    ContactWorld w{std::shared_ptr<const mjModel>(
+                     m, [](const mjModel * x) { mj_deleteModel(const_cast<mjModel *>(x)); }),
+                   label};
+    s.change_model([&](ModelBuilder & b) { b.set_contact_world(std::move(w)); }, false);
   }
 
   void add_contact_pair(
@@ -110,10 +111,10 @@ namespace pfaff
     double rest_speed)
   {
     const Check c{"System.add_contact_pair"};
-    const mjModel * m = s.contact_world.m.get();
+    const mjModel * m = s.mo().contact_world.m.get();
     if (!m)
       c.fail("no model file loaded: call set_contact_world(mjb, label) first");
-    if (s.plant)
+    if (s.mo().plant)
       c.fail("a mechanism given in closed form (a plant) has no collision geoms");
     c.index(g1, m->ngeom, "g1", "a geom id of the compiled model (ngeom)");
     c.index(g2, m->ngeom, "g2", "a geom id of the compiled model (ngeom)");
@@ -126,7 +127,6 @@ namespace pfaff
     if (!(restitution >= 0.0 && restitution <= 1.0))
       c.fail("restitution = " + std::to_string(restitution) + ", valid: [0, 1]");
     c.number(rest_speed, "rest_speed", 0.0, false);
-    mark_loop_rows(s);
     ContactPairC p;
     p.still = w1 ? g1 : g2;
     p.moving = w1 ? g2 : g1;
@@ -135,7 +135,7 @@ namespace pfaff
     p.g_R = rotation(m->geom_quat + 4 * p.moving);
     p.restitution = restitution;
     p.rest_speed = rest_speed;
-    s.contact_pairs.push_back(p);
+    s.change_model([&](ModelBuilder & b) { b.add_contact_pair(p); });
   }
 
   Spec contact_spec(const Model & mo, const ContactPoint & p)

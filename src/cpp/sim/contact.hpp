@@ -16,7 +16,6 @@
 #include "model/core_types.hpp"
 #include "sim/limits.hpp"
 
-struct mjModel_;
 struct mjData_;
 
 namespace pfaff
@@ -24,25 +23,6 @@ namespace pfaff
   class System;
   struct Model;
   struct Data;
-
-  /// A model file compiled by MuJoCo (loaded from its mjb buffer), shared read-only by a
-  /// System's clones; label: the file, for messages
-  struct ContactWorld
-  {
-    std::shared_ptr<const mjModel_> m;
-    std::string label;
-  };
-
-  /// A geom pair that may touch: `still` fixed in the world, `moving` on the body whose
-  /// BODY frame is the frame slot `slot`
-  struct ContactPairC
-  {
-    int still = -1, moving = -1; // geom ids of the compiled mjModel
-    int slot = -1;               // the moving geom's body frame slot (add_frame)
-    Vec3 g_pos = Vec3::Zero();   // the moving geom's pose in its body frame
-    Mat3 g_R = Mat3::Identity();
-    double restitution = 0.0, rest_speed = 0.0;
-  };
 
   /// One point of a pair's narrow phase at a configuration
   struct ContactPoint

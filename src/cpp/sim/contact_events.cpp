@@ -5,6 +5,7 @@
 // point held as a row).
 #include "sim/contact.hpp"
 #include "model/core.hpp"
+#include "sim/system.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -20,34 +21,34 @@ namespace pfaff
 
     bool held_point(const System & s, const Held & held, const ContactPoint & p)
     {
-      const int L = int(s.limits.size());
+      const int L = int(s.mo().limits.size());
       return std::any_of(held.begin(), held.end(), [&](const auto & h) {
-        return h.first >= L && same_point(s, h.second, p);
+        return h.first >= L && same_point(s.mo(), h.second, p);
       });
     }
   } // namespace
 
   void compact_contacts(System & s, Held & held)
   {
-    const int L = int(s.limits.size());
+    const Model & mo = s.mo();
+    const int L = int(mo.limits.size());
     std::vector<Spec> specs;
     std::vector<int> pair;
     for (auto & h : held)
       if (h.first >= L)
       {
-        specs.push_back(s.contact_specs[std::size_t(h.second)]);
-        pair.push_back(s.contact_spec_pair[std::size_t(h.second)]);
+        specs.push_back(mo.contact_specs[std::size_t(h.second)]);
+        pair.push_back(mo.contact_spec_pair[std::size_t(h.second)]);
         h.second = int(specs.size()) - 1;
       }
-    s.contact_specs = std::move(specs);
-    s.contact_spec_pair = std::move(pair);
+    s.change_model([&](ModelBuilder & b) { b.set_contact_rows(specs, pair); }, false);
   }
 
   int contact_crossed(const System & s, Narrow & nar, const Held & held, const VecX & q, double tol)
   {
-    if (s.contact_pairs.empty())
+    if (s.mo().contact_pairs.empty())
       return -1;
-    for (const ContactPoint & p : nar.points(s, q, 0.0))
+    for (const ContactPoint & p : nar.points(s.mo(), q, 0.0))
       if (p.dist < -tol && !held_point(s, held, p))
         return p.pair;
     return -1;
@@ -57,7 +58,7 @@ namespace pfaff
     const System & s, Narrow & nar, const Held & held, const VecX & q, int k, double margin)
   {
     double g = margin;
-    for (const ContactPoint & p : nar.points(s, q, margin))
+    for (const ContactPoint & p : nar.points(s.mo(), q, margin))
       if (p.pair == k && !held_point(s, held, p))
         g = std::min(g, p.dist);
     return g;
@@ -67,16 +68,17 @@ namespace pfaff
     System & s, Narrow & nar, Held & held, EventGuard & guard, double t,
     std::vector<LimitEventRec> & events)
   {
-    const int L = int(s.limits.size());
-    const VecX q = s.q_, v = s.v_;
-    Data & d = s;
-    dynamics_state(s, d, q, v, false);
-    evaluate(s, d, q, v, false);
+    const Model & mo = s.mo();
+    const int L = int(mo.limits.size());
+    const VecX q = s.state().q_, v = s.state().v_;
+    Data & d = s.d();
+    dynamics_state(mo, d, q, v, false);
+    evaluate(mo, d, q, v, false);
     std::vector<ContactPoint> hit;
-    for (const ContactPoint & p : nar.points(s, q, kTouch))
+    for (const ContactPoint & p : nar.points(mo, q, kTouch))
       if (p.dist <= kTouch && !held_point(s, held, p))
         hit.push_back(p);
-    MatX G = contact_rows(s, d, hit);
+    MatX G = contact_rows(mo, d, hit);
     VecX vn = G * v;
     // the approaching points, and those leaving slower than their pair's rest speed
     // (a bounce too small to locate: held), alone; a touching point leaving faster stays
@@ -84,7 +86,7 @@ namespace pfaff
     std::vector<ContactPoint> in;
     std::vector<long> rows;
     for (std::size_t i = 0; i < hit.size(); ++i)
-      if (vn(long(i)) < s.contact_pairs[std::size_t(hit[i].pair)].rest_speed)
+      if (vn(long(i)) < mo.contact_pairs[std::size_t(hit[i].pair)].rest_speed)
       {
         in.push_back(hit[i]);
         rows.push_back(long(i));
@@ -106,7 +108,7 @@ namespace pfaff
     const MatX R = G(rows, Eigen::all);
     const VecX pre = vn(rows);
     // per pair: its fastest approach decides whether it is plastic (the guard's rule)
-    const std::size_t P = s.contact_pairs.size();
+    const std::size_t P = mo.contact_pairs.size();
     std::vector<double> approach(P, -HUGE_VAL);
     for (std::size_t i = 0; i < in.size(); ++i)
       approach[std::size_t(in[i].pair)] =
@@ -115,15 +117,15 @@ namespace pfaff
     for (std::size_t k = 0; k < P; ++k)
       if (approach[k] > -HUGE_VAL)
         plastic[k] = guard.plastic(
-          L + int(k), t, approach[k], s.contact_pairs[k].rest_speed, held) || stop_all ? 1 : 0;
+          L + int(k), t, approach[k], mo.contact_pairs[k].rest_speed, held) || stop_all ? 1 : 0;
     VecX target(long(in.size()));
     for (std::size_t i = 0; i < in.size(); ++i)
     {
-      const ContactPairC & c = s.contact_pairs[std::size_t(in[i].pair)];
+      const ContactPairC & c = mo.contact_pairs[std::size_t(in[i].pair)];
       target(long(i)) = plastic[std::size_t(in[i].pair)] ? 0.0 : -c.restitution * pre(long(i));
     }
-    const MatX M = dense_M(s, d);
-    const VecX vn_new = metric_impact_rows(M, d.A, v, R, target, s.opt.rank_tol);
+    const MatX M = dense_M(mo, d);
+    const VecX vn_new = metric_impact_rows(M, d.A, v, R, target, mo.opt.rank_tol);
     const double loss = 0.5 * (v.dot(M * v) - vn_new.dot(M * vn_new));
     const VecX post = R * vn_new;
     // the points onto the still geom (Phi = dist to round-off: the gap's sign after the
@@ -132,24 +134,26 @@ namespace pfaff
     VecX dist(long(in.size()));
     for (std::size_t i = 0; i < in.size(); ++i)
       dist(long(i)) = -in[i].dist;
-    const VecX dq = metric_impact_rows(M, d.A, VecX::Zero(v.size()), R, dist, s.opt.rank_tol);
-    s.set_state(pinocchio::integrate(s.model, q, dq), vn_new);
+    const VecX dq = metric_impact_rows(M, d.A, VecX::Zero(v.size()), R, dist, mo.opt.rank_tol);
+    s.set_state(pinocchio::integrate(mo.model, q, dq), vn_new);
     std::vector<int> count(P, 0); // held rows per pair (at most kContactRows)
     for (const auto & h : held)
       if (h.first >= L)
         ++count[std::size_t(h.first - L)];
     std::vector<int> reported(P, 0);
+    std::vector<Spec> specs = mo.contact_specs; // the rows held, and those taken up now
+    std::vector<int> pairs = mo.contact_spec_pair;
     double lost = loss; // the energy lost, on the first event
     for (std::size_t i = 0; i < in.size(); ++i)
     {
       const std::size_t k = std::size_t(in[i].pair);
       // held where it stops: plastic, or e = 0 (as a limit's stop)
-      const bool stops = plastic[k] || s.contact_pairs[k].restitution == 0.0;
+      const bool stops = plastic[k] || mo.contact_pairs[k].restitution == 0.0;
       if (stops && count[k] < kContactRows)
       {
-        s.contact_specs.push_back(contact_spec(s, in[i]));
-        s.contact_spec_pair.push_back(int(k));
-        held.emplace_back(L + int(k), int(s.contact_specs.size()) - 1);
+        specs.push_back(contact_spec(mo, in[i]));
+        pairs.push_back(int(k));
+        held.emplace_back(L + int(k), int(specs.size()) - 1);
         ++count[k];
       }
       if (!reported[k]) // the pair's event: its first point's normal velocities
@@ -160,6 +164,7 @@ namespace pfaff
         lost = 0.0;
       }
     }
+    s.change_model([&](ModelBuilder & b) { b.set_contact_rows(specs, pairs); }, false);
     guard.count(t);
   }
 } // namespace pfaff

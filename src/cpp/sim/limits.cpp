@@ -6,9 +6,10 @@
 // joined as Trajectory.concat joins them (a phase's first sample replaces the last one
 // of the phase before at the same time; the accounts counted on).
 #include "sim/limits.hpp"
+#include "sim/contact.hpp"
 #include "sim/limit_detail.hpp"
 #include "model/check.hpp"
-#include "model/core.hpp"
+#include "sim/system.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -65,7 +66,7 @@ namespace pfaff
       int phase_rows = 0;          // samples of the last phase still in the record
       Status st;
       Narrow nar; // the contact pairs' narrow phase
-      int L = int(s.limits.size());
+      int L = int(s.mo().limits.size());
 
       // the phase's start: the record's last sample at this time is replaced, the state
       // brought onto the manifold of the active rows (simulate's project_start)
@@ -76,7 +77,7 @@ namespace pfaff
           r.pop();
         phase_rows = 0;
         const Status p = s.project_state(o.start_iterations);
-        if (!(p.value <= std::max(1e3 * s.opt.position_tol, 1e-9)))
+        if (!(p.value <= std::max(1e3 * s.mo().opt.position_tol, 1e-9)))
         {
           st.code = status_code::start_failed;
           st.what = "start";
@@ -85,21 +86,21 @@ namespace pfaff
           st.t = t;
           return false;
         }
-        s.work = s.corr = s.force_work = 0.0;
-        s.newton_it = 0;
+        s.state().work = s.state().corr = s.state().force_work = 0.0;
+        s.state().newton_it = 0;
         return true;
       }
 
-      // the terms of the state at t (System::run's body before the step), its sample
+      // the terms of the state at t (Stepper::run's body before the step), its sample
       // recorded when `rec`
       bool sample(double t, int k, bool rec)
       {
-        Model & mo = s;
-        Data & d = s;
+        const Model & mo = s.mo();
+        Data & d = s.d();
         d.t_ = t;
-        start_terms(mo, d, s.q_, s.v_, true);
+        start_terms(mo, d, s.state().q_, s.state().v_, true);
         d.st_.next();
-        accel(mo, d, s.tau_, d.rs_, d.a_);
+        accel(mo, d, s.state().tau_, d.rs_, d.a_);
         if (!d.a_.allFinite())
         {
           st.code = status_code::non_finite;
@@ -108,8 +109,8 @@ namespace pfaff
           st.step = k;
           return false;
         }
-        forces(mo, d, s.tau_, d.rs_, d.a_, d.F_, d.lam_);
-        for (int r : mo.uni_rows) // the loop's unilateral rows (System::run)
+        forces(mo, d, s.state().tau_, d.rs_, d.a_, d.F_, d.lam_);
+        for (int r : mo.uni_rows) // the loop's unilateral rows (Stepper::run)
           if (-d.lam_(r) < 0.0)
           {
             st.code = status_code::contact_opens;
@@ -126,14 +127,15 @@ namespace pfaff
 
       void keep(double t)
       {
-        record_limited(s, s, s, out.record, t, carry);
+        record_limited(s.mo(), s.d(), s.state(), out.record, t, carry);
         out.record.calls.push_back(ctl.calls);
         ++phase_rows;
       }
 
       Saved save(double t) const
       {
-        return Saved{t, s.q_, s.v_, s.work, s.corr, s.force_work, s.newton_it, s.tau_, ctl.next};
+        const StepState & x = s.state();
+        return Saved{t, x.q_, x.v_, x.work, x.corr, x.force_work, x.newton_it, x.tau_, ctl.next};
       }
 
       // the controller's sample at t (it sets the torque held), the clock moved on
@@ -181,8 +183,6 @@ namespace pfaff
       {
         if (!start(t0))
           return End::failed;
-        const double kept = s.opt.dt;
-        s.opt.dt = h;
         End end = End::done;
         for (int k = 0; k <= K; ++k)
         {
@@ -215,7 +215,7 @@ namespace pfaff
             break;
           prev = save(t);
           has = true;
-          const Status c = step(s, s, s, t, k);
+          const Status c = step(s.mo(), s.d(), s.state(), t, k, h);
           ++out.steps;
           if (c.code != status_code::ok)
           {
@@ -224,35 +224,36 @@ namespace pfaff
             break;
           }
         }
-        s.opt.dt = kept;
-        out.newton_failures += s.newton_failures;
-        s.newton_failures = 0;
+        out.newton_failures += s.state().newton_failures;
+        s.state().newton_failures = 0;
         return end;
       }
 
       bool crossed()
       {
-        for (std::size_t i = 0; i < s.limits.size(); ++i)
+        const Model & mo = s.mo();
+        for (std::size_t i = 0; i < mo.limits.size(); ++i)
           if (!is_held(held, int(i))
-              && outside(s.limits[i], s.q_(s.limits[i].iq), s.opt.position_tol))
+              && outside(mo.limits[i], s.state().q_(mo.limits[i].iq), mo.opt.position_tol))
             return true;
-        return contact_crossed(s, nar, held, s.q_, s.opt.position_tol) >= 0;
+        return contact_crossed(s, nar, held, s.state().q_, s.mo().opt.position_tol) >= 0;
       }
 
       // limit_events.release: the first held limit (in held order) that pulls at this
       // sample, where the guard allows; the sample is recorded first (rec: it is already)
       bool release(double t, bool rec)
       {
-        const Data & d = s;
+        const Data & d = s.d();
         for (std::size_t c = 0; c < held.size(); ++c)
         {
           const auto [i, side] = held[c];
           const int sd = i >= L ? 0 : side; // a contact pushes as a lower bound does
-          if (pulling(sd, d.lam_(s.loop.m + int(c)), o.release_tol) && guard.may_release(i, t))
+          if (pulling(sd, d.lam_(s.mo().loop.m + int(c)), o.release_tol)
+              && guard.may_release(i, t))
           {
             if (!rec)
               keep(t);
-            const double vi = i >= L ? 0.0 : s.v_(s.limits[std::size_t(i)].iv);
+            const double vi = i >= L ? 0.0 : s.state().v_(s.mo().limits[std::size_t(i)].iv);
             out.events.push_back(LimitEventRec{t, i, 1, sd, vi, vi, 0.0});
             held.erase(held.begin() + long(c));
             ctl.next = t; // the controller sampled at the event
@@ -271,18 +272,15 @@ namespace pfaff
       {
         s.set_state(a.q, a.v);
         const Status p = s.project_state(o.start_iterations);
-        if (!(p.value <= std::max(1e3 * s.opt.position_tol, 1e-9)))
+        if (!(p.value <= std::max(1e3 * s.mo().opt.position_tol, 1e-9)))
           return false;
-        const double kept = s.opt.dt;
-        s.opt.dt = x;
-        Data & d = s;
+        Data & d = s.d();
         d.t_ = a.t;
-        start_terms(s, d, s.q_, s.v_, true);
+        start_terms(s.mo(), d, s.state().q_, s.state().v_, true);
         d.st_.next();
-        accel(s, d, s.tau_, d.rs_, d.a_);
-        StepState w = s;
-        const Status c = step(s, d, w, a.t, 0);
-        s.opt.dt = kept;
+        accel(s.mo(), d, s.state().tau_, d.rs_, d.a_);
+        StepState w = s.state();
+        const Status c = step(s.mo(), d, w, a.t, 0, x);
         q = w.q_;
         return c.code == status_code::ok;
       }
@@ -298,14 +296,14 @@ namespace pfaff
       // present sample at t1, and the crossing time after prev
       std::pair<int, double> locate(const Saved & a, double t1)
       {
-        const VecX q1 = s.q_;
+        const VecX q1 = s.state().q_;
         const double h = t1 - a.t;
         int best = -1;
         double best_s = kInf;
-        for (std::size_t i = 0; i < s.limits.size(); ++i)
+        for (std::size_t i = 0; i < s.mo().limits.size(); ++i)
         {
-          const JointLimit & l = s.limits[i];
-          if (is_held(held, int(i)) || !outside(l, q1(l.iq), s.opt.position_tol))
+          const JointLimit & l = s.mo().limits[i];
+          if (is_held(held, int(i)) || !outside(l, q1(l.iq), s.mo().opt.position_tol))
             continue;
           const bool lower = q1(l.iq) < l.lower;
           const double bound = lower ? l.lower : l.upper, sign = lower ? 1.0 : -1.0;
@@ -327,9 +325,9 @@ namespace pfaff
           }
         }
         // the contact pairs past their still geom: the first root of their gap
-        for (std::size_t k = 0; k < s.contact_pairs.size(); ++k)
+        for (std::size_t k = 0; k < s.mo().contact_pairs.size(); ++k)
         {
-          if (contact_gap(s, nar, held, q1, int(k), 0.0) >= -s.opt.position_tol)
+          if (contact_gap(s, nar, held, q1, int(k), 0.0) >= -s.mo().opt.position_tol)
             continue;
           bool bad = false;
           // below the time's resolution the start's gap, where it is within the
@@ -340,7 +338,7 @@ namespace pfaff
             const bool ok = x <= 1e-9 * h || step_to(a, x, q);
             bad = bad || !ok;
             const double gx = ok ? contact_gap(s, nar, held, q, int(k), kGapMargin) : -1.0;
-            return x <= 1e-9 * h && std::abs(gx) <= s.opt.position_tol ? 0.0 : gx;
+            return x <= 1e-9 * h && std::abs(gx) <= s.mo().opt.position_tol ? 0.0 : gx;
           };
           const double x = first_root(g, 1.0, h, o.event_tol);
           if (bad)
@@ -364,20 +362,20 @@ namespace pfaff
           ctl.next = t; // the controller sampled at the event
           return;
         }
-        const JointLimit & l = s.limits[std::size_t(i)];
-        VecX q = s.q_, v = s.v_;
+        const JointLimit & l = s.mo().limits[std::size_t(i)];
+        VecX q = s.state().q_, v = s.state().v_;
         const int side = q(l.iq) <= 0.5 * (l.lower + l.upper) ? 0 : 1;
         q(l.iq) = side == 0 ? l.lower : l.upper; // on the bound to event_tol
         s.set_state(q, v);
-        Data & d = s;
-        dynamics_state(s, d, q, v, false);
-        evaluate(s, d, q, v, false);
-        const MatX M = dense_M(s, d);
+        Data & d = s.d();
+        dynamics_state(s.mo(), d, q, v, false);
+        evaluate(s.mo(), d, q, v, false);
+        const MatX M = dense_M(s.mo(), d);
         const double v_pre = v(l.iv);
         const double approach = std::max(0.0, side == 0 ? -v_pre : v_pre);
         const double e =
           guard.plastic(i, t, approach, l.rest_speed, held) ? 0.0 : l.restitution;
-        const VecX vn = metric_impact(M, d.A, v, l.iv, -e * v_pre, s.opt.rank_tol);
+        const VecX vn = metric_impact(M, d.A, v, l.iv, -e * v_pre, s.mo().opt.rank_tol);
         const double loss = 0.5 * (v.dot(M * v) - vn.dot(M * vn));
         s.set_state(q, vn);
         if (e == 0.0)
@@ -400,14 +398,14 @@ namespace pfaff
     System & s, double t0, double t_end, Held & held, const LimitOptions & o,
     LimitControl & ctl, LimitRun & out)
   {
-    const double dt = s.opt.dt;
-    const int L = int(s.limits.size()), U = s.unilaterals();
-    const int C = kContactRows * int(s.contact_pairs.size()); // the contacts' rows
+    const double dt = s.mo().opt.dt;
+    const int L = int(s.mo().limits.size()), U = s.mo().unilaterals();
+    const int C = kContactRows * int(s.mo().contact_pairs.size()); // the contacts' rows
     out = LimitRun{};
-    s.newton_failures = 0;
+    s.state().newton_failures = 0;
     compact_contacts(s, held);
-    out.record.clear(s, s.loop.m + L + C, s.loop.m_h + L + C);
-    Run r{s, o, out, held, EventGuard(dt, o.max_events, U), dt, ctl, {0, 0, 0}, 0, {}, Narrow(s)};
+    out.record.clear(s.mo(), s.mo().loop.m + L + C, s.mo().loop.m_h + L + C);
+    Run r{s, o, out, held, EventGuard(dt, o.max_events, U), dt, ctl, {0, 0, 0}, 0, {}, Narrow(s.mo())};
     const double n = std::ceil((t_end - t0) / dt);
     // the guard bounds a step's events by max_events plus one impact per limit; a
     // budget twice that per step (and per phase) ends a run that would not
@@ -455,13 +453,13 @@ namespace pfaff
       {
         for (int j = 0; j < L && i < 0; ++j)
         {
-          const JointLimit & l = s.limits[std::size_t(j)];
-          if (!is_held(held, j) && outside(l, s.q_(l.iq), s.opt.position_tol))
+          const JointLimit & l = s.mo().limits[std::size_t(j)];
+          if (!is_held(held, j) && outside(l, s.state().q_(l.iq), s.mo().opt.position_tol))
             i = j;
         }
         if (i < 0)
         {
-          const int k = contact_crossed(s, r.nar, held, s.q_, s.opt.position_tol);
+          const int k = contact_crossed(s, r.nar, held, s.state().q_, s.mo().opt.position_tol);
           i = k < 0 ? -1 : L + k;
         }
         t = t_at;
@@ -473,7 +471,7 @@ namespace pfaff
         out.record.pop(); // the sample past the bound is dropped
         --r.phase_rows;
         r.account(prev);
-        s.tau_ = prev.tau; // the torque held over the step, not sampled inside it
+        s.state().tau_ = prev.tau; // the torque held over the step, not sampled inside it
         ctl.next = t1;
         std::tie(i, x) = r.locate(prev, t1);
         if (i < 0)

@@ -24,26 +24,6 @@ namespace pfaff
   struct Data;
   struct StepState;
 
-  /// lower <= q[iq] <= upper for the one-dof joint of coordinate iq (velocity iv)
-  struct JointLimit
-  {
-    int iq = -1, iv = -1;
-    double lower = 0.0, upper = 0.0;
-    double restitution = 0.0; // Newton's e in [0, 1]
-    double rest_speed = 0.0;  // an impact no faster than this is plastic [rad/s or m/s]
-  };
-
-  /// The loop's rows (those before the held limits' rows): counts of Model's row lists
-  struct LoopRows
-  {
-    int specs = -1; // -1: no limit added yet
-    int m = 0, m_h = 0;
-    std::size_t hol = 0, pf = 0, uni = 0;
-  };
-
-  /// A held limit: its index and side (0 lower, 1 upper), in the order it was taken up
-  using Held = std::vector<std::pair<int, int>>;
-
   /// One event of a limited run (pfaff.simulate.limit_events.LimitEvent)
   struct LimitEventRec
   {
@@ -122,8 +102,6 @@ namespace pfaff
   /// refuse (std::invalid_argument) a limit the System cannot hold, else add it to its
   /// Model (the loop's rows are those added so far; no limit may be held)
   void add_limit(System & s, const JointLimit & lim);
-  /// the System's rows so far are the loop's (add_limit, add_contact_pair call it)
-  void mark_loop_rows(System & s);
   /// the active rows: the loop's, then a LockedJoint row at its bound per held limit
   void set_held_rows(System & s, const Held & held);
   /// simulate_limited(..., grid) from the System's state (set_state) and torque

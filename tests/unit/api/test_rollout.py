@@ -34,6 +34,7 @@ def _sequential(sys, q0s, v0s, taus, **options):
         for tk in tau:
             sim.step(tk)
         arr = sim.record().arrays()
+        arr["lambda"] = arr["lambda"][:, : sys.cset.dim]  # the loop's rows (not the limits')
         for k in out:
             out[k].append(arr[k])
     return {k: np.array(v) for k, v in out.items()}
