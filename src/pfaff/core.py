@@ -341,6 +341,29 @@ def add_limit(
     _core.add_limit(system, iq, iv, lower, upper, restitution, rest_speed)
 
 
+def set_contact_world(system, mjb: bytes, label: str) -> None:
+    """Give a ``pfaff._core.System`` the compiled MuJoCo model whose geoms the contact
+    pairs name: ``mjb``, ``mujoco.mj_saveModel``'s buffer (``src/cpp/sim/contact.cpp``);
+    ``label`` names it in messages. Raises ValueError when MuJoCo cannot load it."""
+    _core.set_contact_world(system, bytes(mjb), str(label))
+
+
+def add_contact_pair(
+    system, g1: int, g2: int, body_frame: str, restitution: float, rest_speed: float
+) -> None:
+    """Add the contact pair of geoms ``g1``, ``g2`` (one fixed in the world; the other's
+    body frame ``body_frame``) to a ``pfaff._core.System`` after its constraints, with
+    Newton's ``restitution`` and the approach speed ``rest_speed`` at or below which an
+    impact is plastic. Raises ValueError naming what is wrong."""
+    _core.add_contact_pair(system, g1, g2, body_frame, restitution, rest_speed)
+
+
+def held_contacts(system, held) -> list:
+    """The held contact points of a ``pfaff._core.System`` at its state and torque:
+    ``(pair, still geom, moving geom, x, y, z, nx, ny, nz, normal force)`` per point."""
+    return _core.held_contacts(system, held)
+
+
 def run_limited(system, tau, t0: float, t_end: float, held, fixed_grid: bool,
                 record_every: int, max_events: int, event_tol: float, release_tol: float,
                 hold_chunk: int, start_iterations: int, control=None,

@@ -14,6 +14,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings/bind.hpp"
+#include "sim/contact.hpp"
 #include "sim/limits.hpp"
 #include "sim/system.hpp"
 
@@ -51,6 +52,52 @@ namespace pfaff
       "plastic; after the system's constraints (ValueError naming what is wrong)");
 
     m.def(
+      "set_contact_world",
+      [](System & s, nb::bytes mjb, const std::string & label) {
+        set_contact_world(s, std::string(mjb.c_str(), mjb.size()), label);
+      },
+      "system"_a, "mjb"_a, "label"_a,
+      "the compiled MuJoCo model (mj_saveModel's buffer) whose geoms the contact pairs "
+      "name; label names it in messages (ValueError when MuJoCo cannot load it)");
+    m.def("add_contact_pair", &add_contact_pair, "system"_a, "g1"_a, "g2"_a, "body_frame"_a,
+          "restitution"_a, "rest_speed"_a,
+          "add the contact pair of geoms g1, g2 (one fixed in the world; body_frame: the "
+          "other's body frame) with Newton's restitution in [0, 1] and the approach speed "
+          "at or below which an impact is plastic (ValueError naming what is wrong)");
+    m.def(
+      "held_contacts",
+      [](System & s, std::vector<std::pair<int, int>> held) {
+        const int L = int(s.mo().limits.size());
+        nb::list out;
+        if (s.mo().contact_pairs.empty())
+          return out;
+        set_held_rows(s, held);
+        const Model & mo = s.mo();
+        Data & d = s.d();
+        const StepState & x = s.state();
+        start_terms(mo, d, x.q_, x.v_, true);
+        d.st_.next();
+        accel(mo, d, x.tau_, d.rs_, d.a_);
+        forces(mo, d, x.tau_, d.rs_, d.a_, d.F_, d.lam_);
+        for (std::size_t c = 0; c < held.size(); ++c)
+        {
+          const auto [i, j] = held[c];
+          if (i < L)
+            continue;
+          const Spec & sp = mo.contact_specs[std::size_t(j)];
+          const FrameKin & f = d.frames[std::size_t(sp.s1)];
+          const Vec3 p = f.p + f.R * sp.p1;
+          const ContactPairC & cp = mo.contact_pairs[std::size_t(i - L)];
+          out.append(nb::make_tuple(i - L, cp.still, cp.moving, p(0), p(1), p(2), sp.n(0),
+                                    sp.n(1), sp.n(2), -d.lam_(mo.loop.m + int(c))));
+        }
+        return out;
+      },
+      "system"_a, "held"_a,
+      "the held contact points at the system's state and torque: (pair, still geom, moving "
+      "geom, x, y, z of the point held, the normal's x, y, z, the normal force [N])");
+
+    m.def(
       "run_limited",
       [](System & s, const GVec & tau, double t0, double t_end,
          std::vector<std::pair<int, int>> held, bool fixed_grid, int record_every,
@@ -67,14 +114,21 @@ namespace pfaff
           c.fail("t_end - t0 = " + std::to_string(t_end - t0) + " s is more than "
                  + std::to_string(INT_MAX / 4) + " steps of dt");
         c.index(record_every, INT_MAX, "record_every", ">= 1", 1);
-        if (s.mo().limits.empty())
-          c.fail("the system has no joint limit (add_limit)");
+        if (s.mo().unilaterals() == 0)
+          c.fail("the system has no joint limit (add_limit) nor contact pair (add_contact_pair)");
         if (s.state().q_.size() != s.nq() || s.state().v_.size() != s.nv())
           c.fail("no state: call set_state(q, v) first");
         const long L = long(s.mo().limits.size());
         std::vector<bool> seen(std::size_t(L), false);
         for (const auto & [i, side] : held)
         {
+          if (i >= L && !s.mo().contact_pairs.empty()) // a held contact point: its row
+          {
+            c.index(i, L + long(s.mo().contact_pairs.size()), "held contact", "L + a pair index");
+            c.index(side, long(s.mo().contact_specs.size()), "held contact row",
+                    "a contact row of this system's last run");
+            continue;
+          }
           c.index(i, L, "held limit", "a limit index of add_limit");
           c.index(side, 2, "held side", "0: lower, 1: upper");
           if (seen[std::size_t(i)])

@@ -289,6 +289,15 @@ namespace pfaff
     m.limits.push_back(lim);
   }
 
+  void ModelBuilder::add_contact_pair(const ContactPairC & p)
+  {
+    set_held_rows({}); // the loop's rows alone
+    Model & m = *mo_;
+    m.loop = LoopRows{int(m.specs.size()), m.m, m.m_h, m.hol_rows.size(), m.pf_rows.size(),
+                      m.uni_rows.size()};
+    m.contact_pairs.push_back(p);
+  }
+
   void ModelBuilder::set_held_rows(const Held & held)
   {
     Model & s = *mo_;
@@ -302,8 +311,20 @@ namespace pfaff
     s.uni_rows.resize(l.uni);
     s.m = l.m;
     s.m_h = l.m_h;
+    const int L = int(s.limits.size());
     for (const auto & [i, side] : held) // held_rows: a LockedJoint at the bound per limit
     {
+      if (i >= L) // a contact point: its PointOnPlane row, in its body frame's window
+      {
+        const Spec & sp = s.contact_specs[std::size_t(side)];
+        const FrameSlot & f = s.frame_slots[std::size_t(sp.s1)];
+        s.specs.push_back(sp);
+        s.row_cols.emplace_back(f.c0, f.c1 - f.c0);
+        s.hol_rows.push_back(s.m);
+        ++s.m;
+        ++s.m_h;
+        continue;
+      }
       const JointLimit & lim = s.limits[std::size_t(i)];
       Spec sp;
       sp.kind = Kind::LockedJoint;

@@ -57,7 +57,18 @@ namespace pfaff
     /// are those added so far (sim/limits.hpp)
     void add_limit(const JointLimit & lim);
     /// the active rows: the loop's, then a LockedJoint row at its bound per held limit
+    /// and a contact row (contact_specs) per held contact point
     void set_held_rows(const Held & held);
+    /// the compiled model the contact pairs name (sim/contact.cpp: set_contact_world)
+    void set_contact_world(ContactWorld w) { mo_->contact_world = std::move(w); }
+    /// a contact pair; the loop's rows are those added so far (as add_limit's)
+    void add_contact_pair(const ContactPairC & p);
+    /// the rows of the contact points a run may hold (sim/contact_events.cpp)
+    void set_contact_rows(std::vector<Spec> specs, std::vector<int> pair)
+    {
+      mo_->contact_specs = std::move(specs);
+      mo_->contact_spec_pair = std::move(pair);
+    }
 
   private:
     /// the slot of frame `name` (std::invalid_argument naming `where` when unknown)

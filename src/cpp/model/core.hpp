@@ -88,6 +88,16 @@ namespace pfaff
     /// before the held limits' LockedJoint rows (set_held_rows toggles them)
     std::vector<JointLimit> limits;
     LoopRows loop;
+    /// the contact pairs (sim/contact.hpp: add_contact_pair), unilateral constraints
+    /// L + k after the L limits, their file's compiled MuJoCo model, and the held
+    /// contact points' rows (a held entry (L + k, j) names contact_specs[j], of pair
+    /// contact_spec_pair[j])
+    ContactWorld contact_world;
+    std::vector<ContactPairC> contact_pairs;
+    std::vector<Spec> contact_specs;
+    std::vector<int> contact_spec_pair;
+    /// the unilateral constraints: limits, then contact pairs
+    int unilaterals() const { return int(limits.size() + contact_pairs.size()); }
     /// a mechanism given in closed form (System.set_plant; null: Pinocchio's model): the
     /// per-state terms (terms.cpp) come from it, and `model` is a chain of nv prismatic
     /// joints holding the sizes, the frame names and the tree M's factor walks

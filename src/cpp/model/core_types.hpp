@@ -21,6 +21,8 @@
 #include "model/rolling.hpp"
 #include "tables/tables.hpp"
 
+struct mjModel_;
+
 namespace pfaff
 {
   using VecX = Eigen::VectorXd;
@@ -244,6 +246,25 @@ namespace pfaff
     /// A and Phi of this q stand (evaluate: no kinematics pass since the last evaluate
     /// at this q) and the spec is not Scaled: a writer may write the drift alone
     bool rows_stand = false;
+  };
+
+  /// A model file compiled by MuJoCo (loaded from its mjb buffer, sim/contact.cpp),
+  /// shared read-only by a System's clones; label: the file, for messages
+  struct ContactWorld
+  {
+    std::shared_ptr<const mjModel_> m;
+    std::string label;
+  };
+
+  /// A geom pair that may touch (sim/contact.hpp): `still` fixed in the world, `moving`
+  /// on the body whose BODY frame is the frame slot `slot`
+  struct ContactPairC
+  {
+    int still = -1, moving = -1; // geom ids of the compiled mjModel
+    int slot = -1;               // the moving geom's body frame slot (add_frame)
+    Vec3 g_pos = Vec3::Zero();   // the moving geom's pose in its body frame
+    Mat3 g_R = Mat3::Identity();
+    double restitution = 0.0, rest_speed = 0.0;
   };
 
   // -- joint limits (sim/limits.hpp: the run that holds and releases them) ----------

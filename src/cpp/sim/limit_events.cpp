@@ -1,6 +1,7 @@
 // The pieces of a limited run (limits.hpp): the no-chatter guard, Brent's method, the
 // impact in the metric of M and the padded record of a sample.
 #include "sim/limits.hpp"
+#include "sim/limit_detail.hpp"
 #include "model/core.hpp"
 #include "sim/sample.hpp"
 
@@ -112,16 +113,46 @@ namespace pfaff
     return xcur; // iter evaluations: the bracket is below xtol long before (bisection)
   }
 
+  double first_root(
+    const std::function<double(double)> & g, double rate, double h, double event_tol)
+  {
+    const double g0 = g(0.0);
+    double lo = 0.0;
+    if (g0 < 0.0 || (g0 == 0.0 && rate <= 0.0))
+      return 0.0;
+    if (g0 == 0.0)
+    {
+      lo = -1.0;
+      for (int k = 1; k < 60 && lo < 0.0; ++k)
+        if (g(h * std::pow(0.5, k)) > 0.0)
+          lo = h * std::pow(0.5, k);
+      if (lo < 0.0)
+        return 0.0;
+    }
+    if (g(h) >= 0.0) // the step's own sample was past by round-off only
+      return h;
+    return brentq(g, lo, h, event_tol, 4.5e-16 * 2, 100);
+  }
+
   // -- the impact (pfaff.simulate.limit_events.metric_impact) ---------------------------
   VecX metric_impact(
     const MatX & M, const MatX & A, const VecX & v, int iv, double target, double rank_tol)
   {
-    const Eigen::Index nv = v.size(), m = A.rows();
-    MatX G = MatX::Zero(m + 1, nv);
+    MatX R = MatX::Zero(1, v.size());
+    R(0, iv) = 1.0;
+    return metric_impact_rows(M, A, v, R, VecX::Constant(1, target), rank_tol);
+  }
+
+  VecX metric_impact_rows(
+    const MatX & M, const MatX & A, const VecX & v, const MatX & R, const VecX & t,
+    double rank_tol)
+  {
+    const Eigen::Index nv = v.size(), m = A.rows(), k = R.rows();
+    MatX G = MatX::Zero(m + k, nv);
     G.topRows(m) = A;
-    G(m, iv) = 1.0;
-    VecX b = VecX::Zero(m + 1);
-    b(m) = target;
+    G.bottomRows(k) = R;
+    VecX b = VecX::Zero(m + k);
+    b.tail(k) = t;
     const MatX MiGt = M.partialPivLu().solve(G.transpose());
     const MatX S = G * MiGt;
     // numpy.linalg.pinv(S, rcond=rank_tol, hermitian=True): eigenvalues below rank_tol
@@ -131,7 +162,7 @@ namespace pfaff
     const VecX & lam = es.eigenvalues();
     const double cut = rank_tol * lam.cwiseAbs().maxCoeff();
     const VecX r = es.eigenvectors().transpose() * (b - G * v);
-    VecX y = VecX::Zero(m + 1);
+    VecX y = VecX::Zero(m + k);
     for (Eigen::Index k = 0; k < lam.size(); ++k)
       if (std::abs(lam(k)) > cut)
         y += es.eigenvectors().col(k) * (r(k) / lam(k));

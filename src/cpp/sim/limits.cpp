@@ -7,6 +7,8 @@
 // of the phase before at the same time; the accounts counted on).
 #include "sim/limits.hpp"
 #include "algorithms/kkt.hpp"
+#include "sim/contact.hpp"
+#include "sim/limit_detail.hpp"
 #include "model/check.hpp"
 #include "sim/system.hpp"
 
@@ -23,6 +25,8 @@ namespace pfaff
   namespace
   {
     constexpr double kInf = std::numeric_limits<double>::infinity();
+    // a contact's gap inside a step is clipped at this (no point this far: the margin) [m]
+    constexpr double kGapMargin = 0.05;
 
     // the state a phase goes back to: a sample's time, state, the phase's accounts, the
     // torque held over the step from it and the controller's next instant
@@ -36,33 +40,9 @@ namespace pfaff
       double next = 0.0;
     };
 
-    // Watch: a free coordinate past a bound by more than slack
-    bool outside(const JointLimit & l, double x, double slack)
-    {
-      return x < l.lower - slack || x > l.upper + slack;
-    }
-
     bool is_held(const Held & held, int i)
     {
       return std::any_of(held.begin(), held.end(), [i](const auto & h) { return h.first == i; });
-    }
-
-    // limit_events.pulling: with M a + h = tau - A^T lambda, a row at a lower bound
-    // pushes while lambda <= 0, at an upper one while lambda >= 0
-    bool pulling(int side, double lam, double tol)
-    {
-      return (side == 1 ? 1.0 : -1.0) * lam < -tol;
-    }
-
-    // limits._to_grid: the time from t to the next point of t0 + k dt when t is off it
-    bool to_grid(double t, double t0, double dt, double & rest)
-    {
-      const double k = (t - t0) / dt;
-      const double below = std::floor(k + 1e-9);
-      if (k - below <= 1e-9)
-        return false;
-      rest = t0 + (below + 1.0) * dt - t;
-      return true;
     }
 
     // how a phase ended
@@ -86,6 +66,8 @@ namespace pfaff
       double carry[3] = {0, 0, 0}; // the accounts of the phases before
       int phase_rows = 0;          // samples of the last phase still in the record
       Status st;
+      Narrow nar; // the contact pairs' narrow phase
+      int L = int(s.mo().limits.size());
 
       // the phase's start: the record's last sample at this time is replaced, the state
       // brought onto the manifold of the active rows (simulate's project_start)
@@ -248,14 +230,14 @@ namespace pfaff
         return end;
       }
 
-      bool crossed() const
+      bool crossed()
       {
         const Model & mo = s.mo();
         for (std::size_t i = 0; i < mo.limits.size(); ++i)
           if (!is_held(held, int(i))
               && outside(mo.limits[i], s.state().q_(mo.limits[i].iq), mo.opt.position_tol))
             return true;
-        return false;
+        return contact_crossed(s, nar, held, s.state().q_, s.mo().opt.position_tol) >= 0;
       }
 
       // limit_events.release: the first held limit (in held order) that pulls at this
@@ -266,13 +248,14 @@ namespace pfaff
         for (std::size_t c = 0; c < held.size(); ++c)
         {
           const auto [i, side] = held[c];
-          if (pulling(side, d.lam_(s.mo().loop.m + int(c)), o.release_tol)
+          const int sd = i >= L ? 0 : side; // a contact pushes as a lower bound does
+          if (pulling(sd, d.lam_(s.mo().loop.m + int(c)), o.release_tol)
               && guard.may_release(i, t))
           {
             if (!rec)
               keep(t);
-            const double vi = s.state().v_(s.mo().limits[std::size_t(i)].iv);
-            out.events.push_back(LimitEventRec{t, i, 1, side, vi, vi, 0.0});
+            const double vi = i >= L ? 0.0 : s.state().v_(s.mo().limits[std::size_t(i)].iv);
+            out.events.push_back(LimitEventRec{t, i, 1, sd, vi, vi, 0.0});
             held.erase(held.begin() + long(c));
             ctl.next = t; // the controller sampled at the event
             guard.released(i, t);
@@ -283,14 +266,15 @@ namespace pfaff
         return false;
       }
 
-      // q_i after one step of length x from (q_a, v_a) at t_a brought onto the manifold
-      // (the reference's simulate over x): the step on a copy of the accounts
-      double step_to(const Saved & a, double x, int iq)
+      // q after one step of length x from (q_a, v_a) at t_a brought onto the manifold
+      // (the reference's simulate over x): the step on a copy of the accounts; false
+      // where the step fails
+      bool step_to(const Saved & a, double x, VecX & q)
       {
         s.set_state(a.q, a.v);
         const Status p = s.project_state(o.start_iterations);
         if (!(p.value <= std::max(1e3 * s.mo().opt.position_tol, 1e-9)))
-          return std::numeric_limits<double>::quiet_NaN();
+          return false;
         Data & d = s.d();
         d.t_ = a.t;
         start_terms(s.mo(), d, s.state().q_, s.state().v_, true);
@@ -298,28 +282,15 @@ namespace pfaff
         accel(s.mo(), d, s.state().tau_, d.rs_, d.a_);
         StepState w = s.state();
         const Status c = step(s.mo(), d, w, a.t, 0, x);
-        return c.code == status_code::ok ? w.q_(iq) : std::numeric_limits<double>::quiet_NaN();
+        q = w.q_;
+        return c.code == status_code::ok;
       }
 
-      // limit_events._crossing: the first root of g (inside > 0) in (0, h]
-      double crossing(const std::function<double(double)> & g, double rate, double h)
+      // q_i after one step of length x (NaN where it fails)
+      double step_to(const Saved & a, double x, int iq)
       {
-        const double g0 = g(0.0);
-        double lo = 0.0;
-        if (g0 < 0.0 || (g0 == 0.0 && rate <= 0.0))
-          return 0.0;
-        if (g0 == 0.0)
-        {
-          lo = -1.0;
-          for (int k = 1; k < 60 && lo < 0.0; ++k)
-            if (g(h * std::pow(0.5, k)) > 0.0)
-              lo = h * std::pow(0.5, k);
-          if (lo < 0.0)
-            return 0.0;
-        }
-        if (g(h) >= 0.0) // the step's own sample was past by round-off only
-          return h;
-        return brentq(g, lo, h, o.event_tol, 4.5e-16 * 2, 100);
+        VecX q;
+        return step_to(a, x, q) ? q(iq) : std::numeric_limits<double>::quiet_NaN();
       }
 
       // limit_events.locate: the first limit crossed in the step from prev to the
@@ -345,12 +316,37 @@ namespace pfaff
             bad = bad || !std::isfinite(qi);
             return std::isfinite(qi) ? sign * (qi - bound) : -1.0;
           };
-          const double x = crossing(g, sign * a.v(l.iv), h);
+          const double x = first_root(g, sign * a.v(l.iv), h, o.event_tol);
           if (bad)
             return {-1, 0.0};
           if (best < 0 || x < best_s)
           {
             best = int(i);
+            best_s = x;
+          }
+        }
+        // the contact pairs past their still geom: the first root of their gap
+        for (std::size_t k = 0; k < s.mo().contact_pairs.size(); ++k)
+        {
+          if (contact_gap(s, nar, held, q1, int(k), 0.0) >= -s.mo().opt.position_tol)
+            continue;
+          bool bad = false;
+          // below the time's resolution the start's gap, where it is within the
+          // tolerance 0 (a point just put on its still geom): crossing's rule then
+          // looks for the gap opening inside the step (rate > 0)
+          auto g = [&](double x) {
+            VecX q = a.q;
+            const bool ok = x <= 1e-9 * h || step_to(a, x, q);
+            bad = bad || !ok;
+            const double gx = ok ? contact_gap(s, nar, held, q, int(k), kGapMargin) : -1.0;
+            return x <= 1e-9 * h && std::abs(gx) <= s.mo().opt.position_tol ? 0.0 : gx;
+          };
+          const double x = first_root(g, 1.0, h, o.event_tol);
+          if (bad)
+            return {-1, 0.0};
+          if (best < 0 || x < best_s)
+          {
+            best = L + int(k);
             best_s = x;
           }
         }
@@ -361,6 +357,12 @@ namespace pfaff
       // (the stop held) where the guard says so
       void impact(int i, double t)
       {
+        if (i >= L)
+        {
+          contact_impact(s, nar, held, guard, t, out.events);
+          ctl.next = t; // the controller sampled at the event
+          return;
+        }
         const JointLimit & l = s.mo().limits[std::size_t(i)];
         VecX q = s.state().q_, v = s.state().v_;
         const int side = q(l.iq) <= 0.5 * (l.lower + l.upper) ? 0 : 1;
@@ -399,15 +401,17 @@ namespace pfaff
     LimitControl & ctl, LimitRun & out, double & t)
   {
     const double dt = s.mo().opt.dt;
-    const int L = int(s.mo().limits.size());
+    const int L = int(s.mo().limits.size()), U = s.mo().unilaterals();
+    const int C = kContactRows * int(s.mo().contact_pairs.size()); // the contacts' rows
     out = LimitRun{};
     s.state().newton_failures = 0;
-    out.record.clear(s.mo(), s.mo().loop.m + L, s.mo().loop.m_h + L);
-    Run r{s, o, out, held, EventGuard(dt, o.max_events, L), dt, ctl};
+    compact_contacts(s, held);
+    out.record.clear(s.mo(), s.mo().loop.m + L + C, s.mo().loop.m_h + L + C);
+    Run r{s, o, out, held, EventGuard(dt, o.max_events, U), dt, ctl, {0, 0, 0}, 0, {}, Narrow(s.mo())};
     const double n = std::ceil((t_end - t0) / dt);
     // the guard bounds a step's events by max_events plus one impact per limit; a
     // budget twice that per step (and per phase) ends a run that would not
-    const long budget = 2L * (long(n) + 1) * (o.max_events + L + 2) * (o.fixed_grid ? 1 : 2);
+    const long budget = 2L * (long(n) + 1) * (o.max_events + U + 2) * (o.fixed_grid ? 1 : 2);
     long phases = 0;
     t = t0;
     while (t_end - t > 1e-9 * dt)
@@ -454,6 +458,11 @@ namespace pfaff
           const JointLimit & l = s.mo().limits[std::size_t(j)];
           if (!is_held(held, j) && outside(l, s.state().q_(l.iq), s.mo().opt.position_tol))
             i = j;
+        }
+        if (i < 0)
+        {
+          const int k = contact_crossed(s, r.nar, held, s.state().q_, s.mo().opt.position_tol);
+          i = k < 0 ? -1 : L + k;
         }
         t = t_at;
         r.account(r.save(t));

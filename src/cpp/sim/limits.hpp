@@ -118,6 +118,10 @@ namespace pfaff
   /// (pfaff.simulate.limit_events.metric_impact: the pseudo-inverse by eigenvalues)
   VecX metric_impact(
     const MatX & M, const MatX & A, const VecX & v, int iv, double target, double rank_tol);
+  /// the same with rows R and their targets b (R v = b, A v = 0)
+  VecX metric_impact_rows(
+    const MatX & M, const MatX & A, const VecX & v, const MatX & R, const VecX & b,
+    double rank_tol);
   /// scipy.optimize.brentq's method on f over [a, b] (f(a) f(b) < 0), as its C source
   double brentq(
     const std::function<double(double)> & f, double xa, double xb, double xtol, double rtol,

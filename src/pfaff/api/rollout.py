@@ -85,7 +85,8 @@ def rollout(
     opt, engine, fallback, _, proto, actuation = prepare(system, dt, options)
     if fallback is not None:
         warnings.warn(fallback, UserWarning, stacklevel=2)
-    held = bool(system.limits) and limits
+    contacts = system.contacts is not None and bool(system.contacts.pairs)
+    held = (bool(system.limits) and limits) or contacts  # contacts: held (restitution 0)
     if system.limits and not limits:
         warnings.warn(
             limits_not_held(system, "pfaff.rollout with limits=False"), UserWarning, stacklevel=2

@@ -57,6 +57,11 @@ class Simulator(CoreRecord):
     viewer : True: show the state live in the browser (a :class:`~pfaff.api.Viewer` on
         meshcat, its address in ``sim.viewer.url``), at most 30 times per second of
         wall time; or a Viewer to show it in.
+    restitution : Newton's coefficient ``e`` in [0, 1] of the contact impacts (a system
+        loaded with ``contact=True``), default 0 (plastic).
+    max_events : the events (impacts, releases) within one step after which the limits
+        and contacts hit are held (the no-chatter rule; a ball bouncing to rest needs
+        more to reach its accumulation point: about log(tol) / log(e)).
     limits : hold the system's joint limits (``system.limits``) as ``simulate_limited``
         does (default): events located inside the step, impacts, held rows (a call
         in which an event happens runs from Python). False: step through them (the
@@ -90,6 +95,8 @@ class Simulator(CoreRecord):
         record: bool = True,
         viewer: bool | Viewer = False,
         limits: bool = True,
+        restitution: float = 0.0,
+        max_events: int = 8,
         **options,
     ):
         self.system = system
@@ -100,9 +107,15 @@ class Simulator(CoreRecord):
         self.warnings: list[str] = [] if fallback is None else [fallback]
         self._sample_bytes = sample_bytes(system.cset)
         self._limited = None
-        if system.limits and limits:
-            self._limited = LimitStepper(system, self.options, self._forces, self.engine, proto)
-        elif system.limits:
+        e = float(restitution)
+        if not 0.0 <= e <= 1.0:
+            raise ValueError(f"restitution = {restitution!r}, valid: a number in [0, 1]")
+        contacts = system.contacts is not None and bool(system.contacts.pairs)
+        if (system.limits and limits) or contacts:
+            self._limited = LimitStepper(
+                system, self.options, self._forces, self.engine, proto, limits, e, max_events
+            )
+        if system.limits and not limits:
             self.warnings.append(limits_not_held(system, "a Simulator with limits=False"))
         self._py = self.engine != "core" or self._limited is not None  # steps from Python
         for w in self.warnings:
@@ -164,6 +177,7 @@ class Simulator(CoreRecord):
         self._k, self._chunks, self._done = 0, [], 0  # _done: samples before the buffers
         # the activations: act0 at t_act, with the ctrl held since (act = activation())
         self._act0, self._t_act, self._ctrl_act = act0, self.t, np.zeros(self.system.nu)
+        self._last_tau = None
         self._restored: list[tuple[int, np.ndarray, int]] = []  # see __setstate__
         if self._limited is not None:
             self._limited.check_start(q)
@@ -205,9 +219,19 @@ class Simulator(CoreRecord):
 
     @property
     def events(self) -> list:
-        """The joint limits' events since the reset (impacts, releases:
-        :class:`~pfaff.simulate.limits.LimitEvent`); empty without limits held."""
+        """The joint limits' and contacts' events since the reset (impacts, releases:
+        :class:`~pfaff.simulate.limits.LimitEvent`,
+        :class:`~pfaff.simulate.limit_events.ContactEvent`); empty without either."""
         return [] if self._limited is None else list(self._limited.events)
+
+    @property
+    def contacts(self) -> list:
+        """The closed contacts now (:class:`pfaff.contact.model.Contact`: geoms, point,
+        normal, normal force under the torque held last); empty without contacts."""
+        if self._limited is None:
+            return []
+        tau = self._last_tau if self._last_tau is not None else self._zero
+        return self._limited.closed_contacts(self.q, self.v, tau)
 
     # -- stepping ----------------------------------------------------------------------
     def step(self, tau: np.ndarray | None = None, ctrl: np.ndarray | None = None, n: int = 1):
@@ -223,6 +247,7 @@ class Simulator(CoreRecord):
         to the event, the impact and the rest of the step (``sim.events``).
         """
         tau = self._torque(tau, ctrl)
+        self._last_tau = tau
         if n != 1:
             n = self._steps_asked(n)
         if self._actuation.na:  # the activations now, from which this ctrl is held

@@ -29,7 +29,7 @@ import dataclasses
 
 from pfaff.simulate.core_engine import set_ctrl
 from pfaff.simulate.limits import LimitEvent, check_inside, simulate_limited
-from pfaff.simulate.limits_core import limited_system, run_core
+from pfaff.simulate.limits_core import SIDES, limited_system, run_core
 from pfaff.simulate.options import SimOptions
 from pfaff.simulate.trajectory import Trajectory
 
@@ -59,10 +59,31 @@ class LimitStepper:
     forces : its bound force elements; engine : ``"core"`` or ``"numpy"``.
     """
 
-    def __init__(self, system, options: SimOptions, forces, engine: str, proto=None) -> None:
+    def __init__(
+        self,
+        system,
+        options: SimOptions,
+        forces,
+        engine: str,
+        proto=None,
+        limits: bool = True,
+        restitution: float = 0.0,
+        max_events: int = 8,
+    ) -> None:
         self.system, self.forces = system, tuple(forces)
         self.options = dataclasses.replace(options, engine=engine)
-        self.limits = list(system.limits)
+        self.limits = list(system.limits) if limits else []
+        self.contacts = system.contacts if system.contacts and system.contacts.pairs else None
+        self.restitution = float(restitution)
+        self.max_events = int(max_events)
+        if self.max_events < 1:
+            raise ValueError(f"max_events = {max_events!r}, valid: an int >= 1")
+        if self.contacts is not None and proto is None:
+            raise ValueError(
+                "contacts run on the compiled core only, and this system runs on the NumPy "
+                "engine (sim.warnings of a Simulator without contacts says why); load it "
+                "with contact=False"
+            )
         self._core = None if proto is None else self._limited_system(proto)
         self.reset()
 
@@ -73,18 +94,25 @@ class LimitStepper:
         return state
 
     def restore(self, proto) -> None:
-        """The fast path's core system of an unpickled stepper (the limits added again)."""
+        """The fast path's core system of an unpickled stepper (the limits and contact
+        pairs added again; a held contact point is taken up again by the next step, as a
+        plastic impact at rest)."""
         self._core = self._limited_system(proto)
+        self.contact_held = []
 
     def _limited_system(self, proto):
         """A copy of the Simulator's core system ``proto`` holding the limits
         (``rest_speed`` the default of ``simulate_limited``)."""
         rest_speed = max(1e-9, self.options.position_tol / self.options.dt)
-        return limited_system(proto, self.system.mechanism, self.limits, rest_speed)
+        return limited_system(
+            proto, self.system.mechanism, self.limits, rest_speed, self.contacts,
+            self.restitution,
+        )  # fmt: skip
 
     def reset(self) -> None:
-        """No limit held, no event."""
+        """No limit held, no contact held, no event."""
         self.held: dict[int, str] = {}
+        self.contact_held: list[tuple[int, int]] = []
         self.events: list[LimitEvent] = []
 
     def run(self, q, v, t: float, tau, n: int, keep: bool = True) -> tuple[Trajectory, list]:
@@ -92,16 +120,20 @@ class LimitStepper:
         trajectory and the events. ``keep``: carry the held set and the events on (else
         the stepper is left as it was)."""
         if self._core is not None:
-            traj, events, held = self._run_core(q, v, t, tau, n)
+            traj, events, held, contact_held = self._run_core(q, v, t, tau, n)
         else:
             dt = self.options.dt
             run = simulate_limited(
                 self.system.cset, q, v, t + n * dt, self.limits, self.options,
                 forces=self.forces, t0=t, tau=tau, held=self.held, grid="fixed",
+                max_events=self.max_events,
             )  # fmt: skip
             traj, events, held = run.trajectory, run.events, run.held
+            contact_held = []
         if keep:
-            self.held = held
+            self.held, self.contact_held = held, contact_held
+        else:  # the core renumbered the held contact rows to the first ones, in order
+            self.contact_held = [(i, j) for j, (i, _) in enumerate(self.contact_held)]
             self.events.extend(events)
         return traj, events
 
@@ -116,9 +148,10 @@ class LimitStepper:
         t_end = t + n * self.options.dt
         run = run_core(
             sys_, self.system.cset, self.limits, tau, t, t_end, self.held, "fixed",
-            self.options.record_every,
+            self.options.record_every, max_events=self.max_events, contacts=self.contacts,
+            contact_held=self.contact_held,
         )  # fmt: skip
-        return run.trajectory, run.events, run.held
+        return run.trajectory, run.events, run.held, run.contact_held
 
     def check_start(self, q) -> None:
         """Refuse a start outside a limit (ValueError naming the joint, its value and
@@ -127,6 +160,27 @@ class LimitStepper:
             self.limits, self.system.mechanism, q,
             hint=" (Simulator(..., limits=False) steps without the limits)",
         )  # fmt: skip
+
+    def closed_contacts(self, q, v, tau) -> list:
+        """The held contact points at ``(q, v)`` under ``tau``
+        (:class:`pfaff.contact.model.Contact`, their normal forces from the multipliers
+        of the held rows)."""
+        from pfaff import core
+        from pfaff.contact.model import Contact
+
+        if self.contacts is None or not self.contact_held:
+            return []
+        sys_ = self._core
+        sys_.set_state(q, v)
+        sys_.set_tau(tau)
+        rows = [(int(i), SIDES.index(s)) for i, s in self.held.items()] + self.contact_held
+        out = []
+        for k, _, _, x, y, z, nx, ny, nz, fn in core.held_contacts(sys_, rows):
+            g1, g2 = self.contacts.names[k]
+            r = self.contacts.radii[k]  # from the held core point to the surface
+            point = (x - r * nx, y - r * ny, z - r * nz)
+            out.append(Contact(g1, g2, point, (nx, ny, nz), fn))
+        return out
 
     def held_names(self) -> list[str]:
         """The held limits as ``"joint (side)"``."""
@@ -141,9 +195,20 @@ def derivative_warning(stepper: LimitStepper, q, v, t: float, tau) -> str | None
             f"step_derivatives: the limit of {', '.join(stepper.held_names())} is held: the "
             "Jacobians are those of the step without limits, not of the held step"
         )
+    if stepper.contact_held:
+        return (
+            "step_derivatives: a contact is closed: the Jacobians are those of the step "
+            "without contacts, not of the held step"
+        )
     _, events = stepper.run(q, v, t, tau, 1, keep=False)
     if events:
         e = events[0]
+        if not hasattr(e, "joint"):  # a contact's event
+            return (
+                f"step_derivatives: the step meets {e.geom1!r} / {e.geom2!r} at t = "
+                f"{e.t:.9g} s: the Jacobians are those of the step without contacts, not of "
+                "the step with its impact"
+            )
         return (
             f"step_derivatives: the step hits the {e.side} limit of {e.joint!r} at t = "
             f"{e.t:.9g} s: the Jacobians are those of the step without limits, not of the "

@@ -17,6 +17,7 @@ import numpy as np
 from pfaff import core
 from pfaff import dynamics as dyn
 from pfaff.constraints.base import ConstraintSet
+from pfaff.contact.model import FRICTION_WARNING, MOVING_WARNING
 from pfaff.derivatives import RANK_RADIUS, DynamicsDerivatives
 from pfaff.derivatives import forward_dynamics_derivatives as _derivatives
 from pfaff.errors import ModelError
@@ -48,7 +49,7 @@ class DynamicsResult:
     rank: int
 
 
-def load(path: str | Path, keyframe: str | None = None) -> System:
+def load(path: str | Path, keyframe: str | None = None, contact: bool = False) -> System:
     """Read a model file (MJCF ``.xml``, URDF ``.urdf``) or a system file (``.toml``).
 
     Parameters
@@ -56,6 +57,11 @@ def load(path: str | Path, keyframe: str | None = None) -> System:
     path : the file.
     keyframe : for an MJCF, the keyframe to start from (default: the file's first,
         else its reference posture qpos0).
+    contact : model the contacts between an MJCF's collision geoms (MuJoCo's filter
+        and mixing rules; :mod:`pfaff.contact.model`): a :class:`pfaff.Simulator` holds
+        them as unilateral constraints. Off by default while friction is not modelled
+        (contacts run frictionless; a warning names the pairs that declare friction);
+        off, a warning names the pairs that can meet.
 
     Returns
     -------
@@ -87,14 +93,27 @@ def load(path: str | Path, keyframe: str | None = None) -> System:
             f"{str(p)!r}: expected a model file ({', '.join(MODEL_SUFFIXES)}) or a system "
             "file (.toml)"
         )
-    return _announced(System(load_model(p, keyframe), source=str(p)))
+    model = load_model(p, keyframe)
+    contacts = None
+    if contact:
+        if suffix != ".xml":
+            raise ModelError(
+                f"{str(p)!r}: contact=True reads an MJCF's (.xml) collision geoms; a URDF "
+                "has none that pfaff reads"
+            )
+        from pfaff.contact.model import file_contacts
+
+        contacts, said = file_contacts(p, model.coords.body_frames)
+        model.warnings = [w for w in model.warnings if not w.startswith(CONTACT_WARNING)]
+        model.warnings += said
+    return _announced(System(model, source=str(p), contacts=contacts))
 
 
 def _announced(system: System) -> System:
     """``system``, its contact warning (geoms that can meet, while contact is not
     modelled) also raised as a Python warning."""
     for w in system.warnings:
-        if w.startswith(CONTACT_WARNING):
+        if w.startswith((CONTACT_WARNING, FRICTION_WARNING, MOVING_WARNING)):
             warnings.warn(w, UserWarning, stacklevel=3)
     return system
 
@@ -157,6 +176,8 @@ class System:
     limits : the joint limits (:class:`pfaff.simulate.limits.JointLimit`) that
         :func:`pfaff.simulate.limits.simulate_limited` and a :class:`pfaff.Simulator`
         hold as unilateral constraints.
+    contacts : the contact pairs (:class:`pfaff.contact.model.FileContacts`) a
+        :class:`pfaff.Simulator` holds, from ``pfaff.load(path, contact=True)``; None.
     """
 
     def __init__(
@@ -165,8 +186,11 @@ class System:
         source: str = "",
         rank_tol: float = DEFAULT_RANK_TOL,
         assemble_tol: float = 1e-12,
+        contacts=None,
     ) -> None:
         self.model = model
+        #: the contact pairs a Simulator holds (pfaff.contact.model.FileContacts), or None
+        self.contacts = contacts
         self.source = source
         self.mechanism = model.mechanism
         self.cset = ConstraintSet(self.mechanism, model.constraints)

@@ -50,6 +50,28 @@ class LimitEvent:
 
 
 @dataclass
+class ContactEvent:
+    """An impact or a release of a contact pair (``Simulator.events``).
+
+    Attributes
+    ----------
+    t : the time [s]; kind : ``"impact"`` or ``"release"``.
+    geom1, geom2 : the pair's geoms (geom1 fixed in the world).
+    v_pre, v_post : the normal velocity of the pair's first point before and after the
+        impact [m/s] (negative: approaching; 0 for a release).
+    energy_lost : the kinetic energy the impact took [J].
+    """
+
+    t: float
+    kind: str
+    geom1: str
+    geom2: str
+    v_pre: float
+    v_post: float
+    energy_lost: float = 0.0
+
+
+@dataclass
 class LimitedRun:
     """A run with limits: the phases joined into one trajectory, and the events."""
 
@@ -58,6 +80,8 @@ class LimitedRun:
     #: the limits held at the end (limit index -> ``"lower"`` / ``"upper"``): the
     #: ``held`` of a run that goes on from here
     held: dict[int, str] = field(default_factory=dict)
+    #: the contact rows held at the end ``(len(limits) + pair, row)``: the core's
+    contact_held: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def impact_loss(self) -> np.ndarray:

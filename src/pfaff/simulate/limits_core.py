@@ -20,7 +20,7 @@ import numpy as np
 from pfaff import core
 from pfaff.constraints.library import joint_coordinate
 from pfaff.simulate import core_engine
-from pfaff.simulate.limit_events import LimitedRun, LimitEvent
+from pfaff.simulate.limit_events import ContactEvent, LimitedRun, LimitEvent
 from pfaff.simulate.policy import (
     CORE_SERIES,
     FORCE_SERIES,
@@ -38,6 +38,11 @@ SIDES = ("lower", "upper")
 HOLD_CHUNK = 64
 #: a held limit is released when its multiplier pulls by more than this [N m or N]
 RELEASE_TOL = 1e-10
+#: a contact impact no faster is plastic [m/s]: a bounce slower rises less than the
+#: resolution of a coordinate near 1 m (its location would not be resolved)
+CONTACT_REST_SPEED = 1e-7
+#: the rows of held contact points the record keeps per contact pair (the core's)
+CONTACT_ROWS = 8
 
 
 class LimitedRunError(SimulationError):
@@ -57,10 +62,13 @@ class LimitedRunError(SimulationError):
         self.events, self.held, self.status = run.events, run.held, status
 
 
-def limited_system(proto, mech, limits, rest_speed: float):
+def limited_system(
+    proto, mech, limits, rest_speed: float, contacts=None, restitution: float = 0.0
+):
     """A copy of the core system ``proto`` of ``mech`` holding the joint ``limits``
-    (``pfaff._core.add_limit``; ``rest_speed``: an impact no faster is plastic).
-    Raises ValueError naming a joint that cannot take a limit."""
+    (``pfaff._core.add_limit``; ``rest_speed``: an impact no faster is plastic) and the
+    contact pairs of ``contacts`` (:class:`pfaff.contact.model.FileContacts`, Newton's
+    ``restitution``). Raises ValueError naming a joint that cannot take a limit."""
     sys_ = core.clone(proto)
     for lim in limits:
         iq, iv, nq = joint_coordinate(mech, lim.joint)
@@ -73,6 +81,12 @@ def limited_system(proto, mech, limits, rest_speed: float):
             sys_, iq, iv, float(lim.lower), float(lim.upper), float(lim.restitution),
             float(rest_speed),
         )  # fmt: skip
+    if contacts is not None and contacts.pairs:
+        core.set_contact_world(sys_, contacts.mjb, contacts.path)
+        for p, frame in zip(contacts.pairs, contacts.frames):
+            core.add_contact_pair(
+                sys_, p.geom1, p.geom2, frame, float(restitution), CONTACT_REST_SPEED
+            )
     return sys_
 
 
@@ -91,6 +105,8 @@ def run_core(
     release_tol: float = RELEASE_TOL,
     controller=None,
     control_dt: float = 0.0,
+    contacts=None,
+    contact_held=(),
 ) -> LimitedRun:
     """The limited run of the core system ``sys_`` (:func:`limited_system`, its state set)
     of ``cset`` from ``t0`` to ``t_end`` with ``tau`` held, in one call: the trajectory
@@ -101,17 +117,24 @@ def run_core(
     phase's start, an event's location or the event budget. ``controller`` (a
     :class:`~pfaff.simulate.record.Controller`, its frames observed by ``sys_``) is
     called from the core where a sample is due on the clock of period ``control_dt``
-    from ``t0``, restarted at each event; an exception it raises is raised again."""
+    from ``t0``, restarted at each event; an exception it raises is raised again.
+    ``contacts``: the :class:`pfaff.contact.model.FileContacts` the system holds
+    (:func:`limited_system`), ``contact_held`` the held contact rows ``(len(limits) +
+    pair, row)`` the last run ended with; the run's are in its ``contact_held``, its
+    contact events :class:`pfaff.contact.model.ContactEvent` s among the events."""
     mech = cset.mechanism
     tau = np.zeros(mech.nv) if tau is None else np.asarray(tau, float)
     pairs = [(int(i), SIDES.index(side)) for i, side in held.items()]
+    pairs += [(int(i), int(j)) for i, j in contact_held]
+    n_pairs = 0 if contacts is None else len(contacts.pairs)
     law = None if controller is None else _Sampler(sys_, cset, controller)
     st, evs, held_end, max_held, steps, failures, rec, calls, _ = core.run_limited(
         sys_, tau, float(t0), float(t_end), pairs, grid == "fixed", int(record_every),
         int(max_events), float(event_tol), float(release_tol), HOLD_CHUNK, START_ITERATIONS,
         law, float(t0), float(control_dt),
     )  # fmt: skip
-    m, m_h = cset.dim + len(limits), len(cset.holonomic_rows) + max_held
+    m = cset.dim + len(limits) + CONTACT_ROWS * n_pairs
+    m_h = len(cset.holonomic_rows) + max_held
     traj = Trajectory(mech.nq, mech.nv, m, m_h)
     traj.engine = "core"
     for s, b in zip((*CORE_SERIES, *FORCE_SERIES), rec):
@@ -122,12 +145,19 @@ def run_core(
             continue
         traj.rows[s.name].extend(b[:, 0] if s.width is None else b)
     traj.steps, traj.newton_failures = steps, failures
+    L = len(limits)
     events = [
         LimitEvent(et, limits[i].joint, ("impact", "release")[kind], SIDES[side], v_pre,
                    v_post, loss)
+        if i < L else
+        ContactEvent(et, ("impact", "release")[kind], *contacts.names[i - L], v_pre, v_post,
+                     loss)
         for et, i, kind, side, v_pre, v_post, loss in evs
     ]  # fmt: skip
-    run = LimitedRun(traj, events, {int(i): SIDES[side] for i, side in held_end})
+    run = LimitedRun(
+        traj, events, {int(i): SIDES[side] for i, side in held_end if i < L},
+        [(int(i), int(j)) for i, j in held_end if i >= L],
+    )  # fmt: skip
     if law is not None and law.error is not None:  # the controller's own exception
         if isinstance(law.error, SimulationError):
             raise LimitedRunError(f"{law.error}", run, st) from law.error

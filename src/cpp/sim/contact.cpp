@@ -1,0 +1,175 @@
+// The contact pairs of a System and their narrow phase (contact.hpp): MuJoCo's collision
+// function of the pair's geom types, fed the geoms' world poses from Pinocchio's frames.
+#include "sim/contact.hpp"
+#include "model/check.hpp"
+#include "model/core.hpp"
+#include "sim/system.hpp"
+
+#include <cmath>
+#include <string>
+
+#include <mujoco/mujoco.h>
+
+#include "pinocchio/algorithm/frames.hpp"
+#include "pinocchio/algorithm/kinematics.hpp"
+
+namespace pfaff
+{
+  namespace
+  {
+    // a geom's rotation from its quaternion (MuJoCo's w, x, y, z)
+    Mat3 rotation(const mjtNum * q)
+    {
+      return Eigen::Quaterniond(q[0], q[1], q[2], q[3]).normalized().toRotationMatrix();
+    }
+
+    // the pose into mjData's geom_xpos, geom_xmat (row major)
+    void put(mjData * d, int g, const Vec3 & p, const Mat3 & R)
+    {
+      for (int i = 0; i < 3; ++i)
+      {
+        d->geom_xpos[3 * g + i] = p(i);
+        for (int j = 0; j < 3; ++j)
+          d->geom_xmat[9 * g + 3 * i + j] = R(i, j);
+      }
+    }
+  } // namespace
+
+  Narrow::Narrow(const Model & mo)
+  : pd_(mo.model)
+  {
+    if (mo.contact_world.m)
+      d_ = mj_makeData(mo.contact_world.m.get());
+  }
+
+  Narrow::~Narrow()
+  {
+    if (d_)
+      mj_deleteData(d_);
+  }
+
+  const std::vector<ContactPoint> &
+  Narrow::points(const Model & mo, const VecX & q, double margin)
+  {
+    out_.clear();
+    if (!d_)
+      return out_;
+    const mjModel * m = mo.contact_world.m.get();
+    pinocchio::forwardKinematics(mo.model, pd_, q);
+    mjPreContact con[mjMAXCONPAIR];
+    for (std::size_t k = 0; k < mo.contact_pairs.size(); ++k)
+    {
+      const ContactPairC & c = mo.contact_pairs[k];
+      const pinocchio::SE3 & oMf = pinocchio::updateFramePlacement(
+        mo.model, pd_, mo.frame_slots[std::size_t(c.slot)].id);
+      const Mat3 R = oMf.rotation() * c.g_R;
+      put(d_, c.moving, oMf.translation() + oMf.rotation() * c.g_pos, R);
+      put(d_, c.still, Eigen::Map<const Vec3>(m->geom_pos + 3 * c.still),
+          rotation(m->geom_quat + 4 * c.still));
+      // MuJoCo's functions take the lower geom type first (mj_collideGeoms' order); the
+      // normal points from the first geom to the second
+      const bool still_first = m->geom_type[c.still] <= m->geom_type[c.moving];
+      const int ga = still_first ? c.still : c.moving, gb = still_first ? c.moving : c.still;
+      const mjfCollision f = mjCOLLISIONFUNC[m->geom_type[ga]][m->geom_type[gb]];
+      const int n = f ? f(m, d_, con, ga, gb, margin) : 0;
+      const int type = m->geom_type[c.moving];
+      const double radius =
+        type == mjGEOM_SPHERE || type == mjGEOM_CAPSULE ? m->geom_size[3 * c.moving] : 0.0;
+      for (int i = 0; i < n; ++i)
+      {
+        ContactPoint p;
+        p.pair = int(k);
+        p.dist = con[i].dist;
+        p.pos = Eigen::Map<const Vec3>(con[i].pos);
+        p.n = Eigen::Map<const Vec3>(con[i].normal);
+        if (!still_first)
+          p.n = -p.n;
+        // the moving surface's point, then its core (a sphere's centre, a capsule's axis)
+        p.core = p.pos + p.n * (0.5 * p.dist + radius);
+        p.local = oMf.rotation().transpose() * (p.core - oMf.translation());
+        out_.push_back(p);
+      }
+    }
+    return out_;
+  }
+
+  void set_contact_world(System & s, const std::string & mjb, const std::string & label)
+  {
+    const Check c{"System.set_contact_world"};
+    mjModel * m = mjb.empty() ? nullptr : mj_loadModelBuffer(mjb.data(), mjtSize(mjb.size()));
+    if (!m)
+      c.fail("MuJoCo cannot load the compiled model of " + label + " (" +
+             std::to_string(mjb.size()) + " bytes): expected mj_saveModel's buffer");
+    ContactWorld w{std::shared_ptr<const mjModel>(
+                     m, [](const mjModel * x) { mj_deleteModel(const_cast<mjModel *>(x)); }),
+                   label};
+    s.change_model([&](ModelBuilder & b) { b.set_contact_world(std::move(w)); }, false);
+  }
+
+  void add_contact_pair(
+    System & s, int g1, int g2, const std::string & body_frame, double restitution,
+    double rest_speed)
+  {
+    const Check c{"System.add_contact_pair"};
+    const mjModel * m = s.mo().contact_world.m.get();
+    if (!m)
+      c.fail("no model file loaded: call set_contact_world(mjb, label) first");
+    if (s.mo().plant)
+      c.fail("a mechanism given in closed form (a plant) has no collision geoms");
+    c.index(g1, m->ngeom, "g1", "a geom id of the compiled model (ngeom)");
+    c.index(g2, m->ngeom, "g2", "a geom id of the compiled model (ngeom)");
+    const bool w1 = m->geom_bodyid[g1] == 0, w2 = m->geom_bodyid[g2] == 0;
+    if (w1 == w2)
+      c.fail("geoms " + std::to_string(g1) + " and " + std::to_string(g2)
+             + (w1 ? " are both fixed in the world"
+                   : " are both on moving bodies: contact between two moving bodies is not "
+                     "modelled yet (one geom must belong to the world body)"));
+    if (!(restitution >= 0.0 && restitution <= 1.0))
+      c.fail("restitution = " + std::to_string(restitution) + ", valid: [0, 1]");
+    c.number(rest_speed, "rest_speed", 0.0, false);
+    ContactPairC p;
+    p.still = w1 ? g1 : g2;
+    p.moving = w1 ? g2 : g1;
+    p.slot = s.add_frame(body_frame);
+    p.g_pos = Eigen::Map<const Vec3>(m->geom_pos + 3 * p.moving);
+    p.g_R = rotation(m->geom_quat + 4 * p.moving);
+    p.restitution = restitution;
+    p.rest_speed = rest_speed;
+    s.change_model([&](ModelBuilder & b) { b.add_contact_pair(p); });
+  }
+
+  Spec contact_spec(const Model & mo, const ContactPoint & p)
+  {
+    Spec sp;
+    sp.kind = Kind::PointOnPlane;
+    sp.dim = 1;
+    sp.s1 = mo.contact_pairs[std::size_t(p.pair)].slot;
+    sp.has_p1 = true;
+    sp.p1 = p.local;
+    sp.n = p.n;
+    sp.d = p.n.dot(p.core) - p.dist; // Phi = n . core - d: the distance now
+    sp.contact = -1;
+    return sp;
+  }
+
+  MatX contact_rows(const Model & mo, const Data & d, const std::vector<ContactPoint> & pts)
+  {
+    MatX G = MatX::Zero(long(pts.size()), mo.nv());
+    for (std::size_t i = 0; i < pts.size(); ++i)
+    {
+      const FrameKin & f = d.frames[std::size_t(mo.contact_pairs[std::size_t(pts[i].pair)].slot)];
+      const Vec3 r = pts[i].core - f.p;
+      // v_point = v_o + w x r: the linear rows minus [r]x the angular ones
+      Mat3 rx;
+      rx << 0, -r(2), r(1), r(2), 0, -r(0), -r(1), r(0), 0;
+      G.row(long(i)) = pts[i].n.transpose() * (f.J.topRows<3>() - rx * f.J.bottomRows<3>());
+    }
+    return G;
+  }
+
+  bool same_point(const Model & mo, int spec, const ContactPoint & p)
+  {
+    const Spec & sp = mo.contact_specs[std::size_t(spec)];
+    return mo.contact_spec_pair[std::size_t(spec)] == p.pair && (sp.p1 - p.local).norm() < 1e-7;
+  }
+} // namespace pfaff

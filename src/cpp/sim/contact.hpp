@@ -1,0 +1,91 @@
+// Unilateral contact between a model file's collision geoms, as the joint limits'
+// events run it (limits.hpp): a contact pair is a unilateral constraint whose gap is the
+// narrow phase's signed distance, computed by MuJoCo's own collision functions
+// (mjCOLLISIONFUNC of the libmujoco the `mujoco` wheel ships) on the geoms' poses that
+// Pinocchio's kinematics give. A closed (held) contact point is a PointOnPlane row: the
+// point of the moving geom that the contact keeps on the static geom's surface (a
+// sphere's or capsule's core point at its radius, a box's vertex) on the plane through
+// the contact with its normal; its multiplier is the normal force. Only pairs of which one
+// geom is fixed in the world are modelled here, without friction.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/core_types.hpp"
+#include "sim/limits.hpp"
+
+struct mjData_;
+
+namespace pfaff
+{
+  class System;
+  struct Model;
+  struct Data;
+
+  /// One point of a pair's narrow phase at a configuration
+  struct ContactPoint
+  {
+    int pair = -1;
+    double dist = 0.0;         // signed distance [m] (negative: penetration)
+    Vec3 pos = Vec3::Zero();   // MuJoCo's contact position (between the surfaces)
+    Vec3 n = Vec3::UnitZ();    // the normal, from the still geom into the moving one
+    Vec3 core = Vec3::Zero();  // the point the row holds, in the world
+    Vec3 local = Vec3::Zero(); // the same in the moving body's frame
+  };
+
+  /// Points of a pair beyond this many are not held (the record pads this many rows per
+  /// pair)
+  constexpr int kContactRows = 8;
+
+  /// A narrow-phase workspace (one per run: an mjData and a Pinocchio data of its own)
+  class Narrow
+  {
+  public:
+    explicit Narrow(const Model & mo);
+    ~Narrow();
+    Narrow(const Narrow &) = delete;
+    Narrow & operator=(const Narrow &) = delete;
+    /// every pair's points within `margin` at q (the pair order of Model::contact_pairs)
+    const std::vector<ContactPoint> & points(const Model & mo, const VecX & q, double margin);
+
+  private:
+    mjData_ * d_ = nullptr;
+    pinocchio::Data pd_;
+    std::vector<ContactPoint> out_;
+  };
+
+  /// the file's compiled model (mj_saveModel's buffer, mjb: no file is read again) into
+  /// the System; label names it in messages (std::invalid_argument when MuJoCo cannot
+  /// load it)
+  void set_contact_world(System & s, const std::string & mjb, const std::string & label);
+  /// add the pair (geom ids) to the System; body_frame names the moving geom's body frame
+  /// (std::invalid_argument naming what is wrong: no world, a geom id, two moving geoms)
+  void add_contact_pair(
+    System & s, int g1, int g2, const std::string & body_frame, double restitution,
+    double rest_speed);
+  /// the held row of a point: PointOnPlane on its body frame, Phi = the distance now
+  Spec contact_spec(const Model & mo, const ContactPoint & p);
+  /// the rows n^T J of the points (their body frame slots' kinematics in d, evaluated)
+  MatX contact_rows(const Model & mo, const Data & d, const std::vector<ContactPoint> & pts);
+  /// a held contact spec's point is p (same pair, same body point to 1e-7 m)
+  bool same_point(const Model & mo, int spec, const ContactPoint & p);
+
+  // contact_events.cpp: the contact pairs' part of a limited run (limits.cpp)
+  /// the held entries (L + k, j) of contacts renumbered to the first contact_specs, the
+  /// specs no entry names dropped
+  void compact_contacts(System & s, Held & held);
+  /// the first pair with a point not held past the still geom by more than tol, or -1
+  int contact_crossed(const System & s, Narrow & nar, const Held & held, const VecX & q, double tol);
+  /// the least distance of pair k's points not held at q, at most margin (none: margin)
+  double contact_gap(
+    const System & s, Narrow & nar, const Held & held, const VecX & q, int k, double margin);
+  /// Newton's impact of every free point touching at the System's state (approaching,
+  /// within 1e-10 m) in the metric of M, the rows held and the active rows already
+  /// there kept: plastic (the points held) where the guard says so for their pair; one
+  /// event per pair into events
+  void contact_impact(
+    System & s, Narrow & nar, Held & held, EventGuard & guard, double t,
+    std::vector<LimitEventRec> & events);
+} // namespace pfaff

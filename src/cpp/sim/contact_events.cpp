@@ -1,0 +1,170 @@
+// The contact pairs' part of a limited run (contact.hpp, limits.cpp): which pair is past
+// its still geom, its gap inside a step (the function Brent's method brackets), and the
+// impact of the points that touch, by the joint limits' rules (Newton's law in the metric
+// of M, plastic below the pair's rest speed or where the event guard says so, a plastic
+// point held as a row).
+#include "sim/contact.hpp"
+#include "model/core.hpp"
+#include "sim/system.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "pinocchio/algorithm/joint-configuration.hpp"
+
+namespace pfaff
+{
+  namespace
+  {
+    // points within this of the still geom take part in an impact [m]
+    constexpr double kTouch = 1e-10;
+
+    bool held_point(const System & s, const Held & held, const ContactPoint & p)
+    {
+      const int L = int(s.mo().limits.size());
+      return std::any_of(held.begin(), held.end(), [&](const auto & h) {
+        return h.first >= L && same_point(s.mo(), h.second, p);
+      });
+    }
+  } // namespace
+
+  void compact_contacts(System & s, Held & held)
+  {
+    const Model & mo = s.mo();
+    const int L = int(mo.limits.size());
+    std::vector<Spec> specs;
+    std::vector<int> pair;
+    for (auto & h : held)
+      if (h.first >= L)
+      {
+        specs.push_back(mo.contact_specs[std::size_t(h.second)]);
+        pair.push_back(mo.contact_spec_pair[std::size_t(h.second)]);
+        h.second = int(specs.size()) - 1;
+      }
+    s.change_model([&](ModelBuilder & b) { b.set_contact_rows(specs, pair); }, false);
+  }
+
+  int contact_crossed(const System & s, Narrow & nar, const Held & held, const VecX & q, double tol)
+  {
+    if (s.mo().contact_pairs.empty())
+      return -1;
+    for (const ContactPoint & p : nar.points(s.mo(), q, 0.0))
+      if (p.dist < -tol && !held_point(s, held, p))
+        return p.pair;
+    return -1;
+  }
+
+  double contact_gap(
+    const System & s, Narrow & nar, const Held & held, const VecX & q, int k, double margin)
+  {
+    double g = margin;
+    for (const ContactPoint & p : nar.points(s.mo(), q, margin))
+      if (p.pair == k && !held_point(s, held, p))
+        g = std::min(g, p.dist);
+    return g;
+  }
+
+  void contact_impact(
+    System & s, Narrow & nar, Held & held, EventGuard & guard, double t,
+    std::vector<LimitEventRec> & events)
+  {
+    const Model & mo = s.mo();
+    const int L = int(mo.limits.size());
+    const VecX q = s.state().q_, v = s.state().v_;
+    Data & d = s.d();
+    dynamics_state(mo, d, q, v, false);
+    evaluate(mo, d, q, v, false);
+    std::vector<ContactPoint> hit;
+    for (const ContactPoint & p : nar.points(mo, q, kTouch))
+      if (p.dist <= kTouch && !held_point(s, held, p))
+        hit.push_back(p);
+    MatX G = contact_rows(mo, d, hit);
+    VecX vn = G * v;
+    // the approaching points, and those leaving slower than their pair's rest speed
+    // (a bounce too small to locate: held), alone; a touching point leaving faster stays
+    // free
+    std::vector<ContactPoint> in;
+    std::vector<long> rows;
+    for (std::size_t i = 0; i < hit.size(); ++i)
+      if (vn(long(i)) < mo.contact_pairs[std::size_t(hit[i].pair)].rest_speed)
+      {
+        in.push_back(hit[i]);
+        rows.push_back(long(i));
+      }
+    // a crossing located where no touching point approaches: a bounce too small for the
+    // coordinates' resolution ended inside the step. The touching points stop (held),
+    // so that the run goes on (else it would locate the same crossing again)
+    bool stop_all = false;
+    if (in.empty())
+    {
+      if (hit.empty())
+        return; // nothing within reach: the event budget ends a run that keeps at it
+      in = hit;
+      rows.resize(hit.size());
+      for (std::size_t i = 0; i < hit.size(); ++i)
+        rows[i] = long(i);
+      stop_all = true;
+    }
+    const MatX R = G(rows, Eigen::all);
+    const VecX pre = vn(rows);
+    // per pair: its fastest approach decides whether it is plastic (the guard's rule)
+    const std::size_t P = mo.contact_pairs.size();
+    std::vector<double> approach(P, -HUGE_VAL);
+    for (std::size_t i = 0; i < in.size(); ++i)
+      approach[std::size_t(in[i].pair)] =
+        std::max(approach[std::size_t(in[i].pair)], -pre(long(i)));
+    std::vector<int> plastic(P, 0);
+    for (std::size_t k = 0; k < P; ++k)
+      if (approach[k] > -HUGE_VAL)
+        plastic[k] = guard.plastic(
+          L + int(k), t, approach[k], mo.contact_pairs[k].rest_speed, held) || stop_all ? 1 : 0;
+    VecX target(long(in.size()));
+    for (std::size_t i = 0; i < in.size(); ++i)
+    {
+      const ContactPairC & c = mo.contact_pairs[std::size_t(in[i].pair)];
+      target(long(i)) = plastic[std::size_t(in[i].pair)] ? 0.0 : -c.restitution * pre(long(i));
+    }
+    const MatX M = dense_M(mo, d);
+    const VecX vn_new = metric_impact_rows(M, d.A, v, R, target, mo.opt.rank_tol);
+    const double loss = 0.5 * (v.dot(M * v) - vn_new.dot(M * vn_new));
+    const VecX post = R * vn_new;
+    // the points onto the still geom (Phi = dist to round-off: the gap's sign after the
+    // impact is the motion's, not the location's residue): the least M-norm move with
+    // the active rows kept
+    VecX dist(long(in.size()));
+    for (std::size_t i = 0; i < in.size(); ++i)
+      dist(long(i)) = -in[i].dist;
+    const VecX dq = metric_impact_rows(M, d.A, VecX::Zero(v.size()), R, dist, mo.opt.rank_tol);
+    s.set_state(pinocchio::integrate(mo.model, q, dq), vn_new);
+    std::vector<int> count(P, 0); // held rows per pair (at most kContactRows)
+    for (const auto & h : held)
+      if (h.first >= L)
+        ++count[std::size_t(h.first - L)];
+    std::vector<int> reported(P, 0);
+    std::vector<Spec> specs = mo.contact_specs; // the rows held, and those taken up now
+    std::vector<int> pairs = mo.contact_spec_pair;
+    double lost = loss; // the energy lost, on the first event
+    for (std::size_t i = 0; i < in.size(); ++i)
+    {
+      const std::size_t k = std::size_t(in[i].pair);
+      // held where it stops: plastic, or e = 0 (as a limit's stop)
+      const bool stops = plastic[k] || mo.contact_pairs[k].restitution == 0.0;
+      if (stops && count[k] < kContactRows)
+      {
+        specs.push_back(contact_spec(mo, in[i]));
+        pairs.push_back(int(k));
+        held.emplace_back(L + int(k), int(specs.size()) - 1);
+        ++count[k];
+      }
+      if (!reported[k]) // the pair's event: its first point's normal velocities
+      {
+        reported[k] = 1;
+        events.push_back(
+          LimitEventRec{t, L + int(k), 0, 0, pre(long(i)), post(long(i)), lost});
+        lost = 0.0;
+      }
+    }
+    s.change_model([&](ModelBuilder & b) { b.set_contact_rows(specs, pairs); }, false);
+    guard.count(t);
+  }
+} // namespace pfaff

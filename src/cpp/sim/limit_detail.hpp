@@ -1,0 +1,41 @@
+// The rules a limited run's loop (limits.cpp) shares with its pieces (limit_events.cpp):
+// a limit's watch, the sign of a held row's multiplier, the step grid and the first root
+// of a gap inside a step.
+#pragma once
+
+#include <cmath>
+#include <functional>
+
+#include "sim/limits.hpp"
+
+namespace pfaff
+{
+  /// Watch: a free coordinate past a bound by more than slack
+  inline bool outside(const JointLimit & l, double x, double slack)
+  {
+    return x < l.lower - slack || x > l.upper + slack;
+  }
+
+  /// limit_events.pulling: with M a + h = tau - A^T lambda, a row at a lower bound (and
+  /// a contact's) pushes while lambda <= 0, at an upper one while lambda >= 0
+  inline bool pulling(int side, double lam, double tol)
+  {
+    return (side == 1 ? 1.0 : -1.0) * lam < -tol;
+  }
+
+  /// limits._to_grid: the time from t to the next point of t0 + k dt when t is off it
+  inline bool to_grid(double t, double t0, double dt, double & rest)
+  {
+    const double k = (t - t0) / dt;
+    const double below = std::floor(k + 1e-9);
+    if (k - below <= 1e-9)
+      return false;
+    rest = t0 + (below + 1.0) * dt - t;
+    return true;
+  }
+
+  /// limit_events._crossing: the first root of the gap g (inside > 0) in (0, h]; where
+  /// g(0) is 0, rate > 0 says it opens first (the root is looked for past where it does)
+  double first_root(
+    const std::function<double(double)> & g, double rate, double h, double event_tol);
+} // namespace pfaff
