@@ -16,6 +16,7 @@ from pfaff.errors import ParameterError
 from pfaff.files.model import load_model
 from pfaff.files.system import load_system
 from pfaff.mechanism import ModelError
+from pfaff.mechanism.base import unit_quaternion
 from pfaff.scenarios import slider_crank
 from pfaff.simulate import PointSpring, SimOptions, choose_engine, engine_choice, simulate
 from pfaff.simulate.forces import ForceSet, element_types
@@ -169,6 +170,18 @@ def test_mjcf_keyframe_quaternions_are_normalised_as_mujoco_does_and_said():
     assert any("quaternion of norm" in w and "normalised" in w for w in m.warnings)
 
 
+@pytest.mark.parametrize("off", [-3e-10, 8.7e-10, 4e-7, -9e-7])
+def test_a_quaternion_off_by_its_printed_digits_is_normalised_without_a_warning(off):
+    """A keyframe written with 6 digits (MuJoCo's humanoid's) is off 1 by ~1e-9: no
+    line; 4 digits' worth (1e-4) is said, with the deviation."""
+    x = np.array([0.6, 0.0, 0.8, 0.0]) * (1.0 + off)
+    said: list[str] = []
+    assert np.allclose(unit_quaternion(x, "key", said), [0.6, 0.0, 0.8, 0.0], atol=1e-15)
+    assert said == []
+    unit_quaternion(x * (1.0 + 1e-4), "key", said, tol=np.inf)  # a keyframe's tol
+    assert len(said) == 1 and "(off 1 by " in said[0], said
+
+
 # ---------------------------------------------------------- force elements, engine
 
 
@@ -230,3 +243,31 @@ def test_a_wrong_length_torque_is_refused_naming_tau(five_bar, engine, n):
         simulate(cset, q0, np.zeros(4), 0.01, opt, tau=np.ones(n))
     with pytest.raises(ValueError, match="tau must be finite"):
         simulate(cset, q0, np.zeros(4), 0.01, opt, tau=np.array([0.0, np.nan, 0.0, 0.0]))
+
+
+def test_a_start_with_a_non_unit_quaternion_is_refused_by_every_entry_point():
+    """A free joint's quaternion of norm 2 (e.g. a MuJoCo qpos scaled by mistake) is a
+    rotation Pinocchio cannot read: reset, forward_dynamics, rollout and simulate name
+    the joint instead of simulating a body that shears."""
+    from where import REPO
+
+    import pfaff
+
+    with pytest.warns(UserWarning):  # the quadruped's own notes (contact not modelled)
+        s = pfaff.load(REPO / "examples" / "quadruped.xml")
+    free = next(j for j in s.mechanism.model.joints[1:] if j.nq == 7)
+    q = s.q0.copy()
+    q[free.idx_q + 3 : free.idx_q + 7] *= 2.0
+    sim = pfaff.Simulator(s, dt=1e-3)
+    calls = {
+        "reset": lambda: sim.reset(q=q),
+        "forward_dynamics": lambda: s.forward_dynamics(q, s.v0, np.zeros(s.nv)),
+        "rollout": lambda: pfaff.rollout(s, q, None, np.zeros((1, 2, s.nv)), 1e-3),
+        "simulate": lambda: simulate(s.cset, q, s.v0, 1e-3, SimOptions(dt=1e-3)),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match="quaternion has norm 2") as exc:
+            call()
+        assert "(x, y, z, w)" in str(exc.value), name
+    sim.reset(q=s.q0)  # the unit start still runs
+    sim.step()

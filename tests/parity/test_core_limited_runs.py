@@ -75,7 +75,8 @@ def _gaps(got, ref) -> dict[str, float]:
 
 def _assert_close(gaps, t_tol=1e-12, tol=1e-10):
     assert gaps["events"] <= t_tol and gaps["t"] <= t_tol, gaps
-    assert max(gaps[k] for k in ("q", "v", "lambda", "energy")) <= tol, gaps
+    keys = ("q", "v", "lambda", "energy", "work", "correction_energy")
+    assert max(gaps[k] for k in keys) <= tol, gaps
 
 
 @pytest.fixture
@@ -133,8 +134,7 @@ def test_a_torque_and_a_record_stride_on_the_biped_are_the_phase_loop():
     assert got.events
     _assert_close(_gaps(got, ref))
     # the torque's work is counted over every step, recorded or not: the stride's run
-    # ends with the work of the run that records every step (the phase loop's record
-    # carries only what its last recorded sample of a phase held)
+    # ends with the work of the run that records every step
     with use_engine("core"):
         every = simulate_limited(
             s.cset, s.q0, s.v0, 1.0, s.limits, SimOptions(dt=1e-3, progress=False),
@@ -178,6 +178,31 @@ def test_a_controlled_limited_pendulum_is_the_phase_loop(control_dt, no_phase_lo
     _assert_close(_gaps(got, ref))
     u, u_ref = got.trajectory.signals["u"], ref.trajectory.signals["u"]
     assert len(u) == len(got.trajectory) and np.abs(np.subtract(u, u_ref)).max() <= 1e-10
+
+
+@pytest.mark.parametrize("every", [5, 13])
+def test_the_record_stride_moves_no_event(every):
+    """A held stop released by the law: the release is read at every step, recorded or
+    not, so a record stride keeps every event time and the final state of the run that
+    records every step (to round-off), on the core and in the phase loop alike."""
+    s = _load(PENDULUM)
+    lims = [JointLimit("hinge", -0.5, 2.0, 0.2)]
+    runs = {}
+    for stride in (1, every):
+        opt = SimOptions(dt=1e-3, progress=False, record_every=stride)
+        args = (s.cset, s.q0, s.v0, 3.0, lims, opt)
+        with use_engine("core"):
+            runs[stride] = simulate_limited(*args, controller=Push())
+            ref = _reference(*args, controller=Push())
+        _assert_close(_gaps(runs[stride], ref))
+    one, thin = runs[1], runs[every]
+    assert [e.kind for e in one.events] == [e.kind for e in thin.events]
+    assert "release" in {e.kind for e in one.events}
+    assert max(abs(e.t - f.t) for e, f in zip(one.events, thin.events)) <= 1e-12
+    x, y = one.trajectory.arrays(), thin.trajectory.arrays()
+    for key in ("t", "q", "v", "work"):
+        assert np.abs(x[key][-1] - y[key][-1]).max() <= 1e-10, key
+    assert len(y["t"]) < len(x["t"])
 
 
 def test_a_controller_error_ends_the_core_run_and_is_raised(no_phase_loop):

@@ -8,7 +8,7 @@
 //                              false where the force is undefined (terms unchanged)
 //   partials_Name(spec, p)     its dQ/d delta added to p.dQq (q perturbed as
 //                              integrate(q, delta)) and dQ/dv to p.dQv, analytic
-//   check_Name(model, spec, c) its own checks of a spec (System::check_force makes the
+//   check_Name(model, spec, c) its own checks of a spec (check_force, builder.hpp, makes the
 //                              ones common to all elements and those of its points;
 //                              declared in model/forces.hpp, where the set-up reads it)
 #pragma once

@@ -3,7 +3,7 @@
 // [M A^T; A 0] [a; lambda] = [tau - h; -drift] (dynamics.kkt_dynamics), singular where
 // A loses row rank, which is refused (KKTSingular) as the NumPy reference refuses it.
 #include "model/core.hpp"
-#include "sim/methods.hpp"
+#include "algorithms/kkt.hpp"
 
 #include <Eigen/LU>
 #include <Eigen/SVD>

@@ -2,7 +2,7 @@
 // and multipliers, a step's start terms and one sample of a state (see core.hpp); the
 // row space they take is row_space.cpp's.
 #include "model/core.hpp"
-#include "sim/methods.hpp"
+#include "algorithms/kkt.hpp"
 #include "model/check.hpp"
 #include "model/core_detail.hpp"
 #include "algorithms/householder.hpp"
@@ -119,55 +119,6 @@ namespace pfaff
     w(rs, d.y_, lam);
   }
 
-  void System::solve(
-    const VecX & q, const VecX & v, const VecX & tau, VecX & a, VecX & F, VecX & lam, int & rank)
-  {
-    dynamics_state(q, v, false);
-    evaluate(q, v, true);
-    row_space(mo(), d(), A, true, false, rs_);
-    accel(mo(), d(), tau, rs_, a);
-    forces(mo(), d(), tau, rs_, a, F, lam);
-    rank = rs_.rank;
-  }
-
-  void System::acceleration(const VecX & q, const VecX & v, const VecX & tau, VecX & a)
-  {
-    dynamics_state(q, v, false);
-    evaluate(q, v, true);
-    if (opt.variant == 0 && well_conditioned_rows(tau, a))
-      return;
-    row_space(mo(), d(), A, false, true, rs_stage_);
-    accel(mo(), d(), tau, rs_stage_, a);
-  }
-
-  // One evaluation where A has full row rank and is well conditioned (the QR of A^T
-  // certifies the rank; ||R||_F ||R^-1||_F <= 1e4 bounds cond(A)): A^T itself spans the
-  // row space V1 = A^T R^-1 spans, so accel solves with V1 = A^T, W = I: a = M^-1 f +
-  // M^-1 A^T (A M^-1 A^T)^-1 (-drift - A M^-1 f), without forming the thin Q (the step
-  // loop forms it: it needs V1 and W again).
-  // Equal to accel's solution to round-off times cond(A)^2 <= 1e8. False (nothing
-  // done) otherwise.
-  bool System::well_conditioned_rows(const VecX & tau, VecX & a)
-  {
-    const int mm = m, n = model.nv;
-    if (mm == 0 || mm > n)
-      return false;
-    householder_qr(A.transpose(), QRs_, hcs_);
-    upper_inverse(QRs_, mm, Y_);
-    const double wn = Y_.norm(), rn = QRs_.topLeftCorner(mm, mm).norm();
-    if (!(wn * 2.0 * opt.rank_tol <= 1.0) || !(wn * rn <= 1e4))
-      return false;
-    // accel's solution with V1 = A^T, W = I (V1^T a = -W^T drift is A a = -drift)
-    rs_rows_.V1 = A.transpose();
-    rs_rows_.W.setIdentity(mm, mm);
-    rs_rows_.n = n;
-    rs_rows_.m = mm;
-    rs_rows_.rank = mm;
-    rs_rows_.stamp = st_.next();
-    accel(mo(), d(), tau, rs_rows_, a);
-    return true;
-  }
-
   bool take_vel_factor(Data & d, RowSpace & rs)
   {
     // the last correction factored this A (same q, bitwise: A == A_vel_) in this state
@@ -203,63 +154,4 @@ namespace pfaff
     d.st_.terms = d.st_.pass;
   }
 
-  void System::sample(bool with_sensors, Sample & out)
-  {
-    const int n = model.nv;
-    // the certified QR when A has full row rank (sigma_min from R), else the SVD; the
-    // step that follows reuses these terms (start_terms)
-    start_terms(mo(), d(), q_, v_, true);
-    out.q = q_, out.v = v_, out.M = dense_M(mo(), d()), out.h = h;
-    out.A = A, out.drift = drift, out.phi = phi;
-    const MatX & V1 = formed_V1(rs_, V1f_);
-    out.V1 = V1, out.W = formed_W(rs_, Wf_);
-    out.rank = rs_.rank;
-    out.sigma_min = rs_.sigma_min;
-    MatX N = MatX::Identity(n, n);
-    if (rs_.rank > 0) // complete V1 to an orthonormal basis (one Householder QR of V1)
-    {
-      Eigen::HouseholderQR<MatX> qv(V1);
-      N.applyOnTheLeft(qv.householderQ());
-      N = N.rightCols(n - rs_.rank).eval();
-    }
-    out.N = N;
-    out.F.resize(0), out.lam.resize(0);
-    if (with_sensors)
-    {
-      accel(mo(), d(), tau_, rs_, a_); // llt_ then holds G of rs_ for the step (gram_stands)
-      forces(mo(), d(), tau_, rs_, a_, out.F, out.lam);
-    }
-    // the observed frames: dynamics_state left the RNEA pass of (q_, v_) and the
-    // placements of q_ in data
-    observed_frames(mo(), d(), q_, v_);
-    // each row as tables.hpp lays it out (frame_fields: p, R, J row by row, drift)
-    out.frames.resize(Eigen::Index(obs_frames.size()), frame_row_width(n));
-    const int at_R = frame_field_start(FrameField::R, n);
-    const int at_J = frame_field_start(FrameField::J, n);
-    for (size_t i = 0; i < obs_frames.size(); ++i)
-    {
-      const FrameKin & f = obs_frames[i];
-      auto row = out.frames.row(Eigen::Index(i));
-      row.segment<3>(frame_field_start(FrameField::p, n)) = f.p.transpose();
-      for (int r = 0; r < 3; ++r)
-        row.segment<3>(at_R + 3 * r) = f.R.row(r);
-      for (int r = 0; r < 6; ++r)
-        row.segment(at_J + r * n, n) = f.J.row(r);
-      row.segment<6>(frame_field_start(FrameField::drift, n)) = f.drift.transpose();
-    }
-    out.kinetic = kinetic; // start_terms(true): dynamics_state's energies
-    // on data_g: data keeps the passes the next step's start reuses (M, its factor)
-    generalized_gravity(mo(), d(), q_, out.g);
-    out.potential = potential_gravity;
-    // the projection's P = I - V1 V1^T and C v = -A^+ drift, A^+ = V1 W^T (eq. 4, 16)
-    MatX P = MatX::Identity(n, n);
-    P.noalias() -= V1 * V1.transpose();
-    out.P = P;
-    out.Cv = VecX::Zero(n);
-    if (rs_.rank > 0)
-    {
-      wt(rs_, drift, y_);
-      v1(rs_, y_, out.Cv, -1.0);
-    }
-  }
 } // namespace pfaff

@@ -183,9 +183,4 @@ namespace pfaff
       for (int i = 0; i < mo.m_h; ++i)
         d.A_h.row(i) = d.A.row(mo.hol_rows[i]);
   }
-
-  void System::evaluate(const VecX & q, const VecX & v, bool with_drift)
-  {
-    pfaff::evaluate(*this, *this, q, v, with_drift);
-  }
 } // namespace pfaff

@@ -164,11 +164,6 @@ namespace pfaff
     }
   }
 
-  void System::dynamics_state(const VecX & q, const VecX & v, bool extras)
-  {
-    pfaff::dynamics_state(*this, *this, q, v, extras);
-  }
-
   void gravity_terms(const Model & mo, Data & d, const VecX & q)
   {
     if (mo.plant)

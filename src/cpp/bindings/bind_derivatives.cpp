@@ -7,6 +7,7 @@
 
 #include "bindings/bind.hpp"
 #include "algorithms/derivatives.hpp"
+#include "sim/system.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -34,7 +35,9 @@ void pfaff::bind_derivatives(nb::module_ & m)
   nb::class_<Differentiator>(m, "Differentiator")
     .def(
       "__init__",
-      [](Differentiator * self, System & s) { new (self) Differentiator(s, s, !s.held.empty()); },
+      [](Differentiator * self, System & s) {
+        new (self) Differentiator(s.mo(), s.d(), !s.held().elements.empty());
+      },
       "system"_a, nb::keep_alive<1, 2>(),
       "derivatives of the projection dynamics of `system` (its Model, its Data for the "
       "terms; analytic kinds only)")

@@ -14,7 +14,8 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings/bind.hpp"
-#include "model/core.hpp"
+#include "sim/limits.hpp"
+#include "sim/system.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -59,18 +60,18 @@ namespace pfaff
         const Check c{"run_limited"};
         c.vec(tau, s.nv(), "tau", "nv");
         c.number(t0, "t0", -HUGE_VAL, false);
-        if (!(std::isfinite(t_end) && t_end - t0 > 1e-9 * s.opt.dt))
+        if (!(std::isfinite(t_end) && t_end - t0 > 1e-9 * s.mo().opt.dt))
           c.fail("t_end = " + std::to_string(t_end) + " must be finite and after t0 = "
                  + std::to_string(t0) + " by more than 1e-9 dt");
-        if (!((t_end - t0) / s.opt.dt < double(INT_MAX / 4)))
+        if (!((t_end - t0) / s.mo().opt.dt < double(INT_MAX / 4)))
           c.fail("t_end - t0 = " + std::to_string(t_end - t0) + " s is more than "
                  + std::to_string(INT_MAX / 4) + " steps of dt");
         c.index(record_every, INT_MAX, "record_every", ">= 1", 1);
-        if (s.limits.empty())
+        if (s.mo().limits.empty())
           c.fail("the system has no joint limit (add_limit)");
-        if (s.q_.size() != s.nq() || s.v_.size() != s.nv())
+        if (s.state().q_.size() != s.nq() || s.state().v_.size() != s.nv())
           c.fail("no state: call set_state(q, v) first");
-        const long L = long(s.limits.size());
+        const long L = long(s.mo().limits.size());
         std::vector<bool> seen(std::size_t(L), false);
         for (const auto & [i, side] : held)
         {
@@ -79,8 +80,8 @@ namespace pfaff
           if (seen[std::size_t(i)])
             c.fail("held names limit " + std::to_string(i) + " twice");
           seen[std::size_t(i)] = true;
-          const JointLimit & l = s.limits[std::size_t(i)];
-          const double x = s.q_(l.iq), b = side == 0 ? l.lower : l.upper;
+          const JointLimit & l = s.mo().limits[std::size_t(i)];
+          const double x = s.state().q_(l.iq), b = side == 0 ? l.lower : l.upper;
           if (!(std::abs(x - b) <= 1e-9))
             c.fail("held limit " + std::to_string(i) + " is held at its "
                    + (side == 0 ? "lower" : "upper") + " bound " + std::to_string(b)

@@ -14,7 +14,7 @@
 
 #include "bindings/bind.hpp"
 #include "model/check.hpp"
-#include "model/core.hpp"
+#include "sim/system.hpp"
 
 namespace nb = nanobind;
 
@@ -114,14 +114,13 @@ namespace pfaff
     cls.def(
       "set_plant",
       [](System & s, nb::callable terms, std::string name) {
-        s.plant = std::make_shared<const PlantLaw>(
-          python_plant(std::move(terms), std::move(name), s.nv()));
-        s.fit(s.mo());
+        s.set_plant(std::make_shared<const PlantLaw>(
+          python_plant(std::move(terms), std::move(name), s.nv())));
       },
       nb::arg("terms"), nb::arg("name"),
       "the per-state terms (q, v or None, names, dynamics, extras) -> (M, h, g, potential, "
       "frames) of a mechanism given in closed form (pfaff.plant), which the loop calls "
       "where it computes a Pinocchio model's terms; frames one (p, R, J, drift) per name");
-    cls.def_prop_ro("has_plant", [](const System & s) { return bool(s.plant); });
+    cls.def_prop_ro("has_plant", [](const System & s) { return bool(s.mo().plant); });
   }
 } // namespace pfaff

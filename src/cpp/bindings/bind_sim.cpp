@@ -1,8 +1,8 @@
 // Stepping from Python (pfaff.Simulator, pfaff.rollout): one call per Simulator.step (the
-// torque and n steps of System::run), a copy of a System (a Simulator's reset, one per
+// torque and n steps of Stepper::run), a copy of a System (a Simulator's reset, one per
 // rollout: every run starts from the System as it was built), and many rollouts on a
 // pool of std::thread, each over its own copy, the GIL released. The step itself is
-// System::run's, so a Simulator's steps and a rollout are simulate's steps bit for bit.
+// Stepper::run's, so a Simulator's steps and a rollout are simulate's steps bit for bit.
 #include <algorithm>
 #include <atomic>
 #include <climits>
@@ -19,7 +19,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings/bind.hpp"
-#include "model/core.hpp"
+#include "sim/system.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -40,14 +40,15 @@ namespace
   System detached(const System & s)
   {
     System c(s);
-    c.recorder = pfaff::Recorder{};
+    c.recorder() = pfaff::Recorder{};
     return c;
   }
 
   void reset_counters(System & s)
   {
-    s.work = s.corr = s.force_work = 0.0;
-    s.newton_it = s.newton_failures = s.recorder.recorded = s.steps = 0;
+    pfaff::StepState & x = s.state();
+    x.work = x.corr = x.force_work = 0.0;
+    x.newton_it = x.newton_failures = s.recorder().recorded = s.stepper().steps = 0;
   }
 
   // an array of exactly this shape (the sizes named in the message)
@@ -128,7 +129,7 @@ namespace
         std::vector<size_t> sizes(n_rec);
         for (int b = 0; b < n_rec; ++b)
         {
-          sizes[size_t(b)] = pfaff::record_width(s, b) * size_t(cap);
+          sizes[size_t(b)] = pfaff::record_width(s.mo(), b) * size_t(cap);
           if (!own[b])
           {
             scratch[size_t(b)].resize(sizes[size_t(b)]);
@@ -136,8 +137,8 @@ namespace
           }
           ptrs[size_t(b)] = own[b];
         }
-        s.recorder.set_buffers(s, ptrs, sizes, cap);
-        s.recorder.set_force_buffers(fw.data(), fp.data(), cap);
+        s.recorder().set_buffers(s.mo(), ptrs, sizes, cap);
+        s.recorder().set_force_buffers(fw.data(), fp.data(), cap);
         reset_counters(s);
         s.set_state(Eigen::Map<const VecX>(j.q0 + size_t(i) * nq, nq),
                     Eigen::Map<const VecX>(j.v0 + size_t(i) * nv, nv));
@@ -149,7 +150,7 @@ namespace
         }
         if (st.code == pfaff::status_code::ok) // the last state, with the last torque held
           st = s.run(j.T, j.T + 1, j.T, j.t0);
-        recorded = s.recorder.recorded;
+        recorded = s.recorder().recorded;
       }
       catch (const std::exception & e)
       {
@@ -160,7 +161,7 @@ namespace
       if (st.code != pfaff::status_code::ok) // the states not reached: NaN
         for (int b : {Q, V, LAM, PHI})
         {
-          const size_t w = pfaff::record_width(*j.proto, b);
+          const size_t w = pfaff::record_width(j.proto->mo(), b);
           std::fill(own[b] + size_t(recorded) * w, own[b] + size_t(cap) * w, nan);
         }
     }
@@ -183,11 +184,11 @@ namespace pfaff
         c.vec(tau, s.nv(), "tau", "nv");
         c.index(n, INT_MAX - k0, "n", ">= 1 steps", 1).index(k0, INT_MAX, "k0", ">= 0");
         c.number(t0, "t0", -HUGE_VAL, false);
-        if (s.q_.size() != s.nq() || s.v_.size() != s.nv())
+        if (s.state().q_.size() != s.nq() || s.state().v_.size() != s.nv())
           c.fail("no state: call set_state(q, v) first");
-        if (s.opt.record_every != 1)
+        if (s.options().record_every != 1)
           c.fail("options.record_every must be 1 (one sample per step)");
-        const pfaff::Recorder & r = s.recorder;
+        const pfaff::Recorder & r = s.recorder();
         if (r.recorded + long(n) > r.capacity || r.force_capacity() < r.capacity)
           c.fail("the record buffers hold " + std::to_string(r.capacity - r.recorded)
                  + " more samples, " + std::to_string(n) + " needed");

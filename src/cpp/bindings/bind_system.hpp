@@ -12,7 +12,7 @@
 #include <nanobind/ndarray.h>
 
 #include "model/check.hpp"
-#include "model/core.hpp"
+#include "sim/system.hpp"
 
 namespace pfaff::bind
 {
@@ -66,10 +66,11 @@ namespace pfaff::bind
   // the state a run or a sample starts from (set_state, set_tau)
   inline void check_ready(const System & s, const Check & c, bool need_tau)
   {
-    if (s.q_.size() != s.nq() || s.v_.size() != s.nv())
+    const pfaff::StepState & x = s.state();
+    if (x.q_.size() != s.nq() || x.v_.size() != s.nv())
       c.fail("no state: call set_state(q, v) first");
-    if (need_tau && s.tau_.size() != s.nv())
+    if (need_tau && x.tau_.size() != s.nv())
       c.fail("no torque: call set_tau(tau) first");
-    check_options(c, s.opt);
+    check_options(c, s.options());
   }
 } // namespace pfaff::bind

@@ -15,7 +15,6 @@
 
 #include "bindings/bind.hpp"
 #include "bindings/bind_system.hpp"
-#include "model/core.hpp"
 #include "algorithms/derivatives.hpp"
 
 namespace nb = nanobind;
@@ -113,8 +112,8 @@ NB_MODULE(_core, m)
       },
       "cx"_a, "cy"_a, "u0"_a = nb::none(), "Contour.foot_point of (cx, cy) in the body frame");
 
-  // specs: frame slots, coordinates and sizes are checked when added (System::add,
-  // System::check_force); the arrays here when set
+  // specs: frame slots, coordinates and sizes are checked when added (ModelBuilder::add,
+  // check_force); the arrays here when set
   auto spec = nb::class_<pfaff::Spec>(m, "Spec")
                 .def(nb::init<>())
                 .def_rw("kind", &pfaff::Spec::kind)
@@ -200,7 +199,10 @@ NB_MODULE(_core, m)
     .def_prop_ro("nq", &System::nq)
     .def_prop_ro("nv", &System::nv)
     .def_prop_ro("rows", &System::rows)
-    .def_rw("options", &System::opt)
+    .def_prop_rw(
+      "options", [](const System & s) { return s.options(); },
+      [](System & s, const pfaff::Options & o) { s.set_options(o); },
+      "a copy of the options (set them whole: o = s.options; o.dt = ...; s.options = o)")
     .def("add_frame", &System::add_frame, "name"_a)
     .def("add", &System::add, "spec"_a)
     .def("add_contact", &System::add_contact, "contour"_a, "s_obj"_a, "s_tip"_a, "r"_a,
@@ -211,7 +213,8 @@ NB_MODULE(_core, m)
         check_state(s, Check{"System.evaluate"}, q, v);
         s.dynamics_state(q, v, false);
         s.evaluate(q, v, true);
-        return nb::make_tuple(pfaff::dense_M(s, s), s.h, s.A, s.drift, s.phi);
+        const pfaff::Data & d = s.d();
+        return nb::make_tuple(pfaff::dense_M(s.mo(), s.d()), d.h, d.A, d.drift, d.phi);
       },
       "q"_a, "v"_a, "M, h, A, drift, Phi at (q, v)")
     .def(
@@ -219,7 +222,7 @@ NB_MODULE(_core, m)
       [](System & s, const GVec & q, const GVec & v, const GVec & tau) {
         const Check c{"System.solve"};
         check_state(s, c, q, v, &tau);
-        check_options(c, s.opt);
+        check_options(c, s.options());
         VecX a, F, lam;
         int rank = 0;
         s.solve(q, v, tau, a, F, lam, rank);
@@ -231,7 +234,7 @@ NB_MODULE(_core, m)
       [](System & s, const GVec & q, const GVec & v, const GVec & tau) {
         const Check c{"System.acceleration"};
         check_state(s, c, q, v, &tau);
-        check_options(c, s.opt);
+        check_options(c, s.options());
         VecX a;
         s.acceleration(q, v, tau, a);
         return a;
@@ -250,7 +253,7 @@ NB_MODULE(_core, m)
       [](System & s, int max_iter) {
         const Check c{"System.project_state"};
         c.index(max_iter, 10001, "max_iter", "1 .. 10000 Newton-Raphson iterations", 1);
-        if (s.q_.size() != s.nq() || s.v_.size() != s.nv())
+        if (s.state().q_.size() != s.nq() || s.state().v_.size() != s.nv())
           c.fail("no state: call set_state(q, v) first");
         const pfaff::Status st = s.project_state(max_iter);
         return nb::make_tuple(st.value, st.iterations);
@@ -288,7 +291,7 @@ NB_MODULE(_core, m)
       "an adaptive step (pfaff.simulate.tableaus.adaptive_pair): SciPy's embedded pair "
       "with solve_ivp's error control over each interval dt; set_tableau returns to a "
       "fixed-step method")
-    .def_prop_ro("adaptive", [](const System & s) { return s.ad_stages_ > 0; })
+    .def_prop_ro("adaptive", [](const System & s) { return s.mo().ad_stages_ > 0; })
     .def_prop_ro("kkt_cond_max", &System::kkt_cond_max,
                  "the largest condition number of the KKT matrix the KKT method met")
     .def_prop_ro("stages", &System::stages)
@@ -299,8 +302,8 @@ NB_MODULE(_core, m)
         s.set_tau(tau);
       },
       "tau"_a)
-    .def_prop_ro("q", [](const System & s) { return VecX(s.q_); })
-    .def_prop_ro("v", [](const System & s) { return VecX(s.v_); })
+    .def_prop_ro("q", [](const System & s) { return VecX(s.state().q_); })
+    .def_prop_ro("v", [](const System & s) { return VecX(s.state().v_); })
     .def("observe", &System::observe, "name"_a,
          "observe a frame at controller samples; returns its slot")
     .def(
@@ -323,7 +326,7 @@ NB_MODULE(_core, m)
           ptrs.push_back(buffer(c, bufs[i], "buffers[" + std::to_string(i) + "]"));
           sizes.push_back(bufs[i].size());
         }
-        s.recorder.set_buffers(s, ptrs, sizes, capacity);
+        s.recorder().set_buffers(s.mo(), ptrs, sizes, capacity);
       },
       "buffers"_a.noconvert(), "capacity"_a,
       nb::keep_alive<1, 2>()) // the core writes into the arrays: they live as long
@@ -334,17 +337,17 @@ NB_MODULE(_core, m)
         c.number(t0, "t0", -HUGE_VAL, false).index(n_steps, INT_MAX, "n_steps", ">= 0");
         c.index(k0, long(n_steps) + 1, "k0", "0 .. n_steps");
         c.index(k1, long(n_steps) + 2, "k1", "k0 .. n_steps + 1", k0);
-        const pfaff::Recorder & r = s.recorder;
+        const pfaff::Recorder & r = s.recorder();
         if (r.capacity == 0)
           c.fail("no record buffers: call set_buffers(buffers, capacity) first");
         check_ready(s, c, true);
-        pfaff::check_buffers(s, c.where, r.sizes, r.capacity); // add() may add rows
+        pfaff::check_buffers(s.mo(), c.where, r.sizes, r.capacity); // add() may add rows
         if (r.force_capacity() >= 0 && r.force_capacity() < r.capacity)
           c.fail("the force buffers hold " + std::to_string(r.force_capacity())
                  + " samples, the record buffers " + std::to_string(r.capacity)
                  + ": call set_force_buffers with arrays of the capacity");
-        if (s.held_active())
-          c.number(s.held_period(), "set_held's control_dt", 0.0, true);
+        if (s.held().on)
+          c.number(s.held().period, "set_held's control_dt", 0.0, true);
         pfaff::Status st;
         {
           nb::gil_scoped_release release;
@@ -358,7 +361,7 @@ NB_MODULE(_core, m)
       "set_ctrl",
       [](System & s, const GVec & u) {
         Check{"System.set_ctrl"}.vec(u, -1, "ctrl", "one per actuator");
-        s.force_elements.set_ctrl(u.x);
+        s.set_ctrl(u.x);
       },
       "ctrl"_a, "the actuators' controls (clamped to their ctrlrange by the caller)")
     .def("add_held_force", &System::add_held_force, "spec"_a,
@@ -374,7 +377,7 @@ NB_MODULE(_core, m)
       "next_control"_a, "control_dt"_a,
       "sample the held force elements as a controller: tau = their Q at each sample "
       "(a sample is due where sample_due(t, next_control, dt) holds)")
-    .def_prop_ro("next_control", &System::next_control)
+    .def_prop_ro("next_control", [](const System & s) { return s.held().next; })
     .def(
       "set_force_buffers",
       [](System & s, const Buffer & work, const Buffer & pot) {
@@ -387,7 +390,7 @@ NB_MODULE(_core, m)
                  + Check::shape(Eigen::Index(pot.size())) + " (" + std::to_string(pot.ndim())
                  + "-D): 1-D force buffers of equal length expected");
         c.index(long(work.size()), INT_MAX, "the force buffers' length", "an int");
-        s.recorder.set_force_buffers(w, p, int(work.size()));
+        s.recorder().set_force_buffers(w, p, int(work.size()));
       },
       "work"_a.noconvert(), "potential"_a.noconvert(), nb::keep_alive<1, 2>(),
       nb::keep_alive<1, 3>())
@@ -396,7 +399,8 @@ NB_MODULE(_core, m)
       [](System & s, const GVec & q, const GVec & v) {
         check_state(s, Check{"System.force_terms"}, q, v);
         s.dynamics_state(q, v, true);
-        return nb::make_tuple(VecX(s.felems.Q), s.felems.V, s.felems.power);
+        const pfaff::ForceTerms & f = s.d().felems;
+        return nb::make_tuple(VecX(f.Q), f.V, f.power);
       },
       "q"_a, "v"_a, "Q, V, power of the force elements at (q, v)")
     .def(
@@ -407,15 +411,16 @@ NB_MODULE(_core, m)
       "state, the accounts and the record buffers stay")
     .def("reset_counters",
          [](System & s) {
-           s.work = s.corr = s.force_work = 0.0;
-           s.newton_it = s.newton_failures = s.recorder.recorded = s.steps = 0;
+           pfaff::StepState & x = s.state();
+           x.work = x.corr = x.force_work = 0.0;
+           x.newton_it = x.newton_failures = s.recorder().recorded = s.stepper().steps = 0;
          })
-    .def_ro("work", &System::work)
-    .def_ro("force_work", &System::force_work)
-    .def_ro("correction_energy", &System::corr)
-    .def_ro("newton_failures", &System::newton_failures)
-    .def_prop_ro("recorded", [](const System & s) { return s.recorder.recorded; })
-    .def_ro("steps", &System::steps);
+    .def_prop_ro("work", [](const System & s) { return s.state().work; })
+    .def_prop_ro("force_work", [](const System & s) { return s.state().force_work; })
+    .def_prop_ro("correction_energy", [](const System & s) { return s.state().corr; })
+    .def_prop_ro("newton_failures", [](const System & s) { return s.state().newton_failures; })
+    .def_prop_ro("recorded", [](const System & s) { return s.recorder().recorded; })
+    .def_prop_ro("steps", [](const System & s) { return s.stepper().steps; });
   pfaff::bind_plant(system_cls); // bind_plant.cpp: System.set_plant
   pfaff::bind_sim(m);
   pfaff::bind_limits(m);

@@ -5,11 +5,13 @@
 //   M a + h = tau - F,  F = A^T lambda,  A a = -drift,  P = I - A^+ A  (absolute rank_tol)
 //   frames: world-aligned at the origin (LOCAL_WORLD_ALIGNED), J rows (linear, angular),
 //   drift = classical acceleration of the origin and angular acceleration at a = 0.
-// Pinocchio's shape: a `Model` (what does not change from state to state) and a `Data`
-// built from a Model alone (the per-state workspace and the Stamps of what it holds);
-// the algorithms (src/cpp/algorithms) are free functions over them that fill the Data
-// once per state, and `System` owns one of each with the step loop's state (a
-// StepState) and a Recorder. docs/internals.md, "Where things live", maps the files.
+// Pinocchio's shape: a `Model` (what does not change from state to state), made by a
+// ModelBuilder (model/builder.hpp) and read-only once built, and a `Data` built from a
+// Model alone (the per-state workspace and the Stamps of what it holds); the algorithms
+// (src/cpp/algorithms) are free functions over them that fill the Data once per state,
+// and `step` moves a StepState. A System (sim/system.hpp) holds one Model, one Data, a
+// Stepper (the state, the Recorder) and a held law. docs/internals.md, "Where things
+// live", maps the files.
 #pragma once
 
 #include <string>
@@ -17,8 +19,6 @@
 #include <vector>
 
 #include "model/core_types.hpp"
-#include "sim/limits.hpp"
-#include "sim/record.hpp"
 
 namespace pfaff
 {
@@ -216,8 +216,8 @@ namespace pfaff
   /// The kinds, one per file src/cpp/kinds/*.cpp: K writes the kind's rows into the Data
   /// from its frames' kinematics (and the Model's contacts), check_K refuses (through c,
   /// std::invalid_argument) a spec the writer cannot take in the Model (its coordinates,
-  /// frame slots, contacts), before System::add keeps it (the checks common to all kinds
-  /// are System::add's own).
+  /// frame slots, contacts), before ModelBuilder::add keeps it (the checks common to all kinds
+  /// are ModelBuilder::add's own).
   namespace kinds
   {
 #define PFAFF_KIND(K, rows, window, holonomic)                                              \
@@ -326,13 +326,14 @@ namespace pfaff
     const Model & mo, Data & d, const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F,
     VecX & lam);
   // step.cpp
-  /// the position correction (Newton-Raphson on the holonomic rows) and the velocity
-  /// projection in the metric of M at (q, v), in place; corr: a step's correction adds
-  /// the kinetic energy it removed (null: an RK stage put on the manifold);
-  /// terms_stand: d holds the frames, A and Phi of q. Status: value max |Phi| at the
-  /// end, iterations Newton's steps
+  /// the position correction (Newton-Raphson on the holonomic rows, at most max_newton
+  /// iterations: opt.max_newton in a step) and the velocity projection in the metric of
+  /// M at (q, v), in place; corr: a step's correction adds the kinetic energy it removed
+  /// (null: an RK stage put on the manifold); terms_stand: d holds the frames, A and Phi
+  /// of q. Status: value max |Phi| at the end, iterations Newton's steps
   Status correct(
-    const Model & mo, Data & d, VecX & q, VecX & v, double * corr, bool terms_stand);
+    const Model & mo, Data & d, VecX & q, VecX & v, double * corr, bool terms_stand,
+    int max_newton);
   /// RKMK stage rate theta' = dintegrate_dv(q, theta)^-1 vi (vi on nq == nv models)
   void stage_rate(
     const Model & mo, Data & d, const VecX & q, const VecX & theta, const VecX & vi, VecX & out);
@@ -366,127 +367,7 @@ namespace pfaff
   /// start terms d holds for s's state (start_terms), the acceleration there in d.a_
   /// (accel at s.tau_) and the force elements' power there (d.felems.power). Status
   /// code 1 (a non-finite q or v at the step's end) or 3 (the correction failed, max
-  /// |Phi| > 1e-6): s keeps its state (its accounts moved)
-  Status step(const Model & mo, Data & d, StepState & s, double t, int k);
-
-  /// The owner of a Model, its Data, the step loop's state (a StepState), a Recorder
-  /// (record.hpp), the step counter and a held law: what the bindings hold. run is the
-  /// loop over the free functions above (start_terms, accel, forces, step, record).
-  class System : public Model, public Data, public StepState
-  {
-  public:
-    explicit System(const std::string & model_data, bool binary = false);
-    /// the Model and the Data the algorithms take (a System is both)
-    const Model & mo() const { return *this; }
-    Data & d() { return *this; }
-
-    // -- set-up -----------------------------------------------------------
-    int add_frame(const std::string & name); // returns the slot
-    void add(const Spec & spec);
-    /// a fingertip (slot s_tip, radius r) on the contour of a planar body (slot s_obj):
-    /// returns its index for Spec::contact
-    int add_contact(const Contour & contour, int s_obj, int s_tip, double r);
-
-    // -- per-state terms ----------------------------------------------------
-    /// M, h (computeAllTerms) and the frames with drift at (q, v); energies if asked.
-    void dynamics_state(const VecX & q, const VecX & v, bool extras);
-    /// stacked A, drift, Phi from the frames last computed (drift only with velocity).
-    void evaluate(const VecX & q, const VecX & v, bool with_drift);
-
-    /// acceleration at (q, v, tau) as an RK4 stage takes it (certified QR, else SVD).
-    void acceleration(const VecX & q, const VecX & v, const VecX & tau, VecX & a);
-    /// one-call solve (tests): a, F, lambda, rank at (q, v, tau).
-    void solve(
-      const VecX & q, const VecX & v, const VecX & tau, VecX & a, VecX & F, VecX & lam, int & rank);
-
-    // -- the step loop ------------------------------------------------------
-    /// a state from outside: a pass of its own (the start terms of the last state no
-    /// longer stand) and a new epoch (nor does the last correction's factor of A)
-    void set_state(const VecX & q, const VecX & v)
-    {
-      q_ = q;
-      v_ = v;
-      st_.epoch = st_.next();
-    }
-    void set_tau(const VecX & tau) { tau_ = tau; }
-    /// the per-state workspace built anew from the Model alone (as
-    /// pinocchio::Data(model)); the state, the accounts and the record buffers stay
-    void rebuild_data() { d() = Data(mo()); }
-    /// the state brought onto the constraint manifold (simulate.project_state): the
-    /// step's correction with max_iter Newton-Raphson iterations, then the workspace
-    /// rebuilt at the projected state, so that a run from it computes what it would on
-    /// a fresh System set to it. Status: max |Phi| where Newton stopped, its iterations
-    Status project_state(int max_iter);
-    /// the explicit Runge-Kutta method a step takes: a (s x s, strictly lower
-    /// triangular) and b (s) of its Butcher tableau (pfaff.simulate.tableaus; the
-    /// nodes c do not enter an autonomous step); RK4 by default
-    void set_tableau(const MatX & a, const VecX & b);
-    /// an adaptive step instead (nq == nv): SciPy's pair (a, b, c, e, e3, order: Model)
-    void set_adaptive(const MatX & a, const VecX & b, const VecX & c, const VecX & e,
-                      const VecX & e3, int order);
-    double kkt_cond_max() const { return kkt_cond_max_; }
-    /// states k0 .. k1-1 (each: terms, record into recorder, step); stops after n_steps.
-    Status run(int k0, int k1, int n_steps, double t0);
-    /// the record buffers of run (record.hpp): the samples, one row per recorded state
-    Recorder recorder;
-    /// built-in force elements (forces.hpp)
-    void add_force(const ForceSpec & spec);
-    /// refuse a force element's spec that names no frame slot, coordinate or finite
-    /// parameter of this system (std::invalid_argument naming the field)
-    void check_force(const ForceSpec & spec, const char * where) const;
-    bool held_active() const { return held_on_; }
-    double held_period() const { return control_dt_; }
-    /// a controller whose law is force elements sampled and held (zero-order hold):
-    /// at each sample (sample_due, tables.hpp) tau = their Q at the state, then
-    /// next_control += control_dt
-    void add_held_force(const ForceSpec & spec);
-    void set_held(double next_control, double control_dt)
-    {
-      next_ctrl_ = next_control;
-      control_dt_ = control_dt;
-      held_on_ = !held.empty();
-    }
-    ForceSet held;         // the held law's elements (add_held_force)
-    ForceTerms held_terms; // their terms at the last sample
-    double next_control() const { return next_ctrl_; }
-    /// observe a frame at controller samples (not at the stages): returns its slot
-    int observe(const std::string & name);
-    /// a controller's record at the current state: what PinocchioMechanism.compute puts
-    /// in a Snapshot and the projection the step takes (bound to Python as
-    /// pfaff._core.Sample, each field a view of the struct's arrays; read by
-    /// pfaff.simulate.core_engine.sample_record)
-    struct Sample
-    {
-      VecX q, v;
-      RowMat M;         // nv x nv
-      VecX h;           // C v + g - Q (the force elements')
-      RowMat A;         // m x nv
-      VecX drift, phi;  // m, m_h
-      RowMat V1, W;     // the row-space factors of A: A^+ = V1 W^T (nv x r, m x r)
-      RowMat N;         // an orthonormal basis of N(A) (nv x (nv - r))
-      RowMat P;         // P = I - V1 V1^T
-      VecX Cv;          // C v = -A^+ drift
-      VecX F, lam;      // with_sensors: the readings of the held torque (else empty)
-      RowMat frames;    // the observed frames, one row each: p, R row by row, J (6 x nv)
-                        // row by row, drift (6)
-      VecX g;           // gravity's generalized force
-      int rank = 0;
-      double sigma_min = 0.0, kinetic = 0.0, potential = 0.0; // 0.5 v^T M v, gravity's
-    };
-    void sample(bool with_sensors, Sample & out);
-
-    // the step loop's counter (the state and its accounts: StepState; the samples
-    // recorded: recorder.recorded)
-    int steps = 0;
-
-  private:
-    /// the slot of frame `name` (std::invalid_argument naming `where` when unknown)
-    FrameSlot new_frame(const std::string & name, const char * where) const;
-    bool well_conditioned_rows(const VecX & tau, VecX & a); // acceleration's short path
-    /// run's loop: k its state, in_step inside its step (where a KKTSingular came from)
-    Status run_steps(int k0, int k1, int n_steps, double t0, int & k, bool & in_step);
-
-    bool held_on_ = false;
-    double next_ctrl_ = 0.0, control_dt_ = 0.0;
-  };
+  /// |Phi| > 1e-6): s keeps its state (its accounts moved). dt: the step's length
+  /// (opt.dt in a run; a limited run's phases take steps of their own)
+  Status step(const Model & mo, Data & d, StepState & s, double t, int k, double dt);
 } // namespace pfaff

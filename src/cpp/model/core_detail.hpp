@@ -2,6 +2,7 @@
 // row_space_qr.cpp, projection.cpp, step.cpp): not part of the core's interface.
 #pragma once
 
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -20,6 +21,23 @@ namespace pfaff::detail
   }
 
   inline double abs_max(const VecX & x) { return x.size() ? x.cwiseAbs().maxCoeff() : 0.0; }
+
+  /// false, with st set to code 1 naming what, where x has a non-finite entry
+  inline bool finite_or(const char * what, const VecX & x, double t, int step, Status & st)
+  {
+    for (int i = 0; i < x.size(); ++i)
+      if (!std::isfinite(x(i)))
+      {
+        st.code = status_code::non_finite;
+        st.what = what;
+        st.index = i;
+        st.value = x(i);
+        st.t = t;
+        st.step = step;
+        return false;
+      }
+    return true;
+  }
 
   /// the root of t in the union-find forest uf (uf[t] == t at a root), halving the
   /// path on the way (the kinematic trees joined by rows: find_blocks, one_block)

@@ -245,4 +245,25 @@ namespace pfaff
     /// at this q) and the spec is not Scaled: a writer may write the drift alone
     bool rows_stand = false;
   };
+
+  // -- joint limits (sim/limits.hpp: the run that holds and releases them) ----------
+  /// lower <= q[iq] <= upper for the one-dof joint of coordinate iq (velocity iv)
+  struct JointLimit
+  {
+    int iq = -1, iv = -1;
+    double lower = 0.0, upper = 0.0;
+    double restitution = 0.0; // Newton's e in [0, 1]
+    double rest_speed = 0.0;  // an impact no faster than this is plastic [rad/s or m/s]
+  };
+
+  /// The loop's rows (those before the held limits' rows): counts of Model's row lists
+  struct LoopRows
+  {
+    int specs = -1; // -1: no limit added yet
+    int m = 0, m_h = 0;
+    std::size_t hol = 0, pf = 0, uni = 0;
+  };
+
+  /// A held limit: its index and side (0 lower, 1 upper), in the order it was taken up
+  using Held = std::vector<std::pair<int, int>>;
 } // namespace pfaff

@@ -81,7 +81,7 @@ namespace pfaff
   };
 
   /// The force elements of one system (a Model's; System::add_force, which checks each
-  /// spec first: System::check_force).
+  /// spec first: check_force, model/builder.hpp).
   struct ForceSet
   {
     void add(const ForceSpec & spec)
@@ -136,7 +136,7 @@ namespace pfaff
 namespace pfaff::force_elements
 {
   /// each element's own checks of a spec (src/cpp/forces/<name>.cpp), which the set-up
-  /// (System::check_force) calls after the checks common to all elements
+  /// (check_force, model/builder.hpp) calls after the checks common to all elements
 #define PFAFF_FORCE(K, points, gravity)                                                     \
   void check_##K(const pfaff::Model & mo, const ForceSpec & s, const pfaff::Check & c);
 #include "forces.def"

@@ -88,11 +88,10 @@ namespace pfaff
     }
   } // namespace
 
-  Status adaptive_step(const Model & mo, Data & d, StepState & s, double t, int k)
+  Status adaptive_step(const Model & mo, Data & d, StepState & s, double t, int k, double dt)
   {
     Status st;
     const int n = mo.model.nv;
-    const double dt = mo.opt.dt;
     // validate_tol: rtol at least 100 eps
     const double rtol = std::max(mo.opt.rtol, 100 * std::numeric_limits<double>::epsilon());
     const double atol = mo.opt.atol;
@@ -177,6 +176,6 @@ namespace pfaff
       return st;
     }
     d.vbar_ = 0.5 * (s.v_ + d.v1_);
-    return end_step(mo, d, s, t, k, y(2 * n));
+    return end_step(mo, d, s, t, k, dt, y(2 * n));
   }
 } // namespace pfaff

@@ -7,7 +7,7 @@
 // of the phase before at the same time; the accounts counted on).
 #include "sim/limits.hpp"
 #include "model/check.hpp"
-#include "model/core.hpp"
+#include "sim/system.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -95,7 +95,7 @@ namespace pfaff
           r.pop();
         phase_rows = 0;
         const Status p = s.project_state(o.start_iterations);
-        if (!(p.value <= std::max(1e3 * s.opt.position_tol, 1e-9)))
+        if (!(p.value <= std::max(1e3 * s.mo().opt.position_tol, 1e-9)))
         {
           st.code = status_code::start_failed;
           st.what = "start";
@@ -104,21 +104,21 @@ namespace pfaff
           st.t = t;
           return false;
         }
-        s.work = s.corr = s.force_work = 0.0;
-        s.newton_it = 0;
+        s.state().work = s.state().corr = s.state().force_work = 0.0;
+        s.state().newton_it = 0;
         return true;
       }
 
-      // the terms of the state at t (System::run's body before the step), its sample
+      // the terms of the state at t (Stepper::run's body before the step), its sample
       // recorded when `rec`
       bool sample(double t, int k, bool rec)
       {
-        Model & mo = s;
-        Data & d = s;
+        const Model & mo = s.mo();
+        Data & d = s.d();
         d.t_ = t;
-        start_terms(mo, d, s.q_, s.v_, true);
+        start_terms(mo, d, s.state().q_, s.state().v_, true);
         d.st_.next();
-        accel(mo, d, s.tau_, d.rs_, d.a_);
+        accel(mo, d, s.state().tau_, d.rs_, d.a_);
         if (!d.a_.allFinite())
         {
           st.code = status_code::non_finite;
@@ -127,8 +127,8 @@ namespace pfaff
           st.step = k;
           return false;
         }
-        forces(mo, d, s.tau_, d.rs_, d.a_, d.F_, d.lam_);
-        for (int r : mo.uni_rows) // the loop's unilateral rows (System::run)
+        forces(mo, d, s.state().tau_, d.rs_, d.a_, d.F_, d.lam_);
+        for (int r : mo.uni_rows) // the loop's unilateral rows (Stepper::run)
           if (-d.lam_(r) < 0.0)
           {
             st.code = status_code::contact_opens;
@@ -145,14 +145,15 @@ namespace pfaff
 
       void keep(double t)
       {
-        record_limited(s, s, s, out.record, t, carry);
+        record_limited(s.mo(), s.d(), s.state(), out.record, t, carry);
         out.record.calls.push_back(ctl.calls);
         ++phase_rows;
       }
 
       Saved save(double t) const
       {
-        return Saved{t, s.q_, s.v_, s.work, s.corr, s.force_work, s.newton_it, s.tau_, ctl.next};
+        const StepState & x = s.state();
+        return Saved{t, x.q_, x.v_, x.work, x.corr, x.force_work, x.newton_it, x.tau_, ctl.next};
       }
 
       // the controller's sample at t (it sets the torque held), the clock moved on
@@ -193,15 +194,13 @@ namespace pfaff
       // one phase of K steps of h from the System's state at t0 (watch: with the stop
       // and the release of simulate_limited's phases); t_at: the sample it ended at, prev
       // the one before (has: there is one). As simulate records a phase: every
-      // record_every-th step, its last and a stop; a release is read from the recorded
-      // samples alone (the reference reads the phase's record); the controller sampled
-      // where due, before the sample
+      // record_every-th step, its last, a stop and a release; a release is read at every
+      // step, so the record stride never moves an event; the controller sampled where
+      // due, before the sample
       End phase(double t0, double h, int K, bool watch, double & t_at, Saved & prev, bool & has)
       {
         if (!start(t0))
           return End::failed;
-        const double kept = s.opt.dt;
-        s.opt.dt = h;
         End end = End::done;
         for (int k = 0; k <= K; ++k)
         {
@@ -218,23 +217,23 @@ namespace pfaff
             end = End::failed;
             break;
           }
-          if (watch && rec && release(t))
+          if (watch && release(t, rec))
           {
             end = End::released;
             break;
           }
           if (watch && crossed())
           {
-            if (!rec) // the stop's sample, recorded, is read for a release too
+            if (!rec) // the stop's sample is recorded
               keep(t);
-            end = !rec && release(t) ? End::released : End::crossed;
+            end = End::crossed;
             break;
           }
           if (k == K)
             break;
           prev = save(t);
           has = true;
-          const Status c = step(s, s, s, t, k);
+          const Status c = step(s.mo(), s.d(), s.state(), t, k, h);
           ++out.steps;
           if (c.code != status_code::ok)
           {
@@ -243,32 +242,35 @@ namespace pfaff
             break;
           }
         }
-        s.opt.dt = kept;
-        out.newton_failures += s.newton_failures;
-        s.newton_failures = 0;
+        out.newton_failures += s.state().newton_failures;
+        s.state().newton_failures = 0;
         return end;
       }
 
       bool crossed() const
       {
-        for (std::size_t i = 0; i < s.limits.size(); ++i)
+        const Model & mo = s.mo();
+        for (std::size_t i = 0; i < mo.limits.size(); ++i)
           if (!is_held(held, int(i))
-              && outside(s.limits[i], s.q_(s.limits[i].iq), s.opt.position_tol))
+              && outside(mo.limits[i], s.state().q_(mo.limits[i].iq), mo.opt.position_tol))
             return true;
         return false;
       }
 
       // limit_events.release: the first held limit (in held order) that pulls at this
-      // sample, where the guard allows
-      bool release(double t)
+      // sample, where the guard allows; the sample is recorded first (rec: it is already)
+      bool release(double t, bool rec)
       {
-        const Data & d = s;
+        const Data & d = s.d();
         for (std::size_t c = 0; c < held.size(); ++c)
         {
           const auto [i, side] = held[c];
-          if (pulling(side, d.lam_(s.loop.m + int(c)), o.release_tol) && guard.may_release(i, t))
+          if (pulling(side, d.lam_(s.mo().loop.m + int(c)), o.release_tol)
+              && guard.may_release(i, t))
           {
-            const double vi = s.v_(s.limits[std::size_t(i)].iv);
+            if (!rec)
+              keep(t);
+            const double vi = s.state().v_(s.mo().limits[std::size_t(i)].iv);
             out.events.push_back(LimitEventRec{t, i, 1, side, vi, vi, 0.0});
             held.erase(held.begin() + long(c));
             ctl.next = t; // the controller sampled at the event
@@ -286,18 +288,15 @@ namespace pfaff
       {
         s.set_state(a.q, a.v);
         const Status p = s.project_state(o.start_iterations);
-        if (!(p.value <= std::max(1e3 * s.opt.position_tol, 1e-9)))
+        if (!(p.value <= std::max(1e3 * s.mo().opt.position_tol, 1e-9)))
           return std::numeric_limits<double>::quiet_NaN();
-        const double kept = s.opt.dt;
-        s.opt.dt = x;
-        Data & d = s;
+        Data & d = s.d();
         d.t_ = a.t;
-        start_terms(s, d, s.q_, s.v_, true);
+        start_terms(s.mo(), d, s.state().q_, s.state().v_, true);
         d.st_.next();
-        accel(s, d, s.tau_, d.rs_, d.a_);
-        StepState w = s;
-        const Status c = step(s, d, w, a.t, 0);
-        s.opt.dt = kept;
+        accel(s.mo(), d, s.state().tau_, d.rs_, d.a_);
+        StepState w = s.state();
+        const Status c = step(s.mo(), d, w, a.t, 0, x);
         return c.code == status_code::ok ? w.q_(iq) : std::numeric_limits<double>::quiet_NaN();
       }
 
@@ -326,14 +325,14 @@ namespace pfaff
       // present sample at t1, and the crossing time after prev
       std::pair<int, double> locate(const Saved & a, double t1)
       {
-        const VecX q1 = s.q_;
+        const VecX q1 = s.state().q_;
         const double h = t1 - a.t;
         int best = -1;
         double best_s = kInf;
-        for (std::size_t i = 0; i < s.limits.size(); ++i)
+        for (std::size_t i = 0; i < s.mo().limits.size(); ++i)
         {
-          const JointLimit & l = s.limits[i];
-          if (is_held(held, int(i)) || !outside(l, q1(l.iq), s.opt.position_tol))
+          const JointLimit & l = s.mo().limits[i];
+          if (is_held(held, int(i)) || !outside(l, q1(l.iq), s.mo().opt.position_tol))
             continue;
           const bool lower = q1(l.iq) < l.lower;
           const double bound = lower ? l.lower : l.upper, sign = lower ? 1.0 : -1.0;
@@ -361,20 +360,20 @@ namespace pfaff
       // (the stop held) where the guard says so
       void impact(int i, double t)
       {
-        const JointLimit & l = s.limits[std::size_t(i)];
-        VecX q = s.q_, v = s.v_;
+        const JointLimit & l = s.mo().limits[std::size_t(i)];
+        VecX q = s.state().q_, v = s.state().v_;
         const int side = q(l.iq) <= 0.5 * (l.lower + l.upper) ? 0 : 1;
         q(l.iq) = side == 0 ? l.lower : l.upper; // on the bound to event_tol
         s.set_state(q, v);
-        Data & d = s;
-        dynamics_state(s, d, q, v, false);
-        evaluate(s, d, q, v, false);
-        const MatX M = dense_M(s, d);
+        Data & d = s.d();
+        dynamics_state(s.mo(), d, q, v, false);
+        evaluate(s.mo(), d, q, v, false);
+        const MatX M = dense_M(s.mo(), d);
         const double v_pre = v(l.iv);
         const double approach = std::max(0.0, side == 0 ? -v_pre : v_pre);
         const double e =
           guard.plastic(i, t, approach, l.rest_speed, held) ? 0.0 : l.restitution;
-        const VecX vn = metric_impact(M, d.A, v, l.iv, -e * v_pre, s.opt.rank_tol);
+        const VecX vn = metric_impact(M, d.A, v, l.iv, -e * v_pre, s.mo().opt.rank_tol);
         const double loss = 0.5 * (v.dot(M * v) - vn.dot(M * vn));
         s.set_state(q, vn);
         if (e == 0.0)
@@ -397,11 +396,11 @@ namespace pfaff
     System & s, double t0, double t_end, Held & held, const LimitOptions & o,
     LimitControl & ctl, LimitRun & out)
   {
-    const double dt = s.opt.dt;
-    const int L = int(s.limits.size());
+    const double dt = s.mo().opt.dt;
+    const int L = int(s.mo().limits.size());
     out = LimitRun{};
-    s.newton_failures = 0;
-    out.record.clear(s, s.loop.m + L, s.loop.m_h + L);
+    s.state().newton_failures = 0;
+    out.record.clear(s.mo(), s.mo().loop.m + L, s.mo().loop.m_h + L);
     Run r{s, o, out, held, EventGuard(dt, o.max_events, L), dt, ctl};
     const double n = std::ceil((t_end - t0) / dt);
     // the guard bounds a step's events by max_events plus one impact per limit; a
@@ -450,8 +449,8 @@ namespace pfaff
       {
         for (int j = 0; j < L && i < 0; ++j)
         {
-          const JointLimit & l = s.limits[std::size_t(j)];
-          if (!is_held(held, j) && outside(l, s.q_(l.iq), s.opt.position_tol))
+          const JointLimit & l = s.mo().limits[std::size_t(j)];
+          if (!is_held(held, j) && outside(l, s.state().q_(l.iq), s.mo().opt.position_tol))
             i = j;
         }
         t = t_at;
@@ -463,7 +462,7 @@ namespace pfaff
         out.record.pop(); // the sample past the bound is dropped
         --r.phase_rows;
         r.account(prev);
-        s.tau_ = prev.tau; // the torque held over the step, not sampled inside it
+        s.state().tau_ = prev.tau; // the torque held over the step, not sampled inside it
         ctl.next = t1;
         std::tie(i, x) = r.locate(prev, t1);
         if (i < 0)

@@ -1,6 +1,6 @@
-// The step loop: the RK4 / RKMK stages, the Newton-Raphson position correction with
-// the M-metric velocity projection, one step of the tableau (step) and System::run, the
-// loop that records (record.cpp) and calls it (see core.hpp).
+// One step: the RK4 / RKMK stages, the Newton-Raphson position correction with the
+// M-metric velocity projection and one step of the tableau (step); the loop that records
+// (record.cpp) and calls it is Stepper::run (system.cpp).
 #include "model/core.hpp"
 #include "sim/methods.hpp"
 #include "model/check.hpp"
@@ -28,29 +28,11 @@
 namespace pfaff
 {
   using detail::abs_max;
+  using detail::finite_or;
   using detail::kNaN;
   using detail::skew;
 
-  // -- the step loop (simulate.integrator, simulate.correction) --------------------
-  namespace
-  {
-    /// false, with st set to code 1 naming what, where x has a non-finite entry
-    bool finite_or(const char * what, const VecX & x, double t, int step, Status & st)
-    {
-      for (int i = 0; i < x.size(); ++i)
-        if (!std::isfinite(x(i)))
-        {
-          st.code = status_code::non_finite;
-          st.what = what;
-          st.index = i;
-          st.value = x(i);
-          st.t = t;
-          st.step = step;
-          return false;
-        }
-      return true;
-    }
-  } // namespace
+  // -- the step (simulate.integrator, simulate.correction) -------------------------
 
   void stage_rate(
     const Model & mo, Data & d, const VecX & q, const VecX & theta, const VecX & vi, VecX & out)
@@ -164,7 +146,7 @@ namespace pfaff
       d.stage_kept_ = on_manifold(mo, d, v);
       if (!d.stage_kept_)
       {
-        correct(mo, d, q, v, nullptr, true);
+        correct(mo, d, q, v, nullptr, true, mo.opt.max_newton);
         dynamics = false;
       }
     }
@@ -186,7 +168,9 @@ namespace pfaff
   // the manifold (steppers.rk_step), no bookkeeping of the step's correction (the
   // kinetic energy it removed, added to *corr). terms_stand: d holds the frames, A and
   // Phi of q (the stage computed them)
-  Status correct(const Model & mo, Data & d, VecX & q, VecX & v, double * corr, bool terms_stand)
+  Status correct(
+    const Model & mo, Data & d, VecX & q, VecX & v, double * corr, bool terms_stand,
+    int max_newton)
   {
     Status st;
     if (!terms_stand) // where the last correction took no Newton step this one likely
@@ -200,7 +184,7 @@ namespace pfaff
     double last = std::numeric_limits<double>::infinity();
     int it = 0;
     bool newton_fresh = false; // rs_newton_ factors A_h at the current q
-    while (mo.m_h > 0 && it < mo.opt.max_newton)
+    while (mo.m_h > 0 && it < max_newton)
     {
       row_space(mo, d, holonomic_A(mo, d), false, true, d.rs_newton_);
       newton_fresh = true;
@@ -279,19 +263,7 @@ namespace pfaff
     return st;
   }
 
-  Status System::project_state(int max_iter)
-  {
-    const int kept = opt.max_newton;
-    opt.max_newton = max_iter;
-    const Status st = correct(mo(), d(), q_, v_, nullptr, false);
-    opt.max_newton = kept;
-    const VecX q = q_, v = v_;
-    rebuild_data();
-    set_state(q, v);
-    return st;
-  }
-
-  Status step(const Model & mo, Data & d, StepState & s, double t, int k)
+  Status step(const Model & mo, Data & d, StepState & s, double t, int k, double dt)
   {
     // the explicit Runge-Kutta method of set_tableau (RK4 unless set), in
     // Runge-Kutta-Munthe-Kaas form on a Lie group, as steppers.rk_step: the stages move
@@ -299,8 +271,7 @@ namespace pfaff
     // dintegrate_dv(q, theta)^-1 v_i (on nq == nv models theta' = v_i); stage 0 is the
     // step's start (theta = 0, its rate v)
     if (mo.ad_stages_ > 0) // an adaptive step (adaptive.cpp)
-      return adaptive_step(mo, d, s, t, k);
-    const double dt = mo.opt.dt;
+      return adaptive_step(mo, d, s, t, k, dt);
     const int nv = mo.model.nv, ns = mo.stages();
     d.acc_[0] = d.a_;
     d.rate_[0] = s.v_;
@@ -333,18 +304,18 @@ namespace pfaff
     d.th_ = dt * d.vbar_;
     pinocchio::integrate(mo.model, s.q_, d.th_, d.q1_);
     d.v1_ = s.v_ + dt * d.dv_;
-    return end_step(mo, d, s, t, k, dt * w_nc); // steppers.rk_step's work
+    return end_step(mo, d, s, t, k, dt, dt * w_nc); // steppers.rk_step's work
   }
 
-  Status end_step(const Model & mo, Data & d, StepState & s, double t, int k, double w)
+  Status end_step(
+    const Model & mo, Data & d, StepState & s, double t, int k, double dt, double w)
   {
     Status st;
-    const double dt = mo.opt.dt;
     if (!finite_or("q", d.q1_, t + dt, k + 1, st) || !finite_or("v", d.v1_, t + dt, k + 1, st))
       return st;
     s.work += dt * s.tau_.dot(d.vbar_);
     s.force_work += w;
-    const Status c = correct(mo, d, d.q1_, d.v1_, &s.corr, false);
+    const Status c = correct(mo, d, d.q1_, d.v1_, &s.corr, false, mo.opt.max_newton);
     s.newton_it = c.iterations;
     if (c.value > mo.opt.position_tol)
     {
@@ -361,90 +332,6 @@ namespace pfaff
     }
     s.q_ = d.q1_;
     s.v_ = d.v1_;
-    return st;
-  }
-
-  Status System::run(int k0, int k1, int n_steps, double t0)
-  {
-    int k = k0;
-    bool in_step = false;
-    try
-    {
-      return run_steps(k0, k1, n_steps, t0, k, in_step);
-    }
-    catch (const KKTSingular & e) // the KKT method at a singular A: the run stops there
-    {
-      Status st;
-      st.code = status_code::kkt_singular;
-      st.what = e.what();
-      st.index = e.rank;
-      st.value = e.sigma_min;
-      st.extra = e.cond;
-      st.t = t0 + k * opt.dt;
-      st.step = k;
-      st.iterations = in_step ? 1 : 0;
-      return st;
-    }
-  }
-
-  Status System::run_steps(int k0, int k1, int n_steps, double t0, int & k, bool & in_step)
-  {
-    Status st;
-    const double dt = opt.dt;
-    const bool check_contact = !uni_rows.empty();
-    for (k = k0; k < k1 && k <= n_steps; ++k)
-    {
-      in_step = false;
-      const double t = t0 + k * dt;
-      const bool rec = record_due(k, opt.record_every, n_steps);
-      t_ = t;
-      start_terms(mo(), d(), q_, v_, rec);
-      st_.next(); // a pass of its own: the step moves (q_, v_) and data
-      if (held_on_ && sample_due(t, next_ctrl_, dt)) // a held law's sample (set_held)
-      {
-        if (held.gravity)
-          gravity_terms(mo(), d(), q_);
-        // the frames of (q_, v_), with velocity
-        held_terms.evaluate(held, frames, q_, v_, g_fe_, Vg_fe_, t);
-        tau_ = held_terms.Q;
-        next_ctrl_ += control_dt_;
-      }
-      accel(mo(), d(), tau_, rs_, a_);
-      if (!finite_or("acceleration", a_, t, k, st))
-        return st;
-      if (rec || check_contact)
-      {
-        forces(mo(), d(), tau_, rs_, a_, F_, lam_);
-        if (check_contact)
-        {
-          int worst = -1;
-          double fmin = 0.0;
-          for (int r : uni_rows)
-            if (-lam_(r) < 0.0 && (worst < 0 || -lam_(r) < fmin))
-            {
-              worst = r;
-              fmin = -lam_(r);
-            }
-          if (worst >= 0)
-          {
-            st.code = status_code::contact_opens;
-            st.index = worst;
-            st.value = fmin;
-            st.t = t;
-            st.step = k;
-            return st;
-          }
-        }
-      }
-      if (rec)
-        record(mo(), d(), *this, recorder, t);
-      if (k == n_steps)
-        break;
-      in_step = true;
-      if (Status c = step(mo(), d(), *this, t, k); c.code != status_code::ok)
-        return c;
-      steps = k + 1;
-    }
     return st;
   }
 } // namespace pfaff

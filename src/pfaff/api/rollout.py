@@ -3,12 +3,18 @@ starts, each stepped ``T`` times with its own torque sequence, on a pool of C++ 
 with the GIL released (src/cpp/bindings/bind_sim.cpp). Each rollout runs on its own copy of the
 compiled system, step by step as :class:`pfaff.Simulator` steps it, so the results equal
 those of ``K`` Simulators run one after another, bit for bit, for any number of threads.
+
+A system with joint limits rolls out on ``K`` limited Simulators (their events located,
+impacts applied, stops held, in one C++ call per step with the GIL released) on a pool
+of Python threads: the same results as those Simulators one after another.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields
 
 import numpy as np
@@ -31,8 +37,10 @@ def rollout(
     taus: np.ndarray,
     dt: float = 1e-3,
     threads: int | None = None,
+    *,
+    limits: bool = True,
     **options,
-) -> dict[str, np.ndarray | list[str]]:
+) -> dict[str, np.ndarray | list]:
     """Run ``K`` rollouts of ``T`` steps of ``dt``.
 
     Parameters
@@ -46,6 +54,8 @@ def rollout(
         ``i`` (the last one also stands for the sample of the final state).
     dt : the step [s].
     threads : threads of the pool (default: the machine's cores, at most K).
+    limits : hold the system's joint limits (default), as a :class:`pfaff.Simulator`
+        does; False steps through them, with a warning.
     **options : :class:`~pfaff.simulate.SimOptions` fields, as for a Simulator.
 
     Returns
@@ -57,7 +67,10 @@ def rollout(
         ``"status"`` (K,): a :class:`~pfaff.simulate.policy.StatusCode`, 0 ran, else the
         step failed (1 non-finite, 2 a unilateral contact would open, 3 position
         correction, -1 another error) and the states not reached are NaN;
-        ``"message"``: K strings, empty for the rollouts that ran.
+        ``"message"``: K strings, empty for the rollouts that ran; ``"events"``: K lists
+        of the joint limits' events (:class:`~pfaff.simulate.limits.LimitEvent`, empty
+        without limits). With limits, ``"lambda"`` holds the loop's rows only (a held
+        stop's multiplier is in the rollout's events' record, not here).
 
     Raises ValueError on arrays of the wrong shape or with non-finite entries, naming
     them.
@@ -65,8 +78,11 @@ def rollout(
     opt, engine, fallback, _, proto, actuation = prepare(system, dt, options)
     if fallback is not None:
         warnings.warn(fallback, UserWarning, stacklevel=2)
-    if system.limits:
-        warnings.warn(limits_not_held(system, "pfaff.rollout"), UserWarning, stacklevel=2)
+    held = bool(system.limits) and limits
+    if system.limits and not limits:
+        warnings.warn(
+            limits_not_held(system, "pfaff.rollout with limits=False"), UserWarning, stacklevel=2
+        )
     nq, nv = system.nq, system.nv
     taus = real_array(taus, "taus", f"(K, T, {nv}) = (K, T, nv)")
     if taus.ndim != 3 or taus.shape[2] != nv:
@@ -83,8 +99,6 @@ def rollout(
     )  # fmt: skip
     if not np.isfinite(taus).all():
         raise ValueError("taus has non-finite entries")
-    if actuation:  # the actuators at ctrl = 0 (MuJoCo's default): their torque at zero
-        taus = taus + actuation.tau(None)
     one_start = np.ndim(q0s) < 2 and np.ndim(v0s) < 2  # None or one vector each: shared
     q0s = _starts(system.q0 if q0s is None else q0s, K, nq, "q0s", "nq")
     v0s = _starts(system.v0 if v0s is None else v0s, K, nv, "v0s", "nv")
@@ -97,21 +111,30 @@ def rollout(
         "lambda": np.empty((K, T + 1, m)),
         "phi": np.empty((K, T + 1, m_h)),
     }
-    if engine == "core":
+    events: list[list] = [[] for _ in range(K)]
+    if held or engine != "core":  # Simulators: one after another, or threads (limits)
+        run = _simulator_rollout(system, opt, held, q0s, v0s, taus, out, events)
+        if held and engine == "core" and threads > 1:  # each step's C++ call frees the GIL
+            with ThreadPoolExecutor(threads) as pool:
+                status = list(pool.map(run, range(K)))
+        else:
+            status = [run(i) for i in range(K)]
+    else:
         start = core.clone(proto)
         for i in range(1 if one_start else K):  # onto the manifold as Simulator.reset
             system.mechanism.check_state(q0s[i], v0s[i])
             q0s[i], v0s[i] = core_engine.project_start(start, q0s[i], v0s[i], opt)
         if one_start:  # one start shared by all: assembled once
             q0s[1:], v0s[1:] = q0s[0], v0s[0]
+        if actuation:  # the actuators at ctrl = 0 (MuJoCo's default): their torque at zero
+            taus = taus + actuation.tau(None)  # (a Simulator's step adds it itself)
         status = core.rollout(
             proto, q0s, v0s, taus, 0.0, threads, out["q"], out["v"], out["lambda"], out["phi"]
         )
-    else:  # one Simulator after another on the NumPy engine (each reset assembles its start)
-        status = [_numpy_rollout(system, opt, q0s[i], v0s[i], taus[i], out, i) for i in range(K)]
     out["t"] = np.arange(T + 1) * opt.dt
     out["status"] = np.array([s.code for s in status], dtype=int)
     out["message"] = ["" if s.code == StatusCode.OK else status_message(cset, s) for s in status]
+    out["events"] = events
     return out
 
 
@@ -129,22 +152,37 @@ def _starts(x, K: int, n: int, name: str, size: str) -> np.ndarray:
     return np.array(a, dtype=float, order="C")
 
 
-def _numpy_rollout(system, opt, q0, v0, taus, out, i) -> RunStatus:
-    """Rollout ``i`` on a Simulator (the NumPy engine): its status."""
+def _simulator_rollout(system, opt, limits, q0s, v0s, taus, out, events):
+    """The function ``run(i)`` that runs rollout ``i`` on a :class:`Simulator` (the
+    NumPy engine, or the limits held), one per thread: its status; its states,
+    multipliers and residuals into ``out`` (NaN from the first state not reached), its
+    limit events into ``events[i]``. The record of a limited run also holds the events'
+    own samples; ``out`` takes the samples on the grid ``k dt``."""
     kw = {f.name: getattr(opt, f.name) for f in fields(opt) if f.name not in NOT_OPTIONS}
-    with warnings.catch_warnings():  # the fallback's warning: once, by the caller
-        warnings.simplefilter("ignore")
-        sim = Simulator(system, opt.dt, **kw)
-    sim.reset(q0, v0)
-    status = RunStatus()
-    try:
-        for tau in taus:
-            sim.step(tau)
-    except SimulationError as exc:
-        status = RunStatus(StatusCode.EXCEPTION, str(exc))
-    arrs = sim.record().arrays()
-    n = len(arrs["t"]) if status.code == StatusCode.OK else sim.steps
-    for key in ("q", "v", "lambda", "phi"):
-        out[key][i, :n] = arrs[key][:n]
-        out[key][i, n:] = np.nan
-    return status
+    local = threading.local()
+
+    def run(i: int) -> RunStatus:
+        if not hasattr(local, "sim"):
+            with warnings.catch_warnings():  # the fallback's warning: once, by the caller
+                warnings.simplefilter("ignore")
+                local.sim = Simulator(system, opt.dt, limits=limits, **kw)
+        sim = local.sim
+        sim.reset(q0s[i], v0s[i])
+        status = RunStatus()
+        try:
+            for tau in taus[i]:
+                sim.step(tau)
+        except SimulationError as exc:
+            status = RunStatus(StatusCode.EXCEPTION, str(exc))
+        a = sim.record().arrays()
+        k = np.rint(a["t"] / opt.dt)
+        on = np.flatnonzero(np.abs(a["t"] / opt.dt - k) <= 1e-6)  # the grid's samples
+        n = len(on) if status.code == StatusCode.OK else min(len(on), sim.steps)
+        for key in ("q", "v", "lambda", "phi"):
+            dst = out[key][i]
+            dst[:n] = a[key][on[:n], : dst.shape[1]]
+            dst[n:] = np.nan
+        events[i] = sim.events
+        return status
+
+    return run

@@ -142,6 +142,7 @@ class Simulator(CoreRecord):
         given = None if q is None else check_vector(q, sys_.nq, "q", "nq")
         q = sys_.q0 if given is None else given
         v = sys_.v0 if v is None else check_vector(v, sys_.nv, "v", "nv")
+        sys_.mechanism.check_state(q, v)  # also its quaternions' norms
         if self._py:
             q, v = project_state(sys_.cset, q, v, self.options)
         else:  # onto the manifold by the core, as simulate on the core does
@@ -239,7 +240,10 @@ class Simulator(CoreRecord):
         """``step``'s ``n`` checked: a whole number of steps, >= 1, at most an int64 (the
         compiled core: at most :data:`CORE_MAX_STEPS` since the reset), whose record
         fits in the memory available (ValueError naming ``n`` otherwise)."""
-        n = operator.index(n)
+        try:
+            n = operator.index(n)
+        except TypeError:
+            raise TypeError(f"n must be a whole number of steps >= 1, got {n!r}") from None
         if n < 1:
             raise ValueError(f"n must be >= 1 steps, got {n}")
         if n > MAX_STEPS:

@@ -7,7 +7,9 @@ matrix, the stiffness (about ``springref``) and damping of its hinge and slide j
 become force elements (:class:`~pfaff.simulate.forces.JointSpring`,
 :class:`~pfaff.simulate.forces.JointDamper`), and what pfaff does not model (limits,
 actuators, friction loss, ...) is listed in ``warnings``. The URDF is read by
-Pinocchio's parser; :mod:`pfaff.scenarios.model_file` runs one as a scenario.
+Pinocchio's parser, its joints' ``<limit lower upper>`` held as joint limits (a
+neutral posture outside them moved to the nearest bound);
+:mod:`pfaff.scenarios.model_file` runs one as a scenario.
 """
 
 from __future__ import annotations
@@ -63,8 +65,13 @@ def load_model(path: str | Path, keyframe: str | None = None) -> ModelSystem:
     p = Path(path)
     if p.suffix.lower() == ".urdf":
         mech = from_urdf(p)
-        q = mech.neutral()
-        return ModelSystem(mech, [], q, np.zeros(mech.nv), "neutral posture", urdf=str(p))
+        q, warns, start = mech.neutral(), [], "neutral posture"
+        limits = _urdf_limits(mech, q, warns)
+        if warns:
+            start = "neutral posture, moved into the joint limits"
+        return ModelSystem(
+            mech, [], q, np.zeros(mech.nv), start, urdf=str(p), warnings=warns, limits=limits
+        )
     if p.suffix.lower() != ".xml":
         raise ModelError(f"model file {str(p)!r}: expected .xml (MJCF) or .urdf")
     mj = read_mjcf(p)
@@ -122,5 +129,28 @@ def _limits(mj, q: np.ndarray, warns: list[str]) -> list[JointLimit]:
         warns.append(
             f"joint {name!r}: limits [{lo + ref:g}, {hi + ref:g}] (MuJoCo's qpos) are not "
             f"modelled: the start ({x + ref:g}) is outside them"
+        )
+    return out
+
+
+def _urdf_limits(mech: PinocchioMechanism, q: np.ndarray, warns: list[str]) -> list[JointLimit]:
+    """The URDF's ``<limit lower upper>`` of its one-dof joints as joint limits (events;
+    restitution 0, a plastic stop: a URDF gives none). A joint whose neutral position
+    ``q`` is outside its limits starts at the nearest bound (``q`` moved in place, a
+    line in ``warns``), so the default start is inside every limit it holds."""
+    out, moved = [], []
+    for name, i, lo, hi in mech.position_limits():
+        if not lo < hi:  # reversed or empty: no range to hold
+            warns.append(f"joint {name!r}: limit lower {lo:g} >= upper {hi:g}: not held")
+            continue
+        if not lo <= q[i] <= hi:
+            moved.append(f"{name!r} ({q[i]:g} -> {min(max(q[i], lo), hi):g})")
+            q[i] = min(max(q[i], lo), hi)
+        out.append(JointLimit(name, lo, hi, 0.0))
+    if moved:
+        warns.append(
+            "the neutral posture is outside the joint limits of "
+            f"{', '.join(moved[:6])}{', ...' if len(moved) > 6 else ''}: they start at their "
+            "nearest bound"
         )
     return out

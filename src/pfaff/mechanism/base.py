@@ -26,7 +26,15 @@ import numpy as np
 from pfaff.errors import ModelError
 from pfaff.linalg import cross3, skew
 
-__all__ = ["ModelError", "QUAT_TOL", "FrameState", "Mechanism", "Snapshot", "unit_quaternion"]
+__all__ = [
+    "ModelError",
+    "QUAT_QUIET",
+    "QUAT_TOL",
+    "FrameState",
+    "Mechanism",
+    "Snapshot",
+    "unit_quaternion",
+]
 
 
 QUAT_TOL = 1e-5
@@ -34,13 +42,18 @@ QUAT_TOL = 1e-5
 warning): a quaternion printed with 6 digits, as MuJoCo writes keyframes, is off by
 up to ~1e-6; one further off is a typo and is refused."""
 
+QUAT_QUIET = 1e-6
+"""A quaternion's norm off 1 by at most this much (what 6 printed digits leave) is
+normalised without a warning, as MuJoCo's compiler does."""
+
 
 def unit_quaternion(
     x: np.ndarray, what: str, warnings: list[str] | None, tol: float = QUAT_TOL
 ) -> np.ndarray:
     """``x`` (4,) normalised: within ``tol`` of unit norm it is normalised and, when it
-    was not already unit to 1e-12, a line naming ``what`` goes to ``warnings``; further
-    off, zero or not finite it is refused with a :class:`ModelError`. (MJCF keyframes
+    is off 1 by more than :data:`QUAT_QUIET`, a line naming ``what`` goes to
+    ``warnings``; further off, zero or not finite it is refused with a
+    :class:`ModelError`. (MJCF keyframes
     pass ``tol=inf``: MuJoCo's compiler normalises any non-zero quaternion.)"""
     n = float(np.linalg.norm(x))
     if not (np.isfinite(n) and n > 0 and abs(n - 1.0) <= tol):
@@ -48,8 +61,8 @@ def unit_quaternion(
             f"{what}: quaternion {np.asarray(x).tolist()} has norm {n:.9g}; a unit "
             f"quaternion is expected (norm within {tol:g} of 1 is normalised)"
         )
-    if abs(n - 1.0) > 1e-12 and warnings is not None:
-        warnings.append(f"{what}: quaternion of norm {n:.9g} normalised")
+    if abs(n - 1.0) > QUAT_QUIET and warnings is not None:
+        warnings.append(f"{what}: quaternion of norm {n:.12g} (off 1 by {n - 1:.1e}) normalised")
     return np.asarray(x, dtype=float) / n
 
 

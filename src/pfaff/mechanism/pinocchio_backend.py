@@ -14,9 +14,12 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from pfaff.mechanism.base import FrameState, Mechanism, ModelError, Snapshot
+from pfaff.mechanism.base import QUAT_TOL, FrameState, Mechanism, ModelError, Snapshot
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+
+#: where the unit-norm entries of a joint's q start (the rest of its q, from there on)
+_UNIT_FROM = {"JointModelFreeFlyer": 3, "JointModelPlanar": 2}
 
 
 class PinocchioMechanism(Mechanism):
@@ -85,6 +88,31 @@ class PinocchioMechanism(Mechanism):
             if abs(lo[i]) < 1e100 and abs(hi[i]) < 1e100:
                 out.append((model.names[j], i, float(lo[i]), float(hi[i])))
         return out
+
+    def check_state(self, q: np.ndarray, v: np.ndarray | None = None) -> None:
+        """Raise :class:`ModelError` if ``q`` or ``v`` has the wrong size, or if a
+        joint's unit part of ``q`` (a free or ball joint's quaternion, a planar or
+        unbounded joint's cosine and sine) is off unit norm by more than
+        :data:`~pfaff.mechanism.base.QUAT_TOL`: Pinocchio would read it as a rotation
+        that is not one."""
+        super().check_state(q, v)
+        q = np.asarray(q, dtype=float)
+        if not np.isfinite(q).all() or pin.isNormalized(self.model, q, QUAT_TOL):
+            return
+        for name, j in zip(self.model.names[1:], self.model.joints[1:]):
+            if j.nq == j.nv:
+                continue
+            x = q[j.idx_q : j.idx_q + j.nq]
+            unit = x[_UNIT_FROM.get(j.shortname(), 0) :]  # the unit-norm entries
+            n = float(np.linalg.norm(unit))
+            if abs(n - 1.0) > QUAT_TOL:
+                what = "quaternion" if len(unit) == 4 else "(cos, sin) pair"
+                raise ModelError(
+                    f"q: joint {name!r} has q[{j.idx_q}:{j.idx_q + j.nq}] = {x.tolist()}, "
+                    f"whose {what} has norm {n:.9g}; a unit {what} is expected (a norm within "
+                    f"{QUAT_TOL:g} of 1 is read as unit). pfaff's quaternions are (x, y, z, w): "
+                    "System.qpos_to_q converts MuJoCo's qpos"
+                )
 
     def neutral(self) -> np.ndarray:
         return pin.neutral(self.model)

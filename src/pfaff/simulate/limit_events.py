@@ -150,6 +150,18 @@ def cut(tr: Trajectory, n: int) -> None:
     tr.stopped_at = None
 
 
+def thin(tr: Trajectory, every: int) -> None:
+    """Keep the samples of a phase recorded at every step that a phase recorded with
+    ``record_every = every`` keeps: every ``every``-th step and the last (where the
+    phase stopped, was cut or ended)."""
+    n = len(tr)
+    if every == 1 or n == 0:
+        return
+    keep = [k for k in range(n) if k % every == 0 or k == n - 1]
+    for col in (*tr.rows.values(), *tr.signals.values()):
+        col[:] = [col[k] for k in keep if k < len(col)]
+
+
 def outside(b, x: float, slack: float) -> bool:
     """Coordinate ``x`` past a bound of ``b``'s limit by more than ``slack``."""
     return x < b.lim.lower - slack or x > b.lim.upper + slack

@@ -67,6 +67,7 @@ from pfaff.simulate.limit_events import (
     metric_impact,
     pulling,
     release,
+    thin,
 )
 from pfaff.simulate.limits_core import HOLD_CHUNK, RELEASE_TOL, limited_system, run_core
 from pfaff.simulate.options import SimOptions, engine_choice
@@ -223,7 +224,12 @@ def phase_loop(cset, q0, v0, t_end, limits, opt, forces, t0, tau, event_tol, rel
                rest_speed, held, grid, max_events, controller=None) -> LimitedRun:  # fmt: skip
     """The Python phase loop of :func:`simulate_limited` (its arguments, ``opt`` and
     ``rest_speed`` given): the reference the core's run is held to, and the run of a
-    controlled system or one the core cannot run (phases on ``opt``'s engine)."""
+    controlled system or one the core cannot run (phases on ``opt``'s engine).
+
+    Its phases record every step (a release and a located step read every sample, so
+    the record stride never moves an event) and are thinned to ``opt.record_every``
+    at the end (:func:`~pfaff.simulate.limit_events.thin`)."""
+    every, opt = opt.record_every, dataclasses.replace(opt, record_every=1)
     mech = cset.mechanism
     bounds = [_Bound(lim, mech) for lim in limits]
     q, v = project_state(cset, np.asarray(q0, float), np.asarray(v0, float), opt)
@@ -259,6 +265,8 @@ def phase_loop(cset, q0, v0, t_end, limits, opt, forces, t0, tau, event_tol, rel
         if s > 1e-9 * opt.dt:  # a shorter step is below the time's resolution
             chain.run(cs, s, options=dataclasses.replace(opt, dt=s))
         impact(chain, cs, bounds, i, held, events, opt, guard)
+    for tr in chain.phases:
+        thin(tr, every)
     return LimitedRun(chain.trajectory(cset.dim + len(bounds)), events, dict(held))
 
 

@@ -34,6 +34,7 @@ def _sequential(sys, q0s, v0s, taus, **options):
         for tk in tau:
             sim.step(tk)
         arr = sim.record().arrays()
+        arr["lambda"] = arr["lambda"][:, : sys.cset.dim]  # the loop's rows (not the limits')
         for k in out:
             out[k].append(arr[k])
     return {k: np.array(v) for k, v in out.items()}
@@ -152,3 +153,49 @@ def test_options_reach_every_rollout(five_bar):
     assert np.abs(default["q"] - out["q"]).max() > 1e-9
     with pytest.raises(ValueError, match=r"unknown option\(s\) \['bogus'\]"):
         pfaff.rollout(sys, q0s, v0s, taus, bogus=1)
+
+
+def _limited_sequential(sys, q0s, v0s, taus):
+    """K limited Simulators one after another: the state after each step, the events."""
+    sim = pfaff.Simulator(sys, dt=1e-3)
+    qs, vs, events = [], [], []
+    for q0, v0, tau in zip(q0s, v0s, taus):
+        sim.reset(q0, v0)
+        q, v = [sim.q.copy()], [sim.v.copy()]
+        for tk in tau:
+            sim.step(tk)
+            q.append(sim.q.copy())
+            v.append(sim.v.copy())
+        qs.append(q)
+        vs.append(v)
+        events.append([(e.t, e.kind, e.side) for e in sim.events])
+    return np.array(qs), np.array(vs), events
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_rollout_holds_the_limits_as_limited_simulators_do(threads):
+    """Pendulums swung into their stops: the rollout's states on the step grid and its
+    events are those of K limited Simulators, bit for bit; every state is inside the
+    range (the stop holds), where the rollout told to step through the limits leaves
+    it."""
+    sys = pfaff.load(MODELS / "limited_pendulum.xml")
+    (lim,) = sys.limits
+    K, T = 4, 400
+    rng = np.random.default_rng(5)
+    q0s = np.tile(sys.q0, (K, 1))
+    v0s = rng.uniform(4.0, 8.0, (K, sys.nv)) * rng.choice([-1.0, 1.0], (K, 1))
+    taus = 0.3 * rng.standard_normal((K, T, sys.nv))
+    out = pfaff.rollout(sys, q0s, v0s, taus, dt=1e-3, threads=threads)
+    q, v, events = _limited_sequential(sys, q0s, v0s, taus)
+    assert (out["status"] == 0).all()
+    assert np.array_equal(out["q"], q) and np.array_equal(out["v"], v)
+    got = [[(e.t, e.kind, e.side) for e in ev] for ev in out["events"]]
+    assert got == events and all(any(k == "impact" for _, k, _ in ev) for ev in got)
+    i = sys.mechanism.joint_v_index(lim.joint)
+    assert (out["q"][..., i] >= lim.lower - 1e-9).all() and (
+        out["q"][..., i] <= lim.upper + 1e-9
+    ).all()
+    with pytest.warns(UserWarning, match="not held"):
+        free = pfaff.rollout(sys, q0s, v0s, taus, dt=1e-3, threads=threads, limits=False)
+    assert ((free["q"][..., i] < lim.lower - 1e-3) | (free["q"][..., i] > lim.upper + 1e-3)).any()
+    assert free["events"] == [[]] * K

@@ -210,3 +210,56 @@ def test_quadruped_has_30_dof_and_12_loop_rows_as_mujoco():
     mujoco.mj_forward(m, d)
     eq = int((d.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY).sum())
     assert (m.nq, m.nv, eq) == (31, 30, 12)
+
+
+URDF_LIMITED = """<?xml version="1.0"?>
+<robot name="limited_arm">
+  <link name="base"/>
+  <link name="l1"><inertial><origin xyz="0.2 0 0"/><mass value="1.0"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+  <link name="l2"><inertial><origin xyz="0.15 0 0"/><mass value="0.5"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+  <link name="l3"><inertial><origin xyz="0.1 0 0"/><mass value="0.2"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="l1"/>
+    <axis xyz="0 1 0"/><limit lower="-0.3" upper="0.2" effort="10" velocity="5"/></joint>
+  <joint name="elbow" type="revolute"><parent link="l1"/><child link="l2"/>
+    <origin xyz="0.4 0 0"/><axis xyz="0 1 0"/>
+    <limit lower="0.1" upper="1.5" effort="10" velocity="5"/></joint>
+  <joint name="stuck" type="revolute"><parent link="l2"/><child link="l3"/>
+    <origin xyz="0.3 0 0"/><axis xyz="0 1 0"/>
+    <limit lower="0" upper="0" effort="10" velocity="5"/></joint>
+</robot>
+"""
+
+
+def test_a_urdf_holds_its_joint_limits_from_a_start_inside_them(tmp_path):
+    """A URDF's ``<limit lower upper>`` are held as joint limits (plastic stops): the
+    arm falls onto them and stays inside (to 1e-9 rad) where the run told to step
+    through them leaves them; a neutral position outside a limit starts at its bound;
+    an empty range is said and not held."""
+    import pfaff
+
+    path = tmp_path / "arm.urdf"
+    path.write_text(URDF_LIMITED)
+    m = load_model(path)
+    assert [(lim.joint, lim.lower, lim.upper, lim.restitution) for lim in m.limits] == [
+        ("shoulder", -0.3, 0.2, 0.0),
+        ("elbow", 0.1, 1.5, 0.0),
+    ]
+    assert abs(m.q[1] - 0.1) < 1e-15 and "neutral posture, moved" in m.start
+    assert any("'elbow' (0 -> 0.1)" in w for w in m.warnings)
+    assert any("'stuck'" in w and "not held" in w for w in m.warnings)
+    sys = pfaff.load(path)
+    assert any("'elbow' (0 -> 0.1)" in w for w in sys.warnings)
+    sim = pfaff.Simulator(sys, dt=1e-3)
+    sim.step(n=600)
+    q = sim.record().arrays()["q"]
+    assert sim.events and {e.kind for e in sim.events} >= {"impact"}
+    for k, lim in enumerate(m.limits):
+        assert q[:, k].min() >= lim.lower - 1e-9 and q[:, k].max() <= lim.upper + 1e-9
+    with pytest.warns(UserWarning, match="not held"):
+        free = pfaff.Simulator(sys, dt=1e-3, limits=False)
+    free.step(n=600)
+    qf = free.record().arrays()["q"]
+    assert qf[:, 0].max() > 0.2 + 1e-3 or qf[:, 0].min() < -0.3 - 1e-3

@@ -4,9 +4,11 @@ takes a centre of mass off the link axis."""
 from __future__ import annotations
 
 import numpy as np
+import pinocchio as pin
 import pytest
 
 from pfaff.mechanism import ModelError, PlanarLink, from_urdf, planar_chain
+from pfaff.mechanism.pinocchio_backend import PinocchioMechanism
 
 URDF = """<?xml version="1.0"?>
 <robot name="two_link">
@@ -87,3 +89,44 @@ def test_planar_link_with_an_off_axis_centre_of_mass():
     )
     with pytest.raises(ModelError, match="centre of mass .* must be finite"):
         planar_chain([PlanarLink(L, m, com_y=float("inf"))])
+
+
+def _unit_joints() -> PinocchioMechanism:
+    """A free, a ball, a planar and an unbounded revolute joint side by side."""
+    m = pin.Model()
+    for jm in (pin.JointModelFreeFlyer(), pin.JointModelSpherical(), pin.JointModelPlanar(),
+               pin.JointModelRUBX()):  # fmt: skip
+        j = m.addJoint(0, jm, pin.SE3.Identity(), jm.shortname())
+        m.appendBodyToJoint(j, pin.Inertia(1.0, np.zeros(3), np.eye(3)), pin.SE3.Identity())
+    return PinocchioMechanism(m, "units")
+
+
+# (slice of q, joint name) of each unit-norm part of _unit_joints' q (nq 17)
+_UNITS = [(slice(3, 7), "JointModelFreeFlyer"), (slice(7, 11), "JointModelSpherical"),
+          (slice(13, 15), "JointModelPlanar"), (slice(15, 17), "JointModelRUBX")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("part", "joint"), _UNITS)
+@pytest.mark.parametrize("scale", [2.0, 0.5, 1.0 + 2e-5])
+def test_a_q_whose_quaternion_or_cos_sin_is_not_unit_is_refused_naming_the_joint(
+    part, joint, scale
+):
+    mech = _unit_joints()
+    q = pin.neutral(mech.model)
+    q[part] *= scale
+    with pytest.raises(ModelError, match=f"joint '{joint}'.*norm") as exc:
+        mech.check_state(q, np.zeros(mech.nv))
+    assert f"{scale:.9g}" in str(exc.value)  # the norm it found
+
+
+@pytest.mark.parametrize("scale", [1.0 - 9e-6, 1.0 + 9e-6])
+def test_a_q_unit_to_the_tolerance_passes(scale):
+    mech = _unit_joints()
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        q = pin.randomConfiguration(mech.model, -np.ones(17), np.ones(17))
+        for part, _ in _UNITS:
+            q[part] *= scale
+        mech.check_state(q, np.zeros(mech.nv))
+        with pytest.raises(ModelError, match="v has shape"):  # still checks the sizes
+            mech.check_state(q, np.zeros(mech.nv + int(rng.integers(1, 3))))

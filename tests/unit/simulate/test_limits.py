@@ -235,17 +235,19 @@ def test_a_held_limit_is_released_when_its_multiplier_would_pull(engine):
     assert a["q"][-1, 0] > stop + 1e-3  # it left the stop
 
 
-def test_a_simulator_holds_the_limits_a_rollout_says_it_steps_without_them():
-    """A Simulator holds the file's limits (tests/unit/api/test_simulator_limits.py); the
-    rollout's C++ threads step without them and say so."""
+def test_a_simulator_and_a_rollout_hold_the_limits_and_say_so_when_told_not_to():
+    """A Simulator and a rollout hold the file's limits (tests/unit/api/test_simulator_limits.py,
+    tests/unit/api/test_rollout.py) without a warning; ``limits=False`` steps through them
+    and says so."""
     sys = pfaff.load(MODELS / "limited_pendulum.xml")
     assert sys.limits
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         sim = pfaff.Simulator(sys, dt=1e-3)
+        pfaff.rollout(sys, None, None, np.zeros((1, 2, sys.nv)), dt=1e-3)
     assert sim.warnings == []
     with pytest.warns(UserWarning, match="joint limits of hinge are not held by pfaff.rollout"):
-        pfaff.rollout(sys, None, None, np.zeros((1, 2, sys.nv)), dt=1e-3)
+        pfaff.rollout(sys, None, None, np.zeros((1, 2, sys.nv)), dt=1e-3, limits=False)
 
 
 @pytest.mark.parametrize("grid", ["event", "fixed"])

@@ -1,0 +1,323 @@
+// The set-up of a Model (builder.hpp): the frames, the constraint specs (each kind's
+// rows and checks in src/cpp/kinds/), the rolling contacts, the force elements, the
+// tableau and the joint limits' rows. Each call checks what it is given before it
+// changes the Model (a refused call leaves it as it was).
+#include "model/builder.hpp"
+#include "model/check.hpp"
+#include "model/core_detail.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+
+namespace pfaff
+{
+  // per kind (kinds.def's third column): its rows are 0.0 outside its frames' trees'
+  // columns (Model::row_cols)
+  const bool kind_window[] = {
+#define PFAFF_KIND(K, rows, window, holonomic) window != 0,
+#include "kinds.def"
+#undef PFAFF_KIND
+  };
+
+  ModelBuilder::ModelBuilder(const std::string & model_data, bool binary)
+  : mo_(std::make_unique<Model>(model_data, binary))
+  {
+    // RK4 until set_tableau says otherwise (pfaff.simulate.tableaus holds the methods)
+    MatX a = MatX::Zero(4, 4);
+    a(1, 0) = a(2, 1) = 0.5;
+    a(3, 2) = 1.0;
+    VecX b(4);
+    b << 1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0;
+    set_tableau(a, b);
+  }
+
+  // a built Model is made by a builder (never const itself): it is changed in place
+  ModelBuilder::ModelBuilder(std::unique_ptr<const Model> mo)
+  : mo_(const_cast<Model *>(mo.release()))
+  {
+    if (!mo_)
+      throw std::invalid_argument("ModelBuilder: no Model (it was handed to another builder)");
+  }
+
+  void ModelBuilder::set_tableau(const MatX & a, const VecX & b)
+  {
+    mo_->tab_a_ = a;
+    mo_->tab_b_ = b;
+    mo_->tab_c_ = a.rowwise().sum();
+    mo_->ad_stages_ = 0;
+  }
+
+  void ModelBuilder::set_adaptive(
+    const MatX & a, const VecX & b, const VecX & c, const VecX & e, const VecX & e3, int order)
+  {
+    Model & mo = *mo_;
+    mo.ad_A_ = a;
+    mo.ad_B_ = b;
+    mo.ad_C_ = c;
+    mo.ad_E_ = e;
+    mo.ad_E3_ = e3;
+    mo.ad_order_ = order;
+    mo.ad_stages_ = int(b.size());
+  }
+
+  FrameSlot ModelBuilder::new_frame(const std::string & name, const char * where) const
+  {
+    const Model & mo = *mo_;
+    if (!mo.model.existFrame(name))
+      Check{where}.fail("unknown frame '" + name + "' (the model has "
+                        + std::to_string(mo.model.nframes) + " frames)");
+    FrameSlot f;
+    f.id = mo.model.getFrameId(name);
+    f.joint = mo.model.frames[f.id].parentJoint;
+    if (f.joint > 0)
+    {
+      pinocchio::JointIndex root = f.joint;
+      while (mo.model.parents[root] != 0)
+        root = mo.model.parents[root];
+      f.c0 = mo.model.idx_vs[root];
+      f.c1 = mo.model.idx_vs[f.joint] + mo.model.nvs[f.joint];
+    }
+    return f;
+  }
+
+  namespace
+  {
+    int slot_of(std::vector<FrameSlot> & fs, const FrameSlot & f)
+    {
+      for (size_t i = 0; i < fs.size(); ++i)
+        if (fs[i].id == f.id)
+          return int(i);
+      fs.push_back(f);
+      return int(fs.size()) - 1;
+    }
+  } // namespace
+
+  int ModelBuilder::add_frame(const std::string & name)
+  {
+    Model & mo = *mo_;
+    const int k = slot_of(mo.frame_slots, new_frame(name, "System.add_frame"));
+    return k;
+  }
+
+  int ModelBuilder::observe(const std::string & name)
+  {
+    Model & mo = *mo_;
+    const int k = slot_of(mo.obs_slots, new_frame(name, "System.observe"));
+    return k;
+  }
+
+  void ModelBuilder::add(const Spec & s)
+  {
+    Model & mo = *mo_;
+    const Check c{"System.add"};
+    // the rows each kind writes (kinds.def): fixed for all but the direction kinds
+    static const int kind_rows[] = {
+#define PFAFF_KIND(K, rows, window, holonomic) rows,
+#include "kinds.def"
+#undef PFAFF_KIND
+    };
+    // the kind's own checks (src/cpp/kinds/*.cpp), by its position in kinds.def
+    using CheckFn = void (*)(const Model &, const Spec &, const Check &);
+    static const CheckFn checks[] = {
+#define PFAFF_KIND(K, rows, window, holonomic) &kinds::check_##K,
+#include "kinds.def"
+#undef PFAFF_KIND
+    };
+    const int k = static_cast<int>(s.kind);
+    if (k < 0 || k >= int(sizeof(kind_rows) / sizeof(int)))
+      c.fail("spec.kind = " + std::to_string(k) + " is not a kind of kinds.def");
+    const int dim = kind_rows[k] > 0 ? kind_rows[k] : s.dim;
+    if (s.dim != dim || s.dim < 1)
+      c.fail("spec.dim = " + std::to_string(s.dim) + ": this kind writes "
+             + std::to_string(dim) + " row(s)");
+    const long nf = long(mo.frame_slots.size());
+    c.index(s.s2, nf, "spec.s2", "a frame slot of add_frame, or -1: the world", -1);
+    checks[k](mo, s, c);
+    if (s.scale.size() != 0)
+      c.vec(s.scale, s.dim, "spec.scale", "one row factor per row (dim), or none");
+    c.finite(s.p1, "spec.p1").finite(s.p2, "spec.p2").finite(s.n, "spec.n");
+    c.finite(s.target, "spec.target").finite(s.R_off, "spec.R_off");
+    c.finite(s.R_right, "spec.R_right").finite(s.c, "spec.c");
+    c.number(s.d, "spec.d", -HUGE_VAL, false).number(s.value, "spec.value", -HUGE_VAL, false);
+    c.number(s.c0, "spec.c0", -HUGE_VAL, false).number(s.c1, "spec.c1", -HUGE_VAL, false);
+    mo.specs.push_back(s);
+    std::pair<int, int> cols{0, mo.model.nv};
+    if (kind_window[k])
+    {
+      int c0 = mo.model.nv, c1 = 0;
+      for (int slot : {s.s1, s.s2})
+      {
+        const FrameSlot * f = slot >= 0 ? &mo.frame_slots[size_t(slot)] : nullptr;
+        if (f && f->c1 > f->c0)
+        {
+          c0 = std::min(c0, f->c0);
+          c1 = std::max(c1, f->c1);
+        }
+      }
+      cols = c1 > c0 ? std::pair<int, int>{c0, c1 - c0} : std::pair<int, int>{0, 0};
+    }
+    mo.row_cols.insert(mo.row_cols.end(), size_t(s.dim), cols);
+    for (int i = 0; i < s.dim; ++i)
+    {
+      (holonomic(s) ? mo.hol_rows : mo.pf_rows).push_back(mo.m + i);
+      if (s.unilateral)
+        mo.uni_rows.push_back(mo.m + i);
+    }
+    mo.m += s.dim;
+    if (holonomic(s))
+      mo.m_h += s.dim;
+    mo.one_block = mo.rows_in_one_block(false);
+    mo.one_block_h = mo.rows_in_one_block(true);
+  }
+
+  bool Model::rows_in_one_block(bool holonomic_only) const
+  {
+    if (ntrees < 2)
+      return false; // find_blocks takes A whole anyway
+    // the kinematic tree of a frame slot: its columns' (FrameSlot c0, c1; -1: the world)
+    const auto tree = [&](int slot)
+    {
+      if (slot < 0)
+        return -1;
+      const FrameSlot & f = frame_slots[size_t(slot)];
+      return f.c1 > f.c0 ? col_tree[size_t(f.c0)] : -1;
+    };
+    std::vector<int> link(static_cast<size_t>(ntrees)), touched;
+    for (int t = 0; t < ntrees; ++t)
+      link[size_t(t)] = t;
+    for (const auto & s : specs)
+    {
+      if (holonomic_only && !holonomic(s))
+        continue;
+      if (!kind_window[static_cast<int>(s.kind)])
+        return false; // rows over all the columns: their trees are known only from A
+      const int t1 = tree(s.s1), t2 = tree(s.s2);
+      for (int t : {t1, t2})
+        if (t >= 0)
+          touched.push_back(t);
+      if (t1 >= 0 && t2 >= 0)
+        link[size_t(detail::uf_root(link, t1))] = detail::uf_root(link, t2);
+    }
+    if (touched.empty())
+      return false;
+    for (int t : touched)
+      if (detail::uf_root(link, t) != detail::uf_root(link, touched.front()))
+        return false;
+    return true;
+  }
+
+  int ModelBuilder::add_contact(const Contour & contour, int s_obj, int s_tip, double r)
+  {
+    Model & mo = *mo_;
+    const Check ck{"System.add_contact"};
+    contour.check(ck.where);
+    const long nf = long(mo.frame_slots.size());
+    ck.index(s_obj, nf, "s_obj", "the object's frame slot of add_frame");
+    ck.index(s_tip, nf, "s_tip", "the fingertip's frame slot of add_frame");
+    ck.number(r, "r (the fingertip radius) [m]", 0.0, true);
+    RollingContact c;
+    c.contour = contour;
+    c.s_obj = s_obj;
+    c.s_tip = s_tip;
+    c.r = r;
+    mo.contacts.push_back(std::move(c));
+    return int(mo.contacts.size()) - 1;
+  }
+
+  void check_force(const Model & mo, const ForceSpec & f, const char * where)
+  {
+    const Check c{where};
+    // the element's own checks (src/cpp/forces/*.cpp), by its position in forces.def
+    using CheckFn = void (*)(const Model &, const ForceSpec &, const Check &);
+    static const CheckFn checks[] = {
+#define PFAFF_FORCE(K, points, gravity) &force_elements::check_##K,
+#include "forces.def"
+#undef PFAFF_FORCE
+    };
+    const int k = static_cast<int>(f.kind);
+    if (k < 0 || k >= int(sizeof(checks) / sizeof(CheckFn)))
+      c.fail("spec.kind = " + std::to_string(k) + " is not a force element of forces.def");
+    const long nf = long(mo.frame_slots.size());
+    const int points = force_points(f.kind); // the body points it reads (forces.def)
+    if (points >= 1)
+      c.index(f.s1, nf, "spec.s1", "a frame slot of add_frame");
+    if (points == 2)
+      c.index(f.s2, nf, "spec.s2", "a frame slot of add_frame, or -1: the world", -1);
+    for (const double x : {f.k, f.L0, f.k3, f.c})
+      c.number(x, "spec.k, L0, k3, c", 0.0, false);
+    c.number(f.rest, "spec.rest", -HUGE_VAL, false);
+    c.finite(f.p1, "spec.p1").finite(f.p2, "spec.p2").finite(f.target, "spec.target");
+    c.finite(f.F, "spec.F");
+    checks[k](mo, f, c);
+  }
+
+  void ModelBuilder::add_force(const ForceSpec & spec)
+  {
+    check_force(*mo_, spec, "System.add_force");
+    mo_->force_elements.add(spec);
+  }
+
+  void ModelBuilder::add_limit(const JointLimit & lim)
+  {
+    const Model & mo = *mo_;
+    const Check c{"System.add_limit"};
+    c.index(lim.iq, mo.nq(), "iq", "a q index (nq)");
+    c.index(lim.iv, mo.nv(), "iv", "a v index (nv)");
+    bool one_dof = false; // a joint with one coordinate at iq and one velocity at iv
+    for (pinocchio::JointIndex j = 1; j < mo.model.joints.size(); ++j)
+      one_dof = one_dof
+                || (mo.model.idx_qs[j] == lim.iq && mo.model.nqs[j] == 1
+                    && mo.model.idx_vs[j] == lim.iv && mo.model.nvs[j] == 1);
+    if (!one_dof)
+      c.fail("iq = " + std::to_string(lim.iq) + ", iv = " + std::to_string(lim.iv)
+             + " are not the coordinates of a one-dof joint (limits are for hinge and slide "
+               "joints)");
+    if (std::isnan(lim.lower) || std::isnan(lim.upper) || !(lim.lower < lim.upper)
+        || lim.lower == HUGE_VAL || lim.upper == -HUGE_VAL)
+      c.fail("lower = " + std::to_string(lim.lower) + " must be < upper = "
+             + std::to_string(lim.upper) + " (numbers; -inf/inf for a one-sided limit)");
+    if (!(lim.restitution >= 0.0 && lim.restitution <= 1.0))
+      c.fail("restitution = " + std::to_string(lim.restitution) + ", valid: [0, 1]");
+    c.number(lim.rest_speed, "rest_speed", 0.0, false);
+    set_held_rows({}); // the loop's rows alone
+    Model & m = *mo_;
+    m.loop = LoopRows{int(m.specs.size()), m.m, m.m_h, m.hol_rows.size(), m.pf_rows.size(),
+                      m.uni_rows.size()};
+    m.limits.push_back(lim);
+  }
+
+  void ModelBuilder::set_held_rows(const Held & held)
+  {
+    Model & s = *mo_;
+    if (s.loop.specs < 0)
+      return; // no limit: the rows are the loop's
+    const LoopRows & l = s.loop;
+    s.specs.resize(std::size_t(l.specs));
+    s.row_cols.resize(std::size_t(l.m));
+    s.hol_rows.resize(l.hol);
+    s.pf_rows.resize(l.pf);
+    s.uni_rows.resize(l.uni);
+    s.m = l.m;
+    s.m_h = l.m_h;
+    for (const auto & [i, side] : held) // held_rows: a LockedJoint at the bound per limit
+    {
+      const JointLimit & lim = s.limits[std::size_t(i)];
+      Spec sp;
+      sp.kind = Kind::LockedJoint;
+      sp.dim = 1;
+      sp.iq = lim.iq;
+      sp.iv = lim.iv;
+      sp.value = side == 0 ? lim.lower : lim.upper;
+      s.specs.push_back(sp);
+      s.row_cols.emplace_back(0, s.nv());
+      s.hol_rows.push_back(s.m);
+      ++s.m;
+      ++s.m_h;
+    }
+    s.one_block = s.rows_in_one_block(false);
+    s.one_block_h = s.rows_in_one_block(true);
+  }
+} // namespace pfaff
