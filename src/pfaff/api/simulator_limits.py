@@ -132,9 +132,9 @@ class LimitStepper:
             contact_held = []
         if keep:
             self.held, self.contact_held = held, contact_held
+            self.events.extend(events)
         else:  # the core renumbered the held contact rows to the first ones, in order
             self.contact_held = [(i, j) for j, (i, _) in enumerate(self.contact_held)]
-            self.events.extend(events)
         return traj, events
 
     def _run_core(self, q, v, t: float, tau, n: int):
