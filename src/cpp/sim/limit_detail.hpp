@@ -3,6 +3,7 @@
 // of a gap inside a step.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -14,6 +15,12 @@ namespace pfaff
   inline bool outside(const JointLimit & l, double x, double slack)
   {
     return x < l.lower - slack || x > l.upper + slack;
+  }
+
+  /// row i (a limit's index, L + a contact point's) is in the held set
+  inline bool is_held(const Held & held, int i)
+  {
+    return std::any_of(held.begin(), held.end(), [i](const auto & h) { return h.first == i; });
   }
 
   /// limit_events.pulling: with M a + h = tau - A^T lambda, a row at a lower bound (and
@@ -33,6 +40,13 @@ namespace pfaff
     rest = t0 + (below + 1.0) * dt - t;
     return true;
   }
+
+  class System;
+  class Narrow;
+
+  /// Watch, over every unilateral row not held: the first past its bound at q by more
+  /// than the position tolerance (a limit's index, L + a contact point's), else -1
+  int first_past(const System & s, Narrow & nar, const Held & held, const VecX & q);
 
   /// limit_events._crossing: the first root of the gap g (inside > 0) in (0, h]; where
   /// g(0) is 0, rate > 0 says it opens first (the root is looked for past where it does)

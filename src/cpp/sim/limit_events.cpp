@@ -2,6 +2,8 @@
 // impact in the metric of M and the padded record of a sample.
 #include "sim/limits.hpp"
 #include "sim/limit_detail.hpp"
+#include "sim/contact.hpp"
+#include "sim/system.hpp"
 #include "model/core.hpp"
 #include "sim/sample.hpp"
 
@@ -212,5 +214,16 @@ namespace pfaff
       }
     });
     ++r.n;
+  }
+  int first_past(const System & s, Narrow & nar, const Held & held, const VecX & q)
+  {
+    const Model & mo = s.mo();
+    const int L = int(mo.limits.size());
+    for (int i = 0; i < L; ++i)
+      if (!is_held(held, i) && outside(mo.limits[std::size_t(i)], q(mo.limits[std::size_t(i)].iq),
+                                        mo.opt.position_tol))
+        return i;
+    const int k = contact_crossed(s, nar, held, q, mo.opt.position_tol);
+    return k < 0 ? -1 : L + k;
   }
 } // namespace pfaff

@@ -40,11 +40,6 @@ namespace pfaff
       double next = 0.0;
     };
 
-    bool is_held(const Held & held, int i)
-    {
-      return std::any_of(held.begin(), held.end(), [i](const auto & h) { return h.first == i; });
-    }
-
     // how a phase ended
     enum class End
     {
@@ -230,15 +225,7 @@ namespace pfaff
         return end;
       }
 
-      bool crossed()
-      {
-        const Model & mo = s.mo();
-        for (std::size_t i = 0; i < mo.limits.size(); ++i)
-          if (!is_held(held, int(i))
-              && outside(mo.limits[i], s.state().q_(mo.limits[i].iq), mo.opt.position_tol))
-            return true;
-        return contact_crossed(s, nar, held, s.state().q_, s.mo().opt.position_tol) >= 0;
-      }
+      bool crossed() { return first_past(s, nar, held, s.state().q_) >= 0; }
 
       // limit_events.release: the first held limit (in held order) that pulls at this
       // sample, where the guard allows; the sample is recorded first (rec: it is already)
@@ -453,17 +440,7 @@ namespace pfaff
       double x = 0.0;
       if (!has) // the phase's first sample is past a bound (after a release)
       {
-        for (int j = 0; j < L && i < 0; ++j)
-        {
-          const JointLimit & l = s.mo().limits[std::size_t(j)];
-          if (!is_held(held, j) && outside(l, s.state().q_(l.iq), s.mo().opt.position_tol))
-            i = j;
-        }
-        if (i < 0)
-        {
-          const int k = contact_crossed(s, r.nar, held, s.state().q_, s.mo().opt.position_tol);
-          i = k < 0 ? -1 : L + k;
-        }
+        i = first_past(s, r.nar, held, s.state().q_);
         t = t_at;
         r.account(r.save(t));
       }

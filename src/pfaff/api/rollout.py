@@ -20,9 +20,10 @@ from dataclasses import fields
 import numpy as np
 
 from pfaff import core
+from pfaff.api.checks import real_array
 from pfaff.api.simulator import Simulator, limits_not_held
 from pfaff.api.simulator_setup import NOT_OPTIONS, prepare
-from pfaff.api.system import System, real_array
+from pfaff.api.system import System
 from pfaff.simulate import SimulationError, core_engine
 from pfaff.simulate.memory import check_record
 from pfaff.simulate.policy import RunStatus, StatusCode, status_message

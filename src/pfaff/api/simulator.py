@@ -14,17 +14,17 @@ A system with joint limits steps through them as ``simulate_limited`` does
 from __future__ import annotations
 
 import dataclasses
-import operator
 import warnings
 
 import numpy as np
 
 from pfaff import core
+from pfaff.api.checks import check_vector, refuse_complex
 from pfaff.api.simulator_limits import LimitStepper, derivative_warning, limits_not_held
-from pfaff.api.simulator_record import CHUNK, CHUNK_MAX, CoreRecord
-from pfaff.api.simulator_setup import prepare
+from pfaff.api.simulator_record import CHUNK, CoreRecord
+from pfaff.api.simulator_setup import prepare, steps_asked
 from pfaff.api.step_info import StepInfo, info_of
-from pfaff.api.system import System, check_vector
+from pfaff.api.system import System
 from pfaff.api.viewer import Viewer
 from pfaff.simulate import Trajectory, project_state, simulate
 from pfaff.simulate.assembly import moved_note
@@ -33,16 +33,11 @@ from pfaff.simulate.core_engine import (
     record_shapes,
     set_ctrl,
 )
-from pfaff.simulate.memory import check_record, sample_bytes
+from pfaff.simulate.memory import sample_bytes
 from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, by_name
 from pfaff.simulate.recording import joint_limit_warnings
 
 __all__ = ["Simulator", "StepInfo", "limits_not_held"]
-
-#: the largest step count ``step(n=...)`` takes (int64), and the steps since a reset the
-#: compiled core counts (a C int)
-MAX_STEPS = 2**63 - 1
-CORE_MAX_STEPS = 2**31 - 1
 
 
 class Simulator(CoreRecord):
@@ -275,46 +270,17 @@ class Simulator(CoreRecord):
             self.viewer.show(self.q)
 
     def _steps_asked(self, n) -> int:
-        """``step``'s ``n`` checked: a whole number of steps, >= 1, at most an int64 (the
-        compiled core: at most :data:`CORE_MAX_STEPS` since the reset), whose record
-        fits in the memory available (ValueError naming ``n`` otherwise)."""
-        try:
-            n = operator.index(n)
-        except TypeError:
-            raise TypeError(f"n must be a whole number of steps >= 1, got {n!r}") from None
-        if n < 1:
-            raise ValueError(f"n must be >= 1 steps, got {n}")
-        if n > MAX_STEPS:
-            raise ValueError(f"n = {n} steps is beyond the largest step count 2**63 - 1")
-        if self.record_all and n > CHUNK_MAX:
-            check_record(
-                n,
-                self._sample_bytes,
-                f"n = {n} steps (recorded, as record=True records every step)",
-                "record less: pfaff.Simulator(system, record=False) keeps only the last "
-                "sample (sim.last), in constant memory; or step in pieces, reading "
-                "sim.record() and calling sim.reset(sim.q, sim.v) between them",
-            )
-        if not self._py and self._k + n > CORE_MAX_STEPS:
-            raise ValueError(
-                f"n = {n} steps: the compiled core counts at most 2**31 - 1 = "
-                f"{CORE_MAX_STEPS} steps since the reset ({self._k} taken); step less, or "
-                "go on from sim.reset(sim.q, sim.v) (t starts at 0 again)"
-            )
-        return n
+        """``step``'s ``n`` checked (:func:`~pfaff.api.simulator_setup.steps_asked`)."""
+        taken = None if self._py else self._k
+        return steps_asked(n, self.record_all, self._sample_bytes, taken)
 
     def _torque(self, tau, ctrl):
         """The joint torque of ``step(tau, ctrl)``: ``tau`` plus the actuators' held
         torque of ``ctrl`` (which also sets their force elements' ctrl). Complex numbers
         are refused here (NumPy would drop their imaginary part with a warning); shapes
         and finiteness are checked by the core, at its boundary."""
-        for name, x in (("tau", tau), ("ctrl", ctrl)):
-            if x is not None and np.iscomplexobj(x):
-                n, size = (self.system.nv, "nv") if name == "tau" else (self.system.nu, "nu")
-                raise ValueError(
-                    f"Simulator.step: {name} is complex ({x!r:.80}), expected real numbers "
-                    f"({n},) = ({size},): an imaginary part is never dropped silently"
-                )
+        refuse_complex("Simulator.step", "tau", tau, self.system.nv, "nv")
+        refuse_complex("Simulator.step", "ctrl", ctrl, self.system.nu, "nu")
         if ctrl is not None and not self._actuation:
             raise ValueError(
                 f"ctrl= drives actuators and {self.system.source or 'this system'} has none "

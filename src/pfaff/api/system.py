@@ -16,6 +16,7 @@ import numpy as np
 
 from pfaff import core
 from pfaff import dynamics as dyn
+from pfaff.api.checks import check_vector
 from pfaff.constraints.base import ConstraintSet
 from pfaff.contact.model import FRICTION_WARNING, MOVING_WARNING
 from pfaff.derivatives import RANK_RADIUS, DynamicsDerivatives
@@ -123,29 +124,6 @@ def _read_only(a: np.ndarray) -> np.ndarray:
     view = a.view()
     view.flags.writeable = False
     return view
-
-
-def real_array(x, name: str, expected: str) -> np.ndarray:
-    """``x`` as a float array, else ValueError naming ``name`` and what it must hold
-    (``expected``, e.g. "(nv,) = (3,)"): complex entries, text or objects are never
-    cast silently (NumPy would drop an imaginary part with only a ComplexWarning)."""
-    raw = np.asarray(x)
-    if raw.dtype.kind not in "biuf":
-        what = "complex numbers" if raw.dtype.kind == "c" else f"dtype {raw.dtype}"
-        raise ValueError(f"{name} must hold real numbers {expected}, got {what}: {x!r:.120}")
-    return np.asarray(raw, dtype=float)
-
-
-def check_vector(x, n: int, name: str, size: str) -> np.ndarray:
-    """``x`` as a float array of shape (n,), else ValueError naming ``name``, its shape
-    and the expected one (``size``: what n is, e.g. "nv"), its non-finite entries, or
-    entries that are not real numbers (:func:`real_array`)."""
-    a = real_array(x, name, f"({n},) = ({size},)")
-    if a.shape != (n,):
-        raise ValueError(f"{name} has shape {a.shape}, expected ({n},) = ({size},)")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} has non-finite entries: {a.tolist()}")
-    return a
 
 
 class System:
