@@ -278,6 +278,13 @@ def rollout(system, q0s, v0s, taus, t0: float, threads: int, q, v, lam, phi) -> 
     return _core.rollout(system, q0s, v0s, taus, t0, threads, q, v, lam, phi)
 
 
+def rollout_ctrl(system, q0s, v0s, taus, ctrls, act0s, t0: float, threads: int, *out) -> list:
+    """:func:`rollout` with the actuators' ``ctrls`` (K, T, nu, clamped) set before each
+    step and their activations from ``act0s`` (K, na): ``out`` is ``q, v, lam, phi``
+    and ``act`` (K, T + 1, na)."""
+    return _core.rollout_ctrl(system, q0s, v0s, taus, ctrls, act0s, t0, threads, *out)
+
+
 #: the arrays of pfaff.derivatives.DynamicsDerivatives the compiled derivatives give
 DERIVATIVE_FIELDS = (
     "a", "lam", "F", "sigma", "da_dq", "da_dv", "da_dtau",

@@ -75,8 +75,9 @@ class ConstrainedEnv(gymnasium.Env):
     ------
     action: ``Box(-max_torque, max_torque, (n_actuated,), float64)``, or for ``"ctrl"``
     the actuators' ranges ``(nu,)``;
-    observation: ``Box(-OBS_BOUND, OBS_BOUND, (nq + nv,), float64)``,
-    ``concatenate([q, v])`` (an episode whose state leaves the box terminates).
+    observation: ``Box(-OBS_BOUND, OBS_BOUND, (nq + nv + na,), float64)``,
+    ``concatenate([q, v, act])`` (``act``: the activations of the actuators with
+    activation dynamics, ``sim.act``; an episode whose state leaves the box terminates).
     ``info``: ``t`` [s], ``constraint_violation`` (max ``|Phi|`` of the last step's start)
     and, after a failed step, ``error``.
     """
@@ -123,7 +124,7 @@ class ConstrainedEnv(gymnasium.Env):
             self.actuated, self._idx = _actuated(system, actuated)
             bound = _bounds(system, self._idx, max_torque)
             self.action_space = spaces.Box(-bound, bound, dtype=np.float64)
-        n = system.nq + system.nv
+        n = system.nq + system.nv + len(self.sim.act)
         self.observation_space = spaces.Box(-OBS_BOUND, OBS_BOUND, (n,), dtype=np.float64)
         self._tau = np.zeros(system.nv)
         self._count = 0
@@ -175,7 +176,7 @@ class ConstrainedEnv(gymnasium.Env):
         return np.clip(obs, -OBS_BOUND, OBS_BOUND), reward, terminated, truncated, info
 
     def _obs(self) -> np.ndarray:
-        return np.concatenate([self.sim.q, self.sim.v])
+        return np.concatenate([self.sim.q, self.sim.v, self.sim.act])
 
     def _info(self) -> dict:
         last = self.sim.last

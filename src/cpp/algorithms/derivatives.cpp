@@ -102,6 +102,19 @@ namespace pfaff
       sigma(0) = std::abs(QR_(0, 0));
       return;
     }
+    // sigma_min <= min |R_ii| (an eigenvalue of the triangle) and sigma_max >= max |R_ii|
+    // (a column's norm bounds its diagonal entry): where those are 1e2 apart the Gram
+    // test below fails, so the SVD is taken at once. A rank-deficient A (a loop's
+    // redundant rows) is such a case: the diagonal's product is the singular values'
+    const auto diag = QR_.diagonal().head(m).cwiseAbs();
+    if (diag.minCoeff() * 1e2 < diag.maxCoeff())
+    {
+      Rinv_ = R.transpose();
+      svd_R_.compute(Rinv_, Eigen::ComputeFullU | Eigen::ComputeFullV);
+      sigma = svd_R_.singularValues();
+      svd_R_full_ = true;
+      return;
+    }
     if (m <= kSmall)
     {
       R_small_ = R;
@@ -312,7 +325,8 @@ namespace pfaff
       z_.noalias() = dAw.transpose() * lam_;
       DAtl_ = Eigen::Map<const MatX>(z_.data(), nv, nv).transpose();
       RHS_.leftCols(nv) -= DAtl_;
-      product(dlamA_, Ap_.transpose(), DAtl_, -1.0, false);
+      // dlam_dq = A^+T dF_dq - A^+T dA^T lambda (+ the terms where rank < m) with dF_dq =
+      // OUT's lower left + dA^T lambda: the dA^T lambda terms cancel, dlamA_ keeps the rest
       if (left_null_)
       {
         // y_k += A^+T dA_k^T Qd; dlamA_k += (I - U1 U1^T) dA_k A^+ lambda
@@ -322,7 +336,7 @@ namespace pfaff
         Aplam_.noalias() = Ap_ * lam_;
         x_.noalias() = dAB_ * Aplam_;
         const Eigen::Map<const MatX> Xl(x_.data(), m, nv);
-        dlamA_ += Xl;
+        dlamA_ = Xl;
         dlamA_.noalias() -= U1_ * (U1_.transpose() * Xl);
       }
       // rank-m updates as m outer products (columns of nv, vectorised)
@@ -345,8 +359,8 @@ namespace pfaff
     out.dF_dv = OUT_.bottomRightCorner(nv, nv);
     out.da_dtau = Nm;
     out.dF_dtau = P;
-    product(out.dlam_dq, Ap_.transpose(), out.dF_dq, 1.0, false);
-    if (m)
+    product(out.dlam_dq, Ap_.transpose(), OUT_.bottomLeftCorner(nv, nv), 1.0, false);
+    if (left_null_)
       out.dlam_dq += dlamA_;
     product(out.dlam_dv, Ap_.transpose(), out.dF_dv, 1.0, false);
     product(out.dlam_dtau, Ap_.transpose(), P, 1.0, false);

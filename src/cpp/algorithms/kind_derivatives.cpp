@@ -149,32 +149,79 @@ namespace pfaff
       term(row, D, eye, -1.0, point(s.s2, offsets && s.has_p2, offsets ? s.p2 : zero));
   }
 
-  // sign D p: dA_k += sign D dJ_k (the Hessian's linear rows), X += sign D [aq, av]
+  // sign D p: dA_k += sign D dJ_k (the point's linear Jacobian's partials), X += sign D
+  // [aq, av]. Only the point's support (its joint's coordinates and their ancestors',
+  // along parents_fromRow) moves it: the other slices and columns are zero, so the loops
+  // walk the support alone. Without mimic joints dJ_k's column c comes from the joints'
+  // world columns S = (v, w) of data.J and the point p at this q, as Pinocchio's
+  // LOCAL_WORLD_ALIGNED kinematic Hessian has it (kinematics-derivatives.hxx) but without
+  // its 6 x nv x nv tensor: with J_k = v_k + w_k x p the point's column k,
+  //   dJ_c / dq_k = w_c x J_k + [c in k's joint or below it, c != k] (S_k x S_c) at p,
+  //   (S_k x S_c) at p = w_k x v_c + v_k x w_c + (w_k x w_c) x p.
+  // With mimic joints (rows the tree does not describe) the kinematic Hessian's slices
+  // over every coordinate.
   void KindDerivatives::term(int row, const DMat & D, bool identity, double sign, const Point & p)
   {
-    point_partials(p);
-    const int dim = int(D.rows());
-    // slice k of the Hessian (6 x nv, contiguous) is dJ/dq_k; its linear rows the
-    // point's. Only the point's support (its joint's coordinates and their ancestors',
-    // along parents_fromRow) moves it: the other slices and columns are zero, so the
-    // loops walk the support alone
     if (p.joint == 0) // a point on the world: fixed, no partials
       return;
-    // (every coordinate with mimic joints, whose rows the tree does not describe)
-    const auto & par = dd.parents_fromRow;
-    const int last = mo.mimic ? nv - 1 : mo.model.idx_vs[p.joint] + mo.model.nvs[p.joint] - 1;
-    auto next = [&](int i) { return mo.mimic ? i - 1 : par[size_t(i)]; };
-    for (int k = last; k >= 0; k = next(k))
+    const int dim = int(D.rows());
+    auto add = [&](int k, int c, const Vec3 & col) {
+      auto dA = dAB.col(c).segment(k * m + row, dim);
+      if (identity)
+        dA += sign * col;
+      else
+        dA.noalias() += sign * (D * col);
+    };
+    if (mo.mimic)
     {
-      const double * dJ = H.data() + 6 * size_t(nv) * size_t(k);
-      for (int c = last; c >= 0; c = next(c))
+      point_partials(p);
+      for (int k = nv - 1; k >= 0; --k)
       {
-        const Eigen::Map<const Vec3> col(dJ + 6 * c); // linear rows of column c
-        auto dA = dAB.col(c).segment(k * m + row, dim);
-        if (identity)
-          dA += sign * col;
-        else
-          dA.noalias() += sign * (D * col);
+        const double * dJ = H.data() + 6 * size_t(nv) * size_t(k);
+        for (int c = nv - 1; c >= 0; --c)
+          add(k, c, Eigen::Map<const Vec3>(dJ + 6 * c));
+      }
+    }
+    else
+    {
+      const auto & model = mo.model;
+      vq.setZero();
+      aq.setZero();
+      av.setZero();
+      aa.setZero();
+      pinocchio::getPointClassicAccelerationDerivatives(
+        model, dd, p.joint, p.placement, pinocchio::LOCAL_WORLD_ALIGNED, vq, aq, av, aa);
+      const Vec3 pw = dd.oMi[p.joint].act(p.placement.translation());
+      const auto & par = dd.parents_fromRow;
+      const auto & start = dd.start_idx_v_fromRow;
+      // the support's coordinates, last first, and the point's Jacobian columns there
+      std::vector<int> support;
+      support.reserve(size_t(nv));
+      for (int i = model.idx_vs[p.joint] + model.nvs[p.joint] - 1; i >= 0; i = par[size_t(i)])
+        support.push_back(i);
+      const int ns = int(support.size());
+      Matrix3x Jp(3, ns);
+      for (int a = 0; a < ns; ++a)
+      {
+        const auto S = dd.J.col(support[size_t(a)]);
+        Jp.col(a) = S.head<3>() + S.tail<3>().cross(pw);
+      }
+      for (int a = 0; a < ns; ++a)
+      {
+        const int k = support[size_t(a)];
+        const auto Sk = dd.J.col(k);
+        const Vec3 vk = Sk.head<3>(), wk = Sk.tail<3>();
+        const Vec3 Jk = Jp.col(a);
+        for (int b = 0; b < ns; ++b)
+        {
+          const int c = support[size_t(b)];
+          const auto Sc = dd.J.col(c);
+          const Vec3 wc = Sc.tail<3>();
+          Vec3 col = wc.cross(Jk);
+          if (c >= start[size_t(k)] && c != k)
+            col += wk.cross(Sc.head<3>()) + vk.cross(wc) + wk.cross(wc).cross(pw);
+          add(k, c, col);
+        }
       }
     }
     auto ddqa = X.leftCols(nv), ddv = X.rightCols(nv);

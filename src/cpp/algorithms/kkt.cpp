@@ -36,6 +36,20 @@ namespace pfaff
   {
   }
 
+  Status KKTSingular::status(double t, int k, int iterations) const
+  {
+    Status st;
+    st.code = status_code::kkt_singular;
+    st.what = what();
+    st.index = rank;
+    st.value = sigma_min;
+    st.extra = cond;
+    st.t = t;
+    st.step = k;
+    st.iterations = iterations;
+    return st;
+  }
+
   void kkt_accel(const Model & mo, Data & d, const VecX & tau, VecX & a)
   {
     const int n = mo.model.nv, m = int(d.A.rows());

@@ -14,6 +14,8 @@ namespace pfaff
     KKTSingular(int rank, int m, double sigma_min, double rank_tol, double cond);
     int rank;
     double sigma_min, cond;
+    /// the Status of a run stopped by it at time t, step k (iterations: 1 inside a step)
+    Status status(double t, int k, int iterations) const;
   };
   /// the acceleration of the KKT method (opt.method 1; accel dispatches to it): the
   /// saddle-point system [M A^T; A 0] [a; lambda] = [tau - h; -drift] by LU, refused

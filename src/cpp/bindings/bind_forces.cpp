@@ -83,6 +83,14 @@ namespace pfaff
                    .def_rw("fhi", &ForceSpec::fhi)
                    .def_rw("ctrl", &ForceSpec::ctrl)
                    .def_rw("ictrl", &ForceSpec::ictrl)
+                   .def_rw("dyn", &ForceSpec::dyn)
+                   .def_rw("iact", &ForceSpec::iact)
+                   .def_rw("tau_act", &ForceSpec::tau_act)
+                   .def_rw("act0", &ForceSpec::act0)
+                   .def_rw("t0", &ForceSpec::t0)
+                   .def_rw("alo", &ForceSpec::alo)
+                   .def_rw("ahi", &ForceSpec::ahi)
+                   .def_rw("early", &ForceSpec::early)
                    .def_rw("free", &ForceSpec::free)
                    .def_rw("ref", &ForceSpec::ref);
     field(fspec, "ForceSpec", "p1", &ForceSpec::p1, "a point in frame s1");

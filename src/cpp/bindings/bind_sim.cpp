@@ -95,6 +95,11 @@ namespace
     int K, T;
     double t0;
     double *q, *v, *lam, *phi;
+    // rollouts driven by ctrl (else null): ctrl (K, T, nu) set before each step, the
+    // activations from act0 (K, na) into act (K, T + 1, na)
+    const double *ctrl = nullptr, *act0 = nullptr;
+    double * act = nullptr;
+    int nu = 0, na = 0;
     std::vector<pfaff::Status> status;
     std::vector<std::string> errors; // an exception inside a rollout
     std::atomic<int> next{0};
@@ -143,10 +148,28 @@ namespace
         s.set_state(Eigen::Map<const VecX>(j.q0 + size_t(i) * nq, nq),
                     Eigen::Map<const VecX>(j.v0 + size_t(i) * nv, nv));
         s.set_tau(VecX::Zero(nv));
+        VecX act;
+        double * acts = j.act ? j.act + size_t(i) * cap * j.na : nullptr;
+        if (j.ctrl)
+        {
+          act = Eigen::Map<const VecX>(j.act0 + size_t(i) * j.na, j.na);
+          std::copy(act.data(), act.data() + j.na, acts);
+        }
         for (int k = 0; k < j.T && st.code == pfaff::status_code::ok; ++k)
         {
           s.set_tau(Eigen::Map<const VecX>(j.tau + (size_t(i) * j.T + k) * nv, nv));
+          if (j.ctrl) // the ctrl held over step k from the activations at its start
+          {
+            s.set_ctrl(
+              Eigen::Map<const VecX>(j.ctrl + (size_t(i) * j.T + k) * j.nu, j.nu));
+            s.set_act(act, j.t0 + k * s.options().dt);
+          }
           st = s.run(k, k + 1, j.T, j.t0);
+          if (j.ctrl && st.code == pfaff::status_code::ok)
+          {
+            s.mo().force_elements.activations(j.t0 + (k + 1) * s.options().dt, act);
+            std::copy(act.data(), act.data() + j.na, acts + size_t(k + 1) * j.na);
+          }
         }
         if (st.code == pfaff::status_code::ok) // the last state, with the last torque held
           st = s.run(j.T, j.T + 1, j.T, j.t0);
@@ -159,12 +182,110 @@ namespace
       }
       j.status[size_t(i)] = st;
       if (st.code != pfaff::status_code::ok) // the states not reached: NaN
+      {
         for (int b : {Q, V, LAM, PHI})
         {
           const size_t w = pfaff::record_width(j.proto->mo(), b);
           std::fill(own[b] + size_t(recorded) * w, own[b] + size_t(cap) * w, nan);
         }
+        if (j.act)
+          std::fill(j.act + (size_t(i) * cap + size_t(recorded)) * j.na,
+                    j.act + size_t(i + 1) * cap * j.na, nan);
+      }
     }
+  }
+} // namespace
+
+namespace
+{
+  // K rollouts on a pool of threads (rollout, rollout_ctrl: ctrls, act0s, acts given)
+  nb::list run_rollouts(const System & proto, const In & q0s, const In & v0s, const In & taus,
+                        double t0, int threads, const Out & q, const Out & v, const Out & lam,
+                        const Out & phi, const In * ctrls = nullptr, const In * act0s = nullptr,
+                        const Out * acts = nullptr)
+  {
+    const Check c{"rollout"};
+    const long nq = proto.nq(), nv = proto.nv(), mr = proto.rows();
+    const long mh = proto.holonomic_rows();
+    if (taus.ndim() != 3)
+      c.fail("taus has " + std::to_string(taus.ndim()) + " dimensions, expected 3: (K, T, nv)");
+    const long K = long(taus.shape(0)), T = long(taus.shape(1));
+    c.index(K, INT_MAX, "K (rollouts)", ">= 1", 1).index(T, INT_MAX - 2, "T (steps)", ">= 0");
+    check_shape(c, taus, {K, T, nv}, "taus", "K, T, nv");
+    check_shape(c, q0s, {K, nq}, "q0s", "K, nq");
+    check_shape(c, v0s, {K, nv}, "v0s", "K, nv");
+    check_shape(c, q, {K, T + 1, nq}, "out q", "K, T + 1, nq");
+    check_shape(c, v, {K, T + 1, nv}, "out v", "K, T + 1, nv");
+    check_shape(c, lam, {K, T + 1, mr}, "out lambda", "K, T + 1, m");
+    check_shape(c, phi, {K, T + 1, mh}, "out phi", "K, T + 1, m_h");
+    check_finite(c, q0s, "q0s");
+    check_finite(c, v0s, "v0s");
+    check_finite(c, taus, "taus");
+    c.number(t0, "t0", -HUGE_VAL, false).index(threads, 1025, "threads", "1 .. 1024", 1);
+    Job j;
+    if (ctrls)
+    {
+      const long nu = ctrls->ndim() == 3 ? long(ctrls->shape(2)) : -1;
+      const long na = act0s->ndim() == 2 ? long(act0s->shape(1)) : -1;
+      check_shape(c, *ctrls, {K, T, nu}, "ctrls", "K, T, nu");
+      check_shape(c, *act0s, {K, na}, "act0s", "K, na");
+      check_shape(c, *acts, {K, T + 1, na}, "out act", "K, T + 1, na");
+      check_finite(c, *ctrls, "ctrls");
+      check_finite(c, *act0s, "act0s");
+      for (const auto & sp : proto.mo().force_elements.specs)
+      {
+        if (sp.ictrl >= nu)
+          c.fail("ctrls has " + std::to_string(nu) + " controls, an actuator reads ctrl["
+                 + std::to_string(sp.ictrl) + "]");
+        if (sp.iact >= na)
+          c.fail("act0s has " + std::to_string(na) + " activations, an actuator reads act["
+                 + std::to_string(sp.iact) + "]");
+      }
+      j.ctrl = ctrls->data();
+      j.act0 = act0s->data();
+      j.act = acts->data();
+      j.nu = int(nu);
+      j.na = int(na);
+    }
+    j.proto = &proto;
+    j.q0 = q0s.data();
+    j.v0 = v0s.data();
+    j.tau = taus.data();
+    j.K = int(K);
+    j.T = int(T);
+    j.t0 = t0;
+    j.q = q.data();
+    j.v = v.data();
+    j.lam = lam.data();
+    j.phi = phi.data();
+    j.status.resize(size_t(K));
+    j.errors.resize(size_t(K));
+    {
+      nb::gil_scoped_release release;
+      const int n = int(std::min<long>(threads, K));
+      std::vector<std::thread> pool;
+      try
+      {
+        for (int i = 1; i < n; ++i)
+          pool.emplace_back(worker, std::ref(j));
+      }
+      catch (const std::system_error &) // no more threads: the ones started do the rest
+      {
+      }
+      worker(j); // this thread is one of them
+      for (auto & t : pool)
+        t.join();
+    }
+    nb::list out;
+    for (long i = 0; i < K; ++i)
+    {
+      const auto & st = j.status[size_t(i)];
+      pfaff::Status s = st;
+      if (s.code == pfaff::status_code::exception)
+        s.what = j.errors[size_t(i)];
+      out.append(nb::cast(s));
+    }
+    return out;
   }
 } // namespace
 
@@ -210,64 +331,7 @@ namespace pfaff
       "rollout",
       [](const System & proto, const In & q0s, const In & v0s, const In & taus, double t0,
          int threads, const Out & q, const Out & v, const Out & lam, const Out & phi) {
-        const Check c{"rollout"};
-        const long nq = proto.nq(), nv = proto.nv(), mr = proto.rows();
-        const long mh = proto.holonomic_rows();
-        if (taus.ndim() != 3)
-          c.fail("taus has " + std::to_string(taus.ndim()) + " dimensions, expected 3: (K, T, nv)");
-        const long K = long(taus.shape(0)), T = long(taus.shape(1));
-        c.index(K, INT_MAX, "K (rollouts)", ">= 1", 1).index(T, INT_MAX - 2, "T (steps)", ">= 0");
-        check_shape(c, taus, {K, T, nv}, "taus", "K, T, nv");
-        check_shape(c, q0s, {K, nq}, "q0s", "K, nq");
-        check_shape(c, v0s, {K, nv}, "v0s", "K, nv");
-        check_shape(c, q, {K, T + 1, nq}, "out q", "K, T + 1, nq");
-        check_shape(c, v, {K, T + 1, nv}, "out v", "K, T + 1, nv");
-        check_shape(c, lam, {K, T + 1, mr}, "out lambda", "K, T + 1, m");
-        check_shape(c, phi, {K, T + 1, mh}, "out phi", "K, T + 1, m_h");
-        check_finite(c, q0s, "q0s");
-        check_finite(c, v0s, "v0s");
-        check_finite(c, taus, "taus");
-        c.number(t0, "t0", -HUGE_VAL, false).index(threads, 1025, "threads", "1 .. 1024", 1);
-        Job j;
-        j.proto = &proto;
-        j.q0 = q0s.data();
-        j.v0 = v0s.data();
-        j.tau = taus.data();
-        j.K = int(K);
-        j.T = int(T);
-        j.t0 = t0;
-        j.q = q.data();
-        j.v = v.data();
-        j.lam = lam.data();
-        j.phi = phi.data();
-        j.status.resize(size_t(K));
-        j.errors.resize(size_t(K));
-        {
-          nb::gil_scoped_release release;
-          const int n = int(std::min<long>(threads, K));
-          std::vector<std::thread> pool;
-          try
-          {
-            for (int i = 1; i < n; ++i)
-              pool.emplace_back(worker, std::ref(j));
-          }
-          catch (const std::system_error &) // no more threads: the ones started do the rest
-          {
-          }
-          worker(j); // this thread is one of them
-          for (auto & t : pool)
-            t.join();
-        }
-        nb::list out;
-        for (long i = 0; i < K; ++i)
-        {
-          const auto & st = j.status[size_t(i)];
-          pfaff::Status s = st;
-          if (s.code == pfaff::status_code::exception)
-            s.what = j.errors[size_t(i)];
-          out.append(nb::cast(s));
-        }
-        return out;
+        return run_rollouts(proto, q0s, v0s, taus, t0, threads, q, v, lam, phi);
       },
       "system"_a, "q0s"_a, "v0s"_a, "taus"_a, "t0"_a, "threads"_a, "q"_a.noconvert(),
       "v"_a.noconvert(), "lam"_a.noconvert(), "phi"_a.noconvert(),
@@ -275,5 +339,20 @@ namespace pfaff
       "released: writes q, v, lambda, Phi of the T + 1 states (start included) into the "
       "given arrays (NaN after a failure) and returns the K status tuples of System.run "
       "(code -1: an exception, its message as `what`)");
+
+    m.def(
+      "rollout_ctrl",
+      [](const System & proto, const In & q0s, const In & v0s, const In & taus, const In & ctrls,
+         const In & act0s, double t0, int threads, const Out & q, const Out & v, const Out & lam,
+         const Out & phi, const Out & act) {
+        return run_rollouts(proto, q0s, v0s, taus, t0, threads, q, v, lam, phi, &ctrls, &act0s,
+                            &act);
+      },
+      "system"_a, "q0s"_a, "v0s"_a, "taus"_a, "ctrls"_a, "act0s"_a, "t0"_a, "threads"_a,
+      "q"_a.noconvert(), "v"_a.noconvert(), "lam"_a.noconvert(), "phi"_a.noconvert(),
+      "act"_a.noconvert(),
+      "rollout with the actuators' ctrl (K, T, nu) set before each step (the torque of "
+      "their held parts in taus) and their activations from act0s (K, na): writes act "
+      "(K, T + 1, na) besides q, v, lambda, Phi");
   }
 } // namespace pfaff

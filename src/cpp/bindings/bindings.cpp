@@ -364,6 +364,15 @@ NB_MODULE(_core, m)
         s.set_ctrl(u.x);
       },
       "ctrl"_a, "the actuators' controls (clamped to their ctrlrange by the caller)")
+    .def(
+      "set_act",
+      [](System & s, const GVec & act, double t0) {
+        Check{"System.set_act"}.vec(act, -1, "act", "one per actuator with activation");
+        Check{"System.set_act"}.number(t0, "t0", -HUGE_VAL, false);
+        s.set_act(act.x, t0);
+      },
+      "act"_a, "t0"_a,
+      "the activations at the time t0 from which the ctrl set last is held (within actrange)")
     .def("add_held_force", &System::add_held_force, "spec"_a,
          "a force element of a law sampled and held (set_held)")
     .def(

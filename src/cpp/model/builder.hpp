@@ -43,6 +43,8 @@ namespace pfaff
     void add_force(const ForceSpec & spec);
     /// the actuators' controls: u[spec.ictrl] into each element that reads one
     void set_ctrl(const VecX & u) { mo_->force_elements.set_ctrl(u); }
+    /// the activations act[spec.iact] at the time t0 from which the ctrl is held
+    void set_act(const VecX & act, double t0) { mo_->force_elements.set_act(act, t0); }
     /// the explicit Runge-Kutta method a step takes: a (s x s, strictly lower
     /// triangular) and b (s) of its Butcher tableau, its nodes c = a's row sums
     void set_tableau(const MatX & a, const VecX & b);

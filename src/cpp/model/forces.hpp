@@ -74,6 +74,13 @@ namespace pfaff
     // and its value now (clamped)
     int ictrl = -1;
     double ctrl = 0.0;
+    // Actuator with activation dynamics (MuJoCo's dyntype; actuator.cpp): dyn 0 none,
+    // 1 integrator, 2 filter, 3 filterexact; tau_act its time constant (dynprm[0]);
+    // the activation act0 at the time t0 from which ctrl is held, its range [alo, ahi]
+    // and early (actearly: the step dt, else 0); iact its index in System::set_act's
+    // vector (-1: no activation)
+    int dyn = 0, iact = -1;
+    double tau_act = 0.0, act0 = 0.0, t0 = 0.0, alo = -HUGE_VAL, ahi = HUGE_VAL, early = 0.0;
     std::shared_ptr<const ForceLaw> law; // Python: the law (shared by clones)
     bool conservative = false;           // Python: V is its potential, else Q.v is power
     bool free = false;       // BallSpring, DofDamper: a free joint (else a ball joint)
@@ -103,6 +110,25 @@ namespace pfaff
           s.ctrl = u(s.ictrl);
         }
     }
+
+    /// the activations act[spec.iact] at the time t0 from which the ctrl now is held,
+    /// into each element with activation dynamics
+    void set_act(const Eigen::VectorXd & act, double t0)
+    {
+      for (auto & s : specs)
+        if (s.iact >= 0)
+        {
+          if (s.iact >= act.size())
+            throw std::invalid_argument("set_act: " + std::to_string(act.size())
+                                        + " activations given, an actuator reads act["
+                                        + std::to_string(s.iact) + "]");
+          s.act0 = act(s.iact);
+          s.t0 = t0;
+        }
+    }
+
+    /// the activations at time t into act[spec.iact] (act sized by the caller)
+    void activations(double t, Eigen::VectorXd & act) const;
 
     std::vector<ForceSpec> specs;
     bool gravity = false; // an element reads g(q) (ForceTerms::evaluate's g, Vg)
@@ -141,4 +167,8 @@ namespace pfaff::force_elements
   void check_##K(const pfaff::Model & mo, const ForceSpec & s, const pfaff::Check & c);
 #include "forces.def"
 #undef PFAFF_FORCE
+
+  /// an Actuator's activation at time t (forces/actuator.cpp): act0 at t0 carried
+  /// by its dynamics under the held ctrl (its ctrl where it has none)
+  double activation(const ForceSpec & s, double t);
 } // namespace pfaff::force_elements

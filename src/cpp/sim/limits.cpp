@@ -6,6 +6,7 @@
 // joined as Trajectory.concat joins them (a phase's first sample replaces the last one
 // of the phase before at the same time; the accounts counted on).
 #include "sim/limits.hpp"
+#include "algorithms/kkt.hpp"
 #include "sim/contact.hpp"
 #include "sim/limit_detail.hpp"
 #include "model/check.hpp"
@@ -394,9 +395,10 @@ namespace pfaff
     };
   } // namespace
 
-  Status run_limited(
+  // run_limited's phases; t: the time reached
+  static Status run_phases(
     System & s, double t0, double t_end, Held & held, const LimitOptions & o,
-    LimitControl & ctl, LimitRun & out)
+    LimitControl & ctl, LimitRun & out, double & t)
   {
     const double dt = s.mo().opt.dt;
     const int L = int(s.mo().limits.size()), U = s.mo().unilaterals();
@@ -411,7 +413,7 @@ namespace pfaff
     // budget twice that per step (and per phase) ends a run that would not
     const long budget = 2L * (long(n) + 1) * (o.max_events + U + 2) * (o.fixed_grid ? 1 : 2);
     long phases = 0;
-    double t = t0;
+    t = t0;
     while (t_end - t > 1e-9 * dt)
     {
       if (++phases > budget || long(out.events.size()) > budget)
@@ -496,5 +498,20 @@ namespace pfaff
     }
     set_held_rows(s, held);
     return r.st;
+  }
+
+  Status run_limited(
+    System & s, double t0, double t_end, Held & held, const LimitOptions & o,
+    LimitControl & ctl, LimitRun & out)
+  {
+    double t = t0;
+    try
+    {
+      return run_phases(s, t0, t_end, held, o, ctl, out, t);
+    }
+    catch (const KKTSingular & e) // the KKT method at a singular A: stopped as System::run
+    {
+      return e.status(t, int(std::floor((t - t0) / s.mo().opt.dt + 1e-9)), 1);
+    }
   }
 } // namespace pfaff

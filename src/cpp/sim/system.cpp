@@ -99,6 +99,11 @@ namespace pfaff
     change_model([&](ModelBuilder & b) { b.set_ctrl(u); }, false);
   }
 
+  void System::set_act(const VecX & act, double t0)
+  {
+    change_model([&](ModelBuilder & b) { b.set_act(act, t0); }, false);
+  }
+
   void System::add_held_force(const ForceSpec & spec)
   {
     check_force(mo(), spec, "System.add_held_force");
@@ -271,16 +276,7 @@ namespace pfaff
     }
     catch (const KKTSingular & e) // the KKT method at a singular A: the run stops there
     {
-      Status st;
-      st.code = status_code::kkt_singular;
-      st.what = e.what();
-      st.index = e.rank;
-      st.value = e.sigma_min;
-      st.extra = e.cond;
-      st.t = t0 + k * mo.opt.dt;
-      st.step = k;
-      st.iterations = in_step ? 1 : 0;
-      return st;
+      return e.status(t0 + k * mo.opt.dt, k, in_step ? 1 : 0);
     }
   }
 

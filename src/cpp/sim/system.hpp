@@ -133,6 +133,8 @@ namespace pfaff
     void set_options(const Options & o);
     /// the actuators' controls (ForceSet::set_ctrl)
     void set_ctrl(const VecX & u);
+    /// the activations at the time t0 from which the ctrl is held (ForceSet::set_act)
+    void set_act(const VecX & act, double t0);
     /// a force element of the held law (checked against the Model as add_force's)
     void add_held_force(const ForceSpec & spec);
     void set_held(double next_control, double control_dt) { law_.set(next_control, control_dt); }

@@ -39,6 +39,8 @@ def rollout(
     threads: int | None = None,
     *,
     limits: bool = True,
+    ctrls: np.ndarray | None = None,
+    act0s: np.ndarray | None = None,
     **options,
 ) -> dict[str, np.ndarray | list]:
     """Run ``K`` rollouts of ``T`` steps of ``dt``.
@@ -56,6 +58,10 @@ def rollout(
     threads : threads of the pool (default: the machine's cores, at most K).
     limits : hold the system's joint limits (default), as a :class:`pfaff.Simulator`
         does; False steps through them, with a warning.
+    ctrls : the actuators' controls (K, T, nu), ``ctrls[i, k]`` held over step ``k``
+        with ``taus[i, k]`` (None: ctrl = 0).
+    act0s : the start activations (K, na) or (na,) of the actuators with activation
+        dynamics (None: zeros); the result holds ``"act"`` (K, T+1, na).
     **options : :class:`~pfaff.simulate.SimOptions` fields, as for a Simulator.
 
     Returns
@@ -69,7 +75,8 @@ def rollout(
         correction, -1 another error) and the states not reached are NaN;
         ``"message"``: K strings, empty for the rollouts that ran; ``"events"``: K lists
         of the joint limits' events (:class:`~pfaff.simulate.limits.LimitEvent`, empty
-        without limits). With limits, ``"lambda"`` holds the loop's rows only (a held
+        without limits); ``"act"`` (K, T+1, na): the activations, with actuators. With
+        limits, ``"lambda"`` holds the loop's rows only (a held
         stop's multiplier is in the rollout's events' record, not here).
 
     Raises ValueError on arrays of the wrong shape or with non-finite entries, naming
@@ -100,6 +107,7 @@ def rollout(
     )  # fmt: skip
     if not np.isfinite(taus).all():
         raise ValueError("taus has non-finite entries")
+    ctrls, act0s = _controls(actuation, ctrls, act0s, K, T)
     one_start = np.ndim(q0s) < 2 and np.ndim(v0s) < 2  # None or one vector each: shared
     q0s = _starts(system.q0 if q0s is None else q0s, K, nq, "q0s", "nq")
     v0s = _starts(system.v0 if v0s is None else v0s, K, nv, "v0s", "nv")
@@ -113,8 +121,10 @@ def rollout(
         "phi": np.empty((K, T + 1, m_h)),
     }
     events: list[list] = [[] for _ in range(K)]
+    if actuation:
+        out["act"] = np.empty((K, T + 1, actuation.na))
     if held or engine != "core":  # Simulators: one after another, or threads (limits)
-        run = _simulator_rollout(system, opt, held, q0s, v0s, taus, out, events)
+        run = _simulator_rollout(system, opt, held, (q0s, v0s, act0s), taus, ctrls, out, events)
         if held and engine == "core" and threads > 1:  # each step's C++ call frees the GIL
             with ThreadPoolExecutor(threads) as pool:
                 status = list(pool.map(run, range(K)))
@@ -127,11 +137,15 @@ def rollout(
             q0s[i], v0s[i] = core_engine.project_start(start, q0s[i], v0s[i], opt)
         if one_start:  # one start shared by all: assembled once
             q0s[1:], v0s[1:] = q0s[0], v0s[0]
-        if actuation:  # the actuators at ctrl = 0 (MuJoCo's default): their torque at zero
-            taus = taus + actuation.tau(None)  # (a Simulator's step adds it itself)
-        status = core.rollout(
-            proto, q0s, v0s, taus, 0.0, threads, out["q"], out["v"], out["lambda"], out["phi"]
-        )
+        arrays = (out["q"], out["v"], out["lambda"], out["phi"])
+        if actuation:  # their held torque (ctrl = 0 by default, MuJoCo's; a Simulator's
+            taus = taus + actuation.held(ctrls)  # step adds it itself)
+            status = core.rollout_ctrl(
+                proto, q0s, v0s, taus, actuation.clamped(ctrls), act0s, 0.0, threads,
+                *arrays, out["act"],
+            )  # fmt: skip
+        else:
+            status = core.rollout(proto, q0s, v0s, taus, 0.0, threads, *arrays)
     out["t"] = np.arange(T + 1) * opt.dt
     out["status"] = np.array([s.code for s in status], dtype=int)
     out["message"] = ["" if s.code == StatusCode.OK else status_message(cset, s) for s in status]
@@ -153,7 +167,25 @@ def _starts(x, K: int, n: int, name: str, size: str) -> np.ndarray:
     return np.array(a, dtype=float, order="C")
 
 
-def _simulator_rollout(system, opt, limits, q0s, v0s, taus, out, events):
+def _controls(actuation, ctrls, act0s, K: int, T: int):
+    """``ctrls`` (K, T, nu) and ``act0s`` (K, na) checked (None: zeros)."""
+    nu, na = actuation.nu, actuation.na
+    if (ctrls is not None or act0s is not None) and not actuation:
+        raise ValueError("ctrls and act0s drive actuators; this system has none: give taus")
+    if ctrls is None:
+        ctrls = np.zeros((K, T, nu))
+    ctrls = real_array(ctrls, "ctrls", f"(K, T, {nu}) = (K, T, nu)")
+    if ctrls.shape != (K, T, nu):
+        raise ValueError(f"ctrls has shape {ctrls.shape}, expected ({K}, {T}, {nu}) = (K, T, nu)")
+    if not np.isfinite(ctrls).all():
+        raise ValueError("ctrls has non-finite entries")
+    act0s = _starts(np.zeros(na) if act0s is None else act0s, K, na, "act0s", "na")
+    for a in act0s:
+        actuation.check_act(a)
+    return np.ascontiguousarray(ctrls), act0s
+
+
+def _simulator_rollout(system, opt, limits, starts, taus, ctrls, out, events):
     """The function ``run(i)`` that runs rollout ``i`` on a :class:`Simulator` (the
     NumPy engine, or the limits held), one per thread: its status; its states,
     multipliers and residuals into ``out`` (NaN from the first state not reached), its
@@ -161,20 +193,26 @@ def _simulator_rollout(system, opt, limits, q0s, v0s, taus, out, events):
     own samples; ``out`` takes the samples on the grid ``k dt``."""
     kw = {f.name: getattr(opt, f.name) for f in fields(opt) if f.name not in NOT_OPTIONS}
     local = threading.local()
+    q0s, v0s, act0s = starts
 
     def run(i: int) -> RunStatus:
         if not hasattr(local, "sim"):
             with warnings.catch_warnings():  # the fallback's warning: once, by the caller
                 warnings.simplefilter("ignore")
                 local.sim = Simulator(system, opt.dt, limits=limits, **kw)
-        sim = local.sim
-        sim.reset(q0s[i], v0s[i])
+        sim, actuated = local.sim, bool(system.nu)
+        sim.reset(q0s[i], v0s[i], act0s[i] if actuated else None)
         status = RunStatus()
+        acts = [sim.act]
         try:
-            for tau in taus[i]:
-                sim.step(tau)
+            for tau, ctrl in zip(taus[i], ctrls[i]):
+                sim.step(tau, ctrl if actuated else None)
+                acts.append(sim.act)
         except SimulationError as exc:
             status = RunStatus(StatusCode.EXCEPTION, str(exc))
+        if actuated:
+            out["act"][i, : len(acts)] = acts
+            out["act"][i, len(acts) :] = np.nan
         a = sim.record().arrays()
         k = np.rint(a["t"] / opt.dt)
         on = np.flatnonzero(np.abs(a["t"] / opt.dt - k) <= 1e-6)  # the grid's samples

@@ -140,10 +140,11 @@ class Simulator(CoreRecord):
         return f"Simulator({self.system!r}, dt={self._dt}, engine={self.engine!r}, t={self.t})"
 
     # -- the state ---------------------------------------------------------------------
-    def reset(self, q: np.ndarray | None = None, v: np.ndarray | None = None) -> None:
+    def reset(self, q: np.ndarray | None = None, v: np.ndarray | None = None, act=None) -> None:
         """Start again at ``t = 0`` from ``(q, v)`` (default: the system's assembled
         ``q0, v0``), brought onto the manifold as ``simulate`` brings its start (Newton
-        on Phi, then the M-metric projection of v).
+        on Phi, then the M-metric projection of v), and the activations ``act`` (na,)
+        of the actuators with activation dynamics (default: zeros, as MuJoCo's).
 
         A ``q`` moved farther than 1e-6 onto the manifold gets a warning saying how far
         (also in ``sim.warnings``); ``sim.assembly_displacement`` holds the distance.
@@ -152,6 +153,7 @@ class Simulator(CoreRecord):
         :class:`~pfaff.simulate.InitialStateError` (q cannot be assembled).
         """
         sys_ = self.system
+        act0 = self._actuation.check_act(act)
         given = None if q is None else check_vector(q, sys_.nq, "q", "nq")
         q = sys_.q0 if given is None else given
         v = sys_.v0 if v is None else check_vector(v, sys_.nv, "v", "nv")
@@ -173,6 +175,8 @@ class Simulator(CoreRecord):
         if moved:
             warnings.warn(moved, UserWarning, stacklevel=2)
         self._k, self._chunks, self._done = 0, [], 0  # _done: samples before the buffers
+        # the activations: act0 at t_act, with the ctrl held since (act = activation())
+        self._act0, self._t_act, self._ctrl_act = act0, self.t, np.zeros(self.system.nu)
         self._last_tau = None
         self._restored: list[tuple[int, np.ndarray, int]] = []  # see __setstate__
         if self._limited is not None:
@@ -196,6 +200,12 @@ class Simulator(CoreRecord):
     def v(self) -> np.ndarray:
         """The velocity now (nv,)."""
         return self._state[1].copy() if self._py else self._sys.v
+
+    @property
+    def act(self) -> np.ndarray:
+        """The activations now (na,): one per actuator with activation dynamics
+        (``system.actuators`` with a ``dyntype``, in order), MuJoCo's ``data.act``."""
+        return self._actuation.activation(self._act0, self._ctrl_act, self.t - self._t_act)
 
     @property
     def t(self) -> float:
@@ -240,6 +250,9 @@ class Simulator(CoreRecord):
         self._last_tau = tau
         if n != 1:
             n = self._steps_asked(n)
+        if self._actuation.na:  # the activations now, from which this ctrl is held
+            self._act0, self._t_act, self._ctrl_act = self.act, self.t, self._actuation.check(ctrl)
+            self._actuation.set_act(self._act0, self._t_act)
         if self._py:  # record=False: in pieces of CHUNK samples, the last one kept (sim.last)
             piece = n if self.record_all else min(n, CHUNK)
             for done in range(0, n, piece):
@@ -313,7 +326,7 @@ class Simulator(CoreRecord):
         base = self._zero if tau is None else self.system._vec(tau, nv, "tau", "nv")
         return base + self._actuation.tau(ctrl)
 
-    def step_derivatives(self, tau=None, ctrl=None, method: str = "auto"):
+    def step_derivatives(self, tau=None, ctrl=None, method: str = "auto", wrt: str = "tau"):
         """The Jacobians of the step that ``step(tau, ctrl)`` would take from the present
         state, in tangent coordinates: ``A, B = sim.step_derivatives(tau)`` with ``A =
         d x_next / d x`` (2nv x 2nv) and ``B = d x_next / d tau`` (2nv x nv)
@@ -321,8 +334,17 @@ class Simulator(CoreRecord):
         compiled step, the actuators' springs and dampers included; ``method=
         "sensitivities"``: the NumPy reference's forward-mode sensitivities, nq == nv and
         no actuators). The state does not move. They are those of the step without joint
-        limits: a warning says so where a limit is held or the step hits one."""
+        limits: a warning says so where a limit is held or the step hits one.
+        ``wrt="ctrl"``: MuJoCo's state ``(q, v, act)`` and input ``ctrl``
+        (:func:`pfaff.api.ctrl_derivatives.ctrl_derivatives`)."""
         from pfaff.api.step_derivatives import step_derivatives
+
+        if wrt not in ("tau", "ctrl"):
+            raise ValueError(f"wrt={wrt!r}; valid: 'tau', 'ctrl'")
+        if wrt == "ctrl":
+            from pfaff.api.ctrl_derivatives import of_simulator
+
+            return of_simulator(self, tau, ctrl)
 
         torque = self._torque(tau, ctrl)
         torque = self._zero if torque is None else torque
@@ -331,16 +353,14 @@ class Simulator(CoreRecord):
             if why is not None:
                 warnings.warn(why, UserWarning, stacklevel=2)
         forces = self._forces if self._actuation.elements else None
-        return step_derivatives(
-            self.system,
-            self.q,
-            self.v,
-            torque,
-            self._dt,
-            self.options,
-            method=method,
-            forces=forces,
-        )
+        self._actuation.set_act(self.act, 0.0)  # the step's: from t = 0 at the act now
+        try:
+            return step_derivatives(
+                self.system, self.q, self.v, torque, self._dt, self.options, method=method,
+                forces=forces,
+            )  # fmt: skip
+        finally:
+            self._actuation.set_act(self._act0, self._t_act)
 
     @property
     def last(self) -> StepInfo | None:

@@ -65,6 +65,9 @@ class StepDerivatives:
         ``integrate(q, delta q)`` at its start.
     B : (2 nv, nv) ``d x_next / d tau``.
     method : how they were computed.
+    act : the activations after the step where the state holds them
+        (:func:`pfaff.api.ctrl_derivatives.ctrl_derivatives`: ``x = (q, v, act)``, ``A``
+        (2 nv + na) square and ``B = d x_next / d ctrl`` (2 nv + na, nu)), else None.
     """
 
     q: np.ndarray
@@ -72,6 +75,7 @@ class StepDerivatives:
     A: np.ndarray
     B: np.ndarray
     method: str
+    act: np.ndarray | None = None
 
     def __iter__(self):
         """``A, B = sim.step_derivatives(tau)`` (design.md Sec. 4)."""

@@ -268,10 +268,10 @@ _TENDON_TERMS = ("tendon_stiffness", "tendon_damping", "tendon_frictionloss", "t
 
 
 def _actuators(m: mujoco.MjModel, mj: MjcfModel) -> list[Actuator]:
-    """The actuators pfaff models (:mod:`pfaff.mechanism.actuators`: a fixed gain, an
-    affine bias, no activation dynamics, through a hinge or slide joint or a fixed
-    tendon of them); each other one is a line in warnings, and is left out (it applies
-    no force in pfaff)."""
+    """The actuators pfaff models (:mod:`pfaff.mechanism.actuators`: a fixed or affine
+    gain, an affine bias, no activation dynamics or those of an integrator or a filter,
+    through a hinge or slide joint or a fixed tendon of them); each other one is a line
+    in warnings, and is left out (it applies no force in pfaff)."""
     if _flag(m, "ACTUATION"):
         return []
     clamp = not _flag(m, "CLAMPCTRL")
@@ -280,8 +280,11 @@ def _actuators(m: mujoco.MjModel, mj: MjcfModel) -> list[Actuator]:
     for i in range(m.nu):
         name = name_of(m, mujoco.mjtObj.mjOBJ_ACTUATOR, i) or f"actuator{i}"
         path, why = _transmission(m, mj, i), None
-        if int(m.actuator_dyntype[i]) != 0:
-            why = "activation dynamics (dyntype)"
+        dyn = _DYN_NAMES.get(int(m.actuator_dyntype[i]))
+        if dyn is None:
+            why = "activation dynamics other than integrator, filter, filterexact (dyntype)"
+        elif dyn != "none" and int(m.actuator_actnum[i]) != 1:
+            why = "more than one activation (actdim)"
         elif int(m.actuator_gaintype[i]) not in (0, 1):
             why = "a gain that is neither fixed nor affine (gaintype)"
         elif int(m.actuator_biastype[i]) not in (0, 1):
@@ -304,6 +307,7 @@ def _actuators(m: mujoco.MjModel, mj: MjcfModel) -> list[Actuator]:
         force = tuple(float(x) for x in m.actuator_forcerange[i])
         affine = int(m.actuator_biastype[i]) == 1
         gp = [float(x) for x in m.actuator_gainprm[i][:3]]
+        act_limited = dyn != "none" and bool(m.actuator_actlimited[i])
         out.append(
             Actuator(
                 name,
@@ -314,9 +318,17 @@ def _actuators(m: mujoco.MjModel, mj: MjcfModel) -> list[Actuator]:
                 gain_terms=(gp[1], gp[2]) if int(m.actuator_gaintype[i]) == 1 else (0.0, 0.0),
                 ctrlrange=ctrl if clamp and m.actuator_ctrllimited[i] else None,
                 forcerange=force if m.actuator_forcelimited[i] else None,
+                dyntype=dyn,
+                timeconst=float(m.actuator_dynprm[i][0]) if dyn != "none" else 0.0,
+                actrange=tuple(float(x) for x in m.actuator_actrange[i]) if act_limited else None,
+                actearly=dyn != "none" and bool(m.actuator_actearly[i]),
             )
         )
     return out
+
+
+#: MuJoCo's mjtDyn numbers of the activation dynamics pfaff models
+_DYN_NAMES = {0: "none", 1: "integrator", 2: "filter", 3: "filterexact"}
 
 
 def _transmission(m: mujoco.MjModel, mj: MjcfModel, i: int) -> tuple | None:

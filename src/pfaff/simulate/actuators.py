@@ -14,7 +14,10 @@ force range (the clamp makes it nonlinear in ``q`` and ``v``), an affine gain (i
 negative spring or damper is one :class:`ActuatorForce` element instead: the whole
 formula at every stage, on the compiled core as on NumPy, its ``ctrl`` (clamped)
 handed to the core by ``System.set_ctrl``
-(:func:`pfaff.simulate.core_engine.set_ctrl`).
+(:func:`pfaff.simulate.core_engine.set_ctrl`). An actuator with activation dynamics is
+always one: its gain multiplies the activation at the stage's time, the exact solution
+from ``act0`` at ``t0`` under the held ctrl (:meth:`Actuator.activation`), so a step, a
+partial step to a limit's event and an adaptive step all see the same ``act(t)``.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pfaff.lowering import lowers
-from pfaff.mechanism.actuators import Actuator
+from pfaff.mechanism.actuators import DYNTYPES, Actuator
 from pfaff.mechanism.base import Mechanism, Snapshot
 from pfaff.simulate.force_base import ForceElement
 from pfaff.simulate.forces_joint import CoordinateSpring, JointDamper, JointElement, JointSpring
@@ -46,14 +49,20 @@ def _coordinates(actuator: Actuator, mechanism: Mechanism) -> tuple[np.ndarray, 
 
 class ActuatorForce(ForceElement):
     """One actuator as a force element: MuJoCo's force at each evaluation, for the
-    ``ctrl`` last set (:meth:`Actuation.tau` sets it)."""
+    ``ctrl`` last set (:meth:`Actuation.tau` sets it); with activation dynamics, for
+    the activation ``act0`` at the time ``t0`` from which that ctrl is held
+    (:meth:`Actuation.set_act`), ``early`` ahead (the step, with ``actearly``)."""
 
     conservative = False
 
-    def __init__(self, actuator: Actuator, index: int = 0) -> None:
+    def __init__(
+        self, actuator: Actuator, index: int = 0, iact: int = -1, early: float = 0.0
+    ) -> None:
         self.actuator = actuator
         self.index = int(index)  # its entry in ctrl
-        self.ctrl = 0.0
+        self.iact = int(iact)  # its entry in act (-1: no activation)
+        self.ctrl = self.act0 = self.t0 = 0.0
+        self.early = float(early) if actuator.actearly else 0.0
         self.iq = self.iv = None
         self.name = f"actuator {actuator.name}"
 
@@ -62,7 +71,12 @@ class ActuatorForce(ForceElement):
 
     def force(self, t: float, snap: Snapshot) -> np.ndarray:
         Q = np.zeros(snap.v.shape[0])
-        Q[self.iv] += self.actuator.torque(snap.q[self.iq], snap.v[self.iv], self.ctrl)
+        act = None
+        if self.actuator.stateful:
+            act = self.actuator.activation(
+                self.act0, self.ctrl, max(t - self.t0, 0.0) + self.early
+            )
+        Q[self.iv] += self.actuator.torque(snap.q[self.iq], snap.v[self.iv], self.ctrl, act)
         return Q
 
 
@@ -73,17 +87,24 @@ class Actuation:
     ----------
     actuators : the :class:`~pfaff.mechanism.actuators.Actuator` list (``nu`` of them).
     mechanism : the mechanism they act on.
+    dt : the step [s] (the look-ahead of an ``actearly`` actuator).
 
     Attributes
     ----------
     nu : the number of controls.
+    na : the number of activations (the actuators with activation dynamics, in order).
     elements : the force elements to simulate with (their state-dependent parts).
     """
 
-    def __init__(self, actuators: Sequence[Actuator], mechanism: Mechanism) -> None:
+    def __init__(
+        self, actuators: Sequence[Actuator], mechanism: Mechanism, dt: float = 0.0
+    ) -> None:
         self.actuators = list(actuators)
         self.nu = len(self.actuators)
+        self.stateful = [i for i, a in enumerate(self.actuators) if a.stateful]
+        self.na = len(self.stateful)
         self.nv = mechanism.nv
+        self._dyn: list[ActuatorForce] = []  # the elements with activation, in act's order
         self.elements: list[ForceElement] = []
         self._held: list[tuple[int, np.ndarray, Actuator]] = []  # (ctrl index, iv, actuator)
         self._forces: list[tuple[int, ActuatorForce]] = []
@@ -92,11 +113,13 @@ class Actuation:
             k, c = -a.bias[1] * a.gear**2, -a.bias[2] * a.gear**2
             tendon = len(a.joints) > 1 or a.coefs[0] != 1.0
             nonlinear = a.forcerange is not None or any(a.gain_terms)  # clamp, gain(q, v)
-            if nonlinear or k < 0 or c < 0 or (c > 0 and tendon):
-                e = ActuatorForce(a, i)
+            if a.stateful or nonlinear or k < 0 or c < 0 or (c > 0 and tendon):
+                e = ActuatorForce(a, i, self.na_before(i), dt)
                 e.bind(mechanism)
                 self.elements.append(e)
                 self._forces.append((i, e))
+                if a.stateful:
+                    self._dyn.append(e)
                 continue
             if k > 0 and tendon:
                 self.elements.append(
@@ -110,6 +133,50 @@ class Actuation:
 
     def __bool__(self) -> bool:
         return self.nu > 0
+
+    def na_before(self, i: int) -> int:
+        """Actuator ``i``'s index in ``act`` (-1 without activation dynamics)."""
+        return self.stateful.index(i) if i in self.stateful else -1
+
+    def check_act(self, act) -> np.ndarray:
+        """``act`` as a float array (na,) (None: zeros, MuJoCo's default), refused
+        (ValueError) when not finite, of another shape or outside an ``actrange``."""
+        x = np.zeros(self.na) if act is None else np.asarray(act, dtype=float)
+        names = ", ".join(self.actuators[i].name for i in self.stateful) or "none"
+        if x.shape != (self.na,):
+            raise ValueError(
+                f"act has shape {x.shape}, expected ({self.na},): one activation per "
+                f"actuator with activation dynamics ({names})"
+            )
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"act has non-finite entries: {x}")
+        for xi, i in zip(x, self.stateful):
+            a = self.actuators[i]
+            if a.actrange is not None and not a.actrange[0] <= xi <= a.actrange[1]:
+                raise ValueError(
+                    f"act of actuator {a.name!r} is {xi}, outside its actrange {a.actrange}"
+                )
+        return x
+
+    def set_act(self, act: np.ndarray, t0: float) -> None:
+        """The activations ``act`` (na,) at the time ``t0`` from which the ctrl now is
+        held, into the force elements (the NumPy engine's; the core's by
+        ``System.set_act``)."""
+        for e, x in zip(self._dyn, act):
+            e.act0, e.t0 = float(x), float(t0)
+
+    def activation(self, act0: np.ndarray, ctrl, t: float) -> np.ndarray:
+        """The activations (na,) ``t`` seconds after ``act0`` with ``ctrl`` (nu,) held
+        (:meth:`Actuator.activation`)."""
+        u = self.check(ctrl)
+        return np.array(
+            [self.actuators[i].activation(x, u[i], t) for x, i in zip(act0, self.stateful)]
+        )
+
+    def act_dot(self, act: np.ndarray, ctrl) -> np.ndarray:
+        """MuJoCo's activation rates (na,) at ``act`` for ``ctrl`` (nu,)."""
+        u = self.check(ctrl)
+        return np.array([self.actuators[i].act_dot(x, u[i]) for x, i in zip(act, self.stateful)])
 
     def check(self, ctrl) -> np.ndarray:
         """``ctrl`` as a float array (nu,) (None: zeros), refused (ValueError) when not
@@ -138,13 +205,35 @@ class Actuation:
             e.ctrl = float(u[i])
         return tau
 
-    def torque(self, q: np.ndarray, v: np.ndarray, ctrl) -> np.ndarray:
-        """MuJoCo's actuator force on the joints (nv,) at ``(q, v)`` for ``ctrl``: the
-        whole formula, the witness of the split into elements and torque."""
+    def held(self, ctrls: np.ndarray) -> np.ndarray:
+        """:meth:`tau` over the leading axes of ``ctrls`` (..., nu): the held torques
+        (..., nv), the elements' ctrl left as it is."""
+        out = np.zeros((*ctrls.shape[:-1], self.nv))
+        for i, iv, a in self._held:
+            b0, b1, _ = a.bias
+            offset = b1 * a.gear * float(np.dot(a.coefs, a.refs))
+            u = self.clamped(ctrls)[..., i]
+            out[..., iv] += a.gear * np.asarray(a.coefs) * (a.gain * u + b0 + offset)[..., None]
+        return out
+
+    def clamped(self, ctrls: np.ndarray) -> np.ndarray:
+        """``ctrls`` (..., nu), each within its actuator's ctrlrange."""
+        out = np.array(ctrls, dtype=float)
+        for i, a in enumerate(self.actuators):
+            if a.ctrlrange is not None:
+                out[..., i] = np.clip(out[..., i], *a.ctrlrange)
+        return out
+
+    def torque(self, q: np.ndarray, v: np.ndarray, ctrl, act=None) -> np.ndarray:
+        """MuJoCo's actuator force on the joints (nv,) at ``(q, v)`` for ``ctrl`` and
+        the activations ``act`` (na,): the whole formula, the witness of the split into
+        elements and torque."""
         u = self.check(ctrl)
+        x = self.check_act(act)
         out = np.zeros(self.nv)
         for i, (a, (iq, iv)) in enumerate(zip(self.actuators, self._coords)):
-            out[iv] += a.torque(q[iq], v[iv], u[i])
+            ai = x[self.stateful.index(i)] if a.stateful else None
+            out[iv] += a.torque(q[iq], v[iv], u[i], ai)
         return out
 
 
@@ -152,7 +241,8 @@ class Actuation:
 def _lower_actuator(e: ActuatorForce, into):
     """The whole actuator on the core (src/cpp/forces/actuator.cpp): the
     transmission, gear, ``offset = sum_j c_j ref_j``, gain, bias, force range and the
-    ctrl last set (clamped; ``System.set_ctrl`` sets it afterwards)."""
+    ctrl last set (clamped; ``System.set_ctrl`` sets it afterwards); its activation
+    dynamics (``System.set_act`` sets ``act0, t0`` afterwards)."""
     a = e.actuator
     s = into.force_spec("Actuator")
     s.iqs, s.ivs = [int(i) for i in e.iq], [int(i) for i in e.iv]
@@ -163,4 +253,9 @@ def _lower_actuator(e: ActuatorForce, into):
     if a.forcerange is not None:
         s.flo, s.fhi = (float(x) for x in a.forcerange)
     s.ictrl, s.ctrl = e.index, a.clamp_ctrl(e.ctrl)
+    if a.stateful:
+        s.dyn, s.iact, s.tau_act = DYNTYPES[a.dyntype], e.iact, float(a.timeconst)
+        s.act0, s.t0, s.early = e.act0, e.t0, e.early
+        if a.actrange is not None:
+            s.alo, s.ahi = (float(x) for x in a.actrange)
     return s

@@ -59,13 +59,20 @@ def build(cset: ConstraintSet, forces=()):
 def set_ctrl(system, forces) -> None:
     """The controls of the actuator elements among ``forces`` (their ``ctrl`` last set
     by :meth:`~pfaff.simulate.actuators.Actuation.tau`, clamped to each ctrlrange) into
-    the core ``system`` built with them (``System.set_ctrl``; nothing without them)."""
+    the core ``system`` built with them (``System.set_ctrl``; nothing without them),
+    and the activations of those with activation dynamics (``System.set_act``)."""
     acts = [e for e in forces if isinstance(e, ActuatorForce)]
     if acts:
         u = np.zeros(1 + max(e.index for e in acts))
         for e in acts:
             u[e.index] = e.actuator.clamp_ctrl(e.ctrl)
         system.set_ctrl(u)
+    dyn = [e for e in acts if e.iact >= 0]
+    if dyn:  # their activations at the time from which the ctrl is held (one t0)
+        act = np.zeros(1 + max(e.iact for e in dyn))
+        for e in dyn:
+            act[e.iact] = e.act0
+        system.set_act(act, dyn[0].t0)
 
 
 def add_held(system, mech, held) -> None:
