@@ -179,9 +179,8 @@ def test_core_refuses_a_pair_of_two_world_geoms_and_a_bad_geom():
         core.add_contact_pair(sys_, 0, 0, "ball", 0.0, 1e-7)
     with pytest.raises(ValueError, match="restitution"):
         core.add_contact_pair(sys_, 0, 1, "ball", 2.0, 1e-7)
-    for bad in (b"", b"not a model"):
-        with pytest.raises(ValueError, match="MuJoCo cannot load"):
-            core.set_contact_world(sys_, bad, "x.xml")
+    with pytest.raises(ValueError, match="MuJoCo cannot load"):
+        core.set_contact_world(sys_, b"", "x.xml")
 
 
 def test_mujoco_figures_beside_the_closed_form():
