@@ -239,13 +239,17 @@ def test_a_ctrl_c_swallowed_inside_a_destructor_is_still_seen():
     # (Dask installs one); the sweep's SIGINT handler records the Ctrl-C first
     from pfaff.sweep.engine import sigint_latch
 
-    class Finalised:
-        def __del__(self):
-            os.kill(os.getpid(), signal.SIGINT)
-            for _ in range(1000):  # the handler runs between these bytecodes
-                pass
-
     with sigint_latch() as hit:
+
+        class Finalised:
+            def __del__(self):
+                os.kill(os.getpid(), signal.SIGINT)
+                # the handler runs between these bytecodes; when another thread of the
+                # process (BLAS, a pool) took the signal it runs a little later: wait
+                end = time.monotonic() + 10.0
+                while not hit.is_set() and time.monotonic() < end:
+                    pass
+
         Finalised()  # dropped at once: "Exception ignored in ... KeyboardInterrupt"
         assert hit.is_set()
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
