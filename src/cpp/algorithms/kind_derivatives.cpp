@@ -194,24 +194,18 @@ namespace pfaff
       const Vec3 pw = dd.oMi[p.joint].act(p.placement.translation());
       const auto & par = dd.parents_fromRow;
       const auto & start = dd.start_idx_v_fromRow;
-      // the support's coordinates, last first, and the point's Jacobian columns there
+      // the support's coordinates, last first
       std::vector<int> support;
       support.reserve(size_t(nv));
       for (int i = model.idx_vs[p.joint] + model.nvs[p.joint] - 1; i >= 0; i = par[size_t(i)])
         support.push_back(i);
       const int ns = int(support.size());
-      Matrix3x Jp(3, ns);
-      for (int a = 0; a < ns; ++a)
-      {
-        const auto S = dd.J.col(support[size_t(a)]);
-        Jp.col(a) = S.head<3>() + S.tail<3>().cross(pw);
-      }
       for (int a = 0; a < ns; ++a)
       {
         const int k = support[size_t(a)];
         const auto Sk = dd.J.col(k);
         const Vec3 vk = Sk.head<3>(), wk = Sk.tail<3>();
-        const Vec3 Jk = Jp.col(a);
+        const Vec3 Jk = vk + wk.cross(pw); // the point's Jacobian column k
         for (int b = 0; b < ns; ++b)
         {
           const int c = support[size_t(b)];

@@ -34,6 +34,39 @@ namespace
     const std::size_t shape[2] = {std::size_t(n), width};
     return nb::cast(nb::ndarray<nb::numpy, double, nb::ndim<2>>(owned->data(), 2, shape, owner));
   }
+
+  // the state set and the held rows valid, as run_limited and held_contacts read them:
+  // a limit (index, side) once each and at its bound, a contact (L + pair, row of the
+  // system's last run)
+  void check_held(
+    const Check & c, const System & s, const std::vector<std::pair<int, int>> & held)
+  {
+    if (s.state().q_.size() != s.nq() || s.state().v_.size() != s.nv())
+      c.fail("no state: call set_state(q, v) first");
+    const long L = long(s.mo().limits.size());
+    std::vector<bool> seen(std::size_t(L), false);
+    for (const auto & [i, side] : held)
+    {
+      if (i >= L && !s.mo().contact_pairs.empty()) // a held contact point: its row
+      {
+        c.index(i, L + long(s.mo().contact_pairs.size()), "held contact", "L + a pair index");
+        c.index(side, long(s.mo().contact_specs.size()), "held contact row",
+                "a contact row of this system's last run");
+        continue;
+      }
+      c.index(i, L, "held limit", "a limit index of add_limit");
+      c.index(side, 2, "held side", "0: lower, 1: upper");
+      if (seen[std::size_t(i)])
+        c.fail("held names limit " + std::to_string(i) + " twice");
+      seen[std::size_t(i)] = true;
+      const pfaff::JointLimit & l = s.mo().limits[std::size_t(i)];
+      const double x = s.state().q_(l.iq), b = side == 0 ? l.lower : l.upper;
+      if (!(std::abs(x - b) <= 1e-9))
+        c.fail("held limit " + std::to_string(i) + " is held at its "
+               + (side == 0 ? "lower" : "upper") + " bound " + std::to_string(b)
+               + " but q = " + std::to_string(x));
+    }
+  }
 } // namespace
 
 namespace pfaff
@@ -71,6 +104,7 @@ namespace pfaff
         nb::list out;
         if (s.mo().contact_pairs.empty())
           return out;
+        check_held(Check{"held_contacts"}, s, held);
         set_held_rows(s, held);
         const Model & mo = s.mo();
         Data & d = s.d();
@@ -116,31 +150,7 @@ namespace pfaff
         c.index(record_every, INT_MAX, "record_every", ">= 1", 1);
         if (s.mo().unilaterals() == 0)
           c.fail("the system has no joint limit (add_limit) nor contact pair (add_contact_pair)");
-        if (s.state().q_.size() != s.nq() || s.state().v_.size() != s.nv())
-          c.fail("no state: call set_state(q, v) first");
-        const long L = long(s.mo().limits.size());
-        std::vector<bool> seen(std::size_t(L), false);
-        for (const auto & [i, side] : held)
-        {
-          if (i >= L && !s.mo().contact_pairs.empty()) // a held contact point: its row
-          {
-            c.index(i, L + long(s.mo().contact_pairs.size()), "held contact", "L + a pair index");
-            c.index(side, long(s.mo().contact_specs.size()), "held contact row",
-                    "a contact row of this system's last run");
-            continue;
-          }
-          c.index(i, L, "held limit", "a limit index of add_limit");
-          c.index(side, 2, "held side", "0: lower, 1: upper");
-          if (seen[std::size_t(i)])
-            c.fail("held names limit " + std::to_string(i) + " twice");
-          seen[std::size_t(i)] = true;
-          const JointLimit & l = s.mo().limits[std::size_t(i)];
-          const double x = s.state().q_(l.iq), b = side == 0 ? l.lower : l.upper;
-          if (!(std::abs(x - b) <= 1e-9))
-            c.fail("held limit " + std::to_string(i) + " is held at its "
-                   + (side == 0 ? "lower" : "upper") + " bound " + std::to_string(b)
-                   + " but q = " + std::to_string(x));
-        }
+        check_held(c, s, held);
         c.index(max_events, INT_MAX / 4, "max_events", ">= 1", 1);
         c.number(event_tol, "event_tol", 0.0, true).number(release_tol, "release_tol", -HUGE_VAL, false);
         c.index(hold_chunk, INT_MAX, "hold_chunk", ">= 1", 1);

@@ -44,13 +44,6 @@ namespace
     return c;
   }
 
-  void reset_counters(System & s)
-  {
-    pfaff::StepState & x = s.state();
-    x.work = x.corr = x.force_work = 0.0;
-    x.newton_it = x.newton_failures = s.recorder().recorded = s.stepper().steps = 0;
-  }
-
   // an array of exactly this shape (the sizes named in the message)
   void shape(const Check & c, size_t ndim, const int64_t * got, std::vector<long> want,
              const std::string & name, const std::string & meaning)
@@ -144,7 +137,7 @@ namespace
         }
         s.recorder().set_buffers(s.mo(), ptrs, sizes, cap);
         s.recorder().set_force_buffers(fw.data(), fp.data(), cap);
-        reset_counters(s);
+        s.reset_counters();
         s.set_state(Eigen::Map<const VecX>(j.q0 + size_t(i) * nq, nq),
                     Eigen::Map<const VecX>(j.v0 + size_t(i) * nv, nv));
         s.set_tau(VecX::Zero(nv));

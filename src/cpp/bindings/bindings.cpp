@@ -418,12 +418,7 @@ NB_MODULE(_core, m)
       "kinematics, the contacts' geometry, the force elements' terms, the rows, the "
       "factorisations) built anew from the Model alone, as pinocchio.Data(model); the "
       "state, the accounts and the record buffers stay")
-    .def("reset_counters",
-         [](System & s) {
-           pfaff::StepState & x = s.state();
-           x.work = x.corr = x.force_work = 0.0;
-           x.newton_it = x.newton_failures = s.recorder().recorded = s.stepper().steps = 0;
-         })
+    .def("reset_counters", &System::reset_counters)
     .def_prop_ro("work", [](const System & s) { return s.state().work; })
     .def_prop_ro("force_work", [](const System & s) { return s.state().force_work; })
     .def_prop_ro("correction_energy", [](const System & s) { return s.state().corr; })

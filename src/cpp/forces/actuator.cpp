@@ -36,10 +36,10 @@ namespace pfaff::force_elements
       return s.dyn == 0 ? s.ctrl : after(s, std::max(t - s.t0, 0.0) + s.early);
     }
 
-    // the force at (q, v) and time t before its range is applied, and the
-    // transmission's rate s'
+    // the force at (q, v) for the gain's input u (input(s, t)) before its range is
+    // applied, and the transmission's rate s'
     double unclamped(
-      const ForceSpec & s, const VecX & q, const VecX & v, double t, double & rate)
+      const ForceSpec & s, const VecX & q, const VecX & v, double u, double & rate)
     {
       double len = s.offset;
       rate = 0.0;
@@ -50,7 +50,7 @@ namespace pfaff::force_elements
       }
       len *= s.gear;
       rate *= s.gear;
-      return (s.g0 + s.g1 * len + s.g2 * rate) * input(s, t) + s.b0 + s.b1 * len + s.b2 * rate;
+      return (s.g0 + s.g1 * len + s.g2 * rate) * u + s.b0 + s.b1 * len + s.b2 * rate;
     }
   } // namespace
 
@@ -89,7 +89,8 @@ namespace pfaff::force_elements
   bool Actuator(const ForceSpec & s, const State & x, ForceTerms & out)
   {
     double rate;
-    const double f = std::min(std::max(unclamped(s, x.q, x.v, x.t, rate), s.flo), s.fhi);
+    const double f =
+      std::min(std::max(unclamped(s, x.q, x.v, input(s, x.t), rate), s.flo), s.fhi);
     for (size_t j = 0; j < s.coefs.size(); ++j)
       out.Q(s.ivs[j]) += s.gear * s.coefs[j] * f;
     out.power += f * rate;
@@ -99,10 +100,10 @@ namespace pfaff::force_elements
   void partials_Actuator(const ForceSpec & s, Partials & p)
   {
     double rate;
-    const double f = unclamped(s, *p.q, *p.v, p.t, rate);
+    const double u = input(s, p.t);
+    const double f = unclamped(s, *p.q, *p.v, u, rate);
     if (!(f > s.flo && f < s.fhi))
       return; // clamped: constant in q and v
-    const double u = input(s, p.t);
     const double fs = s.g1 * u + s.b1, fr = s.g2 * u + s.b2;
     for (size_t j = 0; j < s.coefs.size(); ++j)
       for (size_t l = 0; l < s.coefs.size(); ++l)

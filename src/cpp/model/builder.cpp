@@ -282,20 +282,22 @@ namespace pfaff
     if (!(lim.restitution >= 0.0 && lim.restitution <= 1.0))
       c.fail("restitution = " + std::to_string(lim.restitution) + ", valid: [0, 1]");
     c.number(lim.rest_speed, "rest_speed", 0.0, false);
-    set_held_rows({}); // the loop's rows alone
-    Model & m = *mo_;
-    m.loop = LoopRows{int(m.specs.size()), m.m, m.m_h, m.hol_rows.size(), m.pf_rows.size(),
-                      m.uni_rows.size()};
-    m.limits.push_back(lim);
+    mark_loop();
+    mo_->limits.push_back(lim);
   }
 
   void ModelBuilder::add_contact_pair(const ContactPairC & p)
+  {
+    mark_loop();
+    mo_->contact_pairs.push_back(p);
+  }
+
+  void ModelBuilder::mark_loop()
   {
     set_held_rows({}); // the loop's rows alone
     Model & m = *mo_;
     m.loop = LoopRows{int(m.specs.size()), m.m, m.m_h, m.hol_rows.size(), m.pf_rows.size(),
                       m.uni_rows.size()};
-    m.contact_pairs.push_back(p);
   }
 
   void ModelBuilder::set_held_rows(const Held & held)

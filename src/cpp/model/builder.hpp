@@ -71,6 +71,9 @@ namespace pfaff
     }
 
   private:
+    /// the rows added so far made the loop's (add_limit, add_contact_pair: the
+    /// unilateral rows come after them)
+    void mark_loop();
     /// the slot of frame `name` (std::invalid_argument naming `where` when unknown)
     FrameSlot new_frame(const std::string & name, const char * where) const;
 

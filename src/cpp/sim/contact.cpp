@@ -3,6 +3,7 @@
 #include "sim/contact.hpp"
 #include "model/check.hpp"
 #include "model/core.hpp"
+#include "model/core_detail.hpp"
 #include "sim/system.hpp"
 
 #include <cmath>
@@ -36,10 +37,11 @@ namespace pfaff
   } // namespace
 
   Narrow::Narrow(const Model & mo)
-  : pd_(mo.model)
   {
-    if (mo.contact_world.m)
-      d_ = mj_makeData(mo.contact_world.m.get());
+    if (!mo.contact_world.m)
+      return;
+    pd_ = std::make_unique<pinocchio::Data>(mo.model);
+    d_ = mj_makeData(mo.contact_world.m.get());
   }
 
   Narrow::~Narrow()
@@ -55,13 +57,13 @@ namespace pfaff
     if (!d_)
       return out_;
     const mjModel * m = mo.contact_world.m.get();
-    pinocchio::forwardKinematics(mo.model, pd_, q);
+    pinocchio::forwardKinematics(mo.model, *pd_, q);
     mjPreContact con[mjMAXCONPAIR];
     for (std::size_t k = 0; k < mo.contact_pairs.size(); ++k)
     {
       const ContactPairC & c = mo.contact_pairs[k];
       const pinocchio::SE3 & oMf = pinocchio::updateFramePlacement(
-        mo.model, pd_, mo.frame_slots[std::size_t(c.slot)].id);
+        mo.model, *pd_, mo.frame_slots[std::size_t(c.slot)].id);
       const Mat3 R = oMf.rotation() * c.g_R;
       put(d_, c.moving, oMf.translation() + oMf.rotation() * c.g_pos, R);
       put(d_, c.still, Eigen::Map<const Vec3>(m->geom_pos + 3 * c.still),
@@ -160,9 +162,8 @@ namespace pfaff
       const FrameKin & f = d.frames[std::size_t(mo.contact_pairs[std::size_t(pts[i].pair)].slot)];
       const Vec3 r = pts[i].core - f.p;
       // v_point = v_o + w x r: the linear rows minus [r]x the angular ones
-      Mat3 rx;
-      rx << 0, -r(2), r(1), r(2), 0, -r(0), -r(1), r(0), 0;
-      G.row(long(i)) = pts[i].n.transpose() * (f.J.topRows<3>() - rx * f.J.bottomRows<3>());
+      G.row(long(i)) =
+        pts[i].n.transpose() * (f.J.topRows<3>() - detail::skew(r) * f.J.bottomRows<3>());
     }
     return G;
   }

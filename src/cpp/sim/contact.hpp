@@ -52,7 +52,7 @@ namespace pfaff
 
   private:
     mjData_ * d_ = nullptr;
-    pinocchio::Data pd_;
+    std::unique_ptr<pinocchio::Data> pd_; // only with a contact world (limits alone: none)
     std::vector<ContactPoint> out_;
   };
 

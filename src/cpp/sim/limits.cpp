@@ -56,13 +56,13 @@ namespace pfaff
       LimitRun & out;
       Held & held;
       EventGuard guard;
-      double dt;                   // the run's step
       LimitControl & ctl;          // the controller and its one clock (PhaseChain's)
       double carry[3] = {0, 0, 0}; // the accounts of the phases before
       int phase_rows = 0;          // samples of the last phase still in the record
       Status st;
       Narrow nar; // the contact pairs' narrow phase
       int L = int(s.mo().limits.size());
+      int past = -1; // the row crossed() found past its bound (first_past), else -1
 
       // the phase's start: the record's last sample at this time is replaced, the state
       // brought onto the manifold of the active rows (simulate's project_start)
@@ -225,7 +225,11 @@ namespace pfaff
         return end;
       }
 
-      bool crossed() { return first_past(s, nar, held, s.state().q_) >= 0; }
+      bool crossed()
+      {
+        past = first_past(s, nar, held, s.state().q_);
+        return past >= 0;
+      }
 
       // limit_events.release: the first held limit (in held order) that pulls at this
       // sample, where the guard allows; the sample is recorded first (rec: it is already)
@@ -394,7 +398,7 @@ namespace pfaff
     s.state().newton_failures = 0;
     compact_contacts(s, held);
     out.record.clear(s.mo(), s.mo().loop.m + L + C, s.mo().loop.m_h + L + C);
-    Run r{s, o, out, held, EventGuard(dt, o.max_events, U), dt, ctl, {0, 0, 0}, 0, {}, Narrow(s.mo())};
+    Run r{s, o, out, held, EventGuard(dt, o.max_events, U), ctl, {0, 0, 0}, 0, {}, Narrow(s.mo())};
     const double n = std::ceil((t_end - t0) / dt);
     // the guard bounds a step's events by max_events plus one impact per limit; a
     // budget twice that per step (and per phase) ends a run that would not
@@ -440,7 +444,7 @@ namespace pfaff
       double x = 0.0;
       if (!has) // the phase's first sample is past a bound (after a release)
       {
-        i = first_past(s, r.nar, held, s.state().q_);
+        i = r.past; // crossed() found it at this state
         t = t_at;
         r.account(r.save(t));
       }

@@ -77,6 +77,14 @@ namespace pfaff
     Stepper & stepper() { return stepper_; }
     const Stepper & stepper() const { return stepper_; }
     Recorder & recorder() { return stepper_.recorder; }
+    /// the accounts and counters zeroed: work, correction energy, force work, Newton
+    /// iterations and failures, the samples recorded, the steps
+    void reset_counters()
+    {
+      StepState & x = stepper_.state;
+      x.work = x.corr = x.force_work = 0.0;
+      x.newton_it = x.newton_failures = stepper_.recorder.recorded = stepper_.steps = 0;
+    }
     const Recorder & recorder() const { return stepper_.recorder; }
     HeldLaw & held() { return law_; }
     const HeldLaw & held() const { return law_; }

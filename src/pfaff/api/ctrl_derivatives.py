@@ -10,7 +10,7 @@ activations the exact solution under the held ctrl, ``act_next =
 Actuator.activation(act, ctrl, dt)``. Where an activation or ctrl sits on the edge of
 its range, the difference straddles the kink (the mean of both sides).
 
-The witness (``tests/unit/api/test_ctrl_derivatives.py``): the activation rows equal
+The witness (``tests/unit/api/test_activation.py``): the activation rows equal
 their closed form (``exp(-dt / tau)`` and ``1 - exp(-dt / tau)`` for a filter, ``1``
 and ``dt`` for an integrator), and the ``(q, v)`` rows those of
 :func:`~pfaff.api.step_derivatives.step_derivatives` for the torque the actuators apply.

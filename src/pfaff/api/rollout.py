@@ -22,6 +22,7 @@ import numpy as np
 from pfaff import core
 from pfaff.api.checks import real_array
 from pfaff.api.simulator import Simulator, limits_not_held
+from pfaff.api.simulator_limits import holds_events
 from pfaff.api.simulator_setup import NOT_OPTIONS, prepare
 from pfaff.api.system import System
 from pfaff.simulate import SimulationError, core_engine
@@ -86,8 +87,7 @@ def rollout(
     opt, engine, fallback, _, proto, actuation = prepare(system, dt, options)
     if fallback is not None:
         warnings.warn(fallback, UserWarning, stacklevel=2)
-    contacts = system.contacts is not None and bool(system.contacts.pairs)
-    held = (bool(system.limits) and limits) or contacts  # contacts: held (restitution 0)
+    held = holds_events(system, limits)  # contacts: held (restitution 0)
     if system.limits and not limits:
         warnings.warn(
             limits_not_held(system, "pfaff.rollout with limits=False"), UserWarning, stacklevel=2

@@ -20,7 +20,7 @@ import numpy as np
 
 from pfaff import core
 from pfaff.api.checks import check_vector, refuse_complex
-from pfaff.api.simulator_limits import LimitStepper, derivative_warning, limits_not_held
+from pfaff.api.simulator_limits import LimitStepper, holds_events, limits_not_held
 from pfaff.api.simulator_record import CHUNK, CoreRecord
 from pfaff.api.simulator_setup import prepare, steps_asked
 from pfaff.api.step_info import StepInfo, info_of
@@ -28,11 +28,8 @@ from pfaff.api.system import System
 from pfaff.api.viewer import Viewer
 from pfaff.simulate import Trajectory, project_state, simulate
 from pfaff.simulate.assembly import moved_note
-from pfaff.simulate.core_engine import (
-    project_start,
-    record_shapes,
-    set_ctrl,
-)
+from pfaff.simulate.core_engine import project_start, record_shapes, set_ctrl
+from pfaff.simulate.limit_events import MAX_EVENTS_PER_STEP
 from pfaff.simulate.memory import sample_bytes
 from pfaff.simulate.policy import CORE_SERIES, FORCE_SERIES, by_name
 from pfaff.simulate.recording import joint_limit_warnings
@@ -91,7 +88,7 @@ class Simulator(CoreRecord):
         viewer: bool | Viewer = False,
         limits: bool = True,
         restitution: float = 0.0,
-        max_events: int = 8,
+        max_events: int = MAX_EVENTS_PER_STEP,
         **options,
     ):
         self.system = system
@@ -105,8 +102,7 @@ class Simulator(CoreRecord):
         e = float(restitution)
         if not 0.0 <= e <= 1.0:
             raise ValueError(f"restitution = {restitution!r}, valid: a number in [0, 1]")
-        contacts = system.contacts is not None and bool(system.contacts.pairs)
-        if (system.limits and limits) or contacts:
+        if holds_events(system, limits):
             self._limited = LimitStepper(
                 system, self.options, self._forces, self.engine, proto, limits, e, max_events
             )
@@ -303,6 +299,7 @@ class Simulator(CoreRecord):
         limits: a warning says so where a limit is held or the step hits one.
         ``wrt="ctrl"``: MuJoCo's state ``(q, v, act)`` and input ``ctrl``
         (:func:`pfaff.api.ctrl_derivatives.ctrl_derivatives`)."""
+        from pfaff.api.simulator_limits import derivative_warning
         from pfaff.api.step_derivatives import step_derivatives
 
         if wrt not in ("tau", "ctrl"):

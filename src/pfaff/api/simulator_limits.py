@@ -28,12 +28,26 @@ from __future__ import annotations
 import dataclasses
 
 from pfaff.simulate.core_engine import set_ctrl
+from pfaff.simulate.limit_events import MAX_EVENTS_PER_STEP
 from pfaff.simulate.limits import LimitEvent, check_inside, simulate_limited
-from pfaff.simulate.limits_core import SIDES, limited_system, run_core
+from pfaff.simulate.limits_core import held_rows, limited_system, run_core
 from pfaff.simulate.options import SimOptions
 from pfaff.simulate.trajectory import Trajectory
 
-__all__ = ["LimitStepper", "limits_not_held"]
+__all__ = ["LimitStepper", "contacts_held", "holds_events", "limits_not_held"]
+
+
+def contacts_held(system):
+    """The contact pairs a Simulator of ``system`` holds (its
+    :class:`pfaff.contact.model.FileContacts` with at least one pair), else None."""
+    c = system.contacts
+    return c if c is not None and c.pairs else None
+
+
+def holds_events(system, limits: bool = True) -> bool:
+    """A Simulator of ``system`` steps through a :class:`LimitStepper`: its joint limits
+    held (``limits``) or contact pairs to hold."""
+    return bool(system.limits and limits) or contacts_held(system) is not None
 
 
 def limits_not_held(system, who: str = "a rollout") -> str:
@@ -68,12 +82,12 @@ class LimitStepper:
         proto=None,
         limits: bool = True,
         restitution: float = 0.0,
-        max_events: int = 8,
+        max_events: int = MAX_EVENTS_PER_STEP,
     ) -> None:
         self.system, self.forces = system, tuple(forces)
         self.options = dataclasses.replace(options, engine=engine)
         self.limits = list(system.limits) if limits else []
-        self.contacts = system.contacts if system.contacts and system.contacts.pairs else None
+        self.contacts = contacts_held(system)
         self.restitution = float(restitution)
         self.max_events = int(max_events)
         if self.max_events < 1:
@@ -173,9 +187,10 @@ class LimitStepper:
         sys_ = self._core
         sys_.set_state(q, v)
         sys_.set_tau(tau)
-        rows = [(int(i), SIDES.index(s)) for i, s in self.held.items()] + self.contact_held
         out = []
-        for k, _, _, x, y, z, nx, ny, nz, fn in core.held_contacts(sys_, rows):
+        for k, _, _, x, y, z, nx, ny, nz, fn in core.held_contacts(
+            sys_, held_rows(self.held, self.contact_held)
+        ):
             g1, g2 = self.contacts.names[k]
             r = self.contacts.radii[k]  # from the held core point to the surface
             point = (x - r * nx, y - r * ny, z - r * nz)

@@ -24,6 +24,7 @@ import mujoco
 import numpy as np
 
 from pfaff.mechanism.mjcf_contacts import ContactPair, contact_pairs
+from pfaff.mechanism.mjmodel import name_of
 from pfaff.simulate.limit_events import ContactEvent
 
 __all__ = [
@@ -92,8 +93,7 @@ class FileContacts:
 
 
 def _label(m: mujoco.MjModel, g: int) -> str:
-    name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g)
-    return name or f"geom{g}"
+    return name_of(m, mujoco.mjtObj.mjOBJ_GEOM, g) or f"geom{g}"
 
 
 def file_contacts(path: str | Path, body_frames: dict[str, str]) -> tuple[FileContacts, list]:
@@ -116,8 +116,8 @@ def file_contacts(path: str | Path, body_frames: dict[str, str]) -> tuple[FileCo
         if b1 == 0 and b2 == 0:
             continue
         still, mover = (p.geom1, p.geom2) if b1 == 0 else (p.geom2, p.geom1)
-        body = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, int(m.geom_bodyid[mover]))
-        body = body or f"body{int(m.geom_bodyid[mover])}"
+        b = int(m.geom_bodyid[mover])
+        body = name_of(m, mujoco.mjtObj.mjOBJ_BODY, b) or f"body{b}"
         out.pairs.append(p)
         out.frames.append(body_frames.get(body, body))
         out.names.append((_label(m, still), _label(m, mover)))

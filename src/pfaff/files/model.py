@@ -144,8 +144,9 @@ def _urdf_limits(mech: PinocchioMechanism, q: np.ndarray, warns: list[str]) -> l
             warns.append(f"joint {name!r}: limit lower {lo:g} >= upper {hi:g}: not held")
             continue
         if not lo <= q[i] <= hi:
-            moved.append(f"{name!r} ({q[i]:g} -> {min(max(q[i], lo), hi):g})")
-            q[i] = min(max(q[i], lo), hi)
+            inside = min(max(q[i], lo), hi)
+            moved.append(f"{name!r} ({q[i]:g} -> {inside:g})")
+            q[i] = inside
         out.append(JointLimit(name, lo, hi, 0.0))
     if moved:
         warns.append(

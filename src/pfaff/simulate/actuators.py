@@ -173,11 +173,6 @@ class Actuation:
             [self.actuators[i].activation(x, u[i], t) for x, i in zip(act0, self.stateful)]
         )
 
-    def act_dot(self, act: np.ndarray, ctrl) -> np.ndarray:
-        """MuJoCo's activation rates (na,) at ``act`` for ``ctrl`` (nu,)."""
-        u = self.check(ctrl)
-        return np.array([self.actuators[i].act_dot(x, u[i]) for x, i in zip(act, self.stateful)])
-
     def check(self, ctrl) -> np.ndarray:
         """``ctrl`` as a float array (nu,) (None: zeros), refused (ValueError) when not
         finite or of another shape."""
@@ -196,11 +191,7 @@ class Actuation:
         """The joint torque (nv,) of ``ctrl`` (nu,) held over a step, ctrl clamped to
         each actuator's range; sets the ``ctrl`` of the :class:`ActuatorForce` elements."""
         u = self.check(ctrl)
-        tau = np.zeros(self.nv)
-        for i, iv, a in self._held:
-            b0, b1, _ = a.bias
-            offset = b1 * a.gear * float(np.dot(a.coefs, a.refs))
-            tau[iv] += a.gear * np.asarray(a.coefs) * (a.gain * a.clamp_ctrl(u[i]) + b0 + offset)
+        tau = self.held(u)
         for i, e in self._forces:
             e.ctrl = float(u[i])
         return tau
@@ -209,10 +200,11 @@ class Actuation:
         """:meth:`tau` over the leading axes of ``ctrls`` (..., nu): the held torques
         (..., nv), the elements' ctrl left as it is."""
         out = np.zeros((*ctrls.shape[:-1], self.nv))
+        clamped = self.clamped(ctrls)
         for i, iv, a in self._held:
             b0, b1, _ = a.bias
             offset = b1 * a.gear * float(np.dot(a.coefs, a.refs))
-            u = self.clamped(ctrls)[..., i]
+            u = clamped[..., i]
             out[..., iv] += a.gear * np.asarray(a.coefs) * (a.gain * u + b0 + offset)[..., None]
         return out
 
@@ -232,7 +224,7 @@ class Actuation:
         x = self.check_act(act)
         out = np.zeros(self.nv)
         for i, (a, (iq, iv)) in enumerate(zip(self.actuators, self._coords)):
-            ai = x[self.stateful.index(i)] if a.stateful else None
+            ai = x[self.na_before(i)] if a.stateful else None
             out[iv] += a.torque(q[iq], v[iv], u[i], ai)
         return out
 

@@ -62,6 +62,14 @@ class LimitedRunError(SimulationError):
         self.events, self.held, self.status = run.events, run.held, status
 
 
+def held_rows(held: dict, contact_held=()) -> list[tuple[int, int]]:
+    """The core's held rows: ``(limit index, side code)`` per held limit (``held``:
+    index -> ``"lower"`` / ``"upper"``), then the held contact rows ``(len(limits) +
+    pair, row)``."""
+    rows = [(int(i), SIDES.index(side)) for i, side in held.items()]
+    return rows + [(int(i), int(j)) for i, j in contact_held]
+
+
 def limited_system(
     proto, mech, limits, rest_speed: float, contacts=None, restitution: float = 0.0
 ):
@@ -124,8 +132,7 @@ def run_core(
     contact events :class:`pfaff.contact.model.ContactEvent` s among the events."""
     mech = cset.mechanism
     tau = np.zeros(mech.nv) if tau is None else np.asarray(tau, float)
-    pairs = [(int(i), SIDES.index(side)) for i, side in held.items()]
-    pairs += [(int(i), int(j)) for i, j in contact_held]
+    pairs = held_rows(held, contact_held)
     n_pairs = 0 if contacts is None else len(contacts.pairs)
     law = None if controller is None else _Sampler(sys_, cset, controller)
     st, evs, held_end, max_held, steps, failures, rec, calls, _ = core.run_limited(
