@@ -1,0 +1,244 @@
+// Coulomb friction's events in a limited run (friction.hpp): which held point sticks or
+// slips, the force of each, the located stop of a slip.
+#include "sim/friction.hpp"
+#include "model/core.hpp"
+#include "model/core_detail.hpp"
+#include "sim/limit_detail.hpp"
+#include "sim/system.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace pfaff
+{
+  namespace
+  {
+    // a slip velocity against the last sample's direction by more than this turned [m/s]
+    // (round-off of a point at rest is far below it)
+    constexpr double kTurn = 1e-12;
+    // below this slip speed a slipping point's direction is its s0 [m/s] (as
+    // algorithms/friction.cpp's)
+    constexpr double kSpeed = 1e-10;
+
+    // the point's velocity rows at its body point in the world
+    Matrix3x point_rows(const FrameKin & f, const Vec3 & r)
+    {
+      return f.J.topRows<3>() - detail::skew(r) * f.J.bottomRows<3>();
+    }
+
+    // the held entry of contact spec j
+    std::size_t entry_of(const Model & mo, const Held & held, int j)
+    {
+      const int L = int(mo.limits.size());
+      for (std::size_t c = 0; c < held.size(); ++c)
+        if (held[c].first >= L && held[c].second == j)
+          return c;
+      return held.size();
+    }
+
+    // the frames (and rows) at (q, v)
+    void kinematics(System & s, const VecX & q, const VecX & v)
+    {
+      dynamics_state(s.mo(), s.d(), q, v, false);
+      evaluate(s.mo(), s.d(), q, v, false);
+    }
+
+    void set_mode(System & s, int j, const ContactMode & md)
+    {
+      s.change_model([&](ModelBuilder & b) { b.set_contact_mode(j, md); }, false);
+    }
+
+    // the stuck rows' force on the body as the multipliers give it: -(l1 t1 + l2 t2)
+    Vec3 stick_force(const Spec & sp, const VecX & lam, int r)
+    {
+      Vec3 t1, t2;
+      tangent_basis(sp.n, t1, t2);
+      return -(lam(r) * t1 + lam(r + 1) * t2);
+    }
+  } // namespace
+
+  int stick_row(const Model & mo, const Held & held, std::size_t c)
+  {
+    const int L = int(mo.limits.size());
+    int k = 0; // stuck points before c (set_held_rows' order)
+    for (std::size_t e = 0; e <= c && e < held.size(); ++e)
+    {
+      const auto [i, j] = held[e];
+      const bool stuck = i >= L && mo.contact_pairs[std::size_t(i - L)].mu > 0.0
+                         && mo.contact_mode[std::size_t(j)].stick;
+      if (e == c)
+        return stuck ? mo.loop.m + int(held.size()) + 2 * k : -1;
+      k += stuck;
+    }
+    return -1;
+  }
+
+  Vec3 slip_velocity(const Model & mo, const Data & d, const VecX & v, int j)
+  {
+    const Spec & sp = mo.contact_specs[std::size_t(j)];
+    const FrameKin & f = d.frames[std::size_t(sp.s1)];
+    const Vec3 vp = point_rows(f, f.R * sp.p1) * v;
+    return vp - sp.n * sp.n.dot(vp);
+  }
+
+  Vec3 tangent_force(
+    const Model & mo, const Data & d, const VecX & v, const Held & held, std::size_t c,
+    const VecX & lam)
+  {
+    const int L = int(mo.limits.size());
+    const auto [i, j] = held[c];
+    if (i < L || mo.contact_pairs[std::size_t(i - L)].mu <= 0.0)
+      return Vec3::Zero();
+    const Spec & sp = mo.contact_specs[std::size_t(j)];
+    const int r = stick_row(mo, held, c);
+    if (r >= 0)
+      return stick_force(sp, lam, r);
+    const Vec3 vt = slip_velocity(mo, d, v, j);
+    const double speed = vt.norm();
+    const Vec3 s = speed > kSpeed ? Vec3(vt / speed) : mo.contact_mode[std::size_t(j)].s0;
+    const double fn = -lam(mo.loop.m + int(c));
+    return -mo.contact_pairs[std::size_t(i - L)].mu * fn * s;
+  }
+
+  ContactMode landing_mode(const Model & mo, const Data & d, const VecX & v, const ContactPoint & p)
+  {
+    ContactMode md;
+    const ContactPairC & c = mo.contact_pairs[std::size_t(p.pair)];
+    if (c.mu <= 0.0)
+      return md;
+    const FrameKin & f = d.frames[std::size_t(c.slot)];
+    const Vec3 vp = point_rows(f, p.core - f.p) * v;
+    const Vec3 vt = vp - p.n * p.n.dot(vp);
+    md.anchor = p.core;
+    md.stick = vt.norm() <= c.rest_speed;
+    if (!md.stick)
+      md.s0 = vt.normalized();
+    return md;
+  }
+
+  std::vector<int> SlipWatch::turned(
+    System & s, const Held & held, const VecX & q, const VecX & v, bool update)
+  {
+    std::vector<int> out;
+    const Model & mo = s.mo();
+    const int L = int(mo.limits.size());
+    bool kin = false;
+    dir_.resize(mo.contact_specs.size(), Vec3::Zero());
+    for (const auto & [i, j] : held)
+    {
+      if (i < L || mo.contact_pairs[std::size_t(i - L)].mu <= 0.0
+          || mo.contact_mode[std::size_t(j)].stick)
+        continue;
+      if (!kin)
+        kinematics(s, q, v);
+      kin = true;
+      const Vec3 vt = slip_velocity(mo, s.d(), v, j);
+      Vec3 & dj = dir_[std::size_t(j)];
+      if (dj.squaredNorm() > 0.0 && vt.dot(dj) < -kTurn)
+        out.push_back(j);
+      else if (update)
+        dj = vt.norm() > kSpeed ? Vec3(vt.normalized()) : mo.contact_mode[std::size_t(j)].s0;
+    }
+    return out;
+  }
+
+  double SlipWatch::root(
+    System & s, int j, const std::function<bool(double, VecX &, VecX &)> & step, double h,
+    double event_tol)
+  {
+    const Vec3 dj = dir_.at(std::size_t(j));
+    bool bad = false;
+    auto g = [&](double x) {
+      VecX q, v;
+      if (!step(x, q, v))
+      {
+        bad = true;
+        return -1.0;
+      }
+      kinematics(s, q, v);
+      return slip_velocity(s.mo(), s.d(), v, j).dot(dj) + kTurn;
+    };
+    const double x = first_root(g, 1.0, h, event_tol);
+    return bad ? std::numeric_limits<double>::quiet_NaN() : x;
+  }
+
+  void SlipWatch::forget(int j)
+  {
+    if (std::size_t(j) < dir_.size())
+      dir_[std::size_t(j)].setZero();
+  }
+
+  bool leave_cone(System & s, const Held & held, double tol, double t, EventGuard & guard,
+                  std::vector<LimitEventRec> & events)
+  {
+    const Model & mo = s.mo();
+    const int L = int(mo.limits.size());
+    const VecX lam = s.d().lam_;
+    std::vector<std::pair<int, ContactMode>> change;
+    std::vector<int> pairs;
+    for (std::size_t c = 0; c < held.size(); ++c)
+    {
+      const int r = stick_row(mo, held, c);
+      if (r < 0)
+        continue;
+      const auto [i, j] = held[c];
+      const Vec3 ft = stick_force(mo.contact_specs[std::size_t(j)], lam, r);
+      const double fn = -lam(mo.loop.m + int(c));
+      if (!(ft.norm() > mo.contact_pairs[std::size_t(i - L)].mu * std::max(0.0, fn) + tol))
+        continue;
+      ContactMode md = mo.contact_mode[std::size_t(j)];
+      md.stick = false;
+      md.s0 = -ft.normalized(); // the slip it impends: against the force that held it
+      change.emplace_back(j, md);
+      if (std::find(pairs.begin(), pairs.end(), i) == pairs.end())
+        pairs.push_back(i);
+    }
+    for (const auto & [j, md] : change)
+      set_mode(s, j, md);
+    for (int i : pairs)
+    {
+      events.push_back(LimitEventRec{t, i, 3, 0, 0.0, 0.0, 0.0});
+      guard.count(t);
+    }
+    return !change.empty();
+  }
+
+  void stop_slip(System & s, const Held & held, int j, double tol, double t, EventGuard & guard,
+                 std::vector<LimitEventRec> & events)
+  {
+    const std::size_t c = entry_of(s.mo(), held, j);
+    if (c >= held.size())
+      return;
+    const VecX q = s.state().q_, v = s.state().v_;
+    kinematics(s, q, v);
+    const Spec sp = s.mo().contact_specs[std::size_t(j)];
+    const FrameKin & f = s.d().frames[std::size_t(sp.s1)];
+    const double speed = slip_velocity(s.mo(), s.d(), v, j).norm();
+    ContactMode md = s.mo().contact_mode[std::size_t(j)];
+    md.stick = true;
+    md.anchor = f.p + f.R * sp.p1;
+    set_mode(s, j, md);
+    set_held_rows(s, held);
+    // the multipliers with the point stuck, at this state (a sample's terms)
+    const Model & mo = s.mo();
+    Data & d = s.d();
+    start_terms(mo, d, q, v, false);
+    d.st_.next();
+    accel(mo, d, s.state().tau_, d.rs_, d.a_);
+    forces(mo, d, s.state().tau_, d.rs_, d.a_, d.F_, d.lam_);
+    const Vec3 ft = stick_force(sp, d.lam_, stick_row(mo, held, c));
+    const double fn = -d.lam_(mo.loop.m + int(c));
+    const int i = held[c].first;
+    const double mu = mo.contact_pairs[std::size_t(i - int(mo.limits.size()))].mu;
+    const bool inside = ft.norm() <= mu * std::max(0.0, fn) + tol;
+    if (!inside)
+    {
+      md.stick = false;
+      md.s0 = -ft.normalized();
+      set_mode(s, j, md);
+    }
+    events.push_back(LimitEventRec{t, i, inside ? 2 : 3, 0, speed, inside ? 0.0 : speed, 0.0});
+    guard.count(t);
+  }
+} // namespace pfaff

@@ -1,0 +1,196 @@
+"""Coulomb friction on the compiled loop's contacts against the closed forms
+(pfaff.contact.closed_forms): a box on an incline below the friction angle stays (its
+corners' forces sum to m g cos and m g sin), above it slides 0.5 g (sin - mu cos) t^2, a
+box launched down an incline below the angle stops at v0 / (g (mu cos - sin)) (a located
+"stick"); the slipping dynamics against the NumPy reference (pfaff.contact.friction);
+wrong inputs caught."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pfaff
+from pfaff.contact.closed_forms import incline_distance
+from pfaff.contact.friction import SlipPoint, slip_dynamics, slip_rows
+
+G = 9.81
+DT = 1e-3
+ALPHA = math.radians(20.0)
+#: the incline's down-slope direction (the plane tilted by ALPHA about y)
+DOWN = np.array([math.cos(ALPHA), 0.0, -math.sin(ALPHA)])
+NORMAL = np.array([math.sin(ALPHA), 0.0, math.cos(ALPHA)])
+
+INCLINE = """<mujoco model="incline">
+  <option timestep="0.001" gravity="0 0 -9.81"/>
+  <worldbody>
+    <geom name="incline" type="plane" size="5 5 0.1" euler="0 20 0" friction="{mu} 0 0"/>
+    <body name="box" pos="0 0 0" euler="0 20 0">
+      <freejoint name="box"/>
+      <geom name="box" type="box" size="0.1 0.1 0.05" mass="1" pos="0 0 0.05"
+            friction="{mu} 0 0"/>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+def incline_file(tmp_path: Path, mu: float) -> Path:
+    """tests/models/contact/incline.xml with friction ``mu`` (both geoms: MuJoCo's max)."""
+    path = tmp_path / f"incline_{mu:g}.xml"
+    path.write_text(INCLINE.format(mu=mu))
+    return path
+
+
+def _sim(path: Path, v0: float = 0.0, **kw) -> pfaff.Simulator:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a box on a plane: no warning
+        system = pfaff.load(path, contact=True)
+    sim = pfaff.Simulator(system, dt=DT, **kw)
+    if v0:
+        v = np.zeros(6)
+        v[0] = v0  # the free joint's velocity in the box's axes: x is down the slope
+        sim.reset(v=v)
+    return sim
+
+
+def _slide(sim: pfaff.Simulator, q0: np.ndarray) -> float:
+    return float((sim.q[:3] - q0[:3]) @ DOWN)
+
+
+def test_box_below_the_friction_angle_stays_and_its_forces_hold_its_weight(tmp_path):
+    sim = _sim(incline_file(tmp_path, 0.5))
+    q0 = sim.q.copy()
+    sim.step(n=1000)
+    assert np.linalg.norm(sim.q[:3] - q0[:3]) < 1e-12
+    assert np.max(np.abs(sim.v)) < 1e-12
+    cs = sim.contacts
+    assert len(cs) == 4 and all(c.mode == "stick" for c in cs)
+    fn = sum(c.normal_force for c in cs)
+    ft = sum(np.array(c.tangent) for c in cs)
+    assert abs(fn - G * math.cos(ALPHA)) < 1e-9
+    # the friction holds the box up the slope, in the plane
+    assert np.linalg.norm(ft + G * math.sin(ALPHA) * DOWN) < 1e-9
+    for c in cs:  # each inside the cone, tangent to the plane
+        assert c.tangent_force <= 0.5 * c.normal_force + 1e-9
+        assert abs(np.array(c.tangent) @ NORMAL) < 1e-12
+    assert [e.kind for e in sim.events] == ["impact"]
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.1, 0.3])
+def test_box_above_the_friction_angle_slides_the_closed_form_distance(tmp_path, mu):
+    sim = _sim(incline_file(tmp_path, mu))
+    q0 = sim.q.copy()
+    sim.step(n=1000)
+    want = float(incline_distance(ALPHA, mu, np.array(1.0), G))
+    assert abs(_slide(sim, q0) - want) < 1e-9
+    # no motion across the slope nor into the plane, no turn
+    off = sim.q[:3] - q0[:3] - _slide(sim, q0) * DOWN
+    assert np.linalg.norm(off) < 1e-9
+    cs = sim.contacts
+    assert len(cs) == 4 and all(c.mode == "slip" for c in cs)
+    fn = sum(c.normal_force for c in cs)
+    ft = sum(np.array(c.tangent) for c in cs)
+    assert abs(fn - G * math.cos(ALPHA)) < 1e-9
+    assert np.linalg.norm(ft + mu * fn * DOWN) < 1e-9  # Coulomb's, against the slip
+    kinds = {e.kind for e in sim.events}
+    assert kinds == ({"impact"} if mu == 0.0 else {"impact", "slip"})
+
+
+@pytest.mark.parametrize("v0", [0.5, 1.0])
+def test_box_launched_down_below_the_angle_stops_at_the_closed_form_time(tmp_path, v0):
+    mu = 0.5
+    decel = G * (mu * math.cos(ALPHA) - math.sin(ALPHA))
+    t_stop = v0 / decel
+    sim = _sim(incline_file(tmp_path, mu), v0=v0)
+    q0 = sim.q.copy()
+    sim.step(n=int(math.ceil(t_stop / DT)) + 200)
+    sticks = [e.t for e in sim.events if e.kind == "stick"]
+    assert len(sticks) == 1
+    assert abs(sticks[0] - t_stop) < 1e-9
+    assert abs(_slide(sim, q0) - v0**2 / (2 * decel)) < 1e-9
+    assert np.max(np.abs(sim.v)) < 1e-9
+    assert all(c.mode == "stick" for c in sim.contacts)
+
+
+def test_slipping_forces_match_the_numpy_reference(tmp_path):
+    # the core's multipliers (normal and friction forces of the four slipping corners)
+    # against the NumPy solve of the same equations at several states of a slide pushed
+    # across the slope and turned
+    from pfaff.constraints.base import ConstraintSet
+    from pfaff.constraints.library import PointOnPlane
+
+    rng = np.random.default_rng(0)
+    mu = 0.3
+    sim = _sim(incline_file(tmp_path, mu))
+    system = sim.system
+    mech = system.mechanism
+    sim.step(n=20)
+    for _ in range(4):
+        tau = np.concatenate([0.5 * rng.normal(size=2), [0.0], [0.0, 0.0], [0.05 * rng.normal()]])
+        sim.step(tau=tau, n=7)
+        cs = sim.contacts
+        assert len(cs) == 4 and all(c.mode == "slip" for c in cs)
+        q, v = sim.q, sim.v
+        R = mech.compute(q, v, ("box",), extras=False).frame("box").R
+        locals_ = [R.T @ (np.array(c.point) - q[:3]) for c in cs]
+        n = np.array(cs[0].normal)
+        cons = [PointOnPlane("box", n, offset=float(n @ c.point), point=p)
+                for c, p in zip(cs, locals_)]  # fmt: skip
+        cset = ConstraintSet(mech, cons)
+        snap = mech.compute(q, v, cset.frames, extras=False)
+        ev = cset.evaluate(snap)
+        fr = snap.frame("box")
+        J = np.asarray(fr.J)
+        pts = []
+        for k, p in enumerate(locals_):
+            r = fr.R @ p
+            skew = np.array([[0, -r[2], r[1]], [r[2], 0, -r[0]], [-r[1], r[0], 0]])
+            Jp = J[:3] - skew @ J[3:]
+            pts.append(SlipPoint(k, Jp, n, mu, np.zeros(3)))
+        W = slip_rows(ev.A, v, pts)
+        _, lam = slip_dynamics(snap.M, tau - snap.h, ev.A, ev.drift, W, system.rank_tol)
+        got_n = np.array([c.normal_force for c in cs])
+        assert np.max(np.abs(got_n + lam)) < 1e-9
+        for c, p, ln in zip(cs, pts, lam):
+            vp = p.Jp @ v
+            vt = vp - n * (n @ vp)
+            want = mu * ln * vt / np.linalg.norm(vt)  # -mu f_n s
+            assert np.linalg.norm(np.array(c.tangent) - want) < 1e-9
+
+
+def test_numpy_reference_reduces_to_the_frictionless_solve_and_refuses_bad_shapes():
+    rng = np.random.default_rng(1)
+    B = rng.normal(size=(4, 4))
+    M = B @ B.T + 4 * np.eye(4)
+    A = rng.normal(size=(2, 4))
+    f, drift = rng.normal(size=4), rng.normal(size=2)
+    a, lam = slip_dynamics(M, f, A, drift, A)
+    # the KKT system's solution
+    K = np.block([[M, A.T], [A, np.zeros((2, 2))]])
+    ref = np.linalg.solve(K, np.concatenate([f, -drift]))
+    assert np.allclose(a, ref[:4], atol=1e-12) and np.allclose(lam, ref[4:], atol=1e-12)
+    with pytest.raises(ValueError, match="W must be"):
+        slip_dynamics(M, f, A, drift, A[:1])
+    with pytest.raises(ValueError, match="M must be"):
+        slip_dynamics(M, f[:3], A, drift, A)
+
+
+def test_a_wrong_slip_direction_is_caught_by_the_reference():
+    # a friction force along the slip (not against it) accelerates the slide: the
+    # reference's W must take s from the velocity, and a flipped s is seen
+    rng = np.random.default_rng(2)
+    M = np.eye(3)
+    A = np.array([[0.0, 0.0, 1.0]])  # a point on the plane z = 0, sliding along x
+    Jp = np.eye(3)
+    v = np.array([1.0, 0.0, 0.0])
+    f = np.array([0.0, 0.0, -G]) + 0 * rng.normal(size=3)
+    p = SlipPoint(0, Jp, np.array([0.0, 0.0, 1.0]), 0.5, np.zeros(3))
+    a, lam = slip_dynamics(M, f, A, np.zeros(1), slip_rows(A, v, [p]))
+    assert abs(a[0] + 0.5 * G) < 1e-12 and abs(lam[0] + G) < 1e-12
+    flipped = SlipPoint(0, Jp, p.normal, -0.5, p.s0)
+    a2, _ = slip_dynamics(M, f, A, np.zeros(1), slip_rows(A, v, [flipped]))
+    assert a2[0] > 0
