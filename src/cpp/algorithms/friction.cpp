@@ -16,8 +16,11 @@ namespace pfaff
 {
   namespace
   {
-    // below this slip speed a point slips along its s0 (the direction friction opposed
-    // when the slip began) [m/s]: the slip velocity's own direction is round-off there
+    // below this slip speed a point slips along its s0 (its slip direction at the
+    // step's start, or the slip it impends) [m/s]: the slip velocity's own direction is
+    // round-off there. A slip velocity against s0 (the slip stopped inside the step)
+    // keeps s0 too: the step's dynamics go on smoothly past the stop, whose time the
+    // run locates (sim/friction.cpp) instead of a friction that flips inside the step
     constexpr double kSlipSpeed = 1e-10;
   } // namespace
 
@@ -32,7 +35,7 @@ namespace pfaff
       const Vec3 vp = Jp * v;
       const Vec3 vt = vp - r.n * r.n.dot(vp);
       const double speed = vt.norm();
-      const Vec3 s = speed > kSlipSpeed ? Vec3(vt / speed) : r.s0;
+      const Vec3 s = speed > kSlipSpeed && vt.dot(r.s0) > 0.0 ? Vec3(vt / speed) : r.s0;
       W.row(r.row) -= r.mu * (s.transpose() * Jp);
     }
   }

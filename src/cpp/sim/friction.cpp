@@ -20,6 +20,8 @@ namespace pfaff
     // below this slip speed a slipping point's direction is its s0 [m/s] (as
     // algorithms/friction.cpp's)
     constexpr double kSpeed = 1e-10;
+    // a slipping point this slow when another of its pair stops stops with it [m/s]
+    constexpr double kStopped = 1e-9;
 
     // the point's velocity rows at its body point in the world
     Matrix3x point_rows(const FrameKin & f, const Vec3 & r)
@@ -96,7 +98,8 @@ namespace pfaff
       return stick_force(sp, lam, r);
     const Vec3 vt = slip_velocity(mo, d, v, j);
     const double speed = vt.norm();
-    const Vec3 s = speed > kSpeed ? Vec3(vt / speed) : mo.contact_mode[std::size_t(j)].s0;
+    const Vec3 & s0 = mo.contact_mode[std::size_t(j)].s0;
+    const Vec3 s = speed > kSpeed && vt.dot(s0) > 0.0 ? Vec3(vt / speed) : s0;
     const double fn = -lam(mo.loop.m + int(c));
     return -mo.contact_pairs[std::size_t(i - L)].mu * fn * s;
   }
@@ -121,6 +124,7 @@ namespace pfaff
     System & s, const Held & held, const VecX & q, const VecX & v, bool update)
   {
     std::vector<int> out;
+    std::vector<std::pair<int, ContactMode>> moved; // s0: the direction at this sample
     const Model & mo = s.mo();
     const int L = int(mo.limits.size());
     bool kin = false;
@@ -137,9 +141,25 @@ namespace pfaff
       Vec3 & dj = dir_[std::size_t(j)];
       if (dj.squaredNorm() > 0.0 && vt.dot(dj) < -kTurn)
         out.push_back(j);
+      else if (update && vt.norm() > kSpeed)
+      {
+        dj = vt.normalized();
+        ContactMode md = mo.contact_mode[std::size_t(j)];
+        md.s0 = dj;
+        moved.emplace_back(j, md);
+      }
       else if (update)
-        dj = vt.norm() > kSpeed ? Vec3(vt.normalized()) : mo.contact_mode[std::size_t(j)].s0;
+        dj = mo.contact_mode[std::size_t(j)].s0;
     }
+    // the step from this sample slips along these (algorithms/friction.cpp's s0)
+    if (!moved.empty())
+      s.change_model(
+        [&](ModelBuilder & b) {
+          for (const auto & [j, md] : moved)
+            b.set_contact_mode(j, md);
+          b.set_held_rows(held);
+        },
+        false);
     return out;
   }
 
@@ -207,38 +227,58 @@ namespace pfaff
   void stop_slip(System & s, const Held & held, int j, double tol, double t, EventGuard & guard,
                  std::vector<LimitEventRec> & events)
   {
-    const std::size_t c = entry_of(s.mo(), held, j);
-    if (c >= held.size())
+    const std::size_t cj = entry_of(s.mo(), held, j);
+    if (cj >= held.size())
       return;
-    const VecX q = s.state().q_, v = s.state().v_;
+    const int L = int(s.mo().limits.size()), i = held[cj].first;
+    const VecX & q = s.state().q_;
+    const VecX & v = s.state().v_;
     kinematics(s, q, v);
-    const Spec sp = s.mo().contact_specs[std::size_t(j)];
-    const FrameKin & f = s.d().frames[std::size_t(sp.s1)];
     const double speed = slip_velocity(s.mo(), s.d(), v, j).norm();
-    ContactMode md = s.mo().contact_mode[std::size_t(j)];
-    md.stick = true;
-    md.anchor = f.p + f.R * sp.p1;
-    set_mode(s, j, md);
+    // the pair's slipping points whose slip has stopped too (a body that slid as one)
+    // stick with it: each held where it is
+    std::vector<std::size_t> stop;
+    for (std::size_t c = 0; c < held.size(); ++c)
+    {
+      const auto [ic, jc] = held[c];
+      if (ic != i || s.mo().contact_mode[std::size_t(jc)].stick
+          || (c != cj && !(slip_velocity(s.mo(), s.d(), v, jc).norm() <= kStopped)))
+        continue;
+      const Spec & sp = s.mo().contact_specs[std::size_t(jc)];
+      const FrameKin & f = s.d().frames[std::size_t(sp.s1)];
+      ContactMode md = s.mo().contact_mode[std::size_t(jc)];
+      md.stick = true;
+      md.anchor = f.p + f.R * sp.p1;
+      set_mode(s, jc, md);
+      stop.push_back(c);
+    }
     set_held_rows(s, held);
-    // the multipliers with the point stuck, at this state (a sample's terms)
+    // the multipliers with the points stuck, at this state (a sample's terms)
     const Model & mo = s.mo();
     Data & d = s.d();
     start_terms(mo, d, q, v, false);
     d.st_.next();
     accel(mo, d, s.state().tau_, d.rs_, d.a_);
     forces(mo, d, s.state().tau_, d.rs_, d.a_, d.F_, d.lam_);
-    const Vec3 ft = stick_force(sp, d.lam_, stick_row(mo, held, c));
-    const double fn = -d.lam_(mo.loop.m + int(c));
-    const int i = held[c].first;
-    const double mu = mo.contact_pairs[std::size_t(i - int(mo.limits.size()))].mu;
-    const bool inside = ft.norm() <= mu * std::max(0.0, fn) + tol;
-    if (!inside)
+    const VecX lam = d.lam_;
+    const double mu = mo.contact_pairs[std::size_t(i - L)].mu;
+    bool sticks = true; // the located point's
+    std::vector<std::pair<int, ContactMode>> change;
+    for (std::size_t c : stop)
     {
+      const int jc = held[c].second;
+      const Vec3 ft = stick_force(mo.contact_specs[std::size_t(jc)], lam, stick_row(mo, held, c));
+      if (ft.norm() <= mu * std::max(0.0, -lam(mo.loop.m + int(c))) + tol)
+        continue;
+      ContactMode md = mo.contact_mode[std::size_t(jc)];
       md.stick = false;
-      md.s0 = -ft.normalized();
-      set_mode(s, j, md);
+      md.s0 = -ft.normalized(); // the slip it impends
+      change.emplace_back(jc, md);
+      sticks = sticks && c != cj;
     }
-    events.push_back(LimitEventRec{t, i, inside ? 2 : 3, 0, speed, inside ? 0.0 : speed, 0.0});
+    for (const auto & [jc, md] : change)
+      set_mode(s, jc, md);
+    events.push_back(LimitEventRec{t, i, sticks ? 2 : 3, 0, speed, sticks ? 0.0 : speed, 0.0});
     guard.count(t);
   }
 } // namespace pfaff

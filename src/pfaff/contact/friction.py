@@ -31,7 +31,8 @@ class SlipPoint:
     Jp : the 3 x nv Jacobian of its body point's velocity (world frame).
     normal : the contact normal (unit, world frame).
     mu : Coulomb's coefficient.
-    s0 : the slip direction while the slip speed is 0 (unit, tangent).
+    s0 : the slip direction at the step's start (unit, tangent): the direction while the
+        slip speed is 0 or turned against it.
     """
 
     row: int
@@ -43,14 +44,16 @@ class SlipPoint:
 
 def slip_rows(A: np.ndarray, v: np.ndarray, points: list[SlipPoint]) -> np.ndarray:
     """``W``: the rows ``A`` with each slipping row minus ``mu s^T J_p`` of its point,
-    ``s`` the unit tangential velocity of the point at ``v`` (its ``s0`` below
-    :data:`SLIP_SPEED`)."""
+    ``s`` the unit tangential velocity of the point at ``v`` (its ``s0``, the slip
+    direction at the step's start, below :data:`SLIP_SPEED` or where the velocity turned
+    against it)."""
     W = np.array(A, float, copy=True)
     for p in points:
         vp = p.Jp @ v
         vt = vp - p.normal * (p.normal @ vp)
         speed = np.linalg.norm(vt)
-        s = vt / speed if speed > SLIP_SPEED else np.asarray(p.s0, float)
+        s0 = np.asarray(p.s0, float)
+        s = vt / speed if speed > SLIP_SPEED and vt @ s0 > 0 else s0
         W[p.row] -= p.mu * (s @ p.Jp)
     return W
 

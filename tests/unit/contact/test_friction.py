@@ -150,7 +150,9 @@ def test_slipping_forces_match_the_numpy_reference(tmp_path):
             r = fr.R @ p
             skew = np.array([[0, -r[2], r[1]], [r[2], 0, -r[0]], [-r[1], r[0], 0]])
             Jp = J[:3] - skew @ J[3:]
-            pts.append(SlipPoint(k, Jp, n, mu, np.zeros(3)))
+            vp = Jp @ v
+            vt = vp - n * (n @ vp)
+            pts.append(SlipPoint(k, Jp, n, mu, vt / np.linalg.norm(vt)))
         W = slip_rows(ev.A, v, pts)
         _, lam = slip_dynamics(snap.M, tau - snap.h, ev.A, ev.drift, W, system.rank_tol)
         got_n = np.array([c.normal_force for c in cs])
@@ -179,18 +181,23 @@ def test_numpy_reference_reduces_to_the_frictionless_solve_and_refuses_bad_shape
         slip_dynamics(M, f[:3], A, drift, A)
 
 
-def test_a_wrong_slip_direction_is_caught_by_the_reference():
-    # a friction force along the slip (not against it) accelerates the slide: the
-    # reference's W must take s from the velocity, and a flipped s is seen
-    rng = np.random.default_rng(2)
-    M = np.eye(3)
-    A = np.array([[0.0, 0.0, 1.0]])  # a point on the plane z = 0, sliding along x
-    Jp = np.eye(3)
-    v = np.array([1.0, 0.0, 0.0])
-    f = np.array([0.0, 0.0, -G]) + 0 * rng.normal(size=3)
-    p = SlipPoint(0, Jp, np.array([0.0, 0.0, 1.0]), 0.5, np.zeros(3))
-    a, lam = slip_dynamics(M, f, A, np.zeros(1), slip_rows(A, v, [p]))
-    assert abs(a[0] + 0.5 * G) < 1e-12 and abs(lam[0] + G) < 1e-12
-    flipped = SlipPoint(0, Jp, p.normal, -0.5, p.s0)
-    a2, _ = slip_dynamics(M, f, A, np.zeros(1), slip_rows(A, v, [flipped]))
-    assert a2[0] > 0
+def test_reference_friction_opposes_the_slip_and_keeps_s0_past_a_stop():
+    # a unit mass sliding on the plane z = 0: Coulomb's deceleration mu g against its
+    # velocity; below the slip speed, or once the velocity turned against s0 (a stop
+    # inside the step), along s0, so that the step goes on smoothly past the stop
+    M, A, Jp = np.eye(3), np.array([[0.0, 0.0, 1.0]]), np.eye(3)
+    f = np.array([0.0, 0.0, -G])
+    z = np.array([0.0, 0.0, 1.0])
+    for v, s0, want in (
+        ([1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [-0.5 * G, 0.0]),
+        ([0.0, 2.0, 0.0], [0.0, 1.0, 0.0], [0.0, -0.5 * G]),
+        ([0.0, 0.0, 0.0], [0.6, 0.8, 0.0], [-0.3 * G, -0.4 * G]),
+        ([-1e-3, 0.0, 0.0], [1.0, 0.0, 0.0], [-0.5 * G, 0.0]),  # turned: s0 kept
+    ):
+        p = SlipPoint(0, Jp, z, 0.5, np.array(s0))
+        a, lam = slip_dynamics(M, f, A, np.zeros(1), slip_rows(A, np.array(v), [p]))
+        assert np.max(np.abs(a[:2] - want)) < 1e-12 and abs(lam[0] + G) < 1e-12
+    # a friction along the slip (a wrong sign of mu) would speed it up: caught here
+    bad = SlipPoint(0, Jp, z, -0.5, np.array([1.0, 0.0, 0.0]))
+    a, _ = slip_dynamics(M, f, A, np.zeros(1), slip_rows(A, np.array([1.0, 0, 0]), [bad]))
+    assert a[0] > 0
