@@ -152,7 +152,14 @@ namespace pfaff
       target(long(i)) = plastic[std::size_t(in[i].pair)] ? 0.0 : -c.restitution * pre(long(i));
     }
     const MatX M = dense_M(mo, d);
-    const VecX vn_new = metric_impact_rows(M, d.A, v, R, target, mo.opt.rank_tol);
+    // with friction: the impulse-level active set of friction.hpp (held points that
+    // would pull let go), else Newton's law with the active rows kept
+    std::vector<std::size_t> drop;
+    const bool rubs = std::any_of(in.begin(), in.end(), [&](const ContactPoint & p) {
+      return mo.contact_pairs[std::size_t(p.pair)].mu > 0.0;
+    });
+    const VecX vn_new = rubs ? friction_impact(s, M, v, in, R, target, plastic, held, drop)
+                             : metric_impact_rows(M, d.A, v, R, target, mo.opt.rank_tol);
     const double loss = 0.5 * (v.dot(M * v) - vn_new.dot(M * vn_new));
     const VecX post = R * vn_new;
     // the points onto the still geom (Phi = dist to round-off: the gap's sign after the
@@ -191,6 +198,19 @@ namespace pfaff
         events.push_back(
           LimitEventRec{t, L + int(k), 0, 0, pre(long(i)), post(long(i)), lost});
         lost = 0.0;
+      }
+    }
+    // the held points that let go: released (one event per pair)
+    for (auto c = drop.rbegin(); c != drop.rend(); ++c)
+    {
+      const int i = held[*c].first;
+      held.erase(held.begin() + long(*c));
+      if (std::none_of(drop.begin(), drop.end(), [&](std::size_t e) {
+            return e < *c && held[e].first == i;
+          }))
+      {
+        events.push_back(LimitEventRec{t, i, 1, 0, 0.0, 0.0, 0.0});
+        guard.released(i, t);
       }
     }
     s.change_model([&](ModelBuilder & b) { b.set_contact_rows(specs, pairs, modes); }, false);

@@ -22,6 +22,8 @@ namespace pfaff
     constexpr double kSpeed = 1e-10;
     // a slipping point this slow when another of its pair stops stops with it [m/s]
     constexpr double kStopped = 1e-9;
+    // an impulse that pulls by more than this lets its held point go [N s]
+    constexpr double kPull = 1e-12;
 
     // the point's velocity rows at its body point in the world
     Matrix3x point_rows(const FrameKin & f, const Vec3 & r)
@@ -280,5 +282,98 @@ namespace pfaff
       set_mode(s, jc, md);
     events.push_back(LimitEventRec{t, i, sticks ? 2 : 3, 0, speed, sticks ? 0.0 : speed, 0.0});
     guard.count(t);
+  }
+
+  VecX friction_impact(
+    System & s, const MatX & M, const VecX & v, const std::vector<ContactPoint> & in,
+    const MatX & R, const VecX & target, const std::vector<int> & plastic, const Held & held,
+    std::vector<std::size_t> & drop)
+  {
+    const Model & mo = s.mo();
+    const Data & d = s.d();
+    const int L = int(mo.limits.size()), nv = mo.nv();
+    const Eigen::Index m = d.A.rows(), k = R.rows();
+    // the held contact entry of each active row (-1: the loop's or a limit's, kept)
+    std::vector<int> owner(std::size_t(m), -1);
+    for (std::size_t c = 0; c < held.size(); ++c)
+      if (held[c].first >= L)
+      {
+        owner[std::size_t(mo.loop.m) + c] = int(c);
+        if (const int r = stick_row(mo, held, c); r >= 0)
+          owner[std::size_t(r)] = owner[std::size_t(r) + 1] = int(c);
+      }
+    // the plastic points with friction stop along the surface too: two tangential rows
+    MatX T = MatX::Zero(2 * k, nv);
+    std::vector<int> sticks(std::size_t(k), 0);
+    for (Eigen::Index i = 0; i < k; ++i)
+    {
+      const ContactPairC & c = mo.contact_pairs[std::size_t(in[std::size_t(i)].pair)];
+      if (c.mu <= 0.0 || !plastic[std::size_t(in[std::size_t(i)].pair)])
+        continue;
+      const FrameKin & f = d.frames[std::size_t(c.slot)];
+      const Matrix3x Jp = point_rows(f, in[std::size_t(i)].core - f.p);
+      Vec3 t1, t2;
+      tangent_basis(in[std::size_t(i)].n, t1, t2);
+      T.row(2 * i) = t1.transpose() * Jp;
+      T.row(2 * i + 1) = t2.transpose() * Jp;
+      sticks[std::size_t(i)] = 1;
+    }
+    std::vector<int> keep(held.size(), 1);
+    VecX vp = v;
+    // an impulse-level active set: a held point whose impulse would pull lets go, a
+    // point whose sticking impulse leaves the cone slips (no tangential impulse)
+    for (std::size_t it = 0; it <= held.size() + std::size_t(k); ++it)
+    {
+      std::vector<Eigen::Index> rows, trows;
+      for (Eigen::Index r = 0; r < m; ++r)
+        if (owner[std::size_t(r)] < 0 || keep[std::size_t(owner[std::size_t(r)])])
+          rows.push_back(r);
+      for (Eigen::Index i = 0; i < k; ++i)
+        if (sticks[std::size_t(i)])
+          trows.insert(trows.end(), {2 * i, 2 * i + 1});
+      const Eigen::Index a = Eigen::Index(rows.size()), b = Eigen::Index(trows.size());
+      MatX Rt(k + b, nv);
+      Rt.topRows(k) = R;
+      Rt.bottomRows(b) = T(trows, Eigen::all);
+      VecX bt = VecX::Zero(k + b);
+      bt.head(k) = target;
+      vp = metric_impact_rows(M, d.A(rows, Eigen::all), v, Rt, bt, mo.opt.rank_tol);
+      MatX G(a + k + b, nv);
+      G.topRows(a) = d.A(rows, Eigen::all);
+      G.bottomRows(k + b) = Rt;
+      // the impulses: M (v+ - v) = -G^T iota, least-norm (redundant rows)
+      const VecX iota = G.transpose().completeOrthogonalDecomposition().solve(-(M * (vp - v)));
+      bool changed = false;
+      for (Eigen::Index q = 0; q < a; ++q)
+      {
+        const int c = owner[std::size_t(rows[std::size_t(q)])];
+        if (c >= 0 && rows[std::size_t(q)] == mo.loop.m + c && iota(q) > kPull)
+        {
+          keep[std::size_t(c)] = 0;
+          changed = true;
+        }
+      }
+      for (Eigen::Index i = 0, j = 0; i < k; ++i)
+      {
+        if (!sticks[std::size_t(i)])
+          continue;
+        const double mu = mo.contact_pairs[std::size_t(in[std::size_t(i)].pair)].mu;
+        const double it_n = iota(a + i);
+        const double it_t = iota.segment(a + k + 2 * j, 2).norm();
+        ++j;
+        if (it_t > mu * std::max(0.0, -it_n) + kPull)
+        {
+          sticks[std::size_t(i)] = 0;
+          changed = true;
+        }
+      }
+      if (!changed)
+        break;
+    }
+    drop.clear();
+    for (std::size_t c = 0; c < held.size(); ++c)
+      if (!keep[c])
+        drop.push_back(c);
+    return vp;
   }
 } // namespace pfaff

@@ -68,4 +68,14 @@ namespace pfaff
   /// impends (event "slip")
   void stop_slip(System & s, const Held & held, int j, double tol, double t, EventGuard & guard,
                  std::vector<LimitEventRec> & events);
+  /// the velocity after an impact with friction at the System's state (d's frames and
+  /// rows): the points in (their normal rows R to their targets; the plastic ones with
+  /// friction stopped along the surface where the impulse that needs lies inside the cone,
+  /// else slipping with no tangential impulse) with the active rows kept, except the
+  /// held contact points whose impulse would pull: their held entries into drop (they let
+  /// go: Housner's rocking block leaves its old edge)
+  VecX friction_impact(
+    System & s, const MatX & M, const VecX & v, const std::vector<ContactPoint> & in,
+    const MatX & R, const VecX & target, const std::vector<int> & plastic, const Held & held,
+    std::vector<std::size_t> & drop);
 } // namespace pfaff

@@ -256,3 +256,32 @@ def test_mujoco_figures_beside_the_closed_forms():
     decel = G * (0.5 * math.cos(ALPHA) - math.sin(ALPHA))
     stop = _mujoco_slide(0.5, 1.0, v0=1.0) - 1.0 / (2 * decel)
     assert abs(stop) < 1e-3
+
+
+def test_housner_rocking_block_keeps_his_ratio_at_each_impact():
+    # tests/models/contact/rocking_block.xml: a block (half-width 0.1 m, half-height 0.3
+    # m, 1 kg, friction 2) tilted by 0.1 rad onto its edge at x = +b rocks back; at each
+    # impact the new edge sticks (a sticking impact) and the old one lets go (its
+    # impulse would pull), so the angular velocity is multiplied by Housner's ratio r =
+    # 1 - 3/2 sin^2 alpha: rocking keeps the energy between impacts, so impact k takes
+    # m g z0 r^(2(k-1)) (1 - r^2), z0 the centre's rise at the start
+    from pfaff.contact.closed_forms import housner_ratio, rocking_block_start
+
+    models = Path(__file__).parents[2] / "models" / "contact"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        system = pfaff.load(models / "rocking_block.xml", contact=True)
+    sim = pfaff.Simulator(system, dt=DT)
+    x, z0, th = rocking_block_start(0.1, 0.3, 0.1)
+    sim.reset(q=np.array([x, z0, th]))
+    sim.step(n=1000)
+    r = housner_ratio(0.1, 0.3)
+    impacts = [e for e in sim.events if e.kind == "impact"][1:]  # after the landing at 0
+    releases = [e for e in sim.events if e.kind == "release"]
+    assert len(impacts) >= 3
+    for k, e in enumerate(impacts[:3]):
+        want = G * z0 * r ** (2 * k) * (1 - r**2)
+        assert abs(e.energy_lost - want) < 1e-9 * G * z0
+        assert any(abs(x.t - e.t) < 1e-12 for x in releases)  # the old edge let go
+    # no slip: the edge on the floor stays where it is
+    assert all(c.mode == "stick" for c in sim.contacts)
