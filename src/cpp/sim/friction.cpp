@@ -302,13 +302,14 @@ namespace pfaff
         if (const int r = stick_row(mo, held, c); r >= 0)
           owner[std::size_t(r)] = owner[std::size_t(r) + 1] = int(c);
       }
-    // the plastic points with friction stop along the surface too: two tangential rows
+    // the points that stop (plastic, or e = 0) with friction stop along the surface too:
+    // two tangential rows
     MatX T = MatX::Zero(2 * k, nv);
     std::vector<int> sticks(std::size_t(k), 0);
     for (Eigen::Index i = 0; i < k; ++i)
     {
       const ContactPairC & c = mo.contact_pairs[std::size_t(in[std::size_t(i)].pair)];
-      if (c.mu <= 0.0 || !plastic[std::size_t(in[std::size_t(i)].pair)])
+      if (c.mu <= 0.0 || !(plastic[std::size_t(in[std::size_t(i)].pair)] || c.restitution == 0.0))
         continue;
       const FrameKin & f = d.frames[std::size_t(c.slot)];
       const Matrix3x Jp = point_rows(f, in[std::size_t(i)].core - f.p);
@@ -353,7 +354,9 @@ namespace pfaff
           changed = true;
         }
       }
-      for (Eigen::Index i = 0, j = 0; i < k; ++i)
+      // the cone is read once no held point pulls (an impulse of the over-held set is
+      // not the impact's)
+      for (Eigen::Index i = 0, j = 0; i < k && !changed; ++i)
       {
         if (!sticks[std::size_t(i)])
           continue;
