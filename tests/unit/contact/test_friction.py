@@ -1,9 +1,10 @@
 """Coulomb friction on the compiled loop's contacts against the closed forms
 (pfaff.contact.closed_forms): a box on an incline below the friction angle stays (its
 corners' forces sum to m g cos and m g sin), above it slides 0.5 g (sin - mu cos) t^2, a
-box launched down an incline below the angle stops at v0 / (g (mu cos - sin)) (a located
-"stick"); the slipping dynamics against the NumPy reference (pfaff.contact.friction);
-wrong inputs caught."""
+box launched along an incline below the angle stops at v0 / (g (mu cos -+ sin)) (a
+located "stick"); Housner's rocking block (a sticking impact that lets the old edge go);
+the slipping dynamics against the NumPy reference (pfaff.contact.friction); wrong inputs
+caught."""
 
 from __future__ import annotations
 
