@@ -26,7 +26,9 @@ failure); it is not run again in Python.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
+from pfaff.contact.penetration import Penetration
 from pfaff.simulate.core_engine import set_ctrl
 from pfaff.simulate.limit_events import MAX_EVENTS_PER_STEP
 from pfaff.simulate.limits import LimitEvent, check_inside, simulate_limited
@@ -99,12 +101,13 @@ class LimitStepper:
                 "with contact=False"
             )
         self._core = None if proto is None else self._limited_system(proto)
+        self._pen = None  # MuJoCo's narrow phase on a start (check_start), made once
         self.reset()
 
     def __getstate__(self) -> dict:
         """Pickled without its compiled system (:meth:`restore` gives the new one)."""
         state = self.__dict__.copy()
-        state.update(_core=None)
+        state.update(_core=None, _pen=None)
         return state
 
     def restore(self, proto) -> None:
@@ -169,11 +172,23 @@ class LimitStepper:
 
     def check_start(self, q) -> None:
         """Refuse a start outside a limit (ValueError naming the joint, its value and
-        its range), as ``simulate_limited`` does at the next step."""
+        its range), as ``simulate_limited`` does at the next step; warn of a start where
+        contact pairs overlap (the next step moves it out: an impact at rest)."""
         check_inside(
             self.limits, self.system.mechanism, q,
             hint=" (Simulator(..., limits=False) steps without the limits)",
         )  # fmt: skip
+        if self.contacts is None:
+            return
+        if self._pen is None:
+            self._pen = Penetration(self.contacts, self.system.q_to_qpos)
+        if deep := self._pen.overlaps(q, self.options.position_tol):
+            warnings.warn(
+                f"the start overlaps ({'; '.join(deep[:5])}): the next step moves it out "
+                "of the overlap (the least motion in the metric of M, an impact event)",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def closed_contacts(self, q, v, tau) -> list:
         """The held contact points at ``(q, v)`` under ``tau``
