@@ -52,11 +52,7 @@ class Penetration:
 
     def overlaps(self, q: np.ndarray, tol: float) -> list[str]:
         """The pairs overlapping by more than ``tol`` [m] at ``q``, as ``"a / b 0.01 m"``."""
-        return [
-            f"{a} / {b} {x:.3g} m"
-            for (a, b), x in zip(self.names, self.depths(q))
-            if x > tol
-        ]
+        return [f"{a} / {b} {x:.3g} m" for (a, b), x in zip(self.names, self.depths(q)) if x > tol]
 
 
 def penetration(
