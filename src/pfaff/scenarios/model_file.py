@@ -203,9 +203,13 @@ def run_system(
         )
     if pen is not None:
         res.extra_arrays["penetration"] = depth
+        res.extra_arrays["contact_impact_t"] = np.array(
+            [e.t for e in touches if e.kind == "impact"], dtype=float
+        )
         res.series_doc["penetration"] = (
             "deepest overlap of a modelled contact pair, by MuJoCo's narrow phase (m)"
         )
+        res.series_doc["contact_impact_t"] = "times of the contacts' impacts, located (s)"
     return res
 
 

@@ -143,3 +143,19 @@ def test_a_simulator_reset_into_the_floor_warns_and_moves_out():
         sim.reset()
         q[2] = 0.1
         sim.reset(q=q)
+
+
+def test_pfaff_compare_with_contact_puts_the_soft_contact_beside_the_exact_one(tmp_path):
+    out = tmp_path / "cmp"
+    args = ["compare", str(BALL), "--out", str(out), "--set", "contact=true"]
+    assert main([*args, "--set", "t_end=0.8"]) == 0
+    m = json.loads((out / "summary.json").read_text())["metrics"]
+    t1 = ball_impact_times(1.0, 0.0, G, n=1)[0]
+    assert abs(m["pfaff_first_impact_s"] - t1) < 1e-9
+    # MuJoCo's first step with a contact: the step the ball reaches the floor in
+    assert 0.0 <= m["mujoco_first_impact_s"] - t1 < 1e-3 + 1e-9
+    assert m["pfaff_max_penetration"] < 1e-9
+    # soft: it sinks in at the impact (docs/contact.md quotes 33 mm for mujoco 4.0.0)
+    assert 0.025 < m["mujoco_max_penetration"] < 0.04
+    data = np.load(out / "trajectory.npz")
+    assert data["mujoco_penetration"].max() == pytest.approx(m["mujoco_max_penetration"])
