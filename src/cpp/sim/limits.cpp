@@ -63,6 +63,7 @@ namespace pfaff
       Narrow nar; // the contact pairs' narrow phase
       int L = int(s.mo().limits.size());
       int past = -1; // the row crossed() found past its bound (first_past), else -1
+      long ticks = 0; // steps since the start, for the interrupt check
 
       // the phase's start: the record's last sample at this time is replaced, the state
       // brought onto the manifold of the active rows (simulate's project_start)
@@ -209,6 +210,16 @@ namespace pfaff
           }
           if (k == K)
             break;
+          if (ctl.interrupted && ++ticks % LimitControl::kInterruptEvery == 0
+              && ctl.interrupted())
+          {
+            st.code = status_code::interrupted;
+            st.what = "interrupt";
+            st.t = t;
+            st.step = k;
+            end = End::failed;
+            break;
+          }
           prev = save(t);
           has = true;
           const Status c = step(s.mo(), s.d(), s.state(), t, k, h);

@@ -30,7 +30,7 @@ import warnings
 
 from pfaff.contact.penetration import Penetration
 from pfaff.simulate.core_engine import set_ctrl
-from pfaff.simulate.limit_events import MAX_EVENTS_PER_STEP
+from pfaff.simulate.limit_events import MAX_EVENTS_PER_STEP, ContactEvent
 from pfaff.simulate.limits import LimitEvent, check_inside, simulate_limited
 from pfaff.simulate.limits_core import held_rows, limited_system, run_core
 from pfaff.simulate.options import SimOptions
@@ -212,36 +212,47 @@ class LimitStepper:
             out.append(Contact(g1, g2, point, (nx, ny, nz), fn))
         return out
 
+    def held_system(self, q, v):
+        """A copy of the compiled system at ``(q, v)`` with the limits and contact points
+        held now as bilateral rows (``pfaff._core.set_held``): its steps are those of the
+        fixed mode, what ``step_derivatives`` differentiates. None when nothing is held
+        or the steps run on the NumPy engine."""
+        from pfaff import core
+
+        if self._core is None or not (self.held or self.contact_held):
+            return None
+        sys_ = core.clone(self._core)
+        sys_.set_state(q, v)
+        set_ctrl(sys_, self.forces)
+        core.set_held(sys_, held_rows(self.held, self.contact_held))
+        return sys_
+
     def held_names(self) -> list[str]:
         """The held limits as ``"joint (side)"``."""
         return [f"{self.limits[i].joint} ({side})" for i, side in self.held.items()]
 
 
 def derivative_warning(stepper: LimitStepper, q, v, t: float, tau) -> str | None:
-    """Why ``step_derivatives`` at this state is not the derivative of the limited step
-    (a limit held now, or an event inside the step), else None."""
-    if stepper.held:
+    """Why ``step_derivatives`` at this state is not the derivative of the limited step,
+    else None: an event inside the step (the Jacobians are those of the mode the step
+    starts in, the held rows bilateral), or, on the NumPy engine, a limit held (its row
+    left out there)."""
+    if stepper.held and stepper._core is None:
         return (
-            f"step_derivatives: the limit of {', '.join(stepper.held_names())} is held: the "
-            "Jacobians are those of the step without limits, not of the held step"
-        )
-    if stepper.contact_held:
-        return (
-            "step_derivatives: a contact is closed: the Jacobians are those of the step "
-            "without contacts, not of the held step"
+            f"step_derivatives: the limit of {', '.join(stepper.held_names())} is held: on "
+            "the NumPy engine the Jacobians are those of the step without limits, not of "
+            "the held step"
         )
     _, events = stepper.run(q, v, t, tau, 1, keep=False)
-    if events:
-        e = events[0]
-        if not hasattr(e, "joint"):  # a contact's event
-            return (
-                f"step_derivatives: the step meets {e.geom1!r} / {e.geom2!r} at t = "
-                f"{e.t:.9g} s: the Jacobians are those of the step without contacts, not of "
-                "the step with its impact"
-            )
-        return (
-            f"step_derivatives: the step hits the {e.side} limit of {e.joint!r} at t = "
-            f"{e.t:.9g} s: the Jacobians are those of the step without limits, not of the "
-            "limited step (an impact map lies inside it)"
-        )
-    return None
+    if not events:
+        return None
+    e = events[0]
+    what = (
+        f"{e.geom1!r} / {e.geom2!r}" if isinstance(e, ContactEvent) else
+        f"the {e.side} limit of {e.joint!r}"
+    )  # fmt: skip
+    return (
+        f"step_derivatives: the step meets an event ({e.kind} of {what} at t = {e.t:.9g} s): "
+        "the Jacobians are those of the mode it starts in (the limits and contacts held "
+        "now as bilateral rows, the others absent), not of the step across the event"
+    )
