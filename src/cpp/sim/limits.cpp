@@ -171,7 +171,7 @@ namespace pfaff
       }
 
       // one phase of K steps of h from the System's state at t0 (watch: with the stop
-      // and the release of simulate_limited's phases); t_at: the sample it ended at, prev
+      // and the release of simulate_limited's phases, a stop before a release); t_at: the sample it ended at, prev
       // the one before (has: there is one). As simulate records a phase: every
       // record_every-th step, its last, a stop and a release; a release is read at every
       // step, so the record stride never moves an event; the controller sampled where
@@ -196,16 +196,19 @@ namespace pfaff
             end = End::failed;
             break;
           }
-          if (watch && release(t, rec))
-          {
-            end = End::released;
-            break;
-          }
+          // a crossing first: the step to this sample went past a bound (the step is
+          // located again), so a pull read here is not yet the state's (the reference's
+          // phases stop at the crossing before they read the pull)
           if (watch && crossed())
           {
             if (!rec) // the stop's sample is recorded
               keep(t);
             end = End::crossed;
+            break;
+          }
+          if (watch && release(t, rec))
+          {
+            end = End::released;
             break;
           }
           if (k == K)
