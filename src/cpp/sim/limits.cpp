@@ -471,6 +471,19 @@ namespace pfaff
         s.state().tau_ = prev.tau; // the torque held over the step, not sampled inside it
         ctl.next = t1;
         std::tie(i, x) = r.locate(prev, t1);
+        // a stop (or pair) crossed and left again before t1 is past its bound at the
+        // crossing found: located again up to there, until none is (at most a few times)
+        for (int again = 0; i >= 0 && again < 4; ++again)
+        {
+          VecX qx;
+          if (!r.step_to(prev, x, qx) || first_past(s, r.nar, held, qx) < 0)
+            break;
+          s.set_state(qx, prev.v); // locate reads who is past from the state's q
+          const auto [j, y] = r.locate(prev, prev.t + x);
+          if (j < 0 || !(y < x))
+            break;
+          std::tie(i, x) = std::make_pair(j, y);
+        }
         if (i < 0)
         {
           r.st.code = status_code::locate_failed;
