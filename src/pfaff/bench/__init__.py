@@ -36,6 +36,7 @@ from .panda import (
 from .plant import bench_plant
 from .scaling import bench_scaling
 from .scenarios import bench_scenarios
+from .contact import bench_contact
 from .step import bench_step
 from .sweep import bench_sweep
 from .timing import Row, median_us, paired_us, row
@@ -54,6 +55,7 @@ __all__ = [
     "bench_plant",
     "bench_scaling",
     "bench_scenarios",
+    "bench_contact",
     "bench_step",
     "bench_sweep",
     "bench_work_precision",
@@ -80,6 +82,7 @@ BENCHMARKS: dict[str, Callable[[], list[Row]]] = {
     "scaling": bench_scaling,
     "sweep": bench_sweep,
     "step": bench_step,
+    "contact": bench_contact,
     "plant": bench_plant,
     "derivatives": bench_derivatives,
     "derivatives-files": bench_derivatives_files,
