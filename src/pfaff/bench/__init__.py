@@ -22,6 +22,7 @@ import numpy as np
 from pfaff.linalg import single_threaded_blas
 from pfaff.mechanism import load_robot
 
+from .contact import bench_contact
 from .derivatives import bench_derivatives
 from .derivatives_files import bench_derivatives_files
 from .models import bench_model_files
@@ -36,7 +37,6 @@ from .panda import (
 from .plant import bench_plant
 from .scaling import bench_scaling
 from .scenarios import bench_scenarios
-from .contact import bench_contact
 from .step import bench_step
 from .sweep import bench_sweep
 from .timing import Row, median_us, paired_us, row
