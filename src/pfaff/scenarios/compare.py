@@ -172,15 +172,10 @@ def compare_scenario(path: str | Path) -> Scenario:
         E_pf = a["energy"] + system.mechanism.compute(asm.q).potential
         n = min(len(phi), len(mj["violation"]))
         floor = 1e-18  # log plot: exact zeros drawn at the floor
-        res.plots["violation_pfaff_vs_mujoco"] = {
-            "title": "equality constraint violation, max over rows",
-            "ylabel": "max |residual| (m, rad)",
-            "log": True,
-            "series": {
-                "pfaff": np.maximum(phi[:n], floor),
-                "MuJoCo": np.maximum(mj["violation"][:n], floor),
-            },
-        }
+        res.plots["violation_pfaff_vs_mujoco"] = _log_plot(
+            "equality constraint violation, max over rows", "max |residual| (m, rad)",
+            phi[:n], mj["violation"][:n], floor,
+        )  # fmt: skip
         res.plots["energy_pfaff_vs_mujoco"] = {
             "title": "total energy",
             "ylabel": "E (J)",
@@ -244,6 +239,16 @@ def compare_scenario(path: str | Path) -> Scenario:
     return Scenario(f"compare:{p}", run, params)
 
 
+def _log_plot(title: str, ylabel: str, pf, mj, floor: float) -> dict:
+    """A log plot of pfaff's series beside MuJoCo's, exact zeros drawn at ``floor``."""
+    return {
+        "title": title,
+        "ylabel": ylabel,
+        "log": True,
+        "series": {"pfaff": np.maximum(pf, floor), "MuJoCo": np.maximum(mj, floor)},
+    }
+
+
 def _contact_figures(res: ScenarioResult, mj: dict, n: int, floor: float) -> None:
     """The contact metrics and the penetration plot of a comparison with contacts."""
     pf_pen, hits = res.extra_arrays["penetration"], res.extra_arrays["contact_impact_t"]
@@ -256,15 +261,10 @@ def _contact_figures(res: ScenarioResult, mj: dict, n: int, floor: float) -> Non
             "mujoco_first_impact_s": mj["impacts"][0] if mj["impacts"] else float("nan"),
         }
     )
-    res.plots["penetration_pfaff_vs_mujoco"] = {
-        "title": "contact penetration, deepest contact",
-        "ylabel": "penetration (m)",
-        "log": True,
-        "series": {
-            "pfaff": np.maximum(pf_pen[:n], floor),
-            "MuJoCo": np.maximum(mj["penetration"][:n], floor),
-        },
-    }
+    res.plots["penetration_pfaff_vs_mujoco"] = _log_plot(
+        "contact penetration, deepest contact", "penetration (m)", pf_pen[:n],
+        mj["penetration"][:n], floor,
+    )  # fmt: skip
     res.extra_arrays["mujoco_penetration"] = mj["penetration"]
     res.series_doc["mujoco_penetration"] = "MuJoCo's deepest contact per step (m)"
 
