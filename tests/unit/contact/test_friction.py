@@ -286,3 +286,62 @@ def test_housner_rocking_block_keeps_his_ratio_at_each_impact():
         assert any(abs(x.t - e.t) < 1e-12 for x in releases)  # the old edge let go
     # no slip: the edge on the floor stays where it is
     assert all(c.mode == "stick" for c in sim.contacts)
+
+
+def test_friction_work_is_counted_in_the_energy_balance(tmp_path):
+    # above the friction angle the slide loses mu m g cos per metre to friction: the
+    # record's force_work counts it, so energy - energy[0] = work + force_work (+ the
+    # correction) holds; without the count the balance would miss 0.87 J
+    mu = 0.3
+    sim = _sim(incline_file(tmp_path, mu))
+    q0 = sim.q.copy()
+    sim.step(n=1000)
+    tr = sim.record()
+    fw = np.asarray(tr.series("force_work"))
+    want = -mu * G * math.cos(ALPHA) * _slide(sim, q0)
+    assert abs(fw[-1] - want) < 1e-9
+    e = np.asarray(tr.series("energy"))
+    rest = np.asarray(tr.series("work")) + fw + np.asarray(tr.series("correction_energy"))
+    assert np.max(np.abs(e - e[0] - rest)) < 1e-9
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_stuck_box_corner_forces_match_the_numpy_reference(tmp_path, seed):
+    # box_on_plane.xml with MuJoCo's default friction (1, condim 3): pushed along the
+    # floor less than mu m g, it sticks; each corner is also held along the floor's
+    # tangents t1 = y, t2 = -x (the core's tangent_basis of z) where it stands: the twelve
+    # PointOnPlane rows' least-norm multipliers by the NumPy engine
+    from pfaff import dynamics as dyn
+    from pfaff.constraints.base import ConstraintSet
+    from pfaff.constraints.library import PointOnPlane
+
+    src = (Path(__file__).parents[2] / "models" / "contact" / "box_on_plane.xml").read_text()
+    path = tmp_path / "box_friction.xml"
+    path.write_text(src.replace(' condim="1"', ""))
+    sim = _sim(path)
+    system = sim.system
+    sim.step(n=10)
+    rng = np.random.default_rng(seed)
+    tau = np.concatenate([rng.normal(size=2), [rng.uniform(-5, 5)], 0.1 * rng.normal(size=3)])
+    sim.step(tau=tau, n=3)
+    cs = sim.contacts
+    assert len(cs) == 4 and all(c.mode == "stick" for c in cs)
+    q = sim.q
+    mech = system.mechanism
+    R = mech.compute(q, sim.v, ("box",), extras=False).frame("box").R
+    local = [R.T @ (np.array(c.point) - q[:3]) for c in cs]
+    rows = [(p, 0.0, (0, 0, 1)) for p in local]
+    for t in ((0, 1, 0), (-1, 0, 0)):
+        rows += [(p, float(np.dot(t, c.point)), t) for p, c in zip(local, cs)]
+    cset = ConstraintSet(mech, [PointOnPlane("box", n, offset=d, point=p) for p, d, n in rows])
+    snap = mech.compute(q, sim.v, cset.frames, extras=False)
+    ev = cset.evaluate(snap)
+    f = -dyn.solve_constrained(snap.M, snap.h, tau, ev.A, ev.drift, system.rank_tol).lam
+    tangent = np.zeros((4, 3))
+    tangent[:, 1], tangent[:, 0] = f[4:8], -f[8:12]  # f1 t1 + f2 t2 of each corner
+    got = np.array([c.normal_force for c in cs])
+    assert abs(got.sum() - (2 * G - tau[2])) < 1e-9 * 2 * G  # tau[2]: a lift (box axes)
+    assert np.max(np.abs(got - f[:4])) < 1e-8 * 2 * G
+    assert np.max(np.abs(np.array([c.tangent for c in cs]) - tangent)) < 1e-8 * 2 * G
+    # the corners hold the push: the friction forces sum to minus its floor components
+    assert np.linalg.norm(tangent.sum(axis=0)[:2] + tau[:2]) < 1e-9
