@@ -103,6 +103,11 @@ class FileContacts:
     radii: list[float] = field(default_factory=list)
     mu: list[float] = field(default_factory=list)
 
+    def __setstate__(self, state: dict) -> None:
+        # a FileContacts pickled before friction was modelled: its pairs ran frictionless
+        state.setdefault("mu", [0.0] * len(state.get("pairs", ())))
+        self.__dict__.update(state)
+
 
 def _label(m: mujoco.MjModel, g: int) -> str:
     return name_of(m, mujoco.mjtObj.mjOBJ_GEOM, g) or f"geom{g}"

@@ -102,7 +102,7 @@ def limited_system(
         )  # fmt: skip
     if contacts is not None and contacts.pairs:
         core.set_contact_world(sys_, contacts.mjb, contacts.path)
-        for p, frame, mu in zip(contacts.pairs, contacts.frames, contacts.mu):
+        for p, frame, mu in zip(contacts.pairs, contacts.frames, contacts.mu, strict=True):
             core.add_contact_pair(
                 sys_, p.geom1, p.geom2, frame, float(restitution), CONTACT_REST_SPEED, mu
             )

@@ -345,3 +345,18 @@ def test_stuck_box_corner_forces_match_the_numpy_reference(tmp_path, seed):
     assert np.max(np.abs(np.array([c.tangent for c in cs]) - tangent)) < 1e-8 * 2 * G
     # the corners hold the push: the friction forces sum to minus its floor components
     assert np.linalg.norm(tangent.sum(axis=0)[:2] + tau[:2]) < 1e-9
+
+
+def test_file_contacts_pickled_before_friction_load_frictionless(tmp_path):
+    import pickle
+
+    system = _sim(incline_file(tmp_path, 0.5)).system
+    fc = system.contacts
+    old = pickle.loads(pickle.dumps(fc))
+    assert old.mu == [0.5]
+    del fc.__dict__["mu"]  # as a FileContacts pickled before friction was modelled
+    try:
+        again = pickle.loads(pickle.dumps(fc))
+    finally:
+        fc.mu = [0.5]
+    assert again.mu == [0.0] and again.pairs == fc.pairs
