@@ -198,6 +198,11 @@ def run_system(
     )
     if loss is not None:  # the energy the limits' impacts took, per sample
         res.extra_arrays["limit_impact_loss"] = np.asarray(loss, dtype=float)
+        res.plots["impacts"] = {
+            "title": f"kinetic energy and the impacts' losses ({len(run.events)} events)",
+            "ylabel": "J",
+            "series": {"kinetic energy": a["kinetic"], "lost in impacts so far": loss},
+        }
         res.series_doc["limit_impact_loss"] = (
             "kinetic energy lost in the limits' and contacts' impacts so far (J)"
         )
@@ -210,6 +215,12 @@ def run_system(
             "deepest overlap of a modelled contact pair, by MuJoCo's narrow phase (m)"
         )
         res.series_doc["contact_impact_t"] = "times of the contacts' impacts, located (s)"
+        res.plots["penetration"] = {
+            "title": "deepest overlap of a contact pair (MuJoCo's narrow phase on the states)",
+            "ylabel": "penetration (m)",
+            "log": True,
+            "series": {"pfaff": np.maximum(depth, 1e-18)},  # exact zeros at the floor
+        }
     return res
 
 
