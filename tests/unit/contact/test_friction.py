@@ -360,3 +360,15 @@ def test_file_contacts_pickled_before_friction_load_frictionless(tmp_path):
     finally:
         fc.mu = [0.5]
     assert again.mu == [0.0] and again.pairs == fc.pairs
+
+
+def test_a_rollout_slides_as_the_simulator_does(tmp_path):
+    system = _sim(incline_file(tmp_path, 0.3)).system
+    out = pfaff.rollout(system, None, None, np.zeros((2, 300, 6)), dt=DT)
+    sim = pfaff.Simulator(system, dt=DT)
+    q0 = sim.q.copy()
+    sim.step(n=300)
+    want = float(incline_distance(ALPHA, 0.3, np.array(0.3), G))
+    for k in range(2):  # to round-off (a rollout steps one step per call)
+        assert np.max(np.abs(out["q"][k, -1] - sim.q)) < 1e-12
+        assert abs(float((out["q"][k, -1, :3] - q0[:3]) @ DOWN) - want) < 1e-9
