@@ -225,8 +225,10 @@ namespace pfaff
         for (int i = 0; i < LimitRecord::n_series; ++i)
           rec.append(series(std::move(out.record.cols[i]), out.record.n, out.record.width[i]));
         nb::object status = st.code == pfaff::status_code::ok ? nb::none() : nb::cast(st);
+        nb::object contact = series(std::move(out.record.contact), out.record.n,
+                                    out.record.contact_width);
         return nb::make_tuple(status, events, held, out.max_held, out.steps,
-                              out.newton_failures, rec, out.record.calls, ctl.next);
+                              out.newton_failures, rec, out.record.calls, ctl.next, contact);
       },
       "system"_a, "tau"_a, "t0"_a, "t_end"_a, "held"_a, "fixed_grid"_a, "record_every"_a,
       "max_events"_a, "event_tol"_a, "release_tol"_a, "hold_chunk"_a, "start_iterations"_a,
@@ -235,7 +237,8 @@ namespace pfaff
       "at t0 to t_end with tau held: (Status or None, events (t, limit, kind 0 impact / 1 "
       "release, side 0 lower / 1 upper, v_pre, v_post, energy_lost), held at the end "
       "[(limit, side)], the most limits held at once, steps, Newton failures, the 19 "
-      "series' samples, the controller's samples taken before each, its next instant); on "
+      "series' samples, the controller's samples taken before each, its next instant, the "
+      "contact forces per sample: per pair the normal force, the friction force's x, y, z); on "
       "a failure those up to it. control(t, held) -> bool, where a sample is due, sets the "
       "torque (set_tau) from the system's state; False (or an exception) ends the run");
   }

@@ -88,6 +88,10 @@ namespace pfaff
   double contact_root(
     System & s, Narrow & nar, const Held & held, int k,
     const std::function<bool(double, VecX &, VecX &)> & step, double h, double event_tol);
+  /// the contact forces of the System's evaluated state into rec.contact (rec's
+  /// contact_width: 4 per pair): per pair the held points' normal forces summed, then
+  /// their friction forces' x, y, z
+  void record_contacts(const System & s, const Held & held, LimitRecord & rec);
   /// Newton's impact of every free point touching at the System's state (approaching,
   /// within 1e-10 m) in the metric of M, the rows held and the active rows already
   /// there kept: plastic (the points held) where the guard says so for their pair; one

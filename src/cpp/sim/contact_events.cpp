@@ -216,4 +216,21 @@ namespace pfaff
     s.change_model([&](ModelBuilder & b) { b.set_contact_rows(specs, pairs, modes); }, false);
     guard.count(t);
   }
+  void record_contacts(const System & s, const Held & held, LimitRecord & rec)
+  {
+    const Model & mo = s.mo();
+    const Data & d = s.d();
+    const int L = int(mo.limits.size());
+    const std::size_t at = rec.contact.size();
+    rec.contact.resize(at + rec.contact_width, 0.0);
+    for (std::size_t c = 0; c < held.size(); ++c)
+      if (held[c].first >= L)
+      {
+        double * f = rec.contact.data() + at + 4 * std::size_t(held[c].first - L);
+        f[0] -= d.lam_(mo.loop.m + int(c)); // a contact pushes with lambda <= 0
+        const Vec3 ft = tangent_force(mo, d, s.state().v_, held, c, d.lam_);
+        for (int k = 0; k < 3; ++k)
+          f[1 + k] += ft(k);
+      }
+  }
 } // namespace pfaff

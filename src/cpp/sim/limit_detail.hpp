@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <vector>
 
 #include "sim/limits.hpp"
 
@@ -47,6 +48,21 @@ namespace pfaff
   /// Watch, over every unilateral row not held: the first past its bound at q by more
   /// than the position tolerance (a limit's index, L + a contact point's), else -1
   int first_past(const System & s, Narrow & nar, const Held & held, const VecX & q);
+
+  /// limit_events.impact: Newton's law in the metric of M for limit i at its bound, at
+  /// the System's state (put on the bound); plastic (the stop held) where the guard says
+  /// so; its event into events
+  void limit_impact(
+    System & s, Held & held, EventGuard & guard, int i, double t,
+    std::vector<LimitEventRec> & events);
+
+  /// limit_events.release: the first held entry (in held order) whose multiplier pulls
+  /// by more than tol at the System's evaluated state, where the guard allows, else -1
+  long first_pulling(const System & s, const Held & held, const EventGuard & guard,
+                     double tol, double t);
+  /// release held entry c at t: its event into events, the guard told
+  void release_held(System & s, Held & held, EventGuard & guard, std::size_t c, double t,
+                    std::vector<LimitEventRec> & events);
 
   /// run_limited's phases (limits.cpp); t: the time reached
   Status run_phases(

@@ -183,6 +183,8 @@ namespace pfaff
       cols[i].clear();
     }
     calls.clear();
+    contact.clear();
+    contact_width = 4 * mo.contact_pairs.size();
     n = 0;
   }
 
@@ -194,6 +196,7 @@ namespace pfaff
     for (int i = 0; i < n_series; ++i)
       cols[i].resize(std::size_t(n) * width[i]);
     calls.resize(std::min(calls.size(), std::size_t(n)));
+    contact.resize(std::min(contact.size(), std::size_t(n) * contact_width));
   }
 
   void record_limited(
@@ -225,5 +228,57 @@ namespace pfaff
         return i;
     const int k = contact_crossed(s, nar, held, q, mo.opt.position_tol);
     return k < 0 ? -1 : L + k;
+  }
+
+  void limit_impact(
+    System & s, Held & held, EventGuard & guard, int i, double t,
+    std::vector<LimitEventRec> & events)
+  {
+    const JointLimit & l = s.mo().limits[std::size_t(i)];
+    VecX q = s.state().q_, v = s.state().v_;
+    const int side = q(l.iq) <= 0.5 * (l.lower + l.upper) ? 0 : 1;
+    q(l.iq) = side == 0 ? l.lower : l.upper; // on the bound to event_tol
+    s.set_state(q, v);
+    Data & d = s.d();
+    dynamics_state(s.mo(), d, q, v, false);
+    evaluate(s.mo(), d, q, v, false);
+    const MatX M = dense_M(s.mo(), d);
+    const double v_pre = v(l.iv);
+    const double approach = std::max(0.0, side == 0 ? -v_pre : v_pre);
+    const double e = guard.plastic(i, t, approach, l.rest_speed, held) ? 0.0 : l.restitution;
+    const VecX vn = metric_impact(M, d.A, v, l.iv, -e * v_pre, s.mo().opt.rank_tol);
+    const double loss = 0.5 * (v.dot(M * v) - vn.dot(M * vn));
+    s.set_state(q, vn);
+    if (e == 0.0)
+      held.emplace_back(i, side);
+    events.push_back(LimitEventRec{t, i, 0, side, v_pre, vn(l.iv), loss});
+    guard.count(t);
+  }
+
+  long first_pulling(const System & s, const Held & held, const EventGuard & guard,
+                     double tol, double t)
+  {
+    const int L = int(s.mo().limits.size());
+    for (std::size_t c = 0; c < held.size(); ++c)
+    {
+      const auto [i, side] = held[c];
+      const int sd = i >= L ? 0 : side; // a contact pushes as a lower bound does
+      if (pulling(sd, s.d().lam_(s.mo().loop.m + int(c)), tol) && guard.may_release(i, t))
+        return long(c);
+    }
+    return -1;
+  }
+
+  void release_held(System & s, Held & held, EventGuard & guard, std::size_t c, double t,
+                    std::vector<LimitEventRec> & events)
+  {
+    const int L = int(s.mo().limits.size());
+    const auto [i, side] = held[c];
+    const int sd = i >= L ? 0 : side;
+    const double vi = i >= L ? 0.0 : s.state().v_(s.mo().limits[std::size_t(i)].iv);
+    events.push_back(LimitEventRec{t, i, 1, sd, vi, vi, 0.0});
+    held.erase(held.begin() + long(c));
+    guard.released(i, t);
+    guard.count(t);
   }
 } // namespace pfaff

@@ -125,6 +125,7 @@ namespace pfaff
       {
         record_limited(s.mo(), s.d(), s.state(), out.record, t, carry);
         out.record.calls.push_back(ctl.calls);
+        record_contacts(s, held, out.record);
         ++phase_rows;
       }
 
@@ -259,30 +260,18 @@ namespace pfaff
         return e;
       }
 
-      // limit_events.release: the first held limit (in held order) that pulls at this
-      // sample, where the guard allows; the sample is recorded first (rec: it is already)
+      // limit_events.release: the first held row that pulls at this sample, released
+      // where the guard allows (release_pulling); the sample is recorded first
       bool release(double t, bool rec)
       {
-        const Data & d = s.d();
-        for (std::size_t c = 0; c < held.size(); ++c)
-        {
-          const auto [i, side] = held[c];
-          const int sd = i >= L ? 0 : side; // a contact pushes as a lower bound does
-          if (pulling(sd, d.lam_(s.mo().loop.m + int(c)), o.release_tol)
-              && guard.may_release(i, t))
-          {
-            if (!rec)
-              keep(t);
-            const double vi = i >= L ? 0.0 : s.state().v_(s.mo().limits[std::size_t(i)].iv);
-            out.events.push_back(LimitEventRec{t, i, 1, sd, vi, vi, 0.0});
-            held.erase(held.begin() + long(c));
-            ctl.next = t; // the controller sampled at the event
-            guard.released(i, t);
-            guard.count(t);
-            return true;
-          }
-        }
-        return false;
+        const long c = first_pulling(s, held, guard, o.release_tol, t);
+        if (c < 0)
+          return false;
+        if (!rec)
+          keep(t);
+        release_held(s, held, guard, std::size_t(c), t, out.events);
+        ctl.next = t; // the controller sampled at the event
+        return true;
       }
 
       // q after one step of length x from (q_a, v_a) at t_a brought onto the manifold
@@ -372,44 +361,19 @@ namespace pfaff
         return {best, best_s};
       }
 
-      // limit_events.impact: Newton's law in the metric of M at the bound; plastic
-      // (the stop held) where the guard says so
+      // the event of row i at t: a slip stopped, a contact's impact or a limit's
       void impact(int i, double t)
       {
         if (i >= U) // a slip stopped: it sticks, or slips on (friction.hpp)
         {
           stop_slip(s, held, i - U, o.release_tol, t, guard, out.events);
           slips.forget(i - U);
-          ctl.next = t;
-          return;
         }
-        if (i >= L)
-        {
+        else if (i >= L)
           contact_impact(s, nar, held, guard, t, out.events);
-          ctl.next = t; // the controller sampled at the event
-          return;
-        }
-        const JointLimit & l = s.mo().limits[std::size_t(i)];
-        VecX q = s.state().q_, v = s.state().v_;
-        const int side = q(l.iq) <= 0.5 * (l.lower + l.upper) ? 0 : 1;
-        q(l.iq) = side == 0 ? l.lower : l.upper; // on the bound to event_tol
-        s.set_state(q, v);
-        Data & d = s.d();
-        dynamics_state(s.mo(), d, q, v, false);
-        evaluate(s.mo(), d, q, v, false);
-        const MatX M = dense_M(s.mo(), d);
-        const double v_pre = v(l.iv);
-        const double approach = std::max(0.0, side == 0 ? -v_pre : v_pre);
-        const double e =
-          guard.plastic(i, t, approach, l.rest_speed, held) ? 0.0 : l.restitution;
-        const VecX vn = metric_impact(M, d.A, v, l.iv, -e * v_pre, s.mo().opt.rank_tol);
-        const double loss = 0.5 * (v.dot(M * v) - vn.dot(M * vn));
-        s.set_state(q, vn);
-        if (e == 0.0)
-          held.emplace_back(i, side);
-        out.events.push_back(LimitEventRec{t, i, 0, side, v_pre, vn(l.iv), loss});
+        else
+          limit_impact(s, held, guard, i, t, out.events);
         ctl.next = t; // the controller sampled at the event
-        guard.count(t);
       }
 
       void account(const Saved & x)

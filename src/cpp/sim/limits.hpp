@@ -55,6 +55,10 @@ namespace pfaff
     std::vector<double> cols[n_series];
     std::size_t width[n_series] = {};
     std::vector<long> calls; // the controller's samples taken before each recorded sample
+    /// per sample and contact pair: its normal force [N], then its friction force's x, y,
+    /// z in the world [N] (the held points' sums; contact_width = 4 pairs)
+    std::vector<double> contact;
+    std::size_t contact_width = 0;
     int n = 0;
     void clear(const Model & mo, int m_full, int mh_full);
     void pop(); // the last sample

@@ -26,11 +26,13 @@ W(t)|`` over the largest kinetic energy, ``W`` the non-conservative work),
 ``pfaff_cost_per_sim_second_s``, ``mujoco_cost_per_sim_second_s``.
 
 With ``--set contact=true`` both hold the file's contacts (pfaff the pairs it models,
-:mod:`pfaff.contact.model`; MuJoCo its soft contacts, frictionless with ``condim`` 1 while
-pfaff models no friction): ``pfaff_max_penetration`` (MuJoCo's narrow phase on pfaff's
-states), ``mujoco_max_penetration`` (its deepest contact), ``pfaff_contact_events``,
-``pfaff_first_impact_s`` and ``mujoco_first_impact_s`` (the first step with a contact), and
-the penetration of both per step in a plot.
+:mod:`pfaff.contact.model`; MuJoCo its soft contacts, with the file's friction where pfaff
+holds friction at some pair, else frictionless with ``condim`` 1; the pairs of a sphere
+or a capsule run frictionless in pfaff only, named in the warnings):
+``pfaff_max_penetration`` (MuJoCo's narrow phase on pfaff's states),
+``mujoco_max_penetration`` (its deepest contact), ``pfaff_contact_events``,
+``pfaff_first_impact_s`` and ``mujoco_first_impact_s`` (the first step with a contact),
+and the penetration of both per step in a plot.
 """
 
 from __future__ import annotations
@@ -158,9 +160,10 @@ def compare_scenario(path: str | Path) -> Scenario:
         cset = ConstraintSet(system.mechanism, system.constraints)
         asm = assemble(cset, system.q, system.v)
         off = tuple(x for x in disabled(system) if not (contact and x == "CONTACT"))
+        smooth = contact and not any(system.contacts.mu)  # no pair with friction in pfaff
         mj = run_mujoco(
             p, mj_map.q_to_qpos(asm.q), mj_map.v_to_qvel(asm.q, asm.v), t_end, dt, off,
-            frictionless=contact,
+            frictionless=smooth,
         )  # fmt: skip
         res = run_system(
             system, t_end, SimOptions(dt=dt), str(p), assembled=asm,
@@ -222,7 +225,7 @@ def compare_scenario(path: str | Path) -> Scenario:
         )
         res.notes += (
             f" MuJoCo with {', '.join(s.lower() for s in off)} off (pfaff models none"
-            f"{'; its contacts frictionless' if contact else ''}), "
+            f"{'; its contacts frictionless' if smooth else ''}), "
             f"from the same assembled start, dt = {dt:g} s, the file's other options: "
             f"largest violation {mj['violation'].max():.3g} (mean "
             f"{mj['violation'].mean():.3g}) against pfaff's {pf_max:.3g}."

@@ -215,6 +215,28 @@ def run_system(
             "deepest overlap of a modelled contact pair, by MuJoCo's narrow phase (m)"
         )
         res.series_doc["contact_impact_t"] = "times of the contacts' impacts, located (s)"
+        fc = run.contact_force  # (T, pairs, 4): normal force, friction force x, y, z
+        res.extra_arrays["contact_normal_force"] = fc[:, :, 0]
+        res.extra_arrays["contact_friction_force"] = fc[:, :, 1:]
+        res.series_doc["contact_normal_force"] = (
+            "normal force of each contact pair (the file's pair order), its held points' sum (N)"
+        )
+        res.series_doc["contact_friction_force"] = (
+            "friction force on each pair's moving geom, world x, y, z, its points' sum (N)"
+        )
+        shown = np.argsort(-np.abs(fc[:, :, 0]).max(axis=0))[:6]  # the most loaded pairs
+        res.plots["contact_forces"] = {
+            "title": "contact forces of the most loaded pairs",
+            "ylabel": "force (N)",
+            "series": {
+                **{f"{'/'.join(contacts.names[k])} normal": fc[:, k, 0] for k in shown},
+                **{
+                    f"{'/'.join(contacts.names[k])} friction": np.linalg.norm(fc[:, k, 1:], axis=1)
+                    for k in shown
+                    if np.abs(fc[:, k, 1:]).max() > 0
+                },
+            },
+        }
         res.plots["penetration"] = {
             "title": "deepest overlap of a contact pair (MuJoCo's narrow phase on the states)",
             "ylabel": "penetration (m)",

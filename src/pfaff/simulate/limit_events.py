@@ -87,6 +87,10 @@ class LimitedRun:
     held: dict[int, str] = field(default_factory=dict)
     #: the contact rows held at the end ``(len(limits) + pair, row)``: the core's
     contact_held: list[tuple[int, int]] = field(default_factory=list)
+    #: per sample and contact pair (the system's ``contacts.pairs``): the normal force
+    #: the still geom exerts [N], then the friction force's x, y, z in the world [N]
+    #: (the held points' sums); None without contact pairs
+    contact_force: np.ndarray | None = None
 
     @property
     def impact_loss(self) -> np.ndarray:

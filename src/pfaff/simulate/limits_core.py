@@ -145,7 +145,7 @@ def run_core(
     tau = np.zeros(mech.nv) if tau is None else np.asarray(tau, float)
     pairs = held_rows(held, contact_held)
     law = None if controller is None else _Sampler(sys_, cset, controller)
-    st, evs, held_end, max_held, steps, failures, rec, calls, _ = core.run_limited(
+    st, evs, held_end, max_held, steps, failures, rec, calls, _, forces = core.run_limited(
         sys_, tau, float(t0), float(t_end), pairs, grid == "fixed", int(record_every),
         int(max_events), float(event_tol), float(release_tol), HOLD_CHUNK, START_ITERATIONS,
         law, float(t0), float(control_dt),
@@ -173,6 +173,7 @@ def run_core(
     run = LimitedRun(
         traj, events, {int(i): SIDES[side] for i, side in held_end if i < L},
         [(int(i), int(j)) for i, j in held_end if i >= L],
+        forces.reshape(len(forces), -1, 4) if contacts is not None and contacts.pairs else None,
     )  # fmt: skip
     interrupted = st is not None and StatusCode(st.code) == StatusCode.INTERRUPTED
     if interrupted or (law is not None and isinstance(law.error, KeyboardInterrupt)):

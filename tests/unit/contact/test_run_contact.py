@@ -182,3 +182,27 @@ def test_legs_dropped_on_the_floor_keep_the_energy_balance_through_their_events(
     assert res.metrics["limit_events"] > 10 and res.metrics["contact_events"] > 10
     assert res.metrics["energy_balance_rel"] < 2e-9
     assert res.metrics["max_penetration"] < 1e-9
+
+
+@pytest.mark.parametrize("mu", [0.5, 0.1])
+def test_the_recorded_contact_forces_hold_the_box_on_the_incline(mu, tmp_path):
+    # the record's contact forces per sample, once the box has landed: normal m g cos a;
+    # friction m g sin a up the slope while it sticks (mu 0.5 > tan 20 deg), Coulomb's
+    # mu m g cos a against the slide while it slips (mu 0.1)
+    a = np.radians(20.0)
+    down = np.array([np.cos(a), 0.0, -np.sin(a)])
+    text = (MODELS / "incline.xml").read_text().replace('friction="0.5 ', f'friction="{mu:g} ')
+    path = tmp_path / "incline.xml"
+    path.write_text(text)
+    m = load_model(path, contact=True)
+    res = run_system(m, 0.3, SimOptions(dt=1e-3, progress=False), "incline")
+    fn = res.extra_arrays["contact_normal_force"][:, 0]
+    ft = res.extra_arrays["contact_friction_force"][:, 0]
+    t = res.trajectory.arrays()["t"]
+    held = t > 0.01  # landed (the first impact is at the start, onto the plane)
+    assert np.abs(fn[held] - G * np.cos(a)).max() < 1e-9
+    want = -G * np.sin(a) * down if mu == 0.5 else -mu * G * np.cos(a) * down
+    assert np.abs(ft[held] - want).max() < 1e-9
+    assert "contact_forces" in res.plots
+    # a wrong force is caught: the weight alone is not the normal force on a slope
+    assert np.abs(fn[held] - G).max() > 0.5
