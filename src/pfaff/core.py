@@ -364,6 +364,13 @@ def held_contacts(system, held) -> list:
     return _core.held_contacts(system, held)
 
 
+def set_held(system, held) -> None:
+    """Make the ``held`` rows of a ``pfaff._core.System`` (``(limit, side)`` at its
+    bound, ``(L + pair, row)`` of its last run) bilateral rows of its active set: its
+    steps are then those of that fixed mode. Raises ValueError naming a bad entry."""
+    _core.set_held(system, held)
+
+
 def run_limited(system, tau, t0: float, t_end: float, held, fixed_grid: bool,
                 record_every: int, max_events: int, event_tol: float, release_tol: float,
                 hold_chunk: int, start_iterations: int, control=None,

@@ -195,3 +195,33 @@ def test_sigint_during_rolling_grasp(tmp_path):
     data = np.load(out / "trajectory.npz")
     assert data["t"].shape[0] in (summary["steps"], summary["steps"] + 1)
     assert 0 < data["t"][-1] < 5.0
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_sigint_during_a_limited_core_run(tmp_path):
+    """SIGINT 6 s of CPU time into `pfaff run` of the biped on its joint stops for 2000 s
+    (one call into the compiled core's limited run, minutes long): exit 130, status
+    interrupted, trajectory.npz with the steps done. The core asks for the signal every
+    64 steps."""
+    out = tmp_path / "biped"
+    biped = Path(__file__).parents[1] / "models" / "closed_chain_biped.xml"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pfaff.cli", "run", str(biped), "--out", str(out),
+         "--set", "t_end=2000", "--set", "record_every=50"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and _cpu_seconds(proc.pid) < 6.0:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert "interrupted at t = " in stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "interrupted" and summary["steps"] > 100
+    data = np.load(out / "trajectory.npz")
+    assert 0 < data["t"][-1] < 2000.0

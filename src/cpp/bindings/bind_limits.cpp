@@ -132,6 +132,17 @@ namespace pfaff
       "geom, x, y, z of the point held, the normal's x, y, z, the normal force [N])");
 
     m.def(
+      "set_held",
+      [](System & s, std::vector<std::pair<int, int>> held) {
+        check_held(Check{"set_held"}, s, held);
+        set_held_rows(s, held);
+      },
+      "system"_a, "held"_a,
+      "make the held rows (limits at their bound, contact points of the system's last run) "
+      "bilateral rows of the system's active set, as a held phase of run_limited has them: "
+      "its steps (rollout) are then those of that fixed mode");
+
+    m.def(
       "run_limited",
       [](System & s, const GVec & tau, double t0, double t_end,
          std::vector<std::pair<int, int>> held, bool fixed_grid, int record_every,
@@ -176,6 +187,15 @@ namespace pfaff
             }
           };
         }
+        // a Ctrl-C ends the run with its record (the signal handler run here; its
+        // KeyboardInterrupt cleared: the caller raises its own with the samples so far)
+        ctl.interrupted = [] {
+          nb::gil_scoped_acquire gil;
+          if (PyErr_CheckSignals() == 0)
+            return false;
+          PyErr_Clear();
+          return true;
+        };
         LimitOptions o;
         o.max_events = max_events;
         o.event_tol = event_tol;

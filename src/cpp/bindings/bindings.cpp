@@ -199,6 +199,7 @@ NB_MODULE(_core, m)
     .def_prop_ro("nq", &System::nq)
     .def_prop_ro("nv", &System::nv)
     .def_prop_ro("rows", &System::rows)
+    .def_prop_ro("holonomic_rows", &System::holonomic_rows)
     .def_prop_rw(
       "options", [](const System & s) { return s.options(); },
       [](System & s, const pfaff::Options & o) { s.set_options(o); },

@@ -63,6 +63,7 @@ namespace pfaff
       Narrow nar; // the contact pairs' narrow phase
       int L = int(s.mo().limits.size());
       int past = -1; // the row crossed() found past its bound (first_past), else -1
+      long ticks = 0; // steps since the start, for the interrupt check
 
       // the phase's start: the record's last sample at this time is replaced, the state
       // brought onto the manifold of the active rows (simulate's project_start)
@@ -170,7 +171,7 @@ namespace pfaff
       }
 
       // one phase of K steps of h from the System's state at t0 (watch: with the stop
-      // and the release of simulate_limited's phases); t_at: the sample it ended at, prev
+      // and the release of simulate_limited's phases, a stop before a release); t_at: the sample it ended at, prev
       // the one before (has: there is one). As simulate records a phase: every
       // record_every-th step, its last, a stop and a release; a release is read at every
       // step, so the record stride never moves an event; the controller sampled where
@@ -195,11 +196,9 @@ namespace pfaff
             end = End::failed;
             break;
           }
-          if (watch && release(t, rec))
-          {
-            end = End::released;
-            break;
-          }
+          // a crossing first: the step to this sample went past a bound (the step is
+          // located again), so a pull read here is not yet the state's (the reference's
+          // phases stop at the crossing before they read the pull)
           if (watch && crossed())
           {
             if (!rec) // the stop's sample is recorded
@@ -207,8 +206,23 @@ namespace pfaff
             end = End::crossed;
             break;
           }
+          if (watch && release(t, rec))
+          {
+            end = End::released;
+            break;
+          }
           if (k == K)
             break;
+          if (ctl.interrupted && ++ticks % LimitControl::kInterruptEvery == 0
+              && ctl.interrupted())
+          {
+            st.code = status_code::interrupted;
+            st.what = "interrupt";
+            st.t = t;
+            st.step = k;
+            end = End::failed;
+            break;
+          }
           prev = save(t);
           has = true;
           const Status c = step(s.mo(), s.d(), s.state(), t, k, h);
@@ -457,6 +471,19 @@ namespace pfaff
         s.state().tau_ = prev.tau; // the torque held over the step, not sampled inside it
         ctl.next = t1;
         std::tie(i, x) = r.locate(prev, t1);
+        // a stop (or pair) crossed and left again before t1 is past its bound at the
+        // crossing found: located again up to there, until none is (at most a few times)
+        for (int again = 0; i >= 0 && again < 4; ++again)
+        {
+          VecX qx;
+          if (!r.step_to(prev, x, qx) || first_past(s, r.nar, held, qx) < 0)
+            break;
+          s.set_state(qx, prev.v); // locate reads who is past from the state's q
+          const auto [j, y] = r.locate(prev, prev.t + x);
+          if (j < 0 || !(y < x))
+            break;
+          std::tie(i, x) = std::make_pair(j, y);
+        }
         if (i < 0)
         {
           r.st.code = status_code::locate_failed;

@@ -65,9 +65,13 @@ namespace pfaff
   /// at t and the number of limits held; it sets the torque held (set_tau) and returns
   /// false when it failed (the run ends, status exception). The clock restarts at each
   /// event. No sample function: no controller (the torque set_tau gave is held).
+  /// interrupted(), when given, is asked every kInterruptEvery steps whether the run
+  /// is to stop (a Ctrl-C): the run then ends with status interrupted, its record kept.
   struct LimitControl
   {
+    static constexpr int kInterruptEvery = 64;
     std::function<bool(double, int)> sample;
+    std::function<bool()> interrupted;
     double next = 0.0, period = 0.0; // the next instant and the period [s]
     long calls = 0;                  // samples taken
   };

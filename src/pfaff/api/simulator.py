@@ -295,8 +295,9 @@ class Simulator(CoreRecord):
         (:func:`pfaff.api.step_derivatives.step_derivatives`: central differences of the
         compiled step, the actuators' springs and dampers included; ``method=
         "sensitivities"``: the NumPy reference's forward-mode sensitivities, nq == nv and
-        no actuators). The state does not move. They are those of the step without joint
-        limits: a warning says so where a limit is held or the step hits one.
+        no actuators). The state does not move. With joint limits or contacts held now
+        they are those of the fixed mode (the held rows bilateral, on the compiled core);
+        a warning says so where the step meets an event (an impact, a release).
         ``wrt="ctrl"``: MuJoCo's state ``(q, v, act)`` and input ``ctrl``
         (:func:`pfaff.api.ctrl_derivatives.ctrl_derivatives`)."""
         from pfaff.api.simulator_limits import derivative_warning
@@ -318,9 +319,10 @@ class Simulator(CoreRecord):
         forces = self._forces if self._actuation.elements else None
         self._actuation.set_act(self.act, 0.0)  # the step's: from t = 0 at the act now
         try:
+            held = None if self._limited is None else self._limited.held_system(self.q, self.v)
             return step_derivatives(
                 self.system, self.q, self.v, torque, self._dt, self.options, method=method,
-                forces=forces,
+                forces=forces, held_system=held,
             )  # fmt: skip
         finally:
             self._actuation.set_act(self._act0, self._t_act)

@@ -26,9 +26,11 @@ failure); it is not run again in Python.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
+from pfaff.contact.penetration import Penetration
 from pfaff.simulate.core_engine import set_ctrl
-from pfaff.simulate.limit_events import MAX_EVENTS_PER_STEP
+from pfaff.simulate.limit_events import MAX_EVENTS_PER_STEP, ContactEvent
 from pfaff.simulate.limits import LimitEvent, check_inside, simulate_limited
 from pfaff.simulate.limits_core import held_rows, limited_system, run_core
 from pfaff.simulate.options import SimOptions
@@ -99,12 +101,13 @@ class LimitStepper:
                 "with contact=False"
             )
         self._core = None if proto is None else self._limited_system(proto)
+        self._pen = None  # MuJoCo's narrow phase on a start (check_start), made once
         self.reset()
 
     def __getstate__(self) -> dict:
         """Pickled without its compiled system (:meth:`restore` gives the new one)."""
         state = self.__dict__.copy()
-        state.update(_core=None)
+        state.update(_core=None, _pen=None)
         return state
 
     def restore(self, proto) -> None:
@@ -169,11 +172,23 @@ class LimitStepper:
 
     def check_start(self, q) -> None:
         """Refuse a start outside a limit (ValueError naming the joint, its value and
-        its range), as ``simulate_limited`` does at the next step."""
+        its range), as ``simulate_limited`` does at the next step; warn of a start where
+        contact pairs overlap (the next step moves it out: an impact at rest)."""
         check_inside(
             self.limits, self.system.mechanism, q,
             hint=" (Simulator(..., limits=False) steps without the limits)",
         )  # fmt: skip
+        if self.contacts is None:
+            return
+        if self._pen is None:
+            self._pen = Penetration(self.contacts, self.system.q_to_qpos)
+        if deep := self._pen.overlaps(q, self.options.position_tol):
+            warnings.warn(
+                f"the start overlaps ({'; '.join(deep[:5])}): the next step moves it out "
+                "of the overlap (the least motion in the metric of M, an impact event)",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def closed_contacts(self, q, v, tau) -> list:
         """The held contact points at ``(q, v)`` under ``tau``
@@ -197,36 +212,47 @@ class LimitStepper:
             out.append(Contact(g1, g2, point, (nx, ny, nz), fn))
         return out
 
+    def held_system(self, q, v):
+        """A copy of the compiled system at ``(q, v)`` with the limits and contact points
+        held now as bilateral rows (``pfaff._core.set_held``): its steps are those of the
+        fixed mode, what ``step_derivatives`` differentiates. None when nothing is held
+        or the steps run on the NumPy engine."""
+        from pfaff import core
+
+        if self._core is None or not (self.held or self.contact_held):
+            return None
+        sys_ = core.clone(self._core)
+        sys_.set_state(q, v)
+        set_ctrl(sys_, self.forces)
+        core.set_held(sys_, held_rows(self.held, self.contact_held))
+        return sys_
+
     def held_names(self) -> list[str]:
         """The held limits as ``"joint (side)"``."""
         return [f"{self.limits[i].joint} ({side})" for i, side in self.held.items()]
 
 
 def derivative_warning(stepper: LimitStepper, q, v, t: float, tau) -> str | None:
-    """Why ``step_derivatives`` at this state is not the derivative of the limited step
-    (a limit held now, or an event inside the step), else None."""
-    if stepper.held:
+    """Why ``step_derivatives`` at this state is not the derivative of the limited step,
+    else None: an event inside the step (the Jacobians are those of the mode the step
+    starts in, the held rows bilateral), or, on the NumPy engine, a limit held (its row
+    left out there)."""
+    if stepper.held and stepper._core is None:
         return (
-            f"step_derivatives: the limit of {', '.join(stepper.held_names())} is held: the "
-            "Jacobians are those of the step without limits, not of the held step"
-        )
-    if stepper.contact_held:
-        return (
-            "step_derivatives: a contact is closed: the Jacobians are those of the step "
-            "without contacts, not of the held step"
+            f"step_derivatives: the limit of {', '.join(stepper.held_names())} is held: on "
+            "the NumPy engine the Jacobians are those of the step without limits, not of "
+            "the held step"
         )
     _, events = stepper.run(q, v, t, tau, 1, keep=False)
-    if events:
-        e = events[0]
-        if not hasattr(e, "joint"):  # a contact's event
-            return (
-                f"step_derivatives: the step meets {e.geom1!r} / {e.geom2!r} at t = "
-                f"{e.t:.9g} s: the Jacobians are those of the step without contacts, not of "
-                "the step with its impact"
-            )
-        return (
-            f"step_derivatives: the step hits the {e.side} limit of {e.joint!r} at t = "
-            f"{e.t:.9g} s: the Jacobians are those of the step without limits, not of the "
-            "limited step (an impact map lies inside it)"
-        )
-    return None
+    if not events:
+        return None
+    e = events[0]
+    what = (
+        f"{e.geom1!r} / {e.geom2!r}" if isinstance(e, ContactEvent) else
+        f"the {e.side} limit of {e.joint!r}"
+    )  # fmt: skip
+    return (
+        f"step_derivatives: the step meets an event ({e.kind} of {what} at t = {e.t:.9g} s): "
+        "the Jacobians are those of the mode it starts in (the limits and contacts held "
+        "now as bilateral rows, the others absent), not of the step across the event"
+    )

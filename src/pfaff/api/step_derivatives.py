@@ -112,16 +112,19 @@ class _Stepper:
     """Steps of ``system`` with the force elements ``forces`` (None: the system's own)
     under ``opt``, from K states at once: the compiled core's (:func:`pfaff.core.rollout`
     of one step each, on a prototype built once per system, forces and options) or, for
-    a system the core cannot run, the NumPy engine's one after another."""
+    a system the core cannot run, the NumPy engine's one after another. ``proto``: the
+    core system to step instead (its forces, ctrl and options set)."""
 
     _PROTOS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
-    def __init__(self, system, forces, opt: SimOptions) -> None:
-        self.system, self.opt = system, opt
+    def __init__(self, system, forces, opt: SimOptions, proto=None) -> None:
+        self.system, self.opt, self.proto = system, opt, proto
+        if proto is not None:
+            self.engine = "core"
+            return
         self.fset = system._force_set if forces is None else ForceSet(system.mechanism, forces)
         elements = tuple(self.fset.elements)
         self.engine, _ = engine_choice(system.cset, replace(opt, engine="auto"), elements)
-        self.proto = None
         if self.engine == "core":
             protos = self._PROTOS.setdefault(system, {})
             key = (tuple(map(id, elements)), *(getattr(opt, f.name) for f in fields(opt)))
@@ -139,9 +142,9 @@ class _Stepper:
             ev = Evaluator(self.system.cset, self.opt, forces=self.fset)
             steps = [_step(self.system, ev, *x, self.opt) for x in zip(Q, V, TAU)]
             return np.array([s[0] for s in steps]), np.array([s[1] for s in steps])
-        K, cset = len(Q), self.system.cset
-        out = [np.empty((K, 2, w)) for w in (len(Q[0]), len(V[0]), cset.dim)]
-        out.append(np.empty((K, 2, len(cset.holonomic_rows))))
+        K, cset, proto = len(Q), self.system.cset, self.proto
+        widths = (len(Q[0]), len(V[0]), proto.rows, proto.holonomic_rows)
+        out = [np.empty((K, 2, w)) for w in widths]
         taus = np.ascontiguousarray(TAU[:, None, :], dtype=float)
         Q, V = (np.ascontiguousarray(x, dtype=float) for x in (Q, V))
         status = core.rollout(self.proto, Q, V, taus, 0.0, 1, *out)
@@ -170,6 +173,7 @@ def step_derivatives(
     h: float = 1e-5,
     method: str = "auto",
     forces=None,
+    held_system=None,
 ) -> StepDerivatives:
     """Jacobians ``A = d x_next / d x`` (2nv x 2nv) and ``B = d x_next / d tau``
     (2nv x nv) of one step of ``dt`` from ``(q, v)`` under ``tau``, in tangent
@@ -187,6 +191,10 @@ def step_derivatives(
         (``"differences"``).
     forces : the force elements of the step when they are not the system's own (a
         Simulator's, with its actuators' springs and dampers).
+    held_system : a compiled core system whose steps to differentiate instead: a
+        Simulator's, its held joint limits and contact points bilateral rows
+        (:meth:`pfaff.api.simulator_limits.LimitStepper.held_system`, the fixed mode);
+        ``method="differences"`` only.
     """
     q, v = system._state(q, v, "v")
     tau = system._vec(tau, system.nv, "tau", "nv")
@@ -196,6 +204,11 @@ def step_derivatives(
         raise ValueError(f"method={method!r}; valid: 'auto', 'sensitivities', 'differences'")
     opt = _options(options, dt)
     if method == "sensitivities":
+        if held_system is not None:
+            raise ValueError(
+                "method='sensitivities' differentiates the step without held rows; with "
+                "a joint limit or a contact held use method='differences'"
+            )
         if forces is not None:
             raise ValueError(
                 "method='sensitivities' differentiates the system's own force elements; "
@@ -209,7 +222,7 @@ def step_derivatives(
         ev = Evaluator(system.cset, opt, forces=system._force_set)
         q1, v1, A, B = step_sensitivities(system, ev, opt, q, v, tau)
         return StepDerivatives(q1, v1, A, B, "forward-mode sensitivities")
-    return _differences(system, _Stepper(system, forces, opt), q, v, tau, h)
+    return _differences(system, _Stepper(system, forces, opt, held_system), q, v, tau, h)
 
 
 def _differences(system, stepper: _Stepper, q, v, tau, h: float) -> StepDerivatives:

@@ -94,20 +94,8 @@ def load(path: str | Path, keyframe: str | None = None, contact: bool = False) -
             f"{str(p)!r}: expected a model file ({', '.join(MODEL_SUFFIXES)}) or a system "
             "file (.toml)"
         )
-    model = load_model(p, keyframe)
-    contacts = None
-    if contact:
-        if suffix != ".xml":
-            raise ModelError(
-                f"{str(p)!r}: contact=True reads an MJCF's (.xml) collision geoms; a URDF "
-                "has none that pfaff reads"
-            )
-        from pfaff.contact.model import file_contacts
-
-        contacts, said = file_contacts(p, model.coords.body_frames)
-        model.warnings = [w for w in model.warnings if not w.startswith(CONTACT_WARNING)]
-        model.warnings += said
-    return _announced(System(model, source=str(p), contacts=contacts))
+    model = load_model(p, keyframe, contact)
+    return _announced(System(model, source=str(p), contacts=model.contacts))
 
 
 def _announced(system: System) -> System:

@@ -22,6 +22,7 @@ import numpy as np
 from pfaff.linalg import single_threaded_blas
 from pfaff.mechanism import load_robot
 
+from .contact import bench_contact
 from .derivatives import bench_derivatives
 from .derivatives_files import bench_derivatives_files
 from .models import bench_model_files
@@ -54,6 +55,7 @@ __all__ = [
     "bench_plant",
     "bench_scaling",
     "bench_scenarios",
+    "bench_contact",
     "bench_step",
     "bench_sweep",
     "bench_work_precision",
@@ -80,6 +82,7 @@ BENCHMARKS: dict[str, Callable[[], list[Row]]] = {
     "scaling": bench_scaling,
     "sweep": bench_sweep,
     "step": bench_step,
+    "contact": bench_contact,
     "plant": bench_plant,
     "derivatives": bench_derivatives,
     "derivatives-files": bench_derivatives_files,

@@ -21,7 +21,9 @@ from typing import Any
 import numpy as np
 
 from pfaff.constraints.base import Constraint
+from pfaff.contact.model import file_contacts
 from pfaff.errors import ModelError
+from pfaff.mechanism.mjcf_collisions import CONTACT_WARNING
 from pfaff.mechanism.pinocchio_backend import PinocchioMechanism, from_urdf
 from pfaff.simulate.forces import BallSpring, DofDamper, JointDamper, JointSpring
 from pfaff.simulate.limits import JointLimit
@@ -54,15 +56,25 @@ class ModelSystem:
     actuators: list = field(default_factory=list)  # pfaff.mechanism.actuators.Actuator
     coords: Any = None  # MJCF: qpos_to_q / qvel_to_v (pfaff.mechanism.mjcf.MjcfModel)
     limits: list = field(default_factory=list)  # pfaff.simulate.limits.JointLimit
+    contacts: Any = None  # the pairs held as contacts (pfaff.contact.model.FileContacts)
 
 
-def load_model(path: str | Path, keyframe: str | None = None) -> ModelSystem:
+def load_model(
+    path: str | Path, keyframe: str | None = None, contact: bool = False
+) -> ModelSystem:
     """Read an MJCF or URDF file into a :class:`ModelSystem` (start: ``keyframe``, else the
-    file's first keyframe, else its default posture)."""
+    file's first keyframe, else its default posture). ``contact``: the MJCF's contact
+    pairs into ``contacts`` (:func:`pfaff.contact.model.file_contacts`, their warnings
+    replacing the one that names the pairs that can meet); a URDF is refused with it."""
     from pfaff.constraints.mjcf_equality import equality_constraints
     from pfaff.mechanism.mjcf import read_mjcf
 
     p = Path(path)
+    if contact and p.suffix.lower() != ".xml":
+        raise ModelError(
+            f"{str(p)!r}: contact=True reads an MJCF's (.xml) collision geoms; a URDF "
+            "has none that pfaff reads"
+        )
     if p.suffix.lower() == ".urdf":
         mech = from_urdf(p)
         q, warns, start = mech.neutral(), [], "neutral posture"
@@ -98,6 +110,10 @@ def load_model(path: str | Path, keyframe: str | None = None) -> ModelSystem:
             forces.append(JointDamper(pe.joint, pe.damping, f"damper {pe.joint}"))
     warns = list(mj.warnings)
     limits = _limits(mj, q, warns)
+    contacts = None
+    if contact:
+        contacts, said = file_contacts(p, mj.body_frames)
+        warns = [w for w in warns if not w.startswith(CONTACT_WARNING)] + said
     return ModelSystem(
         mech,
         equality_constraints(mj.equalities),
@@ -111,6 +127,7 @@ def load_model(path: str | Path, keyframe: str | None = None) -> ModelSystem:
         coords=mj,
         actuators=list(mj.actuators),
         limits=limits,
+        contacts=contacts,
     )
 
 

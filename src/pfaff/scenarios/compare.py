@@ -24,6 +24,13 @@ Metrics: ``pfaff_violation_max``, ``mujoco_violation_max``, ``mujoco_violation_m
 ``pfaff_energy_balance_rel``, ``mujoco_energy_balance_rel`` (the largest ``|E(t) - E(0) -
 W(t)|`` over the largest kinetic energy, ``W`` the non-conservative work),
 ``pfaff_cost_per_sim_second_s``, ``mujoco_cost_per_sim_second_s``.
+
+With ``--set contact=true`` both hold the file's contacts (pfaff the pairs it models,
+:mod:`pfaff.contact.model`; MuJoCo its soft contacts, frictionless with ``condim`` 1 while
+pfaff models no friction): ``pfaff_max_penetration`` (MuJoCo's narrow phase on pfaff's
+states), ``mujoco_max_penetration`` (its deepest contact), ``pfaff_contact_events``,
+``pfaff_first_impact_s`` and ``mujoco_first_impact_s`` (the first step with a contact), and
+the penetration of both per step in a plot.
 """
 
 from __future__ import annotations
@@ -72,21 +79,32 @@ def disabled(system) -> tuple[str, ...]:
 
 
 def run_mujoco(
-    path: Path, qpos, qvel, t_end: float, dt: float, disable: tuple[str, ...] = ()
+    path: Path,
+    qpos,
+    qvel,
+    t_end: float,
+    dt: float,
+    disable: tuple[str, ...] = (),
+    frictionless: bool = False,
 ) -> dict[str, np.ndarray | float]:
     """MuJoCo from ``(qpos, qvel)`` for ``t_end`` with the ``mjtDisableBit`` features
     ``disable`` off: per-step time, equality violation, energy and the non-conservative
-    work (dampers and actuators, by the trapezoid rule over the steps)."""
+    work (dampers and actuators, by the trapezoid rule over the steps), the deepest
+    contact's penetration and the times of the steps where contacts appear
+    (``frictionless``: every geom's ``condim`` 1)."""
     mujoco = _mujoco()
     m = mujoco.MjModel.from_xml_path(str(path))
     m.opt.timestep = dt
+    if frictionless:
+        m.geom_condim[:] = 1
     m.opt.enableflags |= mujoco.mjtEnableBit.mjENBL_ENERGY
     for name in disable:
         m.opt.disableflags |= getattr(mujoco.mjtDisableBit, f"mjDSBL_{name}")
     d = mujoco.MjData(m)
     d.qpos[:], d.qvel[:] = qpos, qvel
     n = int(round(t_end / dt))
-    viol, energy, kin, work = (np.empty(n + 1) for _ in range(4))
+    viol, energy, kin, work, pen = (np.empty(n + 1) for _ in range(5))
+    impacts: list[float] = []
     eq = mujoco.mjtConstraint.mjCNSTR_EQUALITY
     mujoco.mj_forward(m, d)
     power = float((d.qfrc_damper + d.qfrc_actuator) @ d.qvel)
@@ -95,10 +113,15 @@ def run_mujoco(
         rows = d.efc_pos[: d.nefc][d.efc_type[: d.nefc] == eq]
         viol[k] = float(np.abs(rows).max()) if rows.size else 0.0
         energy[k], kin[k] = d.energy[0] + d.energy[1], d.energy[1]
+        dist = d.contact.dist[: d.ncon]
+        pen[k] = max(0.0, -float(dist.min())) if d.ncon else 0.0
         if k < n:
+            before = d.ncon
             mujoco.mj_step(m, d)
             mujoco.mj_forward(m, d)  # efc_pos and energy at the new state
             p1 = float((d.qfrc_damper + d.qfrc_actuator) @ d.qvel)
+            if d.ncon and not before:
+                impacts.append(float(d.time))
             work[k + 1] = work[k] + 0.5 * dt * (power + p1)
             power = p1
     # the cost: the same steps again without recording (mj_step alone)
@@ -114,6 +137,8 @@ def run_mujoco(
         "kinetic": kin,
         "work": work,
         "wall": wall,
+        "penetration": pen,
+        "impacts": impacts,
     }
 
 
@@ -126,29 +151,31 @@ def compare_scenario(path: str | Path) -> Scenario:
     load_model(p)  # refuse a bad file before any output
 
     def run(params: dict) -> ScenarioResult:
-        system = load_model(p)
+        contact = params["contact"]
+        system = load_model(p, contact=contact)
         mj_map = _mapping(p)
         dt, t_end = params["dt"], params["t_end"]
         cset = ConstraintSet(system.mechanism, system.constraints)
         asm = assemble(cset, system.q, system.v)
-        off = disabled(system)
-        mj = run_mujoco(p, mj_map.q_to_qpos(asm.q), mj_map.v_to_qvel(asm.q, asm.v), t_end, dt, off)
-        res = run_system(system, t_end, SimOptions(dt=dt), str(p), assembled=asm)
+        off = tuple(x for x in disabled(system) if not (contact and x == "CONTACT"))
+        mj = run_mujoco(
+            p, mj_map.q_to_qpos(asm.q), mj_map.v_to_qvel(asm.q, asm.v), t_end, dt, off,
+            frictionless=contact,
+        )  # fmt: skip
+        res = run_system(
+            system, t_end, SimOptions(dt=dt), str(p), assembled=asm,
+            restitution=params["restitution"],
+        )  # fmt: skip
         a = res.trajectory.arrays()
         phi = np.abs(a["phi"]).max(axis=1) if a["phi"].shape[1] else np.zeros(len(a["t"]))
         # both potentials are -m g.c; MuJoCo's energy is offset like pfaff's
         E_pf = a["energy"] + system.mechanism.compute(asm.q).potential
         n = min(len(phi), len(mj["violation"]))
         floor = 1e-18  # log plot: exact zeros drawn at the floor
-        res.plots["violation_pfaff_vs_mujoco"] = {
-            "title": "equality constraint violation, max over rows",
-            "ylabel": "max |residual| (m, rad)",
-            "log": True,
-            "series": {
-                "pfaff": np.maximum(phi[:n], floor),
-                "MuJoCo": np.maximum(mj["violation"][:n], floor),
-            },
-        }
+        res.plots["violation_pfaff_vs_mujoco"] = _log_plot(
+            "equality constraint violation, max over rows", "max |residual| (m, rad)",
+            phi[:n], mj["violation"][:n], floor,
+        )  # fmt: skip
         res.plots["energy_pfaff_vs_mujoco"] = {
             "title": "total energy",
             "ylabel": "E (J)",
@@ -182,6 +209,8 @@ def compare_scenario(path: str | Path) -> Scenario:
                 "mujoco_cost_per_sim_second_s": float(mj["wall"]) * per_sim_s,
             }
         )
+        if contact:
+            _contact_figures(res, mj, n, floor)
         res.extra_arrays.update(
             {"mujoco_violation": mj["violation"], "mujoco_energy": mj["energy"]}
         )
@@ -192,7 +221,8 @@ def compare_scenario(path: str | Path) -> Scenario:
             }
         )
         res.notes += (
-            f" MuJoCo with {', '.join(s.lower() for s in off)} off (pfaff models none), "
+            f" MuJoCo with {', '.join(s.lower() for s in off)} off (pfaff models none"
+            f"{'; its contacts frictionless' if contact else ''}), "
             f"from the same assembled start, dt = {dt:g} s, the file's other options: "
             f"largest violation {mj['violation'].max():.3g} (mean "
             f"{mj['violation'].mean():.3g}) against pfaff's {pf_max:.3g}."
@@ -203,8 +233,40 @@ def compare_scenario(path: str | Path) -> Scenario:
     params = {
         "t_end": Param(5.0, "simulated time [s]", positive=True),
         "dt": Param(_timestep(p), "step of both simulations [s]", positive=True),
+        "contact": Param(False, "both hold the file's contacts (pfaff's exact, MuJoCo's soft)"),
+        "restitution": Param(0.0, "pfaff's Newton restitution at impacts", low=0, high=1),
     }
     return Scenario(f"compare:{p}", run, params)
+
+
+def _log_plot(title: str, ylabel: str, pf, mj, floor: float) -> dict:
+    """A log plot of pfaff's series beside MuJoCo's, exact zeros drawn at ``floor``."""
+    return {
+        "title": title,
+        "ylabel": ylabel,
+        "log": True,
+        "series": {"pfaff": np.maximum(pf, floor), "MuJoCo": np.maximum(mj, floor)},
+    }
+
+
+def _contact_figures(res: ScenarioResult, mj: dict, n: int, floor: float) -> None:
+    """The contact metrics and the penetration plot of a comparison with contacts."""
+    pf_pen, hits = res.extra_arrays["penetration"], res.extra_arrays["contact_impact_t"]
+    res.metrics.update(
+        {
+            "pfaff_max_penetration": float(pf_pen.max()),
+            "mujoco_max_penetration": float(mj["penetration"].max()),
+            "pfaff_contact_events": int(res.metrics["contact_events"]),
+            "pfaff_first_impact_s": float(hits[0]) if len(hits) else float("nan"),
+            "mujoco_first_impact_s": mj["impacts"][0] if mj["impacts"] else float("nan"),
+        }
+    )
+    res.plots["penetration_pfaff_vs_mujoco"] = _log_plot(
+        "contact penetration, deepest contact", "penetration (m)", pf_pen[:n],
+        mj["penetration"][:n], floor,
+    )  # fmt: skip
+    res.extra_arrays["mujoco_penetration"] = mj["penetration"]
+    res.series_doc["mujoco_penetration"] = "MuJoCo's deepest contact per step (m)"
 
 
 def _mapping(p: Path):

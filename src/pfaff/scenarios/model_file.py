@@ -10,7 +10,13 @@ Metrics (contract names): ``constraint_rows``, ``constraint_rank`` and ``dof``
 the start to the assembled state), ``energy_drift_rel`` (largest
 ``|E(t) - E(0)|`` over the largest kinetic energy reached). A file with limited hinge or
 slide joints runs them as unilateral constraints (:mod:`pfaff.simulate.limits`):
-``limit_events`` and ``limit_impact_loss`` [J], the impacts' loss in the energy balance.
+``limit_events`` and ``limit_impact_loss`` [J], the impacts' loss in the energy balance
+(the contacts' impacts included). With ``--set contact=true`` the MJCF's contact pairs are
+held too (:mod:`pfaff.contact.model`, Newton's ``restitution``): ``contact_events`` and
+``max_penetration`` [m], the deepest overlap of a modelled pair over the recorded states
+as MuJoCo's own narrow phase measures it (:mod:`pfaff.contact.penetration`; the
+``penetration`` series per sample). A start that overlaps is moved out of the overlap at
+its first instant (a warning names the pairs).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import numpy as np
 import pinocchio as pin
 
 from pfaff.constraints.base import ConstraintSet
+from pfaff.contact.penetration import Penetration
 from pfaff.files.model import ModelSystem, load_model
 from pfaff.mechanism.pinocchio_backend import PinocchioMechanism
 from pfaff.scenarios.common import timed_simulate
@@ -31,6 +38,7 @@ from pfaff.scenarios.registry import Param, Scenario, ScenarioResult
 from pfaff.simulate import INTEGRATORS, SimOptions
 from pfaff.simulate.actuators import Actuation
 from pfaff.simulate.assembly import Assembly, assemble, moved_note
+from pfaff.simulate.limit_events import ContactEvent
 from pfaff.simulate.limits import simulate_limited
 from pfaff.simulate.trajectory import energy_drift_rel
 
@@ -87,8 +95,11 @@ def run_system(
     controller=None,
     tau: np.ndarray | None = None,
     assembled: Assembly | None = None,
+    restitution: float = 0.0,
 ) -> ScenarioResult:
-    """Assemble (unless given), simulate and summarise a :class:`ModelSystem`."""
+    """Assemble (unless given), simulate and summarise a :class:`ModelSystem` (its joint
+    limits and its ``contacts`` held, the contacts' impacts with Newton's
+    ``restitution``)."""
     mech = system.mechanism
     cset = ConstraintSet(mech, system.constraints)
     asm = assembled or assemble(cset, system.q, system.v, opt.position_tol, 100, opt.rank_tol)
@@ -99,11 +110,19 @@ def run_system(
     if act and controller is None:
         tau = (np.zeros(mech.nv) if tau is None else tau) + act.tau(None)
     loss = None
-    if system.limits:  # the joint limits as unilateral constraints
+    contacts = system.contacts if system.contacts is not None and system.contacts.pairs else None
+    pen = None if contacts is None else Penetration(contacts, system.coords.q_to_qpos)
+    if pen is not None and (deep := pen.overlaps(asm.q, opt.position_tol)):
+        system.warnings.append(
+            f"the start overlaps ({'; '.join(deep[:5])}): moved out of the overlap at its "
+            "first instant (the least motion in the metric of M)"
+        )
+    if system.limits or contacts is not None:  # unilateral constraints, with events
         wall = time.perf_counter()
         run = simulate_limited(
-            cset, asm.q, asm.v, t_end, system.limits, opt, controller, forces, tau=tau
-        )
+            cset, asm.q, asm.v, t_end, system.limits, opt, controller, forces, tau=tau,
+            contacts=contacts, restitution=restitution,
+        )  # fmt: skip
         traj, wall, loss = run.trajectory, time.perf_counter() - wall, run.impact_loss
     else:
         traj, wall = timed_simulate(
@@ -120,8 +139,13 @@ def run_system(
         "energy_reference": float(a["kinetic"].max()),
     }
     if loss is not None:
-        metrics["limit_events"] = len(run.events)
+        touches = [e for e in run.events if isinstance(e, ContactEvent)]
+        metrics["limit_events"] = len(run.events) - len(touches)
         metrics["limit_impact_loss"] = float(loss[-1])
+    if pen is not None:
+        depth = np.array([pen.depths(qk).max(initial=0.0) for qk in a["q"]])
+        metrics["contact_events"] = len(touches)
+        metrics["max_penetration"] = float(depth.max())
     if forces or loss is not None:  # E(t) - E(0) = work + force_work + correction - losses
         balance = a["energy"] - a["energy"][0] - a["work"] - a["force_work"]
         balance = balance - a["correction_energy"] + (0.0 if loss is None else loss)
@@ -144,12 +168,15 @@ def run_system(
         f"Start: {system.start}, moved {asm.displacement:.3g} onto the manifold in "
         f"{asm.iterations} Newton-Raphson iterations (max |Phi| {asm.residual:.2g})."
     )
-    if loss is not None:  # the limits' events, as the run located them
+    if loss is not None:  # the limits' and contacts' events, as the run located them
         shown = "; ".join(
-            f"{e.kind} of {e.joint} ({e.side}) at {e.t:.9g} s" for e in run.events[:12]
+            f"{e.kind} of {e.geom1} / {e.geom2} at {e.t:.9g} s"
+            if isinstance(e, ContactEvent)
+            else f"{e.kind} of {e.joint} ({e.side}) at {e.t:.9g} s"
+            for e in run.events[:12]
         )
         more = f" and {len(run.events) - 12} more" if len(run.events) > 12 else ""
-        notes += f" Limit events ({traj.engine} engine): {shown or 'none'}{more}."
+        notes += f" Events ({traj.engine} engine): {shown or 'none'}{more}."
     if system.actuators:
         names = ", ".join(a.name for a in system.actuators[:6])
         more = ", ..." if len(system.actuators) > 6 else ""
@@ -171,9 +198,29 @@ def run_system(
     )
     if loss is not None:  # the energy the limits' impacts took, per sample
         res.extra_arrays["limit_impact_loss"] = np.asarray(loss, dtype=float)
+        res.plots["impacts"] = {
+            "title": f"kinetic energy and the impacts' losses ({len(run.events)} events)",
+            "ylabel": "J",
+            "series": {"kinetic energy": a["kinetic"], "lost in impacts so far": loss},
+        }
         res.series_doc["limit_impact_loss"] = (
-            "kinetic energy lost in the limits' impacts so far (J)"
+            "kinetic energy lost in the limits' and contacts' impacts so far (J)"
         )
+    if pen is not None:
+        res.extra_arrays["penetration"] = depth
+        res.extra_arrays["contact_impact_t"] = np.array(
+            [e.t for e in touches if e.kind == "impact"], dtype=float
+        )
+        res.series_doc["penetration"] = (
+            "deepest overlap of a modelled contact pair, by MuJoCo's narrow phase (m)"
+        )
+        res.series_doc["contact_impact_t"] = "times of the contacts' impacts, located (s)"
+        res.plots["penetration"] = {
+            "title": "deepest overlap of a contact pair (MuJoCo's narrow phase on the states)",
+            "ylabel": "penetration (m)",
+            "log": True,
+            "series": {"pfaff": np.maximum(depth, 1e-18)},  # exact zeros at the floor
+        }
     return res
 
 
@@ -183,11 +230,11 @@ def model_scenario(path: str | Path) -> Scenario:
     system = load_model(p)  # bad files are refused here, before any output
 
     def run(params: dict) -> ScenarioResult:
-        sysm = load_model(p, params["keyframe"] or None)
+        sysm = load_model(p, params["keyframe"] or None, params.get("contact", False))
         opt = SimOptions(
             dt=params["dt"], integrator=params["integrator"], record_every=params["record_every"]
         )
-        return run_system(sysm, params["t_end"], opt, str(p))
+        return run_system(sysm, params["t_end"], opt, str(p), restitution=params["restitution"])
 
     run.__doc__ = (
         f"Model file {p.name}: passive from its first keyframe (or default posture), "
@@ -199,7 +246,14 @@ def model_scenario(path: str | Path) -> Scenario:
         "integrator": Param("rk4", "time integrator", choices=INTEGRATORS),
         "record_every": Param(1, "record one step in this many (a long run's memory)", low=1),
         "keyframe": Param("", "start keyframe name (default: the first one)"),
+        "restitution": Param(
+            0.0, "Newton's restitution of the contacts' impacts (with contact)", low=0, high=1
+        ),
     }
+    if p.suffix.lower() == ".xml":
+        params["contact"] = Param(
+            False, "hold the contacts between the file's collision geoms (pfaff.contact)"
+        )
     if system.keyframes:  # the default is the first one, by name
         params["keyframe"] = Param(
             next(iter(system.keyframes)), "start keyframe", choices=tuple(system.keyframes)

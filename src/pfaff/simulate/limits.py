@@ -149,6 +149,8 @@ def simulate_limited(
     held: dict[int, str] | None = None,
     grid: str = "event",
     max_events: int = MAX_EVENTS_PER_STEP,
+    contacts=None,
+    restitution: float = 0.0,
 ) -> LimitedRun:
     """Simulate ``cset`` from ``(q0, v0)`` to ``t_end`` with the joint ``limits`` held as
     unilateral constraints (module docstring: event location, impact, contact).
@@ -172,6 +174,9 @@ def simulate_limited(
         stay on ``t0 + k dt`` (``t_end - t0`` should then be a multiple of ``dt``).
     max_events : events within one step ``dt`` after which the step's impacts are
         plastic and its held stops kept for a step (default 8).
+    contacts : the contact pairs to hold too (:class:`pfaff.contact.model.FileContacts`,
+        from ``load_model(path, contact=True)``); they run on the compiled core only.
+    restitution : Newton's restitution coefficient of the contacts' impacts, in [0, 1].
 
     Returns
     -------
@@ -187,16 +192,24 @@ def simulate_limited(
         raise ValueError(f"grid = {grid!r}; valid: 'event', 'fixed'")
     if rest_speed is None:
         rest_speed = max(1e-9, opt.position_tol / opt.dt)
+    if not 0.0 <= restitution <= 1.0:
+        raise ValueError(f"restitution = {restitution!r}; valid: a number in [0, 1]")
     args = (cset, q0, v0, t_end, limits, opt, forces, t0, tau, event_tol, release_tol,
             rest_speed, held, grid, max_events)  # fmt: skip
-    on_core = engine_choice(cset, opt, tuple(forces))[0] == "core"
-    if on_core and t_end - t0 > 1e-9 * opt.dt:
-        return _on_core(*args, controller=controller)
+    engine, why = engine_choice(cset, opt, tuple(forces))
+    if contacts is not None and contacts.pairs and engine != "core":
+        raise ValueError(
+            "contacts run on the compiled core only, and this system runs on the NumPy "
+            f"engine ({why or 'engine=numpy asked for'})"
+        )
+    if engine == "core" and t_end - t0 > 1e-9 * opt.dt:
+        return _on_core(*args, controller=controller, contacts=contacts, restitution=restitution)
     return phase_loop(*args, controller=controller)
 
 
 def _on_core(cset, q0, v0, t_end, limits, opt, forces, t0, tau, event_tol, release_tol,
-             rest_speed, held, grid, max_events, controller=None) -> LimitedRun:  # fmt: skip
+             rest_speed, held, grid, max_events, controller=None, contacts=None,
+             restitution=0.0) -> LimitedRun:  # fmt: skip
     """:func:`simulate_limited` in one call into the core (:mod:`.limits_core`)."""
     controller = as_controller(controller)
     frames = () if controller is None else tuple(controller.frames)
@@ -204,7 +217,7 @@ def _on_core(cset, q0, v0, t_end, limits, opt, forces, t0, tau, event_tol, relea
     forces = ForceSet(cset.mechanism, forces).elements  # bound to the mechanism
     proto = core_engine.build(cset, forces)
     core_engine.configure(proto, opt)
-    sys_ = limited_system(proto, cset.mechanism, limits, rest_speed)
+    sys_ = limited_system(proto, cset.mechanism, limits, rest_speed, contacts, restitution)
     if controller is not None:  # the frames of its record, in the sampler's order
         for name in dict.fromkeys((*cset.frames, *frames)):
             sys_.observe(name)
@@ -216,7 +229,7 @@ def _on_core(cset, q0, v0, t_end, limits, opt, forces, t0, tau, event_tol, relea
     core_engine.set_ctrl(sys_, forces)
     return run_core(
         sys_, cset, limits, tau, t0, t_end, held, grid, opt.record_every, max_events,
-        event_tol, release_tol, controller, opt.control_dt or opt.dt,
+        event_tol, release_tol, controller, opt.control_dt or opt.dt, contacts,
     )  # fmt: skip
 
 

@@ -29,7 +29,7 @@ from pfaff.simulate.policy import (
     status_message,
 )
 from pfaff.simulate.recording import controller_torque
-from pfaff.simulate.trajectory import SimulationError, Trajectory
+from pfaff.simulate.trajectory import SimulationError, SimulationInterrupted, Trajectory
 
 __all__ = ["LimitedRunError", "limited_system", "run_core"]
 
@@ -165,6 +165,13 @@ def run_core(
         traj, events, {int(i): SIDES[side] for i, side in held_end if i < L},
         [(int(i), int(j)) for i, j in held_end if i >= L],
     )  # fmt: skip
+    interrupted = st is not None and StatusCode(st.code) == StatusCode.INTERRUPTED
+    if interrupted or (law is not None and isinstance(law.error, KeyboardInterrupt)):
+        exc = SimulationInterrupted(
+            f"interrupted at t = {traj.arrays()['t'][-1]:.6g} s (step {steps})", traj
+        )
+        exc.events, exc.held = run.events, run.held
+        raise exc
     if law is not None and law.error is not None:  # the controller's own exception
         if isinstance(law.error, SimulationError):
             raise LimitedRunError(f"{law.error}", run, st) from law.error

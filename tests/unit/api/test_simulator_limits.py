@@ -143,20 +143,25 @@ def test_limits_false_warns_and_steps_through_the_stop():
 
 def test_record_false_and_step_derivatives_say_where_a_limit_acts():
     """record=False keeps the last sample (the gym env's use); step_derivatives warns
-    where a limit is held or hit inside the step, and is quiet where none acts."""
+    where a limit is hit inside the step, is quiet where none acts, and where the limit
+    is held gives the held mode's Jacobians: the one-dof pendulum held at its stop does
+    not move whatever its start or torque (A = 0, B = 0; the step without the limit
+    would give A ~ [[1, dt], [., 1]])."""
     s = _pendulum(0.3)
     sim = pfaff.Simulator(s, dt=DT, record=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         sim.step_derivatives()  # from rest at 1 rad: no limit acts
     sim.reset(q=np.array([0.3005]), v=np.array([-1.0]))
-    with pytest.warns(UserWarning, match="hits the lower limit of 'hinge'"):
+    with pytest.warns(UserWarning, match="impact of the lower limit of 'hinge'"):
         sim.step_derivatives()
     assert sim.events == [] and sim.steps == 0  # the check did not step
     sim.step(n=20)
     assert [e.kind for e in sim.events] == ["impact"] and len(sim._parts) == 1
-    with pytest.warns(UserWarning, match="limit of hinge \\(lower\\) is held"):
-        sim.step_derivatives()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        A, B = sim.step_derivatives(tau=np.array([-1.0]))  # pushing on its stop
+    assert np.abs(A).max() < 1e-6 and np.abs(B).max() < 1e-9
     with pytest.raises(ValueError, match="keeps no record"):
         sim.record()
 
