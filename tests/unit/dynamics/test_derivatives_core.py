@@ -106,6 +106,30 @@ def test_fold_radius_and_unconstrained():
     np.testing.assert_allclose(d["da_dtau"], np.linalg.inv(M), atol=1e-12)
 
 
+@pytest.mark.parametrize(
+    "con",
+    [PointsCoincide("tip", target=(1.8, 0.0, 0.0)), PointOnPlane("tip", (1.0, 0.2, 0.0))],
+    ids=["3-rows-on-nv-2", "1-row"],
+)
+def test_rows_all_below_the_rank_tolerance(con):
+    """Rows whose singular values all fall below rank_tol (rank 0: the SVD of A beyond
+    nv rows, of the QR's triangle within): no row is kept, da_dtau = M^-1, dF and
+    dlambda vanish, as in the NumPy reference."""
+    mech = _two_link()
+    cset = ConstraintSet(mech, [con])
+    q, v, tau = np.array([0.2, 0.4]), np.array([0.3, -0.2]), np.array([0.5, 0.1])
+    c = core.differentiator(cset, 1e3)(q, v, tau)
+    d = forward_dynamics_derivatives(cset, q, v, tau, rank_tol=1e3)
+    assert c["rank"] == d.rank == 0
+    for name in FIELDS:
+        ref = getattr(d, name)
+        scale = max(1.0, np.abs(ref).max(initial=0.0))
+        np.testing.assert_allclose(c[name], ref, rtol=0, atol=1e-10 * scale, err_msg=name)
+    M = mech.compute(q, v).M
+    np.testing.assert_allclose(c["da_dtau"], np.linalg.inv(M), atol=1e-12)
+    np.testing.assert_allclose(c["dF_dtau"], 0.0, atol=1e-12)  # a force per force
+
+
 def test_system_engines_agree_and_refusals():
     """System.forward_dynamics_derivatives: "auto" takes the core for a four-bar, equal
     to "numpy", also with a damper (its partials analytic in the core) and with a force
