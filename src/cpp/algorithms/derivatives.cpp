@@ -162,6 +162,7 @@ namespace pfaff
       U2_.resize(0, 0);
       Bt_.resize(nv, 0);
       E_.resize(0, 0);
+      V2_.setIdentity(nv, nv);
       Ap_.resize(nv, 0);
       return;
     }
@@ -253,6 +254,31 @@ namespace pfaff
     L.solveInPlace(Er_);
   }
 
+  void Differentiator::null_space(const MatX & M)
+  {
+    const int nv = mo_.nv(), m = mo_.m;
+    MatX & Nm = out_.da_dtau;
+    MatX & P = out_.dF_dtau;
+    if (qr_rows_) // V2 = Q [0; I] (the workspace: no allocation per call)
+    {
+      V2_.setZero(nv, nv - m);
+      V2_.bottomRows(nv - m).setIdentity();
+      detail::apply_q(QR_, hc_, m, V2_);
+    }
+    P.setIdentity(nv, nv);
+    if (V2_.cols())
+    {
+      MV2_.noalias() = M * V2_;
+      product(K_, V2_.transpose(), MV2_, 1.0, false);
+      llt_.compute(K_);
+      S_ = llt_.solve(V2_.transpose());
+      product(Nm, V2_, S_, 1.0, false);
+      product(P, MV2_, S_, -1.0, true); // M Nm = (M V2) (V2^T M V2)^-1 V2^T
+    }
+    else
+      Nm.setZero(nv, nv);
+  }
+
   void Differentiator::compute(const VecX & q, const VecX & v, const VecX & tau)
   {
     const Model & mo = mo_;
@@ -276,19 +302,27 @@ namespace pfaff
 
     // Solver: a = C v + Nm (tau - h - M C v), F, lambda (eq. 16, 22, 32), with
     // Nm = V2 (V2^T M V2)^-1 V2^T = M^-1 - M^-1 B^T G^-1 B M^-1 and P = I - M Nm =
-    // B^T G^-1 B M^-1 in the range-space form (B: orthonormal rows spanning A's row
-    // space, so N(B) = N(A); G = B M^-1 B^T = L L^T): Nm = M^-1 - Yr^T Yr, P = Br^T Yr
-    range_space(M);
+    // B^T G^-1 B M^-1. In the range-space form (B: orthonormal rows spanning A's row
+    // space, so N(B) = N(A); G = B M^-1 B^T = L L^T) Nm = M^-1 - Yr^T Yr, P = Br^T Yr:
+    // from kRangeNv coordinates on, where its thin products cost less than the
+    // null-space form's nv x nv ones; below, the null-space form's fewer calls do
+    const bool range = nv >= kRangeNv;
     MatX & Nm = out.da_dtau;
     MatX & P = out.dF_dtau;
-    Nm = Minv_;
-    if (r)
+    if (range)
     {
-      product(Nm, Yr_.transpose(), Yr_, -1.0, true);
-      product(P, Br_.transpose(), Yr_, 1.0, false);
+      range_space(M);
+      Nm = Minv_;
+      if (r)
+      {
+        product(Nm, Yr_.transpose(), Yr_, -1.0, true);
+        product(P, Br_.transpose(), Yr_, 1.0, false);
+      }
+      else
+        P.setZero(nv, nv);
     }
     else
-      P.setZero(nv, nv);
+      null_space(M);
     Cv_.noalias() = -Ap_ * drift;
     res_ = tau - h;
     res_.noalias() -= M * Cv_;
@@ -335,7 +369,8 @@ namespace pfaff
     // Golub-Pereyra terms in I - A A^+ vanish when A has full row rank): with
     // r1 = -A^+ X and r2 of each direction,
     //   da = r1 + Nm rhs,  dF = (r2_0 - r2) + P rhs,  rhs = r2 - M r1 = r2 + (M A^+) X,
-    // r2_0 being r2 without the dA^T lambda terms (M da = r2 - P rhs). In the range-space
+    // r2_0 being r2 without the dA^T lambda terms (M da = r2 - P rhs), so that
+    // dlambda = A^+T P rhs (the null-space form's products). In the range-space
     // form, with rhs' = rhs - M A^+ X, W = M^-1 rhs' and Nm M A^+ = A^+ - M^-1 B^T G^-1 E
     // (E = B A^+), T = L^-1 (B W + E X) = Br W + Er X gives
     //   da = W - Yr^T T,  P rhs = Br^T T,  A^+T P rhs = Er^T T  (A^+T B^T = E^T),
@@ -371,31 +406,55 @@ namespace pfaff
         dlamA_.noalias() -= U1_ * (U1_.transpose() * Xl);
       }
     }
-    W_.noalias() = Minv_ * RHS_;
-    if (r)
+    if (range)
     {
-      product(T_, Br_, W_, 1.0, false);
-      product(T_, Er_, X_, 1.0, true);
-      product(W_, Yr_.transpose(), T_, -1.0, true);
-      product(RHS_, Br_.transpose(), T_, 1.0, false); // P rhs (RHS_ is free again)
+      W_.noalias() = Minv_ * RHS_;
+      if (r)
+      {
+        product(T_, Br_, W_, 1.0, false);
+        product(T_, Er_, X_, 1.0, true);
+        product(W_, Yr_.transpose(), T_, -1.0, true);
+        product(PR_, Br_.transpose(), T_, 1.0, false);
+      }
+      else
+        PR_.setZero(nv, 2 * nv);
+    }
+    else // rhs = rhs' + (M A^+) X, da = -A^+ X + Nm rhs: rank-m updates as m outer products
+    {
+      W_.setZero(nv, 2 * nv);
+      if (m)
+      {
+        MAp_.noalias() = M * Ap_;
+        for (int i = 0; i < m; ++i)
+        {
+          RHS_.noalias() += MAp_.col(i) * X_.row(i);
+          W_.noalias() -= Ap_.col(i) * X_.row(i);
+        }
+      }
+      product(W_, Nm, RHS_, 1.0, true);
+      product(PR_, P, RHS_, 1.0, false);
     }
     out.da_dq = W_.leftCols(nv);
     out.da_dv = W_.rightCols(nv);
-    if (r)
+    out.dF_dq = PR_.leftCols(nv);
+    out.dF_dv = PR_.rightCols(nv);
+    if (range && r)
     {
-      out.dF_dq = RHS_.leftCols(nv);
-      out.dF_dv = RHS_.rightCols(nv);
       product(out.dlam_dq, Er_.transpose(), T_.leftCols(nv), 1.0, false);
       product(out.dlam_dv, Er_.transpose(), T_.rightCols(nv), 1.0, false);
       product(out.dlam_dtau, Er_.transpose(), Yr_, 1.0, false);
     }
-    else
+    else if (range)
     {
-      out.dF_dq.setZero(nv, nv);
-      out.dF_dv.setZero(nv, nv);
       out.dlam_dq.setZero(m, nv);
       out.dlam_dv.setZero(m, nv);
       out.dlam_dtau.setZero(m, nv);
+    }
+    else
+    {
+      product(out.dlam_dq, Ap_.transpose(), out.dF_dq, 1.0, false);
+      product(out.dlam_dv, Ap_.transpose(), out.dF_dv, 1.0, false);
+      product(out.dlam_dtau, Ap_.transpose(), P, 1.0, false);
     }
     if (m)
       out.dF_dq += DAtl_;
