@@ -180,8 +180,11 @@ namespace pfaff
         detail::upper_inverse(QR_, m, Rinv_);
         RR_.noalias() = Rinv_ * Rinv_.transpose();
         Ap_.noalias() = A.transpose() * RR_;
-        detail::thin_q(QR_, hc_, m, Bt_);
-        E_ = Rinv_.transpose();
+        if (nv >= kRangeNv) // the range-space form's
+        {
+          detail::thin_q(QR_, hc_, m, Bt_);
+          E_ = Rinv_.transpose();
+        }
         return;
       }
     }
@@ -205,9 +208,10 @@ namespace pfaff
       Vf_.bottomRightCorner(nv - m, nv - m).setIdentity();
       detail::apply_q(QR_, hc_, m, Vf_);
       V2_ = Vf_.rightCols(nv - r);
-      Bt_ = Vf_.leftCols(r);
       E_.noalias() = out.sigma.head(r).cwiseInverse().asDiagonal() * U1_.transpose();
-      Ap_.noalias() = Bt_ * E_; // V1 S^-1 U1^T
+      Ap_.noalias() = Vf_.leftCols(r) * E_; // V1 S^-1 U1^T
+      if (nv >= kRangeNv)
+        Bt_ = Vf_.leftCols(r);
       return;
     }
     svd_.compute(A, Eigen::ComputeFullU | Eigen::ComputeFullV);
@@ -220,9 +224,10 @@ namespace pfaff
     U1_ = svd_.matrixU().leftCols(r);
     U2_ = svd_.matrixU().rightCols(m - r);
     V2_ = svd_.matrixV().rightCols(nv - r);
-    Bt_ = svd_.matrixV().leftCols(r);
     E_.noalias() = out.sigma.head(r).cwiseInverse().asDiagonal() * U1_.transpose();
-    Ap_.noalias() = Bt_ * E_;
+    Ap_.noalias() = svd_.matrixV().leftCols(r) * E_;
+    if (nv >= kRangeNv)
+      Bt_ = svd_.matrixV().leftCols(r);
   }
 
   void Differentiator::range_space(const MatX & M)
