@@ -349,18 +349,21 @@ def set_contact_world(system, mjb: bytes, label: str) -> None:
 
 
 def add_contact_pair(
-    system, g1: int, g2: int, body_frame: str, restitution: float, rest_speed: float
-) -> None:
+    system, g1: int, g2: int, body_frame: str, restitution: float, rest_speed: float,
+    mu: float = 0.0,
+) -> None:  # fmt: skip
     """Add the contact pair of geoms ``g1``, ``g2`` (one fixed in the world; the other's
     body frame ``body_frame``) to a ``pfaff._core.System`` after its constraints, with
-    Newton's ``restitution`` and the approach speed ``rest_speed`` at or below which an
-    impact is plastic. Raises ValueError naming what is wrong."""
-    _core.add_contact_pair(system, g1, g2, body_frame, restitution, rest_speed)
+    Newton's ``restitution``, the approach speed ``rest_speed`` at or below which an
+    impact is plastic and Coulomb's friction ``mu`` (0: frictionless;
+    ``src/cpp/sim/friction.hpp``). Raises ValueError naming what is wrong."""
+    _core.add_contact_pair(system, g1, g2, body_frame, restitution, rest_speed, mu)
 
 
 def held_contacts(system, held) -> list:
     """The held contact points of a ``pfaff._core.System`` at its state and torque:
-    ``(pair, still geom, moving geom, x, y, z, nx, ny, nz, normal force)`` per point."""
+    ``(pair, still geom, moving geom, x, y, z, nx, ny, nz, normal force, the friction
+    force's x, y, z, True where the point sticks)`` per point."""
     return _core.held_contacts(system, held)
 
 

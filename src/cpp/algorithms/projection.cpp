@@ -36,6 +36,11 @@ namespace pfaff
   // -- direct dynamics (dynamics.direct_dynamics, Aghili eq. 22, 27, 29) ------------
   void accel(const Model & mo, Data & d, const VecX & tau, const RowSpace & rs, VecX & a)
   {
+    if (!mo.slip.empty()) // contact rows that slip with friction (friction.cpp)
+    {
+      slip_dynamics(mo, d, tau, a, d.slip_lam_, d.slip_F_);
+      return;
+    }
     if (mo.opt.method == 1) // the KKT baseline (kkt.cpp)
     {
       kkt_accel(mo, d, tau, a);
@@ -111,6 +116,12 @@ namespace pfaff
     const Model & mo, Data & d, const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F,
     VecX & lam)
   {
+    if (!mo.slip.empty()) // the multipliers of the non-symmetric system (friction.cpp)
+    {
+      VecX a2;
+      slip_dynamics(mo, d, tau, a2, lam, F);
+      return;
+    }
     // F = (I - P)(tau - h - M a) = V1 V1^T (tau - h - M a)
     d.tmp_ = tau - d.h;
     d.tmp_.noalias() -= dense_M(mo, d) * a;

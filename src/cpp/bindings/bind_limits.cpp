@@ -15,6 +15,7 @@
 
 #include "bindings/bind.hpp"
 #include "sim/contact.hpp"
+#include "sim/friction.hpp"
 #include "sim/limits.hpp"
 #include "sim/system.hpp"
 
@@ -93,10 +94,11 @@ namespace pfaff
       "the compiled MuJoCo model (mj_saveModel's buffer) whose geoms the contact pairs "
       "name; label names it in messages (ValueError when MuJoCo cannot load it)");
     m.def("add_contact_pair", &add_contact_pair, "system"_a, "g1"_a, "g2"_a, "body_frame"_a,
-          "restitution"_a, "rest_speed"_a,
+          "restitution"_a, "rest_speed"_a, "mu"_a = 0.0,
           "add the contact pair of geoms g1, g2 (one fixed in the world; body_frame: the "
-          "other's body frame) with Newton's restitution in [0, 1] and the approach speed "
-          "at or below which an impact is plastic (ValueError naming what is wrong)");
+          "other's body frame) with Newton's restitution in [0, 1], the approach speed "
+          "at or below which an impact is plastic and Coulomb's friction mu >= 0 (0: "
+          "frictionless; ValueError naming what is wrong)");
     m.def(
       "held_contacts",
       [](System & s, std::vector<std::pair<int, int>> held) {
@@ -122,14 +124,18 @@ namespace pfaff
           const FrameKin & f = d.frames[std::size_t(sp.s1)];
           const Vec3 p = f.p + f.R * sp.p1;
           const ContactPairC & cp = mo.contact_pairs[std::size_t(i - L)];
+          const Vec3 ft = tangent_force(mo, d, x.v_, held, c, d.lam_);
+          const bool stick = stick_row(mo, held, c) >= 0;
           out.append(nb::make_tuple(i - L, cp.still, cp.moving, p(0), p(1), p(2), sp.n(0),
-                                    sp.n(1), sp.n(2), -d.lam_(mo.loop.m + int(c))));
+                                    sp.n(1), sp.n(2), -d.lam_(mo.loop.m + int(c)), ft(0),
+                                    ft(1), ft(2), stick));
         }
         return out;
       },
       "system"_a, "held"_a,
       "the held contact points at the system's state and torque: (pair, still geom, moving "
-      "geom, x, y, z of the point held, the normal's x, y, z, the normal force [N])");
+      "geom, x, y, z of the point held, the normal's x, y, z, the normal force [N], the "
+      "friction force's x, y, z [N], True where the point sticks)");
 
     m.def(
       "set_held",

@@ -340,6 +340,38 @@ namespace pfaff
       ++s.m;
       ++s.m_h;
     }
+    // the held contact points with friction: a stuck one's two tangential rows (its
+    // anchor fixed in the world) after the held rows, in held order; a slipping one's
+    // Coulomb force on its normal row
+    s.slip.clear();
+    for (std::size_t c = 0; c < held.size(); ++c)
+    {
+      const auto [i, j] = held[c];
+      if (i < L || s.contact_pairs[std::size_t(i - L)].mu <= 0.0)
+        continue;
+      const Spec & sp = s.contact_specs[std::size_t(j)];
+      const ContactMode & md = s.contact_mode[std::size_t(j)];
+      if (!md.stick)
+      {
+        s.slip.push_back(SlipRow{s.loop.m + int(c), sp.s1, sp.p1, sp.n, md.s0,
+                                 s.contact_pairs[std::size_t(i - L)].mu});
+        continue;
+      }
+      Vec3 t[2];
+      tangent_basis(sp.n, t[0], t[1]);
+      const FrameSlot & f = s.frame_slots[std::size_t(sp.s1)];
+      for (const Vec3 & tk : t)
+      {
+        Spec r = sp;
+        r.n = tk;
+        r.d = tk.dot(md.anchor);
+        s.specs.push_back(r);
+        s.row_cols.emplace_back(f.c0, f.c1 - f.c0);
+        s.hol_rows.push_back(s.m);
+        ++s.m;
+        ++s.m_h;
+      }
+    }
     s.one_block = s.rows_in_one_block(false);
     s.one_block_h = s.rows_in_one_block(true);
   }

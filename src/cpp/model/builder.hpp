@@ -64,10 +64,18 @@ namespace pfaff
     /// a contact pair; the loop's rows are those added so far (as add_limit's)
     void add_contact_pair(const ContactPairC & p);
     /// the rows of the contact points a run may hold (sim/contact_events.cpp)
-    void set_contact_rows(std::vector<Spec> specs, std::vector<int> pair)
+    void set_contact_rows(
+      std::vector<Spec> specs, std::vector<int> pair, std::vector<ContactMode> modes = {})
     {
+      modes.resize(specs.size());
       mo_->contact_specs = std::move(specs);
       mo_->contact_spec_pair = std::move(pair);
+      mo_->contact_mode = std::move(modes);
+    }
+    /// contact spec j's friction mode (the rows change at the next set_held_rows)
+    void set_contact_mode(int j, const ContactMode & m)
+    {
+      mo_->contact_mode.at(std::size_t(j)) = m;
     }
 
   private:

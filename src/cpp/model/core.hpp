@@ -96,6 +96,19 @@ namespace pfaff
     std::vector<ContactPairC> contact_pairs;
     std::vector<Spec> contact_specs;
     std::vector<int> contact_spec_pair;
+    /// per contact spec, its friction mode (stick: set_held_rows adds its tangential
+    /// rows after the held rows, in held order), and the held rows that slip with
+    /// friction (accel then solves the non-symmetric system of algorithms/friction.cpp)
+    std::vector<ContactMode> contact_mode;
+    std::vector<SlipRow> slip;
+    /// a contact pair has friction (the record keeps two tangential rows per point)
+    bool friction() const
+    {
+      for (const auto & c : contact_pairs)
+        if (c.mu > 0.0)
+          return true;
+      return false;
+    }
     /// the unilateral constraints: limits, then contact pairs
     int unilaterals() const { return int(limits.size() + contact_pairs.size()); }
     /// a mechanism given in closed form (System.set_plant; null: Pinocchio's model): the
@@ -138,6 +151,7 @@ namespace pfaff
     VecX g_fe_; // a gravity compensation element's g(q) and potential (gravity_terms)
     double Vg_fe_ = 0.0;
     const VecX * vref_ = nullptr; // the velocity of the state being evaluated
+    VecX slip_lam_, slip_F_;      // accel's multipliers and force with slipping rows
     // a plant's terms (Model::plant), the names of the frame slots and of the observed
     // frames it is asked for (fit), and the zero velocity of its kinematics passes
     PlantTerms plant_;
@@ -335,6 +349,13 @@ namespace pfaff
   void forces(
     const Model & mo, Data & d, const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F,
     VecX & lam);
+  // friction.cpp: the dynamics with slipping contact rows (Model::slip)
+  /// the rows W whose transpose times lambda is the generalised force: A, each slipping
+  /// row minus mu s^T J_p of its point (s its unit slip velocity at v, else its s0)
+  void slip_rows(const Model & mo, const Data & d, const VecX & v, MatX & W);
+  /// a = M^-1 (tau - h - W^T lambda) with A a = -drift: (A M^-1 W^T) lambda = A M^-1
+  /// (tau - h) + drift solved minimum-norm (redundant rows); F = W^T lambda
+  void slip_dynamics(const Model & mo, Data & d, const VecX & tau, VecX & a, VecX & lam, VecX & F);
   // step.cpp
   /// the position correction (Newton-Raphson on the holonomic rows, at most max_newton
   /// iterations: opt.max_newton in a step) and the velocity projection in the metric of

@@ -265,6 +265,36 @@ namespace pfaff
     Vec3 g_pos = Vec3::Zero();   // the moving geom's pose in its body frame
     Mat3 g_R = Mat3::Identity();
     double restitution = 0.0, rest_speed = 0.0;
+    double mu = 0.0; // Coulomb's friction coefficient (0: frictionless)
+  };
+
+  /// The friction mode of a held contact point (Model::contact_mode, per contact spec)
+  struct ContactMode
+  {
+    bool stick = false;         // held tangentially too: two PointOnPlane rows at anchor
+    Vec3 anchor = Vec3::Zero(); // the stuck body point in the world [m]
+    Vec3 s0 = Vec3::Zero();     // a slipping point's slip direction while its speed is 0
+  };
+
+  /// two unit tangents of the unit normal n, t1 x t2 = n (t1 across the axis least
+  /// aligned with n: the same n gives the same pair)
+  inline void tangent_basis(const Vec3 & n, Vec3 & t1, Vec3 & t2)
+  {
+    Eigen::Index k = 0;
+    n.cwiseAbs().minCoeff(&k);
+    t1 = n.cross(Vec3::Unit(k)).normalized();
+    t2 = n.cross(t1);
+  }
+
+  /// A held contact row that slips with friction (Model::slip): Coulomb's force
+  /// -mu f_n s at the body point (local, in frame slot `slot`) on the plane of normal n,
+  /// s the unit slip velocity (s0 where the slip speed is 0); its generalised force is
+  /// the row's (A_n - mu s^T J_p) times the normal multiplier
+  struct SlipRow
+  {
+    int row = -1, slot = -1;
+    Vec3 local = Vec3::Zero(), n = Vec3::UnitZ(), s0 = Vec3::Zero();
+    double mu = 0.0;
   };
 
   // -- joint limits (sim/limits.hpp: the run that holds and releases them) ----------

@@ -39,7 +39,7 @@ namespace pfaff
       f.resize(2 * n + 1);
       f.head(n) = d.vs_;
       f.segment(n, n) = d.dv_;
-      f(2 * n) = d.felems.power;
+      f(2 * n) = d.felems.power + friction_power(mo, d, d.vs_);
     }
 
     /// the error norm of the step h with the stages K (rk.py: _estimate_error_norm of

@@ -110,7 +110,7 @@ namespace pfaff
 
   void add_contact_pair(
     System & s, int g1, int g2, const std::string & body_frame, double restitution,
-    double rest_speed)
+    double rest_speed, double mu)
   {
     const Check c{"System.add_contact_pair"};
     const mjModel * m = s.mo().contact_world.m.get();
@@ -129,7 +129,9 @@ namespace pfaff
     if (!(restitution >= 0.0 && restitution <= 1.0))
       c.fail("restitution = " + std::to_string(restitution) + ", valid: [0, 1]");
     c.number(rest_speed, "rest_speed", 0.0, false);
+    c.number(mu, "mu", 0.0, false);
     ContactPairC p;
+    p.mu = mu;
     p.still = w1 ? g1 : g2;
     p.moving = w1 ? g2 : g1;
     p.slot = s.add_frame(body_frame);

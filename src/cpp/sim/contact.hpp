@@ -6,9 +6,10 @@
 // point of the moving geom that the contact keeps on the static geom's surface (a
 // sphere's or capsule's core point at its radius, a box's vertex) on the plane through
 // the contact with its normal; its multiplier is the normal force. Only pairs of which one
-// geom is fixed in the world are modelled here, without friction.
+// geom is fixed in the world are modelled here; their friction is friction.hpp's.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,11 +61,12 @@ namespace pfaff
   /// the System; label names it in messages (std::invalid_argument when MuJoCo cannot
   /// load it)
   void set_contact_world(System & s, const std::string & mjb, const std::string & label);
-  /// add the pair (geom ids) to the System; body_frame names the moving geom's body frame
-  /// (std::invalid_argument naming what is wrong: no world, a geom id, two moving geoms)
+  /// add the pair (geom ids) to the System; body_frame names the moving geom's body
+  /// frame, mu its Coulomb friction (0: frictionless; std::invalid_argument naming what
+  /// is wrong: no world, a geom id, two moving geoms)
   void add_contact_pair(
     System & s, int g1, int g2, const std::string & body_frame, double restitution,
-    double rest_speed);
+    double rest_speed, double mu = 0.0);
   /// the held row of a point: PointOnPlane on its body frame, Phi = the distance now
   Spec contact_spec(const Model & mo, const ContactPoint & p);
   /// the rows n^T J of the points (their body frame slots' kinematics in d, evaluated)
@@ -81,6 +83,11 @@ namespace pfaff
   /// the least distance of pair k's points not held at q, at most margin (none: margin)
   double contact_gap(
     const System & s, Narrow & nar, const Held & held, const VecX & q, int k, double margin);
+  /// the first root in (0, h] of pair k's gap over steps of length x from the step's
+  /// start (step(x, q, v); false where it fails: NaN returned)
+  double contact_root(
+    System & s, Narrow & nar, const Held & held, int k,
+    const std::function<bool(double, VecX &, VecX &)> & step, double h, double event_tol);
   /// Newton's impact of every free point touching at the System's state (approaching,
   /// within 1e-10 m) in the metric of M, the rows held and the active rows already
   /// there kept: plastic (the points held) where the guard says so for their pair; one

@@ -4,11 +4,15 @@
 // of M, plastic below the pair's rest speed or where the event guard says so, a plastic
 // point held as a row).
 #include "sim/contact.hpp"
+#include "sim/friction.hpp"
+#include "sim/limit_detail.hpp"
 #include "model/core.hpp"
 #include "sim/system.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
 
 #include "pinocchio/algorithm/joint-configuration.hpp"
 
@@ -18,6 +22,8 @@ namespace pfaff
   {
     // points within this of the still geom take part in an impact [m]
     constexpr double kTouch = 1e-10;
+    // a contact's gap inside a step is clipped at this (no point this far: the margin) [m]
+    constexpr double kGapMargin = 0.05;
 
     bool held_point(const System & s, const Held & held, const ContactPoint & p)
     {
@@ -34,14 +40,16 @@ namespace pfaff
     const int L = int(mo.limits.size());
     std::vector<Spec> specs;
     std::vector<int> pair;
+    std::vector<ContactMode> modes;
     for (auto & h : held)
       if (h.first >= L)
       {
         specs.push_back(mo.contact_specs[std::size_t(h.second)]);
         pair.push_back(mo.contact_spec_pair[std::size_t(h.second)]);
+        modes.push_back(mo.contact_mode[std::size_t(h.second)]);
         h.second = int(specs.size()) - 1;
       }
-    s.change_model([&](ModelBuilder & b) { b.set_contact_rows(specs, pair); }, false);
+    s.change_model([&](ModelBuilder & b) { b.set_contact_rows(specs, pair, modes); }, false);
   }
 
   int contact_crossed(const System & s, Narrow & nar, const Held & held, const VecX & q, double tol)
@@ -62,6 +70,25 @@ namespace pfaff
       if (p.pair == k && !held_point(s, held, p))
         g = std::min(g, p.dist);
     return g;
+  }
+
+  double contact_root(
+    System & s, Narrow & nar, const Held & held, int k,
+    const std::function<bool(double, VecX &, VecX &)> & step, double h, double event_tol)
+  {
+    bool bad = false;
+    // below the time's resolution the start's gap, where it is within the tolerance 0
+    // (a point just put on its still geom): crossing's rule then looks for the gap
+    // opening inside the step (rate > 0)
+    auto g = [&](double x) {
+      VecX q, v;
+      const bool ok = step(x, q, v);
+      bad = bad || !ok;
+      const double gx = ok ? contact_gap(s, nar, held, q, k, kGapMargin) : -1.0;
+      return x <= 1e-9 * h && std::abs(gx) <= s.mo().opt.position_tol ? 0.0 : gx;
+    };
+    const double x = first_root(g, 1.0, h, event_tol);
+    return bad ? std::numeric_limits<double>::quiet_NaN() : x;
   }
 
   void contact_impact(
@@ -125,7 +152,14 @@ namespace pfaff
       target(long(i)) = plastic[std::size_t(in[i].pair)] ? 0.0 : -c.restitution * pre(long(i));
     }
     const MatX M = dense_M(mo, d);
-    const VecX vn_new = metric_impact_rows(M, d.A, v, R, target, mo.opt.rank_tol);
+    // with friction: the impulse-level active set of friction.hpp (held points that
+    // would pull let go), else Newton's law with the active rows kept
+    std::vector<std::size_t> drop;
+    const bool rubs = std::any_of(in.begin(), in.end(), [&](const ContactPoint & p) {
+      return mo.contact_pairs[std::size_t(p.pair)].mu > 0.0;
+    });
+    const VecX vn_new = rubs ? friction_impact(s, M, v, in, R, target, plastic, held, drop)
+                             : metric_impact_rows(M, d.A, v, R, target, mo.opt.rank_tol);
     const double loss = 0.5 * (v.dot(M * v) - vn_new.dot(M * vn_new));
     const VecX post = R * vn_new;
     // the points onto the still geom (Phi = dist to round-off: the gap's sign after the
@@ -143,6 +177,7 @@ namespace pfaff
     std::vector<int> reported(P, 0);
     std::vector<Spec> specs = mo.contact_specs; // the rows held, and those taken up now
     std::vector<int> pairs = mo.contact_spec_pair;
+    std::vector<ContactMode> modes = mo.contact_mode; // a new point's: from its slip
     double lost = loss; // the energy lost, on the first event
     for (std::size_t i = 0; i < in.size(); ++i)
     {
@@ -153,6 +188,7 @@ namespace pfaff
       {
         specs.push_back(contact_spec(mo, in[i]));
         pairs.push_back(int(k));
+        modes.push_back(landing_mode(mo, d, vn_new, in[i]));
         held.emplace_back(L + int(k), int(specs.size()) - 1);
         ++count[k];
       }
@@ -164,7 +200,20 @@ namespace pfaff
         lost = 0.0;
       }
     }
-    s.change_model([&](ModelBuilder & b) { b.set_contact_rows(specs, pairs); }, false);
+    // the held points that let go: released (one event per pair)
+    for (auto c = drop.rbegin(); c != drop.rend(); ++c)
+    {
+      const int i = held[*c].first;
+      held.erase(held.begin() + long(*c));
+      if (std::none_of(drop.begin(), drop.end(), [&](std::size_t e) {
+            return e < *c && held[e].first == i;
+          }))
+      {
+        events.push_back(LimitEventRec{t, i, 1, 0, 0.0, 0.0, 0.0});
+        guard.released(i, t);
+      }
+    }
+    s.change_model([&](ModelBuilder & b) { b.set_contact_rows(specs, pairs, modes); }, false);
     guard.count(t);
   }
 } // namespace pfaff

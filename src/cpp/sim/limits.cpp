@@ -6,8 +6,8 @@
 // joined as Trajectory.concat joins them (a phase's first sample replaces the last one
 // of the phase before at the same time; the accounts counted on).
 #include "sim/limits.hpp"
-#include "algorithms/kkt.hpp"
 #include "sim/contact.hpp"
+#include "sim/friction.hpp"
 #include "sim/limit_detail.hpp"
 #include "model/check.hpp"
 #include "sim/system.hpp"
@@ -25,8 +25,6 @@ namespace pfaff
   namespace
   {
     constexpr double kInf = std::numeric_limits<double>::infinity();
-    // a contact's gap inside a step is clipped at this (no point this far: the margin) [m]
-    constexpr double kGapMargin = 0.05;
 
     // the state a phase goes back to: a sample's time, state, the phase's accounts, the
     // torque held over the step from it and the controller's next instant
@@ -61,9 +59,10 @@ namespace pfaff
       int phase_rows = 0;          // samples of the last phase still in the record
       Status st;
       Narrow nar; // the contact pairs' narrow phase
-      int L = int(s.mo().limits.size());
+      int L = int(s.mo().limits.size()), U = s.mo().unilaterals();
       int past = -1; // the row crossed() found past its bound (first_past), else -1
-      long ticks = 0; // steps since the start, for the interrupt check
+      SlipWatch slips; // the slipping contact points' directions (U + spec: a turn)
+      long ticks = 0;  // steps since the start, for the interrupt check
 
       // the phase's start: the record's last sample at this time is replaced, the state
       // brought onto the manifold of the active rows (simulate's project_start)
@@ -206,7 +205,7 @@ namespace pfaff
             end = End::crossed;
             break;
           }
-          if (watch && release(t, rec))
+          if (watch && (release(t, rec) || stick_slip(t, rec)))
           {
             end = End::released;
             break;
@@ -242,7 +241,22 @@ namespace pfaff
       bool crossed()
       {
         past = first_past(s, nar, held, s.state().q_);
+        if (past < 0) // a slipping point's slip turned (its directions move on, else)
+        {
+          const std::vector<int> j = slips.turned(s, held, s.state().q_, s.state().v_, true);
+          past = j.empty() ? -1 : U + j[0];
+        }
         return past >= 0;
+      }
+
+      // friction.hpp's leave_cone at this sample: stuck points that slip (an event)
+      bool stick_slip(double t, bool rec)
+      {
+        const bool e = leave_cone(s, held, o.release_tol, t, guard, out.events);
+        if (e && !rec)
+          keep(t);
+        ctl.next = e ? t : ctl.next; // the controller sampled at the event
+        return e;
       }
 
       // limit_events.release: the first held limit (in held order) that pulls at this
@@ -274,7 +288,7 @@ namespace pfaff
       // q after one step of length x from (q_a, v_a) at t_a brought onto the manifold
       // (the reference's simulate over x): the step on a copy of the accounts; false
       // where the step fails
-      bool step_to(const Saved & a, double x, VecX & q)
+      bool step_to(const Saved & a, double x, VecX & q, VecX * v = nullptr)
       {
         s.set_state(a.q, a.v);
         const Status p = s.project_state(o.start_iterations);
@@ -288,6 +302,8 @@ namespace pfaff
         StepState w = s.state();
         const Status c = step(s.mo(), d, w, a.t, 0, x);
         q = w.q_;
+        if (v)
+          *v = w.v_;
         return c.code == status_code::ok;
       }
 
@@ -304,6 +320,7 @@ namespace pfaff
       {
         const VecX q1 = s.state().q_;
         const double h = t1 - a.t;
+        const std::vector<int> turned = slips.turned(s, held, q1, s.state().v_, false);
         int best = -1;
         double best_s = kInf;
         for (std::size_t i = 0; i < s.mo().limits.size(); ++i)
@@ -330,31 +347,28 @@ namespace pfaff
             best_s = x;
           }
         }
-        // the contact pairs past their still geom: the first root of their gap
-        for (std::size_t k = 0; k < s.mo().contact_pairs.size(); ++k)
-        {
-          if (contact_gap(s, nar, held, q1, int(k), 0.0) >= -s.mo().opt.position_tol)
-            continue;
-          bool bad = false;
-          // below the time's resolution the start's gap, where it is within the
-          // tolerance 0 (a point just put on its still geom): crossing's rule then
-          // looks for the gap opening inside the step (rate > 0)
-          auto g = [&](double x) {
-            VecX q = a.q;
-            const bool ok = x <= 1e-9 * h || step_to(a, x, q);
-            bad = bad || !ok;
-            const double gx = ok ? contact_gap(s, nar, held, q, int(k), kGapMargin) : -1.0;
-            return x <= 1e-9 * h && std::abs(gx) <= s.mo().opt.position_tol ? 0.0 : gx;
-          };
-          const double x = first_root(g, 1.0, h, o.event_tol);
-          if (bad)
-            return {-1, 0.0};
-          if (best < 0 || x < best_s)
+        // the contact pairs past their still geom: the first root of their gap; the
+        // slipping points whose slip turned: the first root of their slip velocity
+        const auto to = [&](double x, VecX & q, VecX & v) {
+          q = a.q;
+          v = a.v;
+          return x <= 1e-9 * h || step_to(a, x, q, &v);
+        };
+        auto take = [&](int i, double x) {
+          if (std::isfinite(x) && (best < 0 || x < best_s))
           {
-            best = L + int(k);
+            best = i;
             best_s = x;
           }
-        }
+          return std::isfinite(x);
+        };
+        for (std::size_t k = 0; k < s.mo().contact_pairs.size(); ++k)
+          if (contact_gap(s, nar, held, q1, int(k), 0.0) < -s.mo().opt.position_tol
+              && !take(L + int(k), contact_root(s, nar, held, int(k), to, h, o.event_tol)))
+            return {-1, 0.0};
+        for (int j : turned)
+          if (!take(U + j, slips.root(s, j, to, h, o.event_tol)))
+            return {-1, 0.0};
         return {best, best_s};
       }
 
@@ -362,6 +376,13 @@ namespace pfaff
       // (the stop held) where the guard says so
       void impact(int i, double t)
       {
+        if (i >= U) // a slip stopped: it sticks, or slips on (friction.hpp)
+        {
+          stop_slip(s, held, i - U, o.release_tol, t, guard, out.events);
+          slips.forget(i - U);
+          ctl.next = t;
+          return;
+        }
         if (i >= L)
         {
           contact_impact(s, nar, held, guard, t, out.events);
@@ -400,14 +421,14 @@ namespace pfaff
     };
   } // namespace
 
-  // run_limited's phases; t: the time reached
-  static Status run_phases(
+  Status run_phases(
     System & s, double t0, double t_end, Held & held, const LimitOptions & o,
     LimitControl & ctl, LimitRun & out, double & t)
   {
     const double dt = s.mo().opt.dt;
     const int L = int(s.mo().limits.size()), U = s.mo().unilaterals();
-    const int C = kContactRows * int(s.mo().contact_pairs.size()); // the contacts' rows
+    // the contacts' rows (with friction: a stuck point's two tangential rows too)
+    const int C = kContactRows * int(s.mo().contact_pairs.size()) * (s.mo().friction() ? 3 : 1);
     out = LimitRun{};
     s.state().newton_failures = 0;
     compact_contacts(s, held);
@@ -508,18 +529,4 @@ namespace pfaff
     return r.st;
   }
 
-  Status run_limited(
-    System & s, double t0, double t_end, Held & held, const LimitOptions & o,
-    LimitControl & ctl, LimitRun & out)
-  {
-    double t = t0;
-    try
-    {
-      return run_phases(s, t0, t_end, held, o, ctl, out, t);
-    }
-    catch (const KKTSingular & e) // the KKT method at a singular A: stopped as System::run
-    {
-      return e.status(t, int(std::floor((t - t0) / s.mo().opt.dt + 1e-9)), 1);
-    }
-  }
 } // namespace pfaff

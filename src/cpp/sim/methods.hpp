@@ -13,6 +13,9 @@ namespace pfaff
   /// and the velocity projection, s moved to the corrected state (step.cpp)
   Status end_step(
     const Model & mo, Data & d, StepState & s, double t, int k, double dt, double w);
+  /// Coulomb friction's power at velocity v from the last accel with slipping rows
+  /// (Model::slip; 0 without): a stage's power beside the force elements' (step.cpp)
+  double friction_power(const Model & mo, const Data & d, const VecX & v);
   /// one adaptive step (mo.ad_stages_ > 0; step dispatches to it): the interval
   /// [t, t + dt] by the embedded pair with solve_ivp's error control on (q, v, w), the
   /// branch check, then end_step. Status step_too_small, branch_switch (adaptive.cpp)

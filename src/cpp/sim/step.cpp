@@ -125,6 +125,16 @@ namespace pfaff
     }
   } // namespace
 
+  double friction_power(const Model & mo, const Data & d, const VecX & v)
+  {
+    // the force of the slipping rows less their ideal part, (W - A)^T lambda, of the
+    // last accel (algorithms/friction.cpp): Coulomb's force -mu f_n s, its power
+    // -mu f_n |v_t| <= 0 (ideal rows do no work)
+    if (mo.slip.empty())
+      return 0.0;
+    return -(d.slip_F_ - d.A.transpose() * d.slip_lam_).dot(v);
+  }
+
   double stage(const Model & mo, Data & d, const VecX & tau, VecX & q, VecX & v, VecX & a)
   {
     // steppers.rk_step: a stage on the manifold keeps its state, else it is corrected
@@ -160,7 +170,8 @@ namespace pfaff
     if (!take_vel_factor(d, d.rs_stage_))
       row_space(mo, d, d.A, false, true, d.rs_stage_);
     accel(mo, d, tau, d.rs_stage_, a);
-    return d.felems.power; // power of the force elements' dampers at the stage
+    // power of the force elements' dampers and of Coulomb friction at the stage
+    return d.felems.power + friction_power(mo, d, v);
   }
 
   // Newton-Raphson on the holonomic rows, then the M-metric velocity projection at the
@@ -275,7 +286,7 @@ namespace pfaff
     const int nv = mo.model.nv, ns = mo.stages();
     d.acc_[0] = d.a_;
     d.rate_[0] = s.v_;
-    d.power_[0] = d.felems.power;
+    d.power_[0] = d.felems.power + friction_power(mo, d, s.v_);
     for (int i = 1; i < ns; ++i)
     {
       d.dv_.setZero(nv);

@@ -28,6 +28,8 @@ from __future__ import annotations
 import dataclasses
 import warnings
 
+import numpy as np
+
 from pfaff.contact.penetration import Penetration
 from pfaff.simulate.core_engine import set_ctrl
 from pfaff.simulate.limit_events import MAX_EVENTS_PER_STEP, ContactEvent
@@ -192,8 +194,8 @@ class LimitStepper:
 
     def closed_contacts(self, q, v, tau) -> list:
         """The held contact points at ``(q, v)`` under ``tau``
-        (:class:`pfaff.contact.model.Contact`, their normal forces from the multipliers
-        of the held rows)."""
+        (:class:`pfaff.contact.model.Contact`, their normal and friction forces from the
+        multipliers of the held rows)."""
         from pfaff import core
         from pfaff.contact.model import Contact
 
@@ -203,13 +205,15 @@ class LimitStepper:
         sys_.set_state(q, v)
         sys_.set_tau(tau)
         out = []
-        for k, _, _, x, y, z, nx, ny, nz, fn in core.held_contacts(
+        for k, _, _, x, y, z, nx, ny, nz, fn, tx, ty, tz, stick in core.held_contacts(
             sys_, held_rows(self.held, self.contact_held)
         ):
             g1, g2 = self.contacts.names[k]
             r = self.contacts.radii[k]  # from the held core point to the surface
             point = (x - r * nx, y - r * ny, z - r * nz)
-            out.append(Contact(g1, g2, point, (nx, ny, nz), fn))
+            ft = float(np.hypot(np.hypot(tx, ty), tz))
+            mode = "stick" if stick else "slip"
+            out.append(Contact(g1, g2, point, (nx, ny, nz), fn, ft, mode, (tx, ty, tz)))
         return out
 
     def held_system(self, q, v):

@@ -9,10 +9,14 @@ collision function of the pair's geom types, a crossing is located inside the st
 impact is Newton's law with restitution ``e`` in the metric of M, a contact is held as a
 row while its multiplier pushes and released when it pulls.
 
-Modelled in this first landing: frictionless normal contact between a geom fixed in the
-world and a geom on a moving body. A pair of two moving bodies is not modelled (a
-warning names it); a file that declares friction runs frictionless (a warning names the
-pairs).
+Modelled: normal contact with Coulomb friction (the pair's ``friction[0]``, combined as
+MuJoCo does; ``condim`` 1 frictionless) between a geom fixed in the world and a geom on a
+moving body: a held point with friction sticks (held tangentially too) or slips (the
+force ``-mu f_n s`` along its unit slip velocity ``s``), ``src/cpp/sim/friction.cpp``.
+Friction is held at the moving geom's held point, exact for a vertex (a box's corner,
+a mesh's vertex); a sphere's or a capsule's held point is its core (its centre, its
+axis), where rolling has no slip, so their pairs run frictionless (a warning names
+them). A pair of two moving bodies is not modelled (a warning names it).
 """
 
 from __future__ import annotations
@@ -36,8 +40,9 @@ __all__ = [
     "file_contacts",
 ]
 
-#: the start of the warning of a file whose contact pairs declare friction
-FRICTION_WARNING = "contact friction is not modelled yet"
+#: the start of the warning of a file whose round geoms' pairs declare friction (they run
+#: frictionless: rolling is not modelled)
+FRICTION_WARNING = "friction at a sphere's or capsule's contact is not modelled yet"
 #: the start of the warning of a file with pairs of two moving bodies
 MOVING_WARNING = "contact between two moving bodies is not modelled yet"
 
@@ -53,8 +58,11 @@ class Contact:
         contact point; a box's vertex).
     normal : the contact normal, from geom1 into geom2 (unit).
     normal_force : the force geom1 exerts on geom2 along ``normal`` [N] (>= 0).
-    tangent_force : the tangential force [N] (0: friction is not modelled yet).
-    mode : ``"slip"`` (frictionless: nothing holds it tangentially).
+    tangent_force : the magnitude of the friction force geom1 exerts on geom2 [N]
+        (0 without friction; at most ``mu * normal_force`` to the release tolerance).
+    mode : ``"stick"`` (held tangentially too: the friction force is what holds it) or
+        ``"slip"`` (Coulomb's force against its slip, or frictionless).
+    tangent : the friction force on geom2, world frame [N] (normal to ``normal``).
     """
 
     geom1: str
@@ -64,6 +72,7 @@ class Contact:
     normal_force: float
     tangent_force: float = 0.0
     mode: str = "slip"
+    tangent: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
 @dataclass
@@ -82,6 +91,8 @@ class FileContacts:
     radii : per pair, the moving geom's radius when it is a sphere or a capsule (the
         core holds its centre, or its axis's point, at this distance from the still
         geom), else 0 [m].
+    mu : per pair, the Coulomb friction coefficient the core holds (the pair's
+        ``friction[0]``; 0 for ``condim`` 1 and for a sphere or a capsule).
     """
 
     path: str
@@ -90,6 +101,12 @@ class FileContacts:
     frames: list[str] = field(default_factory=list)
     names: list[tuple[str, str]] = field(default_factory=list)
     radii: list[float] = field(default_factory=list)
+    mu: list[float] = field(default_factory=list)
+
+    def __setstate__(self, state: dict) -> None:
+        # a FileContacts pickled before friction was modelled: its pairs ran frictionless
+        state.setdefault("mu", [0.0] * len(state.get("pairs", ())))
+        self.__dict__.update(state)
 
 
 def _label(m: mujoco.MjModel, g: int) -> str:
@@ -98,8 +115,8 @@ def _label(m: mujoco.MjModel, g: int) -> str:
 
 def file_contacts(path: str | Path, body_frames: dict[str, str]) -> tuple[FileContacts, list]:
     """The contact pairs of the MJCF ``path`` that pfaff models, and warnings: the pairs
-    of two moving bodies (not modelled) and the pairs whose file declares friction (run
-    frictionless). ``body_frames``: body name -> its Pinocchio frame
+    of two moving bodies (not modelled) and the pairs of a sphere or a capsule whose file
+    declares friction (run frictionless). ``body_frames``: body name -> its Pinocchio frame
     (:attr:`pfaff.mechanism.mjcf_types.MjcfModel.body_frames`)."""
     m = mujoco.MjModel.from_xml_path(str(path))
     buf = np.zeros(mujoco.mj_sizeModel(m), np.uint8)
@@ -126,7 +143,9 @@ def file_contacts(path: str | Path, body_frames: dict[str, str]) -> tuple[FileCo
             mujoco.mjtGeom.mjGEOM_CAPSULE,
         )
         out.radii.append(float(m.geom_size[mover][0]) if round_ else 0.0)
-        if p.mu > mujoco.mjMINMU:
+        rubs = p.mu > mujoco.mjMINMU
+        out.mu.append(float(p.mu) if rubs and not round_ else 0.0)
+        if rubs and round_:
             rubbing.append(f"{label} (mu {p.mu:g})")
     warns = []
     if moving:
@@ -137,8 +156,9 @@ def file_contacts(path: str | Path, body_frames: dict[str, str]) -> tuple[FileCo
         )
     if rubbing:
         warns.append(
-            f"{FRICTION_WARNING}: {len(rubbing)} pair(s) declare Coulomb friction and run "
-            f"frictionless ({'; '.join(rubbing[:5])}{'; ...' if len(rubbing) > 5 else ''}); "
-            "condim='1' in the file declares a frictionless contact"
+            f"{FRICTION_WARNING}: {len(rubbing)} pair(s) of a sphere or a capsule declare "
+            f"Coulomb friction and run frictionless ({'; '.join(rubbing[:5])}"
+            f"{'; ...' if len(rubbing) > 5 else ''}); condim='1' in the file declares a "
+            "frictionless contact"
         )
     return out, warns

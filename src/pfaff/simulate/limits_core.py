@@ -43,6 +43,8 @@ RELEASE_TOL = 1e-10
 CONTACT_REST_SPEED = 1e-7
 #: the rows of held contact points the record keeps per contact pair (the core's)
 CONTACT_ROWS = 8
+#: the core's contact event kinds, by code
+CONTACT_KINDS = ("impact", "release", "stick", "slip")
 
 
 class LimitedRunError(SimulationError):
@@ -60,6 +62,15 @@ class LimitedRunError(SimulationError):
     def __init__(self, message: str, run: LimitedRun, status) -> None:
         super().__init__(message, run.trajectory)
         self.events, self.held, self.status = run.events, run.held, status
+
+
+def contact_rows(contacts) -> int:
+    """The rows the record keeps for the contact pairs of ``contacts``
+    (:class:`pfaff.contact.model.FileContacts` or None): ``CONTACT_ROWS`` held points per
+    pair, each with two tangential rows too where a pair has friction (the core's)."""
+    if contacts is None or not contacts.pairs:
+        return 0
+    return CONTACT_ROWS * len(contacts.pairs) * (3 if any(mu > 0 for mu in contacts.mu) else 1)
 
 
 def held_rows(held: dict, contact_held=()) -> list[tuple[int, int]]:
@@ -91,9 +102,9 @@ def limited_system(
         )  # fmt: skip
     if contacts is not None and contacts.pairs:
         core.set_contact_world(sys_, contacts.mjb, contacts.path)
-        for p, frame in zip(contacts.pairs, contacts.frames):
+        for p, frame, mu in zip(contacts.pairs, contacts.frames, contacts.mu, strict=True):
             core.add_contact_pair(
-                sys_, p.geom1, p.geom2, frame, float(restitution), CONTACT_REST_SPEED
+                sys_, p.geom1, p.geom2, frame, float(restitution), CONTACT_REST_SPEED, mu
             )
     return sys_
 
@@ -133,14 +144,13 @@ def run_core(
     mech = cset.mechanism
     tau = np.zeros(mech.nv) if tau is None else np.asarray(tau, float)
     pairs = held_rows(held, contact_held)
-    n_pairs = 0 if contacts is None else len(contacts.pairs)
     law = None if controller is None else _Sampler(sys_, cset, controller)
     st, evs, held_end, max_held, steps, failures, rec, calls, _ = core.run_limited(
         sys_, tau, float(t0), float(t_end), pairs, grid == "fixed", int(record_every),
         int(max_events), float(event_tol), float(release_tol), HOLD_CHUNK, START_ITERATIONS,
         law, float(t0), float(control_dt),
     )  # fmt: skip
-    m = cset.dim + len(limits) + CONTACT_ROWS * n_pairs
+    m = cset.dim + len(limits) + contact_rows(contacts)
     m_h = len(cset.holonomic_rows) + max_held
     traj = Trajectory(mech.nq, mech.nv, m, m_h)
     traj.engine = "core"
@@ -157,8 +167,7 @@ def run_core(
         LimitEvent(et, limits[i].joint, ("impact", "release")[kind], SIDES[side], v_pre,
                    v_post, loss)
         if i < L else
-        ContactEvent(et, ("impact", "release")[kind], *contacts.names[i - L], v_pre, v_post,
-                     loss)
+        ContactEvent(et, CONTACT_KINDS[kind], *contacts.names[i - L], v_pre, v_post, loss)
         for et, i, kind, side, v_pre, v_post, loss in evs
     ]  # fmt: skip
     run = LimitedRun(

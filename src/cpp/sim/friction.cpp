@@ -1,0 +1,382 @@
+// Coulomb friction's events in a limited run (friction.hpp): which held point sticks or
+// slips, the force of each, the located stop of a slip.
+#include "sim/friction.hpp"
+#include "model/core.hpp"
+#include "model/core_detail.hpp"
+#include "sim/limit_detail.hpp"
+#include "sim/system.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace pfaff
+{
+  namespace
+  {
+    // a slip velocity against the last sample's direction by more than this turned [m/s]
+    // (round-off of a point at rest is far below it)
+    constexpr double kTurn = 1e-12;
+    // below this slip speed a slipping point's direction is its s0 [m/s] (as
+    // algorithms/friction.cpp's)
+    constexpr double kSpeed = 1e-10;
+    // a slipping point this slow when another of its pair stops stops with it [m/s]
+    constexpr double kStopped = 1e-9;
+    // an impulse that pulls by more than this lets its held point go [N s]
+    constexpr double kPull = 1e-12;
+
+    // the point's velocity rows at its body point in the world
+    Matrix3x point_rows(const FrameKin & f, const Vec3 & r)
+    {
+      return f.J.topRows<3>() - detail::skew(r) * f.J.bottomRows<3>();
+    }
+
+    // the held entry of contact spec j
+    std::size_t entry_of(const Model & mo, const Held & held, int j)
+    {
+      const int L = int(mo.limits.size());
+      for (std::size_t c = 0; c < held.size(); ++c)
+        if (held[c].first >= L && held[c].second == j)
+          return c;
+      return held.size();
+    }
+
+    // the frames (and rows) at (q, v)
+    void kinematics(System & s, const VecX & q, const VecX & v)
+    {
+      dynamics_state(s.mo(), s.d(), q, v, false);
+      evaluate(s.mo(), s.d(), q, v, false);
+    }
+
+    void set_mode(System & s, int j, const ContactMode & md)
+    {
+      s.change_model([&](ModelBuilder & b) { b.set_contact_mode(j, md); }, false);
+    }
+
+    // the stuck rows' force on the body as the multipliers give it: -(l1 t1 + l2 t2)
+    Vec3 stick_force(const Spec & sp, const VecX & lam, int r)
+    {
+      Vec3 t1, t2;
+      tangent_basis(sp.n, t1, t2);
+      return -(lam(r) * t1 + lam(r + 1) * t2);
+    }
+  } // namespace
+
+  int stick_row(const Model & mo, const Held & held, std::size_t c)
+  {
+    const int L = int(mo.limits.size());
+    int k = 0; // stuck points before c (set_held_rows' order)
+    for (std::size_t e = 0; e <= c && e < held.size(); ++e)
+    {
+      const auto [i, j] = held[e];
+      const bool stuck = i >= L && mo.contact_pairs[std::size_t(i - L)].mu > 0.0
+                         && mo.contact_mode[std::size_t(j)].stick;
+      if (e == c)
+        return stuck ? mo.loop.m + int(held.size()) + 2 * k : -1;
+      k += stuck;
+    }
+    return -1;
+  }
+
+  Vec3 slip_velocity(const Model & mo, const Data & d, const VecX & v, int j)
+  {
+    const Spec & sp = mo.contact_specs[std::size_t(j)];
+    const FrameKin & f = d.frames[std::size_t(sp.s1)];
+    const Vec3 vp = point_rows(f, f.R * sp.p1) * v;
+    return vp - sp.n * sp.n.dot(vp);
+  }
+
+  Vec3 tangent_force(
+    const Model & mo, const Data & d, const VecX & v, const Held & held, std::size_t c,
+    const VecX & lam)
+  {
+    const int L = int(mo.limits.size());
+    const auto [i, j] = held[c];
+    if (i < L || mo.contact_pairs[std::size_t(i - L)].mu <= 0.0)
+      return Vec3::Zero();
+    const Spec & sp = mo.contact_specs[std::size_t(j)];
+    const int r = stick_row(mo, held, c);
+    if (r >= 0)
+      return stick_force(sp, lam, r);
+    const Vec3 vt = slip_velocity(mo, d, v, j);
+    const double speed = vt.norm();
+    const Vec3 & s0 = mo.contact_mode[std::size_t(j)].s0;
+    const Vec3 s = speed > kSpeed && vt.dot(s0) > 0.0 ? Vec3(vt / speed) : s0;
+    const double fn = -lam(mo.loop.m + int(c));
+    return -mo.contact_pairs[std::size_t(i - L)].mu * fn * s;
+  }
+
+  ContactMode landing_mode(const Model & mo, const Data & d, const VecX & v, const ContactPoint & p)
+  {
+    ContactMode md;
+    const ContactPairC & c = mo.contact_pairs[std::size_t(p.pair)];
+    if (c.mu <= 0.0)
+      return md;
+    const FrameKin & f = d.frames[std::size_t(c.slot)];
+    const Vec3 vp = point_rows(f, p.core - f.p) * v;
+    const Vec3 vt = vp - p.n * p.n.dot(vp);
+    md.anchor = p.core;
+    md.stick = vt.norm() <= c.rest_speed;
+    if (!md.stick)
+      md.s0 = vt.normalized();
+    return md;
+  }
+
+  std::vector<int> SlipWatch::turned(
+    System & s, const Held & held, const VecX & q, const VecX & v, bool update)
+  {
+    std::vector<int> out;
+    std::vector<std::pair<int, ContactMode>> moved; // s0: the direction at this sample
+    const Model & mo = s.mo();
+    const int L = int(mo.limits.size());
+    bool kin = false;
+    dir_.resize(mo.contact_specs.size(), Vec3::Zero());
+    for (const auto & [i, j] : held)
+    {
+      if (i < L || mo.contact_pairs[std::size_t(i - L)].mu <= 0.0
+          || mo.contact_mode[std::size_t(j)].stick)
+        continue;
+      if (!kin)
+        kinematics(s, q, v);
+      kin = true;
+      const Vec3 vt = slip_velocity(mo, s.d(), v, j);
+      Vec3 & dj = dir_[std::size_t(j)];
+      if (dj.squaredNorm() > 0.0 && vt.dot(dj) < -kTurn)
+        out.push_back(j);
+      else if (update && vt.norm() > kSpeed)
+      {
+        dj = vt.normalized();
+        ContactMode md = mo.contact_mode[std::size_t(j)];
+        md.s0 = dj;
+        moved.emplace_back(j, md);
+      }
+      else if (update)
+        dj = mo.contact_mode[std::size_t(j)].s0;
+    }
+    // the step from this sample slips along these (algorithms/friction.cpp's s0)
+    if (!moved.empty())
+      s.change_model(
+        [&](ModelBuilder & b) {
+          for (const auto & [j, md] : moved)
+            b.set_contact_mode(j, md);
+          b.set_held_rows(held);
+        },
+        false);
+    return out;
+  }
+
+  double SlipWatch::root(
+    System & s, int j, const std::function<bool(double, VecX &, VecX &)> & step, double h,
+    double event_tol)
+  {
+    const Vec3 dj = dir_.at(std::size_t(j));
+    bool bad = false;
+    auto g = [&](double x) {
+      VecX q, v;
+      if (!step(x, q, v))
+      {
+        bad = true;
+        return -1.0;
+      }
+      kinematics(s, q, v);
+      return slip_velocity(s.mo(), s.d(), v, j).dot(dj) + kTurn;
+    };
+    const double x = first_root(g, 1.0, h, event_tol);
+    return bad ? std::numeric_limits<double>::quiet_NaN() : x;
+  }
+
+  void SlipWatch::forget(int j)
+  {
+    if (std::size_t(j) < dir_.size())
+      dir_[std::size_t(j)].setZero();
+  }
+
+  bool leave_cone(System & s, const Held & held, double tol, double t, EventGuard & guard,
+                  std::vector<LimitEventRec> & events)
+  {
+    const Model & mo = s.mo();
+    const int L = int(mo.limits.size());
+    const VecX lam = s.d().lam_;
+    std::vector<std::pair<int, ContactMode>> change;
+    std::vector<int> pairs;
+    for (std::size_t c = 0; c < held.size(); ++c)
+    {
+      const int r = stick_row(mo, held, c);
+      if (r < 0)
+        continue;
+      const auto [i, j] = held[c];
+      const Vec3 ft = stick_force(mo.contact_specs[std::size_t(j)], lam, r);
+      const double fn = -lam(mo.loop.m + int(c));
+      if (!(ft.norm() > mo.contact_pairs[std::size_t(i - L)].mu * std::max(0.0, fn) + tol))
+        continue;
+      ContactMode md = mo.contact_mode[std::size_t(j)];
+      md.stick = false;
+      md.s0 = -ft.normalized(); // the slip it impends: against the force that held it
+      change.emplace_back(j, md);
+      if (std::find(pairs.begin(), pairs.end(), i) == pairs.end())
+        pairs.push_back(i);
+    }
+    for (const auto & [j, md] : change)
+      set_mode(s, j, md);
+    for (int i : pairs)
+    {
+      events.push_back(LimitEventRec{t, i, 3, 0, 0.0, 0.0, 0.0});
+      guard.count(t);
+    }
+    return !change.empty();
+  }
+
+  void stop_slip(System & s, const Held & held, int j, double tol, double t, EventGuard & guard,
+                 std::vector<LimitEventRec> & events)
+  {
+    const std::size_t cj = entry_of(s.mo(), held, j);
+    if (cj >= held.size())
+      return;
+    const int L = int(s.mo().limits.size()), i = held[cj].first;
+    const VecX & q = s.state().q_;
+    const VecX & v = s.state().v_;
+    kinematics(s, q, v);
+    const double speed = slip_velocity(s.mo(), s.d(), v, j).norm();
+    // the pair's slipping points whose slip has stopped too (a body that slid as one)
+    // stick with it: each held where it is
+    std::vector<std::size_t> stop;
+    for (std::size_t c = 0; c < held.size(); ++c)
+    {
+      const auto [ic, jc] = held[c];
+      if (ic != i || s.mo().contact_mode[std::size_t(jc)].stick
+          || (c != cj && !(slip_velocity(s.mo(), s.d(), v, jc).norm() <= kStopped)))
+        continue;
+      const Spec & sp = s.mo().contact_specs[std::size_t(jc)];
+      const FrameKin & f = s.d().frames[std::size_t(sp.s1)];
+      ContactMode md = s.mo().contact_mode[std::size_t(jc)];
+      md.stick = true;
+      md.anchor = f.p + f.R * sp.p1;
+      set_mode(s, jc, md);
+      stop.push_back(c);
+    }
+    set_held_rows(s, held);
+    // the multipliers with the points stuck, at this state (a sample's terms)
+    const Model & mo = s.mo();
+    Data & d = s.d();
+    start_terms(mo, d, q, v, false);
+    d.st_.next();
+    accel(mo, d, s.state().tau_, d.rs_, d.a_);
+    forces(mo, d, s.state().tau_, d.rs_, d.a_, d.F_, d.lam_);
+    const VecX lam = d.lam_;
+    const double mu = mo.contact_pairs[std::size_t(i - L)].mu;
+    bool sticks = true; // the located point's
+    std::vector<std::pair<int, ContactMode>> change;
+    for (std::size_t c : stop)
+    {
+      const int jc = held[c].second;
+      const Vec3 ft = stick_force(mo.contact_specs[std::size_t(jc)], lam, stick_row(mo, held, c));
+      if (ft.norm() <= mu * std::max(0.0, -lam(mo.loop.m + int(c))) + tol)
+        continue;
+      ContactMode md = mo.contact_mode[std::size_t(jc)];
+      md.stick = false;
+      md.s0 = -ft.normalized(); // the slip it impends
+      change.emplace_back(jc, md);
+      sticks = sticks && c != cj;
+    }
+    for (const auto & [jc, md] : change)
+      set_mode(s, jc, md);
+    events.push_back(LimitEventRec{t, i, sticks ? 2 : 3, 0, speed, sticks ? 0.0 : speed, 0.0});
+    guard.count(t);
+  }
+
+  VecX friction_impact(
+    System & s, const MatX & M, const VecX & v, const std::vector<ContactPoint> & in,
+    const MatX & R, const VecX & target, const std::vector<int> & plastic, const Held & held,
+    std::vector<std::size_t> & drop)
+  {
+    const Model & mo = s.mo();
+    const Data & d = s.d();
+    const int L = int(mo.limits.size()), nv = mo.nv();
+    const Eigen::Index m = d.A.rows(), k = R.rows();
+    // the held contact entry of each active row (-1: the loop's or a limit's, kept)
+    std::vector<int> owner(std::size_t(m), -1);
+    for (std::size_t c = 0; c < held.size(); ++c)
+      if (held[c].first >= L)
+      {
+        owner[std::size_t(mo.loop.m) + c] = int(c);
+        if (const int r = stick_row(mo, held, c); r >= 0)
+          owner[std::size_t(r)] = owner[std::size_t(r) + 1] = int(c);
+      }
+    // the points that stop (plastic, or e = 0) with friction stop along the surface too:
+    // two tangential rows
+    MatX T = MatX::Zero(2 * k, nv);
+    std::vector<int> sticks(std::size_t(k), 0);
+    for (Eigen::Index i = 0; i < k; ++i)
+    {
+      const ContactPairC & c = mo.contact_pairs[std::size_t(in[std::size_t(i)].pair)];
+      if (c.mu <= 0.0 || !(plastic[std::size_t(in[std::size_t(i)].pair)] || c.restitution == 0.0))
+        continue;
+      const FrameKin & f = d.frames[std::size_t(c.slot)];
+      const Matrix3x Jp = point_rows(f, in[std::size_t(i)].core - f.p);
+      Vec3 t1, t2;
+      tangent_basis(in[std::size_t(i)].n, t1, t2);
+      T.row(2 * i) = t1.transpose() * Jp;
+      T.row(2 * i + 1) = t2.transpose() * Jp;
+      sticks[std::size_t(i)] = 1;
+    }
+    std::vector<int> keep(held.size(), 1);
+    VecX vp = v;
+    // an impulse-level active set: a held point whose impulse would pull lets go, a
+    // point whose sticking impulse leaves the cone slips (no tangential impulse)
+    for (std::size_t it = 0; it <= held.size() + std::size_t(k); ++it)
+    {
+      std::vector<Eigen::Index> rows, trows;
+      for (Eigen::Index r = 0; r < m; ++r)
+        if (owner[std::size_t(r)] < 0 || keep[std::size_t(owner[std::size_t(r)])])
+          rows.push_back(r);
+      for (Eigen::Index i = 0; i < k; ++i)
+        if (sticks[std::size_t(i)])
+          trows.insert(trows.end(), {2 * i, 2 * i + 1});
+      const Eigen::Index a = Eigen::Index(rows.size()), b = Eigen::Index(trows.size());
+      MatX Rt(k + b, nv);
+      Rt.topRows(k) = R;
+      Rt.bottomRows(b) = T(trows, Eigen::all);
+      VecX bt = VecX::Zero(k + b);
+      bt.head(k) = target;
+      vp = metric_impact_rows(M, d.A(rows, Eigen::all), v, Rt, bt, mo.opt.rank_tol);
+      MatX G(a + k + b, nv);
+      G.topRows(a) = d.A(rows, Eigen::all);
+      G.bottomRows(k + b) = Rt;
+      // the impulses: M (v+ - v) = -G^T iota, least-norm (redundant rows)
+      const VecX iota = G.transpose().completeOrthogonalDecomposition().solve(-(M * (vp - v)));
+      bool changed = false;
+      for (Eigen::Index q = 0; q < a; ++q)
+      {
+        const int c = owner[std::size_t(rows[std::size_t(q)])];
+        if (c >= 0 && rows[std::size_t(q)] == mo.loop.m + c && iota(q) > kPull)
+        {
+          keep[std::size_t(c)] = 0;
+          changed = true;
+        }
+      }
+      // the cone is read once no held point pulls (an impulse of the over-held set is
+      // not the impact's)
+      for (Eigen::Index i = 0, j = 0; i < k && !changed; ++i)
+      {
+        if (!sticks[std::size_t(i)])
+          continue;
+        const double mu = mo.contact_pairs[std::size_t(in[std::size_t(i)].pair)].mu;
+        const double it_n = iota(a + i);
+        const double it_t = iota.segment(a + k + 2 * j, 2).norm();
+        ++j;
+        if (it_t > mu * std::max(0.0, -it_n) + kPull)
+        {
+          sticks[std::size_t(i)] = 0;
+          changed = true;
+        }
+      }
+      if (!changed)
+        break;
+    }
+    drop.clear();
+    for (std::size_t c = 0; c < held.size(); ++c)
+      if (!keep[c])
+        drop.push_back(c);
+    return vp;
+  }
+} // namespace pfaff

@@ -1,0 +1,81 @@
+// Coulomb friction at the held contact points of a limited run (limits.cpp, contact.hpp):
+// a held point with friction (its pair's mu > 0) either sticks (two more PointOnPlane
+// rows at its body point, planes through its anchor across the tangents t1, t2: their
+// multipliers the tangential force) or slips (Coulomb's force -mu f_n s on its normal
+// row, the dynamics of algorithms/friction.cpp). The transitions are events of the run:
+// "slip" where a stuck point's force leaves the cone (at a sample, as a release is
+// read), "stick" where a slipping point's slip velocity turns against its direction (a
+// located root) and the force it then needs lies inside the cone.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "model/core_types.hpp"
+#include "sim/contact.hpp"
+#include "sim/limits.hpp"
+
+namespace pfaff
+{
+  class System;
+  struct Model;
+  struct Data;
+
+  /// the first of the two tangential rows of held entry c (a stuck contact point with
+  /// friction) among the active rows, else -1
+  int stick_row(const Model & mo, const Held & held, std::size_t c);
+  /// the tangential velocity [m/s] of contact spec j's body point at v (d's frames)
+  Vec3 slip_velocity(const Model & mo, const Data & d, const VecX & v, int j);
+  /// the friction force [N] on the moving geom of held entry c (a contact point) at the
+  /// multipliers lam of d's state with velocity v: a stuck point's rows, a slipping
+  /// point's -mu f_n s; 0 without friction
+  Vec3 tangent_force(
+    const Model & mo, const Data & d, const VecX & v, const Held & held, std::size_t c,
+    const VecX & lam);
+  /// the friction mode of a point held at an impact with velocity v after it (d's frames
+  /// at the impact's state): stuck where its tangential speed is at most its pair's rest
+  /// speed (the start's projection then stops it), else slipping along it
+  ContactMode landing_mode(const Model & mo, const Data & d, const VecX & v, const ContactPoint & p);
+
+  /// The slip directions of one run's slipping points at the last sample (by contact
+  /// spec; zero: none yet): a slip velocity that turns against it is a located event
+  class SlipWatch
+  {
+  public:
+    /// the slipping specs whose slip velocity at (q, v) turned against their direction
+    /// (by more than round-off); with `update` the others' directions move to (q, v)'s
+    std::vector<int> turned(System & s, const Held & held, const VecX & q, const VecX & v,
+                            bool update);
+    /// the first root in (0, h] of spec j's slip velocity along its direction over steps
+    /// of length x (step(x, q, v), false where it fails: NaN returned)
+    double root(System & s, int j, const std::function<bool(double, VecX &, VecX &)> & step,
+                double h, double event_tol);
+    void forget(int j);
+
+  private:
+    std::vector<Vec3> dir_;
+  };
+
+  /// at a sample (d's multipliers of the System's state): the stuck points whose
+  /// tangential force leaves the cone by more than tol slip along the slip they impend,
+  /// one "slip" event per pair into events; whether any did
+  bool leave_cone(System & s, const Held & held, double tol, double t, EventGuard & guard,
+                  std::vector<LimitEventRec> & events);
+  /// contact spec j's slip stopped at the System's state: it sticks where the force it
+  /// then needs lies inside the cone (event "stick"), else slips on along the slip it
+  /// impends (event "slip")
+  void stop_slip(System & s, const Held & held, int j, double tol, double t, EventGuard & guard,
+                 std::vector<LimitEventRec> & events);
+  /// the velocity after an impact with friction at the System's state (d's frames and
+  /// rows): the points in (their normal rows R to their targets; the plastic ones with
+  /// friction stopped along the surface where the impulse that needs lies inside the cone,
+  /// else slipping with no tangential impulse) with the active rows kept, except the
+  /// held contact points whose impulse would pull: their held entries into drop (they let
+  /// go: Housner's rocking block leaves its old edge)
+  VecX friction_impact(
+    System & s, const MatX & M, const VecX & v, const std::vector<ContactPoint> & in,
+    const MatX & R, const VecX & target, const std::vector<int> & plastic, const Held & held,
+    std::vector<std::size_t> & drop);
+} // namespace pfaff
