@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "pinocchio/algorithm/cholesky.hpp"
 #include "pinocchio/algorithm/frames.hpp"
 #include "pinocchio/algorithm/jacobian.hpp"
 #include "pinocchio/algorithm/kinematics-derivatives.hpp"
@@ -144,7 +145,8 @@ namespace pfaff
   // A^T = Q R gives them without the full SVD: V1 = Q_1, V2 = Q_2, A^+ = Q_1 R^-T and no
   // left null space (U1 = I); the SVD decides otherwise, as the NumPy reference does:
   // that of R^T (m x m) where m <= nv, A = U_R S (Q [V_R; 0])^T, the SVD of A beyond.
-  // V2 = Q_2 is formed by compute where the QR certified the rank.
+  // The row space's basis B^T = V1 (Q_1 where the QR certified the rank) and E = B A^+
+  // (R^-T, or S^-1 U1^T) are the range-space form's (range_space).
   void Differentiator::factor(const MatX & A)
   {
     const int nv = mo_.nv(), m = mo_.m;
@@ -158,6 +160,8 @@ namespace pfaff
       left_null_ = false;
       U1_.resize(0, 0);
       U2_.resize(0, 0);
+      Bt_.resize(nv, 0);
+      E_.resize(0, 0);
       V2_.setIdentity(nv, nv);
       Ap_.resize(nv, 0);
       return;
@@ -172,10 +176,15 @@ namespace pfaff
         left_null_ = false;
         qr_rows_ = true;
         U2_.resize(m, 0);
-        // A^T = Q_1 R, so A^+ = Q_1 R^-T = A^T R^-1 R^-T
+        // A^T = Q_1 R, so A^+ = Q_1 R^-T = A^T R^-1 R^-T, B^T = Q_1, E = R^-T
         detail::upper_inverse(QR_, m, Rinv_);
         RR_.noalias() = Rinv_ * Rinv_.transpose();
         Ap_.noalias() = A.transpose() * RR_;
+        if (nv >= kRangeNv) // the range-space form's
+        {
+          detail::thin_q(QR_, hc_, m, Bt_);
+          E_ = Rinv_.transpose();
+        }
         return;
       }
     }
@@ -199,8 +208,10 @@ namespace pfaff
       Vf_.bottomRightCorner(nv - m, nv - m).setIdentity();
       detail::apply_q(QR_, hc_, m, Vf_);
       V2_ = Vf_.rightCols(nv - r);
-      Ap_.noalias() =
-        Vf_.leftCols(r) * (out.sigma.head(r).cwiseInverse().asDiagonal() * U1_.transpose());
+      E_.noalias() = out.sigma.head(r).cwiseInverse().asDiagonal() * U1_.transpose();
+      Ap_.noalias() = Vf_.leftCols(r) * E_; // V1 S^-1 U1^T
+      if (nv >= kRangeNv)
+        Bt_ = Vf_.leftCols(r);
       return;
     }
     svd_.compute(A, Eigen::ComputeFullU | Eigen::ComputeFullV);
@@ -213,8 +224,64 @@ namespace pfaff
     U1_ = svd_.matrixU().leftCols(r);
     U2_ = svd_.matrixU().rightCols(m - r);
     V2_ = svd_.matrixV().rightCols(nv - r);
-    Ap_.noalias() = svd_.matrixV().leftCols(r)
-                    * (out.sigma.head(r).cwiseInverse().asDiagonal() * U1_.transpose());
+    E_.noalias() = out.sigma.head(r).cwiseInverse().asDiagonal() * U1_.transpose();
+    Ap_.noalias() = svd_.matrixV().leftCols(r) * E_;
+    if (nv >= kRangeNv)
+      Bt_ = svd_.matrixV().leftCols(r);
+  }
+
+  void Differentiator::range_space(const MatX & M)
+  {
+    const int nv = mo_.nv(), r = out_.rank;
+    Minv_.resize(nv, nv);
+    if (!mo_.mimic) // M = U D U^T along the tree (O(nv depth) per column)
+    {
+      mass_factor(mo_, d_);
+      pinocchio::cholesky::computeMinv(mo_.model, d_.data, Minv_);
+    }
+    else
+    {
+      llt_.compute(M);
+      Minv_.setIdentity();
+      llt_.solveInPlace(Minv_);
+    }
+    if (r == 0)
+      return;
+    Yr_.resize(r, nv);
+    product(Yr_, Bt_.transpose(), Minv_, 1.0, false); // B M^-1
+    product(G_, Yr_, Bt_, 1.0, false);
+    llt_G_.compute(G_);
+    const auto L = llt_G_.matrixL();
+    L.solveInPlace(Yr_);
+    Br_ = Bt_.transpose();
+    L.solveInPlace(Br_);
+    Er_ = E_;
+    L.solveInPlace(Er_);
+  }
+
+  void Differentiator::null_space(const MatX & M)
+  {
+    const int nv = mo_.nv(), m = mo_.m;
+    MatX & Nm = out_.da_dtau;
+    MatX & P = out_.dF_dtau;
+    if (qr_rows_) // V2 = Q [0; I] (the workspace: no allocation per call)
+    {
+      V2_.setZero(nv, nv - m);
+      V2_.bottomRows(nv - m).setIdentity();
+      detail::apply_q(QR_, hc_, m, V2_);
+    }
+    P.setIdentity(nv, nv);
+    if (V2_.cols())
+    {
+      MV2_.noalias() = M * V2_;
+      product(K_, V2_.transpose(), MV2_, 1.0, false);
+      llt_.compute(K_);
+      S_ = llt_.solve(V2_.transpose());
+      product(Nm, V2_, S_, 1.0, false);
+      product(P, MV2_, S_, -1.0, true); // M Nm = (M V2) (V2^T M V2)^-1 V2^T
+    }
+    else
+      Nm.setZero(nv, nv);
   }
 
   void Differentiator::compute(const VecX & q, const VecX & v, const VecX & tau)
@@ -239,28 +306,28 @@ namespace pfaff
     const int r = out.rank;
 
     // Solver: a = C v + Nm (tau - h - M C v), F, lambda (eq. 16, 22, 32), with
-    // Nm = V2 (V2^T M V2)^-1 V2^T stacked over P = I - M Nm in NP_ (2 nv x nv)
-    NP_.resize(2 * nv, nv);
-    auto Nm = NP_.topRows(nv);
-    auto P = NP_.bottomRows(nv);
-    P.setIdentity();
-    if (qr_rows_) // V2 = Q [0; I] (the workspace: no allocation per call)
+    // Nm = V2 (V2^T M V2)^-1 V2^T = M^-1 - M^-1 B^T G^-1 B M^-1 and P = I - M Nm =
+    // B^T G^-1 B M^-1. In the range-space form (B: orthonormal rows spanning A's row
+    // space, so N(B) = N(A); G = B M^-1 B^T = L L^T) Nm = M^-1 - Yr^T Yr, P = Br^T Yr:
+    // from kRangeNv coordinates on, where its thin products cost less than the
+    // null-space form's nv x nv ones; below, the null-space form's fewer calls do
+    const bool range = nv >= kRangeNv;
+    MatX & Nm = out.da_dtau;
+    MatX & P = out.dF_dtau;
+    if (range)
     {
-      V2_.setZero(nv, nv - m);
-      V2_.bottomRows(nv - m).setIdentity();
-      detail::apply_q(QR_, hc_, m, V2_);
-    }
-    if (V2_.cols())
-    {
-      MV2_.noalias() = M * V2_;
-      product(K_, V2_.transpose(), MV2_, 1.0, false);
-      llt_.compute(K_);
-      S_ = llt_.solve(V2_.transpose());
-      product(Nm, V2_, S_, 1.0, false);
-      product(P, MV2_, S_, -1.0, true); // M Nm = (M V2) (V2^T M V2)^-1 V2^T
+      range_space(M);
+      Nm = Minv_;
+      if (r)
+      {
+        product(Nm, Yr_.transpose(), Yr_, -1.0, true);
+        product(P, Br_.transpose(), Yr_, 1.0, false);
+      }
+      else
+        P.setZero(nv, nv);
     }
     else
-      Nm.setZero();
+      null_space(M);
     Cv_.noalias() = -Ap_ * drift;
     res_ = tau - h;
     res_.noalias() -= M * Cv_;
@@ -307,8 +374,12 @@ namespace pfaff
     // Golub-Pereyra terms in I - A A^+ vanish when A has full row rank): with
     // r1 = -A^+ X and r2 of each direction,
     //   da = r1 + Nm rhs,  dF = (r2_0 - r2) + P rhs,  rhs = r2 - M r1 = r2 + (M A^+) X,
-    // r2_0 being r2 without the dA^T lambda terms (M da = r2 - P rhs), so that one
-    // product [Nm; P] [rhs_q rhs_v] serves both; along tau da = Nm and dF = P.
+    // r2_0 being r2 without the dA^T lambda terms (M da = r2 - P rhs), so that
+    // dlambda = A^+T P rhs (the null-space form's products). In the range-space
+    // form, with rhs' = rhs - M A^+ X, W = M^-1 rhs' and Nm M A^+ = A^+ - M^-1 B^T G^-1 E
+    // (E = B A^+), T = L^-1 (B W + E X) = Br W + Er X gives
+    //   da = W - Yr^T T,  P rhs = Br^T T,  A^+T P rhs = Er^T T  (A^+T B^T = E^T),
+    // for q and v at once; along tau da = Nm, dF = P and dlambda = A^+T P = Er^T Yr.
     // Column k of DAtl_ is dA_k^T lambda: dAB_ read as m x nv^2 times lambda gives it
     // transposed; column k of dAB_ a (read as m x nv) is dA_k a.
     RHS_.resize(nv, 2 * nv);
@@ -326,7 +397,7 @@ namespace pfaff
       DAtl_ = Eigen::Map<const MatX>(z_.data(), nv, nv).transpose();
       RHS_.leftCols(nv) -= DAtl_;
       // dlam_dq = A^+T dF_dq - A^+T dA^T lambda (+ the terms where rank < m) with dF_dq =
-      // OUT's lower left + dA^T lambda: the dA^T lambda terms cancel, dlamA_ keeps the rest
+      // P rhs + dA^T lambda: the dA^T lambda terms cancel, dlamA_ keeps the rest
       if (left_null_)
       {
         // y_k += A^+T dA_k^T Qd; dlamA_k += (I - U1 U1^T) dA_k A^+ lambda
@@ -339,31 +410,61 @@ namespace pfaff
         dlamA_ = Xl;
         dlamA_.noalias() -= U1_ * (U1_.transpose() * Xl);
       }
-      // rank-m updates as m outer products (columns of nv, vectorised)
-      MAp_.noalias() = M * Ap_;
-      R1_.setZero(nv, 2 * nv);
-      for (int i = 0; i < m; ++i)
+    }
+    if (range)
+    {
+      W_.noalias() = Minv_ * RHS_;
+      if (r)
       {
-        RHS_.noalias() += MAp_.col(i) * X_.row(i);
-        R1_.noalias() -= Ap_.col(i) * X_.row(i);
+        product(T_, Br_, W_, 1.0, false);
+        product(T_, Er_, X_, 1.0, true);
+        product(W_, Yr_.transpose(), T_, -1.0, true);
+        product(PR_, Br_.transpose(), T_, 1.0, false);
       }
+      else
+        PR_.setZero(nv, 2 * nv);
+    }
+    else // rhs = rhs' + (M A^+) X, da = -A^+ X + Nm rhs: rank-m updates as m outer products
+    {
+      W_.setZero(nv, 2 * nv);
+      if (m)
+      {
+        MAp_.noalias() = M * Ap_;
+        for (int i = 0; i < m; ++i)
+        {
+          RHS_.noalias() += MAp_.col(i) * X_.row(i);
+          W_.noalias() -= Ap_.col(i) * X_.row(i);
+        }
+      }
+      product(W_, Nm, RHS_, 1.0, true);
+      product(PR_, P, RHS_, 1.0, false);
+    }
+    out.da_dq = W_.leftCols(nv);
+    out.da_dv = W_.rightCols(nv);
+    out.dF_dq = PR_.leftCols(nv);
+    out.dF_dv = PR_.rightCols(nv);
+    if (range && r)
+    {
+      product(out.dlam_dq, Er_.transpose(), T_.leftCols(nv), 1.0, false);
+      product(out.dlam_dv, Er_.transpose(), T_.rightCols(nv), 1.0, false);
+      product(out.dlam_dtau, Er_.transpose(), Yr_, 1.0, false);
+    }
+    else if (range)
+    {
+      out.dlam_dq.setZero(m, nv);
+      out.dlam_dv.setZero(m, nv);
+      out.dlam_dtau.setZero(m, nv);
     }
     else
-      R1_.setZero(nv, 2 * nv);
-    OUT_.noalias() = NP_ * RHS_;
-    out.da_dq = R1_.leftCols(nv) + OUT_.topLeftCorner(nv, nv);
-    out.da_dv = R1_.rightCols(nv) + OUT_.topRightCorner(nv, nv);
-    out.dF_dq = OUT_.bottomLeftCorner(nv, nv);
+    {
+      product(out.dlam_dq, Ap_.transpose(), out.dF_dq, 1.0, false);
+      product(out.dlam_dv, Ap_.transpose(), out.dF_dv, 1.0, false);
+      product(out.dlam_dtau, Ap_.transpose(), P, 1.0, false);
+    }
     if (m)
       out.dF_dq += DAtl_;
-    out.dF_dv = OUT_.bottomRightCorner(nv, nv);
-    out.da_dtau = Nm;
-    out.dF_dtau = P;
-    product(out.dlam_dq, Ap_.transpose(), OUT_.bottomLeftCorner(nv, nv), 1.0, false);
     if (left_null_)
       out.dlam_dq += dlamA_;
-    product(out.dlam_dv, Ap_.transpose(), out.dF_dv, 1.0, false);
-    product(out.dlam_dtau, Ap_.transpose(), P, 1.0, false);
     out.a = a_;
     out.F = F_;
     out.lam = lam_;

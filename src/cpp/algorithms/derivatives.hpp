@@ -66,9 +66,19 @@ namespace pfaff
     /// a point's position, Jacobian (linear rows) and kinematic Hessian at this q
     void point_kin(int point, force_elements::PointKin & k);
     bool needs_hessians() const;
-    /// the factors of A: V2 (an orthonormal basis of N(A)), U1
-    /// (of its range, only where rank < m), A^+, the singular values and the rank
+    /// the factors of A: Bt_ (an orthonormal basis of its row space, r columns), E_ =
+    /// Bt_^T A^+ (r x m), V2 (of N(A); null_space forms it where the QR certified the
+    /// rank), U1 (of its range, only where rank < m), A^+, the singular values and the
+    /// rank
     void factor(const MatX & A);
+    /// M^-1 into Minv_ (M's sparse factor where the tree describes M, its dense
+    /// Cholesky otherwise) and the range-space factors of the projection: with
+    /// G = B M^-1 B^T = L L^T, Yr_ = L^-1 B M^-1, Br_ = L^-1 B, Er_ = L^-1 E_
+    void range_space(const MatX & M);
+    /// Nm and P (into the result's da_dtau, dF_dtau) in the null-space form, from V2
+    void null_space(const MatX & M);
+    /// the coordinates from which the range-space form is taken
+    static constexpr int kRangeNv = 16;
     /// A's singular values (descending) from the triangle R (m x m) of the QR of A^T
     void sigma_of_R(int m, VecX & sigma);
 
@@ -96,9 +106,10 @@ namespace pfaff
     Eigen::SelfAdjointEigenSolver<SmallMat> eig_small_;
     Eigen::SelfAdjointEigenSolver<Mat3> eig3_;
     Eigen::SelfAdjointEigenSolver<Eigen::Matrix2d> eig2_;
-    MatX Rinv_, RR_, Ap_, V2_, U1_, U2_;
-    Eigen::LLT<MatX> llt_;
-    MatX K_, MV2_, S_, MAp_, NP_, X_, R1_, RHS_, OUT_, dlamA_, DAtl_, Yq_;
+    MatX Rinv_, RR_, Ap_, V2_, U1_, U2_, Bt_, E_;
+    Eigen::LLT<MatX> llt_, llt_G_; // K's or M's (models with mimic joints), G's
+    MatX K_, MV2_, S_, MAp_, Minv_, G_, Yr_, Br_, Er_, T_, W_, PR_, X_, RHS_;
+    MatX dlamA_, DAtl_, Yq_;
     VecX a_, lam_, F_, Qd_, Cv_, res_, Aplam_, y_, z_, x_;
     bool left_null_ = false; // rank < m: the Golub-Pereyra terms in I - A A^+ stay
     bool qr_rows_ = false;   // the QR of A^T certified full row rank (no SVD taken)

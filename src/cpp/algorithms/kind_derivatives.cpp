@@ -90,6 +90,9 @@ namespace pfaff
     aq.setZero(3, nv);
     av.setZero(3, nv);
     aa.setZero(3, nv);
+    sup_.resize(size_t(nv));
+    w_.resize(3, nv);
+    Jp_.resize(3, nv);
   }
 
   void KindDerivatives::begin(const VecX & q_, const VecX & v_, const VecX & a_)
@@ -157,7 +160,9 @@ namespace pfaff
   // LOCAL_WORLD_ALIGNED kinematic Hessian has it (kinematics-derivatives.hxx) but without
   // its 6 x nv x nv tensor: with J_k = v_k + w_k x p the point's column k,
   //   dJ_c / dq_k = w_c x J_k + [c in k's joint or below it, c != k] (S_k x S_c) at p,
-  //   (S_k x S_c) at p = w_k x v_c + v_k x w_c + (w_k x w_c) x p.
+  //   (S_k x S_c) at p = w_k x v_c + v_k x w_c + (w_k x w_c) x p = w_k x J_c - w_c x J_k
+  // (v = J - w x p and the Jacobi identity), so that dJ_c / dq_k = w_k x J_c where c is
+  // in k's joint or below it and w_c x J_k otherwise: one cross product a pair.
   // With mimic joints (rows the tree does not describe) the kinematic Hessian's slices
   // over every coordinate.
   void KindDerivatives::term(int row, const DMat & D, bool identity, double sign, const Point & p)
@@ -194,27 +199,31 @@ namespace pfaff
       const Vec3 pw = dd.oMi[p.joint].act(p.placement.translation());
       const auto & par = dd.parents_fromRow;
       const auto & start = dd.start_idx_v_fromRow;
-      // the support's coordinates, last first
-      std::vector<int> support;
-      support.reserve(size_t(nv));
+      // the support's coordinates, last first, with their columns w and J at p
+      int ns = 0;
       for (int i = model.idx_vs[p.joint] + model.nvs[p.joint] - 1; i >= 0; i = par[size_t(i)])
-        support.push_back(i);
-      const int ns = int(support.size());
-      for (int a = 0; a < ns; ++a)
       {
-        const int k = support[size_t(a)];
-        const auto Sk = dd.J.col(k);
-        const Vec3 vk = Sk.head<3>(), wk = Sk.tail<3>();
-        const Vec3 Jk = vk + wk.cross(pw); // the point's Jacobian column k
-        for (int b = 0; b < ns; ++b)
+        const auto S = dd.J.col(i);
+        sup_[size_t(ns)] = i;
+        w_.col(ns) = S.tail<3>();
+        Jp_.col(ns) = S.head<3>() + w_.col(ns).cross(pw);
+        ++ns;
+      }
+      for (int b = 0; b < ns; ++b)
+      {
+        const int c = sup_[size_t(b)];
+        for (int a = 0; a < ns; ++a)
         {
-          const int c = support[size_t(b)];
-          const auto Sc = dd.J.col(c);
-          const Vec3 wc = Sc.tail<3>();
-          Vec3 col = wc.cross(Jk);
-          if (c >= start[size_t(k)] && c != k)
-            col += wk.cross(Sc.head<3>()) + vk.cross(wc) + wk.cross(wc).cross(pw);
-          add(k, c, col);
+          const int k = sup_[size_t(a)];
+          // c in k's joint or below it
+          const bool below = c >= start[size_t(k)];
+          const Vec3 col = below ? Vec3(w_.col(a).cross(Jp_.col(b)))
+                                 : Vec3(w_.col(b).cross(Jp_.col(a)));
+          auto dA = dAB.col(c).segment(k * m + row, dim);
+          if (identity)
+            dA += sign * col;
+          else
+            dA.noalias() += sign * (D * col);
         }
       }
     }

@@ -106,6 +106,63 @@ def test_fold_radius_and_unconstrained():
     np.testing.assert_allclose(d["da_dtau"], np.linalg.inv(M), atol=1e-12)
 
 
+@pytest.mark.parametrize(
+    "con",
+    [PointsCoincide("tip", target=(1.8, 0.0, 0.0)), PointOnPlane("tip", (1.0, 0.2, 0.0))],
+    ids=["3-rows-on-nv-2", "1-row"],
+)
+def test_rows_all_below_the_rank_tolerance(con):
+    """Rows whose singular values all fall below rank_tol (rank 0: the SVD of A beyond
+    nv rows, of the QR's triangle within): no row is kept, da_dtau = M^-1, dF and
+    dlambda vanish, as in the NumPy reference."""
+    mech = _two_link()
+    cset = ConstraintSet(mech, [con])
+    q, v, tau = np.array([0.2, 0.4]), np.array([0.3, -0.2]), np.array([0.5, 0.1])
+    c = core.differentiator(cset, 1e3)(q, v, tau)
+    d = forward_dynamics_derivatives(cset, q, v, tau, rank_tol=1e3)
+    assert c["rank"] == d.rank == 0
+    for name in FIELDS:
+        ref = getattr(d, name)
+        scale = max(1.0, np.abs(ref).max(initial=0.0))
+        np.testing.assert_allclose(c[name], ref, rtol=0, atol=1e-10 * scale, err_msg=name)
+    M = mech.compute(q, v).M
+    np.testing.assert_allclose(c["da_dtau"], np.linalg.inv(M), atol=1e-12)
+    np.testing.assert_allclose(c["dF_dtau"], 0.0, atol=1e-12)  # a force per force
+
+
+def test_range_space_form_rank_deficient_and_rank_zero():
+    """The range-space form (nv >= 16: the biped, nv 22) where A has a redundant loop's
+    rows (9 rows of rank 6: the SVD of the QR's triangle, the left null space's terms)
+    and where no row is kept (rank_tol above every singular value): equal to the NumPy
+    reference on 4 states."""
+    sys_ = pfaff.load(MODELS / "closed_chain_biped.xml")
+    c = sys_.cset.constraints[0]
+    twice = ConstraintSet(
+        sys_.mechanism,
+        [*sys_.cset.constraints, PointsCoincide(c.frame1, c.frame2, c.point1, c.point2)],
+    )
+    assert sys_.nv >= 16 and twice.dim == 9
+    rng = np.random.default_rng(17)
+    states = []
+    for _ in range(4):
+        q = sys_.integrate(sys_.q0, rng.normal(0.0, 0.05, sys_.nv))
+        _, A = sys_.cset.holonomic_terms_at(q)
+        v = _tangent(A, rng.normal(0.0, 0.5, sys_.nv))
+        states.append((q, v, rng.normal(0.0, 0.5, sys_.nv)))
+    _same(twice, states)
+    compiled = core.differentiator(twice, 1e3)
+    for q, v, tau in states[:2]:
+        got, ref = (
+            compiled(q, v, tau),
+            forward_dynamics_derivatives(twice, q, v, tau, rank_tol=1e3),
+        )
+        assert got["rank"] == ref.rank == 0
+        for name in FIELDS:
+            want = getattr(ref, name)
+            scale = max(1.0, np.abs(want).max(initial=0.0))
+            np.testing.assert_allclose(got[name], want, rtol=0, atol=1e-10 * scale, err_msg=name)
+
+
 def test_system_engines_agree_and_refusals():
     """System.forward_dynamics_derivatives: "auto" takes the core for a four-bar, equal
     to "numpy", also with a damper (its partials analytic in the core) and with a force
