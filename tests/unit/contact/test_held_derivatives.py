@@ -105,3 +105,20 @@ def test_biped_with_held_stops_matches_locked_joints_on_the_numpy_engine():
     assert "NumPy engine" in ref.method
     assert np.abs(A - ref.A).max() < 1e-7  # 1e-10 here, |A| up to 3.6
     assert np.abs(B - ref.B).max() < 1e-7  # |B| up to 72
+
+
+def test_a_sliding_box_is_differentiated_with_its_friction(tmp_path):
+    # slipping on the incline (mu 0.1 < tan 20 deg): the held mode's step is the
+    # Simulator's own, friction included, and along the slope v' = v + dt (g sin -
+    # mu g cos) + dt F / m: dv'/dv = 1, dv'/dF = dt / m, dx'/dv = dt
+    text = (MODELS / "contact" / "incline.xml").read_text()
+    path = tmp_path / "incline.xml"
+    path.write_text(text.replace('friction="0.5 ', 'friction="0.1 '))
+    sim = pfaff.Simulator(_load(path), dt=DT)
+    sim.step(n=200)
+    assert [c.mode for c in sim.contacts] == ["slip"] * 4
+    d = sim.step_derivatives(tau=np.zeros(6))
+    sim.step()
+    assert np.array_equal(d.q, sim.q) and np.array_equal(d.v, sim.v)
+    assert abs(d.A[6, 6] - 1.0) < 1e-6 and abs(d.A[0, 6] - DT) < 1e-6
+    assert abs(d.B[6, 0] - DT / 1.0) < 1e-9
