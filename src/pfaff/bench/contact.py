@@ -1,20 +1,24 @@
 """Contact against MuJoCo on the same files (``pfaff bench contact``): what a step costs
 and what the contact does, side by side in one process.
 
-Like for like: both simulate the file's contacts, frictionless (MuJoCo's ``condim`` set
-to 1 while pfaff models no friction), with RK4 at the file's timestep; pfaff's Simulator
-holds them exactly (located impacts, Newton's restitution, held rows), MuJoCo's are soft
-(its default ``solref``/``solimp``). Per file:
+Like for like: both simulate the file's contacts with RK4 at the file's timestep, with
+the file's friction where pfaff holds it (the incline's box) and frictionless elsewhere
+(MuJoCo's ``condim`` set to 1 where pfaff's pairs have none: a sphere's, or a file's
+``condim`` 1); pfaff's Simulator holds them exactly (located impacts, Newton's
+restitution, held rows, stick and slip), MuJoCo's are soft (its default
+``solref``/``solimp``). Per file:
 
 - the cost of a step over a whole run (``Simulator.step(n=T)`` against ``mj_step`` T
   times; paired loops, :func:`~pfaff.bench.timing.paired_us`) and its ratio;
 - the deepest penetration over the run (pfaff's measured by MuJoCo's own narrow phase on
-  pfaff's states, :mod:`pfaff.contact.penetration`) and, for the dropped ball, the first
-  impact's time against the closed form.
+  pfaff's states, :mod:`pfaff.contact.penetration`); for the dropped ball, the first
+  impact's time against the closed form; for the box on the incline below its friction
+  angle, its creep (the distance it moved, the closed form's 0).
 
 The files (``tests/models/contact``): a ball dropped 1 m (restitution 0.5 in pfaff), a
 box resting on four corners, two legs dropped onto a floor (hips, knees and ankles on
-their stops too: MuJoCo's limits on, as pfaff's).
+their stops too: MuJoCo's limits on, as pfaff's), a box on a 20 degree incline with
+friction 0.5 (above tan 20 deg: it stays).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ FILES = (
     ("ball", MODELS / "ball_drop.xml", 0.5, 1.0),
     ("box", MODELS / "box_on_plane.xml", 0.0, 0.5),
     ("legs", MODELS / "legs_drop.xml", 0.0, 1.0),
+    ("incline", MODELS / "incline.xml", 0.0, 1.0),
 )
 
 
@@ -61,7 +66,8 @@ def _file(label: str, path: Path, e: float, t_end: float) -> list[Row]:
         system = pfaff.load(path, contact=True)
     m = mujoco.MjModel.from_xml_path(str(path))
     m.opt.integrator = mujoco.mjtIntegrator.mjINT_RK4
-    m.geom_condim[:] = 1  # frictionless, as pfaff models it
+    if not any(system.contacts.mu):  # frictionless, as pfaff holds it
+        m.geom_condim[:] = 1
     d = mujoco.MjData(m)
     dt = float(m.opt.timestep)
     T = int(round(t_end / dt))
@@ -73,6 +79,7 @@ def _file(label: str, path: Path, e: float, t_end: float) -> list[Row]:
 
     pen_mj = np.zeros(T)
     first_mj: list[float] = []
+    q_mj = np.zeros((2, m.nq))  # MuJoCo's qpos after its first contact step and at the end
 
     def run_mujoco(record: bool = False):
         mujoco.mj_resetData(m, d)
@@ -82,6 +89,8 @@ def _file(label: str, path: Path, e: float, t_end: float) -> list[Row]:
                 pen_mj[k] = max(0.0, -float(d.contact.dist[: d.ncon].min()))
                 if not first_mj:
                     first_mj.append(float(d.time))
+                    q_mj[0] = d.qpos
+        q_mj[1] = d.qpos
 
     (t_pf, t_mj), (ratio, _) = paired_us([run_pfaff, run_mujoco], T, repeats=5)
     run_mujoco(record=True)
@@ -89,15 +98,30 @@ def _file(label: str, path: Path, e: float, t_end: float) -> list[Row]:
     q = sim.record().arrays()["q"]
     pen_pf = float(penetration(system.contacts, system.q_to_qpos, q).max())
     events = len(sim.events)
-    note = f"{system.nv} dof, {len(system.contacts.pairs)} pairs, {T} steps of {dt:g} s, RK4"
+    friction = "with friction" if any(system.contacts.mu) else "frictionless"
+    note = (
+        f"{system.nv} dof, {len(system.contacts.pairs)} pairs, {T} steps of {dt:g} s, RK4, "
+        f"{friction}"
+    )
     rows = [
         row(BENCH, f"{label} pfaff step (run of {t_end:g} s)", t_pf, "us", "", note),
-        row(BENCH, f"{label} MuJoCo RK4 step, frictionless", t_mj, "us", ""),
+        row(BENCH, f"{label} MuJoCo RK4 step", t_mj, "us", ""),
         row(BENCH, f"{label} ratio pfaff / MuJoCo", ratio, "x", "", f"{events} events"),
         row(BENCH, f"{label} pfaff max penetration", pen_pf, "m", "<= 1e-9",
             "MuJoCo's narrow phase on pfaff's states"),
         row(BENCH, f"{label} MuJoCo max penetration", float(pen_mj.max()), "m", ""),
     ]  # fmt: skip
+    if label == "incline":  # at rest from its landing on: the closed form moves 0 m
+        a = sim.record().arrays()
+        landed = int(np.argmax(a["t"] > 0.01))
+        creep = float(np.linalg.norm(a["q"][-1, :3] - a["q"][landed, :3]))
+        rows += [
+            row(BENCH, "incline pfaff creep below the friction angle", creep, "m", "<= 1e-9",
+                f"after {t_end:g} s, from 0.01 s on"),
+            row(BENCH, "incline MuJoCo creep below the friction angle",
+                float(np.linalg.norm(q_mj[1][:3] - q_mj[0][:3])), "m", "",
+                "from its first contact step on"),
+        ]  # fmt: skip
     if label == "ball":
         closed = float(ball_impact_times(1.0, e, 9.81, n=1)[0])
         hits = [ev.t for ev in sim.events if ev.kind == "impact"]
