@@ -30,8 +30,7 @@ namespace pfaff
     for (const SlipRow & r : mo.slip)
     {
       const FrameKin & f = d.frames[std::size_t(r.slot)];
-      // the point's velocity rows: v_o + w x (R local)
-      const Matrix3x Jp = f.J.topRows<3>() - detail::skew(f.R * r.local) * f.J.bottomRows<3>();
+      const Matrix3x Jp = detail::point_rows(f, f.R * r.local);
       const Vec3 vp = Jp * v;
       const Vec3 vt = vp - r.n * r.n.dot(vp);
       const double speed = vt.norm();

@@ -116,10 +116,10 @@ namespace pfaff
     const Model & mo, Data & d, const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F,
     VecX & lam)
   {
-    if (!mo.slip.empty()) // the multipliers of the non-symmetric system (friction.cpp)
+    if (!mo.slip.empty()) // the non-symmetric system's, solved by accel at this state
     {
-      VecX a2;
-      slip_dynamics(mo, d, tau, a2, lam, F);
+      lam = d.slip_lam_;
+      F = d.slip_F_;
       return;
     }
     // F = (I - P)(tau - h - M a) = V1 V1^T (tau - h - M a)

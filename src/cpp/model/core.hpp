@@ -345,7 +345,8 @@ namespace pfaff
   /// acceleration from the projection direct dynamics at the current terms (G =
   /// V1^T M^-1 V1 of rs is reused where d.llt_ holds it: gram_stands)
   void accel(const Model & mo, Data & d, const VecX & tau, const RowSpace & rs, VecX & a);
-  /// constraint force and multipliers for acceleration a.
+  /// constraint force and multipliers for acceleration a (with slipping contact rows:
+  /// those accel solved for at this state and tau, Data::slip_lam_ and slip_F_)
   void forces(
     const Model & mo, Data & d, const VecX & tau, const RowSpace & rs, const VecX & a, VecX & F,
     VecX & lam);

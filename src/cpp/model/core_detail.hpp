@@ -20,6 +20,13 @@ namespace pfaff::detail
     return S;
   }
 
+  /// the velocity rows of the point at r (world, from the frame's origin) of a frame
+  /// whose kinematics f holds: v_o + w x r, J_lin - [r]x J_ang (3 x nv)
+  inline Matrix3x point_rows(const FrameKin & f, const Vec3 & r)
+  {
+    return f.J.topRows<3>() - skew(r) * f.J.bottomRows<3>();
+  }
+
   inline double abs_max(const VecX & x) { return x.size() ? x.cwiseAbs().maxCoeff() : 0.0; }
 
   /// false, with st set to code 1 naming what, where x has a non-finite entry

@@ -162,10 +162,7 @@ namespace pfaff
     for (std::size_t i = 0; i < pts.size(); ++i)
     {
       const FrameKin & f = d.frames[std::size_t(mo.contact_pairs[std::size_t(pts[i].pair)].slot)];
-      const Vec3 r = pts[i].core - f.p;
-      // v_point = v_o + w x r: the linear rows minus [r]x the angular ones
-      G.row(long(i)) =
-        pts[i].n.transpose() * (f.J.topRows<3>() - detail::skew(r) * f.J.bottomRows<3>());
+      G.row(long(i)) = pts[i].n.transpose() * detail::point_rows(f, pts[i].core - f.p);
     }
     return G;
   }

@@ -25,12 +25,6 @@ namespace pfaff
     // an impulse that pulls by more than this lets its held point go [N s]
     constexpr double kPull = 1e-12;
 
-    // the point's velocity rows at its body point in the world
-    Matrix3x point_rows(const FrameKin & f, const Vec3 & r)
-    {
-      return f.J.topRows<3>() - detail::skew(r) * f.J.bottomRows<3>();
-    }
-
     // the held entry of contact spec j
     std::size_t entry_of(const Model & mo, const Held & held, int j)
     {
@@ -82,7 +76,7 @@ namespace pfaff
   {
     const Spec & sp = mo.contact_specs[std::size_t(j)];
     const FrameKin & f = d.frames[std::size_t(sp.s1)];
-    const Vec3 vp = point_rows(f, f.R * sp.p1) * v;
+    const Vec3 vp = detail::point_rows(f, f.R * sp.p1) * v;
     return vp - sp.n * sp.n.dot(vp);
   }
 
@@ -113,7 +107,7 @@ namespace pfaff
     if (c.mu <= 0.0)
       return md;
     const FrameKin & f = d.frames[std::size_t(c.slot)];
-    const Vec3 vp = point_rows(f, p.core - f.p) * v;
+    const Vec3 vp = detail::point_rows(f, p.core - f.p) * v;
     const Vec3 vt = vp - p.n * p.n.dot(vp);
     md.anchor = p.core;
     md.stick = vt.norm() <= c.rest_speed;
@@ -312,7 +306,7 @@ namespace pfaff
       if (c.mu <= 0.0 || !(plastic[std::size_t(in[std::size_t(i)].pair)] || c.restitution == 0.0))
         continue;
       const FrameKin & f = d.frames[std::size_t(c.slot)];
-      const Matrix3x Jp = point_rows(f, in[std::size_t(i)].core - f.p);
+      const Matrix3x Jp = detail::point_rows(f, in[std::size_t(i)].core - f.p);
       Vec3 t1, t2;
       tangent_basis(in[std::size_t(i)].n, t1, t2);
       T.row(2 * i) = t1.transpose() * Jp;

@@ -460,10 +460,10 @@ namespace pfaff
         // crossing found: located again up to there, until none is (at most a few times)
         for (int again = 0; i >= 0 && again < 4; ++again)
         {
-          VecX qx;
-          if (!r.step_to(prev, x, qx) || first_past(s, r.nar, held, qx) < 0)
+          VecX qx, vx;
+          if (!r.step_to(prev, x, qx, &vx) || first_past(s, r.nar, held, qx) < 0)
             break;
-          s.set_state(qx, prev.v); // locate reads who is past from the state's q
+          s.set_state(qx, vx); // locate reads the interval's end from the state
           const auto [j, y] = r.locate(prev, prev.t + x);
           if (j < 0 || !(y < x))
             break;

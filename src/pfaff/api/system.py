@@ -60,9 +60,9 @@ def load(path: str | Path, keyframe: str | None = None, contact: bool = False) -
         else its reference posture qpos0).
     contact : model the contacts between an MJCF's collision geoms (MuJoCo's filter
         and mixing rules; :mod:`pfaff.contact.model`): a :class:`pfaff.Simulator` holds
-        them as unilateral constraints. Off by default while friction is not modelled
-        (contacts run frictionless; a warning names the pairs that declare friction);
-        off, a warning names the pairs that can meet.
+        them as unilateral constraints with Coulomb friction. Off by default while a
+        sphere's or a capsule's pair runs frictionless (a warning names them); off, a
+        warning names the pairs that can meet.
 
     Returns
     -------
@@ -95,7 +95,7 @@ def load(path: str | Path, keyframe: str | None = None, contact: bool = False) -
             "file (.toml)"
         )
     model = load_model(p, keyframe, contact)
-    return _announced(System(model, source=str(p), contacts=model.contacts))
+    return _announced(System(model, source=str(p)))
 
 
 def _announced(system: System) -> System:
@@ -143,7 +143,8 @@ class System:
         :func:`pfaff.simulate.limits.simulate_limited` and a :class:`pfaff.Simulator`
         hold as unilateral constraints.
     contacts : the contact pairs (:class:`pfaff.contact.model.FileContacts`) a
-        :class:`pfaff.Simulator` holds, from ``pfaff.load(path, contact=True)``; None.
+        :class:`pfaff.Simulator` holds: the model's, from ``pfaff.load(path,
+        contact=True)``; None.
     """
 
     def __init__(
@@ -152,11 +153,10 @@ class System:
         source: str = "",
         rank_tol: float = DEFAULT_RANK_TOL,
         assemble_tol: float = 1e-12,
-        contacts=None,
     ) -> None:
         self.model = model
         #: the contact pairs a Simulator holds (pfaff.contact.model.FileContacts), or None
-        self.contacts = contacts
+        self.contacts = model.contacts
         self.source = source
         self.mechanism = model.mechanism
         self.cset = ConstraintSet(self.mechanism, model.constraints)

@@ -59,7 +59,7 @@ def _file(label: str, path: Path, e: float, t_end: float) -> list[Row]:
 
     import pfaff
     from pfaff.contact.closed_forms import ball_impact_times
-    from pfaff.contact.penetration import penetration
+    from pfaff.contact.penetration import deepest, penetration
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the friction warning: like for like, below
@@ -86,7 +86,7 @@ def _file(label: str, path: Path, e: float, t_end: float) -> list[Row]:
         for k in range(T):
             mujoco.mj_step(m, d)
             if record and d.ncon:
-                pen_mj[k] = max(0.0, -float(d.contact.dist[: d.ncon].min()))
+                pen_mj[k] = deepest(d)
                 if not first_mj:
                     first_mj.append(float(d.time))
                     q_mj[0] = d.qpos

@@ -15,6 +15,8 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from pfaff.contact.penetration import deepest
+
 __all__ = ["MujocoRun", "run_mujoco"]
 
 
@@ -69,7 +71,7 @@ def run_mujoco(path: str | Path, t_end: float, keyframe: int | None = None) -> M
         mujoco.mj_step(m, d)
         t[k], qpos[k], qvel[k], ncon[k] = d.time, d.qpos, d.qvel, d.ncon
         if d.ncon:
-            pen[k] = max(0.0, -min(float(c.dist) for c in d.contact[: d.ncon]))
+            pen[k] = deepest(d)
             for i in range(d.ncon):
                 mujoco.mj_contactForce(m, d, i, wrench)
                 fn[k] += wrench[0]

@@ -16,10 +16,15 @@ import numpy as np
 
 from pfaff.contact.model import FileContacts
 
-__all__ = ["Penetration", "penetration"]
+__all__ = ["Penetration", "deepest", "penetration"]
 
 #: the name MuJoCo's virtual file system gives the compiled model
 _MJB = "model.mjb"
+
+
+def deepest(d: mujoco.MjData) -> float:
+    """The deepest of MuJoCo's contacts in ``d`` now, ``max(0, -dist)`` [m] (0 with none)."""
+    return max(0.0, -float(d.contact.dist[: d.ncon].min())) if d.ncon else 0.0
 
 
 class Penetration:
@@ -50,6 +55,10 @@ class Penetration:
                 out[k] = max(out[k], -float(c.dist))
         return out
 
+    def series(self, q: np.ndarray) -> np.ndarray:
+        """Per configuration of ``q`` (rows), the deepest overlap of any pair [m]."""
+        return np.array([self.depths(qk).max(initial=0.0) for qk in np.atleast_2d(q)])
+
     def overlaps(self, q: np.ndarray, tol: float) -> list[str]:
         """The pairs overlapping by more than ``tol`` [m] at ``q``, as ``"a / b 0.01 m"``."""
         return [f"{a} / {b} {x:.3g} m" for (a, b), x in zip(self.names, self.depths(q)) if x > tol]
@@ -60,5 +69,4 @@ def penetration(
 ) -> np.ndarray:
     """Per sample of the configurations ``q`` (rows), the deepest overlap of the modelled
     pairs [m] (0 where none overlaps), from MuJoCo's narrow phase (module docstring)."""
-    pen = Penetration(contacts, q_to_qpos)
-    return np.array([pen.depths(qk).max(initial=0.0) for qk in np.atleast_2d(q)])
+    return Penetration(contacts, q_to_qpos).series(q)

@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from pfaff.constraints.base import ConstraintSet
+from pfaff.contact.penetration import deepest
 from pfaff.files.model import load_model
 from pfaff.scenarios.model_file import run_system
 from pfaff.scenarios.registry import Param, ParameterError, Scenario, ScenarioResult
@@ -115,8 +116,7 @@ def run_mujoco(
         rows = d.efc_pos[: d.nefc][d.efc_type[: d.nefc] == eq]
         viol[k] = float(np.abs(rows).max()) if rows.size else 0.0
         energy[k], kin[k] = d.energy[0] + d.energy[1], d.energy[1]
-        dist = d.contact.dist[: d.ncon]
-        pen[k] = max(0.0, -float(dist.min())) if d.ncon else 0.0
+        pen[k] = deepest(d)
         if k < n:
             before = d.ncon
             mujoco.mj_step(m, d)

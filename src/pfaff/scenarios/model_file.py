@@ -124,6 +124,7 @@ def run_system(
             contacts=contacts, restitution=restitution,
         )  # fmt: skip
         traj, wall, loss = run.trajectory, time.perf_counter() - wall, run.impact_loss
+        touches = [e for e in run.events if isinstance(e, ContactEvent)]
     else:
         traj, wall = timed_simulate(
             cset, asm.q, asm.v, t_end, opt, controller=controller, tau=tau, forces=forces
@@ -139,11 +140,10 @@ def run_system(
         "energy_reference": float(a["kinetic"].max()),
     }
     if loss is not None:
-        touches = [e for e in run.events if isinstance(e, ContactEvent)]
         metrics["limit_events"] = len(run.events) - len(touches)
         metrics["limit_impact_loss"] = float(loss[-1])
     if pen is not None:
-        depth = np.array([pen.depths(qk).max(initial=0.0) for qk in a["q"]])
+        depth = pen.series(a["q"])
         metrics["contact_events"] = len(touches)
         metrics["max_penetration"] = float(depth.max())
     if forces or loss is not None:  # E(t) - E(0) = work + force_work + correction - losses
@@ -207,43 +207,49 @@ def run_system(
             "kinetic energy lost in the limits' and contacts' impacts so far (J)"
         )
     if pen is not None:
-        res.extra_arrays["penetration"] = depth
-        res.extra_arrays["contact_impact_t"] = np.array(
-            [e.t for e in touches if e.kind == "impact"], dtype=float
-        )
-        res.series_doc["penetration"] = (
-            "deepest overlap of a modelled contact pair, by MuJoCo's narrow phase (m)"
-        )
-        res.series_doc["contact_impact_t"] = "times of the contacts' impacts, located (s)"
-        fc = run.contact_force  # (T, pairs, 4): normal force, friction force x, y, z
-        res.extra_arrays["contact_normal_force"] = fc[:, :, 0]
-        res.extra_arrays["contact_friction_force"] = fc[:, :, 1:]
-        res.series_doc["contact_normal_force"] = (
-            "normal force of each contact pair (the file's pair order), its held points' sum (N)"
-        )
-        res.series_doc["contact_friction_force"] = (
-            "friction force on each pair's moving geom, world x, y, z, its points' sum (N)"
-        )
-        shown = np.argsort(-np.abs(fc[:, :, 0]).max(axis=0))[:6]  # the most loaded pairs
-        res.plots["contact_forces"] = {
-            "title": "contact forces of the most loaded pairs",
-            "ylabel": "force (N)",
-            "series": {
-                **{f"{'/'.join(contacts.names[k])} normal": fc[:, k, 0] for k in shown},
-                **{
-                    f"{'/'.join(contacts.names[k])} friction": np.linalg.norm(fc[:, k, 1:], axis=1)
-                    for k in shown
-                    if np.abs(fc[:, k, 1:]).max() > 0
-                },
-            },
-        }
-        res.plots["penetration"] = {
-            "title": "deepest overlap of a contact pair (MuJoCo's narrow phase on the states)",
-            "ylabel": "penetration (m)",
-            "log": True,
-            "series": {"pfaff": np.maximum(depth, 1e-18)},  # exact zeros at the floor
-        }
+        _contact_outputs(res, run, contacts, depth, touches)
     return res
+
+
+def _contact_outputs(res: ScenarioResult, run, contacts, depth: np.ndarray, touches) -> None:
+    """A contact run's arrays and plots: the penetration per sample (``depth``), the
+    impacts' times (of the contact events ``touches``), the forces per pair."""
+    res.extra_arrays["penetration"] = depth
+    res.extra_arrays["contact_impact_t"] = np.array(
+        [e.t for e in touches if e.kind == "impact"], dtype=float
+    )
+    res.series_doc["penetration"] = (
+        "deepest overlap of a modelled contact pair, by MuJoCo's narrow phase (m)"
+    )
+    res.series_doc["contact_impact_t"] = "times of the contacts' impacts, located (s)"
+    fc = run.contact_force  # (T, pairs, 4): normal force, friction force x, y, z
+    res.extra_arrays["contact_normal_force"] = fc[:, :, 0]
+    res.extra_arrays["contact_friction_force"] = fc[:, :, 1:]
+    res.series_doc["contact_normal_force"] = (
+        "normal force of each contact pair (the file's pair order), its held points' sum (N)"
+    )
+    res.series_doc["contact_friction_force"] = (
+        "friction force on each pair's moving geom, world x, y, z, its points' sum (N)"
+    )
+    shown = np.argsort(-np.abs(fc[:, :, 0]).max(axis=0))[:6]  # the most loaded pairs
+    res.plots["contact_forces"] = {
+        "title": "contact forces of the most loaded pairs",
+        "ylabel": "force (N)",
+        "series": {
+            **{f"{'/'.join(contacts.names[k])} normal": fc[:, k, 0] for k in shown},
+            **{
+                f"{'/'.join(contacts.names[k])} friction": np.linalg.norm(fc[:, k, 1:], axis=1)
+                for k in shown
+                if np.abs(fc[:, k, 1:]).max() > 0
+            },
+        },
+    }
+    res.plots["penetration"] = {
+        "title": "deepest overlap of a contact pair (MuJoCo's narrow phase on the states)",
+        "ylabel": "penetration (m)",
+        "log": True,
+        "series": {"pfaff": np.maximum(depth, 1e-18)},  # exact zeros at the floor
+    }
 
 
 def model_scenario(path: str | Path) -> Scenario:
