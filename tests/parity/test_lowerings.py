@@ -16,7 +16,7 @@ import pytest
 import pfaff.manipulation.rolling  # noqa: F401 - registers the rolling rows' lowerings
 from pfaff import core, lowering
 from pfaff import dynamics as dyn
-from pfaff.constraints import ConstraintSet, LockedJoint, PointOnCircle, PointOnPlane
+from pfaff.constraints import ConstraintSet, LockedJoint, PointOnBodyPlane, PointOnCircle, PointOnPlane
 from pfaff.constraints import PointsCoincide as Coincide
 from pfaff.constraints.coupling import JointCoupling, Scaled
 from pfaff.constraints.quat_aligned import QuatAligned
@@ -95,6 +95,11 @@ def _hinged_loop():
 CONSTRAINTS = {
     PointOnPlane: ("panda", lambda: [PointOnPlane("panda_link5", (0.1, 0.2, 1.0), 0.3)], True),
     Coincide: ("panda", lambda: [Coincide(TCP, target=(0.3, 0.0, 0.6))], True),
+    PointOnBodyPlane: (
+        "panda",
+        lambda: [PointOnBodyPlane(TCP, "panda_link3", (0.2, -0.3, 1.0), 0.1, (0, 0.02, 0.05))],
+        True,
+    ),
     PointOnCircle: (
         planar_particle(2.0),
         lambda: [PointOnCircle("particle", (0.1, -0.2), 0.7)],

@@ -12,6 +12,7 @@ from pfaff.constraints.coupling import JointCoupling, Scaled
 from pfaff.constraints.function import FunctionConstraint
 from pfaff.constraints.library import (
     LockedJoint,
+    PointOnBodyPlane,
     PointOnCircle,
     PointOnPlane,
     PointOnSurface,
@@ -29,6 +30,7 @@ __all__ = [
     "FunctionConstraint",
     "JointCoupling",
     "LockedJoint",
+    "PointOnBodyPlane",
     "PointOnCircle",
     "PointOnPlane",
     "PointOnSurface",

@@ -15,6 +15,7 @@ from pfaff import core
 from pfaff.constraints import (
     ConstraintSet,
     FrameAligned,
+    PointOnBodyPlane,
     PointOnCircle,
     PointOnPlane,
     QuatAligned,
@@ -157,6 +158,23 @@ def _circle_two_link(rng, q):
     return [Scaled(inner, (3.0,))]
 
 
+def _body_plane_panda(rng, q):
+    return [
+        PointOnBodyPlane(
+            "panda_hand_tcp", "panda_link3", rng.standard_normal(3), offset=0.1,
+            point1=0.1 * rng.standard_normal(3), point2=0.2 * rng.standard_normal(3),
+        )
+    ]  # fmt: skip
+
+
+def _body_plane_floating_scaled(rng, q):
+    inner = PointOnBodyPlane(
+        "tip", "corner", rng.standard_normal(3), point1=(0.02, -0.05, 0.1),
+        point2=0.1 * rng.standard_normal(3),
+    )  # fmt: skip
+    return [Scaled(inner, (2.5,))]
+
+
 def _everything_panda(rng, q):
     # rows of several kinds in one set: 1 + 2 + 3 + 1 = 7 rows on 7 coordinates
     return [
@@ -181,6 +199,8 @@ CASES = {
     "revolute-closure-floating-scaled": ("floating", _revolute_floating_scaled),
     "point-on-circle": ("panda", _circle_panda),
     "point-on-circle-2r-scaled": ("two_link", _circle_two_link),
+    "point-on-body-plane": ("panda", _body_plane_panda),
+    "point-on-body-plane-floating-scaled": ("floating", _body_plane_floating_scaled),
     "mixed": ("panda", _everything_panda),
 }
 
