@@ -30,9 +30,16 @@ namespace pfaff
     for (const SlipRow & r : mo.slip)
     {
       const FrameKin & f = d.frames[std::size_t(r.slot)];
-      const Matrix3x Jp = detail::point_rows(f, f.R * r.local);
+      Matrix3x Jp = detail::point_rows(f, f.R * r.local);
+      Vec3 n = r.n;
+      if (r.slot2 >= 0) // relative to the plane body's material point (its force opposite)
+      {
+        const FrameKin & f2 = d.frames[std::size_t(r.slot2)];
+        Jp -= detail::point_rows(f2, f.p + f.R * r.local - f2.p);
+        n = f2.R * r.n;
+      }
       const Vec3 vp = Jp * v;
-      const Vec3 vt = vp - r.n * r.n.dot(vp);
+      const Vec3 vt = vp - n * n.dot(vp);
       const double speed = vt.norm();
       const Vec3 s = speed > kSlipSpeed && vt.dot(r.s0) > 0.0 ? Vec3(vt / speed) : r.s0;
       W.row(r.row) -= r.mu * (s.transpose() * Jp);

@@ -94,11 +94,12 @@ namespace pfaff
       "the compiled MuJoCo model (mj_saveModel's buffer) whose geoms the contact pairs "
       "name; label names it in messages (ValueError when MuJoCo cannot load it)");
     m.def("add_contact_pair", &add_contact_pair, "system"_a, "g1"_a, "g2"_a, "body_frame"_a,
-          "restitution"_a, "rest_speed"_a, "mu"_a = 0.0,
-          "add the contact pair of geoms g1, g2 (one fixed in the world; body_frame: the "
-          "other's body frame) with Newton's restitution in [0, 1], the approach speed "
-          "at or below which an impact is plastic and Coulomb's friction mu >= 0 (0: "
-          "frictionless; ValueError naming what is wrong)");
+          "restitution"_a, "rest_speed"_a, "mu"_a = 0.0, "body_frame2"_a = "",
+          "add the contact pair of geoms g1, g2 (one fixed in the world, body_frame the "
+          "other's body frame; or both on moving bodies, g1's point held on g2's plane, "
+          "body_frame g1's body frame and body_frame2 g2's) with Newton's restitution in "
+          "[0, 1], the approach speed at or below which an impact is plastic and Coulomb's "
+          "friction mu >= 0 (0: frictionless; ValueError naming what is wrong)");
     m.def(
       "held_contacts",
       [](System & s, std::vector<std::pair<int, int>> held) {
@@ -123,11 +124,12 @@ namespace pfaff
           const Spec & sp = mo.contact_specs[std::size_t(j)];
           const FrameKin & f = d.frames[std::size_t(sp.s1)];
           const Vec3 p = f.p + f.R * sp.p1;
+          const Vec3 n = spec_world(d, sp, sp.n);
           const ContactPairC & cp = mo.contact_pairs[std::size_t(i - L)];
           const Vec3 ft = tangent_force(mo, d, x.v_, held, c, d.lam_);
           const bool stick = stick_row(mo, held, c) >= 0;
-          out.append(nb::make_tuple(i - L, cp.still, cp.moving, p(0), p(1), p(2), sp.n(0),
-                                    sp.n(1), sp.n(2), -d.lam_(mo.loop.m + int(c)), ft(0),
+          out.append(nb::make_tuple(i - L, cp.still, cp.moving, p(0), p(1), p(2), n(0),
+                                    n(1), n(2), -d.lam_(mo.loop.m + int(c)), ft(0),
                                     ft(1), ft(2), stick));
         }
         return out;

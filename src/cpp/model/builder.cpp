@@ -300,6 +300,26 @@ namespace pfaff
                       m.uni_rows.size()};
   }
 
+  namespace
+  {
+    // a contact row's columns: its frames' (the plane body's too)
+    std::pair<int, int> contact_window(const Model & s, const Spec & sp)
+    {
+      const FrameSlot & f = s.frame_slots[std::size_t(sp.s1)];
+      int c0 = f.c0, c1 = f.c1;
+      if (sp.s2 >= 0)
+      {
+        const FrameSlot & g = s.frame_slots[std::size_t(sp.s2)];
+        if (g.c1 > g.c0)
+        {
+          c0 = f.c1 > f.c0 ? std::min(c0, g.c0) : g.c0;
+          c1 = std::max(c1, g.c1);
+        }
+      }
+      return {c0, c1 - c0};
+    }
+  } // namespace
+
   void ModelBuilder::set_held_rows(const Held & held)
   {
     Model & s = *mo_;
@@ -316,12 +336,11 @@ namespace pfaff
     const int L = int(s.limits.size());
     for (const auto & [i, side] : held) // held_rows: a LockedJoint at the bound per limit
     {
-      if (i >= L) // a contact point: its PointOnPlane row, in its body frame's window
+      if (i >= L) // a contact point: its row, in its body frames' window
       {
         const Spec & sp = s.contact_specs[std::size_t(side)];
-        const FrameSlot & f = s.frame_slots[std::size_t(sp.s1)];
         s.specs.push_back(sp);
-        s.row_cols.emplace_back(f.c0, f.c1 - f.c0);
+        s.row_cols.push_back(contact_window(s, sp));
         s.hol_rows.push_back(s.m);
         ++s.m;
         ++s.m_h;
@@ -354,19 +373,25 @@ namespace pfaff
       if (!md.stick)
       {
         s.slip.push_back(SlipRow{s.loop.m + int(c), sp.s1, sp.p1, sp.n, md.s0,
-                                 s.contact_pairs[std::size_t(i - L)].mu});
+                                 s.contact_pairs[std::size_t(i - L)].mu, sp.s2});
         continue;
       }
       Vec3 t[2];
       tangent_basis(sp.n, t[0], t[1]);
-      const FrameSlot & f = s.frame_slots[std::size_t(sp.s1)];
       for (const Vec3 & tk : t)
       {
         Spec r = sp;
         r.n = tk;
-        r.d = tk.dot(md.anchor);
+        if (sp.kind == Kind::PointOnBodyPlane) // a plane through the anchor on body 2
+        {
+          r.has_p2 = true;
+          r.p2 = md.anchor;
+          r.d = 0.0;
+        }
+        else
+          r.d = tk.dot(md.anchor);
         s.specs.push_back(r);
-        s.row_cols.emplace_back(f.c0, f.c1 - f.c0);
+        s.row_cols.push_back(contact_window(s, sp));
         s.hol_rows.push_back(s.m);
         ++s.m;
         ++s.m_h;

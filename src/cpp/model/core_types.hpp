@@ -256,14 +256,18 @@ namespace pfaff
     std::string label;
   };
 
-  /// A geom pair that may touch (sim/contact.hpp): `still` fixed in the world, `moving`
-  /// on the body whose BODY frame is the frame slot `slot`
+  /// A geom pair that may touch (sim/contact.hpp): `moving` on the body whose BODY frame
+  /// is the frame slot `slot` (its point is held), `still` the plane's side: fixed in the
+  /// world (slot2 -1) or on the body of frame slot `slot2` (a pair of two moving bodies)
   struct ContactPairC
   {
     int still = -1, moving = -1; // geom ids of the compiled mjModel
     int slot = -1;               // the moving geom's body frame slot (add_frame)
     Vec3 g_pos = Vec3::Zero();   // the moving geom's pose in its body frame
     Mat3 g_R = Mat3::Identity();
+    int slot2 = -1;              // the still geom's body frame slot (-1: the world)
+    Vec3 s_pos = Vec3::Zero();   // the still geom's pose in its body frame (slot2 >= 0)
+    Mat3 s_R = Mat3::Identity();
     double restitution = 0.0, rest_speed = 0.0;
     double mu = 0.0; // Coulomb's friction coefficient (0: frictionless)
   };
@@ -271,8 +275,8 @@ namespace pfaff
   /// The friction mode of a held contact point (Model::contact_mode, per contact spec)
   struct ContactMode
   {
-    bool stick = false;         // held tangentially too: two PointOnPlane rows at anchor
-    Vec3 anchor = Vec3::Zero(); // the stuck body point in the world [m]
+    bool stick = false;         // held tangentially too: two rows at anchor
+    Vec3 anchor = Vec3::Zero(); // where it stuck [m]: world, or the plane body's frame
     Vec3 s0 = Vec3::Zero();     // a slipping point's slip direction while its speed is 0
   };
 
@@ -289,12 +293,15 @@ namespace pfaff
   /// A held contact row that slips with friction (Model::slip): Coulomb's force
   /// -mu f_n s at the body point (local, in frame slot `slot`) on the plane of normal n,
   /// s the unit slip velocity (s0 where the slip speed is 0); its generalised force is
-  /// the row's (A_n - mu s^T J_p) times the normal multiplier
+  /// the row's (A_n - mu s^T J_p) times the normal multiplier. With a plane body (slot2
+  /// >= 0) n is in its frame's axes, J_p and s relative to its material point (the
+  /// opposite force acts on it)
   struct SlipRow
   {
     int row = -1, slot = -1;
     Vec3 local = Vec3::Zero(), n = Vec3::UnitZ(), s0 = Vec3::Zero();
     double mu = 0.0;
+    int slot2 = -1;
   };
 
   // -- joint limits (sim/limits.hpp: the run that holds and releases them) ----------

@@ -66,8 +66,16 @@ namespace pfaff
         mo.model, *pd_, mo.frame_slots[std::size_t(c.slot)].id);
       const Mat3 R = oMf.rotation() * c.g_R;
       put(d_, c.moving, oMf.translation() + oMf.rotation() * c.g_pos, R);
-      put(d_, c.still, Eigen::Map<const Vec3>(m->geom_pos + 3 * c.still),
-          rotation(m->geom_quat + 4 * c.still));
+      if (c.slot2 >= 0) // on a moving body: its pose by its body frame
+      {
+        const pinocchio::SE3 & oM2 = pinocchio::updateFramePlacement(
+          mo.model, *pd_, mo.frame_slots[std::size_t(c.slot2)].id);
+        put(d_, c.still, oM2.translation() + oM2.rotation() * c.s_pos,
+            oM2.rotation() * c.s_R);
+      }
+      else
+        put(d_, c.still, Eigen::Map<const Vec3>(m->geom_pos + 3 * c.still),
+            rotation(m->geom_quat + 4 * c.still));
       // MuJoCo's functions take the lower geom type first (mj_collideGeoms' order); the
       // normal points from the first geom to the second
       const bool still_first = m->geom_type[c.still] <= m->geom_type[c.moving];
@@ -110,7 +118,7 @@ namespace pfaff
 
   void add_contact_pair(
     System & s, int g1, int g2, const std::string & body_frame, double restitution,
-    double rest_speed, double mu)
+    double rest_speed, double mu, const std::string & body_frame2)
   {
     const Check c{"System.add_contact_pair"};
     const mjModel * m = s.mo().contact_world.m.get();
@@ -121,49 +129,98 @@ namespace pfaff
     c.index(g1, m->ngeom, "g1", "a geom id of the compiled model (ngeom)");
     c.index(g2, m->ngeom, "g2", "a geom id of the compiled model (ngeom)");
     const bool w1 = m->geom_bodyid[g1] == 0, w2 = m->geom_bodyid[g2] == 0;
-    if (w1 == w2)
+    if (w1 && w2)
       c.fail("geoms " + std::to_string(g1) + " and " + std::to_string(g2)
-             + (w1 ? " are both fixed in the world"
-                   : " are both on moving bodies: contact between two moving bodies is not "
-                     "modelled yet (one geom must belong to the world body)"));
+             + " are both fixed in the world (a pair needs a geom on a moving body)");
+    const bool two = !w1 && !w2;
+    if (two && body_frame2.empty())
+      c.fail("geoms " + std::to_string(g1) + " and " + std::to_string(g2)
+             + " are both on moving bodies: give body_frame2, the body frame of g2 (whose "
+               "plane holds g1's point)");
+    if (two && m->geom_bodyid[g1] == m->geom_bodyid[g2])
+      c.fail("geoms " + std::to_string(g1) + " and " + std::to_string(g2)
+             + " are on the same body (a pair joins two bodies)");
     if (!(restitution >= 0.0 && restitution <= 1.0))
       c.fail("restitution = " + std::to_string(restitution) + ", valid: [0, 1]");
     c.number(rest_speed, "rest_speed", 0.0, false);
     c.number(mu, "mu", 0.0, false);
     ContactPairC p;
     p.mu = mu;
-    p.still = w1 ? g1 : g2;
+    p.still = w1 ? g1 : g2; // two moving: g1's point on g2's plane
     p.moving = w1 ? g2 : g1;
     p.slot = s.add_frame(body_frame);
     p.g_pos = Eigen::Map<const Vec3>(m->geom_pos + 3 * p.moving);
     p.g_R = rotation(m->geom_quat + 4 * p.moving);
+    if (two)
+    {
+      p.slot2 = s.add_frame(body_frame2);
+      if (p.slot2 == p.slot)
+        c.fail("body_frame2 = '" + body_frame2 + "' is body_frame: give g2's body frame");
+      p.s_pos = Eigen::Map<const Vec3>(m->geom_pos + 3 * p.still);
+      p.s_R = rotation(m->geom_quat + 4 * p.still);
+    }
     p.restitution = restitution;
     p.rest_speed = rest_speed;
     s.change_model([&](ModelBuilder & b) { b.add_contact_pair(p); });
   }
 
-  Spec contact_spec(const Model & mo, const ContactPoint & p)
+  Spec contact_spec(const Model & mo, const Data & d, const ContactPoint & p)
   {
+    const ContactPairC & c = mo.contact_pairs[std::size_t(p.pair)];
     Spec sp;
     sp.kind = Kind::PointOnPlane;
     sp.dim = 1;
-    sp.s1 = mo.contact_pairs[std::size_t(p.pair)].slot;
+    sp.s1 = c.slot;
     sp.has_p1 = true;
     sp.p1 = p.local;
     sp.n = p.n;
     sp.d = p.n.dot(p.core) - p.dist; // Phi = n . core - d: the distance now
     sp.contact = -1;
+    if (c.slot2 >= 0) // the plane through the still surface's point, fixed in body 2
+    {
+      const FrameKin & f2 = d.frames[std::size_t(c.slot2)];
+      sp.kind = Kind::PointOnBodyPlane;
+      sp.s2 = c.slot2;
+      sp.n = f2.R.transpose() * p.n;
+      sp.has_p2 = true;
+      sp.p2 = f2.R.transpose() * (p.core - p.dist * p.n - f2.p);
+      sp.d = 0.0;
+    }
     return sp;
+  }
+
+  Matrix3x pair_point_rows(const Model & mo, const Data & d, int k, const Vec3 & p)
+  {
+    const ContactPairC & c = mo.contact_pairs[std::size_t(k)];
+    const FrameKin & f = d.frames[std::size_t(c.slot)];
+    Matrix3x J = detail::point_rows(f, p - f.p);
+    if (c.slot2 >= 0)
+    {
+      const FrameKin & f2 = d.frames[std::size_t(c.slot2)];
+      J -= detail::point_rows(f2, p - f2.p);
+    }
+    return J;
+  }
+
+  Vec3 spec_world(const Data & d, const Spec & sp, const Vec3 & x)
+  {
+    return sp.kind == Kind::PointOnBodyPlane ? Vec3(d.frames[std::size_t(sp.s2)].R * x) : x;
+  }
+
+  Vec3 pair_anchor(const Model & mo, const Data & d, int k, const Vec3 & p)
+  {
+    const int slot2 = mo.contact_pairs[std::size_t(k)].slot2;
+    if (slot2 < 0)
+      return p;
+    const FrameKin & f2 = d.frames[std::size_t(slot2)];
+    return f2.R.transpose() * (p - f2.p);
   }
 
   MatX contact_rows(const Model & mo, const Data & d, const std::vector<ContactPoint> & pts)
   {
     MatX G = MatX::Zero(long(pts.size()), mo.nv());
     for (std::size_t i = 0; i < pts.size(); ++i)
-    {
-      const FrameKin & f = d.frames[std::size_t(mo.contact_pairs[std::size_t(pts[i].pair)].slot)];
-      G.row(long(i)) = pts[i].n.transpose() * detail::point_rows(f, pts[i].core - f.p);
-    }
+      G.row(long(i)) = pts[i].n.transpose() * pair_point_rows(mo, d, pts[i].pair, pts[i].core);
     return G;
   }
 

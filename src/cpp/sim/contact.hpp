@@ -5,8 +5,10 @@
 // Pinocchio's kinematics give. A closed (held) contact point is a PointOnPlane row: the
 // point of the moving geom that the contact keeps on the static geom's surface (a
 // sphere's or capsule's core point at its radius, a box's vertex) on the plane through
-// the contact with its normal; its multiplier is the normal force. Only pairs of which one
-// geom is fixed in the world are modelled here; their friction is friction.hpp's.
+// the contact with its normal; its multiplier is the normal force. Where both geoms are on
+// moving bodies the plane is fixed in the still-side geom's body (a PointOnBodyPlane row,
+// n^T (J1(p) - J2(p)): the force acts on both, equal and opposite). Their friction is
+// friction.hpp's.
 #pragma once
 
 #include <functional>
@@ -31,7 +33,7 @@ namespace pfaff
     int pair = -1;
     double dist = 0.0;         // signed distance [m] (negative: penetration)
     Vec3 pos = Vec3::Zero();   // MuJoCo's contact position (between the surfaces)
-    Vec3 n = Vec3::UnitZ();    // the normal, from the still geom into the moving one
+    Vec3 n = Vec3::UnitZ();    // the normal (world), from the still geom into the moving one
     Vec3 core = Vec3::Zero();  // the point the row holds, in the world
     Vec3 local = Vec3::Zero(); // the same in the moving body's frame
   };
@@ -62,15 +64,26 @@ namespace pfaff
   /// load it)
   void set_contact_world(System & s, const std::string & mjb, const std::string & label);
   /// add the pair (geom ids) to the System; body_frame names the moving geom's body
-  /// frame, mu its Coulomb friction (0: frictionless; std::invalid_argument naming what
-  /// is wrong: no world, a geom id, two moving geoms)
+  /// frame, mu its Coulomb friction (0: frictionless). With both geoms on moving bodies
+  /// g1's point is held on g2's plane: body_frame is g1's body frame, body_frame2 g2's
+  /// (std::invalid_argument naming what is wrong: no world, a geom id, two geoms of the
+  /// world, a missing body_frame2)
   void add_contact_pair(
     System & s, int g1, int g2, const std::string & body_frame, double restitution,
-    double rest_speed, double mu = 0.0);
-  /// the held row of a point: PointOnPlane on its body frame, Phi = the distance now
-  Spec contact_spec(const Model & mo, const ContactPoint & p);
-  /// the rows n^T J of the points (their body frame slots' kinematics in d, evaluated)
+    double rest_speed, double mu = 0.0, const std::string & body_frame2 = "");
+  /// the held row of a point: PointOnPlane on its body frame (PointOnBodyPlane on the
+  /// still geom's body), Phi = the distance now
+  Spec contact_spec(const Model & mo, const Data & d, const ContactPoint & p);
+  /// the rows n^T (J1(p) - J2(p)) of the points (their frame slots' kinematics in d,
+  /// evaluated)
   MatX contact_rows(const Model & mo, const Data & d, const std::vector<ContactPoint> & pts);
+  /// the rows J1(p) - J2(p) of pair k's point p (world): the moving body's point minus
+  /// the still body's material point at p (none on the world)
+  Matrix3x pair_point_rows(const Model & mo, const Data & d, int k, const Vec3 & p);
+  /// a direction x of contact spec sp (its normal's axes) in the world
+  Vec3 spec_world(const Data & d, const Spec & sp, const Vec3 & x);
+  /// the world point p as pair k's anchor (ContactMode: in the still body's frame)
+  Vec3 pair_anchor(const Model & mo, const Data & d, int k, const Vec3 & p);
   /// a held contact spec's point is p (same pair, same body point to 1e-7 m)
   bool same_point(const Model & mo, int spec, const ContactPoint & p);
 

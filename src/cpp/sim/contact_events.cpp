@@ -186,7 +186,7 @@ namespace pfaff
       const bool stops = plastic[k] || mo.contact_pairs[k].restitution == 0.0;
       if (stops && count[k] < kContactRows)
       {
-        specs.push_back(contact_spec(mo, in[i]));
+        specs.push_back(contact_spec(mo, d, in[i]));
         pairs.push_back(int(k));
         modes.push_back(landing_mode(mo, d, vn_new, in[i]));
         held.emplace_back(L + int(k), int(specs.size()) - 1);

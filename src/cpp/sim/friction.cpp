@@ -48,11 +48,12 @@ namespace pfaff
     }
 
     // the stuck rows' force on the body as the multipliers give it: -(l1 t1 + l2 t2)
-    Vec3 stick_force(const Spec & sp, const VecX & lam, int r)
+    // (world; the plane body's tangents turned with it)
+    Vec3 stick_force(const Data & d, const Spec & sp, const VecX & lam, int r)
     {
       Vec3 t1, t2;
       tangent_basis(sp.n, t1, t2);
-      return -(lam(r) * t1 + lam(r + 1) * t2);
+      return -spec_world(d, sp, lam(r) * t1 + lam(r + 1) * t2);
     }
   } // namespace
 
@@ -76,8 +77,10 @@ namespace pfaff
   {
     const Spec & sp = mo.contact_specs[std::size_t(j)];
     const FrameKin & f = d.frames[std::size_t(sp.s1)];
-    const Vec3 vp = detail::point_rows(f, f.R * sp.p1) * v;
-    return vp - sp.n * sp.n.dot(vp);
+    const Vec3 vp =
+      pair_point_rows(mo, d, mo.contact_spec_pair[std::size_t(j)], f.p + f.R * sp.p1) * v;
+    const Vec3 n = spec_world(d, sp, sp.n);
+    return vp - n * n.dot(vp);
   }
 
   Vec3 tangent_force(
@@ -91,7 +94,7 @@ namespace pfaff
     const Spec & sp = mo.contact_specs[std::size_t(j)];
     const int r = stick_row(mo, held, c);
     if (r >= 0)
-      return stick_force(sp, lam, r);
+      return stick_force(d, sp, lam, r);
     const Vec3 vt = slip_velocity(mo, d, v, j);
     const double speed = vt.norm();
     const Vec3 & s0 = mo.contact_mode[std::size_t(j)].s0;
@@ -106,10 +109,9 @@ namespace pfaff
     const ContactPairC & c = mo.contact_pairs[std::size_t(p.pair)];
     if (c.mu <= 0.0)
       return md;
-    const FrameKin & f = d.frames[std::size_t(c.slot)];
-    const Vec3 vp = detail::point_rows(f, p.core - f.p) * v;
+    const Vec3 vp = pair_point_rows(mo, d, p.pair, p.core) * v;
     const Vec3 vt = vp - p.n * p.n.dot(vp);
-    md.anchor = p.core;
+    md.anchor = pair_anchor(mo, d, p.pair, p.core);
     md.stick = vt.norm() <= c.rest_speed;
     if (!md.stick)
       md.s0 = vt.normalized();
@@ -199,7 +201,7 @@ namespace pfaff
       if (r < 0)
         continue;
       const auto [i, j] = held[c];
-      const Vec3 ft = stick_force(mo.contact_specs[std::size_t(j)], lam, r);
+      const Vec3 ft = stick_force(s.d(), mo.contact_specs[std::size_t(j)], lam, r);
       const double fn = -lam(mo.loop.m + int(c));
       if (!(ft.norm() > mo.contact_pairs[std::size_t(i - L)].mu * std::max(0.0, fn) + tol))
         continue;
@@ -244,7 +246,7 @@ namespace pfaff
       const FrameKin & f = s.d().frames[std::size_t(sp.s1)];
       ContactMode md = s.mo().contact_mode[std::size_t(jc)];
       md.stick = true;
-      md.anchor = f.p + f.R * sp.p1;
+      md.anchor = pair_anchor(s.mo(), s.d(), ic - L, f.p + f.R * sp.p1);
       set_mode(s, jc, md);
       stop.push_back(c);
     }
@@ -263,7 +265,8 @@ namespace pfaff
     for (std::size_t c : stop)
     {
       const int jc = held[c].second;
-      const Vec3 ft = stick_force(mo.contact_specs[std::size_t(jc)], lam, stick_row(mo, held, c));
+      const Vec3 ft =
+        stick_force(d, mo.contact_specs[std::size_t(jc)], lam, stick_row(mo, held, c));
       if (ft.norm() <= mu * std::max(0.0, -lam(mo.loop.m + int(c))) + tol)
         continue;
       ContactMode md = mo.contact_mode[std::size_t(jc)];
@@ -305,8 +308,7 @@ namespace pfaff
       const ContactPairC & c = mo.contact_pairs[std::size_t(in[std::size_t(i)].pair)];
       if (c.mu <= 0.0 || !(plastic[std::size_t(in[std::size_t(i)].pair)] || c.restitution == 0.0))
         continue;
-      const FrameKin & f = d.frames[std::size_t(c.slot)];
-      const Matrix3x Jp = detail::point_rows(f, in[std::size_t(i)].core - f.p);
+      const Matrix3x Jp = pair_point_rows(mo, d, in[std::size_t(i)].pair, in[std::size_t(i)].core);
       Vec3 t1, t2;
       tangent_basis(in[std::size_t(i)].n, t1, t2);
       T.row(2 * i) = t1.transpose() * Jp;

@@ -11,12 +11,14 @@ row while its multiplier pushes and released when it pulls.
 
 Modelled: normal contact with Coulomb friction (the pair's ``friction[0]``, combined as
 MuJoCo does; ``condim`` 1 frictionless) between a geom fixed in the world and a geom on a
-moving body: a held point with friction sticks (held tangentially too) or slips (the
-force ``-mu f_n s`` along its unit slip velocity ``s``), ``src/cpp/sim/friction.cpp``.
-Friction is held at the moving geom's held point, exact for a vertex (a box's corner,
-a mesh's vertex); a sphere's or a capsule's held point is its core (its centre, its
-axis), where rolling has no slip, so their pairs run frictionless (a warning names
-them). A pair of two moving bodies is not modelled (a warning names it).
+moving body, and between two geoms on moving bodies (the point of one held on a plane
+fixed in the other's body, ``PointOnBodyPlane``: the force acts on both, equal and
+opposite): a held point with friction sticks (held tangentially too, relative to the
+other body) or slips (the force ``-mu f_n s`` along its unit relative slip velocity
+``s``, and the opposite on the other body), ``src/cpp/sim/friction.cpp``.
+Friction is held at the held point, exact for a vertex (a box's corner, a mesh's
+vertex); a sphere's or a capsule's held point is its core (its centre, its axis), where
+rolling has no slip, so their pairs run frictionless (a warning names them).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from pfaff.simulate.limit_events import ContactEvent
 __all__ = [
     "FRICTION_WARNING",
     "MOVING_WARNING",
+    "START_OVERLAP",
     "Contact",
     "ContactEvent",
     "FileContacts",
@@ -43,8 +46,14 @@ __all__ = [
 #: the start of the warning of a file whose round geoms' pairs declare friction (they run
 #: frictionless: rolling is not modelled)
 FRICTION_WARNING = "friction at a sphere's or capsule's contact is not modelled yet"
-#: the start of the warning of a file with pairs of two moving bodies
-MOVING_WARNING = "contact between two moving bodies is not modelled yet"
+#: the start of the warnings of a file's pairs of two moving bodies: those that overlap at
+#: the start by more than :data:`START_OVERLAP` (links meeting at a pin: not modelled), and
+#: those of two round geoms (one's point held on the other's tangent plane, which turns
+#: with its body while held: approximate)
+MOVING_WARNING = "contact between two moving bodies"
+#: a pair of two moving bodies overlapping by more than this at the start is not modelled
+#: [m] (a keyframe saved from MuJoCo's soft contacts overlaps by a fraction of it)
+START_OVERLAP = 1e-3
 
 
 @dataclass(frozen=True)
@@ -53,7 +62,8 @@ class Contact:
 
     Attributes
     ----------
-    geom1, geom2 : the geoms' names (geom1 the one fixed in the world).
+    geom1, geom2 : the geoms' names (geom1 the plane's side: the one fixed in the world,
+        or, between two moving bodies, the one whose body holds the plane).
     point : the point held on geom1's surface, world frame [m] (a sphere's or capsule's
         contact point; a box's vertex).
     normal : the contact normal, from geom1 into geom2 (unit).
@@ -84,10 +94,13 @@ class FileContacts:
     path : the file.
     mjb : its model compiled by MuJoCo (``mj_saveModel``'s buffer): the geoms the pairs
         name by id, the core's narrow phase reads it (the file may be gone).
-    pairs : the pairs (:class:`~pfaff.mechanism.mjcf_contacts.ContactPair`), ordered
-        with the world's geom as ``geom1``.
-    frames : per pair, the Pinocchio body frame of the moving geom.
-    names : per pair, the two geoms' names.
+    pairs : the pairs (:class:`~pfaff.mechanism.mjcf_contacts.ContactPair`), in
+        MuJoCo's order.
+    frames : per pair, the Pinocchio body frame of the geom whose point is held (the
+        moving geom's; of two moving geoms, ``point_geoms``').
+    names : per pair, the two geoms' names: the plane's side, then the held point's.
+    frames2 : per pair, the Pinocchio body frame of the plane's side ("": the world).
+    point_geoms : per pair, the geom id whose point is held.
     radii : per pair, the moving geom's radius when it is a sphere or a capsule (the
         core holds its centre, or its axis's point, at this distance from the still
         geom), else 0 [m].
@@ -102,10 +115,16 @@ class FileContacts:
     names: list[tuple[str, str]] = field(default_factory=list)
     radii: list[float] = field(default_factory=list)
     mu: list[float] = field(default_factory=list)
+    frames2: list[str] = field(default_factory=list)
+    point_geoms: list[int] = field(default_factory=list)
 
     def __setstate__(self, state: dict) -> None:
-        # a FileContacts pickled before friction was modelled: its pairs ran frictionless
-        state.setdefault("mu", [0.0] * len(state.get("pairs", ())))
+        # a FileContacts pickled before friction was modelled: its pairs ran frictionless;
+        # before pairs of two moving bodies: every pair against the world
+        n = len(state.get("pairs", ()))
+        state.setdefault("mu", [0.0] * n)
+        state.setdefault("frames2", [""] * n)
+        state.setdefault("point_geoms", [-1] * n)
         self.__dict__.update(state)
 
 
@@ -113,46 +132,96 @@ def _label(m: mujoco.MjModel, g: int) -> str:
     return name_of(m, mujoco.mjtObj.mjOBJ_GEOM, g) or f"geom{g}"
 
 
-def file_contacts(path: str | Path, body_frames: dict[str, str]) -> tuple[FileContacts, list]:
+def _round(m: mujoco.MjModel, g: int) -> bool:
+    return int(m.geom_type[g]) in (mujoco.mjtGeom.mjGEOM_SPHERE, mujoco.mjtGeom.mjGEOM_CAPSULE)
+
+
+def _overlapping(m: mujoco.MjModel, qpos: np.ndarray | None) -> set[frozenset]:
+    """The geom pairs of two moving bodies that overlap by more than START_OVERLAP at
+    ``qpos`` (MuJoCo's narrow phase; none without ``qpos``)."""
+    if qpos is None:
+        return set()
+    d = mujoco.MjData(m)
+    d.qpos[:] = qpos
+    mujoco.mj_kinematics(m, d)
+    mujoco.mj_collision(m, d)
+    return {
+        frozenset((int(c.geom1), int(c.geom2)))
+        for c in d.contact[: d.ncon]
+        if c.dist < -START_OVERLAP
+        and m.geom_bodyid[c.geom1] != 0
+        and m.geom_bodyid[c.geom2] != 0
+    }
+
+
+def file_contacts(
+    path: str | Path, body_frames: dict[str, str], qpos: np.ndarray | None = None
+) -> tuple[FileContacts, list]:
     """The contact pairs of the MJCF ``path`` that pfaff models, and warnings: the pairs
-    of two moving bodies (not modelled) and the pairs of a sphere or a capsule whose file
-    declares friction (run frictionless). ``body_frames``: body name -> its Pinocchio frame
-    (:attr:`pfaff.mechanism.mjcf_types.MjcfModel.body_frames`)."""
+    of two moving bodies that overlap at the start ``qpos`` (MuJoCo's coordinates) by more
+    than :data:`START_OVERLAP` (not modelled: links meeting at a pin), those of two round
+    geoms (held on a tangent plane) and the pairs of a sphere or a capsule whose file
+    declares friction (run frictionless). ``body_frames``: body name -> its Pinocchio
+    frame (:attr:`pfaff.mechanism.mjcf_types.MjcfModel.body_frames`).
+
+    A pair against the world holds the moving geom's point on the world geom's plane; a
+    pair of two moving bodies holds the point of MuJoCo's ``geom2`` on a plane of
+    ``geom1``'s body (MuJoCo's normal, from ``geom1`` into ``geom2``), the round geom's
+    point where one of the two is a sphere or a capsule."""
     m = mujoco.MjModel.from_xml_path(str(path))
     buf = np.zeros(mujoco.mj_sizeModel(m), np.uint8)
     mujoco.mj_saveModel(m, None, buf)
     out = FileContacts(str(Path(path).resolve()), buf.tobytes())
-    moving: list[str] = []
+    round_planes: list[str] = []
     rubbing: list[str] = []
+    pinned: list[str] = []
+    overlap = _overlapping(m, qpos)
+
+    def frame(g: int) -> str:
+        b = int(m.geom_bodyid[g])
+        body = name_of(m, mujoco.mjtObj.mjOBJ_BODY, b) or f"body{b}"
+        return body_frames.get(body, body)
+
     for p in contact_pairs(m):
         b1, b2 = int(m.geom_bodyid[p.geom1]), int(m.geom_bodyid[p.geom2])
-        label = f"{_label(m, p.geom1)} / {_label(m, p.geom2)}"
-        if b1 != 0 and b2 != 0:
-            moving.append(label)
-            continue
         if b1 == 0 and b2 == 0:
             continue
-        still, mover = (p.geom1, p.geom2) if b1 == 0 else (p.geom2, p.geom1)
-        b = int(m.geom_bodyid[mover])
-        body = name_of(m, mujoco.mjtObj.mjOBJ_BODY, b) or f"body{b}"
+        label = f"{_label(m, p.geom1)} / {_label(m, p.geom2)}"
+        if b1 == 0 or b2 == 0:
+            still, mover = (p.geom1, p.geom2) if b1 == 0 else (p.geom2, p.geom1)
+        elif frozenset((p.geom1, p.geom2)) in overlap:
+            pinned.append(label)
+            continue
+        else:  # MuJoCo's geom2 on geom1's plane, a round geom's point where there is one
+            still, mover = p.geom1, p.geom2
+            if _round(m, still) and not _round(m, mover):
+                still, mover = mover, still
+            if _round(m, still):
+                round_planes.append(label)
         out.pairs.append(p)
-        out.frames.append(body_frames.get(body, body))
+        out.frames.append(frame(mover))
+        out.frames2.append("" if int(m.geom_bodyid[still]) == 0 else frame(still))
+        out.point_geoms.append(int(mover))
         out.names.append((_label(m, still), _label(m, mover)))
-        round_ = int(m.geom_type[mover]) in (
-            mujoco.mjtGeom.mjGEOM_SPHERE,
-            mujoco.mjtGeom.mjGEOM_CAPSULE,
-        )
+        round_ = _round(m, mover)
         out.radii.append(float(m.geom_size[mover][0]) if round_ else 0.0)
         rubs = p.mu > mujoco.mjMINMU
-        out.mu.append(float(p.mu) if rubs and not round_ else 0.0)
-        if rubs and round_:
+        out.mu.append(float(p.mu) if rubs and not (round_ or _round(m, still)) else 0.0)
+        if rubs and (round_ or _round(m, still)):
             rubbing.append(f"{label} (mu {p.mu:g})")
     warns = []
-    if moving:
+    if pinned:
         warns.append(
-            f"{MOVING_WARNING}: {len(moving)} pair(s) "
-            f"pass through each other ({'; '.join(moving[:5])}"
-            f"{'; ...' if len(moving) > 5 else ''})"
+            f"{MOVING_WARNING} that overlap at the start by more than {START_OVERLAP:g} m "
+            f"is not modelled: {len(pinned)} pair(s) pass through each other "
+            f"({'; '.join(pinned[:5])}{'; ...' if len(pinned) > 5 else ''}); links that "
+            "meet at a pin are not in contact: <exclude> them in the file"
+        )
+    if round_planes:
+        warns.append(
+            f"{MOVING_WARNING} of two round geoms is approximate: {len(round_planes)} "
+            "pair(s) hold one's point on the other's tangent plane, turning with its body "
+            f"({'; '.join(round_planes[:5])}{'; ...' if len(round_planes) > 5 else ''})"
         )
     if rubbing:
         warns.append(

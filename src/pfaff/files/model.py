@@ -112,7 +112,7 @@ def load_model(
     limits = _limits(mj, q, warns)
     contacts = None
     if contact:
-        contacts, said = file_contacts(p, mj.body_frames)
+        contacts, said = file_contacts(p, mj.body_frames, mj.q_to_qpos(q))
         warns = [w for w in warns if not w.startswith(CONTACT_WARNING)] + said
     return ModelSystem(
         mech,

@@ -102,9 +102,16 @@ def limited_system(
         )  # fmt: skip
     if contacts is not None and contacts.pairs:
         core.set_contact_world(sys_, contacts.mjb, contacts.path)
-        for p, frame, mu in zip(contacts.pairs, contacts.frames, contacts.mu, strict=True):
+        for k, (p, frame, mu) in enumerate(
+            zip(contacts.pairs, contacts.frames, contacts.mu, strict=True)
+        ):
+            frame2 = contacts.frames2[k] if k < len(contacts.frames2) else ""
+            g1, g2 = p.geom1, p.geom2
+            if frame2:  # two moving bodies: the held point's geom first
+                g1 = contacts.point_geoms[k]
+                g2 = p.geom2 if g1 == p.geom1 else p.geom1
             core.add_contact_pair(
-                sys_, p.geom1, p.geom2, frame, float(restitution), CONTACT_REST_SPEED, mu
+                sys_, g1, g2, frame, float(restitution), CONTACT_REST_SPEED, mu, frame2
             )
     return sys_
 
@@ -173,7 +180,8 @@ def run_core(
     run = LimitedRun(
         traj, events, {int(i): SIDES[side] for i, side in held_end if i < L},
         [(int(i), int(j)) for i, j in held_end if i >= L],
-        forces.reshape(len(forces), -1, 4) if contacts is not None and contacts.pairs else None,
+        forces.reshape(len(forces), len(contacts.pairs), 4) if contacts is not None and contacts.pairs
+        else None,
     )  # fmt: skip
     interrupted = st is not None and StatusCode(st.code) == StatusCode.INTERRUPTED
     if interrupted or (law is not None and isinstance(law.error, KeyboardInterrupt)):
