@@ -229,7 +229,8 @@ def _contact_outputs(res: ScenarioResult, run, contacts, depth: np.ndarray, touc
         "normal force of each contact pair (the file's pair order), its held points' sum (N)"
     )
     res.series_doc["contact_friction_force"] = (
-        "friction force on each pair's moving geom, world x, y, z, its points' sum (N)"
+        "friction force on each pair's second geom (whose point is held), world x, y, z, "
+        "its points' sum (N)"
     )
     shown = np.argsort(-np.abs(fc[:, :, 0]).max(axis=0))[:6]  # the most loaded pairs
     res.plots["contact_forces"] = {

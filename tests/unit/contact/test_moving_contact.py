@@ -8,6 +8,7 @@ soft contacts beside them."""
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from pathlib import Path
@@ -270,3 +271,46 @@ def test_a_pair_of_moving_bodies_overlapping_at_the_start(tmp_path, sink, modell
         top = [c for c in sim.contacts if c.geom1 == "bottom"]
         assert len(top) == 4 and abs(sum(c.normal_force for c in top) - G) < 1e-9
         assert abs(sim.q[7 + 2] - 0.25) < 1e-9  # moved out, onto the face
+
+
+EXAMPLE = Path(__file__).parents[3] / "examples" / "grasp.xml"
+
+
+def test_the_gripper_lifts_the_box_by_friction_without_slip():
+    """examples/grasp.xml: two fingers (position actuators aimed 1 cm inside the box,
+    kp 1000 N/m) close on the box and the hand lifts it. Each side's normal force is
+    kp x 1 cm = 10 N (mu N = 10 N >= m g / 2 = 2.45 N), every finger corner sticks, the
+    box keeps its height on the fingers (no slip) and the floor lets go."""
+    system = _load(str(EXAMPLE))
+    sim = pfaff.Simulator(system, dt=DT)
+    sim.step(n=100)
+    rel = sim.q[2] - sim.q[7]  # the box's height over the hand's lift
+    sim.step(n=1900)
+    kinds = [(ev.kind, ev.geom1, ev.geom2) for ev in sim.events]
+    assert ("release", "floor", "box") in kinds and not any(k == "slip" for k, *_ in kinds)
+    assert abs(sim.q[2] - sim.q[7] - rel) < 1e-9  # [m]: carried, no slip
+    assert sim.q[2] - 0.04 > 0.07  # lifted by more than 7 cm
+    for side in ("finger_left", "finger_right"):
+        cs = [c for c in sim.contacts if c.geom2 == side]
+        assert len(cs) == 4 and all(c.mode == "stick" for c in cs)
+        fn = sum(c.normal_force for c in cs)
+        assert abs(fn - 1000 * 0.01) < 1e-6  # [N] the actuator's squeeze at rest
+        assert 1.0 * fn >= 0.5 * 0.5 * G
+    assert not [c for c in sim.contacts if c.geom1 == "floor"]
+    deep = penetration(system.contacts, system.q_to_qpos, sim.record().arrays()["q"])
+    assert deep.max() < 1e-9
+
+
+def test_pfaff_run_of_the_grasp_is_ok_and_records_the_forces(tmp_path):
+    from pfaff.cli import main
+
+    out = tmp_path / "grasp"
+    args = ["run", str(EXAMPLE), "--out", str(out), "--set", "contact=true", "--set", "t_end=1"]
+    assert main(args) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "ok" and summary["metrics"]["max_penetration"] < 1e-9
+    data = np.load(out / "trajectory.npz")
+    names = [f"{a}/{b}" for a, b in _load(str(EXAMPLE)).contacts.names]
+    k = names.index("box/finger_left")
+    assert abs(data["contact_normal_force"][-1, k] - 10.0) < 1e-3  # settling: kv's share
+    assert "impact of box / finger_left at" in (out / "report.html").read_text()
