@@ -16,7 +16,13 @@ import pytest
 import pfaff.manipulation.rolling  # noqa: F401 - registers the rolling rows' lowerings
 from pfaff import core, lowering
 from pfaff import dynamics as dyn
-from pfaff.constraints import ConstraintSet, LockedJoint, PointOnBodyPlane, PointOnCircle, PointOnPlane
+from pfaff.constraints import (
+    ConstraintSet,
+    LockedJoint,
+    PointOnBodyPlane,
+    PointOnCircle,
+    PointOnPlane,
+)
 from pfaff.constraints import PointsCoincide as Coincide
 from pfaff.constraints.coupling import JointCoupling, Scaled
 from pfaff.constraints.quat_aligned import QuatAligned

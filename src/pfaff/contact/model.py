@@ -148,9 +148,7 @@ def _overlapping(m: mujoco.MjModel, qpos: np.ndarray | None) -> set[frozenset]:
     return {
         frozenset((int(c.geom1), int(c.geom2)))
         for c in d.contact[: d.ncon]
-        if c.dist < -START_OVERLAP
-        and m.geom_bodyid[c.geom1] != 0
-        and m.geom_bodyid[c.geom2] != 0
+        if c.dist < -START_OVERLAP and m.geom_bodyid[c.geom1] != 0 and m.geom_bodyid[c.geom2] != 0
     }
 
 

@@ -180,8 +180,8 @@ def run_core(
     run = LimitedRun(
         traj, events, {int(i): SIDES[side] for i, side in held_end if i < L},
         [(int(i), int(j)) for i, j in held_end if i >= L],
-        forces.reshape(len(forces), len(contacts.pairs), 4) if contacts is not None and contacts.pairs
-        else None,
+        forces.reshape(len(forces), len(contacts.pairs), 4)
+        if contacts is not None and contacts.pairs else None,
     )  # fmt: skip
     interrupted = st is not None and StatusCode(st.code) == StatusCode.INTERRUPTED
     if interrupted or (law is not None and isinstance(law.error, KeyboardInterrupt)):
