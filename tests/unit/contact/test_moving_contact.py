@@ -90,6 +90,18 @@ def test_a_box_on_a_box_on_the_floor_carries_the_closed_form_forces():
     assert np.max(np.abs(sim.q - q0)) < 1e-9 and np.max(np.abs(sim.v)) < 1e-9
     for c in between:  # the top box's corners on the bottom box's top face (z = 0.2)
         assert abs(c.point[2] - 0.2) < 1e-9 and np.allclose(c.normal, (0, 0, 1), atol=1e-12)
+    # MuJoCo's own normal of the pair (its contact frame's first row, from its geom1 into
+    # its geom2) at the same state: the same sign
+    m = mujoco.MjModel.from_binary_path("model.mjb", {"model.mjb": system.contacts.mjb})
+    d = mujoco.MjData(m)
+    d.qpos[:] = system.q_to_qpos(sim.q)
+    mujoco.mj_kinematics(m, d)
+    mujoco.mj_collision(m, d)
+    ids = {mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, n): n for n in ("bottom", "top")}
+    for c in d.contact[: d.ncon]:
+        if {int(c.geom1), int(c.geom2)} == set(ids):
+            assert ids[int(c.geom1)] == between[0].geom1  # MuJoCo's geom1: the plane's side
+            assert np.allclose(c.frame[:3], between[0].normal, atol=1e-12)
     # no overlap, by MuJoCo's own narrow phase on the run's configurations
     deep = penetration(system.contacts, system.q_to_qpos, sim.record().arrays()["q"])
     assert deep.max() < 1e-9
