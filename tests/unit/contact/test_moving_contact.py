@@ -23,7 +23,7 @@ from pfaff import dynamics as dyn
 from pfaff.constraints import ConstraintSet, PointOnBodyPlane, PointOnPlane
 from pfaff.contact.friction import SlipPoint, slip_dynamics, slip_rows
 from pfaff.contact.mujoco_cases import run_mujoco
-from pfaff.contact.penetration import penetration
+from pfaff.contact.penetration import Penetration, penetration
 
 pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
 
@@ -105,6 +105,10 @@ def test_a_box_on_a_box_on_the_floor_carries_the_closed_form_forces():
     # no overlap, by MuJoCo's own narrow phase on the run's configurations
     deep = penetration(system.contacts, system.q_to_qpos, sim.record().arrays()["q"])
     assert deep.max() < 1e-9
+    # where the drawn force acts: the pair's normal from the plane's side, as held
+    _, normals, on = Penetration(system.contacts, system.q_to_qpos).touching(sim.q)
+    k = [tuple(n) for n in system.contacts.names].index(("bottom", "top"))
+    assert on[k] and np.allclose(normals[k], between[0].normal, atol=1e-12)
 
 
 def test_stacked_forces_match_the_numpy_reference():
