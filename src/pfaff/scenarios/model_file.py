@@ -224,10 +224,17 @@ def force_arrows(
     pen: Penetration, q: np.ndarray, force: np.ndarray, mech: PinocchioMechanism, scene: dict
 ) -> list[dict]:
     """The contact pairs' forces on their moving geoms as arrows among ``scene``'s boxes
-    (:func:`scene_boxes`), at the middle of each pair's contact points: the mechanism's
-    weight is drawn half as long as the scene at its start is wide (where there is no
-    gravity, the largest force is)."""
-    points, vectors = contact_forces_world(pen, q, force)
+    (:func:`scene_boxes`), at the middle of each pair's contact points
+    (:func:`scaled_arrows`)."""
+    return scaled_arrows(*contact_forces_world(pen, q, force), mech, scene)
+
+
+def scaled_arrows(
+    points: np.ndarray, vectors: np.ndarray, mech: PinocchioMechanism, scene: dict
+) -> list[dict]:
+    """Forces (T, K, 3) [N] at ``points`` (T, K, 3) [m] as the arrows of ``scene``'s boxes
+    (:func:`scene_boxes`; NaN: no force): the mechanism's weight is drawn half as long as
+    the scene at its start is wide (where there is no gravity, the largest force is)."""
     start = np.array([b["poses"][0][:3, 3] for b in scene["boxes"]])
     extent = max(float(np.linalg.norm(b["size"])) for b in scene["boxes"])
     size = max(0.1, float(np.linalg.norm(np.ptp(start, axis=0))) + extent)
@@ -240,7 +247,7 @@ def force_arrows(
             "name": f"contact{k}",
             "points": points[:, k],
             "vectors": per_newton * vectors[:, k],
-            "radius": 0.05 * size,
+            "radius": 0.03 * size,
         }
         for k in range(points.shape[1])
     ]

@@ -37,6 +37,8 @@ STAND = Path(__file__).parent / "models" / "stand.xml"
 #: a QP whose force conditions miss by more than this [N] counts in ``qp_failures``
 QP_TOL = 1e-6
 _TASK = [0, 2, 4]  # the trunk's forward and vertical velocity and its pitch rate in v
+#: the foot contact pairs, as the scene draws their forces
+FEET = [f"floor / {leg}_foot" for leg in ("FL", "FR", "HL", "HR")]
 
 
 def _reference(t: float, shift: float, squat: float, x0: np.ndarray):
@@ -68,7 +70,8 @@ def stand_run(system, p: dict, cones: bool) -> dict:
     x0 = _pose(sim.q)
     sim.step()  # the feet land: an impact at rest a few ns in, then every corner held
     landed = len(sim.events)
-    u, out = np.zeros(nv - 6), {"t": [], "fn": [], "ratio": [], "foot": [], "slack": []}
+    u = np.zeros(nv - 6)
+    out = {"t": [], "fn": [], "ratio": [], "foot": [], "slack": [], "drawn": []}
     while sim.t < p["t_end"] - 0.5 * p["dt"]:
         q, v = sim.q, sim.v
         r, rd, rdd = _reference(sim.t, p["shift"], p["squat"], x0)
@@ -92,6 +95,10 @@ def stand_run(system, p: dict, cones: bool) -> dict:
             out["fn"].append(float(fn.min()))
             out["ratio"].append(float((ft / (res.mu * np.maximum(fn, 1e-12))).max()))
             out["foot"].append(feet)
+            out["drawn"].append(  # per foot: the middle of its corners, their force's sum
+                [(res.points[[m == n for m in res.names]].mean(axis=0),
+                  f[[m == n for m in res.names]].sum(axis=0)) for n in FEET]
+            )  # fmt: skip
             out["slack"].append(sol.slack)
         steps = max(1, min(p["control_every"], round((p["t_end"] - sim.t) / p["dt"])))
         try:
@@ -182,9 +189,15 @@ def stand(p: dict) -> ScenarioResult:
         + (f"; it stopped: {ln['failure']}" if "failure" in ln else "")
         + "."
     )
-    from pfaff.scenarios.model_file import scene_boxes
+    from pfaff.scenarios.model_file import scaled_arrows, scene_boxes
 
     scene = {"t": a["t"], "boxes": scene_boxes(system.mechanism, system.model.geoms, a["q"])}
+    # each foot's force as the QP chose it, held from its control instant to the next
+    at = np.clip(np.searchsorted(t, a["t"], side="right") - 1, 0, len(t) - 1)
+    drawn = np.array(run["drawn"])  # (instants, feet, 2, 3)
+    scene["arrows"] = scaled_arrows(drawn[at, :, 0], drawn[at, :, 1], system.mechanism, scene)
+    for box in scene["boxes"]:
+        box["opacity"] = 0.5
     if "failure" in run:
         return ScenarioResult(run["trajectory"], metrics, wall, status="failed",
                               message=run["failure"], plots=plots, notes=notes,

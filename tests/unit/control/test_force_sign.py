@@ -99,6 +99,12 @@ def test_standing_keeps_every_corner_pushing_inside_its_cone(tmp_path):
     assert m["max_cone_ratio"] <= 1 / np.sqrt(2) + 1e-6  # the pyramid inside the cone
     assert m["qp_failures"] == 0
     assert m["tracking_error_max"] < 0.01  # [m]
+    # the scene draws each foot's force: pushing up, inside the friction cone (mu 0.6)
+    arrows = run.result.scene3d["arrows"]
+    assert len(arrows) == 4
+    for a in arrows:
+        f = a["vectors"][1:]  # [m] as drawn (after the landing's sample)
+        assert np.all(f[:, 2] > 0) and np.all(np.hypot(f[:, 0], f[:, 1]) < 0.6 * f[:, 2])
     # the least-norm motion control makes corners pull: the simulator lets them go
     assert m["least_norm_min_normal_force"] < -1.0  # [N]
     assert m["least_norm_contact_events"] > 0
