@@ -1,5 +1,6 @@
 // The dynamics with contact rows that slip with Coulomb friction (core.hpp, Model::slip):
-// a slipping point's friction -mu f_n s acts at its body point, s its unit slip velocity,
+// a slipping point's friction -mu f_n s acts at its body point (a sphere's or capsule's:
+// the material point at its contact, radius below its held core), s its unit slip velocity,
 // so that the generalised force of its normal row is (A_n - mu s^T J_p)^T lambda_n
 // (lambda_n <= 0 while it pushes: f_n = -lambda_n). With W the rows A so changed,
 //   M a + h = tau - W^T lambda,  A a = -drift
@@ -30,7 +31,9 @@ namespace pfaff
     for (const SlipRow & r : mo.slip)
     {
       const FrameKin & f = d.frames[std::size_t(r.slot)];
-      const Matrix3x Jp = detail::point_rows(f, f.R * r.local);
+      // a round geom's force acts at its contact point, radius below its held one
+      const Matrix3x Jp = detail::point_rows(
+        f, r.radius > 0.0 ? Vec3(f.R * r.local - r.radius * r.n) : Vec3(f.R * r.local));
       const Vec3 vp = Jp * v;
       const Vec3 vt = vp - r.n * r.n.dot(vp);
       const double speed = vt.norm();

@@ -341,8 +341,9 @@ namespace pfaff
       ++s.m_h;
     }
     // the held contact points with friction: a stuck one's two tangential rows (its
-    // anchor fixed in the world) after the held rows, in held order; a slipping one's
-    // Coulomb force on its normal row
+    // anchor fixed in the world; a round geom's: its material point at the contact
+    // rolls without slipping, two Pfaffian RollingPoint rows) after the held rows, in
+    // held order; a slipping one's Coulomb force on its normal row
     s.slip.clear();
     for (std::size_t c = 0; c < held.size(); ++c)
     {
@@ -351,10 +352,11 @@ namespace pfaff
         continue;
       const Spec & sp = s.contact_specs[std::size_t(j)];
       const ContactMode & md = s.contact_mode[std::size_t(j)];
+      const ContactPairC & pc = s.contact_pairs[std::size_t(i - L)];
       if (!md.stick)
       {
-        s.slip.push_back(SlipRow{s.loop.m + int(c), sp.s1, sp.p1, sp.n, md.s0,
-                                 s.contact_pairs[std::size_t(i - L)].mu});
+        s.slip.push_back(SlipRow{s.loop.m + int(c), sp.s1, sp.p1, sp.n, md.s0, pc.mu,
+                                 pc.radius});
         continue;
       }
       Vec3 t[2];
@@ -364,6 +366,16 @@ namespace pfaff
       {
         Spec r = sp;
         r.n = tk;
+        if (pc.radius > 0.0) // t . (v_core + w x (-radius n)) = 0: no Phi
+        {
+          r.kind = Kind::RollingPoint;
+          r.target = -pc.radius * sp.n;
+          s.specs.push_back(r);
+          s.row_cols.emplace_back(f.c0, f.c1 - f.c0);
+          s.pf_rows.push_back(s.m);
+          ++s.m;
+          continue;
+        }
         r.d = tk.dot(md.anchor);
         s.specs.push_back(r);
         s.row_cols.emplace_back(f.c0, f.c1 - f.c0);

@@ -25,6 +25,13 @@ namespace pfaff
     // an impulse that pulls by more than this lets its held point go [N s]
     constexpr double kPull = 1e-12;
 
+    // where friction acts on the moving geom: a round geom's contact point (radius below
+    // its core along the normal), a vertex's own point
+    Vec3 friction_point(const ContactPairC & c, const ContactPoint & p)
+    {
+      return c.radius > 0.0 ? Vec3(p.core - c.radius * p.n) : p.core;
+    }
+
     // the held entry of contact spec j
     std::size_t entry_of(const Model & mo, const Held & held, int j)
     {
@@ -76,7 +83,10 @@ namespace pfaff
   {
     const Spec & sp = mo.contact_specs[std::size_t(j)];
     const FrameKin & f = d.frames[std::size_t(sp.s1)];
-    const Vec3 vp = detail::point_rows(f, f.R * sp.p1) * v;
+    const double r = mo.contact_pairs[std::size_t(mo.contact_spec_pair[std::size_t(j)])].radius;
+    // a round geom's material point at its contact, radius below its held core
+    const Vec3 vp =
+      detail::point_rows(f, r > 0.0 ? Vec3(f.R * sp.p1 - r * sp.n) : Vec3(f.R * sp.p1)) * v;
     return vp - sp.n * sp.n.dot(vp);
   }
 
@@ -107,7 +117,7 @@ namespace pfaff
     if (c.mu <= 0.0)
       return md;
     const FrameKin & f = d.frames[std::size_t(c.slot)];
-    const Vec3 vp = detail::point_rows(f, p.core - f.p) * v;
+    const Vec3 vp = detail::point_rows(f, friction_point(c, p) - f.p) * v;
     const Vec3 vt = vp - p.n * p.n.dot(vp);
     md.anchor = p.core;
     md.stick = vt.norm() <= c.rest_speed;
@@ -306,7 +316,7 @@ namespace pfaff
       if (c.mu <= 0.0 || !(plastic[std::size_t(in[std::size_t(i)].pair)] || c.restitution == 0.0))
         continue;
       const FrameKin & f = d.frames[std::size_t(c.slot)];
-      const Matrix3x Jp = detail::point_rows(f, in[std::size_t(i)].core - f.p);
+      const Matrix3x Jp = detail::point_rows(f, friction_point(c, in[std::size_t(i)]) - f.p);
       Vec3 t1, t2;
       tangent_basis(in[std::size_t(i)].n, t1, t2);
       T.row(2 * i) = t1.transpose() * Jp;

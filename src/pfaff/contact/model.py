@@ -13,10 +13,13 @@ Modelled: normal contact with Coulomb friction (the pair's ``friction[0]``, comb
 MuJoCo does; ``condim`` 1 frictionless) between a geom fixed in the world and a geom on a
 moving body: a held point with friction sticks (held tangentially too) or slips (the
 force ``-mu f_n s`` along its unit slip velocity ``s``), ``src/cpp/sim/friction.cpp``.
-Friction is held at the moving geom's held point, exact for a vertex (a box's corner,
-a mesh's vertex); a sphere's or a capsule's held point is its core (its centre, its
-axis), where rolling has no slip, so their pairs run frictionless (a warning names
-them). A pair of two moving bodies is not modelled (a warning names it).
+A vertex (a box's corner, a mesh's vertex) sticks or slips where it is; a sphere or a
+capsule sticks by rolling without slipping (its material point at the contact, a radius
+from its held centre or axis point, does not move: the Pfaffian rows of
+:mod:`pfaff.contact.rolling`) and slips with Coulomb's force at that contact point.
+Torsional and rolling friction (``condim`` 4, 6) are not modelled (a warning names the
+pairs: they run with sliding friction alone). A pair of two moving bodies is not
+modelled (a warning names it).
 """
 
 from __future__ import annotations
@@ -40,9 +43,9 @@ __all__ = [
     "file_contacts",
 ]
 
-#: the start of the warning of a file whose round geoms' pairs declare friction (they run
-#: frictionless: rolling is not modelled)
-FRICTION_WARNING = "friction at a sphere's or capsule's contact is not modelled yet"
+#: the start of the warning of a file whose pairs declare torsional or rolling friction
+#: (condim 4 or 6: they run with sliding friction alone)
+FRICTION_WARNING = "torsional and rolling friction (condim 4, 6) are not modelled"
 #: the start of the warning of a file with pairs of two moving bodies
 MOVING_WARNING = "contact between two moving bodies is not modelled yet"
 
@@ -55,7 +58,8 @@ class Contact:
     ----------
     geom1, geom2 : the geoms' names (geom1 the one fixed in the world).
     point : the point held on geom1's surface, world frame [m] (a sphere's or capsule's
-        contact point; a box's vertex).
+        contact point, where it rolls or slips: its held centre or axis point a radius
+        above it; a box's vertex).
     normal : the contact normal, from geom1 into geom2 (unit).
     normal_force : the force geom1 exerts on geom2 along ``normal`` [N] (>= 0).
     tangent_force : the magnitude of the friction force geom1 exerts on geom2 [N]
@@ -92,7 +96,7 @@ class FileContacts:
         core holds its centre, or its axis's point, at this distance from the still
         geom), else 0 [m].
     mu : per pair, the Coulomb friction coefficient the core holds (the pair's
-        ``friction[0]``; 0 for ``condim`` 1 and for a sphere or a capsule).
+        ``friction[0]``; 0 for ``condim`` 1).
     """
 
     path: str
@@ -115,8 +119,8 @@ def _label(m: mujoco.MjModel, g: int) -> str:
 
 def file_contacts(path: str | Path, body_frames: dict[str, str]) -> tuple[FileContacts, list]:
     """The contact pairs of the MJCF ``path`` that pfaff models, and warnings: the pairs
-    of two moving bodies (not modelled) and the pairs of a sphere or a capsule whose file
-    declares friction (run frictionless). ``body_frames``: body name -> its Pinocchio frame
+    of two moving bodies (not modelled) and the pairs whose ``condim`` 4 or 6 declares
+    torsional or rolling friction (run with sliding friction alone). ``body_frames``: body name -> its Pinocchio frame
     (:attr:`pfaff.mechanism.mjcf_types.MjcfModel.body_frames`)."""
     m = mujoco.MjModel.from_xml_path(str(path))
     buf = np.zeros(mujoco.mj_sizeModel(m), np.uint8)
@@ -143,10 +147,9 @@ def file_contacts(path: str | Path, body_frames: dict[str, str]) -> tuple[FileCo
             mujoco.mjtGeom.mjGEOM_CAPSULE,
         )
         out.radii.append(float(m.geom_size[mover][0]) if round_ else 0.0)
-        rubs = p.mu > mujoco.mjMINMU
-        out.mu.append(float(p.mu) if rubs and not round_ else 0.0)
-        if rubs and round_:
-            rubbing.append(f"{label} (mu {p.mu:g})")
+        out.mu.append(float(p.mu) if p.mu > mujoco.mjMINMU else 0.0)
+        if p.dropped:
+            rubbing.append(f"{label} ({p.dropped})")
     warns = []
     if moving:
         warns.append(
@@ -156,9 +159,8 @@ def file_contacts(path: str | Path, body_frames: dict[str, str]) -> tuple[FileCo
         )
     if rubbing:
         warns.append(
-            f"{FRICTION_WARNING}: {len(rubbing)} pair(s) of a sphere or a capsule declare "
-            f"Coulomb friction and run frictionless ({'; '.join(rubbing[:5])}"
-            f"{'; ...' if len(rubbing) > 5 else ''}); condim='1' in the file declares a "
-            "frictionless contact"
+            f"{FRICTION_WARNING}: {len(rubbing)} pair(s) run with sliding friction alone "
+            f"({'; '.join(rubbing[:5])}{'; ...' if len(rubbing) > 5 else ''}); condim='3' "
+            "in the file declares sliding friction alone"
         )
     return out, warns
