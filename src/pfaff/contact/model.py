@@ -120,7 +120,8 @@ def _label(m: mujoco.MjModel, g: int) -> str:
 def file_contacts(path: str | Path, body_frames: dict[str, str]) -> tuple[FileContacts, list]:
     """The contact pairs of the MJCF ``path`` that pfaff models, and warnings: the pairs
     of two moving bodies (not modelled) and the pairs whose ``condim`` 4 or 6 declares
-    torsional or rolling friction (run with sliding friction alone). ``body_frames``: body name -> its Pinocchio frame
+    torsional or rolling friction (run with sliding friction alone). ``body_frames``:
+    body name -> its Pinocchio frame
     (:attr:`pfaff.mechanism.mjcf_types.MjcfModel.body_frames`)."""
     m = mujoco.MjModel.from_xml_path(str(path))
     buf = np.zeros(mujoco.mj_sizeModel(m), np.uint8)

@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from pfaff.constraints.base import Constraint
-from pfaff.lowering import lowers
 from pfaff.linalg import cross3, skew
+from pfaff.lowering import lowers
 from pfaff.mechanism.base import FrameState, ModelError, Snapshot
 
 __all__ = ["RollingPoint", "contact_point_jacobian", "rolling_constraints", "tangent_basis"]

@@ -232,7 +232,8 @@ def test_a_ball_keeps_its_friction_and_only_condim_six_warns(tmp_path):
         system = pfaff.load(path, contact=True)
     assert system.contacts.mu == [0.5]
     path.write_text(text.replace('type="sphere"', 'type="sphere" condim="4"'))
-    with pytest.warns(UserWarning, match=re.escape(FRICTION_WARNING) + ".*incline / box .condim 4: its torsional friction"):
+    want = re.escape(FRICTION_WARNING) + ".*incline / box .condim 4: its torsional friction"
+    with pytest.warns(UserWarning, match=want):
         system = pfaff.load(path, contact=True)
     assert system.contacts.mu == [0.5]  # its sliding friction is held
     box = pfaff.load(incline_file(tmp_path, 0.5), contact=True)
