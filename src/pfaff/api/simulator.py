@@ -181,6 +181,8 @@ class Simulator(CoreRecord):
             self._state = (q, v)
         if self.viewer is not None:
             self.viewer.display(q)
+            if self._limited is not None:
+                self.viewer.draw_contacts(self.contacts)
 
     @property
     def q(self) -> np.ndarray:
@@ -263,7 +265,7 @@ class Simulator(CoreRecord):
                 self._rec += k
                 left -= k
         if self.viewer is not None:
-            self.viewer.show(self.q)
+            self.viewer.show(self.q, contacts=(lambda: self.contacts) if self._limited else None)
 
     def _steps_asked(self, n) -> int:
         """``step``'s ``n`` checked (:func:`~pfaff.api.simulator_setup.steps_asked`)."""

@@ -57,6 +57,7 @@ class Viewer:
         self.vis = meshcat.Visualizer()  # starts meshcat's server on 127.0.0.1
         self.url: str = self.vis.url()
         self._shown = -np.inf
+        self._arrows: list = []  # the contact forces' cones drawn so far
         model = system.mechanism.model
         self._data = model.createData()
         self._pin_viz = None
@@ -90,15 +91,37 @@ class Viewer:
         for path, frame, T in self._nodes:
             self.vis[path].set_transform(data.oMf[frame].homogeneous @ T)
 
-    def show(self, q: np.ndarray, now: float | None = None) -> bool:
+    def show(self, q: np.ndarray, now: float | None = None, contacts=None) -> bool:
         """:meth:`display` ``q`` unless the last pose was shown less than ``1 / RATE`` s
-        ago (wall clock); True when shown."""
+        ago (wall clock); True when shown. ``contacts``: a callable giving the contacts
+        to draw with it (:meth:`draw_contacts`), called only when shown."""
         now = time.perf_counter() if now is None else now
         if now - self._shown < 1.0 / RATE:
             return False
         self.display(q)
+        if contacts is not None:
+            self.draw_contacts(contacts())
         self._shown = now
         return True
+
+    def draw_contacts(self, contacts) -> None:
+        """Draw each contact's force on its moving geom (``normal_force * normal +
+        tangent``, :class:`pfaff.contact.model.Contact`) as a cone whose tip is the
+        contact point (:mod:`pfaff.api.arrows`): the system's weight is drawn
+        half as long as the scene is wide; the cones of contacts no longer closed hide."""
+        from pfaff.api.arrows import arrow_matrix, arrow_object, arrow_pose
+
+        for i, c in enumerate(contacts):
+            if i == len(self._arrows):
+                node = self.vis[f"{_ROOT}_contacts/{i}"]
+                arrow_object(node, 0.05 * self._radius)
+                self._arrows.append(node)
+            force = c.normal_force * np.asarray(c.normal) + np.asarray(c.tangent)
+            pose = arrow_pose(np.asarray(c.point), self._per_newton * force)
+            self._arrows[i].set_transform(arrow_matrix(*pose))
+        hidden = arrow_matrix(*arrow_pose(np.zeros(3), np.zeros(3)))
+        for node in self._arrows[len(contacts) :]:
+            node.set_transform(hidden)
 
     def follow(self, t: float, q: np.ndarray) -> None:
         """:meth:`show` ``q`` of simulated time ``t``, sleeping so that simulated time
@@ -132,6 +155,10 @@ class Viewer:
         radius = max(0.1, 0.5 * float(np.linalg.norm(hi - lo)))
         view = np.array([0.72, -0.5, 0.48]) / np.linalg.norm([0.72, -0.5, 0.48])
         eye = 1.3 * radius / np.sin(np.radians(37.5)) * view
+        self._radius = radius
+        model = self.system.mechanism.model
+        weight = sum(i.mass for i in model.inertias) * float(np.linalg.norm(model.gravity.linear))
+        self._per_newton = 0.5 * radius / weight if weight > 0 else 0.0  # drawn m per N
         self.vis["/Cameras/default"].set_transform(tf.translation_matrix(target))
         # the camera's own coordinates are three.js's (y up): (x, z, -y)
         offset = [float(eye[0]), float(eye[2]), float(-eye[1])]

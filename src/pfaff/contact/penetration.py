@@ -16,10 +16,13 @@ import numpy as np
 
 from pfaff.contact.model import FileContacts
 
-__all__ = ["Penetration", "deepest", "penetration"]
+__all__ = ["Penetration", "contact_forces_world", "deepest", "penetration"]
 
 #: the name MuJoCo's virtual file system gives the compiled model
 _MJB = "model.mjb"
+#: geoms this near count as touching when :meth:`Penetration.touching` reads where they
+#: touch [m] (a held contact's gap is 0 to round-off, on either side of MuJoCo's test)
+TOUCH = 1e-6
 
 
 def deepest(d: mujoco.MjData) -> float:
@@ -40,20 +43,48 @@ class Penetration:
         self.m = mujoco.MjModel.from_binary_path(_MJB, {_MJB: contacts.mjb})
         self.d = mujoco.MjData(self.m)
         self.q_to_qpos = q_to_qpos
+        # contacts within TOUCH are reported (the depths read only overlaps: unchanged)
+        self.m.geom_margin[:] = np.maximum(self.m.geom_margin, TOUCH)
+        self.m.pair_margin[:] = np.maximum(self.m.pair_margin, TOUCH)
         self.pairs = {frozenset((p.geom1, p.geom2)): k for k, p in enumerate(contacts.pairs)}
+        self.world = [p.geom1 for p in contacts.pairs]  # the still geom of each pair
         self.names = contacts.names
 
-    def depths(self, q: np.ndarray) -> np.ndarray:
-        """Per pair, its deepest overlap at ``q`` [m] (0 where it does not overlap)."""
+    def _contacts(self, q: np.ndarray):
+        """MuJoCo's contacts of the modelled pairs at ``q``: (pair, contact) pairs."""
         self.d.qpos[:] = self.q_to_qpos(q)
         mujoco.mj_kinematics(self.m, self.d)
         mujoco.mj_collision(self.m, self.d)
-        out = np.zeros(len(self.names))
         for c in self.d.contact[: self.d.ncon]:
             k = self.pairs.get(frozenset((int(c.geom1), int(c.geom2))))
             if k is not None:
-                out[k] = max(out[k], -float(c.dist))
+                yield k, c
+
+    def depths(self, q: np.ndarray) -> np.ndarray:
+        """Per pair, its deepest overlap at ``q`` [m] (0 where it does not overlap)."""
+        out = np.zeros(len(self.names))
+        for k, c in self._contacts(q):
+            out[k] = max(out[k], -float(c.dist))
         return out
+
+    def touching(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Where each pair touches at ``q``: the middle of its contact points [m] (3,),
+        its mean normal from the pair's still geom into the moving one (unit), and
+        whether it touches (within :data:`TOUCH`); NaN points and normals where not."""
+        n = len(self.names)
+        pos, nrm, count = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros(n)
+        for k, c in self._contacts(q):
+            if c.dist > TOUCH:
+                continue
+            sign = 1.0 if int(c.geom1) == self.world[k] else -1.0  # MuJoCo's: geom1 -> geom2
+            pos[k] += c.pos
+            nrm[k] += sign * c.frame[:3]
+            count[k] += 1
+        on = count > 0
+        pos[~on] = nrm[~on] = np.nan
+        pos[on] /= count[on, None]
+        nrm[on] /= np.linalg.norm(nrm[on], axis=1, keepdims=True)
+        return pos, nrm, on
 
     def series(self, q: np.ndarray) -> np.ndarray:
         """Per configuration of ``q`` (rows), the deepest overlap of any pair [m]."""
@@ -70,3 +101,36 @@ def penetration(
     """Per sample of the configurations ``q`` (rows), the deepest overlap of the modelled
     pairs [m] (0 where none overlaps), from MuJoCo's narrow phase (module docstring)."""
     return Penetration(contacts, q_to_qpos).series(q)
+
+
+def contact_forces_world(
+    pen: Penetration, q: np.ndarray, force: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Where each pair's contact force acts and the force, per sample, in the world.
+
+    Parameters
+    ----------
+    pen : the narrow phase of the run's pairs.
+    q : (T, nq) the recorded configurations.
+    force : (T, pairs, 4) the recorded contact forces (``LimitedRun.contact_force``: the
+        normal force, then the friction force's x, y, z on the moving geom) [N].
+
+    Returns
+    -------
+    points, vectors : (T, pairs, 3) each: the middle of the pair's contact points [m]
+        and the force on its moving geom, ``normal_force * n + friction`` [N] (``n`` the
+        normal from the still geom into the moving one); NaN where the pair does not
+        touch.
+    """
+    q, force = np.atleast_2d(q), np.asarray(force, dtype=float)
+    if force.shape != (len(q), len(pen.names), 4):
+        raise ValueError(
+            f"force must have shape ({len(q)}, {len(pen.names)}, 4) (samples, pairs, "
+            f"normal + friction x, y, z); got {force.shape}"
+        )
+    points, vectors = np.empty((2, *force.shape[:2], 3))
+    for k, qk in enumerate(q):
+        pos, nrm, _ = pen.touching(qk)
+        points[k] = pos
+        vectors[k] = force[k, :, :1] * nrm + force[k, :, 1:]
+    return points, vectors

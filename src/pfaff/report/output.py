@@ -179,6 +179,7 @@ def _write_scene(out: Path, run: Run) -> Path:
         title=run.summary["scenario"],
         robots=sc.get("robots"),
         boxes=sc.get("boxes"),
+        arrows=sc.get("arrows"),
     )
     return atomic_write_text(out / "scene.html", html)
 

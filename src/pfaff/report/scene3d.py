@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pfaff.api.arrows import add_arrow, check_arrow
 from pfaff.report.scene_page import scene_page
 from pfaff.report.scene_view import camera_and_floor, corners, local_box, scene_view
 
@@ -176,6 +177,7 @@ def scene_html(
     compress: bool = True,
     robots: Sequence[Mapping] | None = None,
     boxes: Sequence[Mapping] | None = None,
+    arrows: Sequence[Mapping] | None = None,
 ) -> str:
     """A self-contained HTML page animating robots' visual meshes along a trajectory.
 
@@ -209,8 +211,13 @@ def scene_html(
         a node placed at ``base``.
     boxes : boxes, each a mapping with ``"size"`` (3 edge lengths [m]), ``"poses"``
         ((T, 7): position and quaternion x, y, z, w as Pinocchio's free flyer, or
-        (T, 4, 4)), optional ``"color"`` (0xRRGGBB) and ``"name"`` (``box<i>``):
-        animated at ``/meshcat/pfaff/<name>``.
+        (T, 4, 4)), optional ``"color"`` (0xRRGGBB), ``"opacity"`` (1: opaque) and
+        ``"name"`` (``box<i>``): animated at ``/meshcat/pfaff/<name>``.
+    arrows : forces, each a mapping with ``"points"`` ((T, 3) points of application [m])
+        and ``"vectors"`` ((T, 3), the force drawn, in metres: the caller's scale; NaN
+        or 0 where there is none), optional ``"radius"`` (the cone's base [m], 0.01),
+        ``"color"`` and ``"name"`` (``arrow<i>``): cones at ``/meshcat/pfaff/<name>``
+        (:mod:`pfaff.api.arrows`).
 
     Returns
     -------
@@ -248,6 +255,7 @@ def scene_html(
         _, t_chk, pts, plane_chk = _check(q0, t, 0, extra_points, plane)
     t, plane = t_chk, plane_chk
     box_list = [_check_box(i, b, len(t)) for i, b in enumerate(boxes or ())]
+    arrow_list = [check_arrow(i, a, len(t)) for i, a in enumerate(arrows or ())]
     key_idx = _keyframes(t, int(fps), int(max_frames))
     t_keys = (t[key_idx] - t[0]) * fps  # meshcat key times are in frames of the clip's fps
 
@@ -260,6 +268,8 @@ def scene_html(
         seen.append(_add_robot(vis, anim, frames, key_idx, model, visual, q, base, root))
     for name, size, color, pose in box_list:
         seen.append(_add_box(vis, anim, frames, key_idx, name, size, color, pose))
+    for arrow in arrow_list:
+        add_arrow(vis, anim, frames, key_idx, *arrow)
     _add_extras(vis, anim, frames, key_idx, pts, plane)
 
     target = camera_and_floor(vis, np.vstack(seen + ([] if pts is None else [pts])))
@@ -310,7 +320,8 @@ def _add_robot(vis, anim, frames, key_idx, model, visual, q, base, root) -> np.n
 
 
 def _check_box(i: int, box: Mapping, n: int):
-    """``(name, size, color, poses (n, 7))`` of ``boxes[i]`` (ValueError naming it)."""
+    """``(name, size, (color, opacity), poses (n, 7))`` of ``boxes[i]`` (ValueError
+    naming it)."""
     import pinocchio as pin
 
     size = np.asarray(box.get("size", ()), dtype=float)
@@ -327,7 +338,11 @@ def _check_box(i: int, box: Mapping, n: int):
     if not np.all(norm > 0):
         raise ValueError(f"boxes[{i}]['poses'] has a zero quaternion")
     poses = np.hstack([poses[:, :3], poses[:, 3:] / norm])
-    return str(box.get("name", f"box{i}")), size, int(box.get("color", 0xC8894B)), poses
+    opacity = float(box.get("opacity", 1.0))
+    if not 0 < opacity <= 1:
+        raise ValueError(f"boxes[{i}]['opacity'] must be in (0, 1]; got {opacity}")
+    color = int(box.get("color", 0xC8894B))
+    return str(box.get("name", f"box{i}")), size, (color, opacity), poses
 
 
 def _add_box(vis, anim, frames, key_idx, name, size, color, poses) -> np.ndarray:
@@ -338,7 +353,9 @@ def _add_box(vis, anim, frames, key_idx, name, size, color, poses) -> np.ndarray
     from meshcat.animation import AnimationClip, AnimationTrack
 
     node = vis[f"pfaff/{name}"]
-    node.set_object(mg.Box(size.tolist()), mg.MeshPhongMaterial(color=color))
+    (color, opacity) = color
+    mat = mg.MeshPhongMaterial(color=color, opacity=opacity, transparent=opacity < 1)
+    node.set_object(mg.Box(size.tolist()), mat)
     first = pin.XYZQUATToSE3(poses[key_idx[0]])
     node.set_transform(first.homogeneous)
     tracks = {

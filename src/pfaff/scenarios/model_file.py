@@ -8,7 +8,8 @@ manifold (:func:`pfaff.simulate.assembly.assemble`) and the system runs passivel
 Metrics (contract names): ``constraint_rows``, ``constraint_rank`` and ``dof``
 (judged after assembly), ``assembly_displacement`` (tangent-space distance from
 the start to the assembled state), ``energy_drift_rel`` (largest
-``|E(t) - E(0)|`` over the largest kinetic energy reached). A file with limited hinge or
+``|E(t) - E(0)|`` over ``energy_reference``, the largest kinetic energy reached, at
+least :data:`ENERGY_FLOOR`). A file with limited hinge or
 slide joints runs them as unilateral constraints (:mod:`pfaff.simulate.limits`):
 ``limit_events`` and ``limit_impact_loss`` [J], the impacts' loss in the energy balance
 (the contacts' impacts included). With ``--set contact=true`` the MJCF's contact pairs are
@@ -30,7 +31,7 @@ import numpy as np
 import pinocchio as pin
 
 from pfaff.constraints.base import ConstraintSet
-from pfaff.contact.penetration import Penetration
+from pfaff.contact.penetration import Penetration, contact_forces_world
 from pfaff.files.model import ModelSystem, load_model
 from pfaff.mechanism.pinocchio_backend import PinocchioMechanism
 from pfaff.scenarios.common import timed_simulate
@@ -41,6 +42,10 @@ from pfaff.simulate.assembly import Assembly, assemble, moved_note
 from pfaff.simulate.limit_events import ContactEvent
 from pfaff.simulate.limits import simulate_limited
 from pfaff.simulate.trajectory import energy_drift_rel
+
+#: the least energy the relative energy metrics are taken over [J]: a run that stays at
+#: rest (its kinetic energy round-off) would read round-off over round-off as drift
+ENERGY_FLOOR = 1e-9
 
 
 def scene_boxes(mech: PinocchioMechanism, geoms: list, q: np.ndarray) -> list[dict]:
@@ -130,14 +135,15 @@ def run_system(
             cset, asm.q, asm.v, t_end, opt, controller=controller, tau=tau, forces=forces
         )
     a = traj.arrays()
+    ref = max(float(a["kinetic"].max()), ENERGY_FLOOR)
     metrics: dict[str, Any] = {
         "constraint_rows": asm.rows,
         "constraint_rank": asm.rank,
         "dof": asm.dof,
         "assembly_displacement": asm.displacement,
-        "energy_drift_rel": energy_drift_rel(a["energy"], a["kinetic"]),
+        "energy_drift_rel": energy_drift_rel(a["energy"], a["kinetic"], ref),
         "max_kinetic_energy": float(a["kinetic"].max()),
-        "energy_reference": float(a["kinetic"].max()),
+        "energy_reference": ref,
     }
     if loss is not None:
         metrics["limit_events"] = len(run.events) - len(touches)
@@ -149,9 +155,8 @@ def run_system(
     if forces or loss is not None:  # E(t) - E(0) = work + force_work + correction - losses
         balance = a["energy"] - a["energy"][0] - a["work"] - a["force_work"]
         balance = balance - a["correction_energy"] + (0.0 if loss is None else loss)
-        ref = float(a["kinetic"].max())
         metrics["force_work_final"] = float(a["force_work"][-1])
-        metrics["energy_balance_rel"] = float(np.abs(balance).max() / ref) if ref > 0 else 0.0
+        metrics["energy_balance_rel"] = float(np.abs(balance).max() / ref)
     scene = {"t": a["t"]}
     if system.urdf is not None and _drawable_urdf(mech, system.urdf, system.warnings):
         scene.update(urdf=system.urdf, q=a["q"], locked=system.locked or None)
@@ -208,7 +213,44 @@ def run_system(
         )
     if pen is not None:
         _contact_outputs(res, run, contacts, depth, touches)
+        if res.scene3d is not None and "boxes" in res.scene3d:
+            res.scene3d["arrows"] = force_arrows(pen, a["q"], run.contact_force, mech, scene)
+            for box in res.scene3d["boxes"]:  # the forces under and inside them seen
+                box["opacity"] = 0.5
     return res
+
+
+def force_arrows(
+    pen: Penetration, q: np.ndarray, force: np.ndarray, mech: PinocchioMechanism, scene: dict
+) -> list[dict]:
+    """The contact pairs' forces on their moving geoms as arrows among ``scene``'s boxes
+    (:func:`scene_boxes`), at the middle of each pair's contact points
+    (:func:`scaled_arrows`)."""
+    return scaled_arrows(*contact_forces_world(pen, q, force), mech, scene)
+
+
+def scaled_arrows(
+    points: np.ndarray, vectors: np.ndarray, mech: PinocchioMechanism, scene: dict
+) -> list[dict]:
+    """Forces (T, K, 3) [N] at ``points`` (T, K, 3) [m] as the arrows of ``scene``'s boxes
+    (:func:`scene_boxes`; NaN: no force): the mechanism's weight is drawn half as long as
+    the scene at its start is wide (where there is no gravity, the largest force is)."""
+    start = np.array([b["poses"][0][:3, 3] for b in scene["boxes"]])
+    extent = max(float(np.linalg.norm(b["size"])) for b in scene["boxes"])
+    size = max(0.1, float(np.linalg.norm(np.ptp(start, axis=0))) + extent)
+    mass = sum(inertia.mass for inertia in mech.model.inertias)
+    weight = mass * float(np.linalg.norm(mech.model.gravity.linear))
+    largest = float(np.nanmax(np.linalg.norm(vectors, axis=2), initial=0.0))
+    per_newton = 0.5 * size / (weight if weight > 0 else max(largest, 1e-12))
+    return [
+        {
+            "name": f"contact{k}",
+            "points": points[:, k],
+            "vectors": per_newton * vectors[:, k],
+            "radius": 0.03 * size,
+        }
+        for k in range(points.shape[1])
+    ]
 
 
 def _contact_outputs(res: ScenarioResult, run, contacts, depth: np.ndarray, touches) -> None:

@@ -206,3 +206,19 @@ def test_the_recorded_contact_forces_hold_the_box_on_the_incline(mu, tmp_path):
     assert "contact_forces" in res.plots
     # a wrong force is caught: the weight alone is not the normal force on a slope
     assert np.abs(fn[held] - G).max() > 0.5
+
+
+def test_a_run_at_rest_is_judged_against_the_energy_floor(tmp_path):
+    """A box resting on its four corners: its kinetic energy stays round-off (1e-32 J),
+    so the relative energy metrics take 1e-9 J (ENERGY_FLOOR) as their scale; over the
+    largest kinetic energy, as before, round-off over round-off read as drift 1."""
+    from pfaff.scenarios.model_file import ENERGY_FLOOR
+    from pfaff.simulate.trajectory import energy_drift_rel
+
+    system = load_model(MODELS / "box_on_plane.xml", contact=True)
+    res = run_system(system, 0.3, SimOptions(dt=1e-3), "box")
+    m, a = res.metrics, res.trajectory.arrays()
+    assert a["kinetic"].max() < 1e-20  # [J] at rest
+    assert m["energy_reference"] == ENERGY_FLOOR
+    assert m["energy_drift_rel"] < 1e-9 and m["energy_balance_rel"] < 1e-9
+    assert energy_drift_rel(a["energy"], a["kinetic"]) > 0.1  # the old scale: caught

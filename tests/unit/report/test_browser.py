@@ -58,3 +58,30 @@ def test_the_scene_replays_the_run_and_moves(browser, tmp_path):  # noqa: F811
     )
     assert moved
     assert errors(browser) == []
+
+
+def _scene_shot(browser, page) -> object:  # noqa: F811
+    browser.get(page.as_uri())
+    wait_for(lambda: browser.execute_script("return window.pfaffSceneCommands"), "the scene")
+    time.sleep(1.0)  # drawn (the box rests: every frame alike)
+    return screenshot(browser)
+
+
+def test_the_scene_of_a_contact_run_shows_its_forces(browser, tmp_path):  # noqa: F811
+    """The same box at rest with and without its contact force drawn: the cone's pixels
+    (under the see-through box) are what differ."""
+    from pfaff.files.model import load_model
+    from pfaff.report.scene3d import scene_html
+    from pfaff.scenarios.model_file import run_system
+    from pfaff.simulate import SimOptions
+
+    system = load_model(MODELS / "contact" / "box_on_plane.xml", contact=True)
+    sc = run_system(system, 0.2, SimOptions(dt=1e-3), "box").scene3d
+    pages = []
+    for name, arrows in (("with.html", sc["arrows"]), ("without.html", None)):
+        pages.append(tmp_path / name)
+        page = scene_html(None, ".", None, sc["t"], boxes=sc["boxes"], arrows=arrows)
+        pages[-1].write_text(page)
+    shown, bare = (_scene_shot(browser, p) for p in pages)
+    assert changed(shown, bare) > 100
+    assert errors(browser) == []
