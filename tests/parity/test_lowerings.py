@@ -28,6 +28,7 @@ from pfaff.constraints.coupling import JointCoupling, Scaled
 from pfaff.constraints.quat_aligned import QuatAligned
 from pfaff.constraints.revolute import RevoluteClosure
 from pfaff.constraints.weld import FrameAligned, Weld
+from pfaff.contact.rolling import RollingPoint
 from pfaff.manipulation.rolling import ContactConstraint, RollingConstraint
 from pfaff.mechanism import from_urdf, load_robot, planar_particle
 from pfaff.mechanism.actuators import Actuator
@@ -124,6 +125,14 @@ CONSTRAINTS = {
     RevoluteClosure: (_hinged_loop, None, True),
     ContactConstraint: ("grasp", None, True),
     RollingConstraint: ("grasp", None, True),
+    RollingPoint: (
+        "panda",
+        lambda: [
+            RollingPoint("panda_link7", (1.0, 0.2, 0.0), (0.0, 0.0, -0.05), (0.0, 0.02, 0.1)),
+            RollingPoint("panda_link7", (-0.2, 1.0, 0.3), (0.0, 0.0, -0.05), (0.0, 0.02, 0.1)),
+        ],
+        True,
+    ),
 }
 
 #: one example per registered force type, on the Panda

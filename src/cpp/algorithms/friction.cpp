@@ -1,5 +1,6 @@
 // The dynamics with contact rows that slip with Coulomb friction (core.hpp, Model::slip):
-// a slipping point's friction -mu f_n s acts at its body point, s its unit slip velocity,
+// a slipping point's friction -mu f_n s acts at its body point (a sphere's or capsule's:
+// the material point at its contact, radius below its held core), s its unit slip velocity,
 // so that the generalised force of its normal row is (A_n - mu s^T J_p)^T lambda_n
 // (lambda_n <= 0 while it pushes: f_n = -lambda_n). With W the rows A so changed,
 //   M a + h = tau - W^T lambda,  A a = -drift
@@ -30,7 +31,10 @@ namespace pfaff
     for (const SlipRow & r : mo.slip)
     {
       const FrameKin & f = d.frames[std::size_t(r.slot)];
-      Matrix3x Jp = detail::point_rows(f, f.R * r.local);
+      // a round geom's force acts at its contact point, radius below its held one (a
+      // still geom's pair only: a moving pair with a round geom runs frictionless)
+      Matrix3x Jp = detail::point_rows(
+        f, r.radius > 0.0 ? Vec3(f.R * r.local - r.radius * r.n) : Vec3(f.R * r.local));
       Vec3 n = r.n;
       if (r.slot2 >= 0) // relative to the plane body's material point (its force opposite)
       {

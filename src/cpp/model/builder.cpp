@@ -360,8 +360,9 @@ namespace pfaff
       ++s.m_h;
     }
     // the held contact points with friction: a stuck one's two tangential rows (its
-    // anchor fixed in the world) after the held rows, in held order; a slipping one's
-    // Coulomb force on its normal row
+    // anchor fixed in the world; a round geom's: its material point at the contact
+    // rolls without slipping, two Pfaffian RollingPoint rows) after the held rows, in
+    // held order; a slipping one's Coulomb force on its normal row
     s.slip.clear();
     for (std::size_t c = 0; c < held.size(); ++c)
     {
@@ -370,10 +371,11 @@ namespace pfaff
         continue;
       const Spec & sp = s.contact_specs[std::size_t(j)];
       const ContactMode & md = s.contact_mode[std::size_t(j)];
+      const ContactPairC & pc = s.contact_pairs[std::size_t(i - L)];
       if (!md.stick)
       {
-        s.slip.push_back(SlipRow{s.loop.m + int(c), sp.s1, sp.p1, sp.n, md.s0,
-                                 s.contact_pairs[std::size_t(i - L)].mu, sp.s2});
+        s.slip.push_back(SlipRow{s.loop.m + int(c), sp.s1, sp.p1, sp.n, md.s0, pc.mu, sp.s2,
+                                 pc.radius});
         continue;
       }
       Vec3 t[2];
@@ -382,6 +384,16 @@ namespace pfaff
       {
         Spec r = sp;
         r.n = tk;
+        if (pc.radius > 0.0 && sp.kind != Kind::PointOnBodyPlane)
+        { // t . (v_core + w x (-radius n)) = 0: no Phi (a still geom's plane only)
+          r.kind = Kind::RollingPoint;
+          r.target = -pc.radius * sp.n;
+          s.specs.push_back(r);
+          s.row_cols.push_back(contact_window(s, sp));
+          s.pf_rows.push_back(s.m);
+          ++s.m;
+          continue;
+        }
         if (sp.kind == Kind::PointOnBodyPlane) // a plane through the anchor on body 2
         {
           r.has_p2 = true;

@@ -270,12 +270,17 @@ namespace pfaff
     Mat3 s_R = Mat3::Identity();
     double restitution = 0.0, rest_speed = 0.0;
     double mu = 0.0; // Coulomb's friction coefficient (0: frictionless)
+    /// the moving geom's radius, a sphere's or a capsule's (0: a vertex holds): its
+    /// contact point c lies radius below its held core point along the normal, and c's
+    /// material point is what sticks (rolls without slipping) or slips
+    double radius = 0.0;
   };
 
   /// The friction mode of a held contact point (Model::contact_mode, per contact spec)
   struct ContactMode
   {
-    bool stick = false;         // held tangentially too: two rows at anchor
+    bool stick = false;         // held tangentially too: two rows at anchor (a round
+                                // geom on a still geom: two RollingPoint rows, no anchor)
     Vec3 anchor = Vec3::Zero(); // where it stuck [m]: world, or the plane body's frame
     Vec3 s0 = Vec3::Zero();     // a slipping point's slip direction while its speed is 0
   };
@@ -302,6 +307,9 @@ namespace pfaff
     Vec3 local = Vec3::Zero(), n = Vec3::UnitZ(), s0 = Vec3::Zero();
     double mu = 0.0;
     int slot2 = -1;
+    /// a round geom's radius: the slip and the force are those of the material point at
+    /// its contact, radius below the held body point along -n (0: a vertex's own)
+    double radius = 0.0;
   };
 
   // -- joint limits (sim/limits.hpp: the run that holds and releases them) ----------

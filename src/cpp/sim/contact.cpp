@@ -161,6 +161,9 @@ namespace pfaff
     }
     p.restitution = restitution;
     p.rest_speed = rest_speed;
+    const int type = m->geom_type[p.moving];
+    if (type == mjGEOM_SPHERE || type == mjGEOM_CAPSULE)
+      p.radius = m->geom_size[3 * p.moving];
     s.change_model([&](ModelBuilder & b) { b.add_contact_pair(p); });
   }
 

@@ -1,8 +1,10 @@
 // Coulomb friction at the held contact points of a limited run (limits.cpp, contact.hpp):
 // a held point with friction (its pair's mu > 0) either sticks (two more PointOnPlane
 // rows at its body point, planes through its anchor across the tangents t1, t2: their
-// multipliers the tangential force) or slips (Coulomb's force -mu f_n s on its normal
-// row, the dynamics of algorithms/friction.cpp). The transitions are events of the run:
+// multipliers the tangential force; a sphere or a capsule rolls without slipping, two
+// Pfaffian RollingPoint rows at its contact point) or slips (Coulomb's force -mu f_n s
+// on its normal row, the dynamics of algorithms/friction.cpp; a round geom's acts at
+// its contact point, radius below its held core, whose slip it opposes). The transitions are events of the run:
 // "slip" where a stuck point's force leaves the cone (at a sample, as a release is
 // read), "stick" where a slipping point's slip velocity turns against its direction (a
 // located root) and the force it then needs lies inside the cone.
@@ -26,7 +28,8 @@ namespace pfaff
   /// the first of the two tangential rows of held entry c (a stuck contact point with
   /// friction) among the active rows, else -1
   int stick_row(const Model & mo, const Held & held, std::size_t c);
-  /// the tangential velocity [m/s] of contact spec j's body point at v (d's frames)
+  /// the tangential velocity [m/s] of contact spec j's body point at v (d's frames; a
+  /// sphere's or capsule's: its material point at the contact, its slip)
   Vec3 slip_velocity(const Model & mo, const Data & d, const VecX & v, int j);
   /// the friction force [N] on the moving geom of held entry c (a contact point) at the
   /// multipliers lam of d's state with velocity v: a stuck point's rows, a slipping

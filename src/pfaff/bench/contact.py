@@ -2,9 +2,9 @@
 and what the contact does, side by side in one process.
 
 Like for like: both simulate the file's contacts with RK4 at the file's timestep, with
-the file's friction where pfaff holds it (the incline's box) and frictionless elsewhere
-(MuJoCo's ``condim`` set to 1 where pfaff's pairs have none: a sphere's, or a file's
-``condim`` 1); pfaff's Simulator holds them exactly (located impacts, Newton's
+the file's friction where pfaff holds it (the incline's box, the dropped ball) and
+frictionless elsewhere (MuJoCo's ``condim`` set to 1 where pfaff's pairs have none: a
+file's ``condim`` 1); pfaff's Simulator holds them exactly (located impacts, Newton's
 restitution, held rows, stick and slip), MuJoCo's are soft (its default
 ``solref``/``solimp``). Per file:
 

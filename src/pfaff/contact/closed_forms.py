@@ -7,7 +7,13 @@ MuJoCo's soft contacts make of the same cases (the files in ``tests/models/conta
   ``tan(alpha) <= mu``, else sliding ``0.5 g (sin(alpha) - mu cos(alpha)) t^2``;
 - Housner's rocking block (Bull. Seism. Soc. Am. 53(2), 1963, eq. 11): at each impact of
   the other bottom edge, with no bounce and no slip, the angular velocity is multiplied by
-  ``1 - 3/2 sin^2(alpha)``, ``alpha = atan(b / h)``.
+  ``1 - 3/2 sin^2(alpha)``, ``alpha = atan(b / h)``;
+- a round body (a ball, a capsule rolling about its axis) of radius ``r`` and inertia
+  ``I = k m r^2`` about its rolling axis (a solid ball: ``k = 2/5``): launched along a floor
+  at ``v0`` with no spin it slides, spins up and rolls from ``t* = 2 v0 / (7 mu g)`` (a
+  ball) on at ``5/7 v0``; on an incline it rolls without slipping with
+  ``a = g sin(alpha) / (1 + k)`` while ``tan(alpha) <= mu (1 + k) / k``, else slides with
+  ``g (sin - mu cos)`` and spins up at ``mu g cos / (k r)``.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ __all__ = [
     "housner_ratio",
     "incline_distance",
     "rocking_block_start",
+    "roll_on_incline",
+    "spin_up",
 ]
 
 
@@ -95,3 +103,40 @@ def rocking_block_start(b: float, h: float, theta: float) -> tuple[float, float,
     x = b - b * math.cos(theta) + h * math.sin(theta)
     z = b * math.sin(theta) + h * math.cos(theta) - h
     return x, z, theta
+
+
+def spin_up(v0: float, mu: float, k: float = 0.4, g: float = 9.81) -> tuple[float, float]:
+    """``(t*, v*)``: the time [s] a round body launched along a floor at ``v0`` [m/s] with
+    no spin starts to roll without slipping, and its speed then [m/s].
+
+    It slides with deceleration ``mu g`` while friction spins it up at ``mu g / (k r)``;
+    its contact point's slip ``v - r w`` falls at ``mu g (1 + 1/k)`` and reaches 0 at
+    ``t* = v0 k / (mu g (1 + k))`` (a solid ball, ``k = 2/5``: ``2 v0 / (7 mu g)``), with
+    ``v* = v0 / (1 + k)`` (``5/7 v0``); from then on it rolls at ``v*``.
+    """
+    _check_positive(v0=v0, mu=mu, k=k, g=g)
+    return v0 * k / (mu * g * (1.0 + k)), v0 / (1.0 + k)
+
+
+def roll_on_incline(
+    alpha: float, mu: float, k: float = 0.4, g: float = 9.81
+) -> tuple[bool, float, float]:
+    """``(rolls, a, k r alpha_dot)`` of a round body (inertia ``k m r^2`` about its rolling
+    axis) released at rest on an incline of angle ``alpha`` [rad] with friction ``mu``.
+
+    Rolling without slipping needs the friction ``k / (1 + k) m g sin(alpha)``, inside the
+    cone while ``tan(alpha) <= mu (1 + k) / k`` (a ball: ``7/2 mu``): then ``rolls`` and
+    ``a = g sin / (1 + k)`` [m/s^2]. Above, it slides with ``a = g (sin - mu cos)`` and
+    friction ``mu m g cos`` spins it up at ``mu g cos / (k r)`` [rad/s^2]: the third
+    figure is ``k r`` times that angular acceleration, ``mu g cos`` (rolling: ``k a``).
+    """
+    _check_positive(k=k, g=g)
+    if not (0.0 <= alpha < math.pi / 2):
+        raise ValueError(f"alpha must be in [0, pi/2) rad, got {alpha!r}")
+    if not (math.isfinite(mu) and mu >= 0):
+        raise ValueError(f"mu must be a finite number >= 0, got {mu!r}")
+    s, c = math.sin(alpha), math.cos(alpha)
+    if k * s <= mu * (1.0 + k) * c:
+        a = g * s / (1.0 + k)
+        return True, a, k * a
+    return False, g * (s - mu * c), mu * g * c

@@ -16,9 +16,13 @@ fixed in the other's body, ``PointOnBodyPlane``: the force acts on both, equal a
 opposite): a held point with friction sticks (held tangentially too, relative to the
 other body) or slips (the force ``-mu f_n s`` along its unit relative slip velocity
 ``s``, and the opposite on the other body), ``src/cpp/sim/friction.cpp``.
-Friction is held at the held point, exact for a vertex (a box's corner, a mesh's
-vertex); a sphere's or a capsule's held point is its core (its centre, its axis), where
-rolling has no slip, so their pairs run frictionless (a warning names them).
+A vertex (a box's corner, a mesh's vertex) sticks or slips where it is; a sphere or a
+capsule on a still geom sticks by rolling without slipping (its material point at the
+contact, a radius from its held centre or axis point, does not move: the Pfaffian rows
+of :mod:`pfaff.contact.rolling`) and slips with Coulomb's force at that contact point.
+A pair of two moving bodies with a sphere or a capsule runs frictionless (a warning
+names it). Torsional and rolling friction (``condim`` 4, 6) are not modelled (a warning
+names the pairs: they run with sliding friction alone).
 """
 
 from __future__ import annotations
@@ -43,13 +47,13 @@ __all__ = [
     "file_contacts",
 ]
 
-#: the start of the warning of a file whose round geoms' pairs declare friction (they run
-#: frictionless: rolling is not modelled)
-FRICTION_WARNING = "friction at a sphere's or capsule's contact is not modelled yet"
+#: the start of the warning of a file whose pairs declare torsional or rolling friction
+#: (condim 4 or 6: they run with sliding friction alone)
+FRICTION_WARNING = "torsional and rolling friction (condim 4, 6) are not modelled"
 #: the start of the warnings of a file's pairs of two moving bodies: those that overlap at
-#: the start by more than :data:`START_OVERLAP` (links meeting at a pin: not modelled), and
+#: the start by more than :data:`START_OVERLAP` (links meeting at a pin: not modelled),
 #: those of two round geoms (one's point held on the other's tangent plane, which turns
-#: with its body while held: approximate)
+#: with its body while held: approximate) and those with a round geom (frictionless)
 MOVING_WARNING = "contact between two moving bodies"
 #: a pair of two moving bodies overlapping by more than this at the start is not modelled
 #: [m] (a keyframe saved from MuJoCo's soft contacts overlaps by a fraction of it)
@@ -65,7 +69,8 @@ class Contact:
     geom1, geom2 : the geoms' names (geom1 the plane's side: the one fixed in the world,
         or, between two moving bodies, the one whose body holds the plane).
     point : the point held on geom1's surface, world frame [m] (a sphere's or capsule's
-        contact point; a box's vertex).
+        contact point, where it rolls or slips: its held centre or axis point a radius
+        above it; a box's vertex).
     normal : the contact normal, from geom1 into geom2 (unit).
     normal_force : the force geom1 exerts on geom2 along ``normal`` [N] (>= 0).
     tangent_force : the magnitude of the friction force geom1 exerts on geom2 [N]
@@ -105,7 +110,7 @@ class FileContacts:
         core holds its centre, or its axis's point, at this distance from the still
         geom), else 0 [m].
     mu : per pair, the Coulomb friction coefficient the core holds (the pair's
-        ``friction[0]``; 0 for ``condim`` 1 and for a sphere or a capsule).
+        ``friction[0]``; 0 for ``condim`` 1 and for a moving pair with a round geom).
     """
 
     path: str
@@ -158,9 +163,10 @@ def file_contacts(
     """The contact pairs of the MJCF ``path`` that pfaff models, and warnings: the pairs
     of two moving bodies that overlap at the start ``qpos`` (MuJoCo's coordinates) by more
     than :data:`START_OVERLAP` (not modelled: links meeting at a pin), those of two round
-    geoms (held on a tangent plane) and the pairs of a sphere or a capsule whose file
-    declares friction (run frictionless). ``body_frames``: body name -> its Pinocchio
-    frame (:attr:`pfaff.mechanism.mjcf_types.MjcfModel.body_frames`).
+    geoms (held on a tangent plane), those of two moving bodies with a round geom and
+    friction (run frictionless) and the pairs whose ``condim`` 4 or 6 declares torsional
+    or rolling friction (run with sliding friction alone). ``body_frames``: body name ->
+    its Pinocchio frame (:attr:`pfaff.mechanism.mjcf_types.MjcfModel.body_frames`).
 
     A pair against the world holds the moving geom's point on the world geom's plane; a
     pair of two moving bodies holds the point of MuJoCo's ``geom2`` on a plane of
@@ -172,6 +178,7 @@ def file_contacts(
     out = FileContacts(str(Path(path).resolve()), buf.tobytes())
     round_planes: list[str] = []
     rubbing: list[str] = []
+    sliding: list[str] = []
     pinned: list[str] = []
     overlap = _overlapping(m, qpos)
 
@@ -204,9 +211,13 @@ def file_contacts(
         round_ = _round(m, mover)
         out.radii.append(float(m.geom_size[mover][0]) if round_ else 0.0)
         rubs = p.mu > mujoco.mjMINMU
-        out.mu.append(float(p.mu) if rubs and not (round_ or _round(m, still)) else 0.0)
-        if rubs and (round_ or _round(m, still)):
-            rubbing.append(f"{label} (mu {p.mu:g})")
+        # rolling is held against a still geom only: a moving pair with a round geom slides
+        rolls_on_body = out.frames2[-1] != "" and (round_ or _round(m, still))
+        out.mu.append(float(p.mu) if rubs and not rolls_on_body else 0.0)
+        if rubs and rolls_on_body:
+            sliding.append(f"{label} (mu {p.mu:g})")
+        if p.dropped:
+            rubbing.append(f"{label} ({p.dropped})")
     warns = []
     if pinned:
         warns.append(
@@ -221,11 +232,16 @@ def file_contacts(
             "pair(s) hold one's point on the other's tangent plane, turning with its body "
             f"({'; '.join(round_planes[:5])}{'; ...' if len(round_planes) > 5 else ''})"
         )
+    if sliding:
+        warns.append(
+            f"{MOVING_WARNING} with a sphere or a capsule runs frictionless: "
+            f"{len(sliding)} pair(s) ({'; '.join(sliding[:5])}"
+            f"{'; ...' if len(sliding) > 5 else ''})"
+        )
     if rubbing:
         warns.append(
-            f"{FRICTION_WARNING}: {len(rubbing)} pair(s) of a sphere or a capsule declare "
-            f"Coulomb friction and run frictionless ({'; '.join(rubbing[:5])}"
-            f"{'; ...' if len(rubbing) > 5 else ''}); condim='1' in the file declares a "
-            "frictionless contact"
+            f"{FRICTION_WARNING}: {len(rubbing)} pair(s) run with sliding friction alone "
+            f"({'; '.join(rubbing[:5])}{'; ...' if len(rubbing) > 5 else ''}); condim='3' "
+            "in the file declares sliding friction alone"
         )
     return out, warns

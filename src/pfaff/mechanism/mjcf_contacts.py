@@ -57,7 +57,8 @@ class ContactPair:
     def dropped(self) -> str | None:
         """What of MuJoCo's contact pfaff does not model here, or None."""
         if self.condim > 3:
-            return f"condim {self.condim}: its torsional and rolling friction"
+            what = "torsional friction" if self.condim == 4 else "torsional and rolling friction"
+            return f"condim {self.condim}: its {what}"
         return None
 
 

@@ -27,8 +27,8 @@ W(t)|`` over the largest kinetic energy, ``W`` the non-conservative work),
 
 With ``--set contact=true`` both hold the file's contacts (pfaff the pairs it models,
 :mod:`pfaff.contact.model`; MuJoCo its soft contacts, with the file's friction where pfaff
-holds friction at some pair, else frictionless with ``condim`` 1; the pairs of a sphere
-or a capsule run frictionless in pfaff only, named in the warnings):
+holds friction at some pair, else frictionless with ``condim`` 1; torsional and rolling
+friction, ``condim`` 4 and 6, run in MuJoCo only, named in the warnings):
 ``pfaff_max_penetration`` (MuJoCo's narrow phase on pfaff's states),
 ``mujoco_max_penetration`` (its deepest contact), ``pfaff_contact_events``,
 ``pfaff_first_impact_s`` and ``mujoco_first_impact_s`` (the first step with a contact),

@@ -71,7 +71,7 @@ def stand_run(system, p: dict, cones: bool) -> dict:
     sim.step()  # the feet land: an impact at rest a few ns in, then every corner held
     landed = len(sim.events)
     u = np.zeros(nv - 6)
-    out = {"t": [], "fn": [], "ratio": [], "foot": [], "slack": [], "drawn": []}
+    out = {k: [] for k in ("t", "fn", "ratio", "foot", "slack", "drawn", "error")}
     while sim.t < p["t_end"] - 0.5 * p["dt"]:
         q, v = sim.q, sim.v
         r, rd, rdd = _reference(sim.t, p["shift"], p["squat"], x0)
@@ -89,16 +89,16 @@ def stand_run(system, p: dict, cones: bool) -> dict:
             f = res.f0 + res.K_f @ u
             fn = np.einsum("pi,pi->p", f, res.normals)
             ft = np.linalg.norm(f - fn[:, None] * res.normals, axis=1)
-            feet = {n: float(fn[[k for k, m in enumerate(res.names) if m == n]].sum())
-                    for n in dict.fromkeys(res.names)}  # fmt: skip
+            feet = {n: np.array([m == n for m in res.names]) for n in FEET}
             out["t"].append(sim.t)
             out["fn"].append(float(fn.min()))
             out["ratio"].append(float((ft / (res.mu * np.maximum(fn, 1e-12))).max()))
-            out["foot"].append(feet)
-            out["drawn"].append(  # per foot: the middle of its corners, their force's sum
-                [(res.points[[m == n for m in res.names]].mean(axis=0),
-                  f[[m == n for m in res.names]].sum(axis=0)) for n in FEET]
-            )  # fmt: skip
+            out["foot"].append({n: float(fn[k].sum()) for n, k in feet.items()})
+            # per foot: the middle of its corners and their forces' sum, as drawn
+            out["drawn"].append(
+                [(res.points[k].mean(axis=0), f[k].sum(axis=0)) for k in feet.values()]
+            )
+            out["error"].append(float(np.abs(_pose(q) - r)[:2].max()))
             out["slack"].append(sol.slack)
         steps = max(1, min(p["control_every"], round((p["t_end"] - sim.t) / p["dt"])))
         try:
@@ -108,16 +108,7 @@ def stand_run(system, p: dict, cones: bool) -> dict:
             break
     out["trajectory"], out["events"], out["landed"] = sim.record(), sim.events, landed
     out["end"] = sim.t
-    ref = np.array([_reference(t, p["shift"], p["squat"], x0)[0] for t in out["t"]])
-    out["error"] = float(np.abs(np.array([_pose(x) for x in _states(out)])[:, :2]
-                                - ref[:, :2]).max()) if out["t"] else float("nan")  # fmt: skip
     return out
-
-
-def _states(out: dict) -> np.ndarray:
-    """The recorded configurations at the control instants."""
-    a = out["trajectory"].arrays()
-    return a["q"][np.searchsorted(a["t"], np.asarray(out["t"]) - 1e-12)]
 
 
 @scenario(
@@ -150,7 +141,7 @@ def stand(p: dict) -> ScenarioResult:
         "least_norm_min_normal_force": float(min(ln["fn"])),
         "least_norm_contact_events": len(ln["events"]) - ln["landed"],
         "least_norm_end_s": float(ln["end"]),
-        "tracking_error_max": run["error"],
+        "tracking_error_max": max(run["error"], default=float("nan")),
         "qp_failures": sum(m < -QP_TOL for m in run["slack"]),
     }
     t = np.asarray(run["t"])

@@ -7,6 +7,7 @@ dynamics); and the inputs refused."""
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from pathlib import Path
 
@@ -58,7 +59,9 @@ def test_ball_impacts_at_the_closed_form_times_and_rests_without_penetration(e):
     assert np.max(np.abs(sim.v)) < 1e-9
     assert sim.t == pytest.approx(int(math.ceil((t_rest + 0.2) / DT)) * DT)
     (c,) = sim.contacts
-    assert (c.geom1, c.geom2, c.mode) == ("floor", "ball", "slip")
+    # the file's friction (MuJoCo's default 1): the ball at rest sticks (rolling rows)
+    assert (c.geom1, c.geom2, c.mode) == ("floor", "ball", "stick")
+    assert c.tangent_force < 1e-9
     assert abs(c.normal_force - 1.0 * G) < 1e-9 * G
     assert abs(c.point[2]) < 1e-9 and np.allclose(c.normal, (0, 0, 1), atol=1e-12)
 
@@ -150,10 +153,18 @@ def test_a_lifting_force_releases_the_ball():
     assert sim.q[2] > 0.1 + 0.5 * G * (9 * DT) ** 2 * 0.9
 
 
-def test_contact_warns_of_friction_and_default_off_warns_of_pairs():
-    with pytest.warns(UserWarning, match=FRICTION_WARNING):
+def test_contact_warns_of_friction_and_default_off_warns_of_pairs(tmp_path):
+    # condim 6: rolling and torsional friction, not modelled (sliding friction alone)
+    path = tmp_path / "ball6.xml"
+    path.write_text((MODELS / "ball_drop.xml").read_text().replace(
+        'type="sphere" size="0.1"', 'type="sphere" size="0.1" condim="6"'))  # fmt: skip
+    with pytest.warns(UserWarning, match=re.escape(FRICTION_WARNING) + ".*floor / ball .condim 6"):
+        s = pfaff.load(path, contact=True)
+    assert s.contacts.names == [("floor", "ball")] and s.contacts.mu == [1.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # condim 3: sliding friction, all modelled
         s = pfaff.load(MODELS / "ball_drop.xml", contact=True)
-    assert s.contacts.names == [("floor", "ball")]
+    assert s.contacts.mu == [1.0]
     with pytest.warns(UserWarning, match="contact is not modelled"):
         s = pfaff.load(MODELS / "ball_drop.xml")
     assert s.contacts is None

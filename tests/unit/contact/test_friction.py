@@ -9,6 +9,7 @@ caught."""
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from pathlib import Path
 
@@ -219,15 +220,22 @@ def test_friction_is_refused_where_it_is_not_a_coefficient(tmp_path):
             core.add_contact_pair(sys_, 0, 1, "box", 0.0, 1e-7, mu)
 
 
-def test_a_ball_with_friction_runs_frictionless_and_says_so(tmp_path):
+def test_a_ball_keeps_its_friction_and_only_condim_six_warns(tmp_path):
     from pfaff.contact.model import FRICTION_WARNING
 
     path = tmp_path / "ball.xml"
-    path.write_text(INCLINE.format(mu=0.5).replace(
-        'type="box" size="0.1 0.1 0.05"', 'type="sphere" size="0.05"'))  # fmt: skip
-    with pytest.warns(UserWarning, match=FRICTION_WARNING):
+    text = INCLINE.format(mu=0.5).replace(
+        'type="box" size="0.1 0.1 0.05"', 'type="sphere" size="0.05"')  # fmt: skip
+    path.write_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         system = pfaff.load(path, contact=True)
-    assert system.contacts.mu == [0.0]
+    assert system.contacts.mu == [0.5]
+    path.write_text(text.replace('type="sphere"', 'type="sphere" condim="4"'))
+    want = re.escape(FRICTION_WARNING) + ".*incline / box .condim 4: its torsional friction"
+    with pytest.warns(UserWarning, match=want):
+        system = pfaff.load(path, contact=True)
+    assert system.contacts.mu == [0.5]  # its sliding friction is held
     box = pfaff.load(incline_file(tmp_path, 0.5), contact=True)
     assert box.contacts.mu == [0.5]
 
