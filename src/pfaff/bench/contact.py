@@ -2,7 +2,7 @@
 and what the contact does, side by side in one process.
 
 Like for like: both simulate the file's contacts with RK4 at the file's timestep, with
-the file's friction where pfaff holds it (the incline's box, the dropped ball) and
+the file's friction where pfaff holds it (the incline's box, the balls, the stack) and
 frictionless elsewhere (MuJoCo's ``condim`` set to 1 where pfaff's pairs have none: a
 file's ``condim`` 1); pfaff's Simulator holds them exactly (located impacts, Newton's
 restitution, held rows, stick and slip), MuJoCo's are soft (its default
@@ -18,7 +18,9 @@ restitution, held rows, stick and slip), MuJoCo's are soft (its default
 The files (``tests/models/contact``): a ball dropped 1 m (restitution 0.5 in pfaff), a
 box resting on four corners, two legs dropped onto a floor (hips, knees and ankles on
 their stops too: MuJoCo's limits on, as pfaff's), a box on a 20 degree incline with
-friction 0.5 (above tan 20 deg: it stays).
+friction 0.5 (above tan 20 deg: it stays), a ball launched along a floor with friction
+(it slips, then rolls: its rolling rows against MuJoCo's condim 3), a box resting on a
+box resting on the floor (contact between two moving bodies).
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ FILES = (
     ("box", MODELS / "box_on_plane.xml", 0.0, 0.5),
     ("legs", MODELS / "legs_drop.xml", 0.0, 1.0),
     ("incline", MODELS / "incline.xml", 0.0, 1.0),
+    ("roll", MODELS / "ball_roll.xml", 0.0, 1.0),
+    ("stack", MODELS / "box_stack.xml", 0.0, 1.0),
 )
 
 

@@ -334,3 +334,31 @@ def test_pfaff_run_of_the_grasp_is_ok_and_records_the_forces(tmp_path):
     k = names.index("box/finger_left")
     assert abs(data["contact_normal_force"][-1, k] - 10.0) < 1e-3  # settling: kv's share
     assert "impact of box / finger_left at" in (out / "report.html").read_text()
+
+
+def test_a_moving_pair_with_a_round_geom_runs_frictionless_and_says_so(tmp_path):
+    """Rolling is held against a still geom only: a ball on a free box keeps no friction
+    (warned), while the same ball on the floor keeps its pair's mu, as does a box on a
+    box; a ball on the box that did keep friction would stick its centre on the box's
+    tangent planes and never roll."""
+    from pfaff.contact.model import MOVING_WARNING
+    from pfaff.files.model import load_model
+
+    xml = """<mujoco><worldbody><geom name="floor" type="plane" size="5 5 0.1"/>
+      <body name="box" pos="0 0 0.1"><freejoint/>
+        <geom name="box" type="box" size="0.3 0.3 0.1" friction="0.7 0 0"/></body>
+      <body name="ball" pos="0 0 0.3"><freejoint/>
+        <geom name="ball" type="sphere" size="0.1" friction="0.7 0 0"/></body>
+      <body name="ball2" pos="1 0 0.1"><freejoint/>
+        <geom name="ball2" type="sphere" size="0.1" friction="0.7 0 0"/></body>
+    </worldbody></mujoco>"""
+    path = tmp_path / "ball_on_box.xml"
+    path.write_text(xml)
+    system = load_model(path, contact=True)
+    mu = {frozenset(n): m for n, m in zip(system.contacts.names, system.contacts.mu)}
+    assert mu[frozenset(("box", "ball"))] == 0.0
+    # MuJoCo's combination: the larger of the floor's default 1 and the geoms' 0.7
+    assert mu[frozenset(("floor", "ball2"))] == pytest.approx(1.0)
+    assert mu[frozenset(("floor", "box"))] == pytest.approx(1.0)
+    said = [w for w in system.warnings if w.startswith(MOVING_WARNING)]
+    assert any("runs frictionless" in w and "ball" in w for w in said)
