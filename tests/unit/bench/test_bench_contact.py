@@ -13,7 +13,7 @@ pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core 
 
 
 def test_contact_rows(monkeypatch):
-    t_end = {"ball": 0.5, "box": 0.05, "legs": 0.05, "incline": 0.2}
+    t_end = {"ball": 0.5, "box": 0.05, "legs": 0.05, "incline": 0.2, "roll": 0.1, "stack": 0.05}
     files = tuple((lab, p, e, t_end[lab]) for lab, p, e, _ in contact.FILES)
     monkeypatch.setattr(contact, "FILES", files)
     rows = {r["figure"]: r for r in contact.bench_contact()}
