@@ -8,11 +8,11 @@ from pfaff.constraints.base import (
     check_derivatives,
     require_consistent,
 )
+from pfaff.constraints.body_plane import PointOnBodyPlane
 from pfaff.constraints.coupling import JointCoupling, Scaled
 from pfaff.constraints.function import FunctionConstraint
 from pfaff.constraints.library import (
     LockedJoint,
-    PointOnBodyPlane,
     PointOnCircle,
     PointOnPlane,
     PointOnSurface,
