@@ -116,6 +116,7 @@ namespace pfaff
         d.st_.next();
         accel(mo, d, x.tau_, d.rs_, d.a_);
         forces(mo, d, x.tau_, d.rs_, d.a_, d.F_, d.lam_);
+        push_held(s, held, LimitOptions{}.release_tol); // as a run's sample reads them
         for (std::size_t c = 0; c < held.size(); ++c)
         {
           const auto [i, j] = held[c];

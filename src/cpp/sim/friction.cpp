@@ -1,6 +1,7 @@
 // Coulomb friction's events in a limited run (friction.hpp): which held point sticks or
 // slips, the force of each, the located stop of a slip.
 #include "sim/friction.hpp"
+#include "algorithms/pushing_forces.hpp"
 #include "model/core.hpp"
 #include "model/core_detail.hpp"
 #include "sim/limit_detail.hpp"
@@ -268,6 +269,7 @@ namespace pfaff
     d.st_.next();
     accel(mo, d, s.state().tau_, d.rs_, d.a_);
     forces(mo, d, s.state().tau_, d.rs_, d.a_, d.F_, d.lam_);
+    push_held(s, held, tol);
     const VecX lam = d.lam_;
     const double mu = mo.contact_pairs[std::size_t(i - L)].mu;
     bool sticks = true; // the located point's
@@ -349,8 +351,28 @@ namespace pfaff
       MatX G(a + k + b, nv);
       G.topRows(a) = d.A(rows, Eigen::all);
       G.bottomRows(k + b) = Rt;
-      // the impulses: M (v+ - v) = -G^T iota, least-norm (redundant rows)
-      const VecX iota = G.transpose().completeOrthogonalDecomposition().solve(-(M * (vp - v)));
+      // the impulses: M (v+ - v) = -G^T iota, least-norm (redundant rows); where those
+      // pull at a held point or leave a sticking point's cone, the nearest impulses of the
+      // same velocity change that push inside the cones (pushing_forces.hpp), if any
+      VecX iota = G.transpose().completeOrthogonalDecomposition().solve(-(M * (vp - v)));
+      {
+        std::vector<PushRow> push;
+        std::vector<ConeRows> cones;
+        for (Eigen::Index q = 0; q < a; ++q)
+          if (const int c = owner[std::size_t(rows[std::size_t(q)])];
+              c >= 0 && rows[std::size_t(q)] == mo.loop.m + c)
+            push.push_back(PushRow{int(q), -1.0});
+        for (Eigen::Index i = 0, j = 0; i < k; ++i)
+        {
+          push.push_back(PushRow{int(a + i), -1.0});
+          if (sticks[std::size_t(i)])
+            cones.push_back(ConeRows{int(a + i), int(a + k + 2 * j++),
+                                     mo.contact_pairs[std::size_t(in[std::size_t(i)].pair)].mu});
+        }
+        VecX pushing;
+        if (pushing_forces(G, iota, push, cones, mo.opt.rank_tol, kPull, pushing))
+          iota = pushing;
+      }
       bool changed = false;
       for (Eigen::Index q = 0; q < a; ++q)
       {

@@ -61,6 +61,11 @@ namespace pfaff
     std::vector<Vec3> dir_;
   };
 
+  /// at a sample (d's least-norm multipliers lam_ of the System's evaluated state, a
+  /// contact held): where a held row pulls or a stuck point's friction leaves its cone by
+  /// more than tol, the multipliers of the same motion nearest to them that push inside
+  /// every cone into d.lam_ where such exist (true; held_forces.cpp), else d.lam_ kept
+  bool push_held(System & s, const Held & held, double tol);
   /// at a sample (d's multipliers of the System's state): the stuck points whose
   /// tangential force leaves the cone by more than tol slip along the slip they impend,
   /// one "slip" event per pair into events; whether any did

@@ -106,6 +106,9 @@ namespace pfaff
           return false;
         }
         forces(mo, d, s.state().tau_, d.rs_, d.a_, d.F_, d.lam_);
+        // the held contacts' forces: pushing inside their cones where the same motion
+        // allows (friction.hpp), what the record, the releases and the slips read
+        push_held(s, held, o.release_tol);
         for (int r : mo.uni_rows) // the loop's unilateral rows (Stepper::run)
           if (-d.lam_(r) < 0.0)
           {
