@@ -139,6 +139,7 @@ namespace pfaff
     svd_R_full_ = true;
   }
 
+
   // projection.py factors: the kept rank and the bases of A's row space, its null space
   // and (rank < m) its range. Where the QR of A^T certifies full row rank (its
   // triangle's smallest singular value, which is A's, clears the threshold twice over),
@@ -209,7 +210,7 @@ namespace pfaff
       detail::apply_q(QR_, hc_, m, Vf_);
       V2_ = Vf_.rightCols(nv - r);
       E_.noalias() = out.sigma.head(r).cwiseInverse().asDiagonal() * U1_.transpose();
-      Ap_.noalias() = Vf_.leftCols(r) * E_; // V1 S^-1 U1^T
+      product(Ap_, Vf_.leftCols(r), E_, 1.0, false); // V1 S^-1 U1^T
       if (nv >= kRangeNv)
         Bt_ = Vf_.leftCols(r);
       return;
@@ -341,7 +342,8 @@ namespace pfaff
     if (left_null_)
     {
       Qd_ = drift;
-      Qd_.noalias() -= U1_ * (U1_.transpose() * drift);
+      ud_.noalias() = U1_.transpose() * drift; // (workspaces: no temporary on the heap)
+      Qd_.noalias() -= U1_ * ud_;
     }
 
     // terms.py: Pinocchio's partials (RNEA at a, then kinematic Hessians) and the rows':
@@ -403,12 +405,14 @@ namespace pfaff
         // y_k += A^+T dA_k^T Qd; dlamA_k += (I - U1 U1^T) dA_k A^+ lambda
         z_.noalias() = dAw.transpose() * Qd_;
         Yq_ = Eigen::Map<const MatX>(z_.data(), nv, nv).transpose();
-        X_.leftCols(nv).noalias() += Ap_.transpose() * Yq_;
+        auto Xq = X_.leftCols(nv);
+        product(Xq, Ap_.transpose(), Yq_, 1.0, true);
         Aplam_.noalias() = Ap_ * lam_;
         x_.noalias() = dAB_ * Aplam_;
         const Eigen::Map<const MatX> Xl(x_.data(), m, nv);
         dlamA_ = Xl;
-        dlamA_.noalias() -= U1_ * (U1_.transpose() * Xl);
+        product(UX_, U1_.transpose(), Xl, 1.0, false);
+        product(dlamA_, U1_, UX_, -1.0, true);
       }
     }
     if (range)
@@ -429,7 +433,7 @@ namespace pfaff
       W_.setZero(nv, 2 * nv);
       if (m)
       {
-        MAp_.noalias() = M * Ap_;
+        product(MAp_, M, Ap_, 1.0, false);
         for (int i = 0; i < m; ++i)
         {
           RHS_.noalias() += MAp_.col(i) * X_.row(i);
@@ -480,7 +484,11 @@ namespace pfaff
       if (U2_.cols() && V2_.cols())
       {
         for (int k = 0; k < nv; ++k)
-          gd += (U2_.transpose() * dAB_.middleRows(k * m, m) * V2_).squaredNorm();
+        {
+          U2A_.noalias() = U2_.transpose() * dAB_.middleRows(k * m, m);
+          UV_.noalias() = U2A_ * V2_;
+          gd += UV_.squaredNorm();
+        }
         const double top = r < out.sigma.size() ? out.sigma(r) : 0.0;
         if (gd > 0)
           out.radius = std::min(out.radius, (tol - top) / std::sqrt(gd));
