@@ -3,6 +3,7 @@
 // rank_radius; terms.py: the Pinocchio partials), followed equation by equation.
 #include "algorithms/derivatives.hpp"
 #include "algorithms/householder.hpp"
+#include "algorithms/tree_factor.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -238,7 +239,7 @@ namespace pfaff
     if (!mo_.mimic) // M = U D U^T along the tree (O(nv depth) per column)
     {
       mass_factor(mo_, d_);
-      pinocchio::cholesky::computeMinv(mo_.model, d_.data, Minv_);
+      detail::tree_minv(d_.data, Yu_, Minv_);
     }
     else
     {

@@ -109,6 +109,7 @@ namespace pfaff
     MatX Rinv_, RR_, Ap_, V2_, U1_, U2_, Bt_, E_;
     Eigen::LLT<MatX> llt_, llt_G_; // K's or M's (models with mimic joints), G's
     MatX K_, MV2_, S_, MAp_, Minv_, G_, Yr_, Br_, Er_, T_, W_, PR_, X_, RHS_;
+    MatX Yu_; // the rows of U^-1 (tree_minv)
     MatX dlamA_, DAtl_, Yq_, UX_, U2A_, UV_; // (UX_ .. UV_: the rank < m products')
     VecX a_, lam_, F_, Qd_, Cv_, res_, Aplam_, y_, z_, x_, ud_;
     bool left_null_ = false; // rank < m: the Golub-Pereyra terms in I - A A^+ stay
