@@ -81,6 +81,8 @@ namespace pfaff
     static constexpr int kRangeNv = 16;
     /// A's singular values (descending) from the triangle R (m x m) of the QR of A^T
     void sigma_of_R(int m, VecX & sigma);
+    /// the Jacobi SVD of R^T (R: QR_'s m x m triangle) into sigma, Ur_, Vr_
+    void svd_of_Rt(int m, VecX & sigma);
 
     const Model & mo_;
     Data & d_;
@@ -97,6 +99,11 @@ namespace pfaff
     VecX hc_;
     Eigen::JacobiSVD<MatX> svd_;    // of A where it has more rows than coordinates
     Eigen::JacobiSVD<MatX> svd_R_; // of R^T, with its vectors where R is ill conditioned
+    static constexpr int kSvdSmall = 8; // rows up to which that SVD needs no heap
+    using SvdMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kSvdSmall, kSvdSmall>;
+    SvdMat Rt_small_;
+    Eigen::JacobiSVD<SvdMat> svd_small_;
+    MatX Ur_, Vr_; // that SVD's vectors
     bool svd_R_full_ = false;
     MatX Vf_; // A's right singular vectors Q [V_R 0; 0 I]
     Eigen::SelfAdjointEigenSolver<MatX> eig_;
@@ -109,8 +116,9 @@ namespace pfaff
     MatX Rinv_, RR_, Ap_, V2_, U1_, U2_, Bt_, E_;
     Eigen::LLT<MatX> llt_, llt_G_; // K's or M's (models with mimic joints), G's
     MatX K_, MV2_, S_, MAp_, Minv_, G_, Yr_, Br_, Er_, T_, W_, PR_, X_, RHS_;
-    MatX dlamA_, DAtl_, Yq_;
-    VecX a_, lam_, F_, Qd_, Cv_, res_, Aplam_, y_, z_, x_;
+    MatX Yu_; // the rows of U^-1 (tree_minv)
+    MatX dlamA_, DAtl_, Yq_, UX_, U2A_, UV_; // (UX_ .. UV_: the rank < m products')
+    VecX a_, lam_, F_, Qd_, Cv_, res_, Aplam_, y_, z_, x_, ud_;
     bool left_null_ = false; // rank < m: the Golub-Pereyra terms in I - A A^+ stay
     bool qr_rows_ = false;   // the QR of A^T certified full row rank (no SVD taken)
     KindDerivatives kd_; // the kinds' derivative rows into dAB_ and X_

@@ -84,6 +84,7 @@ namespace pfaff
     bool hessians_ = false;
     Matrix6x v6_, a6q_, a6v_, a6a_;
     std::vector<int> sup_;      // term's support (coordinates, last first)
+    std::vector<int> col_joint_; // each coordinate's joint
     Matrix3x w_, Jp_;           // and its columns' w and J at the point
     MatX dA3_, X3_;             // a kind's own rows (3 x nv, 3 x 2 nv) before P
     Matrix3x Jw3_, ReJ2_, dJ3_; // aligned's J_w, R_e J_w2, dJ_w,k

@@ -4,7 +4,8 @@
 // column's path: O(sum of the depths), over U's contiguous columns. Pinocchio's
 // cholesky::Uiv / Utiv take the same entries through U's rows (a dot product per row,
 // strided); the sums are the same, in another order. Used by terms.cpp (metric_gram),
-// projection.cpp (accel) and step.cpp (correct), not on models with mimic joints.
+// projection.cpp (accel), step.cpp (correct) and derivatives.cpp (M^-1), not on models
+// with mimic joints.
 #pragma once
 
 #include "model/core_types.hpp"
@@ -50,5 +51,44 @@ namespace pfaff::detail
     tree_uiv(data, x.data());
     x.array() *= data.Dinv.array();
     tree_utiv(data, x.data());
+  }
+
+  /// Minv = M^-1 = U^-T D^-1 U^-1, both triangles. Row k of U^-1, y_k = U^-T e_k, is
+  /// nonzero on k's subtree alone (rows k .. k + nvSubtree_fromRow[k] - 1, contiguous),
+  /// so M^-1 = sum_k Dinv_k y_k y_k^T adds each term on its subtree's block: ~ sum_k
+  /// (subtree size)^2 / 2 products, where Pinocchio's cholesky::computeMinv solves each
+  /// column through every row. Y: a workspace (n x n, its column k is y_k)
+  inline void tree_minv(const pinocchio::Data & data, MatX & Y, MatX & Minv)
+  {
+    const int n = int(data.U.rows());
+    const auto & par = data.parents_fromRow;
+    const auto & sub = data.nvSubtree_fromRow;
+    Y.setZero(n, n);
+    Minv.setZero(n, n);
+    for (int k = 0; k < n; ++k)
+    {
+      double * y = Y.data() + size_t(k) * size_t(n);
+      const int end = k + sub[size_t(k)];
+      y[k] = 1.0;
+      for (int j = k + 1; j < end; ++j) // forward substitution over the subtree
+      {
+        const double * uj = data.U.data() + size_t(j) * size_t(n);
+        double s = 0.0;
+        for (int i = par[size_t(j)]; i >= k; i = par[size_t(i)])
+          s -= uj[i] * y[i];
+        y[j] = s;
+      }
+      const double dk = data.Dinv[k];
+      for (int j = k; j < end; ++j) // the upper triangle of Dinv_k y_k y_k^T
+      {
+        const double c = dk * y[j];
+        double * mj = Minv.data() + size_t(j) * size_t(n);
+        for (int i = k; i <= j; ++i)
+          mj[i] += c * y[i];
+      }
+    }
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < j; ++i)
+        Minv(j, i) = Minv(i, j);
   }
 } // namespace pfaff::detail
