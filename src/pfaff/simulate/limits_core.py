@@ -46,6 +46,8 @@ CONTACT_REST_SPEED = 1e-7
 CONTACT_ROWS = 8
 #: the core's contact event kinds, by code
 CONTACT_KINDS = ("impact", "release", "stick", "slip")
+#: the series of a limited run's record, in the order run_limited returns them
+_RECORDED = (*CORE_SERIES, *FORCE_SERIES)
 
 
 class LimitedRunError(SimulationError):
@@ -160,14 +162,14 @@ def run_core(
         int(max_events), float(event_tol), float(release_tol), HOLD_CHUNK, START_ITERATIONS,
         law, float(t0), float(control_dt), look,
     )  # fmt: skip
-    named = by_name((*CORE_SERIES, *FORCE_SERIES), rec)
+    named = by_name(_RECORDED, rec)
     if look is not None and len(forces):  # the run's last sample
         look(named["t"][-1, 0], named["q"][-1], forces[-1] if n_pairs else ())
     m = cset.dim + len(limits) + contact_rows(contacts)
     m_h = len(cset.holonomic_rows) + max_held
     traj = Trajectory(mech.nq, mech.nv, m, m_h, named["act"].shape[1])
     traj.engine = "core"
-    for s, b in zip((*CORE_SERIES, *FORCE_SERIES), rec):
+    for s, b in zip(_RECORDED, rec):
         if s.name == "phi":
             b = b[:, :m_h]  # the widest held set's rows, as Trajectory.concat pads
         if s.name == "t" and law is not None:
