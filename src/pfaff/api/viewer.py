@@ -61,6 +61,7 @@ class Viewer:
         self._arrows: list = []  # the contact forces' cones drawn so far
         self.drawn: tuple[np.ndarray, np.ndarray] | None = None  # the last forces drawn
         self._pen = None  # the narrow phase of the contact pairs (draw_pair_forces)
+        self._contacts = system.contacts is not None and bool(system.contacts.pairs)
         model = system.mechanism.model
         self._data = model.createData()
         self._pin_viz = None
@@ -196,10 +197,12 @@ class Viewer:
         lo, hi = pts.min(axis=0), pts.max(axis=0)
         target = 0.5 * (lo + hi)
         radius = max(0.1, 0.5 * float(np.linalg.norm(hi - lo)))
+        self._width = self._scene_width(2 * radius)
+        if self._contacts:  # the shapes and the forces (the weight: half the width) seen
+            radius = max(radius, self._width)
         view = np.array([0.72, -0.5, 0.48]) / np.linalg.norm([0.72, -0.5, 0.48])
         eye = 1.3 * radius / np.sin(np.radians(37.5)) * view
         self._radius = radius
-        self._width = self._scene_width(2 * radius)
         weight = weight_of(self.system.mechanism)
         self._per_newton = newton_scale(self._width, weight) if weight > 0 else None
         self.vis["/Cameras/default"].set_transform(tf.translation_matrix(target))
@@ -227,7 +230,10 @@ class Viewer:
 
         frame, gtype, size, T = geom
         path = f"{_ROOT}/geom{i}"
-        node, mat = self.vis[path], mg.MeshLambertMaterial(color=COLOR)
+        # with contacts half transparent, as a run's scene.html: the forces under and
+        # inside the shapes seen
+        see = {"opacity": 0.5, "transparent": True} if self._contacts else {}
+        node, mat = self.vis[path], mg.MeshLambertMaterial(color=COLOR, **see)
         r = float(size[0])
         if gtype in ("box", "ellipsoid", "sphere"):
             shape = {
