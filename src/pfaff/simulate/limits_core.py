@@ -163,7 +163,7 @@ def run_core(
         law, float(t0), float(control_dt), look,
     )  # fmt: skip
     named = by_name(_RECORDED, rec)
-    if look is not None and len(forces):  # the run's last sample
+    if look is not None and st is None and len(forces):  # a finished run's last sample
         look(named["t"][-1, 0], named["q"][-1], forces[-1] if n_pairs else ())
     m = cset.dim + len(limits) + contact_rows(contacts)
     m_h = len(cset.holonomic_rows) + max_held

@@ -151,3 +151,19 @@ def test_pair_forces_need_contact_pairs(drawings):
     view = viewer_module.Viewer(pfaff.load(MODELS / "five_bar.xml"))
     with pytest.raises(ValueError, match="without contact pairs"):
         view.draw_pair_forces(view.system.q0, np.zeros((1, 4)))
+
+
+def test_a_ctrl_c_in_the_watcher_interrupts_a_limited_run_with_its_samples():
+    seen: list[float] = []
+
+    def tired(t, q, force):
+        seen.append(t)
+        if len(seen) == 3:  # Ctrl-C while the view sleeps to pace the run
+            raise KeyboardInterrupt
+
+    path = str(MODELS / "contact" / "box_on_plane.xml")
+    with watching(tired, contacts=True):
+        run = execute(path, {"contact": True, "t_end": 1.0})
+    assert run.summary["status"] == "interrupted"
+    t = run.arrays["t"]
+    assert len(seen) == 3 and seen[-1] <= t[-1] < 0.5  # the samples up to the interrupt
