@@ -379,7 +379,8 @@ def set_held(system, held) -> None:
 def run_limited(system, tau, t0: float, t_end: float, held, fixed_grid: bool,
                 record_every: int, max_events: int, event_tol: float, release_tol: float,
                 hold_chunk: int, start_iterations: int, control=None,
-                next_control: float = 0.0, control_period: float = 0.0):  # fmt: skip
+                next_control: float = 0.0, control_period: float = 0.0,
+                watch=None):  # fmt: skip
     """``simulate_limited(..., grid="fixed" or "event")`` from the state of a
     ``pfaff._core.System`` with limits at ``t0`` to ``t_end``, ``tau`` held, in one call
     (``src/cpp/sim/limits.cpp``): ``(Status or None, events, held at the end, the most
@@ -388,8 +389,12 @@ def run_limited(system, tau, t0: float, t_end: float, held, fixed_grid: bool,
     failure: those up to it); ``held`` and the events' ``(limit, side)`` as ``(index, 0
     lower / 1 upper)``. ``control(t, n_held) -> bool``, called where a sample is due on
     the clock ``next_control + k control_period`` (restarted at each event), sets the
-    torque (``set_tau``) from the system's state; False ends the run."""
+    torque (``set_tau``) from the system's state; False ends the run. ``watch(t, q,
+    contact)``, every ``LIMITED_CHECK_EVERY`` steps, is handed the last recorded sample
+    (its time, configuration and contact forces, per pair as returned); it only reads,
+    and an exception it raises ends the run and is raised again."""
     return _core.run_limited(
         system, tau, t0, t_end, held, fixed_grid, record_every, max_events, event_tol,
         release_tol, hold_chunk, start_iterations, control, next_control, control_period,
+        watch,
     )  # fmt: skip

@@ -19,6 +19,7 @@ from pfaff import core
 from pfaff.constraints import ConstraintSet, PointOnPlane
 from pfaff.files.model import load_model
 from pfaff.simulate import SimOptions, simulate
+from pfaff.simulate.policy import CORE_SERIES
 
 pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
 N = 4  # the five-bar: nq = nv = 4, 3 rows
@@ -292,7 +293,8 @@ def test_run_refuses_steps_out_of_range_and_inconsistent_buffers():
     s, cset, q = _five_bar()
     with pytest.raises(ValueError, match="System.run: no record buffers"):
         s.run(0, 1, 1, 0.0)
-    s.set_buffers([Z((10, 3 if i in (6, 7, 8) else 4)) for i in range(17)], 10)  # m = 3
+    n_bufs = len(CORE_SERIES)
+    s.set_buffers([Z((10, 3 if i in (6, 7, 8) else 4)) for i in range(n_bufs)], 10)  # m = 3
     s.set_force_buffers(Z(10), Z(10))
     s.set_state(q, Z(N))
     s.set_tau(Z(N))
@@ -331,9 +333,9 @@ def test_run_refuses_steps_out_of_range_and_inconsistent_buffers():
 
 def test_record_buffers_must_be_writable_float64_of_their_size():
     s, _, _ = _five_bar()
-    with pytest.raises(ValueError, match="17 record buffers"):
+    with pytest.raises(ValueError, match=f"{len(CORE_SERIES)} record buffers"):
         s.set_buffers([Z(3)], 3)
-    bufs = [Z((10, 4)) for _ in range(17)]
+    bufs = [Z((10, 4)) for _ in CORE_SERIES]
     for i, bad, words in (
         (1, Z((10, 4), np.float32), "buffers\\[1\\] has dtype .* expected float64"),
         (2, Z((4, 10)).T, "buffers\\[2\\] is not C-contiguous"),

@@ -606,7 +606,7 @@ def test_record_buffers_are_checked_and_kept_alive():
     mech = planar_particle(1.0)
     cset = ConstraintSet(mech, [PointOnCircle("particle", (0.0, 0.0), 1.0)])
     s = core.build(cset)
-    sizes = {"nq": mech.nq, "nv": mech.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
+    sizes = {"nq": mech.nq, "nv": mech.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows), "na": 0}
     cap = 11
 
     def bufs(short=None):

@@ -265,7 +265,7 @@ def test_a_data_built_from_the_model_alone_runs_the_same():
         PointSpring(contacts[0].tip, contacts[1].tip, stiffness=2.0, rest_length=0.05),
     ]
     ForceSet(mech, els)  # binds the elements to the mechanism (coordinates, frames)
-    sizes = {"nq": mech.nq, "nv": mech.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
+    sizes = {"nq": mech.nq, "nv": mech.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows), "na": 0}
     n = 60
     v0 = np.zeros(mech.nv)
 

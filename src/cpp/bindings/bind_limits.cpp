@@ -74,6 +74,8 @@ namespace pfaff
 {
   void bind_limits(nb::module_ & m)
   {
+    // the steps between two interrupt checks of a limited run (and its watch's calls)
+    m.attr("LIMITED_CHECK_EVERY") = pfaff::LimitControl::kInterruptEvery;
     m.def(
       "add_limit",
       [](System & s, int iq, int iv, double lower, double upper, double restitution,
@@ -157,7 +159,7 @@ namespace pfaff
          std::vector<std::pair<int, int>> held, bool fixed_grid, int record_every,
          int max_events, double event_tol, double release_tol, int hold_chunk,
          int start_iterations, nb::object control, double next_control,
-         double control_period) {
+         double control_period, nb::object watch) {
         const Check c{"run_limited"};
         c.vec(tau, s.nv(), "tau", "nv");
         c.number(t0, "t0", -HUGE_VAL, false);
@@ -196,10 +198,45 @@ namespace pfaff
             }
           };
         }
+        if (!watch.is_none() && !PyCallable_Check(watch.ptr()))
+          c.fail("watch must be callable (t, q, contact) -> None, or None");
+        LimitRun out;
+        // watch(t, q, contact) of the last recorded sample, where the interrupt check
+        // runs (it only reads the record: the run is the same with or without it); an
+        // exception it raises ends the run and is raised again
+        int watched = 0;
+        bool watch_failed = false;
+        const auto look = [&]() {
+          const pfaff::LimitRecord & r = out.record;
+          if (watch.is_none() || r.n == watched)
+            return true;
+          watched = r.n;
+          const auto last = [&](const std::vector<double> & col, std::size_t w) {
+            return std::vector<double>(col.end() - long(w), col.end());
+          };
+          const int Q = int(pfaff::SeriesId::q), T = int(pfaff::SeriesId::t);
+          try
+          {
+            watch(r.cols[T].back(), last(r.cols[Q], r.width[Q]),
+                  last(r.contact, r.contact.size() >= r.contact_width ? r.contact_width : 0));
+          }
+          catch (nb::python_error & e) // ends the run; a Ctrl-C as the interrupt check's
+          {
+            if (!e.matches(PyExc_KeyboardInterrupt))
+            {
+              e.restore();
+              watch_failed = true;
+            }
+            return false;
+          }
+          return true;
+        };
         // a Ctrl-C ends the run with its record (the signal handler run here; its
         // KeyboardInterrupt cleared: the caller raises its own with the samples so far)
-        ctl.interrupted = [] {
+        ctl.interrupted = [&look] {
           nb::gil_scoped_acquire gil;
+          if (!look())
+            return true;
           if (PyErr_CheckSignals() == 0)
             return false;
           PyErr_Clear();
@@ -214,12 +251,13 @@ namespace pfaff
         o.fixed_grid = fixed_grid;
         o.record_every = record_every;
         s.set_tau(tau);
-        LimitRun out;
         Status st;
         {
           nb::gil_scoped_release release;
           st = run_limited(s, t0, t_end, held, o, ctl, out);
         }
+        if (watch_failed)
+          throw nb::python_error();
         nb::list events;
         for (const auto & e : out.events)
           events.append(
@@ -235,7 +273,7 @@ namespace pfaff
       },
       "system"_a, "tau"_a, "t0"_a, "t_end"_a, "held"_a, "fixed_grid"_a, "record_every"_a,
       "max_events"_a, "event_tol"_a, "release_tol"_a, "hold_chunk"_a, "start_iterations"_a,
-      "control"_a.none(), "next_control"_a, "control_period"_a,
+      "control"_a.none(), "next_control"_a, "control_period"_a, "watch"_a.none() = nb::none(),
       "simulate_limited(..., grid='fixed' or 'event', record_every) from the system's state "
       "at t0 to t_end with tau held: (Status or None, events (t, limit, kind 0 impact / 1 "
       "release, side 0 lower / 1 upper, v_pre, v_post, energy_lost), held at the end "
@@ -243,6 +281,9 @@ namespace pfaff
       "series' samples, the controller's samples taken before each, its next instant, the "
       "contact forces per sample: per pair the normal force, the friction force's x, y, z); on "
       "a failure those up to it. control(t, held) -> bool, where a sample is due, sets the "
-      "torque (set_tau) from the system's state; False (or an exception) ends the run");
+      "torque (set_tau) from the system's state; False (or an exception) ends the run. "
+      "watch(t, q, contact), every 64 steps, reads the last recorded sample: its time, "
+      "configuration and contact forces (per pair, as returned); its exception ends the "
+      "run and is raised");
   }
 } // namespace pfaff

@@ -33,6 +33,8 @@ namespace pfaff
         return nb::str("m");
       case Width::m_h:
         return nb::str("m_h");
+      case Width::na:
+        return nb::str("na");
       default:
         return nb::none();
       }

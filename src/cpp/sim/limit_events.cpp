@@ -176,7 +176,8 @@ namespace pfaff
   {
     // every series of series.def (the force buffers' after the record's), its width
     const std::size_t widths[] = {1, std::size_t(mo.nq()), std::size_t(mo.nv()),
-                                  std::size_t(m_full), std::size_t(mh_full)};
+                                  std::size_t(m_full), std::size_t(mh_full),
+                                  std::size_t(activation_count(mo))};
     for (int i = 0; i < n_series; ++i)
     {
       width[i] = widths[int(series_table[i].width)];

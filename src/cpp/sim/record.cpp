@@ -23,6 +23,8 @@ namespace pfaff
       return std::size_t(mo.m);
     case Width::m_h:
       return std::size_t(mo.m_h);
+    case Width::na:
+      return std::size_t(activation_count(mo));
     default:
       return 1;
     }

@@ -8,6 +8,16 @@
 
 namespace pfaff
 {
+  /// na: the activations a sample records, one per actuator with activation dynamics
+  /// (a force element's iact)
+  inline int activation_count(const Model & mo)
+  {
+    int n = 0;
+    for (const ForceSpec & f : mo.force_elements.specs)
+      n = f.iact + 1 > n ? f.iact + 1 : n;
+    return n;
+  }
+
   /// put(id, x) for every series of the sample at time t, in series.def's order: x a
   /// VecX for a row series, a double for a number. av: the workspace of A v. carry: the
   /// accounts (work, correction energy, force work) of the phases before (nullptr: none).
@@ -37,6 +47,10 @@ namespace pfaff
     put(S::work, acc(s.work, 0));
     put(S::correction_energy, acc(s.corr, 1));
     put(S::newton_iterations, double(s.newton_it));
+    VecX act(activation_count(mo)); // the activations at t, from act0 at t0 (set_act)
+    if (act.size())
+      mo.force_elements.activations(t, act);
+    put(S::act, act);
     if (with_forces)
     {
       put(S::force_work, acc(s.force_work, 2));

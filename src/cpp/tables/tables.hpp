@@ -13,14 +13,15 @@
 namespace pfaff
 {
   // -- the recorded series --------------------------------------------------------------
-  /// what a series' row holds per sample: one number, or nq, nv, m or m_h values
+  /// what a series' row holds per sample: one number, or nq, nv, m, m_h or na values
   enum class Width : int
   {
     one,
     nq,
     nv,
     m,
-    m_h
+    m_h,
+    na
   };
   /// the buffers a series is written into: the record buffers or the force buffers
   enum class Buffer : int

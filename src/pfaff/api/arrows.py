@@ -14,11 +14,59 @@ from collections.abc import Mapping
 
 import numpy as np
 
-__all__ = ["ARROW_COLOR", "arrow_matrix", "arrow_object", "arrow_pose", "check_arrow", "add_arrow"]
+__all__ = [
+    "ARROW_COLOR",
+    "add_arrow",
+    "arrow_matrix",
+    "arrow_object",
+    "arrow_pose",
+    "check_arrow",
+    "geom_extent",
+    "newton_scale",
+    "scene_width",
+    "weight_of",
+]
 
 #: the colour of force arrows (0xRRGGBB)
 ARROW_COLOR = 0xD62728
 _TINY = 1e-9  # the scale of a hidden arrow (three.js cannot invert a zero scale)
+
+
+def geom_extent(gtype: str, size) -> np.ndarray:
+    """The bounding box's edges [m] (3,) of an MJCF geom of ``gtype`` and ``size``, in
+    its own frame (a scene draws it as that box; at least 1 mm each)."""
+    size = np.asarray(size, dtype=float)
+    r = size[0]
+    ext = {
+        "box": lambda: 2 * size,
+        "ellipsoid": lambda: 2 * size,
+        "sphere": lambda: np.full(3, 2 * r),
+        "capsule": lambda: np.array([2 * r, 2 * r, 2 * (size[1] + r)]),
+        "cylinder": lambda: np.array([2 * r, 2 * r, 2 * size[1]]),
+    }[gtype]()
+    return np.maximum(ext, 1e-3)
+
+
+def scene_width(centres: np.ndarray, extents: np.ndarray) -> float:
+    """How wide a scene is [m]: the spread of its shapes' ``centres`` (K, 3) at the start
+    plus the largest of their bounding boxes' diagonals (``extents`` (K, 3)), at least
+    0.1 m."""
+    spread = float(np.linalg.norm(np.ptp(np.asarray(centres, dtype=float), axis=0)))
+    return max(0.1, spread + max(float(np.linalg.norm(e)) for e in extents))
+
+
+def weight_of(mechanism) -> float:
+    """The weight [N] of a Pinocchio ``mechanism``: its bodies' mass times ``|g|``."""
+    model = mechanism.model
+    mass = sum(inertia.mass for inertia in model.inertias)
+    return mass * float(np.linalg.norm(model.gravity.linear))
+
+
+def newton_scale(width: float, weight: float, largest: float = 0.0) -> float:
+    """Metres drawn per newton of force: the ``weight`` [N] of the mechanism is drawn
+    half as long as the scene is ``width`` [m] wide (without gravity, the ``largest``
+    force is)."""
+    return 0.5 * width / (weight if weight > 0 else max(largest, 1e-12))
 
 
 def arrow_object(node, radius: float, color: int = ARROW_COLOR) -> None:

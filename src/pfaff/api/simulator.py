@@ -97,7 +97,7 @@ class Simulator(CoreRecord):
         )
         self.record_all = bool(record)
         self.warnings: list[str] = [] if fallback is None else [fallback]
-        self._sample_bytes = sample_bytes(system.cset)
+        self._sample_bytes = sample_bytes(system.cset, self._actuation.na)
         self._limited = None
         e = float(restitution)
         if not 0.0 <= e <= 1.0:
@@ -114,7 +114,7 @@ class Simulator(CoreRecord):
         self._own_warnings = list(self.warnings)
         self._zero = np.zeros(system.nv)
         self._dt, self._t0 = self.options.dt, 0.0
-        self._shapes = record_shapes(system.cset)
+        self._shapes = record_shapes(system.cset, self._actuation.na)
         if proto is not None and not self._py:
             self._proto = proto
             self._step = core.stepper()
@@ -354,7 +354,7 @@ class Simulator(CoreRecord):
             return self._record_numpy()
         sys_ = self.system
         cset = sys_.cset
-        traj = Trajectory(sys_.nq, sys_.nv, cset.dim, len(cset.holonomic_rows))
+        traj = Trajectory(sys_.nq, sys_.nv, cset.dim, len(cset.holonomic_rows), self._actuation.na)
         traj.engine = "core"
         parts = [*self._chunks, (self._bufs, self._fbufs, self._rec)]
         if self._done + self._rec == self._k:  # the present state is not recorded yet

@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from pfaff.api.arrows import newton_scale, weight_of
 from pfaff.api.system import System
 
 __all__ = ["Viewer"]
@@ -58,6 +59,9 @@ class Viewer:
         self.url: str = self.vis.url()
         self._shown = -np.inf
         self._arrows: list = []  # the contact forces' cones drawn so far
+        self.drawn: tuple[np.ndarray, np.ndarray] | None = None  # the last forces drawn
+        self._pen = None  # the narrow phase of the contact pairs (draw_pair_forces)
+        self._contacts = system.contacts is not None and bool(system.contacts.pairs)
         model = system.mechanism.model
         self._data = model.createData()
         self._pin_viz = None
@@ -107,26 +111,65 @@ class Viewer:
     def draw_contacts(self, contacts) -> None:
         """Draw each contact's force on its moving geom (``normal_force * normal +
         tangent``, :class:`pfaff.contact.model.Contact`) as a cone whose tip is the
-        contact point (:mod:`pfaff.api.arrows`): the system's weight is drawn
-        half as long as the scene is wide; the cones of contacts no longer closed hide."""
-        from pfaff.api.arrows import arrow_matrix, arrow_object, arrow_pose
+        contact point (:meth:`draw_forces`)."""
+        points = np.array([c.point for c in contacts], dtype=float).reshape(-1, 3)
+        forces = np.array(
+            [c.normal_force * np.asarray(c.normal) + np.asarray(c.tangent) for c in contacts],
+            dtype=float,
+        ).reshape(-1, 3)
+        self.draw_forces(points, forces)
 
-        for i, c in enumerate(contacts):
+    def draw_pair_forces(self, q: np.ndarray, contact_force: np.ndarray) -> None:
+        """Draw the contact pairs' recorded forces at ``q`` (``contact_force`` (pairs, 4):
+        per pair its normal force and its friction force's world x, y, z on the moving
+        geom, ``LimitedRun.contact_force``'s row), each at the middle of the pair's contact
+        points as MuJoCo's narrow phase finds them at ``q``
+        (:func:`pfaff.contact.penetration.contact_forces_world`, what a run's
+        ``scene.html`` draws); a pair that does not touch draws none."""
+        from pfaff.contact.penetration import Penetration, contact_forces_world
+
+        if self.system.contacts is None or not self.system.contacts.pairs:
+            raise ValueError("contact forces drawn for a system without contact pairs")
+        if self._pen is None:
+            self._pen = Penetration(self.system.contacts, self.system.q_to_qpos)
+        force = np.asarray(contact_force, dtype=float)[None]
+        points, vectors = contact_forces_world(self._pen, np.asarray(q, dtype=float), force)
+        self.draw_forces(points[0], vectors[0])
+
+    def draw_forces(self, points: np.ndarray, forces: np.ndarray) -> None:
+        """Draw the ``forces`` (K, 3) [N] as cones whose tips are the ``points`` (K, 3)
+        [m] (:mod:`pfaff.api.arrows`), the scale of a run's ``scene.html``: the system's
+        weight half as long as the scene at its start is wide
+        (:func:`~pfaff.api.arrows.newton_scale`); a NaN or zero force draws none, and the
+        cones beyond K drawn before hide. ``drawn`` keeps what was drawn last: (tips,
+        vectors [m])."""
+        from pfaff.api.arrows import arrow_matrix, arrow_object, arrow_pose, newton_scale
+
+        points = np.asarray(points, dtype=float).reshape(-1, 3)
+        forces = np.asarray(forces, dtype=float).reshape(-1, 3)
+        if self._per_newton is None:  # no gravity: the first forces' largest sets it
+            largest = float(np.nanmax(np.linalg.norm(forces, axis=1), initial=0.0))
+            if not largest > 0:
+                return
+            self._per_newton = newton_scale(self._width, 0.0, largest)
+        vectors = self._per_newton * forces
+        for i, (p, f) in enumerate(zip(points, vectors)):
             if i == len(self._arrows):
                 node = self.vis[f"{_ROOT}_contacts/{i}"]
-                arrow_object(node, 0.05 * self._radius)
+                arrow_object(node, 0.03 * self._width)
                 self._arrows.append(node)
-            force = c.normal_force * np.asarray(c.normal) + np.asarray(c.tangent)
-            pose = arrow_pose(np.asarray(c.point), self._per_newton * force)
-            self._arrows[i].set_transform(arrow_matrix(*pose))
+            self._arrows[i].set_transform(arrow_matrix(*arrow_pose(p, f)))
         hidden = arrow_matrix(*arrow_pose(np.zeros(3), np.zeros(3)))
-        for node in self._arrows[len(contacts) :]:
+        for node in self._arrows[len(points) :]:
             node.set_transform(hidden)
+        self.drawn = (points, vectors)
 
-    def follow(self, t: float, q: np.ndarray) -> None:
+    def follow(self, t: float, q: np.ndarray, contact_force: np.ndarray | None = None) -> None:
         """:meth:`show` ``q`` of simulated time ``t``, sleeping so that simulated time
         runs at :attr:`speed` times real time: a watcher of
-        :func:`pfaff.simulate.watch.watching` (``pfaff run FILE --view``)."""
+        :func:`pfaff.simulate.watch.watching` (``pfaff run FILE --view``). With
+        ``contact_force`` (a watcher registered with ``contacts=True`` of a run holding
+        contacts), the pairs' forces are drawn with the pose (:meth:`draw_pair_forces`)."""
         now = time.perf_counter()
         if self._clock is None:
             self._clock = (now, float(t))
@@ -134,7 +177,8 @@ class Viewer:
         ahead = (float(t) - sim0) / self.speed - (now - wall0)
         if ahead > 0:
             time.sleep(ahead)
-        self.show(q)
+        if self.show(q) and contact_force is not None:
+            self.draw_pair_forces(q, contact_force)
 
     def close(self) -> None:
         """Stop meshcat's server (the browsers' pages stop updating)."""
@@ -153,16 +197,30 @@ class Viewer:
         lo, hi = pts.min(axis=0), pts.max(axis=0)
         target = 0.5 * (lo + hi)
         radius = max(0.1, 0.5 * float(np.linalg.norm(hi - lo)))
+        self._width = self._scene_width(2 * radius)
+        if self._contacts:  # the shapes and the forces (the weight: half the width) seen
+            radius = max(radius, self._width)
         view = np.array([0.72, -0.5, 0.48]) / np.linalg.norm([0.72, -0.5, 0.48])
         eye = 1.3 * radius / np.sin(np.radians(37.5)) * view
         self._radius = radius
-        model = self.system.mechanism.model
-        weight = sum(i.mass for i in model.inertias) * float(np.linalg.norm(model.gravity.linear))
-        self._per_newton = 0.5 * radius / weight if weight > 0 else 0.0  # drawn m per N
+        weight = weight_of(self.system.mechanism)
+        self._per_newton = newton_scale(self._width, weight) if weight > 0 else None
         self.vis["/Cameras/default"].set_transform(tf.translation_matrix(target))
         # the camera's own coordinates are three.js's (y up): (x, z, -y)
         offset = [float(eye[0]), float(eye[2]), float(-eye[1])]
         self.vis["/Cameras/default/rotated/<object>"].set_property("position", offset)
+
+    def _scene_width(self, default: float) -> float:
+        """The width of a run's ``scene.html`` of this system at the shown pose
+        (:func:`~pfaff.api.arrows.scene_width` of its geoms' boxes); ``default`` for a
+        model without geoms."""
+        from pfaff.api.arrows import geom_extent, scene_width
+
+        if self.system.model.geoms:  # drawn as geoms (_add_geom), as a scene's boxes
+            geoms = self.system.model.geoms[:200]  # the boxes a scene draws
+            centres = [(self._data.oMf[f].homogeneous @ T)[:3, 3] for _, f, T in self._nodes[:200]]
+            return scene_width(np.array(centres), [geom_extent(g[1], g[2]) for g in geoms])
+        return max(0.1, default)
 
     # -- the shapes --------------------------------------------------------------------
     def _add_geom(self, i: int, geom) -> tuple[str, int, np.ndarray]:
@@ -172,7 +230,10 @@ class Viewer:
 
         frame, gtype, size, T = geom
         path = f"{_ROOT}/geom{i}"
-        node, mat = self.vis[path], mg.MeshLambertMaterial(color=COLOR)
+        # with contacts half transparent, as a run's scene.html: the forces under and
+        # inside the shapes seen
+        see = {"opacity": 0.5, "transparent": True} if self._contacts else {}
+        node, mat = self.vis[path], mg.MeshLambertMaterial(color=COLOR, **see)
         r = float(size[0])
         if gtype in ("box", "ellipsoid", "sphere"):
             shape = {

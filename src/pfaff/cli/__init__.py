@@ -212,8 +212,9 @@ def _cmd_bench(names: list[str], json_file: str | None = None) -> int:
     return EXIT_OK
 
 
-def _live_view(path: str, keyframe: str | None = None, open: bool = False):
-    """A live view of a model or system file (ParameterError for anything else)."""
+def _live_view(path: str, keyframe: str | None = None, open: bool = False, contact=False):
+    """A live view of a model or system file (ParameterError for anything else; its
+    contact pairs modelled with ``contact``)."""
     from pfaff.api import load
     from pfaff.api.viewer import Viewer
     from pfaff.errors import ModelError, ParameterError
@@ -226,7 +227,7 @@ def _live_view(path: str, keyframe: str | None = None, open: bool = False):
     if not Path(path).is_file():
         raise ParameterError(f"{path!r}: no such file")
     try:
-        view = Viewer(load(path, keyframe), open=open)
+        view = Viewer(load(path, keyframe, contact=contact), open=open)
     except ModelError as exc:
         raise ParameterError(str(exc)) from None
     print(f"live view: {view.url}  (open it in a browser)", flush=True)
@@ -234,13 +235,15 @@ def _live_view(path: str, keyframe: str | None = None, open: bool = False):
 
 
 def _run_viewed(name: str, overrides: dict):
-    """``pfaff run FILE --view``: the run watched in a live view, paced to real time."""
-    from pfaff.scenarios import execute
+    """``pfaff run FILE --view``: the run watched in a live view, paced to real time,
+    its contact forces drawn (``--set contact=true``)."""
+    from pfaff.scenarios import execute, get_scenario
     from pfaff.simulate.watch import watching
 
-    view = _live_view(name)
+    params = get_scenario(name).resolve(overrides)
+    view = _live_view(name, params.get("keyframe") or None, contact=params.get("contact", False))
     try:
-        with watching(view.follow):
+        with watching(view.follow, contacts=True):
             return execute(name, overrides)
     finally:
         view.close()

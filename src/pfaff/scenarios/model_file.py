@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from pfaff.api.arrows import geom_extent, newton_scale, scene_width, weight_of
 from pfaff.constraints.base import ConstraintSet
 from pfaff.contact.penetration import Penetration, contact_forces_world
 from pfaff.files.model import ModelSystem, load_model
@@ -53,16 +54,10 @@ def scene_boxes(mech: PinocchioMechanism, geoms: list, q: np.ndarray) -> list[di
     model, data = mech.model, mech.model.createData()
     out = []
     for i, (frame, gtype, size, placement) in enumerate(geoms[:200]):
-        r = size[0]
-        ext = {
-            "box": 2 * size,
-            "ellipsoid": 2 * size,
-            "sphere": np.full(3, 2 * r),
-            "capsule": np.array([2 * r, 2 * r, 2 * (size[1] + r)]),
-            "cylinder": np.array([2 * r, 2 * r, 2 * size[1]]),
-        }[gtype]
         fid = model.getFrameId(frame)
-        out.append({"name": f"geom{i}", "size": np.maximum(ext, 1e-3), "fid": fid, "T": placement})
+        out.append(
+            {"name": f"geom{i}", "size": geom_extent(gtype, size), "fid": fid, "T": placement}
+        )
     poses = [np.empty((len(q), 4, 4)) for _ in out]
     for k, qk in enumerate(q):
         pin.framesForwardKinematics(model, data, qk)
@@ -236,12 +231,9 @@ def scaled_arrows(
     (:func:`scene_boxes`; NaN: no force): the mechanism's weight is drawn half as long as
     the scene at its start is wide (where there is no gravity, the largest force is)."""
     start = np.array([b["poses"][0][:3, 3] for b in scene["boxes"]])
-    extent = max(float(np.linalg.norm(b["size"])) for b in scene["boxes"])
-    size = max(0.1, float(np.linalg.norm(np.ptp(start, axis=0))) + extent)
-    mass = sum(inertia.mass for inertia in mech.model.inertias)
-    weight = mass * float(np.linalg.norm(mech.model.gravity.linear))
+    size = scene_width(start, [b["size"] for b in scene["boxes"]])
     largest = float(np.nanmax(np.linalg.norm(vectors, axis=2), initial=0.0))
-    per_newton = 0.5 * size / (weight if weight > 0 else max(largest, 1e-12))
+    per_newton = newton_scale(size, weight_of(mech), largest)
     return [
         {
             "name": f"contact{k}",

@@ -32,7 +32,7 @@ from pfaff.mechanism.base import Mechanism, Snapshot
 from pfaff.simulate.force_base import ForceElement
 from pfaff.simulate.forces_joint import CoordinateSpring, JointDamper, JointElement, JointSpring
 
-__all__ = ["ActuatorForce", "Actuation"]
+__all__ = ["ActuatorForce", "Actuation", "activation_count", "activations_at", "start_act"]
 
 
 def _coordinates(actuator: Actuator, mechanism: Mechanism) -> tuple[np.ndarray, np.ndarray]:
@@ -78,6 +78,54 @@ class ActuatorForce(ForceElement):
             )
         Q[self.iv] += self.actuator.torque(snap.q[self.iq], snap.v[self.iv], self.ctrl, act)
         return Q
+
+
+def _stateful(forces) -> list[ActuatorForce]:
+    """The actuator elements with activation dynamics among ``forces``, by ``iact``."""
+    dyn = [e for e in forces if isinstance(e, ActuatorForce) and e.iact >= 0]
+    return sorted(dyn, key=lambda e: e.iact)
+
+
+def activation_count(forces) -> int:
+    """``na``: the width of a run's ``act`` series, one activation per actuator element
+    with activation dynamics among ``forces`` (0 without)."""
+    return 1 + max((e.iact for e in _stateful(forces)), default=-1)
+
+
+def activations_at(forces, t: float) -> np.ndarray:
+    """The activations (na,) of the elements among ``forces`` at time ``t``: each from
+    its ``act0`` at its ``t0`` under its held ctrl (:meth:`Actuator.activation`, the
+    core's ``ForceSet::activations``)."""
+    out = np.zeros(activation_count(forces))
+    for e in _stateful(forces):
+        out[e.iact] = e.actuator.activation(e.act0, e.ctrl, max(t - e.t0, 0.0))
+    return out
+
+
+def start_act(forces, act0, t0: float) -> None:
+    """A run's start activations ``act0`` (na,) at its start time ``t0`` into the
+    actuator elements with activation dynamics among ``forces`` (None: they keep
+    theirs, zeros unless set, MuJoCo's default). Refused (ValueError) when not
+    finite, of another shape or outside an ``actrange``."""
+    if act0 is None:
+        return
+    dyn, na = _stateful(forces), activation_count(forces)
+    names = ", ".join(e.actuator.name for e in dyn) or "none"
+    x = np.asarray(act0, dtype=float)
+    if x.shape != (na,):
+        raise ValueError(
+            f"act0 has shape {x.shape}, expected ({na},): one activation per actuator "
+            f"with activation dynamics among the force elements ({names})"
+        )
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"act0 must be finite, got {x.tolist()}")
+    for e in dyn:
+        a, xi = e.actuator, float(x[e.iact])
+        if a.actrange is not None and not a.actrange[0] <= xi <= a.actrange[1]:
+            raise ValueError(
+                f"act0 of actuator {a.name!r} is {xi}, outside its actrange {a.actrange}"
+            )
+        e.act0, e.t0 = xi, float(t0)
 
 
 class Actuation:

@@ -21,7 +21,7 @@ from pfaff.constraints.base import ConstraintEval, ConstraintSet
 from pfaff.dynamics import Projection
 from pfaff.mechanism.base import FrameState, ModelError, Snapshot
 from pfaff.simulate import watch
-from pfaff.simulate.actuators import ActuatorForce
+from pfaff.simulate.actuators import ActuatorForce, activation_count
 from pfaff.simulate.policy import (
     CORE_SERIES,
     FORCE_SERIES,
@@ -99,11 +99,13 @@ def configure(system, opt) -> None:
     system.set_adaptive(p.a, p.b, p.c, p.e, p.e3, p.order)
 
 
-def record_shapes(cset: ConstraintSet) -> list[tuple[int, ...]]:
-    """The per-sample shapes of a core system's record buffers for ``cset`` (the
-    series of :data:`~pfaff.simulate.policy.CORE_SERIES`, in their order)."""
+def record_shapes(cset: ConstraintSet, na: int = 0) -> list[tuple[int, ...]]:
+    """The per-sample shapes of a core system's record buffers for ``cset`` with ``na``
+    activations (the series of :data:`~pfaff.simulate.policy.CORE_SERIES`, in their
+    order)."""
     mech = cset.mechanism
     sizes = {"nq": mech.nq, "nv": mech.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
+    sizes["na"] = int(na)
     return [series_shape(s, sizes) for s in CORE_SERIES]
 
 
@@ -199,7 +201,7 @@ def run(
     for name in frames:
         system.observe(name)
     cap = record_count(n_steps, opt.record_every)
-    bufs, fbufs = attach_buffers(system, record_shapes(cset), cap)
+    bufs, fbufs = attach_buffers(system, record_shapes(cset, activation_count(forces)), cap)
     system.set_tau(tau_held)
     control_dt = opt.control_dt or opt.dt
     dt = opt.dt

@@ -21,6 +21,7 @@ from pfaff.constraints.base import ConstraintEval, ConstraintSet
 from pfaff.linalg import metric_projection, single_threaded_blas
 from pfaff.mechanism.base import Snapshot
 from pfaff.simulate import core_engine, watch
+from pfaff.simulate.actuators import activation_count, activations_at, start_act
 from pfaff.simulate.correction import correct_state, newton_project
 from pfaff.simulate.forces import ForceElement, ForceSet
 from pfaff.simulate.memory import check_record, sample_bytes
@@ -165,6 +166,7 @@ def simulate(
     t0: float = 0.0,
     forces: Sequence[ForceElement] = (),
     next_control: float | None = None,
+    act0: np.ndarray | None = None,
 ) -> Trajectory:
     """Simulate a constrained mechanism from ``(q0, v0)`` to ``t_end``.
 
@@ -196,6 +198,9 @@ def simulate(
         potentials are part of the recorded ``potential`` and ``energy``; the
         work of the others is the series ``force_work``, so that
         ``energy - energy[0] = work + force_work + correction_energy``.
+    act0 : the activations (na,) at ``t0`` of the actuator elements with activation
+        dynamics among ``forces`` (:func:`~pfaff.simulate.actuators.start_act`; None:
+        theirs, zeros unless set); the series ``act`` records them.
 
     Returns
     -------
@@ -213,7 +218,7 @@ def simulate(
     every = int(opt.record_every)
     check_record(
         record_count(n_steps, every),
-        sample_bytes(cset),
+        sample_bytes(cset, activation_count(forces)),
         f"t_end = {t_end:g} s at dt = {opt.dt:g} s is {n_steps:.3g} steps"
         + (f", one sample in {every} recorded" if every > 1 else ""),
         "choose a shorter t_end or a larger dt, or record less: a record stride keeps one "
@@ -234,10 +239,11 @@ def simulate(
     ctrl_frames = () if controller is None else tuple(controller.frames)
     mech.check_frames(ctrl_frames)
     fset = ForceSet(mech, forces)
+    start_act(fset.elements, act0, t0)
     ev = Evaluator(cset, opt, ctrl_frames, fset)
     unilateral = cset.unilateral_rows
     m, m_h = cset.dim, len(cset.holonomic_rows)
-    traj = Trajectory(mech.nq, mech.nv, m, m_h)
+    traj = Trajectory(mech.nq, mech.nv, m, m_h, activation_count(fset.elements))
     tau_held = np.zeros(mech.nv) if tau is None else np.asarray(tau, dtype=float).copy()
     if tau_held.shape != (mech.nv,):
         raise ValueError(
@@ -310,6 +316,7 @@ def simulate(
                     check_contact(forces[1], unilateral, cset, t, k, traj)
             if record:
                 record_sample(traj, t, snap, cev, a, forces, tau_held, opt, work, corr, newton_it)
+                traj.rows["act"].append(activations_at(fset.elements, t))
                 record_force_elements(traj, fset, snap, force_work)
                 if controller is not None:
                     traj.append_signals(controller.signals)
@@ -321,6 +328,7 @@ def simulate(
                     record_sample(
                         traj, t, snap, cev, a, forces, tau_held, opt, work, corr, newton_it
                     )
+                    traj.rows["act"].append(activations_at(fset.elements, t))
                 record_force_elements(traj, fset, snap, force_work)
                 traj.stopped_at = t
                 break

@@ -53,6 +53,7 @@ import numpy as np
 from pfaff.constraints.base import ConstraintSet
 from pfaff.constraints.library import LockedJoint, joint_coordinate
 from pfaff.simulate import core_engine
+from pfaff.simulate.actuators import start_act
 from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.integrator import project_state
 from pfaff.simulate.limit_events import (
@@ -151,6 +152,7 @@ def simulate_limited(
     max_events: int = MAX_EVENTS_PER_STEP,
     contacts=None,
     restitution: float = 0.0,
+    act0: np.ndarray | None = None,
 ) -> LimitedRun:
     """Simulate ``cset`` from ``(q0, v0)`` to ``t_end`` with the joint ``limits`` held as
     unilateral constraints (module docstring: event location, impact, contact).
@@ -177,6 +179,8 @@ def simulate_limited(
     contacts : the contact pairs to hold too (:class:`pfaff.contact.model.FileContacts`,
         from ``load_model(path, contact=True)``); they run on the compiled core only.
     restitution : Newton's restitution coefficient of the contacts' impacts, in [0, 1].
+    act0 : the activations (na,) at ``t0`` of the actuator elements with activation
+        dynamics among ``forces`` (:func:`~pfaff.simulate.actuators.start_act`).
 
     Returns
     -------
@@ -194,6 +198,7 @@ def simulate_limited(
         rest_speed = max(1e-9, opt.position_tol / opt.dt)
     if not 0.0 <= restitution <= 1.0:
         raise ValueError(f"restitution = {restitution!r}; valid: a number in [0, 1]")
+    start_act(forces, act0, t0)
     args = (cset, q0, v0, t_end, limits, opt, forces, t0, tau, event_tol, release_tol,
             rest_speed, held, grid, max_events)  # fmt: skip
     engine, why = engine_choice(cset, opt, tuple(forces))

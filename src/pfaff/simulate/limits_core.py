@@ -19,13 +19,14 @@ import numpy as np
 
 from pfaff import core
 from pfaff.constraints.library import joint_coordinate
-from pfaff.simulate import core_engine
+from pfaff.simulate import core_engine, watch
 from pfaff.simulate.limit_events import ContactEvent, LimitedRun, LimitEvent
 from pfaff.simulate.policy import (
     CORE_SERIES,
     FORCE_SERIES,
     START_ITERATIONS,
     StatusCode,
+    by_name,
     status_message,
 )
 from pfaff.simulate.recording import controller_torque
@@ -45,6 +46,8 @@ CONTACT_REST_SPEED = 1e-7
 CONTACT_ROWS = 8
 #: the core's contact event kinds, by code
 CONTACT_KINDS = ("impact", "release", "stick", "slip")
+#: the series of a limited run's record, in the order run_limited returns them
+_RECORDED = (*CORE_SERIES, *FORCE_SERIES)
 
 
 class LimitedRunError(SimulationError):
@@ -152,16 +155,21 @@ def run_core(
     tau = np.zeros(mech.nv) if tau is None else np.asarray(tau, float)
     pairs = held_rows(held, contact_held)
     law = None if controller is None else _Sampler(sys_, cset, controller)
+    n_pairs = len(contacts.pairs) if contacts is not None and contacts.pairs else 0
+    look = _look(n_pairs) if watch.active() else None  # a run not watched: no calls
     st, evs, held_end, max_held, steps, failures, rec, calls, _, forces = core.run_limited(
         sys_, tau, float(t0), float(t_end), pairs, grid == "fixed", int(record_every),
         int(max_events), float(event_tol), float(release_tol), HOLD_CHUNK, START_ITERATIONS,
-        law, float(t0), float(control_dt),
+        law, float(t0), float(control_dt), look,
     )  # fmt: skip
+    named = by_name(_RECORDED, rec)
+    if look is not None and st is None and len(forces):  # a finished run's last sample
+        look(named["t"][-1, 0], named["q"][-1], forces[-1] if n_pairs else ())
     m = cset.dim + len(limits) + contact_rows(contacts)
     m_h = len(cset.holonomic_rows) + max_held
-    traj = Trajectory(mech.nq, mech.nv, m, m_h)
+    traj = Trajectory(mech.nq, mech.nv, m, m_h, named["act"].shape[1])
     traj.engine = "core"
-    for s, b in zip((*CORE_SERIES, *FORCE_SERIES), rec):
+    for s, b in zip(_RECORDED, rec):
         if s.name == "phi":
             b = b[:, :m_h]  # the widest held set's rows, as Trajectory.concat pads
         if s.name == "t" and law is not None:
@@ -197,6 +205,17 @@ def run_core(
     if st is not None:
         raise LimitedRunError(failure_message(cset, st, run), run, st)
     return run
+
+
+def _look(n_pairs: int):
+    """The watch of a limited core run: its last recorded sample to the watchers
+    (:func:`pfaff.simulate.watch.notify`), the contact forces as (pairs, 4)."""
+
+    def look(t, q, contact) -> None:
+        force = np.asarray(contact, dtype=float).reshape(n_pairs, 4) if n_pairs else None
+        watch.notify(float(t), np.asarray(q, dtype=float), force)
+
+    return look
 
 
 class _Sampler:

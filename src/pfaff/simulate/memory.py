@@ -44,11 +44,13 @@ def available_bytes() -> int | None:
         return None
 
 
-def sample_bytes(cset: ConstraintSet) -> int:
-    """Bytes of one recorded sample of a run of ``cset``: every series of
-    :data:`~pfaff.simulate.policy.SERIES` as float64, the time also as a Python float."""
+def sample_bytes(cset: ConstraintSet, na: int = 0) -> int:
+    """Bytes of one recorded sample of a run of ``cset`` (``na`` activations): every
+    series of :data:`~pfaff.simulate.policy.SERIES` as float64, the time also as a
+    Python float."""
     mech = cset.mechanism
     sizes = {"nq": mech.nq, "nv": mech.nv, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
+    sizes["na"] = int(na)
     floats = sum(1 if s.width is None else sizes[s.width] for s in SERIES)
     return 8 * floats + TIME_OVERHEAD
 

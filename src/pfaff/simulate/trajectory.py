@@ -79,6 +79,9 @@ class Trajectory:
     nv: int
     m: int
     m_h: int
+    #: the activations recorded per sample (the series ``act``; 0 without actuators
+    #: with activation dynamics)
+    na: int = 0
     _rows: dict[str, list] = field(default_factory=dict, repr=False)
     signals: dict[str, list] = field(default_factory=dict)
     steps: int = 0
@@ -118,7 +121,7 @@ class Trajectory:
 
     def series(self, name: str) -> np.ndarray:
         """Series ``name`` as an array (samples along axis 0; its width's shape)."""
-        sizes = {"nq": self.nq, "nv": self.nv, "m": self.m, "m_h": self.m_h}
+        sizes = {"nq": self.nq, "nv": self.nv, "m": self.m, "m_h": self.m_h, "na": self.na}
         spec = _SERIES_BY_NAME.get(name)  # a signal or a scenario's series: per sample
         shape = () if spec is None else series_shape(spec, sizes)
         # the list entries, then the blocks added after them (as ``rows`` orders them);
@@ -199,7 +202,7 @@ class Trajectory:
             raise ValueError("Trajectory.concat: the parts have different nq, nv")
         m = max(tr.m for tr in parts) if m is None else m
         m_h = max(tr.m_h for tr in parts)
-        out = cls(nq, nv, m, m_h)
+        out = cls(nq, nv, m, m_h, max(tr.na for tr in parts))
         widths = {"lambda": m, "av": m, "phi": out.m_h}
         engines = {tr.engine for tr in parts}
         out.engine = engines.pop() if len(engines) == 1 else "mixed"

@@ -57,7 +57,7 @@ def test_both_engines_record_every_series_of_the_table(engine):
     traj = simulate(cset, m.q, m.v, 0.005, SimOptions(dt=1e-3, engine=engine, progress=False))
     assert traj.engine == engine
     a = traj.arrays()
-    sizes = {"nq": 4, "nv": 4, "m": cset.dim, "m_h": len(cset.holonomic_rows)}
+    sizes = {"nq": 4, "nv": 4, "m": cset.dim, "m_h": len(cset.holonomic_rows), "na": 0}
     for s in SERIES:
         assert a[s.name].shape == (6, *series_shape(s, sizes)), s.name
         assert np.isfinite(a[s.name]).all(), s.name

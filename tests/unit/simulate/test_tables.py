@@ -23,6 +23,7 @@ from pfaff.constraints import ConstraintSet
 from pfaff.dynamics import VARIANTS
 from pfaff.files.model import load_model
 from pfaff.simulate import SimOptions, SimulationError, options, simulate
+from pfaff.simulate.actuators import Actuation, activation_count
 from pfaff.simulate.core_engine import attach_buffers, build, record_shapes
 from pfaff.simulate.integrator import step_count
 from pfaff.simulate.policy import (
@@ -189,12 +190,27 @@ def test_the_series_table_gives_the_core_buffers_their_widths():
     cap = 4
     attach_buffers(system, shapes, cap)  # accepted: every width at least the core's
     for i, shape in enumerate(shapes):
+        if not np.prod(shape):  # act: width na = 0 here (below with activations)
+            continue
         bufs = [np.empty((cap, *s)) for s in shapes]
         bufs[i] = np.empty(cap * int(np.prod(shape)) - 1)
         with pytest.raises(ValueError, match=f"record buffer {i} holds"):
             system.set_buffers(bufs, cap)
     with pytest.raises(ValueError, match=f"expected {len(CORE_SERIES)} record buffers"):
         system.set_buffers([np.empty((cap, *s)) for s in shapes[:-1]], cap)
+    # a model with 4 activations: the act buffer's width is na
+    carts = load_model(MODELS / "activation_carts.xml")
+    elements = Actuation(carts.actuators, carts.mechanism).elements
+    cset = ConstraintSet(carts.mechanism, carts.constraints)
+    system = build(cset, elements)
+    shapes = record_shapes(cset, activation_count(elements))
+    i = [s.name for s in CORE_SERIES].index("act")
+    assert shapes[i] == (4,)
+    attach_buffers(system, shapes, cap)
+    bufs = [np.empty((cap, *s)) for s in shapes]
+    bufs[i] = np.empty(4 * cap - 1)
+    with pytest.raises(ValueError, match=f"record buffer {i} holds {4 * cap - 1} values"):
+        system.set_buffers(bufs, cap)
 
 
 def test_the_frame_row_layout_is_read_by_name():
