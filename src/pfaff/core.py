@@ -362,11 +362,13 @@ def add_contact_pair(
     _core.add_contact_pair(system, g1, g2, body_frame, restitution, rest_speed, mu, body_frame2)
 
 
-def held_contacts(system, held) -> list:
+def held_contacts(system, held, pushing: bool = True) -> list:
     """The held contact points of a ``pfaff._core.System`` at its state and torque:
     ``(pair, still geom, moving geom, x, y, z, nx, ny, nz, normal force, the friction
-    force's x, y, z, True where the point sticks)`` per point."""
-    return _core.held_contacts(system, held)
+    force's x, y, z, True where the point sticks)`` per point. ``pushing``: the forces a
+    run reads (a redundant set's split that pushes inside the cones, where the least-norm
+    one does not); False: the least-norm multipliers' (linear in the torque)."""
+    return _core.held_contacts(system, held, pushing)
 
 
 def set_held(system, held) -> None:

@@ -102,7 +102,9 @@ namespace pfaff
       qp.init(H, g, proxsuite::nullopt, proxsuite::nullopt, C, VecX::Constant(n_in, kNoBound), u);
       qp.solve();
       const auto status = qp.results.info.status;
-      if (status == proxsuite::proxqp::QPSolverOutput::PROXQP_PRIMAL_INFEASIBLE)
+      // infeasible, or not solved within its iterations: no split found (the least-norm
+      // rule stands; a bound on the cost of a sample)
+      if (status != proxsuite::proxqp::QPSolverOutput::PROXQP_SOLVED)
         return false;
       const VecX x = lam0 + N * qp.results.x;
       if (!x.allFinite())

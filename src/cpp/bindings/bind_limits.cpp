@@ -104,7 +104,7 @@ namespace pfaff
           "friction mu >= 0 (0: frictionless; ValueError naming what is wrong)");
     m.def(
       "held_contacts",
-      [](System & s, std::vector<std::pair<int, int>> held) {
+      [](System & s, std::vector<std::pair<int, int>> held, bool pushing) {
         const int L = int(s.mo().limits.size());
         nb::list out;
         if (s.mo().contact_pairs.empty())
@@ -118,7 +118,8 @@ namespace pfaff
         d.st_.next();
         accel(mo, d, x.tau_, d.rs_, d.a_);
         forces(mo, d, x.tau_, d.rs_, d.a_, d.F_, d.lam_);
-        push_held(s, held, LimitOptions{}.release_tol); // as a run's sample reads them
+        if (pushing) // as a run's sample reads them
+          push_held(s, held, LimitOptions{}.release_tol);
         for (std::size_t c = 0; c < held.size(); ++c)
         {
           const auto [i, j] = held[c];
@@ -137,10 +138,13 @@ namespace pfaff
         }
         return out;
       },
-      "system"_a, "held"_a,
+      "system"_a, "held"_a, "pushing"_a = true,
       "the held contact points at the system's state and torque: (pair, still geom, moving "
       "geom, x, y, z of the point held, the normal's x, y, z, the normal force [N], the "
-      "friction force's x, y, z [N], True where the point sticks)");
+      "friction force's x, y, z [N], True where the point sticks); pushing: the forces a "
+      "run reads (where the least-norm multipliers pull or leave a cone, the split of the "
+      "same motion that pushes inside the cones), else the least-norm ones (linear in the "
+      "torque)");
 
     m.def(
       "set_held",

@@ -75,13 +75,15 @@ def contact_response(sim, B: np.ndarray, tau0: np.ndarray | None = None) -> Cont
     held = None if limited is None else limited.held_system(q, v)
     if held is None:
         raise ValueError("nothing is held now: no contact is closed (the response is free)")
-    base = limited.closed_contacts(q, v, tau0)
+    # the least-norm forces: linear in the torque (the redistribution a run applies where
+    # they pull is not; the force-sign QP keeps these inside the cones)
+    base = limited.closed_contacts(q, v, tau0, pushing=False)
     a0 = np.asarray(held.solve(q, v, tau0)[0])
     f0 = _forces(base)
     K_a, K_f = np.empty((nv, B.shape[1])), np.empty((len(base), 3, B.shape[1]))
     for j, col in enumerate(B.T):
         K_a[:, j] = np.asarray(held.solve(q, v, tau0 + col)[0]) - a0
-        K_f[:, :, j] = _forces(limited.closed_contacts(q, v, tau0 + col)) - f0
+        K_f[:, :, j] = _forces(limited.closed_contacts(q, v, tau0 + col, pushing=False)) - f0
     mu = dict(zip(limited.contacts.names, limited.contacts.mu))
     return ContactResponse(
         a0, K_a, f0, K_f,

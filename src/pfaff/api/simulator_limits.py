@@ -192,10 +192,11 @@ class LimitStepper:
                 stacklevel=3,
             )
 
-    def closed_contacts(self, q, v, tau) -> list:
+    def closed_contacts(self, q, v, tau, pushing: bool = True) -> list:
         """The held contact points at ``(q, v)`` under ``tau``
         (:class:`pfaff.contact.model.Contact`, their normal and friction forces from the
-        multipliers of the held rows)."""
+        multipliers of the held rows: with ``pushing`` those a run reads, else the
+        least-norm ones, :func:`pfaff.core.held_contacts`)."""
         from pfaff import core
         from pfaff.contact.model import Contact
 
@@ -206,7 +207,7 @@ class LimitStepper:
         sys_.set_tau(tau)
         out = []
         for k, _, _, x, y, z, nx, ny, nz, fn, tx, ty, tz, stick in core.held_contacts(
-            sys_, held_rows(self.held, self.contact_held)
+            sys_, held_rows(self.held, self.contact_held), pushing
         ):
             g1, g2 = self.contacts.names[k]
             r = self.contacts.radii[k]  # from the held core point to the surface
