@@ -85,6 +85,17 @@ def dask_client(workers: int | None = None, scheduler: Any = None) -> Iterator[A
             cluster.close()
 
 
+def in_gc_callback(frame: Any) -> bool:
+    """The frame runs inside a ``gc`` callback (Dask's ``GCDiagnosis._gc_callback``),
+    where a raised ``KeyboardInterrupt`` is only printed, with its traceback, as
+    "Exception ignored"."""
+    while frame is not None:
+        if frame.f_code.co_name == "_gc_callback":
+            return True
+        frame = frame.f_back
+    return False
+
+
 @contextmanager
 def sigint_latch() -> Iterator[threading.Event]:
     """Remember a Ctrl-C even where its ``KeyboardInterrupt`` is swallowed.
@@ -92,8 +103,9 @@ def sigint_latch() -> Iterator[threading.Event]:
     Python raises ``KeyboardInterrupt`` wherever the main thread is when SIGINT
     arrives; inside a ``gc`` callback (Dask's GC diagnostics install one) or a
     ``__del__`` the interpreter prints "Exception ignored" and goes on. The
-    handler installed here sets the returned event before raising, so a loop
-    that checks the event still stops. Outside the main thread nothing is
+    handler installed here sets the returned event before raising (inside Dask's gc
+    callback it sets it without raising: no traceback printed), so a loop that checks
+    the event still stops. Outside the main thread nothing is
     installed (the event is never set).
     """
     hit = threading.Event()
@@ -107,7 +119,8 @@ def sigint_latch() -> Iterator[threading.Event]:
 
     def on_sigint(signum: int, frame: Any) -> None:
         hit.set()
-        raise KeyboardInterrupt
+        if not in_gc_callback(frame):  # there the loop's check of the event stops it
+            raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, on_sigint)
     try:

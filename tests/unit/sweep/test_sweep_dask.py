@@ -263,3 +263,25 @@ def test_a_ctrl_c_swallowed_inside_a_destructor_is_still_seen():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "True"], (out.stdout, out.stderr)
+
+
+def test_ctrl_c_inside_dask_gc_callback_sets_the_latch_without_a_traceback():
+    """A Ctrl-C that lands in Dask's gc callback sets the latch and raises nothing there
+    (the interpreter would print the exception's traceback as "Exception ignored");
+    anywhere else it raises KeyboardInterrupt (the wrong frame is caught)."""
+    from pfaff.sweep.engine import in_gc_callback, sigint_latch
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        pytest.skip("SIGINT is ignored in this process: no latch is installed")
+
+    def _gc_callback():
+        return sys._getframe()
+
+    inside = _gc_callback()
+    assert in_gc_callback(inside) and not in_gc_callback(sys._getframe())
+    with sigint_latch() as hit:
+        handler = signal.getsignal(signal.SIGINT)
+        handler(signal.SIGINT, inside)
+        assert hit.is_set()
+        with pytest.raises(KeyboardInterrupt):
+            handler(signal.SIGINT, sys._getframe())
