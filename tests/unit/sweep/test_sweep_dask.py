@@ -271,17 +271,20 @@ def test_ctrl_c_inside_dask_gc_callback_sets_the_latch_without_a_traceback():
     anywhere else it raises KeyboardInterrupt (the wrong frame is caught)."""
     from pfaff.sweep.engine import in_gc_callback, sigint_latch
 
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        pytest.skip("SIGINT is ignored in this process: no latch is installed")
-
     def _gc_callback():
         return sys._getframe()
 
     inside = _gc_callback()
     assert in_gc_callback(inside) and not in_gc_callback(sys._getframe())
-    with sigint_latch() as hit:
-        handler = signal.getsignal(signal.SIGINT)
-        handler(signal.SIGINT, inside)
-        assert hit.is_set()
-        with pytest.raises(KeyboardInterrupt):
-            handler(signal.SIGINT, sys._getframe())
+    # a background job (CI) ignores SIGINT, where no latch is installed: Python's own
+    # handler while the test runs
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with sigint_latch() as hit:
+            handler = signal.getsignal(signal.SIGINT)
+            handler(signal.SIGINT, inside)
+            assert hit.is_set()
+            with pytest.raises(KeyboardInterrupt):
+                handler(signal.SIGINT, sys._getframe())
+    finally:
+        signal.signal(signal.SIGINT, previous)
