@@ -363,11 +363,8 @@ def add_contact_pair(
 
 
 def held_contacts(system, held, pushing: bool = True) -> list:
-    """The held contact points of a ``pfaff._core.System`` at its state and torque:
-    ``(pair, still geom, moving geom, x, y, z, nx, ny, nz, normal force, the friction
-    force's x, y, z, True where the point sticks)`` per point. ``pushing``: the forces a
-    run reads (a redundant set's split that pushes inside the cones, where the least-norm
-    one does not); False: the least-norm multipliers' (linear in the torque)."""
+    """``pfaff._core.held_contacts``: the held contact points at the system's state and
+    torque (its docstring lists the fields); ``pushing`` False: the least-norm forces."""
     return _core.held_contacts(system, held, pushing)
 
 
