@@ -18,6 +18,7 @@ from pfaff import core, lowering
 from pfaff import dynamics as dyn
 from pfaff.constraints import (
     ConstraintSet,
+    CoordinateLock,
     LockedJoint,
     PointOnBodyPlane,
     PointOnCircle,
@@ -113,6 +114,15 @@ CONSTRAINTS = {
         True,
     ),
     LockedJoint: ("panda", lambda: [LockedJoint("panda_joint2", 0.3)], True),
+    CoordinateLock: (
+        "panda",
+        lambda: [
+            CoordinateLock(
+                ["panda_joint2", "panda_joint4", "panda_joint2"], [1.0, -0.5, 0.3], -0.2
+            )
+        ],
+        True,
+    ),
     FrameAligned: ("panda", lambda: [FrameAligned("panda_link7", "panda_link4")], False),
     Weld: ("panda", lambda: [Weld("panda_link7", "panda_link3")], False),
     JointCoupling: (
@@ -143,6 +153,9 @@ FORCES = {
     F.JointDamper: lambda: F.JointDamper("panda_joint5", 0.3),
     F.CoordinateSpring: lambda: F.CoordinateSpring(
         ["panda_joint1", "panda_joint2"], [1.0, -0.5], 2.0
+    ),
+    F.TendonSpring: lambda: F.TendonSpring(
+        ["panda_joint1", "panda_joint3", "panda_joint1"], [1.0, -0.7, 0.2], 2.0, 0.4, (-0.2, 0.3)
     ),
     F.AnchorSpring: lambda: F.AnchorSpring(TCP, (0.4, 0.0, 0.5), 4.0, axes=(0, 2)),
     F.AnchorDamper: lambda: F.AnchorDamper("panda_link6", 0.6, axes=(0, 1)),

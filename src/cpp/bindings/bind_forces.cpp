@@ -70,6 +70,8 @@ namespace pfaff
                    .def_rw("iqs", &ForceSpec::iqs)
                    .def_rw("ivs", &ForceSpec::ivs)
                    .def_rw("coefs", &ForceSpec::coefs)
+                   .def_rw("lo", &ForceSpec::lo)
+                   .def_rw("hi", &ForceSpec::hi)
                    .def_rw("axes", &ForceSpec::axes)
                    .def_rw("gear", &ForceSpec::gear)
                    .def_rw("offset", &ForceSpec::offset)

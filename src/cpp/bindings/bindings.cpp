@@ -134,6 +134,9 @@ NB_MODULE(_core, m)
                 .def_rw("iv2", &pfaff::Spec::iv2)
                 .def_rw("c0", &pfaff::Spec::c0)
                 .def_rw("c1", &pfaff::Spec::c1)
+                .def_rw("iqs", &pfaff::Spec::iqs)
+                .def_rw("ivs", &pfaff::Spec::ivs)
+                .def_rw("coefs", &pfaff::Spec::coefs)
                 .def_rw("contact", &pfaff::Spec::contact);
   pfaff::field(spec, "Spec", "p1", &pfaff::Spec::p1, "a point in frame s1");
   pfaff::field(spec, "Spec", "p2", &pfaff::Spec::p2, "a point in frame s2");

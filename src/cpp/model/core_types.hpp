@@ -121,6 +121,8 @@ namespace pfaff
     bool unbounded = false;
     double value = 0.0; // locked joint
     int iq2 = -1, iv2 = -1;      // JointCoupling: joint 2 (-1: none, q_1 = c_0)
+    std::vector<int> iqs, ivs;   // CoordinateLock: sum_j coefs_j q[iqs_j] = value
+    std::vector<double> coefs;
     double c0 = 0.0, c1 = 1.0;   // JointCoupling: offset, ratio
     VecX scale;                  // Scaled: row factors (empty: none)
     int contact = -1;            // RollContact / RollTangent: Model::contacts index
@@ -320,6 +322,31 @@ namespace pfaff
     double lower = 0.0, upper = 0.0;
     double restitution = 0.0; // Newton's e in [0, 1]
     double rest_speed = 0.0;  // an impact no faster than this is plastic [rad/s or m/s]
+    // a fixed tendon's limit: lower <= sum_j coefs_j q[iqs_j] <= upper (its velocity
+    // sum_j coefs_j v[ivs_j]); empty: the one coordinate q[iq] (velocity v[iv])
+    std::vector<int> iqs, ivs;
+    std::vector<double> coefs;
+
+    /// the limited value at q: q[iq], or the tendon's length
+    double value(const VecX & q) const
+    {
+      if (coefs.empty())
+        return q(iq);
+      double x = 0.0;
+      for (std::size_t j = 0; j < coefs.size(); ++j)
+        x += coefs[j] * q(iqs[j]);
+      return x;
+    }
+    /// its rate at v: v[iv], or the tendon's velocity
+    double rate(const VecX & v) const
+    {
+      if (coefs.empty())
+        return v(iv);
+      double x = 0.0;
+      for (std::size_t j = 0; j < coefs.size(); ++j)
+        x += coefs[j] * v(ivs[j]);
+      return x;
+    }
   };
 
   /// The loop's rows (those before the held limits' rows): counts of Model's row lists

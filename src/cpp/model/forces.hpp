@@ -85,6 +85,8 @@ namespace pfaff
     bool conservative = false;           // Python: V is its potential, else Q.v is power
     bool free = false;       // BallSpring, DofDamper: a free joint (else a ball joint)
     std::vector<double> ref; // BallSpring: the spring's reference q of the joint (4 or 7)
+    // TendonSpring: the dead band [lo, hi] of sum_j coefs_j q_j where the spring is slack
+    double lo = 0.0, hi = 0.0;
   };
 
   /// The force elements of one system (a Model's; System::add_force, which checks each

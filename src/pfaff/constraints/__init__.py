@@ -9,6 +9,7 @@ from pfaff.constraints.base import (
     require_consistent,
 )
 from pfaff.constraints.body_plane import PointOnBodyPlane
+from pfaff.constraints.coordinate_lock import CoordinateLock
 from pfaff.constraints.coupling import JointCoupling, Scaled
 from pfaff.constraints.function import FunctionConstraint
 from pfaff.constraints.library import (
@@ -26,6 +27,7 @@ __all__ = [
     "Constraint",
     "ConstraintEval",
     "ConstraintSet",
+    "CoordinateLock",
     "FrameAligned",
     "FunctionConstraint",
     "JointCoupling",

@@ -25,7 +25,7 @@ from pfaff.contact.model import file_contacts
 from pfaff.errors import ModelError
 from pfaff.mechanism.mjcf_collisions import CONTACT_WARNING
 from pfaff.mechanism.pinocchio_backend import PinocchioMechanism, from_urdf
-from pfaff.simulate.forces import BallSpring, DofDamper, JointDamper, JointSpring
+from pfaff.simulate.forces import BallSpring, DofDamper, JointDamper, JointSpring, TendonSpring
 from pfaff.simulate.limits import JointLimit
 
 __all__ = ["MODEL_SUFFIXES", "ModelSystem", "load_model"]
@@ -108,7 +108,17 @@ def load_model(
             forces.append(JointSpring(pe.joint, pe.stiffness, pe.rest, f"spring {pe.joint}"))
         if pe.damping != 0:
             forces.append(JointDamper(pe.joint, pe.damping, f"damper {pe.joint}"))
+    for td in mj.tendons:  # a fixed tendon's spring and damper
+        if td.stiffness != 0 or td.damping != 0:
+            forces.append(
+                TendonSpring(td.joints, td.coefs, td.stiffness, td.damping, td.springlength,
+                             f"tendon {td.name}")
+            )  # fmt: skip
     warns = list(mj.warnings)
+    for td in mj.tendons:
+        if td.limit is not None:
+            lo, hi = (x + td.offset for x in td.limit[:2])
+            warns.append(f"tendon {td.name!r}: limits [{lo:g}, {hi:g}] are not modelled")
     limits = _limits(mj, q, warns)
     contacts = None
     if contact:

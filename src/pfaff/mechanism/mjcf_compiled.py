@@ -7,8 +7,10 @@ inertias, autolimits) and reads the compiled arrays (:mod:`pfaff.mechanism.mjmod
 for the bodies and joints). The equalities come from ``eq_type``, ``eq_obj1id``,
 ``eq_obj2id``, ``eq_objtype`` and ``eq_data`` (anchors and relative poses as the
 compiler computed them at qpos0); joint stiffness (about ``springref``) and damping
-of one-dof joints become :class:`~pfaff.mechanism.mjcf_types.Passive` data, which
-the model file turns into force elements.
+of one-dof joints become :class:`~pfaff.mechanism.mjcf_types.Passive` data, and fixed
+tendons' springs, dampers and limits :class:`~pfaff.mechanism.mjcf_types.FixedTendon`
+data (:mod:`pfaff.mechanism.mjcf_tendons`), which the model file turns into force
+elements and limits.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 from pfaff.mechanism.actuators import Actuator
 from pfaff.mechanism.base import ModelError, unit_quaternion
 from pfaff.mechanism.mjcf_collisions import collision_warning
+from pfaff.mechanism.mjcf_tendons import fixed_tendons
 from pfaff.mechanism.mjcf_types import Equality, MjcfModel, Passive
 from pfaff.mechanism.mjmodel import build_model, name_of, quat_matrix
 
@@ -131,6 +134,7 @@ def from_mjmodel(m: mujoco.MjModel, path: str = "<MjModel>") -> MjcfModel:
     mj.passive = _passive(m, mj)
     mj.actuators = _actuators(m, mj)
     _not_modelled(m, mj)
+    mj.tendons = fixed_tendons(m, mj, restitution)
     return mj
 
 
@@ -263,10 +267,6 @@ def _passive(m: mujoco.MjModel, mj: MjcfModel) -> list[Passive]:
     return out
 
 
-#: a tendon's own passive terms and limits (mjModel arrays)
-_TENDON_TERMS = ("tendon_stiffness", "tendon_damping", "tendon_frictionloss", "tendon_limited")
-
-
 def _actuators(m: mujoco.MjModel, mj: MjcfModel) -> list[Actuator]:
     """The actuators pfaff models (:mod:`pfaff.mechanism.actuators`: a fixed or affine
     gain, an affine bias, no activation dynamics or those of an integrator or a filter,
@@ -374,12 +374,6 @@ def _not_modelled(m: mujoco.MjModel, mj: MjcfModel) -> None:
     contact = collision_warning(m)  # None when MuJoCo's filter lets no geoms meet
     if contact is not None:
         w.append(contact)
-    own = [np.asarray(getattr(m, a, np.zeros(m.ntendon))) for a in _TENDON_TERMS]
-    if m.ntendon and any(np.any(x != 0) for x in own):
-        w.append(
-            "tendons' own springs, dampers, friction and limits are not modelled "
-            "(a fixed tendon as an actuator's transmission is)"
-        )
     if np.any(m.body_gravcomp != 0):
         w.append("bodies' gravcomp is not modelled")
     for key in ("viscosity", "density", "wind"):  # fluid forces

@@ -68,6 +68,24 @@ class Passive:
 
 
 @dataclass
+class FixedTendon:
+    """A fixed tendon's spring, damper and limit, as MuJoCo applies them
+    (:func:`pfaff.mechanism.mjcf_tendons.fixed_tendons`): its length in pfaff's ``q`` is
+    ``sum_j coefs_j q_j`` (MuJoCo's is that plus ``offset``); ``springlength`` the dead
+    band ``(lo, hi)`` of the spring and ``limit`` ``(lower, upper, restitution)`` (None:
+    not limited), both in pfaff's ``q`` (MuJoCo's minus ``offset``)."""
+
+    name: str
+    joints: tuple[str, ...]
+    coefs: tuple[float, ...]
+    offset: float = 0.0
+    stiffness: float = 0.0
+    damping: float = 0.0
+    springlength: tuple[float, float] = (0.0, 0.0)
+    limit: tuple[float, float, float] | None = None
+
+
+@dataclass
 class MjcfModel:
     """What an MJCF file gives pfaff.
 
@@ -84,6 +102,7 @@ class MjcfModel:
     geoms : (frame name, type, size (3,), placement 4 x 4 in that frame) for drawing.
     passive : joint springs and dampers (:class:`Passive`).
     actuators : the actuators pfaff models (:class:`pfaff.mechanism.actuators.Actuator`).
+    tendons : the fixed tendons with a spring, damper or limit (:class:`FixedTendon`).
     limits : the limited hinge and slide joints: ``(joint, lower, upper, restitution)``,
         the bounds in pfaff's ``q`` (``jnt_range`` minus the joint's ``ref``), the
         restitution from the joint's ``solref``
@@ -107,6 +126,7 @@ class MjcfModel:
     actuators: list = field(default_factory=list)  # pfaff.mechanism.actuators.Actuator
     #: hinge and slide joints' limits: (joint, lower, upper, restitution), bounds in q
     limits: list[tuple[str, float, float, float]] = field(default_factory=list)
+    tendons: list[FixedTendon] = field(default_factory=list)
 
     def qpos_to_q(self, qpos: np.ndarray) -> np.ndarray:
         """MuJoCo ``qpos`` -> pfaff ``q`` (see :mod:`pfaff.mechanism.mjcf`)."""

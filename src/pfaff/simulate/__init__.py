@@ -15,6 +15,7 @@ from pfaff.simulate.forces import (
     PointDamper,
     PointForce,
     PointSpring,
+    TendonSpring,
 )
 from pfaff.simulate.integrator import INTEGRATORS, SimOptions, project_state, simulate
 from pfaff.simulate.options import choose_engine, engine_choice
@@ -47,6 +48,7 @@ __all__ = [
     "PointDamper",
     "PointForce",
     "PointSpring",
+    "TendonSpring",
     "INTEGRATORS",
     "SERIES_DOC",
     "InitialStateError",

@@ -23,6 +23,8 @@ Elements:
 - :class:`PointDamper` -- a damper between two points, tension ``c s'``.
 - :class:`JointSpring`, :class:`JointDamper` -- on one coordinate of a one-dof joint.
 - :class:`CoordinateSpring` -- on a linear combination of joint coordinates.
+- :class:`TendonSpring` -- a fixed tendon's spring (with MuJoCo's dead band) and
+  damper on a linear combination of joint coordinates.
 - :class:`AnchorSpring`, :class:`AnchorDamper` -- a body point tied to a world
   anchor along chosen world axes (a task-space stiffness and damping).
 - :class:`PointForce` -- a constant world force on a body point.
@@ -54,6 +56,7 @@ from pfaff.simulate.forces_point import (
     PointForce,
     PointSpring,
 )
+from pfaff.simulate.forces_tendon import TendonSpring
 
 __all__ = [
     "AnchorDamper",
@@ -70,6 +73,7 @@ __all__ = [
     "PointDamper",
     "PointForce",
     "PointSpring",
+    "TendonSpring",
     "element_types",
 ]
 

@@ -14,6 +14,7 @@ import pytest
 from pfaff import core
 from pfaff.constraints import (
     ConstraintSet,
+    CoordinateLock,
     FrameAligned,
     PointOnBodyPlane,
     PointOnCircle,
@@ -185,6 +186,15 @@ def _everything_panda(rng, q):
     ]
 
 
+def _coordinate_lock_with_circle(rng, q):
+    # a tendon's held length (constant row) beside a kind with derivative rows
+    c = rng.uniform(-1.0, 1.0, 3)
+    return [
+        CoordinateLock(["panda_joint2", "panda_joint4", "panda_joint6"], c, 0.1),
+        PointOnCircle("panda_hand_tcp", radius=0.5),
+    ]
+
+
 CASES = {
     "weld": ("panda", _weld_panda),
     "weld-world-frame": ("panda", _weld_world),
@@ -202,6 +212,7 @@ CASES = {
     "point-on-body-plane": ("panda", _body_plane_panda),
     "point-on-body-plane-floating-scaled": ("floating", _body_plane_floating_scaled),
     "mixed": ("panda", _everything_panda),
+    "coordinate-lock": ("panda", _coordinate_lock_with_circle),
 }
 
 

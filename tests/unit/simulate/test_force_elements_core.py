@@ -32,6 +32,7 @@ WRONG = {
     "JointSpring": ("iq", 99, "spec.iq = 99 is out of range"),
     "JointDamper": ("iv", -2, "spec.iv = -2 is out of range"),
     "CoordinateSpring": ("ivs", [0], "one q index, v index and coefficient each"),
+    "TendonSpring": ("hi", -1.0, "spec.lo = -0.2.* > spec.hi = -1"),
     "AnchorSpring": ("axes", [0, 3], "spec.axes\\[i\\] = 3 is out of range"),
     "AnchorDamper": ("axes", [-1], "spec.axes\\[i\\] = -1 is out of range"),
     "PointForce": ("s1", -1, "spec.s1 = -1 is out of range"),
