@@ -165,7 +165,7 @@ def test_tendon_spring_potential_is_its_force():
             assert abs(Q[k] + (e.potential(up) - e.potential(down)) / 2e-6) <= 1e-7
     q = panda.neutral()
     q[e.iq] = (0.1, 0.0)  # L = 0.1, inside (-0.2, 0.3)
-    assert np.abs(e.force(0.0, panda.compute(q, np.zeros(panda.nv)))).max() == 0.0
+    assert np.abs(e.force(0.0, panda.compute(q, np.zeros(panda.nv)))).max() <= 1e-15
 
 
 @pytest.mark.parametrize(
@@ -181,3 +181,10 @@ def test_tendon_spring_refuses_bad_parameters(kwargs, words):
     args = {"joints": ["a", "b"], "coefficients": [1.0, 0.5], "stiffness": 1.0, **kwargs}
     with pytest.raises(ModelError, match=words):
         TendonSpring(**args)
+
+
+def test_tendon_spring_refuses_a_ball_joint():
+    from tests.parity.test_lowerings import _balls
+
+    with pytest.raises(ModelError, match="'ball' is not a one-dof joint"):
+        TendonSpring(["ball"], [1.0], 1.0).bind(_balls())

@@ -61,7 +61,7 @@ namespace
         c.fail("held names limit " + std::to_string(i) + " twice");
       seen[std::size_t(i)] = true;
       const pfaff::JointLimit & l = s.mo().limits[std::size_t(i)];
-      const double x = s.state().q_(l.iq), b = side == 0 ? l.lower : l.upper;
+      const double x = l.value(s.state().q_), b = side == 0 ? l.lower : l.upper;
       if (!(std::abs(x - b) <= 1e-9))
         c.fail("held limit " + std::to_string(i) + " is held at its "
                + (side == 0 ? "lower" : "upper") + " bound " + std::to_string(b)
@@ -79,13 +79,21 @@ namespace pfaff
     m.def(
       "add_limit",
       [](System & s, int iq, int iv, double lower, double upper, double restitution,
-         double rest_speed) {
-        add_limit(s, JointLimit{iq, iv, lower, upper, restitution, rest_speed});
+         double rest_speed, std::vector<int> iqs, std::vector<int> ivs,
+         std::vector<double> coefs) {
+        JointLimit lim{iq, iv, lower, upper, restitution, rest_speed};
+        lim.iqs = std::move(iqs);
+        lim.ivs = std::move(ivs);
+        lim.coefs = std::move(coefs);
+        add_limit(s, lim);
       },
       "system"_a, "iq"_a, "iv"_a, "lower"_a, "upper"_a, "restitution"_a, "rest_speed"_a,
-      "add the joint limit lower <= q[iq] <= upper of a one-dof joint (velocity iv) with "
-      "Newton's restitution in [0, 1] and the approach speed at or below which an impact is "
-      "plastic; after the system's constraints (ValueError naming what is wrong)");
+      "iqs"_a = std::vector<int>{}, "ivs"_a = std::vector<int>{},
+      "coefs"_a = std::vector<double>{},
+      "add the joint limit lower <= q[iq] <= upper of a one-dof joint (velocity iv), or with "
+      "coefs the fixed tendon's limit lower <= sum_j coefs[j] q[iqs[j]] <= upper (iq, iv "
+      "-1), with Newton's restitution in [0, 1] and the approach speed at or below which an "
+      "impact is plastic; after the system's constraints (ValueError naming what is wrong)");
 
     m.def(
       "set_contact_world",

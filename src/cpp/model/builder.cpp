@@ -264,17 +264,36 @@ namespace pfaff
   {
     const Model & mo = *mo_;
     const Check c{"System.add_limit"};
-    c.index(lim.iq, mo.nq(), "iq", "a q index (nq)");
-    c.index(lim.iv, mo.nv(), "iv", "a v index (nv)");
-    bool one_dof = false; // a joint with one coordinate at iq and one velocity at iv
-    for (pinocchio::JointIndex j = 1; j < mo.model.joints.size(); ++j)
-      one_dof = one_dof
-                || (mo.model.idx_qs[j] == lim.iq && mo.model.nqs[j] == 1
-                    && mo.model.idx_vs[j] == lim.iv && mo.model.nvs[j] == 1);
-    if (!one_dof)
-      c.fail("iq = " + std::to_string(lim.iq) + ", iv = " + std::to_string(lim.iv)
-             + " are not the coordinates of a one-dof joint (limits are for hinge and slide "
-               "joints)");
+    // a joint limit bounds q[iq]; a fixed tendon's, sum_j coefs[j] q[iqs[j]]
+    const bool tendon = !lim.coefs.empty() || !lim.iqs.empty() || !lim.ivs.empty();
+    const std::size_t n = tendon ? lim.coefs.size() : 1;
+    if (tendon && (lim.iqs.size() != n || lim.ivs.size() != n))
+      c.fail("iqs, ivs, coefs: one q index, v index and coefficient each (got "
+             + std::to_string(lim.iqs.size()) + ", " + std::to_string(lim.ivs.size()) + ", "
+             + std::to_string(n) + ")");
+    bool any = false;
+    for (std::size_t k = 0; k < n; ++k)
+    {
+      const int iq = tendon ? lim.iqs[k] : lim.iq, iv = tendon ? lim.ivs[k] : lim.iv;
+      c.index(iq, mo.nq(), tendon ? "iqs[j]" : "iq", "a q index (nq)");
+      c.index(iv, mo.nv(), tendon ? "ivs[j]" : "iv", "a v index (nv)");
+      bool one_dof = false; // a joint with one coordinate at iq and one velocity at iv
+      for (pinocchio::JointIndex j = 1; j < mo.model.joints.size(); ++j)
+        one_dof = one_dof
+                  || (mo.model.idx_qs[j] == iq && mo.model.nqs[j] == 1
+                      && mo.model.idx_vs[j] == iv && mo.model.nvs[j] == 1);
+      if (!one_dof)
+        c.fail("iq = " + std::to_string(iq) + ", iv = " + std::to_string(iv)
+               + " are not the coordinates of a one-dof joint (limits are for hinge and "
+                 "slide joints, and fixed tendons of them)");
+      if (tendon)
+      {
+        c.number(lim.coefs[k], "coefs[j]", -HUGE_VAL, false);
+        any = any || lim.coefs[k] != 0.0;
+      }
+    }
+    if (tendon && !any)
+      c.fail("coefs are all 0: the tendon's length bounds nothing");
     if (std::isnan(lim.lower) || std::isnan(lim.upper) || !(lim.lower < lim.upper)
         || lim.lower == HUGE_VAL || lim.upper == -HUGE_VAL)
       c.fail("lower = " + std::to_string(lim.lower) + " must be < upper = "
@@ -334,7 +353,7 @@ namespace pfaff
     s.m = l.m;
     s.m_h = l.m_h;
     const int L = int(s.limits.size());
-    for (const auto & [i, side] : held) // held_rows: a LockedJoint at the bound per limit
+    for (const auto & [i, side] : held) // held_rows: a row at the bound per limit
     {
       if (i >= L) // a contact point: its row, in its body frames' window
       {
@@ -347,11 +366,14 @@ namespace pfaff
         continue;
       }
       const JointLimit & lim = s.limits[std::size_t(i)];
-      Spec sp;
-      sp.kind = Kind::LockedJoint;
+      Spec sp; // a fixed tendon's limit: its length held (CoordinateLock)
+      sp.kind = lim.coefs.empty() ? Kind::LockedJoint : Kind::CoordinateLock;
       sp.dim = 1;
       sp.iq = lim.iq;
       sp.iv = lim.iv;
+      sp.iqs = lim.iqs;
+      sp.ivs = lim.ivs;
+      sp.coefs = lim.coefs;
       sp.value = side == 0 ? lim.lower : lim.upper;
       s.specs.push_back(sp);
       s.row_cols.emplace_back(0, s.nv());

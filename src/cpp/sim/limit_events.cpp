@@ -219,13 +219,43 @@ namespace pfaff
     });
     ++r.n;
   }
+  namespace
+  {
+    /// limit_bounds.Bound.on_bound: q onto value = x (a joint's coordinate set; a
+    /// tendon's coordinates moved along their coefficients, the nearest such q)
+    void on_bound(const JointLimit & l, VecX & q, double x)
+    {
+      if (l.coefs.empty())
+      {
+        q(l.iq) = x;
+        return;
+      }
+      double n2 = 0.0; // |a|^2 of the row a over q (a joint named twice: its coefs add)
+      for (std::size_t j = 0; j < l.coefs.size(); ++j)
+        for (std::size_t k = 0; k < l.coefs.size(); ++k)
+          n2 += l.iqs[j] == l.iqs[k] ? l.coefs[j] * l.coefs[k] : 0.0;
+      const double t = (x - l.value(q)) / n2;
+      for (std::size_t j = 0; j < l.coefs.size(); ++j)
+        q(l.iqs[j]) += l.coefs[j] * t;
+    }
+
+    /// a tendon limit's row over v (1 x nv)
+    MatX tendon_row(const JointLimit & l, Eigen::Index nv)
+    {
+      MatX R = MatX::Zero(1, nv);
+      for (std::size_t j = 0; j < l.coefs.size(); ++j)
+        R(0, l.ivs[j]) += l.coefs[j];
+      return R;
+    }
+  } // namespace
+
   int first_past(const System & s, Narrow & nar, const Held & held, const VecX & q)
   {
     const Model & mo = s.mo();
     const int L = int(mo.limits.size());
     for (int i = 0; i < L; ++i)
-      if (!is_held(held, i) && outside(mo.limits[std::size_t(i)], q(mo.limits[std::size_t(i)].iq),
-                                        mo.opt.position_tol))
+      if (!is_held(held, i) && outside(mo.limits[std::size_t(i)],
+                                        mo.limits[std::size_t(i)].value(q), mo.opt.position_tol))
         return i;
     const int k = contact_crossed(s, nar, held, q, mo.opt.position_tol);
     return k < 0 ? -1 : L + k;
@@ -237,22 +267,25 @@ namespace pfaff
   {
     const JointLimit & l = s.mo().limits[std::size_t(i)];
     VecX q = s.state().q_, v = s.state().v_;
-    const int side = q(l.iq) <= 0.5 * (l.lower + l.upper) ? 0 : 1;
-    q(l.iq) = side == 0 ? l.lower : l.upper; // on the bound to event_tol
+    const int side = l.value(q) <= 0.5 * (l.lower + l.upper) ? 0 : 1;
+    on_bound(l, q, side == 0 ? l.lower : l.upper); // on the bound to event_tol
     s.set_state(q, v);
     Data & d = s.d();
     dynamics_state(s.mo(), d, q, v, false);
     evaluate(s.mo(), d, q, v, false);
     const MatX M = dense_M(s.mo(), d);
-    const double v_pre = v(l.iv);
+    const double v_pre = l.rate(v);
     const double approach = std::max(0.0, side == 0 ? -v_pre : v_pre);
     const double e = guard.plastic(i, t, approach, l.rest_speed, held) ? 0.0 : l.restitution;
-    const VecX vn = metric_impact(M, d.A, v, l.iv, -e * v_pre, s.mo().opt.rank_tol);
+    const VecX vn = l.coefs.empty()
+                      ? metric_impact(M, d.A, v, l.iv, -e * v_pre, s.mo().opt.rank_tol)
+                      : metric_impact_rows(M, d.A, v, tendon_row(l, v.size()),
+                                           VecX::Constant(1, -e * v_pre), s.mo().opt.rank_tol);
     const double loss = 0.5 * (v.dot(M * v) - vn.dot(M * vn));
     s.set_state(q, vn);
     if (e == 0.0)
       held.emplace_back(i, side);
-    events.push_back(LimitEventRec{t, i, 0, side, v_pre, vn(l.iv), loss});
+    events.push_back(LimitEventRec{t, i, 0, side, v_pre, l.rate(vn), loss});
     guard.count(t);
   }
 
@@ -276,7 +309,7 @@ namespace pfaff
     const int L = int(s.mo().limits.size());
     const auto [i, side] = held[c];
     const int sd = i >= L ? 0 : side;
-    const double vi = i >= L ? 0.0 : s.state().v_(s.mo().limits[std::size_t(i)].iv);
+    const double vi = i >= L ? 0.0 : s.mo().limits[std::size_t(i)].rate(s.state().v_);
     events.push_back(LimitEventRec{t, i, 1, sd, vi, vi, 0.0});
     held.erase(held.begin() + long(c));
     guard.released(i, t);

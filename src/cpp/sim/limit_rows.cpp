@@ -1,6 +1,7 @@
 // The rows of a System's joint limits (limits.hpp): a limit added after the loop's
 // constraints, and the active row set of a held set (the loop's rows, then a
-// LockedJoint row at its bound per held limit). Both change the Model through a
+// LockedJoint row -- a fixed tendon's limit: a CoordinateLock row -- at its bound per
+// held limit). Both change the Model through a
 // ModelBuilder (model/builder.cpp holds the checks and the rows). run_limited: the run
 // of limits.cpp, a singular KKT matrix caught.
 #include "sim/limits.hpp"

@@ -299,11 +299,12 @@ namespace pfaff
         return c.code == status_code::ok;
       }
 
-      // q_i after one step of length x (NaN where it fails)
-      double step_to(const Saved & a, double x, int iq)
+      // limit l's value (q_i, a tendon's length) after one step of length x (NaN where
+      // it fails)
+      double step_to(const Saved & a, double x, const JointLimit & l)
       {
         VecX q;
-        return step_to(a, x, q) ? q(iq) : std::numeric_limits<double>::quiet_NaN();
+        return step_to(a, x, q) ? l.value(q) : std::numeric_limits<double>::quiet_NaN();
       }
 
       // limit_events.locate: the first limit crossed in the step from prev to the
@@ -318,19 +319,19 @@ namespace pfaff
         for (std::size_t i = 0; i < s.mo().limits.size(); ++i)
         {
           const JointLimit & l = s.mo().limits[i];
-          if (is_held(held, int(i)) || !outside(l, q1(l.iq), s.mo().opt.position_tol))
+          if (is_held(held, int(i)) || !outside(l, l.value(q1), s.mo().opt.position_tol))
             continue;
-          const bool lower = q1(l.iq) < l.lower;
+          const bool lower = l.value(q1) < l.lower;
           const double bound = lower ? l.lower : l.upper, sign = lower ? 1.0 : -1.0;
           bool bad = false;
           auto g = [&](double x) {
             if (x <= 1e-9 * h) // below the time's resolution: the start's Taylor line
-              return sign * (a.q(l.iq) + a.v(l.iv) * x - bound);
-            const double qi = step_to(a, x, l.iq);
+              return sign * (l.value(a.q) + l.rate(a.v) * x - bound);
+            const double qi = step_to(a, x, l);
             bad = bad || !std::isfinite(qi);
             return std::isfinite(qi) ? sign * (qi - bound) : -1.0;
           };
-          const double x = first_root(g, sign * a.v(l.iv), h, o.event_tol);
+          const double x = first_root(g, sign * l.rate(a.v), h, o.event_tol);
           if (bad)
             return {-1, 0.0};
           if (best < 0 || x < best_s)

@@ -1,9 +1,11 @@
 // Joint limits inside the compiled step loop (pfaff.simulate.limits, the NumPy reference,
-// and its module docstring tell the rules): a limit keeps a one-dof joint's coordinate
-// in [lower, upper]; a run locates the crossing of a bound inside the step (Brent's
-// method on q_i(s) - bound over the step's own integrator), applies Newton's impact law
-// in the metric of M (plastic below rest_speed: the stop is then held as a LockedJoint
-// row, toggled on in the active row set), releases a held stop whose multiplier pulls,
+// and its module docstring tell the rules): a limit keeps a one-dof joint's coordinate,
+// or a fixed tendon's length sum_j c_j q_j (JointLimit::value), in [lower, upper]; a run
+// locates the crossing of a bound inside the step (Brent's method on x(s) - bound over
+// the step's own integrator), applies Newton's impact law in the metric of M (plastic
+// below rest_speed: the stop is then held as a LockedJoint row, a tendon's as a
+// CoordinateLock row, toggled on in the active row set), releases a held stop whose
+// multiplier pulls,
 // and bounds the events of a step (EventGuard). limits.cpp holds the run, limit_rows.cpp
 // the rows, limit_events.cpp the pieces the run takes (the guard, Brent's method, the
 // impact, the record).
@@ -110,7 +112,8 @@ namespace pfaff
   /// refuse (std::invalid_argument) a limit the System cannot hold, else add it to its
   /// Model (the loop's rows are those added so far; no limit may be held)
   void add_limit(System & s, const JointLimit & lim);
-  /// the active rows: the loop's, then a LockedJoint row at its bound per held limit
+  /// the active rows: the loop's, then a LockedJoint (a tendon's: CoordinateLock) row at
+  /// its bound per held limit
   void set_held_rows(System & s, const Held & held);
   /// simulate_limited(..., grid) from the System's state (set_state) and torque
   /// (set_tau, or the controller ctl) at t0 to t_end in steps of opt.dt: the samples, events and accounts into

@@ -26,7 +26,7 @@ from pfaff.errors import ModelError
 from pfaff.mechanism.mjcf_collisions import CONTACT_WARNING
 from pfaff.mechanism.pinocchio_backend import PinocchioMechanism, from_urdf
 from pfaff.simulate.forces import BallSpring, DofDamper, JointDamper, JointSpring, TendonSpring
-from pfaff.simulate.limits import JointLimit
+from pfaff.simulate.limits import JointLimit, TendonLimit
 
 __all__ = ["MODEL_SUFFIXES", "ModelSystem", "load_model"]
 
@@ -115,11 +115,7 @@ def load_model(
                              f"tendon {td.name}")
             )  # fmt: skip
     warns = list(mj.warnings)
-    for td in mj.tendons:
-        if td.limit is not None:
-            lo, hi = (x + td.offset for x in td.limit[:2])
-            warns.append(f"tendon {td.name!r}: limits [{lo:g}, {hi:g}] are not modelled")
-    limits = _limits(mj, q, warns)
+    limits = _limits(mj, q, warns) + _tendon_limits(mj, q, warns)
     contacts = None
     if contact:
         contacts, said = file_contacts(p, mj.body_frames, mj.q_to_qpos(q))
@@ -156,6 +152,26 @@ def _limits(mj, q: np.ndarray, warns: list[str]) -> list[JointLimit]:
         warns.append(
             f"joint {name!r}: limits [{lo + ref:g}, {hi + ref:g}] (MuJoCo's qpos) are not "
             f"modelled: the start ({x + ref:g}) is outside them"
+        )
+    return out
+
+
+def _tendon_limits(mj, q: np.ndarray, warns: list[str]) -> list[TendonLimit]:
+    """The file's fixed tendons' limits that hold at the start ``q`` (a limit the start
+    is outside of is listed in ``warns`` as not modelled, as a joint's is)."""
+    where = {j.name: j for j in mj.joints}
+    out = []
+    for td in mj.tendons:
+        if td.limit is None:
+            continue
+        lo, hi, e = td.limit
+        x = sum(c * q[where[j].idx_q] for j, c in zip(td.joints, td.coefs))
+        if lo - 1e-9 <= x <= hi + 1e-9:
+            out.append(TendonLimit(td.name, td.joints, td.coefs, lo, hi, e))
+            continue
+        warns.append(
+            f"tendon {td.name!r}: limits [{lo + td.offset:g}, {hi + td.offset:g}] are not "
+            f"modelled: the start's length ({x + td.offset:g}) is outside them"
         )
     return out
 

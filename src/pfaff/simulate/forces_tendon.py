@@ -19,10 +19,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from pfaff.constraints.library import joint_coordinate
 from pfaff.lowering import lowers
 from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
 from pfaff.simulate.force_base import ForceElement, finite
-from pfaff.simulate.forces_joint import _one_dof
 
 __all__ = ["TendonSpring"]
 
@@ -74,8 +74,15 @@ class TendonSpring(ForceElement):
         self.name = name or f"tendon spring on {self.joints}"
 
     def bind(self, mechanism: Mechanism) -> None:
-        idx = np.array([_one_dof(mechanism, j) for j in self.joints], dtype=int).reshape(-1, 2)
-        self.iq, self.iv = idx[:, 0], idx[:, 1]
+        idx = [joint_coordinate(mechanism, j) for j in self.joints]
+        bad = [j for j, (_, _, nq) in zip(self.joints, idx) if nq != 1]
+        if bad:
+            raise ModelError(
+                f"{self.name}: joint {bad[0]!r} is not a one-dof joint with one coordinate "
+                "(a fixed tendon joins hinge and slide joints)"
+            )
+        self.iq = np.array([i[0] for i in idx], dtype=int)
+        self.iv = np.array([i[1] for i in idx], dtype=int)
 
     def length(self, snap: Snapshot) -> float:
         """``L = sum_j c_j q_j``."""

@@ -4,7 +4,8 @@
 does between them (its module docstring tells the whole story):
 
 * :func:`locate` -- the crossing of a bound inside a step, by Brent's method on
-  ``s -> q_i(s) - bound`` over the run's own integrator (a phase that starts on the bound
+  ``s -> x(s) - bound`` (``x`` the joint's coordinate or the tendon's length) over the
+  run's own integrator (a phase that starts on the bound
   and leaves it inwards is bracketed past that start, so a rebound is not taken for a
   new crossing at ``s = 0``);
 * :func:`impact` -- Newton's law in the metric of M (:func:`metric_impact`);
@@ -35,8 +36,9 @@ MAX_EVENTS_PER_STEP = 8
 class LimitEvent:
     """One event of a limited run.
 
-    ``kind`` is ``"impact"`` or ``"release"``; ``side`` ``"lower"`` or ``"upper"``;
-    ``v_pre`` / ``v_post`` the joint's velocity before and after [rad/s or m/s];
+    ``joint`` names the limit (the joint, or a tendon limit's tendon); ``kind`` is
+    ``"impact"`` or ``"release"``; ``side`` ``"lower"`` or ``"upper"``; ``v_pre`` /
+    ``v_post`` the joint's velocity (the tendon's rate) before and after [rad/s or m/s];
     ``energy_lost`` the kinetic energy the impact took [J] (0 for a release).
     """
 
@@ -117,15 +119,24 @@ def pulling(side: str, lam: np.ndarray, tol: float) -> np.ndarray:
 
 
 def metric_impact(
-    M: np.ndarray, A: np.ndarray, v: np.ndarray, iv: int, target: float, rank_tol: float = 1e-10
+    M: np.ndarray,
+    A: np.ndarray,
+    v: np.ndarray,
+    iv: int | np.ndarray,
+    target: float,
+    rank_tol: float = 1e-10,
 ) -> np.ndarray:
     """The velocity nearest to ``v`` in the metric ``M`` with ``A v = 0`` and ``v[iv] =
     target``: ``v + M^-1 G^T (G M^-1 G^T)^+ (b - G v)``, ``G = [A; e_iv^T]``, the
     pseudo-inverse by SVD (singular values below ``rank_tol`` times the largest dropped,
-    so a limit row dependent on the loop's rows is handled)."""
+    so a limit row dependent on the loop's rows is handled). ``iv`` an (nv,) row ``r``
+    instead of an index: ``r . v = target`` (a tendon's rate)."""
     nv = len(v)
     row = np.zeros((1, nv))
-    row[0, iv] = 1.0
+    if np.ndim(iv):
+        row[0] = iv
+    else:
+        row[0, iv] = 1.0
     G = np.vstack([np.asarray(A, float).reshape(-1, nv), row])
     b = np.zeros(len(G))
     b[-1] = target
@@ -212,7 +223,7 @@ class Watch:
     def __call__(self, t, snap, cev) -> bool:
         self.prev, self.last = self.last, (t, snap.q.copy(), snap.v.copy())
         return any(
-            i not in self.held and outside(b, snap.q[b.iq], self.slack)
+            i not in self.held and outside(b, b.value(snap.q), self.slack)
             for i, b in enumerate(self.bounds)
         )
 
@@ -224,7 +235,7 @@ def locate(cs, chain, tr, watch, bounds, opt, forces, event_tol):
     past = [
         i
         for i, b in enumerate(bounds)
-        if i not in watch.held and outside(b, q1[b.iq], watch.slack)
+        if i not in watch.held and outside(b, b.value(q1), watch.slack)
     ]
     if watch.prev is None:  # the phase's first sample is past a bound (after a release)
         return past[0], 0.0
@@ -237,17 +248,17 @@ def locate(cs, chain, tr, watch, bounds, opt, forces, event_tol):
     best = None
     for i in past:
         b = bounds[i]
-        lower = q1[b.iq] < b.lim.lower
+        lower = b.value(q1) < b.lim.lower
         bound, sign = (b.lim.lower, 1.0) if lower else (b.lim.upper, -1.0)
 
         def g(s, b=b, bound=bound, sign=sign):  # > 0 inside
             if s <= 1e-9 * dt:  # below the time's resolution: the start's Taylor line
-                return sign * (q_a[b.iq] + v_a[b.iv] * s - bound)
+                return sign * (b.value(q_a) + b.rate(v_a) * s - bound)
             o = dataclasses.replace(opt, dt=s, progress=False, control_dt=None)
             r = simulate(cs, q_a, v_a, t_a + s, o, tau=tau, t0=t_a, forces=forces)
-            return sign * (r.arrays()["q"][-1][b.iq] - bound)
+            return sign * (b.value(r.arrays()["q"][-1]) - bound)
 
-        s = _crossing(g, sign * v_a[b.iv], dt, event_tol)
+        s = _crossing(g, sign * b.rate(v_a), dt, event_tol)
         if best is None or s < best[1]:
             best = (i, s)
     return best
@@ -274,21 +285,20 @@ def impact(chain, cs, bounds, i, held, events, opt, guard: EventGuard) -> None:
     loop's admissible velocities with the limit row's velocity reversed (times e), or
     stopped (held) when :meth:`EventGuard.plastic` says so."""
     b = bounds[i]
-    side = "lower" if chain.q[b.iq] <= 0.5 * (b.lim.lower + b.lim.upper) else "upper"
-    q = chain.q.copy()
-    q[b.iq] = limit_value(b.lim, side)  # the located state is on the bound to event_tol
+    side = "lower" if b.value(chain.q) <= 0.5 * (b.lim.lower + b.lim.upper) else "upper"
+    q = b.on_bound(chain.q, limit_value(b.lim, side))  # located on the bound to event_tol
     snap = cs.mechanism.compute(q, chain.v, cs.frames)
     A = cs.evaluate(snap).A if cs.dim else np.zeros((0, len(chain.v)))
-    v_pre = chain.v[b.iv]
+    v_pre = b.rate(chain.v)
     approach = max(0.0, -v_pre if side == "lower" else v_pre)
     e = 0.0 if guard.plastic(i, chain.t, approach, held) else b.lim.restitution
-    v = metric_impact(snap.M, A, chain.v, b.iv, -e * v_pre, opt.rank_tol)
+    v = metric_impact(snap.M, A, chain.v, b.row(), -e * v_pre, opt.rank_tol)
     loss = 0.5 * float(chain.v @ snap.M @ chain.v - v @ snap.M @ v)
     chain.q, chain.v = q, v
     chain.resample()
     if e == 0.0:
         held[i] = side
-    events.append(LimitEvent(chain.t, b.lim.joint, "impact", side, v_pre, v[b.iv], loss))
+    events.append(LimitEvent(chain.t, b.lim.joint, "impact", side, v_pre, b.rate(v), loss))
     guard.count(chain.t)
 
 
@@ -310,10 +320,8 @@ def release(chain, tr, m0, held, bounds, events, tol, guard: EventGuard) -> bool
     chain.t, chain.q, chain.v, chain.tau = float(t[k]), a["q"][k], a["v"][k], a["tau"][k]
     chain.resample()
     side = held.pop(i)
-    iv = bounds[i].iv
-    events.append(
-        LimitEvent(chain.t, bounds[i].lim.joint, "release", side, a["v"][k][iv], a["v"][k][iv])
-    )
+    rate = bounds[i].rate(a["v"][k])
+    events.append(LimitEvent(chain.t, bounds[i].lim.joint, "release", side, rate, rate))
     guard.released[i] = chain.t
     guard.count(chain.t)
     return True

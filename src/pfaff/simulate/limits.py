@@ -1,15 +1,18 @@
 """Joint limits as exact unilateral constraints: located events, impacts, held rows.
 
-A limit keeps a one-dof joint's coordinate in ``[lower, upper]``. The run is a chain of
+A limit keeps a one-dof joint's coordinate in ``[lower, upper]`` (a
+:class:`JointLimit`), or a fixed tendon's length, a linear combination of joint
+coordinates (a :class:`~pfaff.simulate.limit_bounds.TendonLimit`). The run is a chain of
 :func:`~pfaff.simulate.simulate` phases (:class:`~pfaff.simulate.phases.PhaseChain`), so
 both engines run it unchanged:
 
 * **Event location.** A phase's ``stop`` callback fires when a free coordinate is past a
   bound at the end of a step. The sample past it is dropped and the crossing time inside
-  that step is found by Brent's method on ``s -> q_i(s) - bound``, where ``q_i(s)`` is one
-  step of the run's own integrator of length ``s`` from the step's start state (on the
-  same engine): the event state is the integrator's own state at the crossing, and the
-  time is exact to ``event_tol`` (1e-15 s by default).
+  that step is found by Brent's method on ``s -> x(s) - bound``, where ``x(s)`` (the
+  coordinate or the tendon's length) is that of one step of the run's own integrator of
+  length ``s`` from the step's start state (on the same engine): the event state is the
+  integrator's own state at the crossing, and the time is exact to
+  ``event_tol`` (1e-15 s by default).
 * **Impact.** The velocity is projected in the metric of M (the least change of kinetic
   energy, as :func:`~pfaff.simulate.integrator.project_state` does) onto
   ``{A v = 0, v_i = -e v_i^-}``: the loop's rows are kept and the limit row's velocity is
@@ -51,11 +54,11 @@ from types import SimpleNamespace
 import numpy as np
 
 from pfaff.constraints.base import ConstraintSet
-from pfaff.constraints.library import LockedJoint, joint_coordinate
 from pfaff.simulate import core_engine
 from pfaff.simulate.actuators import start_act
 from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.integrator import project_state
+from pfaff.simulate.limit_bounds import Bound, TendonLimit, check_limit
 from pfaff.simulate.limit_events import (
     MAX_EVENTS_PER_STEP,
     EventGuard,
@@ -80,6 +83,7 @@ __all__ = [
     "MAX_EVENTS_PER_STEP",
     "RELEASE_TOL",
     "JointLimit",
+    "TendonLimit",
     "LimitEvent",
     "LimitedRun",
     "check_inside",
@@ -110,27 +114,7 @@ class JointLimit:
     restitution: float = 0.0
 
     def __post_init__(self) -> None:
-        lo, hi, e = float(self.lower), float(self.upper), float(self.restitution)
-        if np.isnan(lo) or np.isnan(hi) or not lo < hi:
-            raise ValueError(
-                f"joint limit of {self.joint!r}: lower = {self.lower!r} must be < upper = "
-                f"{self.upper!r} (numbers; -inf/inf for a one-sided limit)"
-            )
-        if not 0.0 <= e <= 1.0:
-            raise ValueError(
-                f"joint limit of {self.joint!r}: restitution = {self.restitution!r}, valid: [0, 1]"
-            )
-
-
-class _Bound:
-    def __init__(self, lim: JointLimit, mech) -> None:
-        self.lim = lim
-        self.iq, self.iv, nq = joint_coordinate(mech, lim.joint)
-        if nq != 1:
-            raise ValueError(
-                f"joint limit of {lim.joint!r}: the joint has {nq} coordinates; limits are "
-                "for one-dof hinge and slide joints (not continuous ones)"
-            )
+        check_limit(f"joint limit of {self.joint!r}", self.lower, self.upper, self.restitution)
 
 
 def simulate_limited(
@@ -227,7 +211,7 @@ def _on_core(cset, q0, v0, t_end, limits, opt, forces, t0, tau, event_tol, relea
         for name in dict.fromkeys((*cset.frames, *frames)):
             sys_.observe(name)
     q, v = core_engine.project_start(sys_, np.asarray(q0, float), np.asarray(v0, float), opt)
-    bounds = [_Bound(lim, cset.mechanism) for lim in limits]
+    bounds = [Bound(lim, cset.mechanism) for lim in limits]
     held = _start_held(held, bounds, q)
     check_inside(limits, cset.mechanism, q, held)
     sys_.set_state(q, v)
@@ -249,7 +233,7 @@ def phase_loop(cset, q0, v0, t_end, limits, opt, forces, t0, tau, event_tol, rel
     at the end (:func:`~pfaff.simulate.limit_events.thin`)."""
     every, opt = opt.record_every, dataclasses.replace(opt, record_every=1)
     mech = cset.mechanism
-    bounds = [_Bound(lim, mech) for lim in limits]
+    bounds = [Bound(lim, mech) for lim in limits]
     q, v = project_state(cset, np.asarray(q0, float), np.asarray(v0, float), opt)
     held = _start_held(held, bounds, q)  # bound index -> side held
     check_inside(limits, mech, q, held)
@@ -297,10 +281,10 @@ def _start_held(held, bounds, q) -> dict[int, str]:
         if side not in ("lower", "upper"):
             raise ValueError(f"held: side {side!r} of limit {i}, valid: 'lower', 'upper'")
         b, x = bounds[i], limit_value(bounds[i].lim, side)
-        if abs(q[b.iq] - x) > 1e-9:
+        if abs(b.value(q) - x) > 1e-9:
             raise ValueError(
                 f"held: joint {b.lim.joint!r} is held at its {side} bound {x!r} but q = "
-                f"{float(q[b.iq])!r}"
+                f"{b.value(q)!r}"
             )
         out[int(i)] = side
     return out
@@ -317,10 +301,12 @@ def _to_grid(t: float, t0: float, dt: float) -> float | None:
 
 
 def held_rows(cset: ConstraintSet, limits: list[JointLimit], held: dict) -> ConstraintSet:
-    """The loop's rows plus a :class:`~pfaff.constraints.LockedJoint` row at its bound per
-    held limit (``held``: limit index -> side), in the order of ``held``."""
+    """The loop's rows plus a :class:`~pfaff.constraints.LockedJoint` row (a tendon's
+    limit: a :class:`~pfaff.constraints.CoordinateLock`) at its bound per held limit
+    (``held``: limit index -> side), in the order of ``held``."""
+    mech = cset.mechanism
     locks = [
-        LockedJoint(limits[i].joint, limit_value(limits[i], side), f"limit {i}")
+        Bound(limits[i], mech).lock(limit_value(limits[i], side), f"limit {i}")
         for i, side in held.items()
     ]
     return ConstraintSet(cset.mechanism, [*cset.constraints, *locks])
@@ -330,9 +316,10 @@ def check_inside(limits: list[JointLimit], mech, q: np.ndarray, held=(), hint: s
     """Refuse a ``q`` outside a limit not held (ValueError naming the joint, its value,
     its range, then ``hint``)."""
     for i, lim in enumerate(limits):
-        x = float(q[joint_coordinate(mech, lim.joint)[0]])
+        x = Bound(lim, mech).value(q)
         if i not in held and not lim.lower - 1e-12 <= x <= lim.upper + 1e-12:
+            what = "tendon" if isinstance(lim, TendonLimit) else "joint"
             raise ValueError(
-                f"the start is outside the limit of joint {lim.joint!r}: q = {x!r} is not "
+                f"the start is outside the limit of {what} {lim.joint!r}: q = {x!r} is not "
                 f"in [{lim.lower!r}, {lim.upper!r}]{hint}"
             )

@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from pfaff import core
-from pfaff.constraints.library import joint_coordinate
 from pfaff.simulate import core_engine, watch
+from pfaff.simulate.limit_bounds import Bound
 from pfaff.simulate.limit_events import ContactEvent, LimitedRun, LimitEvent
 from pfaff.simulate.policy import (
     CORE_SERIES,
@@ -93,16 +93,7 @@ def limited_system(
     ``restitution``). Raises ValueError naming a joint that cannot take a limit."""
     sys_ = core.clone(proto)
     for lim in limits:
-        iq, iv, nq = joint_coordinate(mech, lim.joint)
-        if nq != 1:
-            raise ValueError(
-                f"joint limit of {lim.joint!r}: the joint has {nq} coordinates; limits are "
-                "for one-dof hinge and slide joints (not continuous ones)"
-            )
-        core.add_limit(
-            sys_, iq, iv, float(lim.lower), float(lim.upper), float(lim.restitution),
-            float(rest_speed),
-        )  # fmt: skip
+        Bound(lim, mech).add_to(core, sys_, rest_speed)
     if contacts is not None and contacts.pairs:
         core.set_contact_world(sys_, contacts.mjb, contacts.path)
         for k, (p, frame, mu) in enumerate(
