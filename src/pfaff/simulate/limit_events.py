@@ -253,12 +253,12 @@ def locate(cs, chain, tr, watch, bounds, opt, forces, event_tol):
 
         def g(s, b=b, bound=bound, sign=sign):  # > 0 inside
             if s <= 1e-9 * dt:  # below the time's resolution: the start's Taylor line
-                return sign * (b.value(q_a) + b.rate(v_a) * s - bound)
+                return sign * (b.value(q_a) + b.rate(q_a, v_a) * s - bound)
             o = dataclasses.replace(opt, dt=s, progress=False, control_dt=None)
             r = simulate(cs, q_a, v_a, t_a + s, o, tau=tau, t0=t_a, forces=forces)
             return sign * (b.value(r.arrays()["q"][-1]) - bound)
 
-        s = _crossing(g, sign * b.rate(v_a), dt, event_tol)
+        s = _crossing(g, sign * b.rate(q_a, v_a), dt, event_tol)
         if best is None or s < best[1]:
             best = (i, s)
     return best
@@ -289,16 +289,16 @@ def impact(chain, cs, bounds, i, held, events, opt, guard: EventGuard) -> None:
     q = b.on_bound(chain.q, limit_value(b.lim, side))  # located on the bound to event_tol
     snap = cs.mechanism.compute(q, chain.v, cs.frames)
     A = cs.evaluate(snap).A if cs.dim else np.zeros((0, len(chain.v)))
-    v_pre = b.rate(chain.v)
+    v_pre = b.rate(q, chain.v)
     approach = max(0.0, -v_pre if side == "lower" else v_pre)
     e = 0.0 if guard.plastic(i, chain.t, approach, held) else b.lim.restitution
-    v = metric_impact(snap.M, A, chain.v, b.row(), -e * v_pre, opt.rank_tol)
+    v = metric_impact(snap.M, A, chain.v, b.row(q), -e * v_pre, opt.rank_tol)
     loss = 0.5 * float(chain.v @ snap.M @ chain.v - v @ snap.M @ v)
     chain.q, chain.v = q, v
     chain.resample()
     if e == 0.0:
         held[i] = side
-    events.append(LimitEvent(chain.t, b.lim.joint, "impact", side, v_pre, b.rate(v), loss))
+    events.append(LimitEvent(chain.t, b.lim.joint, "impact", side, v_pre, b.rate(q, v), loss))
     guard.count(chain.t)
 
 
@@ -320,7 +320,7 @@ def release(chain, tr, m0, held, bounds, events, tol, guard: EventGuard) -> bool
     chain.t, chain.q, chain.v, chain.tau = float(t[k]), a["q"][k], a["v"][k], a["tau"][k]
     chain.resample()
     side = held.pop(i)
-    rate = bounds[i].rate(a["v"][k])
+    rate = bounds[i].rate(a["q"][k], a["v"][k])
     events.append(LimitEvent(chain.t, bounds[i].lim.joint, "release", side, rate, rate))
     guard.released[i] = chain.t
     guard.count(chain.t)

@@ -1,8 +1,10 @@
 """Joint limits as exact unilateral constraints: located events, impacts, held rows.
 
 A limit keeps a one-dof joint's coordinate in ``[lower, upper]`` (a
-:class:`JointLimit`), or a fixed tendon's length, a linear combination of joint
-coordinates (a :class:`~pfaff.simulate.limit_bounds.TendonLimit`). The run is a chain of
+:class:`JointLimit`), a fixed tendon's length, a linear combination of joint
+coordinates (a :class:`~pfaff.simulate.limit_bounds.TendonLimit`), or a ball joint's
+rotation angle below its bound (a :class:`~pfaff.simulate.limit_bounds.BallLimit`:
+its events in the Python phase loop, on either engine's phases). The run is a chain of
 :func:`~pfaff.simulate.simulate` phases (:class:`~pfaff.simulate.phases.PhaseChain`), so
 both engines run it unchanged:
 
@@ -58,7 +60,7 @@ from pfaff.simulate import core_engine
 from pfaff.simulate.actuators import start_act
 from pfaff.simulate.forces import ForceSet
 from pfaff.simulate.integrator import project_state
-from pfaff.simulate.limit_bounds import Bound, TendonLimit, check_limit
+from pfaff.simulate.limit_bounds import BallLimit, Bound, TendonLimit, check_limit
 from pfaff.simulate.limit_events import (
     MAX_EVENTS_PER_STEP,
     EventGuard,
@@ -82,6 +84,7 @@ __all__ = [
     "HOLD_CHUNK",
     "MAX_EVENTS_PER_STEP",
     "RELEASE_TOL",
+    "BallLimit",
     "JointLimit",
     "TendonLimit",
     "LimitEvent",
@@ -186,6 +189,9 @@ def simulate_limited(
     args = (cset, q0, v0, t_end, limits, opt, forces, t0, tau, event_tol, release_tol,
             rest_speed, held, grid, max_events)  # fmt: skip
     engine, why = engine_choice(cset, opt, tuple(forces))
+    balls = any(isinstance(lim, BallLimit) for lim in limits)
+    if balls:  # their events run in the Python phase loop (its phases on the engine)
+        engine, why = "numpy", "ball-joint limits' events run in the Python phase loop"
     if contacts is not None and contacts.pairs and engine != "core":
         raise ValueError(
             "contacts run on the compiled core only, and this system runs on the NumPy "
@@ -319,6 +325,7 @@ def check_inside(limits: list[JointLimit], mech, q: np.ndarray, held=(), hint: s
         x = Bound(lim, mech).value(q)
         if i not in held and not lim.lower - 1e-12 <= x <= lim.upper + 1e-12:
             what = "tendon" if isinstance(lim, TendonLimit) else "joint"
+            what = "ball joint" if isinstance(lim, BallLimit) else what
             raise ValueError(
                 f"the start is outside the limit of {what} {lim.joint!r}: q = {x!r} is not "
                 f"in [{lim.lower!r}, {lim.upper!r}]{hint}"

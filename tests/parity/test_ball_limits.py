@@ -1,0 +1,141 @@
+"""A ball joint's limit (:class:`pfaff.simulate.limits.BallLimit`: the rotation angle
+``theta = 2 atan2(|xyz|, |w|)`` at most ``angle``, MuJoCo's ball limit), in the Python
+phase loop of ``simulate_limited``: the angle and its row against MuJoCo's angle and
+finite differences, the impacts against the closed form of Newton's law in the metric of
+M (e = 0, 0.5), the energy kept with e = 1, the phases on the core against those on
+NumPy, and the refusals."""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+
+import pfaff
+from pfaff import core
+from pfaff.constraints import ConstraintSet
+from pfaff.constraints.ball_angle import BallAngle, ball_angle
+from pfaff.constraints.base import check_derivatives
+from pfaff.mechanism.base import ModelError
+from pfaff.simulate import SimOptions
+from pfaff.simulate.limit_bounds import Bound
+from pfaff.simulate.limits import BallLimit, simulate_limited
+from pfaff.simulate.limits_core import limited_system
+from tests.parity.test_lowerings import _balls
+
+pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
+
+PENDULUM = """
+<mujoco>
+  <option gravity="0 0 -9.81"><flag contact="disable"/></option>
+  <worldbody>
+    <body name="rod">
+      <joint name="ball" type="ball"/>
+      <geom type="capsule" fromto="0 0 0 0.1 0 -0.5" size="0.02" mass="0.7"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+ANGLE = 0.6
+
+
+@pytest.fixture(scope="module")
+def pendulum(tmp_path_factory):
+    path = tmp_path_factory.mktemp("ball") / "pendulum.xml"
+    path.write_text(PENDULUM)
+    return pfaff.load(path)
+
+
+def _start():
+    """Tilted 0.3 rad about x, turning away from the vertical and sideways."""
+    q0 = np.array([np.sin(0.15), 0.0, 0.0, np.cos(0.15)])
+    return q0, np.array([2.5, 0.8, 0.3])
+
+
+def _run(system, e: float, engine: str, t_end: float = 0.5):
+    opt = SimOptions(dt=1e-3, engine=engine, progress=False)
+    q0, v0 = _start()
+    return simulate_limited(system.cset, q0, v0, t_end, [BallLimit("ball", ANGLE, e)], opt)
+
+
+def test_the_angle_is_mujocos_and_its_row_and_drift_are_its_derivatives():
+    """At 30 random states of a ball joint (on a free body): the angle equals MuJoCo's
+    (the norm of mju_quat2Vel, 1e-12 rad), w < 0 among them; the row u and the drift
+    |omega_perp|^2 / (2 tan(theta/2)) equal central differences (1e-7). The angle
+    without the fold (2 atan2(|xyz|, w)) misses MuJoCo's where w < 0."""
+    mech = _balls()
+    rng = np.random.default_rng(1)
+    negative, unfolded = 0, 0.0
+    for _ in range(30):
+        q = mech.integrate(mech.neutral(), rng.uniform(-2.0, 2.0, mech.nv))
+        if rng.uniform() < 0.5:
+            q[7:11] *= -1.0  # the same rotation
+        quat = q[7:11]
+        res = np.zeros(3)
+        mujoco.mju_quat2Vel(res, np.r_[quat[3], quat[:3]], 1.0)
+        assert abs(ball_angle(quat)[0] - np.linalg.norm(res)) <= 1e-12
+        negative += quat[3] < 0
+        raw = 2 * np.arctan2(np.linalg.norm(quat[:3]), quat[3])
+        unfolded = max(unfolded, abs(raw - np.linalg.norm(res)))
+        errs = check_derivatives(ConstraintSet(mech, [BallAngle("ball", 1.0)]), q,
+                                 rng.normal(size=mech.nv))  # fmt: skip
+        assert errs["jacobian"] <= 1e-7 and errs["drift"] <= 1e-7, errs
+    assert negative >= 5 and unfolded > 1.0
+
+
+@pytest.mark.parametrize("engine", ["core", "numpy"])
+@pytest.mark.parametrize("e", [0.0, 0.5])
+def test_ball_impacts_follow_newtons_law_in_the_metric_of_M(pendulum, engine, e):
+    """The rod swings into its cone: the first impact names the joint, the angle's rate
+    after is -e times before (1e-9 rad/s), the kinetic energy lost (1 - e^2) (u.w)^2 /
+    (2 u M^-1 u) (1e-9 J); the angle never passes the bound by more than position_tol."""
+    run = _run(pendulum, e, engine)
+    first = run.events[0]
+    assert (first.joint, first.kind, first.side) == ("ball", "impact", "upper")
+    a = run.trajectory.arrays()
+    k = int(np.flatnonzero(np.abs(a["t"] - first.t) <= 1e-12)[0])
+    M = pendulum.mechanism.compute(a["q"][k], a["v"][k]).M
+    u = ball_angle(a["q"][k])[1]
+    assert abs(ball_angle(a["q"][k])[0] - ANGLE) <= 1e-9
+    assert first.v_pre > 0.5 and abs(first.v_post + e * first.v_pre) <= 1e-9
+    loss = 0.5 * (1 - e**2) * first.v_pre**2 / float(u @ np.linalg.solve(M, u))
+    assert abs(first.energy_lost - loss) <= 1e-9
+    angles = np.array([ball_angle(q)[0] for q in a["q"]])
+    assert angles.max() <= ANGLE + SimOptions().position_tol
+
+
+def test_an_elastic_ball_stop_keeps_the_energy(pendulum):
+    """e = 1: the rod rebounds off its cone; energy + impact_loss stays at its start to
+    1e-6 J over 1 s and every impact's loss is below 1e-9 J."""
+    run = _run(pendulum, 1.0, "core", 1.0)
+    impacts = [x for x in run.events if x.kind == "impact"]
+    assert len(impacts) >= 2
+    assert max(abs(x.energy_lost) for x in impacts) <= 1e-9
+    E = run.trajectory.arrays()["energy"] + run.impact_loss
+    assert np.abs(E - E[0]).max() <= 1e-6
+
+
+def test_the_phases_on_the_core_are_the_numpy_phases(pendulum):
+    """e = 0.5 over 0.8 s: the phases on the core (the held row through Python rows) and
+    on NumPy give the same events, their times to 1e-9 s, q and v to 1e-8."""
+    a, b = (_run(pendulum, 0.5, eng, 0.8) for eng in ("core", "numpy"))
+    ea = [(x.kind, x.side, x.joint) for x in a.events]
+    assert ea == [(x.kind, x.side, x.joint) for x in b.events] and len(ea) >= 2
+    assert max(abs(x.t - y.t) for x, y in zip(a.events, b.events)) <= 1e-9
+    ta, tb = a.trajectory.arrays(), b.trajectory.arrays()
+    for key in ("q", "v"):
+        assert np.abs(ta[key] - tb[key]).max() <= 1e-8, key
+
+
+def test_ball_limits_are_refused_where_they_cannot_run(pendulum):
+    """A bad angle or restitution, a joint that is not a ball, and the core's limited run
+    (ball limits run in the Python phase loop) are refused naming the problem."""
+    with pytest.raises(ValueError, match="valid: \\(0, pi\\)"):
+        BallLimit("ball", 3.5)
+    with pytest.raises(ValueError, match="restitution"):
+        BallLimit("ball", 0.5, 1.5)
+    with pytest.raises(ModelError, match="not a ball joint"):
+        Bound(BallLimit("root", 0.5), _balls())
+    proto = core.build(pendulum.cset)
+    with pytest.raises(ValueError, match="run in the Python phase loop"):
+        limited_system(proto, pendulum.mechanism, [BallLimit("ball", 0.5)], 1e-6)
