@@ -182,3 +182,31 @@ def test_a_start_outside_the_tendon_limit_is_refused(tmp_path):
                          opt)  # fmt: skip
     with pytest.raises(ModelError, match="nope"):
         Bound(TendonLimit("t", ("nope",), (1.0,), -1.0, 1.0), system.mechanism)
+
+
+def test_a_simulator_on_a_file_with_a_tendon_spring_and_limit(tmp_path):
+    """A file's tendon with a spring, a damper and a limit: the Simulator (the core's
+    limited run, stepped in pieces) and one simulate_limited run on the fixed grid give the
+    same events, named by the tendon, their times to 1e-9 s, and q to 1e-9."""
+    xml = ARM.replace("{zeta}", "0.3").replace(
+        '<fixed name="reach"', '<fixed name="reach" stiffness="2" damping="0.1"'
+    )
+    xml = xml.replace(
+        "</mujoco>", '<keyframe><key qpos="0.2 -0.1" qvel="3 1"/></keyframe></mujoco>'
+    )
+    path = tmp_path / "arm.xml"
+    path.write_text(xml)
+    system = pfaff.load(path)
+    assert [type(f).__name__ for f in system.forces] == ["TendonSpring"] and not system.warnings
+    sim = pfaff.Simulator(system, dt=1e-3)
+    for n in (120, 260, 120):
+        sim.step(n=n)
+    opt = SimOptions(dt=1e-3, progress=False)
+    run = simulate_limited(system.cset, system.q0, system.v0, 0.5, system.limits, opt,
+                           forces=system.forces, grid="fixed")  # fmt: skip
+    got = [(x.joint, x.kind, x.side) for x in sim.events]
+    assert got == [(x.joint, x.kind, x.side) for x in run.events] and got
+    assert got[0][0] == "reach"
+    assert max(abs(x.t - y.t) for x, y in zip(sim.events, run.events)) <= 1e-9
+    a, b = sim.record().arrays(), run.trajectory.arrays()
+    assert np.abs(a["q"] - b["q"]).max() <= 1e-9
