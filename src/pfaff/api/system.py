@@ -139,7 +139,8 @@ class System:
         ``ctrl`` of :meth:`pfaff.Simulator.step` drives.
     warnings : what the file holds that pfaff does not model (one line each), e.g.
         collision geoms that can meet while contact is not modelled.
-    limits : the joint limits (:class:`pfaff.simulate.limits.JointLimit`) that
+    limits : the joint limits (:class:`pfaff.simulate.limits.JointLimit`) and fixed
+        tendons' limits (:class:`pfaff.simulate.limits.TendonLimit`) that
         :func:`pfaff.simulate.limits.simulate_limited` and a :class:`pfaff.Simulator`
         hold as unilateral constraints.
     contacts : the contact pairs (:class:`pfaff.contact.model.FileContacts`) a
