@@ -210,3 +210,20 @@ def test_a_simulator_on_a_file_with_a_tendon_spring_and_limit(tmp_path):
     assert max(abs(x.t - y.t) for x, y in zip(sim.events, run.events)) <= 1e-9
     a, b = sim.record().arrays(), run.trajectory.arrays()
     assert np.abs(a["q"] - b["q"]).max() <= 1e-9
+
+
+@pytest.mark.parametrize("engine", ["core", "numpy"])
+def test_a_one_joint_tendon_limit_is_the_joint_limit(tmp_path, engine):
+    """A tendon of one joint with coefficient 1 is that joint's limit: the same events
+    and the same run as JointLimit's to round-off (1e-12), on both engines."""
+    from pfaff.simulate.limits import JointLimit
+
+    system = _arm(tmp_path)
+    tendon = _run(system, TendonLimit("j1", ("j1",), (1.0,), -0.3, 0.2, 0.5), engine, 0.8)
+    joint = _run(system, JointLimit("j1", -0.3, 0.2, 0.5), engine, 0.8)
+    got = [(x.joint, x.kind, x.side) for x in tendon.events]
+    assert got == [(x.joint, x.kind, x.side) for x in joint.events] and len(got) >= 2
+    assert max(abs(x.t - y.t) for x, y in zip(tendon.events, joint.events)) <= 1e-12
+    a, b = tendon.trajectory.arrays(), joint.trajectory.arrays()
+    assert a["q"].shape == b["q"].shape
+    assert np.abs(a["q"] - b["q"]).max() <= 1e-12 and np.abs(a["v"] - b["v"]).max() <= 1e-12
