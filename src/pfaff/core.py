@@ -332,14 +332,14 @@ def differentiator(cset: ConstraintSet, rank_tol: float, forces=()):
 
 
 def add_limit(system, iq: int, iv: int, lower: float, upper: float, restitution: float,
-              rest_speed: float, iqs=(), ivs=(), coefs=()) -> None:  # fmt: skip
-    """Add the joint limit ``lower <= q[iq] <= upper`` of a one-dof joint (velocity
-    ``iv``), or with ``coefs`` a fixed tendon's ``lower <= sum_j coefs[j] q[iqs[j]] <=
-    upper`` (``iq = iv = -1``), to a ``pfaff._core.System`` after its constraints
-    (``src/cpp/sim/limits.cpp``): Newton's ``restitution`` in [0, 1], an impact no faster
-    than ``rest_speed`` plastic. Raises ValueError naming a bad index, bound or coefficient."""
+              rest_speed: float, iqs=(), ivs=(), coefs=(), ball=False) -> None:  # fmt: skip
+    """Add the joint limit ``lower <= q[iq] <= upper`` of a one-dof joint (velocity ``iv``),
+    with ``coefs`` a fixed tendon's ``lower <= sum_j coefs[j] q[iqs[j]] <= upper`` (``iq =
+    iv = -1``), with ``ball`` a ball joint's angle ``<= upper`` (``lower = -inf``), to a
+    ``pfaff._core.System`` (``src/cpp/sim/limits.cpp``): Newton's ``restitution`` in [0, 1],
+    an impact no faster than ``rest_speed`` plastic (ValueError naming what is wrong)."""
     tendon = ([int(i) for i in iqs], [int(i) for i in ivs], [float(c) for c in coefs])
-    _core.add_limit(system, iq, iv, lower, upper, restitution, rest_speed, *tendon)
+    _core.add_limit(system, iq, iv, lower, upper, restitution, rest_speed, *tendon, ball)
 
 
 def set_contact_world(system, mjb: bytes, label: str) -> None:

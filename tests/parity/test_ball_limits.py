@@ -1,9 +1,9 @@
 """A ball joint's limit (:class:`pfaff.simulate.limits.BallLimit`: the rotation angle
-``theta = 2 atan2(|xyz|, |w|)`` at most ``angle``, MuJoCo's ball limit), in the Python
-phase loop of ``simulate_limited``: the angle and its row against MuJoCo's angle and
-finite differences, the impacts against the closed form of Newton's law in the metric of
-M (e = 0, 0.5), the energy kept with e = 1, the phases on the core against those on
-NumPy, and the refusals."""
+``theta = 2 atan2(|xyz|, |w|)`` at most ``angle``, MuJoCo's ball limit), on the core and
+in the NumPy reference: the angle and its row against MuJoCo's angle and finite
+differences, the impacts against the closed form of Newton's law in the metric of M
+(e = 0, 0.5), the energy kept with e = 1, the core's run against the NumPy phase loop,
+a file's ball limit through the Simulator, and the refusals."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from pfaff.mechanism.base import ModelError
 from pfaff.simulate import SimOptions
 from pfaff.simulate.limit_bounds import Bound
 from pfaff.simulate.limits import BallLimit, simulate_limited
-from pfaff.simulate.limits_core import limited_system
 from tests.parity.test_lowerings import _balls
 
 pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
@@ -115,27 +114,69 @@ def test_an_elastic_ball_stop_keeps_the_energy(pendulum):
     assert np.abs(E - E[0]).max() <= 1e-6
 
 
-def test_the_phases_on_the_core_are_the_numpy_phases(pendulum):
-    """e = 0.5 over 0.8 s: the phases on the core (the held row through Python rows) and
-    on NumPy give the same events, their times to 1e-9 s, q and v to 1e-8."""
+def test_the_cores_ball_limit_run_is_the_numpy_reference(pendulum):
+    """e = 0.5 over 0.8 s: the core's limited run (its events in C++, the held row the
+    kind BallAngle) and the NumPy phase loop give the same events, their times to 1e-9 s,
+    q, v and lambda to 1e-8."""
     a, b = (_run(pendulum, 0.5, eng, 0.8) for eng in ("core", "numpy"))
+    assert (a.trajectory.engine, b.trajectory.engine) == ("core", "numpy")
     ea = [(x.kind, x.side, x.joint) for x in a.events]
     assert ea == [(x.kind, x.side, x.joint) for x in b.events] and len(ea) >= 2
     assert max(abs(x.t - y.t) for x, y in zip(a.events, b.events)) <= 1e-9
     ta, tb = a.trajectory.arrays(), b.trajectory.arrays()
-    for key in ("q", "v"):
+    assert ta["t"].shape == tb["t"].shape
+    for key in ("q", "v", "lambda"):
         assert np.abs(ta[key] - tb[key]).max() <= 1e-8, key
 
 
+def test_a_files_ball_limit_runs_in_the_simulator(tmp_path):
+    """An MJCF ball joint's range (0, 0.6) and solref (dampratio 0.4) become a BallLimit
+    (no warning); the Simulator's steps in pieces give simulate_limited's events on the
+    fixed grid (named by the joint, times to 1e-9 s) and q to 1e-9."""
+    xml = PENDULUM.replace('<joint name="ball" type="ball"/>',
+                           '<joint name="ball" type="ball" range="0 0.6" limited="true" '
+                           'solreflimit="0.02 0.4"/>')  # fmt: skip
+    xml = xml.replace("<mujoco>", '<mujoco><compiler angle="radian"/>')
+    q0, v0 = _start()
+    qpos = " ".join(f"{x:.17g}" for x in (q0[3], *q0[:3]))
+    xml = xml.replace("</mujoco>", f'<keyframe><key qpos="{qpos}" qvel="2.5 0.8 0.3"/>'
+                                   "</keyframe></mujoco>")  # fmt: skip
+    path = tmp_path / "limited_ball.xml"
+    path.write_text(xml)
+    system = pfaff.load(path)
+    (lim,) = system.limits
+    e = np.exp(-np.pi * 0.4 / np.sqrt(1 - 0.16))
+    assert isinstance(lim, BallLimit) and lim.joint == "ball" and lim.upper == 0.6
+    assert abs(lim.restitution - e) <= 1e-12 and not system.warnings
+    sim = pfaff.Simulator(system, dt=1e-3)
+    for n in (150, 200, 150):
+        sim.step(n=n)
+    opt = SimOptions(dt=1e-3, progress=False)
+    run = simulate_limited(system.cset, system.q0, system.v0, 0.5, system.limits, opt,
+                           grid="fixed")  # fmt: skip
+    got = [(x.joint, x.kind, x.side) for x in sim.events]
+    assert got == [(x.joint, x.kind, x.side) for x in run.events] and len(got) >= 2
+    assert max(abs(x.t - y.t) for x, y in zip(sim.events, run.events)) <= 1e-9
+    assert np.abs(sim.record().arrays()["q"] - run.trajectory.arrays()["q"]).max() <= 1e-9
+
+
 def test_ball_limits_are_refused_where_they_cannot_run(pendulum):
-    """A bad angle or restitution, a joint that is not a ball, and the core's limited run
-    (ball limits run in the Python phase loop) are refused naming the problem."""
+    """A bad angle or restitution, a joint that is not a ball, and on the core a ball
+    limit on a hinge's coordinates, an angle past pi or a lower bound are refused naming
+    the problem."""
     with pytest.raises(ValueError, match="valid: \\(0, pi\\)"):
         BallLimit("ball", 3.5)
     with pytest.raises(ValueError, match="restitution"):
         BallLimit("ball", 0.5, 1.5)
     with pytest.raises(ModelError, match="not a ball joint"):
         Bound(BallLimit("root", 0.5), _balls())
-    proto = core.build(pendulum.cset)
-    with pytest.raises(ValueError, match="run in the Python phase loop"):
-        limited_system(proto, pendulum.mechanism, [BallLimit("ball", 0.5)], 1e-6)
+    sys_ = core.build(pendulum.cset)
+    inf = float("inf")
+    with pytest.raises(ValueError, match="spec.value = 3.5.*valid: an angle in \\(0, pi\\)"):
+        core.add_limit(sys_, 0, 0, -inf, 3.5, 0.0, 0.0, ball=True)
+    with pytest.raises(ValueError, match="lower = -inf"):
+        core.add_limit(sys_, 0, 0, -1.0, 0.5, 0.0, 0.0, ball=True)
+    arm = core.build(ConstraintSet(_balls(), []))
+    with pytest.raises(ValueError, match="not a ball joint's coordinates"):
+        core.add_limit(arm, 0, 0, -inf, 0.5, 0.0, 0.0, ball=True)
+    core.add_limit(sys_, 0, 0, -inf, 0.5, 0.0, 0.0, ball=True)  # valid

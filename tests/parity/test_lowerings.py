@@ -17,6 +17,7 @@ import pfaff.manipulation.rolling  # noqa: F401 - registers the rolling rows' lo
 from pfaff import core, lowering
 from pfaff import dynamics as dyn
 from pfaff.constraints import (
+    BallAngle,
     ConstraintSet,
     CoordinateLock,
     LockedJoint,
@@ -25,6 +26,7 @@ from pfaff.constraints import (
     PointOnPlane,
 )
 from pfaff.constraints import PointsCoincide as Coincide
+from pfaff.constraints.ball_angle import ball_angle
 from pfaff.constraints.coupling import JointCoupling, Scaled
 from pfaff.constraints.quat_aligned import QuatAligned
 from pfaff.constraints.revolute import RevoluteClosure
@@ -97,6 +99,13 @@ def _hinged_loop():
     return mech, [RevoluteClosure("tip", "hinge", (0, 0, 1), (0, 0, 0.1), (0, 0, 0.1))], q_star
 
 
+def _ball_angle():
+    """A ball joint on a free body, its rotation angle held at that of the start (0.45)."""
+    mech = _balls()
+    q0 = mech.integrate(mech.neutral(), np.r_[np.zeros(6), 0.3, -0.2, 0.25])
+    return mech, [BallAngle("ball", ball_angle(q0[7:11])[0])], q0
+
+
 #: one example per registered constraint type: (robot, constraints, a whole run from the
 #: robot's neutral posture is feasible); robot "panda", "grasp" (two rolling fingers), a
 #: mechanism, or a function returning (mechanism, constraints, a start on the manifold)
@@ -123,6 +132,7 @@ CONSTRAINTS = {
         ],
         True,
     ),
+    BallAngle: (_ball_angle, None, True),
     FrameAligned: ("panda", lambda: [FrameAligned("panda_link7", "panda_link4")], False),
     Weld: ("panda", lambda: [Weld("panda_link7", "panda_link3")], False),
     JointCoupling: (

@@ -80,19 +80,21 @@ namespace pfaff
       "add_limit",
       [](System & s, int iq, int iv, double lower, double upper, double restitution,
          double rest_speed, std::vector<int> iqs, std::vector<int> ivs,
-         std::vector<double> coefs) {
+         std::vector<double> coefs, bool ball) {
         JointLimit lim{iq, iv, lower, upper, restitution, rest_speed};
         lim.iqs = std::move(iqs);
         lim.ivs = std::move(ivs);
         lim.coefs = std::move(coefs);
+        lim.ball = ball;
         add_limit(s, lim);
       },
       "system"_a, "iq"_a, "iv"_a, "lower"_a, "upper"_a, "restitution"_a, "rest_speed"_a,
       "iqs"_a = std::vector<int>{}, "ivs"_a = std::vector<int>{},
-      "coefs"_a = std::vector<double>{},
+      "coefs"_a = std::vector<double>{}, "ball"_a = false,
       "add the joint limit lower <= q[iq] <= upper of a one-dof joint (velocity iv), or with "
       "coefs the fixed tendon's limit lower <= sum_j coefs[j] q[iqs[j]] <= upper (iq, iv "
-      "-1), with Newton's restitution in [0, 1] and the approach speed at or below which an "
+      "-1), or with ball a ball joint's rotation angle <= upper (iq, iv its first "
+      "coordinates, lower -inf), with Newton's restitution in [0, 1] and the approach speed at or below which an "
       "impact is plastic; after the system's constraints (ValueError naming what is wrong)");
 
     m.def(

@@ -264,6 +264,23 @@ namespace pfaff
   {
     const Model & mo = *mo_;
     const Check c{"System.add_limit"};
+    if (lim.ball) // a ball joint's rotation angle <= upper
+    {
+      Spec sp;
+      sp.kind = Kind::BallAngle;
+      sp.iq = lim.iq;
+      sp.iv = lim.iv;
+      sp.value = lim.upper;
+      kinds::check_BallAngle(mo, sp, c);
+      if (lim.lower != -HUGE_VAL || !lim.coefs.empty())
+        c.fail("a ball limit bounds the angle from above: lower = -inf, no coefs");
+      if (!(lim.restitution >= 0.0 && lim.restitution <= 1.0))
+        c.fail("restitution = " + std::to_string(lim.restitution) + ", valid: [0, 1]");
+      c.number(lim.rest_speed, "rest_speed", 0.0, false);
+      mark_loop();
+      mo_->limits.push_back(lim);
+      return;
+    }
     // a joint limit bounds q[iq]; a fixed tendon's, sum_j coefs[j] q[iqs[j]]
     const bool tendon = !lim.coefs.empty() || !lim.iqs.empty() || !lim.ivs.empty();
     const std::size_t n = tendon ? lim.coefs.size() : 1;
@@ -367,7 +384,8 @@ namespace pfaff
       }
       const JointLimit & lim = s.limits[std::size_t(i)];
       Spec sp; // a fixed tendon's limit: its length held (CoordinateLock)
-      sp.kind = lim.coefs.empty() ? Kind::LockedJoint : Kind::CoordinateLock;
+      sp.kind = lim.ball ? Kind::BallAngle
+                         : (lim.coefs.empty() ? Kind::LockedJoint : Kind::CoordinateLock);
       sp.dim = 1;
       sp.iq = lim.iq;
       sp.iv = lim.iv;

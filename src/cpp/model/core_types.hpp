@@ -3,6 +3,7 @@
 // holds, the options and a run's status. Conventions as core.hpp states them.
 #pragma once
 
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <string>
@@ -316,6 +317,18 @@ namespace pfaff
 
   // -- joint limits (sim/limits.hpp: the run that holds and releases them) ----------
   /// lower <= q[iq] <= upper for the one-dof joint of coordinate iq (velocity iv)
+  /// a unit quaternion's (x, y, z, w) rotation angle 2 atan2(|xyz|, |w|) in [0, pi]
+  /// (MuJoCo's ball angle; q and -q the same rotation) and, into u where given, its unit
+  /// axis sign(w) xyz / |xyz| (zero at the identity) (constraints.ball_angle)
+  inline double ball_angle(const double * x, Vec3 * u = nullptr)
+  {
+    const Vec3 xyz(x[0], x[1], x[2]);
+    const double s = xyz.norm();
+    if (u)
+      *u = s > 0.0 ? Vec3((x[3] >= 0.0 ? 1.0 : -1.0) / s * xyz) : Vec3::Zero();
+    return 2.0 * std::atan2(s, std::abs(x[3]));
+  }
+
   struct JointLimit
   {
     int iq = -1, iv = -1;
@@ -326,10 +339,15 @@ namespace pfaff
     // sum_j coefs_j v[ivs_j]); empty: the one coordinate q[iq] (velocity v[iv])
     std::vector<int> iqs, ivs;
     std::vector<double> coefs;
+    // a ball joint's limit: its rotation angle (q[iq .. iq + 3], ball_angle) <= upper
+    // (lower -inf), its rate u . v[iv .. iv + 2]
+    bool ball = false;
 
-    /// the limited value at q: q[iq], or the tendon's length
+    /// the limited value at q: q[iq], the tendon's length or the ball's angle
     double value(const VecX & q) const
     {
+      if (ball)
+        return ball_angle(q.data() + iq);
       if (coefs.empty())
         return q(iq);
       double x = 0.0;
@@ -337,9 +355,15 @@ namespace pfaff
         x += coefs[j] * q(iqs[j]);
       return x;
     }
-    /// its rate at v: v[iv], or the tendon's velocity
-    double rate(const VecX & v) const
+    /// its rate at (q, v): v[iv], the tendon's velocity or the ball's angular rate
+    double rate(const VecX & q, const VecX & v) const
     {
+      if (ball)
+      {
+        Vec3 u;
+        ball_angle(q.data() + iq, &u);
+        return u.dot(v.segment<3>(iv));
+      }
       if (coefs.empty())
         return v(iv);
       double x = 0.0;

@@ -225,6 +225,15 @@ namespace pfaff
     /// tendon's coordinates moved along their coefficients, the nearest such q)
     void on_bound(const JointLimit & l, VecX & q, double x)
     {
+      if (l.ball) // the rotation turned to x about its axis, in q's hemisphere
+      {
+        Vec3 u;
+        ball_angle(q.data() + l.iq, &u);
+        const double sign = q(l.iq + 3) >= 0.0 ? 1.0 : -1.0;
+        q.segment<3>(l.iq) = sign * std::sin(0.5 * x) * u;
+        q(l.iq + 3) = sign * std::cos(0.5 * x);
+        return;
+      }
       if (l.coefs.empty())
       {
         q(l.iq) = x;
@@ -239,10 +248,17 @@ namespace pfaff
         q(l.iqs[j]) += l.coefs[j] * t;
     }
 
-    /// a tendon limit's row over v (1 x nv)
-    MatX tendon_row(const JointLimit & l, Eigen::Index nv)
+    /// a tendon limit's or a ball limit's row over v (1 x nv) at q
+    MatX tendon_row(const JointLimit & l, const VecX & q, Eigen::Index nv)
     {
       MatX R = MatX::Zero(1, nv);
+      if (l.ball)
+      {
+        Vec3 u;
+        ball_angle(q.data() + l.iq, &u);
+        R.block<1, 3>(0, l.iv) = u.transpose();
+        return R;
+      }
       for (std::size_t j = 0; j < l.coefs.size(); ++j)
         R(0, l.ivs[j]) += l.coefs[j];
       return R;
@@ -274,18 +290,18 @@ namespace pfaff
     dynamics_state(s.mo(), d, q, v, false);
     evaluate(s.mo(), d, q, v, false);
     const MatX M = dense_M(s.mo(), d);
-    const double v_pre = l.rate(v);
+    const double v_pre = l.rate(q, v);
     const double approach = std::max(0.0, side == 0 ? -v_pre : v_pre);
     const double e = guard.plastic(i, t, approach, l.rest_speed, held) ? 0.0 : l.restitution;
-    const VecX vn = l.coefs.empty()
+    const VecX vn = l.coefs.empty() && !l.ball
                       ? metric_impact(M, d.A, v, l.iv, -e * v_pre, s.mo().opt.rank_tol)
-                      : metric_impact_rows(M, d.A, v, tendon_row(l, v.size()),
+                      : metric_impact_rows(M, d.A, v, tendon_row(l, q, v.size()),
                                            VecX::Constant(1, -e * v_pre), s.mo().opt.rank_tol);
     const double loss = 0.5 * (v.dot(M * v) - vn.dot(M * vn));
     s.set_state(q, vn);
     if (e == 0.0)
       held.emplace_back(i, side);
-    events.push_back(LimitEventRec{t, i, 0, side, v_pre, l.rate(vn), loss});
+    events.push_back(LimitEventRec{t, i, 0, side, v_pre, l.rate(q, vn), loss});
     guard.count(t);
   }
 
@@ -309,7 +325,8 @@ namespace pfaff
     const int L = int(s.mo().limits.size());
     const auto [i, side] = held[c];
     const int sd = i >= L ? 0 : side;
-    const double vi = i >= L ? 0.0 : s.mo().limits[std::size_t(i)].rate(s.state().v_);
+    const double vi =
+      i >= L ? 0.0 : s.mo().limits[std::size_t(i)].rate(s.state().q_, s.state().v_);
     events.push_back(LimitEventRec{t, i, 1, sd, vi, vi, 0.0});
     held.erase(held.begin() + long(c));
     guard.released(i, t);

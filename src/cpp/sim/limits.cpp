@@ -324,14 +324,18 @@ namespace pfaff
           const bool lower = l.value(q1) < l.lower;
           const double bound = lower ? l.lower : l.upper, sign = lower ? 1.0 : -1.0;
           bool bad = false;
+          // limit_events.ON_BOUND: a start put on the bound by an impact (a tendon's
+          // length, a ball's angle: their round-off) is on it
+          double x0 = l.value(a.q);
+          x0 = std::abs(x0 - bound) <= 1e-13 ? bound : x0;
           auto g = [&](double x) {
             if (x <= 1e-9 * h) // below the time's resolution: the start's Taylor line
-              return sign * (l.value(a.q) + l.rate(a.v) * x - bound);
+              return sign * (x0 + l.rate(a.q, a.v) * x - bound);
             const double qi = step_to(a, x, l);
             bad = bad || !std::isfinite(qi);
             return std::isfinite(qi) ? sign * (qi - bound) : -1.0;
           };
-          const double x = first_root(g, sign * l.rate(a.v), h, o.event_tol);
+          const double x = first_root(g, sign * l.rate(a.q, a.v), h, o.event_tol);
           if (bad)
             return {-1, 0.0};
           if (best < 0 || x < best_s)

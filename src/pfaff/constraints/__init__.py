@@ -1,6 +1,7 @@
 """Holonomic Phi(q) = 0 and Pfaffian A(q) v = 0 constraints; ConstraintSet."""
 
 from pfaff.constraints import python_rows  # noqa: F401 - registers the fallback lowering
+from pfaff.constraints.ball_angle import BallAngle
 from pfaff.constraints.base import (
     Constraint,
     ConstraintEval,
@@ -24,6 +25,7 @@ from pfaff.constraints.revolute import RevoluteClosure
 from pfaff.constraints.weld import FrameAligned, Weld
 
 __all__ = [
+    "BallAngle",
     "Constraint",
     "ConstraintEval",
     "ConstraintSet",

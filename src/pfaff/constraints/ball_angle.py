@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from pfaff.constraints.base import Constraint
+from pfaff.lowering import lowers
 from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
 
 __all__ = ["BallAngle", "ball_angle", "ball_coordinates"]
@@ -82,3 +83,10 @@ class BallAngle(Constraint):
         w = snap.v[self.iv : self.iv + 3]
         perp = w - float(u @ w) * u
         return np.array([float(perp @ perp) / (2.0 * np.tan(0.5 * theta))])
+
+
+@lowers(BallAngle, category="constraint")
+def _lower_ball_angle(c: BallAngle, into):
+    s = into.spec("BallAngle", c)
+    s.iq, s.iv, s.value = int(c.iq), int(c.iv), c.value
+    return s

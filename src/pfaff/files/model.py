@@ -20,13 +20,14 @@ from typing import Any
 
 import numpy as np
 
+from pfaff.constraints.ball_angle import ball_angle
 from pfaff.constraints.base import Constraint
 from pfaff.contact.model import file_contacts
 from pfaff.errors import ModelError
 from pfaff.mechanism.mjcf_collisions import CONTACT_WARNING
 from pfaff.mechanism.pinocchio_backend import PinocchioMechanism, from_urdf
 from pfaff.simulate.forces import BallSpring, DofDamper, JointDamper, JointSpring, TendonSpring
-from pfaff.simulate.limits import JointLimit, TendonLimit
+from pfaff.simulate.limits import BallLimit, JointLimit, TendonLimit
 
 __all__ = ["MODEL_SUFFIXES", "ModelSystem", "load_model"]
 
@@ -138,15 +139,23 @@ def load_model(
 
 
 def _limits(mj, q: np.ndarray, warns: list[str]) -> list[JointLimit]:
-    """The file's hinge and slide limits that hold at the start ``q``; a limit the start
+    """The file's hinge, slide and ball limits that hold at the start ``q``; a limit the start
     is outside of (MuJoCo's soft limit would push it back in) is listed in ``warns``
     as not modelled."""
     where = {j.name: j for j in mj.joints}
     out = []
     for name, lo, hi, e in mj.limits:
-        x = q[where[name].idx_q]
+        ball = where[name].type == "ball"
+        i = where[name].idx_q
+        x = ball_angle(q[i : i + 4])[0] if ball else q[i]
         if lo - 1e-9 <= x <= hi + 1e-9:
-            out.append(JointLimit(name, lo, hi, e))
+            out.append(BallLimit(name, hi, e) if ball else JointLimit(name, lo, hi, e))
+            continue
+        if ball:
+            warns.append(
+                f"joint {name!r}: ball limit {hi:g} rad is not modelled: the start's angle "
+                f"({x:g}) is past it"
+            )
             continue
         ref = where[name].ref
         warns.append(

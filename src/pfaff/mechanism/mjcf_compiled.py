@@ -361,6 +361,12 @@ def _not_modelled(m: mujoco.MjModel, mj: MjcfModel) -> None:
         if m.jnt_limited[j] and not _flag(m, "LIMIT") and jt.type in ("hinge", "slide"):
             lo, hi = (float(x) - jt.ref for x in m.jnt_range[j])
             mj.limits.append((jt.name, lo, hi, restitution(*m.jnt_solref[j])))
+        elif m.jnt_limited[j] and not _flag(m, "LIMIT") and jt.type == "ball":
+            hi = float(m.jnt_range[j][1])  # MuJoCo's ball limit: the angle <= range[1]
+            if 0 < hi < np.pi:
+                mj.limits.append((jt.name, -np.inf, hi, restitution(*m.jnt_solref[j])))
+            else:
+                w.append(f"joint {jt.name!r}: ball limit {hi:g} rad is not in (0, pi): not held")
         elif m.jnt_limited[j] and not _flag(m, "LIMIT"):
             lo, hi = (float(x) for x in m.jnt_range[j])
             w.append(

@@ -103,7 +103,8 @@ class MjcfModel:
     passive : joint springs and dampers (:class:`Passive`).
     actuators : the actuators pfaff models (:class:`pfaff.mechanism.actuators.Actuator`).
     tendons : the fixed tendons with a spring, damper or limit (:class:`FixedTendon`).
-    limits : the limited hinge and slide joints: ``(joint, lower, upper, restitution)``,
+    limits : the limited hinge, slide and ball joints (a ball's: lower -inf, upper its
+        largest angle ``range[1]``): ``(joint, lower, upper, restitution)``,
         the bounds in pfaff's ``q`` (``jnt_range`` minus the joint's ``ref``), the
         restitution from the joint's ``solref``
         (:func:`pfaff.mechanism.mjcf_compiled.restitution`).

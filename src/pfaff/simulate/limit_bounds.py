@@ -78,9 +78,7 @@ class BallLimit:
     """``theta <= angle``: a ball joint's rotation angle ``theta = 2 atan2(|xyz|, |w|)``
     of its quaternion (MuJoCo's ball limit, ``range[1]``; :mod:`pfaff.constraints.ball_angle`)
     held below ``angle`` as a joint limit is, its one bound the upper (``lower`` is
-    ``-inf``). Its events run in the Python phase loop of
-    :func:`~pfaff.simulate.limits.simulate_limited` (the phases on the run's engine), not
-    in the core's limited run.
+    ``-inf``); the held row a :class:`~pfaff.constraints.ball_angle.BallAngle`.
 
     Parameters
     ----------
@@ -197,13 +195,8 @@ class Bound:
     def add_to(self, core, sys_, rest_speed: float) -> None:
         """Add the limit to the core system ``sys_`` (``pfaff._core.add_limit``)."""
         lim = self.lim
-        if self.ball:
-            raise ValueError(
-                f"ball limit of {lim.joint!r}: ball-joint limits run in the Python phase loop "
-                "(simulate_limited), not in the core's limited run"
-            )
         args = (float(lim.lower), float(lim.upper), float(lim.restitution), float(rest_speed))
         if self.c is None:
-            core.add_limit(sys_, int(self.iq), int(self.iv), *args)
+            core.add_limit(sys_, int(self.iq), int(self.iv), *args, ball=self.ball)
             return
         core.add_limit(sys_, -1, -1, *args, self.iq, self.iv, self.c)

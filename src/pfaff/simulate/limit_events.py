@@ -30,6 +30,10 @@ from pfaff.simulate.trajectory import Trajectory
 
 #: events within one step ``dt`` after which the step's stops are held (Zeno)
 MAX_EVENTS_PER_STEP = 8
+#: a step's start within this of a bound is on it [m or rad]: a tendon's length or a ball's
+#: angle put on its bound by an impact carries the round-off of its coordinates (a joint's
+#: coordinate is set to the bound exactly), which must not read as past it
+ON_BOUND = 1e-13
 
 
 @dataclass
@@ -251,9 +255,12 @@ def locate(cs, chain, tr, watch, bounds, opt, forces, event_tol):
         lower = b.value(q1) < b.lim.lower
         bound, sign = (b.lim.lower, 1.0) if lower else (b.lim.upper, -1.0)
 
-        def g(s, b=b, bound=bound, sign=sign):  # > 0 inside
+        x0 = b.value(q_a)
+        x0 = bound if abs(x0 - bound) <= ON_BOUND else x0  # put on it by an impact
+
+        def g(s, b=b, bound=bound, sign=sign, x0=x0):  # > 0 inside
             if s <= 1e-9 * dt:  # below the time's resolution: the start's Taylor line
-                return sign * (b.value(q_a) + b.rate(q_a, v_a) * s - bound)
+                return sign * (x0 + b.rate(q_a, v_a) * s - bound)
             o = dataclasses.replace(opt, dt=s, progress=False, control_dt=None)
             r = simulate(cs, q_a, v_a, t_a + s, o, tau=tau, t0=t_a, forces=forces)
             return sign * (b.value(r.arrays()["q"][-1]) - bound)

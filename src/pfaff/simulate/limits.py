@@ -3,10 +3,9 @@
 A limit keeps a one-dof joint's coordinate in ``[lower, upper]`` (a
 :class:`JointLimit`), a fixed tendon's length, a linear combination of joint
 coordinates (a :class:`~pfaff.simulate.limit_bounds.TendonLimit`), or a ball joint's
-rotation angle below its bound (a :class:`~pfaff.simulate.limit_bounds.BallLimit`:
-its events in the Python phase loop, on either engine's phases). The run is a chain of
-:func:`~pfaff.simulate.simulate` phases (:class:`~pfaff.simulate.phases.PhaseChain`), so
-both engines run it unchanged:
+rotation angle below its bound (a :class:`~pfaff.simulate.limit_bounds.BallLimit`).
+The run is a chain of :func:`~pfaff.simulate.simulate` phases
+(:class:`~pfaff.simulate.phases.PhaseChain`), so both engines run it unchanged:
 
 * **Event location.** A phase's ``stop`` callback fires when a free coordinate is past a
   bound at the end of a step. The sample past it is dropped and the crossing time inside
@@ -189,9 +188,6 @@ def simulate_limited(
     args = (cset, q0, v0, t_end, limits, opt, forces, t0, tau, event_tol, release_tol,
             rest_speed, held, grid, max_events)  # fmt: skip
     engine, why = engine_choice(cset, opt, tuple(forces))
-    balls = any(isinstance(lim, BallLimit) for lim in limits)
-    if balls:  # their events run in the Python phase loop (its phases on the engine)
-        engine, why = "numpy", "ball-joint limits' events run in the Python phase loop"
     if contacts is not None and contacts.pairs and engine != "core":
         raise ValueError(
             "contacts run on the compiled core only, and this system runs on the NumPy "

@@ -13,6 +13,7 @@ import pytest
 
 from pfaff import core
 from pfaff.constraints import (
+    BallAngle,
     ConstraintSet,
     CoordinateLock,
     FrameAligned,
@@ -195,6 +196,11 @@ def _coordinate_lock_with_circle(rng, q):
     ]
 
 
+def _ball_angle_floating(rng, q):
+    # the pendulum's ball angle (held off its value too: Phi != 0) beside a point row
+    return [BallAngle("ball", 0.7), PointOnPlane("corner", (0.0, 0.3, 1.0), 0.1)]
+
+
 CASES = {
     "weld": ("panda", _weld_panda),
     "weld-world-frame": ("panda", _weld_world),
@@ -213,6 +219,7 @@ CASES = {
     "point-on-body-plane-floating-scaled": ("floating", _body_plane_floating_scaled),
     "mixed": ("panda", _everything_panda),
     "coordinate-lock": ("panda", _coordinate_lock_with_circle),
+    "ball-angle-floating": ("floating", _ball_angle_floating),
 }
 
 
