@@ -131,7 +131,7 @@ namespace pfaff
   }
 
   std::vector<int> SlipWatch::turned(
-    System & s, const Held & held, const VecX & q, const VecX & v, double t, bool update)
+    System & s, const Held & held, const VecX & q, const VecX & v, bool update)
   {
     std::vector<int> out;
     std::vector<std::pair<int, ContactMode>> moved; // s0: the direction at this sample
@@ -149,7 +149,7 @@ namespace pfaff
       kin = true;
       const Vec3 vt = slip_velocity(mo, s.d(), v, j);
       Vec3 & dj = dir_[std::size_t(j)];
-      if (!(t <= until_[std::size_t(j)]) && dj.squaredNorm() > 0.0 && vt.dot(dj) < -kTurn)
+      if (dj.squaredNorm() > 0.0 && vt.dot(dj) < -kTurn)
         out.push_back(j);
       else if (update && vt.norm() > kSpeed)
       {
@@ -204,7 +204,7 @@ namespace pfaff
     if (dir_.size() >= n)
       return;
     dir_.resize(n, Vec3::Zero());
-    for (auto * x : {&until_, &last_, &start_, &hold_})
+    for (auto * x : {&last_, &start_, &hold_})
       x->resize(n, -kInfTime);
   }
 
@@ -216,10 +216,10 @@ namespace pfaff
     return same;
   }
 
-  void SlipWatch::pin(int j, double until)
+  void SlipWatch::hold(int j, double until)
   {
     fit(std::size_t(j) + 1);
-    until_[std::size_t(j)] = until;
+    hold_[std::size_t(j)] = until;
   }
 
   void SlipWatch::slipped(int j, double t)
@@ -232,7 +232,7 @@ namespace pfaff
   {
     fit(std::size_t(j) + 1);
     if (t - start_[std::size_t(j)] < dt)
-      hold_[std::size_t(j)] = t + dt;
+      hold_[std::size_t(j)] = std::max(hold_[std::size_t(j)], t + dt);
   }
 
   bool SlipWatch::holds(int j, double t) const
@@ -294,6 +294,7 @@ namespace pfaff
     // the pair's slipping points whose slip has stopped too (a body that slid as one)
     // stick with it: each held where it is
     std::vector<std::size_t> stop;
+    ContactMode stuck; // the located point's mode stuck
     for (std::size_t c = 0; c < held.size(); ++c)
     {
       const auto [ic, jc] = held[c];
@@ -307,6 +308,8 @@ namespace pfaff
       md.anchor = pair_anchor(s.mo(), s.d(), ic - L, f.p + f.R * sp.p1);
       set_mode(s, jc, md);
       stop.push_back(c);
+      if (c == cj)
+        stuck = md;
     }
     set_held_rows(s, held);
     // the multipliers with the points stuck, at this state (a sample's terms)
@@ -337,18 +340,20 @@ namespace pfaff
     for (const auto & [jc, md] : change)
       set_mode(s, jc, md);
     // the located point slips on along the direction its slip starts in, where it has
-    // one; else (or stopped twice at this instant) along the one it impends, unwatched to
-    // the step's end (its direction then the velocity's at the samples)
+    // one; else (none with its normal force pushing, or stopped twice at this instant) it
+    // is held stuck to the step's end, its force outside the cone (the constraint does no
+    // work: a slip started the wrong way would add energy)
     const bool twice = watch.again(j, t, dt);
-    if (sticks)
-      watch.stuck(j, t, dt);
-    else
+    if (!sticks)
     {
       ContactMode md = s.mo().contact_mode[std::size_t(j)]; // (set_mode made a new Model)
-      if (!slip_onset(s, held, j, md.s0) || twice)
-        watch.pin(j, t + dt);
-      set_mode(s, j, md);
+      sticks = twice || !slip_onset(s, held, j, tol, md.s0);
+      set_mode(s, j, sticks ? stuck : md);
+      if (sticks)
+        watch.hold(j, t + dt);
     }
+    if (sticks)
+      watch.stuck(j, t, dt);
     events.push_back(LimitEventRec{t, i, sticks ? 2 : 3, 0, speed, sticks ? 0.0 : speed, 0.0});
     guard.count(t);
   }

@@ -49,9 +49,8 @@ namespace pfaff
   public:
     /// the slipping specs whose slip velocity at (q, v) turned against their direction
     /// (by more than round-off); with `update` the others' directions move to (q, v)'s
-    /// at time t (a spec pinned until t or later is not watched)
     std::vector<int> turned(System & s, const Held & held, const VecX & q, const VecX & v,
-                            double t, bool update);
+                            bool update);
     /// the first root in (0, h] of spec j's slip velocity along its direction over steps
     /// of length x (step(x, q, v), false where it fails: NaN returned)
     double root(System & s, int j, const std::function<bool(double, VecX &, VecX &)> & step,
@@ -60,8 +59,8 @@ namespace pfaff
     /// spec j's slip stopped at t: whether its last stop was at the same instant (within
     /// 1e-9 dt)
     bool again(int j, double t, double dt);
-    /// spec j's turns not watched before `until`
-    void pin(int j, double until);
+    /// spec j held stuck before `until` (leave_cone does not slip it)
+    void hold(int j, double until);
     /// spec j started to slip at t (leave_cone)
     void slipped(int j, double t);
     /// spec j's slip, started less than dt before t, stopped and stuck at t: it is held
@@ -72,8 +71,8 @@ namespace pfaff
 
   private:
     std::vector<Vec3> dir_;
-    // per spec: pinned until; the last stop's time; the last slip's start; held stuck until
-    std::vector<double> until_, last_, start_, hold_;
+    // per spec: the last stop's time, the last slip's start, held stuck until
+    std::vector<double> last_, start_, hold_;
     void fit(std::size_t n);
   };
 
@@ -91,7 +90,7 @@ namespace pfaff
   /// contact spec j's slip stopped at the System's state: it sticks where the force it
   /// then needs lies inside the cone (event "stick"), else slips on (event "slip") along
   /// the direction its slip starts in (slip_onset), else (none found, or a second stop
-  /// at one instant) along the slip it impends, unwatched to the step's end (watch.pin)
+  /// at one instant) it is held stuck to the step's end (watch.hold)
   void stop_slip(System & s, const Held & held, int j, double tol, double t, EventGuard & guard,
                  std::vector<LimitEventRec> & events, SlipWatch & watch);
   /// the tangential acceleration [m/s^2] of contact spec j's material point at the
@@ -99,9 +98,10 @@ namespace pfaff
   Vec3 slip_acceleration(const Model & mo, const Data & d, const VecX & a, int j);
   /// the direction s (world, unit) a stuck point of spec j starts to slip along at the
   /// System's state: its tangential acceleration with friction -mu f_n s is along +s
-  /// (slip_onset.cpp); s0 the guess in, the direction out; false where none is found
-  /// (the Model's mode of j is then left slipping: the caller sets it)
-  bool slip_onset(System & s, const Held & held, int j, Vec3 & s0);
+  /// (slip_onset.cpp) and its normal force pushes (push_held's split, tol); s0 the guess
+  /// in, the direction out; false where none is found (the Model's mode of j is left
+  /// slipping: the caller sets it)
+  bool slip_onset(System & s, const Held & held, int j, double tol, Vec3 & s0);
   /// the velocity after an impact with friction at the System's state (d's frames and
   /// rows): the points in (their normal rows R to their targets; the plastic ones with
   /// friction stopped along the surface where the impulse that needs lies inside the cone,

@@ -202,7 +202,7 @@ namespace pfaff
           // a crossing first: the step to this sample went past a bound (the step is
           // located again), so a pull read here is not yet the state's (the reference's
           // phases stop at the crossing before they read the pull)
-          if (watch && crossed(t))
+          if (watch && crossed())
           {
             if (!rec) // the stop's sample is recorded
               keep(t);
@@ -242,12 +242,12 @@ namespace pfaff
         return end;
       }
 
-      bool crossed(double t)
+      bool crossed()
       {
         past = first_past(s, nar, held, s.state().q_);
         if (past < 0) // a slipping point's slip turned (its directions move on, else)
         {
-          const std::vector<int> j = slips.turned(s, held, s.state().q_, s.state().v_, t, true);
+          const std::vector<int> j = slips.turned(s, held, s.state().q_, s.state().v_, true);
           past = j.empty() ? -1 : U + j[0];
         }
         return past >= 0;
@@ -312,7 +312,7 @@ namespace pfaff
       {
         const VecX q1 = s.state().q_;
         const double h = t1 - a.t;
-        const std::vector<int> turned = slips.turned(s, held, q1, s.state().v_, t1, false);
+        const std::vector<int> turned = slips.turned(s, held, q1, s.state().v_, false);
         int best = -1;
         double best_s = kInf;
         for (std::size_t i = 0; i < s.mo().limits.size(); ++i)

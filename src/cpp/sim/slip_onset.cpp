@@ -6,8 +6,10 @@
 // s: the point's tangential inertia and the other rows of its body turn a_t away from it,
 // and a slip started along a direction whose a_t points back stops at once, at the same
 // instant, again and again. In the tangent plane s = cos(th) t1 + sin(th) t2 and the
-// condition is the root of c(th) = n . (s x a_t(s)) with s . a_t(s) > 0: a scan of the
-// circle from the guess's angle, then Brent's method on the first sign change.
+// condition is the root of c(th) = n . (s x a_t(s)) with s . a_t(s) > 0 and the point's
+// normal force pushing (a pulling one turns its friction round: Painleve's paradox): a
+// scan of the circle from the guess's angle, then Brent's method on the sign change
+// nearest it.
 #include "sim/friction.hpp"
 #include "model/builder.hpp"
 #include "model/core.hpp"
@@ -49,13 +51,22 @@ namespace pfaff
     return ap - n * n.dot(ap);
   }
 
-  bool slip_onset(System & s, const Held & held, int j, Vec3 & s0)
+  bool slip_onset(System & s, const Held & held, int j, double tol, Vec3 & s0)
   {
     const Spec sp = s.mo().contact_specs[std::size_t(j)]; // (turn makes new Models)
     const VecX & q = s.state().q_;
     const VecX & v = s.state().v_;
     ContactMode md = s.mo().contact_mode[std::size_t(j)];
     Vec3 n, t1, t2;
+    // its normal row (the held entry's) and its normal force at the last turn [N]
+    const int L = int(s.mo().limits.size());
+    int row = -1;
+    for (std::size_t c = 0; c < held.size(); ++c)
+      if (held[c].first >= L && held[c].second == j)
+        row = s.mo().loop.m + int(c);
+    if (row < 0)
+      return false;
+    double fn = 0.0;
     // the tangential acceleration of the point slipping along s (its friction -mu f_n s)
     auto turn = [&](double th, Vec3 & dir) {
       dir = std::cos(th) * t1 + std::sin(th) * t2;
@@ -71,6 +82,9 @@ namespace pfaff
       start_terms(s.mo(), d, q, v, false);
       d.st_.next();
       accel(s.mo(), d, s.state().tau_, d.rs_, d.a_);
+      forces(s.mo(), d, s.state().tau_, d.rs_, d.a_, d.F_, d.lam_);
+      push_held(s, held, tol); // the split that pushes, where the least-norm one pulls
+      fn = -s.d().lam_(row);
       return slip_acceleration(s.mo(), d, d.a_, j);
     };
     start_terms(s.mo(), s.d(), q, v, false);
@@ -78,7 +92,7 @@ namespace pfaff
     tangent_basis(n, t1, t2);
     const double th0 = std::atan2(s0.dot(t2), s0.dot(t1));
     Vec3 dir, at0;
-    double c[kScan + 1], dot[kScan + 1], spread = 0.0;
+    double c[kScan + 1], dot[kScan + 1], push[kScan + 1], spread = 0.0;
     for (int k = 0; k <= kScan; ++k)
     {
       const double th = th0 + kTwoPi * k / kScan;
@@ -87,7 +101,8 @@ namespace pfaff
       spread = std::max(spread, (at - at0).norm());
       c[k] = k < kScan ? n.dot(dir.cross(at)) : c[0];
       dot[k] = k < kScan ? dir.dot(at) : dot[0];
-      if (k == 0 && dot[0] > 0.0 && std::abs(c[0]) <= kParallel * at.norm())
+      push[k] = k < kScan ? fn : push[0];
+      if (k == 0 && dot[0] > 0.0 && fn >= 0.0 && std::abs(c[0]) <= kParallel * at.norm())
       {
         s0 = dir; // the guess is the onset's own direction
         return true;
@@ -101,14 +116,15 @@ namespace pfaff
     for (int w = 0; w < kScan; ++w)
     {
       const int k = (w % 2 == 0) ? w / 2 : kScan - 1 - w / 2;
-      if (!(dot[k] > 0.0 && dot[k + 1] > 0.0) || std::signbit(c[k]) == std::signbit(c[k + 1]))
+      if (!(dot[k] > 0.0 && dot[k + 1] > 0.0 && push[k] >= 0.0 && push[k + 1] >= 0.0)
+          || std::signbit(c[k]) == std::signbit(c[k + 1]))
         continue;
       const double a = th0 + kTwoPi * k / kScan, b = a + kTwoPi / kScan;
       const double th = brentq(
         [&](double x) { return n.dot(dir.cross(turn(x, dir))); }, a, b, kAngleTol, 4.5e-16 * 2,
         100);
       const Vec3 at = turn(th, dir);
-      if (dir.dot(at) > 0.0)
+      if (dir.dot(at) > 0.0 && fn >= 0.0)
       {
         s0 = dir;
         return true;
