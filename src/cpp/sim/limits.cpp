@@ -256,7 +256,7 @@ namespace pfaff
       // friction.hpp's leave_cone at this sample: stuck points that slip (an event)
       bool stick_slip(double t, bool rec)
       {
-        const bool e = leave_cone(s, held, o.release_tol, t, guard, out.events);
+        const bool e = leave_cone(s, held, o.release_tol, t, guard, out.events, slips);
         if (e && !rec)
           keep(t);
         ctl.next = e ? t : ctl.next; // the controller sampled at the event
@@ -373,10 +373,7 @@ namespace pfaff
       void impact(int i, double t)
       {
         if (i >= U) // a slip stopped: it sticks, or slips on (friction.hpp)
-        {
-          stop_slip(s, held, i - U, o.release_tol, t, guard, out.events);
-          slips.forget(i - U);
-        }
+          stop_slip(s, held, i - U, o.release_tol, t, guard, out.events, slips);
         else if (i >= L)
           contact_impact(s, nar, held, guard, t, out.events);
         else

@@ -1,0 +1,64 @@
+"""The landing of a passive quadruped on a floor (``quadruped_floor.xml``: twenty round
+shins and feet that land, stick, slip, stop and let go within 0.1 s). Where a located
+slip stops and the force it then needs is outside its cone, the point slips on along the
+direction its own friction lets the slip grow (``sim/slip_onset.cpp``: a_t(s) = alpha s,
+alpha > 0), not along the force that held it: a slip started the wrong way stopped again
+at once, and this landing ended on the event budget after 3539 "slip" events at one
+instant. Witnesses: the run ends; no pair has more than 8 events of one kind at one
+instant; the energy never rises between samples by more than the integrator's error and
+never above the start (the impacts and slips dissipate ~100 J: a friction that pushed
+along the slip would add energy; the slip started the wrong way once took it to 15 kJ)."""
+
+from __future__ import annotations
+
+import collections
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pfaff
+from pfaff import core
+
+pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
+
+MODEL = Path(__file__).parents[2] / "models" / "contact" / "quadruped_floor.xml"
+DT, T_END = 2.5e-4, 0.45  # the landing starts at 0.32 s
+
+
+@pytest.fixture(scope="module")
+def landing():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sim = pfaff.Simulator(pfaff.load(MODEL, keyframe="stand", contact=True), dt=DT)
+    for _ in range(int(round(T_END / 1e-3))):  # in calls of 1 ms, as a controller would
+        sim.step(n=4)
+    return sim, sim.record().arrays()
+
+
+def energy_rise(energy: np.ndarray) -> tuple[float, float]:
+    """The largest rise of the energy between two samples and above the start [J]."""
+    return float(np.max(np.diff(energy))), float(np.max(energy - energy[0]))
+
+
+def test_the_landing_ends_with_a_bounded_number_of_events(landing):
+    sim, rec = landing
+    assert rec["t"][-1] == pytest.approx(T_END, abs=1e-9)
+    kinds = collections.Counter(e.kind for e in sim.events)
+    assert kinds["impact"] >= 10 and kinds["slip"] >= 5 and kinds["release"] >= 10, kinds
+    at_once = collections.Counter((e.kind, e.geom2, round(e.t, 9)) for e in sim.events)
+    assert max(at_once.values()) <= 8, at_once.most_common(3)  # the guard's max_events
+
+
+def test_the_landing_dissipates(landing):
+    _, rec = landing
+    energy = rec["energy"] - rec["force_work"]
+    rise, above = energy_rise(energy)
+    assert rise < 1e-2, rise  # J: RK4's error through the events at dt 0.25 ms
+    assert above < 1e-9, above
+    assert energy[0] - energy[-1] > 50.0  # J: the impacts and the slips
+    # the check catches a friction that would push a point along its slip (0.1 J added)
+    bumped = energy.copy()
+    bumped[len(bumped) // 2 :] += 0.1
+    assert energy_rise(bumped)[0] > 1e-2
