@@ -324,9 +324,7 @@ namespace pfaff
           const bool lower = l.value(q1) < l.lower;
           const double bound = lower ? l.lower : l.upper, sign = lower ? 1.0 : -1.0;
           bool bad = false;
-          // limit_events.ON_BOUND: a start put on the bound by an impact (a tendon's
-          // length, a ball's angle: their round-off) is on it
-          double x0 = l.value(a.q);
+          double x0 = l.value(a.q); // put on the bound by an impact: on it (ON_BOUND)
           x0 = std::abs(x0 - bound) <= 1e-13 ? bound : x0;
           auto g = [&](double x) {
             if (x <= 1e-9 * h) // below the time's resolution: the start's Taylor line
