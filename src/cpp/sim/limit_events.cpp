@@ -282,4 +282,26 @@ namespace pfaff
     guard.released(i, t);
     guard.count(t);
   }
+
+  void release_set(System & s, Held & held, EventGuard & guard,
+                   const std::vector<std::size_t> & go, double t,
+                   std::vector<LimitEventRec> & events)
+  {
+    const int L = int(s.mo().limits.size());
+    std::vector<int> named; // the limits and pairs whose event is written
+    for (std::size_t c : go)
+    {
+      const auto [i, side] = held[c];
+      if (std::find(named.begin(), named.end(), i) != named.end())
+        continue;
+      named.push_back(i);
+      const int sd = i >= L ? 0 : side;
+      const double vi = i >= L ? 0.0 : s.state().v_(s.mo().limits[std::size_t(i)].iv);
+      events.push_back(LimitEventRec{t, i, 1, sd, vi, vi, 0.0});
+      guard.released(i, t);
+    }
+    for (auto c = go.rbegin(); c != go.rend(); ++c)
+      held.erase(held.begin() + long(*c));
+    guard.count(t);
+  }
 } // namespace pfaff
