@@ -10,7 +10,9 @@
 // does not move (w_i = 0), or its multiplier is zero and it separates (-sign_i w_i >= 0).
 // S is positive semidefinite (redundant rows: singular), the QP convex: ProxQP (dense),
 // the cones as eight tangent planes each (an outer polygon: a force up to 8 % past the
-// cone is read as inside it, which decides no release).
+// cone is read as inside it). A cone in the dual is the convex relaxation of Coulomb's
+// problem (where it binds it adds to the normal force): the solution decides which rows
+// let go; the forces after are the dynamics' of the rows that stay.
 #include "algorithms/pushing_forces.hpp"
 
 #include <algorithm>
