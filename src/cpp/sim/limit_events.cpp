@@ -1,6 +1,7 @@
 // The pieces of a limited run (limits.hpp): the no-chatter guard, Brent's method, the
 // impact in the metric of M and the padded record of a sample.
 #include "sim/limits.hpp"
+#include "sim/friction.hpp"
 #include "sim/limit_detail.hpp"
 #include "sim/contact.hpp"
 #include "sim/system.hpp"
@@ -283,10 +284,15 @@ namespace pfaff
     guard.count(t);
   }
 
-  void release_set(System & s, Held & held, EventGuard & guard,
-                   const std::vector<std::size_t> & go, double t,
-                   std::vector<LimitEventRec> & events)
+  bool release_together(System & s, Held & held, EventGuard & guard, double tol, double t,
+                        std::vector<LimitEventRec> & events)
   {
+    std::vector<std::size_t> go = separating(s, held, tol);
+    go.erase(std::remove_if(go.begin(), go.end(),
+                            [&](std::size_t e) { return !guard.may_release(held[e].first, t); }),
+             go.end());
+    if (go.empty())
+      return false;
     const int L = int(s.mo().limits.size());
     std::vector<int> named; // the limits and pairs whose event is written
     for (std::size_t c : go)
@@ -303,5 +309,6 @@ namespace pfaff
     for (auto c = go.rbegin(); c != go.rend(); ++c)
       held.erase(held.begin() + long(*c));
     guard.count(t);
+    return true;
   }
 } // namespace pfaff

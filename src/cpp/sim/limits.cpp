@@ -272,16 +272,10 @@ namespace pfaff
           return false;
         if (!rec)
           keep(t);
-        // the rows that let go together (the held set's contact problem), where the guard
-        // lets them; else the first that pulls
-        std::vector<std::size_t> go = separating(s, held, o.release_tol);
-        go.erase(std::remove_if(go.begin(), go.end(),
-                                [&](std::size_t e) { return !guard.may_release(held[e].first, t); }),
-                 go.end());
-        if (go.empty())
+        // the rows that let go together (the held set's contact problem), else the first
+        // that pulls
+        if (!release_together(s, held, guard, o.release_tol, t, out.events))
           release_held(s, held, guard, std::size_t(c), t, out.events);
-        else
-          release_set(s, held, guard, go, t, out.events);
         ctl.next = t; // the controller sampled at the event
         return true;
       }
