@@ -155,10 +155,13 @@ namespace pfaff
     // with friction: the impulse-level active set of friction.hpp (held points that
     // would pull let go), else Newton's law with the active rows kept
     std::vector<std::size_t> drop;
+    std::vector<int> may_go(held.size());
+    for (std::size_t c = 0; c < held.size(); ++c)
+      may_go[c] = guard.may_release(held[c].first, t) ? 1 : 0;
     const bool rubs = std::any_of(in.begin(), in.end(), [&](const ContactPoint & p) {
       return mo.contact_pairs[std::size_t(p.pair)].mu > 0.0;
     });
-    const VecX vn_new = rubs ? friction_impact(s, M, v, in, R, target, plastic, held, drop)
+    const VecX vn_new = rubs ? friction_impact(s, M, v, in, R, target, plastic, held, may_go, drop)
                              : metric_impact_rows(M, d.A, v, R, target, mo.opt.rank_tol);
     const double loss = 0.5 * (v.dot(M * v) - vn_new.dot(M * vn_new));
     const VecX post = R * vn_new;

@@ -25,6 +25,7 @@ namespace pfaff
     constexpr double kStopped = 1e-9;
     // an impulse that pulls by more than this lets its held point go [N s]
     constexpr double kPull = 1e-12;
+    constexpr double kInfTime = std::numeric_limits<double>::infinity();
 
     // where friction acts on the moving geom: a round geom's contact point (radius below
     // its core along the normal), a vertex's own point
@@ -130,14 +131,14 @@ namespace pfaff
   }
 
   std::vector<int> SlipWatch::turned(
-    System & s, const Held & held, const VecX & q, const VecX & v, bool update)
+    System & s, const Held & held, const VecX & q, const VecX & v, double t, bool update)
   {
     std::vector<int> out;
     std::vector<std::pair<int, ContactMode>> moved; // s0: the direction at this sample
     const Model & mo = s.mo();
     const int L = int(mo.limits.size());
     bool kin = false;
-    dir_.resize(mo.contact_specs.size(), Vec3::Zero());
+    fit(mo.contact_specs.size());
     for (const auto & [i, j] : held)
     {
       if (i < L || mo.contact_pairs[std::size_t(i - L)].mu <= 0.0
@@ -148,7 +149,7 @@ namespace pfaff
       kin = true;
       const Vec3 vt = slip_velocity(mo, s.d(), v, j);
       Vec3 & dj = dir_[std::size_t(j)];
-      if (dj.squaredNorm() > 0.0 && vt.dot(dj) < -kTurn)
+      if (!(t <= until_[std::size_t(j)]) && dj.squaredNorm() > 0.0 && vt.dot(dj) < -kTurn)
         out.push_back(j);
       else if (update && vt.norm() > kSpeed)
       {
@@ -198,8 +199,49 @@ namespace pfaff
       dir_[std::size_t(j)].setZero();
   }
 
+  void SlipWatch::fit(std::size_t n)
+  {
+    if (dir_.size() >= n)
+      return;
+    dir_.resize(n, Vec3::Zero());
+    for (auto * x : {&until_, &last_, &start_, &hold_})
+      x->resize(n, -kInfTime);
+  }
+
+  bool SlipWatch::again(int j, double t, double dt)
+  {
+    fit(std::size_t(j) + 1);
+    const bool same = std::abs(t - last_[std::size_t(j)]) <= 1e-9 * dt;
+    last_[std::size_t(j)] = t;
+    return same;
+  }
+
+  void SlipWatch::pin(int j, double until)
+  {
+    fit(std::size_t(j) + 1);
+    until_[std::size_t(j)] = until;
+  }
+
+  void SlipWatch::slipped(int j, double t)
+  {
+    fit(std::size_t(j) + 1);
+    start_[std::size_t(j)] = t;
+  }
+
+  void SlipWatch::stuck(int j, double t, double dt)
+  {
+    fit(std::size_t(j) + 1);
+    if (t - start_[std::size_t(j)] < dt)
+      hold_[std::size_t(j)] = t + dt;
+  }
+
+  bool SlipWatch::holds(int j, double t) const
+  {
+    return std::size_t(j) < hold_.size() && t < hold_[std::size_t(j)];
+  }
+
   bool leave_cone(System & s, const Held & held, double tol, double t, EventGuard & guard,
-                  std::vector<LimitEventRec> & events)
+                  std::vector<LimitEventRec> & events, SlipWatch & watch)
   {
     const Model & mo = s.mo();
     const int L = int(mo.limits.size());
@@ -212,6 +254,8 @@ namespace pfaff
       if (r < 0)
         continue;
       const auto [i, j] = held[c];
+      if (watch.holds(j, t))
+        continue;
       const Vec3 ft = stick_force(s.d(), mo.contact_specs[std::size_t(j)], lam, r);
       const double fn = -lam(mo.loop.m + int(c));
       if (!(ft.norm() > mo.contact_pairs[std::size_t(i - L)].mu * std::max(0.0, fn) + tol))
@@ -220,6 +264,7 @@ namespace pfaff
       md.stick = false;
       md.s0 = -ft.normalized(); // the slip it impends: against the force that held it
       change.emplace_back(j, md);
+      watch.slipped(j, t);
       if (std::find(pairs.begin(), pairs.end(), i) == pairs.end())
         pairs.push_back(i);
     }
@@ -234,11 +279,13 @@ namespace pfaff
   }
 
   void stop_slip(System & s, const Held & held, int j, double tol, double t, EventGuard & guard,
-                 std::vector<LimitEventRec> & events)
+                 std::vector<LimitEventRec> & events, SlipWatch & watch)
   {
     const std::size_t cj = entry_of(s.mo(), held, j);
+    watch.forget(j);
     if (cj >= held.size())
       return;
+    const double dt = s.mo().opt.dt;
     const int L = int(s.mo().limits.size()), i = held[cj].first;
     const VecX & q = s.state().q_;
     const VecX & v = s.state().v_;
@@ -289,6 +336,19 @@ namespace pfaff
     }
     for (const auto & [jc, md] : change)
       set_mode(s, jc, md);
+    // the located point slips on along the direction its slip starts in, where it has
+    // one; else (or stopped twice at this instant) along the one it impends, unwatched to
+    // the step's end (its direction then the velocity's at the samples)
+    const bool twice = watch.again(j, t, dt);
+    if (sticks)
+      watch.stuck(j, t, dt);
+    else
+    {
+      ContactMode md = s.mo().contact_mode[std::size_t(j)]; // (set_mode made a new Model)
+      if (!slip_onset(s, held, j, md.s0) || twice)
+        watch.pin(j, t + dt);
+      set_mode(s, j, md);
+    }
     events.push_back(LimitEventRec{t, i, sticks ? 2 : 3, 0, speed, sticks ? 0.0 : speed, 0.0});
     guard.count(t);
   }
@@ -296,7 +356,7 @@ namespace pfaff
   VecX friction_impact(
     System & s, const MatX & M, const VecX & v, const std::vector<ContactPoint> & in,
     const MatX & R, const VecX & target, const std::vector<int> & plastic, const Held & held,
-    std::vector<std::size_t> & drop)
+    const std::vector<int> & may_go, std::vector<std::size_t> & drop)
   {
     const Model & mo = s.mo();
     const Data & d = s.d();
@@ -377,7 +437,8 @@ namespace pfaff
       for (Eigen::Index q = 0; q < a; ++q)
       {
         const int c = owner[std::size_t(rows[std::size_t(q)])];
-        if (c >= 0 && rows[std::size_t(q)] == mo.loop.m + c && iota(q) > kPull)
+        if (c >= 0 && rows[std::size_t(q)] == mo.loop.m + c && iota(q) > kPull
+            && may_go[std::size_t(c)])
         {
           keep[std::size_t(c)] = 0;
           changed = true;

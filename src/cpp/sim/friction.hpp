@@ -49,16 +49,32 @@ namespace pfaff
   public:
     /// the slipping specs whose slip velocity at (q, v) turned against their direction
     /// (by more than round-off); with `update` the others' directions move to (q, v)'s
+    /// at time t (a spec pinned until t or later is not watched)
     std::vector<int> turned(System & s, const Held & held, const VecX & q, const VecX & v,
-                            bool update);
+                            double t, bool update);
     /// the first root in (0, h] of spec j's slip velocity along its direction over steps
     /// of length x (step(x, q, v), false where it fails: NaN returned)
     double root(System & s, int j, const std::function<bool(double, VecX &, VecX &)> & step,
                 double h, double event_tol);
     void forget(int j);
+    /// spec j's slip stopped at t: whether its last stop was at the same instant (within
+    /// 1e-9 dt)
+    bool again(int j, double t, double dt);
+    /// spec j's turns not watched before `until`
+    void pin(int j, double until);
+    /// spec j started to slip at t (leave_cone)
+    void slipped(int j, double t);
+    /// spec j's slip, started less than dt before t, stopped and stuck at t: it is held
+    /// stuck until t + dt (a stick-slip chatter's Zeno rule, as the guard's for stops)
+    void stuck(int j, double t, double dt);
+    /// spec j is held stuck at t (leave_cone does not slip it)
+    bool holds(int j, double t) const;
 
   private:
     std::vector<Vec3> dir_;
+    // per spec: pinned until; the last stop's time; the last slip's start; held stuck until
+    std::vector<double> until_, last_, start_, hold_;
+    void fit(std::size_t n);
   };
 
   /// at a sample (d's least-norm multipliers lam_ of the System's evaluated state, a
@@ -67,23 +83,34 @@ namespace pfaff
   /// every cone into d.lam_ where such exist (true; held_forces.cpp), else d.lam_ kept
   bool push_held(System & s, const Held & held, double tol);
   /// at a sample (d's multipliers of the System's state): the stuck points whose
-  /// tangential force leaves the cone by more than tol slip along the slip they impend,
-  /// one "slip" event per pair into events; whether any did
+  /// tangential force leaves the cone by more than tol slip along the slip they impend
+  /// (those watch holds stuck excepted), one "slip" event per pair into events; whether
+  /// any did
   bool leave_cone(System & s, const Held & held, double tol, double t, EventGuard & guard,
-                  std::vector<LimitEventRec> & events);
+                  std::vector<LimitEventRec> & events, SlipWatch & watch);
   /// contact spec j's slip stopped at the System's state: it sticks where the force it
-  /// then needs lies inside the cone (event "stick"), else slips on along the slip it
-  /// impends (event "slip")
+  /// then needs lies inside the cone (event "stick"), else slips on (event "slip") along
+  /// the direction its slip starts in (slip_onset), else (none found, or a second stop
+  /// at one instant) along the slip it impends, unwatched to the step's end (watch.pin)
   void stop_slip(System & s, const Held & held, int j, double tol, double t, EventGuard & guard,
-                 std::vector<LimitEventRec> & events);
+                 std::vector<LimitEventRec> & events, SlipWatch & watch);
+  /// the tangential acceleration [m/s^2] of contact spec j's material point at the
+  /// acceleration a (d's frames; relative to the plane body's point there)
+  Vec3 slip_acceleration(const Model & mo, const Data & d, const VecX & a, int j);
+  /// the direction s (world, unit) a stuck point of spec j starts to slip along at the
+  /// System's state: its tangential acceleration with friction -mu f_n s is along +s
+  /// (slip_onset.cpp); s0 the guess in, the direction out; false where none is found
+  /// (the Model's mode of j is then left slipping: the caller sets it)
+  bool slip_onset(System & s, const Held & held, int j, Vec3 & s0);
   /// the velocity after an impact with friction at the System's state (d's frames and
   /// rows): the points in (their normal rows R to their targets; the plastic ones with
   /// friction stopped along the surface where the impulse that needs lies inside the cone,
   /// else slipping with no tangential impulse) with the active rows kept, except the
   /// held contact points whose impulse would pull: their held entries into drop (they let
-  /// go: Housner's rocking block leaves its old edge)
+  /// go: Housner's rocking block leaves its old edge) where may_go (by held entry) allows
+  /// (the event guard's pins: a pinned point stays held)
   VecX friction_impact(
     System & s, const MatX & M, const VecX & v, const std::vector<ContactPoint> & in,
     const MatX & R, const VecX & target, const std::vector<int> & plastic, const Held & held,
-    std::vector<std::size_t> & drop);
+    const std::vector<int> & may_go, std::vector<std::size_t> & drop);
 } // namespace pfaff

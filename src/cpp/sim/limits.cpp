@@ -202,7 +202,7 @@ namespace pfaff
           // a crossing first: the step to this sample went past a bound (the step is
           // located again), so a pull read here is not yet the state's (the reference's
           // phases stop at the crossing before they read the pull)
-          if (watch && crossed())
+          if (watch && crossed(t))
           {
             if (!rec) // the stop's sample is recorded
               keep(t);
@@ -242,12 +242,12 @@ namespace pfaff
         return end;
       }
 
-      bool crossed()
+      bool crossed(double t)
       {
         past = first_past(s, nar, held, s.state().q_);
         if (past < 0) // a slipping point's slip turned (its directions move on, else)
         {
-          const std::vector<int> j = slips.turned(s, held, s.state().q_, s.state().v_, true);
+          const std::vector<int> j = slips.turned(s, held, s.state().q_, s.state().v_, t, true);
           past = j.empty() ? -1 : U + j[0];
         }
         return past >= 0;
@@ -256,7 +256,7 @@ namespace pfaff
       // friction.hpp's leave_cone at this sample: stuck points that slip (an event)
       bool stick_slip(double t, bool rec)
       {
-        const bool e = leave_cone(s, held, o.release_tol, t, guard, out.events);
+        const bool e = leave_cone(s, held, o.release_tol, t, guard, out.events, slips);
         if (e && !rec)
           keep(t);
         ctl.next = e ? t : ctl.next; // the controller sampled at the event
@@ -312,7 +312,7 @@ namespace pfaff
       {
         const VecX q1 = s.state().q_;
         const double h = t1 - a.t;
-        const std::vector<int> turned = slips.turned(s, held, q1, s.state().v_, false);
+        const std::vector<int> turned = slips.turned(s, held, q1, s.state().v_, t1, false);
         int best = -1;
         double best_s = kInf;
         for (std::size_t i = 0; i < s.mo().limits.size(); ++i)
@@ -368,10 +368,7 @@ namespace pfaff
       void impact(int i, double t)
       {
         if (i >= U) // a slip stopped: it sticks, or slips on (friction.hpp)
-        {
-          stop_slip(s, held, i - U, o.release_tol, t, guard, out.events);
-          slips.forget(i - U);
-        }
+          stop_slip(s, held, i - U, o.release_tol, t, guard, out.events, slips);
         else if (i >= L)
           contact_impact(s, nar, held, guard, t, out.events);
         else
