@@ -39,6 +39,16 @@ namespace pfaff
     const MatX & W, const VecX & lam0, const std::vector<PushRow> & push,
     const std::vector<ConeRows> & cones, double rank_tol, double tol, VecX & lam);
 
+  /// The held rows' multipliers of the contact problem at the acceleration level
+  /// (unilateral_forces.cpp): the minimiser of 1/2 lam^T S lam - r^T lam with every push
+  /// row pushing and every cone holding (eight tangent planes), S = A M^-1 A^T and
+  /// r = A M^-1 (tau - h) + drift of the held rows A (no point slipping); a push row's
+  /// multiplier is then zero where its row separates. ProxQP (dense) to tol; false where
+  /// it does not solve it (lam untouched).
+  bool unilateral_forces(
+    const MatX & S, const VecX & r, const std::vector<PushRow> & push,
+    const std::vector<ConeRows> & cones, double tol, VecX & lam);
+
   /// max over the push rows of their pull and over the cones of |lambda_t| - mu f_n
   /// (<= 0: every row pushes, every cone holds)
   double push_violation(

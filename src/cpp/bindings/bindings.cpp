@@ -31,6 +31,7 @@ namespace pfaff
   void bind_forces(nb::module_ & m); // bind_forces.cpp: the force elements' specs
   void bind_tables(nb::module_ & m); // bind_tables.cpp: the options, series and status
   void bind_limits(nb::module_ & m); // bind_limits.cpp: joint limits, a limited run
+  void bind_held_forces(nb::module_ & m); // bind_held_forces.cpp: the held sets' forces
   void bind_python_rows(nb::class_<Spec> & spec); // kinds/python.cpp: Spec.set_law
   void bind_plant(nb::class_<System> & cls); // bind_plant.cpp: a closed-form mechanism
 }
@@ -432,5 +433,6 @@ NB_MODULE(_core, m)
   pfaff::bind_plant(system_cls); // bind_plant.cpp: System.set_plant
   pfaff::bind_sim(m);
   pfaff::bind_limits(m);
+  pfaff::bind_held_forces(m);
   pfaff::bind_derivatives(m);
 }

@@ -81,6 +81,12 @@ namespace pfaff
   /// more than tol, the multipliers of the same motion nearest to them that push inside
   /// every cone into d.lam_ where such exist (true; held_forces.cpp), else d.lam_ kept
   bool push_held(System & s, const Held & held, double tol);
+  /// at a sample (d's terms of the System's state) where a held row pulls under every
+  /// split: the held entries that let go together, the contact problem of the held set
+  /// at the acceleration level (algorithms/unilateral_forces.cpp: each held row pushes
+  /// and stays, or its multiplier is zero and it separates); empty where a point slips
+  /// (the problem is then non-symmetric), no contact is held, or ProxQP does not solve it
+  std::vector<std::size_t> separating(System & s, const Held & held, double tol);
   /// at a sample (d's multipliers of the System's state): the stuck points whose
   /// tangential force leaves the cone by more than tol slip along the slip they impend
   /// (those watch holds stuck excepted), one "slip" event per pair into events; whether

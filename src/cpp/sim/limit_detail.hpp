@@ -63,6 +63,11 @@ namespace pfaff
   /// release held entry c at t: its event into events, the guard told
   void release_held(System & s, Held & held, EventGuard & guard, std::size_t c, double t,
                     std::vector<LimitEventRec> & events);
+  /// the held entries that separate together at t (friction.hpp's separating) let go
+  /// where the guard allows, one "release" event per limit and per contact pair; false
+  /// where none does
+  bool release_together(System & s, Held & held, EventGuard & guard, double tol, double t,
+                        std::vector<LimitEventRec> & events);
 
   /// run_limited's phases (limits.cpp); t: the time reached
   Status run_phases(

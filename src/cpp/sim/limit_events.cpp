@@ -1,6 +1,7 @@
 // The pieces of a limited run (limits.hpp): the no-chatter guard, Brent's method, the
 // impact in the metric of M and the padded record of a sample.
 #include "sim/limits.hpp"
+#include "sim/friction.hpp"
 #include "sim/limit_detail.hpp"
 #include "sim/contact.hpp"
 #include "sim/system.hpp"
@@ -331,5 +332,33 @@ namespace pfaff
     held.erase(held.begin() + long(c));
     guard.released(i, t);
     guard.count(t);
+  }
+
+  bool release_together(System & s, Held & held, EventGuard & guard, double tol, double t,
+                        std::vector<LimitEventRec> & events)
+  {
+    std::vector<std::size_t> go = separating(s, held, tol);
+    go.erase(std::remove_if(go.begin(), go.end(),
+                            [&](std::size_t e) { return !guard.may_release(held[e].first, t); }),
+             go.end());
+    if (go.empty())
+      return false;
+    const int L = int(s.mo().limits.size());
+    std::vector<int> named; // the limits and pairs whose event is written
+    for (std::size_t c : go)
+    {
+      const auto [i, side] = held[c];
+      if (std::find(named.begin(), named.end(), i) != named.end())
+        continue;
+      named.push_back(i);
+      const int sd = i >= L ? 0 : side;
+      const double vi = i >= L ? 0.0 : s.state().v_(s.mo().limits[std::size_t(i)].iv);
+      events.push_back(LimitEventRec{t, i, 1, sd, vi, vi, 0.0});
+      guard.released(i, t);
+    }
+    for (auto c = go.rbegin(); c != go.rend(); ++c)
+      held.erase(held.begin() + long(*c));
+    guard.count(t);
+    return true;
   }
 } // namespace pfaff

@@ -272,7 +272,10 @@ namespace pfaff
           return false;
         if (!rec)
           keep(t);
-        release_held(s, held, guard, std::size_t(c), t, out.events);
+        // the rows that let go together (the held set's contact problem), else the first
+        // that pulls
+        if (!release_together(s, held, guard, o.release_tol, t, out.events))
+          release_held(s, held, guard, std::size_t(c), t, out.events);
         ctl.next = t; // the controller sampled at the event
         return true;
       }
