@@ -302,8 +302,7 @@ namespace pfaff
         return c.code == status_code::ok;
       }
 
-      // limit l's value (q_i, a tendon's length) after one step of length x (NaN where
-      // it fails)
+      // limit l's value after one step of length x (NaN where it fails)
       double step_to(const Saved & a, double x, const JointLimit & l)
       {
         VecX q;
@@ -327,10 +326,9 @@ namespace pfaff
           const bool lower = l.value(q1) < l.lower;
           const double bound = lower ? l.lower : l.upper, sign = lower ? 1.0 : -1.0;
           bool bad = false;
-          double x0 = l.value(a.q); // put on the bound by an impact: on it (ON_BOUND)
-          x0 = std::abs(x0 - bound) <= 1e-13 ? bound : x0;
+          const double v0 = l.value(a.q), x0 = std::abs(v0 - bound) <= 1e-13 ? bound : v0;
           auto g = [&](double x) {
-            if (x <= 1e-9 * h) // below the time's resolution: the start's Taylor line
+            if (x <= 1e-9 * h) // the start's Taylor line (x0 snapped: ON_BOUND)
               return sign * (x0 + l.rate(a.q, a.v) * x - bound);
             const double qi = step_to(a, x, l);
             bad = bad || !std::isfinite(qi);
