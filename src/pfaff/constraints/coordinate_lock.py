@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pfaff.constraints.base import Constraint
-from pfaff.constraints.library import joint_coordinate
+from pfaff.constraints.library import tendon_coefficients, tendon_coordinates
 from pfaff.lowering import lowers
 from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
 
@@ -37,15 +37,10 @@ class CoordinateLock(Constraint):
         name: str | None = None,
     ) -> None:
         self.joints = list(joints)
-        self.c = np.asarray(coefficients, dtype=float).reshape(-1)
-        if not self.joints or self.c.shape != (len(self.joints),):
+        self.c = tendon_coefficients(self.joints, coefficients, "coordinate lock")
+        if not np.any(self.c != 0):
             raise ModelError(
-                f"coordinate lock: one coefficient per joint (at least one joint) expected, "
-                f"got {len(self.joints)} joints and coefficients {coefficients!r}"
-            )
-        if not np.all(np.isfinite(self.c)) or not np.any(self.c != 0):
-            raise ModelError(
-                f"coordinate lock: coefficients must be finite and not all 0, got {coefficients!r}"
+                f"coordinate lock: coefficients must not all be 0, got {coefficients!r}"
             )
         self.value = float(value)
         if not np.isfinite(self.value):
@@ -54,13 +49,7 @@ class CoordinateLock(Constraint):
         self.iq = self.iv = None
 
     def bind(self, mechanism: Mechanism) -> None:
-        idx = []
-        for j in self.joints:
-            iq, iv, nq = joint_coordinate(mechanism, j)
-            if nq != 1:
-                raise ModelError(f"coordinate lock: joint {j!r} is not a one-dof joint")
-            idx.append((iq, iv))
-        self.iq, self.iv = (np.array(x, dtype=int) for x in zip(*idx))
+        self.iq, self.iv = tendon_coordinates(mechanism, self.joints, "coordinate lock")
         self._row = np.zeros((1, mechanism.nv))
         np.add.at(self._row[0], self.iv, self.c)
 

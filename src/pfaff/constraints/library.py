@@ -73,6 +73,33 @@ def joint_coordinate(mechanism: Mechanism, joint: str | int) -> tuple[int, int, 
     return int(joint), int(joint), 1
 
 
+def tendon_coefficients(joints, coefficients, who: str) -> np.ndarray:
+    """A fixed tendon's coefficients ``c`` (one per joint, finite) as an array; ModelError
+    naming ``who`` otherwise."""
+    c = np.asarray(coefficients, dtype=float).reshape(-1)
+    if not list(joints) or c.shape != (len(joints),):
+        raise ModelError(
+            f"{who}: one coefficient per joint (at least one joint) expected, "
+            f"got {len(joints)} joints and coefficients {coefficients!r}"
+        )
+    if not np.all(np.isfinite(c)):
+        raise ModelError(f"{who}: coefficients must be finite, got {coefficients!r}")
+    return c
+
+
+def tendon_coordinates(mechanism: Mechanism, joints, who: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(iq, iv)`` of a fixed tendon's joints, each a one-dof joint with one coordinate
+    (hinge or slide); ModelError naming ``who`` and the first joint that is not."""
+    idx = [joint_coordinate(mechanism, j) for j in joints]
+    bad = [j for j, (_, _, nq) in zip(joints, idx) if nq != 1]
+    if bad:
+        raise ModelError(
+            f"{who}: joint {bad[0]!r} is not a one-dof joint with one coordinate "
+            "(a fixed tendon joins hinge and slide joints)"
+        )
+    return np.array([i[0] for i in idx], dtype=int), np.array([i[1] for i in idx], dtype=int)
+
+
 class PointOnPlane(Constraint):
     """A frame's point stays on the plane ``n . p = d``: ``Phi = n . p - d``.
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pfaff.constraints.library import joint_coordinate
+from pfaff.constraints.library import tendon_coefficients, tendon_coordinates
 from pfaff.lowering import lowers
 from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
 from pfaff.simulate.force_base import ForceElement, finite
@@ -51,14 +51,7 @@ class TendonSpring(ForceElement):
         name: str | None = None,
     ) -> None:
         self.joints = list(joints)
-        self.c = np.asarray(coefficients, dtype=float).reshape(-1)
-        if not self.joints or self.c.shape != (len(self.joints),):
-            raise ModelError(
-                f"tendon spring: one coefficient per joint (at least one joint) expected, "
-                f"got {len(self.joints)} joints and coefficients {coefficients!r}"
-            )
-        if not np.all(np.isfinite(self.c)):
-            raise ModelError(f"tendon spring: coefficients must be finite, got {coefficients!r}")
+        self.c = tendon_coefficients(self.joints, coefficients, "tendon spring")
         self.k = finite(stiffness, "tendon spring stiffness")
         self.b = finite(damping, "tendon damping")
         band = np.asarray(springlength, dtype=float).reshape(-1)
@@ -74,15 +67,7 @@ class TendonSpring(ForceElement):
         self.name = name or f"tendon spring on {self.joints}"
 
     def bind(self, mechanism: Mechanism) -> None:
-        idx = [joint_coordinate(mechanism, j) for j in self.joints]
-        bad = [j for j, (_, _, nq) in zip(self.joints, idx) if nq != 1]
-        if bad:
-            raise ModelError(
-                f"{self.name}: joint {bad[0]!r} is not a one-dof joint with one coordinate "
-                "(a fixed tendon joins hinge and slide joints)"
-            )
-        self.iq = np.array([i[0] for i in idx], dtype=int)
-        self.iv = np.array([i[1] for i in idx], dtype=int)
+        self.iq, self.iv = tendon_coordinates(mechanism, self.joints, self.name)
 
     def length(self, snap: Snapshot) -> float:
         """``L = sum_j c_j q_j``."""

@@ -13,7 +13,7 @@ import numpy as np
 
 from pfaff.constraints.ball_angle import BallAngle, ball_angle, ball_coordinates
 from pfaff.constraints.coordinate_lock import CoordinateLock
-from pfaff.constraints.library import LockedJoint, joint_coordinate
+from pfaff.constraints.library import LockedJoint, joint_coordinate, tendon_coordinates
 
 __all__ = ["BallLimit", "Bound", "TendonLimit", "check_limit"]
 
@@ -121,15 +121,7 @@ class Bound:
             self.c = None
             return
         if isinstance(lim, TendonLimit):
-            idx = [joint_coordinate(mech, j) for j in lim.joints]
-            bad = [j for j, (_, _, nq) in zip(lim.joints, idx) if nq != 1]
-            if bad:
-                raise ValueError(
-                    f"tendon limit {lim.name!r}: joint {bad[0]!r} is not a one-dof joint "
-                    "with one coordinate (a fixed tendon joins hinge and slide joints)"
-                )
-            self.iq = np.array([i[0] for i in idx], dtype=int)
-            self.iv = np.array([i[1] for i in idx], dtype=int)
+            self.iq, self.iv = tendon_coordinates(mech, lim.joints, f"tendon limit {lim.name!r}")
             self.c = np.asarray(lim.coefficients, dtype=float)
             return
         self.iq, self.iv, nq = joint_coordinate(mech, lim.joint)
