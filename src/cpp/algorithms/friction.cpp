@@ -57,18 +57,32 @@ namespace pfaff
     const Eigen::LLT<MatX> llt(dense_M(mo, d));
     const VecX f = tau - d.h;
     const VecX Mif = llt.solve(f);
-    const MatX MiWt = llt.solve(W.transpose());
-    const MatX S = d.A * MiWt;
     const VecX rhs = d.A * Mif + d.drift;
-    // the pseudo-inverse: singular values below rank_tol times the largest dropped (the
-    // rule of the impact's projection, limit_events.cpp)
-    const Eigen::JacobiSVD<MatX> svd(S, Eigen::ComputeThinU | Eigen::ComputeThinV);
-    const VecX & sv = svd.singularValues();
-    const double cut = mo.opt.rank_tol * (sv.size() ? sv(0) : 0.0);
-    VecX y = svd.matrixU().transpose() * rhs;
-    for (Eigen::Index k = 0; k < sv.size(); ++k)
-      y(k) = sv(k) > cut ? y(k) / sv(k) : 0.0;
-    lam = svd.matrixV() * y;
+    MatX MiWt;
+    auto solve = [&] {
+      MiWt = llt.solve(W.transpose());
+      // the pseudo-inverse of A M^-1 W^T: singular values below rank_tol times the
+      // largest dropped (the rule of the impact's projection, limit_events.cpp)
+      const Eigen::JacobiSVD<MatX> svd(d.A * MiWt, Eigen::ComputeThinU | Eigen::ComputeThinV);
+      const VecX & sv = svd.singularValues();
+      const double cut = mo.opt.rank_tol * (sv.size() ? sv(0) : 0.0);
+      VecX y = svd.matrixU().transpose() * rhs;
+      for (Eigen::Index k = 0; k < sv.size(); ++k)
+        y(k) = sv(k) > cut ? y(k) / sv(k) : 0.0;
+      lam = svd.matrixV() * y;
+    };
+    solve();
+    // a slipping row whose multiplier pulls carries no friction (Coulomb's |f_t| <= mu
+    // max(0, f_n): friction turned round would push along the slip), solved once more
+    bool pulls = false;
+    for (const SlipRow & r : mo.slip)
+      if (lam(r.row) > 0.0)
+      {
+        W.row(r.row) = d.A.row(r.row);
+        pulls = true;
+      }
+    if (pulls)
+      solve();
     a = Mif - MiWt * lam;
     F = W.transpose() * lam;
   }

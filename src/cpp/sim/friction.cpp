@@ -111,7 +111,8 @@ namespace pfaff
     const double speed = vt.norm();
     const Vec3 & s0 = mo.contact_mode[std::size_t(j)].s0;
     const Vec3 s = speed > kSpeed && vt.dot(s0) > 0.0 ? Vec3(vt / speed) : s0;
-    const double fn = -lam(mo.loop.m + int(c));
+    // a pulling point's friction is zero (algorithms/friction.cpp's rule)
+    const double fn = std::max(0.0, -lam(mo.loop.m + int(c)));
     return -mo.contact_pairs[std::size_t(i - L)].mu * fn * s;
   }
 

@@ -77,6 +77,9 @@ def slip_dynamics(
     rank_tol : singular values of ``A M^-1 W^T`` below ``rank_tol`` times the largest
         are dropped (the minimum-norm ``lambda``).
 
+    A slipping row (``W``'s row differs from ``A``'s) whose multiplier pulls is solved
+    again without its friction (Coulomb's ``|f_t| <= mu max(0, f_n)``), once.
+
     Returns
     -------
     a, lam : the acceleration (nv) and the multipliers (m).
@@ -91,6 +94,17 @@ def slip_dynamics(
         raise ValueError(f"W must be {A.shape} and drift ({A.shape[0]},): got {W.shape}, "
                          f"{drift.shape}")  # fmt: skip
     Mif = np.linalg.solve(M, f)
-    MiWt = np.linalg.solve(M, W.T)
-    lam = np.linalg.pinv(A @ MiWt, rcond=rank_tol) @ (A @ Mif + drift)
+
+    def solve(W):
+        MiWt = np.linalg.solve(M, W.T)
+        return MiWt, np.linalg.pinv(A @ MiWt, rcond=rank_tol) @ (A @ Mif + drift)
+
+    MiWt, lam = solve(W)
+    # a slipping row whose multiplier pulls carries no friction (Coulomb's |f_t| <= mu
+    # max(0, f_n): friction turned round would push along the slip), solved once more
+    pulls = np.any(W != A, axis=1) & (lam > 0.0)
+    if np.any(pulls):
+        W = W.copy()
+        W[pulls] = A[pulls]
+        MiWt, lam = solve(W)
     return Mif - MiWt @ lam, lam

@@ -188,6 +188,18 @@ def test_numpy_reference_reduces_to_the_frictionless_solve_and_refuses_bad_shape
         slip_dynamics(M, f[:3], A, drift, A)
 
 
+def test_a_slipping_row_that_pulls_carries_no_friction():
+    # a unit point mass on the plane z = 0 slipping along +x, mu 0.5: pulled up by 5 N
+    # its row pulls (lambda > 0) and carries no friction (no force along the slip);
+    # pushed down by 5 N with the weight, it pushes and friction decelerates it
+    M, A, drift = np.eye(3), np.array([[0.0, 0.0, 1.0]]), np.zeros(1)
+    W = A - 0.5 * np.array([[1.0, 0.0, 0.0]])  # (A_n - mu s^T J_p), s = +x
+    a, lam = slip_dynamics(M, np.array([0.0, 0.0, 5.0]), A, drift, W)
+    assert lam[0] > 1.0 and abs(a[0]) < 1e-12  # the turned-round friction would give +2.5
+    a, lam = slip_dynamics(M, np.array([0.0, 0.0, -14.81]), A, drift, W)
+    assert lam[0] < -1.0 and a[0] == pytest.approx(-0.5 * 14.81, abs=1e-12)
+
+
 def test_reference_friction_opposes_the_slip_and_keeps_s0_past_a_stop():
     # a unit mass sliding on the plane z = 0: Coulomb's deceleration mu g against its
     # velocity; below the slip speed, or once the velocity turned against s0 (a stop
