@@ -212,7 +212,7 @@ namespace pfaff
   bool SlipWatch::again(int j, double t, double dt)
   {
     fit(std::size_t(j) + 1);
-    const bool same = std::abs(t - last_[std::size_t(j)]) <= 1e-9 * dt;
+    const bool same = t - last_[std::size_t(j)] < dt;
     last_[std::size_t(j)] = t;
     return same;
   }
@@ -341,7 +341,7 @@ namespace pfaff
     for (const auto & [jc, md] : change)
       set_mode(s, jc, md);
     // the located point slips on along the direction its slip starts in, where it has
-    // one; else (none with its normal force pushing, or stopped twice at this instant) it
+    // one; else (none with its normal force pushing, or stopped twice within a step) it
     // is held stuck to the step's end, its force outside the cone (the constraint does no
     // work: a slip started the wrong way would add energy)
     const bool twice = watch.again(j, t, dt);

@@ -56,8 +56,8 @@ namespace pfaff
     double root(System & s, int j, const std::function<bool(double, VecX &, VecX &)> & step,
                 double h, double event_tol);
     void forget(int j);
-    /// spec j's slip stopped at t: whether its last stop was at the same instant (within
-    /// 1e-9 dt)
+    /// spec j's slip stopped at t: whether its last stop was less than dt before (a slip
+    /// that stops twice within a step chatters)
     bool again(int j, double t, double dt);
     /// spec j held stuck before `until` (leave_cone does not slip it)
     void hold(int j, double until);
@@ -96,7 +96,7 @@ namespace pfaff
   /// contact spec j's slip stopped at the System's state: it sticks where the force it
   /// then needs lies inside the cone (event "stick"), else slips on (event "slip") along
   /// the direction its slip starts in (slip_onset), else (none found, or a second stop
-  /// at one instant) it is held stuck to the step's end (watch.hold)
+  /// within a step) it is held stuck to the step's end (watch.hold)
   void stop_slip(System & s, const Held & held, int j, double tol, double t, EventGuard & guard,
                  std::vector<LimitEventRec> & events, SlipWatch & watch);
   /// the tangential acceleration [m/s^2] of contact spec j's material point at the
