@@ -138,14 +138,6 @@ namespace pfaff
   }
 
   // -- the impact (pfaff.simulate.limit_events.metric_impact) ---------------------------
-  VecX metric_impact(
-    const MatX & M, const MatX & A, const VecX & v, int iv, double target, double rank_tol)
-  {
-    MatX R = MatX::Zero(1, v.size());
-    R(0, iv) = 1.0;
-    return metric_impact_rows(M, A, v, R, VecX::Constant(1, target), rank_tol);
-  }
-
   VecX metric_impact_rows(
     const MatX & M, const MatX & A, const VecX & v, const MatX & R, const VecX & t,
     double rank_tol)
@@ -249,10 +241,16 @@ namespace pfaff
         q(l.iqs[j]) += l.coefs[j] * t;
     }
 
-    /// a tendon limit's or a ball limit's row over v (1 x nv) at q
-    MatX tendon_row(const JointLimit & l, const VecX & q, Eigen::Index nv)
+    /// a limit's row over v (1 x nv) at q: the unit row of v[iv], a tendon's
+    /// coefficients or a ball's rotation axis (its rate is R v)
+    MatX limit_row(const JointLimit & l, const VecX & q, Eigen::Index nv)
     {
       MatX R = MatX::Zero(1, nv);
+      if (!l.ball && l.coefs.empty())
+      {
+        R(0, l.iv) = 1.0;
+        return R;
+      }
       if (l.ball)
       {
         Vec3 u;
@@ -294,10 +292,8 @@ namespace pfaff
     const double v_pre = l.rate(q, v);
     const double approach = std::max(0.0, side == 0 ? -v_pre : v_pre);
     const double e = guard.plastic(i, t, approach, l.rest_speed, held) ? 0.0 : l.restitution;
-    const VecX vn = l.coefs.empty() && !l.ball
-                      ? metric_impact(M, d.A, v, l.iv, -e * v_pre, s.mo().opt.rank_tol)
-                      : metric_impact_rows(M, d.A, v, tendon_row(l, q, v.size()),
-                                           VecX::Constant(1, -e * v_pre), s.mo().opt.rank_tol);
+    const VecX vn = metric_impact_rows(M, d.A, v, limit_row(l, q, v.size()),
+                                       VecX::Constant(1, -e * v_pre), s.mo().opt.rank_tol);
     const double loss = 0.5 * (v.dot(M * v) - vn.dot(M * vn));
     s.set_state(q, vn);
     if (e == 0.0)
@@ -320,17 +316,27 @@ namespace pfaff
     return -1;
   }
 
+  namespace
+  {
+    /// held entry c's "release" event at t (a limit's side and rate; a contact's: 0)
+    void release_event(const System & s, const Held & held, std::size_t c, double t,
+                       EventGuard & guard, std::vector<LimitEventRec> & events)
+    {
+      const int L = int(s.mo().limits.size());
+      const auto [i, side] = held[c];
+      const int sd = i >= L ? 0 : side;
+      const double vi =
+        i >= L ? 0.0 : s.mo().limits[std::size_t(i)].rate(s.state().q_, s.state().v_);
+      events.push_back(LimitEventRec{t, i, 1, sd, vi, vi, 0.0});
+      guard.released(i, t);
+    }
+  } // namespace
+
   void release_held(System & s, Held & held, EventGuard & guard, std::size_t c, double t,
                     std::vector<LimitEventRec> & events)
   {
-    const int L = int(s.mo().limits.size());
-    const auto [i, side] = held[c];
-    const int sd = i >= L ? 0 : side;
-    const double vi =
-      i >= L ? 0.0 : s.mo().limits[std::size_t(i)].rate(s.state().q_, s.state().v_);
-    events.push_back(LimitEventRec{t, i, 1, sd, vi, vi, 0.0});
+    release_event(s, held, c, t, guard, events);
     held.erase(held.begin() + long(c));
-    guard.released(i, t);
     guard.count(t);
   }
 
@@ -343,19 +349,13 @@ namespace pfaff
              go.end());
     if (go.empty())
       return false;
-    const int L = int(s.mo().limits.size());
     std::vector<int> named; // the limits and pairs whose event is written
     for (std::size_t c : go)
-    {
-      const auto [i, side] = held[c];
-      if (std::find(named.begin(), named.end(), i) != named.end())
-        continue;
-      named.push_back(i);
-      const int sd = i >= L ? 0 : side;
-      const double vi = i >= L ? 0.0 : s.state().v_(s.mo().limits[std::size_t(i)].iv);
-      events.push_back(LimitEventRec{t, i, 1, sd, vi, vi, 0.0});
-      guard.released(i, t);
-    }
+      if (std::find(named.begin(), named.end(), held[c].first) == named.end())
+      {
+        named.push_back(held[c].first);
+        release_event(s, held, c, t, guard, events);
+      }
     for (auto c = go.rbegin(); c != go.rend(); ++c)
       held.erase(held.begin() + long(*c));
     guard.count(t);

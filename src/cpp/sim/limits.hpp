@@ -125,11 +125,9 @@ namespace pfaff
     LimitControl & ctl, LimitRun & out);
 
   // limit_events.cpp
-  /// the velocity nearest to v in the metric M with A v = 0 and v[iv] = target
-  /// (pfaff.simulate.limit_events.metric_impact: the pseudo-inverse by eigenvalues)
-  VecX metric_impact(
-    const MatX & M, const MatX & A, const VecX & v, int iv, double target, double rank_tol);
-  /// the same with rows R and their targets b (R v = b, A v = 0)
+  /// the velocity nearest to v in the metric M with A v = 0 and rows R v = b (a limit's
+  /// row: v[iv], a tendon's or a ball's; pfaff.simulate.limit_events.metric_impact: the
+  /// pseudo-inverse by eigenvalues)
   VecX metric_impact_rows(
     const MatX & M, const MatX & A, const VecX & v, const MatX & R, const VecX & b,
     double rank_tol);
