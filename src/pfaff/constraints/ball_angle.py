@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pfaff.constraints.base import Constraint
+from pfaff.constraints.base import Constraint, named_joint
 from pfaff.lowering import lowers
 from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
 
@@ -35,17 +35,7 @@ def ball_angle(quat: np.ndarray) -> tuple[float, np.ndarray]:
 
 def ball_coordinates(mechanism: Mechanism, joint: str) -> tuple[int, int]:
     """``(idx_q, idx_v)`` of a ball (spherical) joint: 4 coordinates, 3 velocities."""
-    model = getattr(mechanism, "model", None)
-    if model is None or not isinstance(joint, str) or not model.existJointName(joint):
-        valid = ", ".join(model.names[1:]) if model is not None else "none (no named joints)"
-        raise ModelError(f"unknown joint {joint!r}; valid joints: {valid}")
-    jm = model.joints[model.getJointId(joint)]
-    if jm.nq != 4 or jm.nv != 3:
-        raise ModelError(
-            f"joint {joint!r} has nq {jm.nq}, nv {jm.nv}: not a ball joint (4 coordinates, "
-            "3 velocities)"
-        )
-    return jm.idx_q, jm.idx_v
+    return named_joint(mechanism, joint, 4, 3, "not a ball joint (4 coordinates, 3 velocities)")
 
 
 class BallAngle(Constraint):

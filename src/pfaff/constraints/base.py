@@ -21,6 +21,22 @@ import numpy as np
 from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
 
 
+def named_joint(mechanism: Mechanism, joint: str, nq: int, nv: int, need: str) -> tuple[int, int]:
+    """``(idx_q, idx_v)`` of the joint named ``joint`` with ``nq`` coordinates and ``nv``
+    velocities; ModelError naming the valid joints, or saying ``need`` (what the caller
+    needs of the joint) where the mechanism has no named joints or the joint's sizes differ."""
+    model = getattr(mechanism, "model", None)
+    if model is None:
+        raise ModelError(f"{mechanism.name} has no named joints: {need}")
+    if not isinstance(joint, str) or not model.existJointName(joint):
+        valid = ", ".join(model.names[1:])
+        raise ModelError(f"unknown joint {joint!r} in {mechanism.name}; valid joints: {valid}")
+    jm = model.joints[model.getJointId(joint)]
+    if jm.nq != nq or jm.nv != nv:
+        raise ModelError(f"joint {joint!r} has nq {jm.nq}, nv {jm.nv}: {need}")
+    return jm.idx_q, jm.idx_v
+
+
 class Constraint(ABC):
     """One constraint block of ``dim`` rows.
 

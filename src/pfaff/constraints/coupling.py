@@ -14,25 +14,14 @@ from __future__ import annotations
 import numpy as np
 
 from pfaff import lowering
-from pfaff.constraints.base import Constraint, TermsConstraint
+from pfaff.constraints.base import Constraint, TermsConstraint, named_joint
 from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
 
 
 def _one_dof(mechanism: Mechanism, joint: str) -> tuple[int, int]:
     """``(idx_q, idx_v)`` of a one-dof joint with one coordinate (ModelError naming it)."""
-    if not hasattr(mechanism, "model"):
-        raise ModelError(f"{mechanism.name} has no named joints; joint couplings need one")
-    model = mechanism.model
-    if not model.existJointName(joint):
-        valid = ", ".join(model.names[1:])
-        raise ModelError(f"unknown joint {joint!r} in {mechanism.name}; valid joints: {valid}")
-    jm = model.joints[model.getJointId(joint)]
-    if jm.nq != 1 or jm.nv != 1:
-        raise ModelError(
-            f"joint {joint!r} has nq {jm.nq}, nv {jm.nv}; a coupling needs a revolute or "
-            "prismatic joint with one coordinate"
-        )
-    return jm.idx_q, jm.idx_v
+    need = "a coupling needs a revolute or prismatic joint with one coordinate"
+    return named_joint(mechanism, joint, 1, 1, need)
 
 
 class JointCoupling(Constraint):
