@@ -196,9 +196,16 @@ namespace pfaff
     // [d(A a + drift)/dq at this a (the drift's and dA_k a together), d drift/dv]
     // (Pinocchio's impl entry with these plain Eigen arguments is instantiated here, at
     // this file's -O3, where the public one takes libpinocchio's instantiation for
-    // Eigen::Ref arguments: 3-5 % less time in the pass, the same sums)
-    pinocchio::impl::computeRNEADerivatives(
-      model, dd_, q, v, a_, dd_.dtau_dq, dd_.dtau_dv, dd_.M);
+    // Eigen::Ref arguments: 3-5 % less time in the pass, the same sums). The partials go
+    // straight into RHS_'s halves, column-major as the products below read them
+    // (Pinocchio's own dtau_dq, dtau_dv are row-major: a transposing copy each); the pass
+    // writes the tree's blocks alone, the others stay at the zero set here
+    RHS_.setZero(nv, 2 * nv);
+    {
+      auto dtau_dq = RHS_.leftCols(nv);
+      auto dtau_dv = RHS_.rightCols(nv);
+      pinocchio::impl::computeRNEADerivatives(model, dd_, q, v, a_, dtau_dq, dtau_dv, dd_.M);
+    }
     dAB_.setZero();
     X_.setZero(m, 2 * nv);
     kd_.begin(q, v, a_);
@@ -233,14 +240,13 @@ namespace pfaff
     // for q and v at once; along tau da = Nm, dF = P and dlambda = A^+T P = Er^T Yr.
     // Column k of DAtl_ is dA_k^T lambda: dAB_ read as m x nv^2 times lambda gives it
     // transposed; column k of dAB_ a (read as m x nv) is dA_k a.
-    RHS_.resize(nv, 2 * nv);
-    RHS_.leftCols(nv) = -dd_.dtau_dq;
-    RHS_.rightCols(nv) = -dd_.dtau_dv;
     if (!fpoints_.empty()) // M a + h_rnea = tau + Q(q, v) - A^T lambda
     {
-      RHS_.leftCols(nv) += fq_.dQq;
-      RHS_.rightCols(nv) += fq_.dQv;
+      RHS_.leftCols(nv) = fq_.dQq - RHS_.leftCols(nv);
+      RHS_.rightCols(nv) = fq_.dQv - RHS_.rightCols(nv);
     }
+    else
+      RHS_ = -RHS_;
     if (m)
     {
       const Eigen::Map<const MatX> dAw(dAB_.data(), m, nv * nv);

@@ -248,23 +248,33 @@ namespace pfaff
         aq.col(i) = aq_c;
         av.col(i) = av_c;
       }
+      // the support is one path (last first): for k above c's joint, dJ_c/dq_k =
+      // dJ_k/dq_c = w_k x J_c (the point's Hessian is symmetric), one cross product for
+      // both entries; within one joint (a ball's, a free joint's) the two differ
       const int ld = int(dAB.rows());
+      double * const base = dAB.data() + size_t(row);
+      auto put = [&](int k, int c, const Vec3 & col) __attribute__((always_inline)) {
+        double * dst = base + size_t(c) * size_t(ld) + size_t(k) * size_t(m);
+        if (identity)
+          Eigen::Map<Vec3>(dst) += sign * col;
+        else
+          Eigen::Map<VecX>(dst, dim).noalias() += sign * (D * col);
+      };
       for (int b = 0; b < ns; ++b)
       {
         const int c = sup_[size_t(b)];
-        double * col_c = dAB.data() + size_t(c) * size_t(ld) + size_t(row);
         const Vec3 wb = w_.col(b), Jb = Jp_.col(b);
-        for (int a = 0; a < ns; ++a)
+        put(c, c, wb.cross(Jb));
+        for (int a = b + 1; a < ns; ++a) // k < c
         {
           const int k = sup_[size_t(a)];
-          // c in k's joint or below it
-          const Vec3 col = c >= start[size_t(k)] ? Vec3(w_.col(a).cross(Jb))
-                                                 : Vec3(wb.cross(Jp_.col(a)));
-          double * dst = col_c + size_t(k) * size_t(m);
-          if (identity)
-            Eigen::Map<Vec3>(dst) += sign * col;
+          const Vec3 wk = w_.col(a);
+          const Vec3 col = wk.cross(Jb);
+          put(k, c, col);
+          if (k >= start[size_t(c)]) // k and c in one joint
+            put(c, k, wb.cross(Jp_.col(a)));
           else
-            Eigen::Map<VecX>(dst, dim).noalias() += sign * (D * col);
+            put(c, k, col);
         }
       }
     }
