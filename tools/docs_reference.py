@@ -172,7 +172,7 @@ def system_file_page() -> str:
         "# System-file reference",
         "",
         "A system file is TOML: a model file (URDF or MJCF) or a robot, its start, "
-        "constraints, force elements and a controller, as data. This page is generated "
+        "constraints, force elements, limits and a controller, as data. This page is generated "
         "from the tables the parser checks every key against "
         "(`pfaff.files.system`, `pfaff.files.controller`), so it lists exactly what "
         "`pfaff run FILE.toml` accepts; a key not listed here is refused, naming the key "
