@@ -61,13 +61,20 @@ def _reference(cset, q0, v0, t_end, lims, opt, controller=None):
 
 
 def _gaps(got, ref) -> dict[str, float]:
-    """The worst gaps between two runs: inf where the events or samples do not pair."""
-    a = [(e.kind, e.side, str(e.joint)) for e in got.events]
-    b = [(e.kind, e.side, str(e.joint)) for e in ref.events]
+    """The worst gaps between two runs: inf where the events or samples do not pair.
+    Events at one instant pair as a set: two stops a symmetric body reaches together
+    (the biped's ankles) are located in an order round-off decides."""
+
+    def instant(e):
+        return (round(e.t, 9), e.kind, e.side, str(e.joint))
+
+    ge, re = sorted(got.events, key=instant), sorted(ref.events, key=instant)
+    a = [(e.kind, e.side, str(e.joint)) for e in ge]
+    b = [(e.kind, e.side, str(e.joint)) for e in re]
     x, y = got.trajectory.arrays(), ref.trajectory.arrays()
     if a != b or len(x["t"]) != len(y["t"]):
         return dict.fromkeys(("events", "t", "q", "v", "lambda", "energy"), np.inf)
-    out = {"events": max((abs(e.t - f.t) for e, f in zip(got.events, ref.events)), default=0)}
+    out = {"events": max((abs(e.t - f.t) for e, f in zip(ge, re)), default=0)}
     for key in ("t", "q", "v", "lambda", "energy", "work", "correction_energy"):
         out[key] = float(np.abs(x[key] - y[key]).max())
     return out

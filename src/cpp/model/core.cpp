@@ -143,16 +143,15 @@ namespace pfaff
     contact_geometry.resize(mo.contacts.size(), ContactGeometry(nv));
     if (!mo.force_elements.empty() && felems.Q.size() != nv) // the force elements' terms
       felems.resize(nv);
-    if (A.rows() != mo.m || A.cols() != nv) // rows (none: an unconstrained system)
-    {
-      A.setZero(mo.m, nv);
-      drift.setZero(mo.m);
-    }
-    if (A_h.rows() != mo.m_h || A_h.cols() != nv)
-    {
-      A_h.setZero(mo.m_h, nv);
-      phi.setZero(mo.m_h);
-    }
+    // the rows (none: an unconstrained system) anew: a row of A is 0.0 outside its
+    // column window only as written from zero, and a held set changed at the same size
+    // puts other rows (other windows) at the same places; the next evaluate writes them
+    // all (no rows stand)
+    A.setZero(mo.m, nv);
+    drift.setZero(mo.m);
+    A_h.setZero(mo.m_h, nv);
+    phi.setZero(mo.m_h);
+    st_.rows_kin = 0;
     if (acc_.size() != size_t(mo.stages())) // the stages' workspaces (set_tableau)
     {
       acc_.assign(size_t(mo.stages()), VecX::Zero(nv));

@@ -15,9 +15,6 @@ namespace pfaff
 {
   namespace
   {
-    // a slip velocity against the last sample's direction by more than this turned [m/s]
-    // (round-off of a point at rest is far below it)
-    constexpr double kTurn = 1e-12;
     // below this slip speed a slipping point's direction is its s0 [m/s] (as
     // algorithms/friction.cpp's)
     constexpr double kSpeed = 1e-10;
@@ -25,7 +22,6 @@ namespace pfaff
     constexpr double kStopped = 1e-9;
     // an impulse that pulls by more than this lets its held point go [N s]
     constexpr double kPull = 1e-12;
-    constexpr double kInfTime = std::numeric_limits<double>::infinity();
 
     // where friction acts on the moving geom: a round geom's contact point (radius below
     // its core along the normal), a vertex's own point
@@ -44,13 +40,6 @@ namespace pfaff
       return held.size();
     }
 
-    // the frames (and rows) at (q, v)
-    void kinematics(System & s, const VecX & q, const VecX & v)
-    {
-      dynamics_state(s.mo(), s.d(), q, v, false);
-      evaluate(s.mo(), s.d(), q, v, false);
-    }
-
     void set_mode(System & s, int j, const ContactMode & md)
     {
       s.change_model([&](ModelBuilder & b) { b.set_contact_mode(j, md); }, false);
@@ -65,6 +54,12 @@ namespace pfaff
       return -spec_world(d, sp, lam(r) * t1 + lam(r + 1) * t2);
     }
   } // namespace
+
+  void frames_at(System & s, const VecX & q, const VecX & v)
+  {
+    dynamics_state(s.mo(), s.d(), q, v, false);
+    evaluate(s.mo(), s.d(), q, v, false);
+  }
 
   int stick_row(const Model & mo, const Held & held, std::size_t c)
   {
@@ -131,116 +126,6 @@ namespace pfaff
     return md;
   }
 
-  std::vector<int> SlipWatch::turned(
-    System & s, const Held & held, const VecX & q, const VecX & v, bool update)
-  {
-    std::vector<int> out;
-    std::vector<std::pair<int, ContactMode>> moved; // s0: the direction at this sample
-    const Model & mo = s.mo();
-    const int L = int(mo.limits.size());
-    bool kin = false;
-    fit(mo.contact_specs.size());
-    for (const auto & [i, j] : held)
-    {
-      if (i < L || mo.contact_pairs[std::size_t(i - L)].mu <= 0.0
-          || mo.contact_mode[std::size_t(j)].stick)
-        continue;
-      if (!kin)
-        kinematics(s, q, v);
-      kin = true;
-      const Vec3 vt = slip_velocity(mo, s.d(), v, j);
-      Vec3 & dj = dir_[std::size_t(j)];
-      if (dj.squaredNorm() > 0.0 && vt.dot(dj) < -kTurn)
-        out.push_back(j);
-      else if (update && vt.norm() > kSpeed)
-      {
-        dj = vt.normalized();
-        ContactMode md = mo.contact_mode[std::size_t(j)];
-        md.s0 = dj;
-        moved.emplace_back(j, md);
-      }
-      else if (update)
-        dj = mo.contact_mode[std::size_t(j)].s0;
-    }
-    // the step from this sample slips along these (algorithms/friction.cpp's s0)
-    if (!moved.empty())
-      s.change_model(
-        [&](ModelBuilder & b) {
-          for (const auto & [j, md] : moved)
-            b.set_contact_mode(j, md);
-          b.set_held_rows(held);
-        },
-        false);
-    return out;
-  }
-
-  double SlipWatch::root(
-    System & s, int j, const std::function<bool(double, VecX &, VecX &)> & step, double h,
-    double event_tol)
-  {
-    const Vec3 dj = dir_.at(std::size_t(j));
-    bool bad = false;
-    auto g = [&](double x) {
-      VecX q, v;
-      if (!step(x, q, v))
-      {
-        bad = true;
-        return -1.0;
-      }
-      kinematics(s, q, v);
-      return slip_velocity(s.mo(), s.d(), v, j).dot(dj) + kTurn;
-    };
-    const double x = first_root(g, 1.0, h, event_tol);
-    return bad ? std::numeric_limits<double>::quiet_NaN() : x;
-  }
-
-  void SlipWatch::forget(int j)
-  {
-    if (std::size_t(j) < dir_.size())
-      dir_[std::size_t(j)].setZero();
-  }
-
-  void SlipWatch::fit(std::size_t n)
-  {
-    if (dir_.size() >= n)
-      return;
-    dir_.resize(n, Vec3::Zero());
-    for (auto * x : {&last_, &start_, &hold_})
-      x->resize(n, -kInfTime);
-  }
-
-  bool SlipWatch::again(int j, double t, double dt)
-  {
-    fit(std::size_t(j) + 1);
-    const bool same = t - last_[std::size_t(j)] < dt;
-    last_[std::size_t(j)] = t;
-    return same;
-  }
-
-  void SlipWatch::hold(int j, double until)
-  {
-    fit(std::size_t(j) + 1);
-    hold_[std::size_t(j)] = until;
-  }
-
-  void SlipWatch::slipped(int j, double t)
-  {
-    fit(std::size_t(j) + 1);
-    start_[std::size_t(j)] = t;
-  }
-
-  void SlipWatch::stuck(int j, double t, double dt)
-  {
-    fit(std::size_t(j) + 1);
-    if (t - start_[std::size_t(j)] < dt)
-      hold_[std::size_t(j)] = std::max(hold_[std::size_t(j)], t + dt);
-  }
-
-  bool SlipWatch::holds(int j, double t) const
-  {
-    return std::size_t(j) < hold_.size() && t < hold_[std::size_t(j)];
-  }
-
   bool leave_cone(System & s, const Held & held, double tol, double t, EventGuard & guard,
                   std::vector<LimitEventRec> & events, SlipWatch & watch)
   {
@@ -290,8 +175,22 @@ namespace pfaff
     const int L = int(s.mo().limits.size()), i = held[cj].first;
     const VecX & q = s.state().q_;
     const VecX & v = s.state().v_;
-    kinematics(s, q, v);
-    const double speed = slip_velocity(s.mo(), s.d(), v, j).norm();
+    frames_at(s, q, v);
+    const Vec3 vt = slip_velocity(s.mo(), s.d(), v, j);
+    const double speed = vt.norm();
+    // its velocity along the last direction crossed zero while the point moved on (faster
+    // than its pair's rest speed): the slip turned, it did not stop; it slips on along
+    // its velocity (sticking it would stop it by the next start's projection, an energy
+    // loss no event records). A second turn or stop within a step is the rules' below
+    // (held stuck): turns that come faster and faster end
+    const bool twice = watch.again(j, t, dt);
+    if (speed > s.mo().contact_pairs[std::size_t(i - L)].rest_speed && !twice)
+    {
+      ContactMode md = s.mo().contact_mode[std::size_t(j)];
+      md.s0 = vt / speed;
+      set_mode(s, j, md);
+      return;
+    }
     // the pair's slipping points whose slip has stopped too (a body that slid as one)
     // stick with it: each held where it is
     std::vector<std::size_t> stop;
@@ -344,7 +243,6 @@ namespace pfaff
     // one; else (none with its normal force pushing, or stopped twice within a step) it
     // is held stuck to the step's end, its force outside the cone (the constraint does no
     // work: a slip started the wrong way would add energy)
-    const bool twice = watch.again(j, t, dt);
     if (!sticks)
     {
       ContactMode md = s.mo().contact_mode[std::size_t(j)]; // (set_mode made a new Model)
@@ -355,7 +253,22 @@ namespace pfaff
     }
     if (sticks)
       watch.stuck(j, t, dt);
-    events.push_back(LimitEventRec{t, i, sticks ? 2 : 3, 0, speed, sticks ? 0.0 : speed, 0.0});
+    // a point held stuck while it still moves (a second turn within a step) is stopped
+    // here by the least impulse in the metric of M, its energy the event's (else the next
+    // start's projection would take it unrecorded)
+    double lost = 0.0;
+    if (sticks && speed > kStopped)
+    {
+      const VecX q0 = q, v0 = v;
+      set_held_rows(s, held);
+      frames_at(s, q0, v0);
+      const MatX M = dense_M(s.mo(), s.d());
+      const VecX vp = metric_impact_rows(M, MatX(0, v0.size()), v0, s.d().A,
+                                         VecX::Zero(s.d().A.rows()), s.mo().opt.rank_tol);
+      lost = 0.5 * (v0.dot(M * v0) - vp.dot(M * vp));
+      s.set_state(q0, vp);
+    }
+    events.push_back(LimitEventRec{t, i, sticks ? 2 : 3, 0, speed, sticks ? 0.0 : speed, lost});
     guard.count(t);
   }
 

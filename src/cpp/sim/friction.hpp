@@ -25,6 +25,8 @@ namespace pfaff
   struct Model;
   struct Data;
 
+  /// the frames (and rows) of the System's Model at (q, v) into its Data
+  void frames_at(System & s, const VecX & q, const VecX & v);
   /// the first of the two tangential rows of held entry c (a stuck contact point with
   /// friction) among the active rows, else -1
   int stick_row(const Model & mo, const Held & held, std::size_t c);
@@ -56,6 +58,10 @@ namespace pfaff
     double root(System & s, int j, const std::function<bool(double, VecX &, VecX &)> & step,
                 double h, double event_tol);
     void forget(int j);
+    /// every direction forgotten: after an impact the velocity jumped, so a slip
+    /// velocity against the last sample's direction is the impulse's, not a stop (the
+    /// next sample takes the directions up again)
+    void restart();
     /// spec j's slip stopped at t: whether its last stop was less than dt before (a slip
     /// that stops twice within a step chatters)
     bool again(int j, double t, double dt);

@@ -199,9 +199,8 @@ namespace pfaff
             end = End::failed;
             break;
           }
-          // a crossing first: the step to this sample went past a bound (the step is
-          // located again), so a pull read here is not yet the state's (the reference's
-          // phases stop at the crossing before they read the pull)
+          // a crossing first: the step to this sample went past a bound (located again),
+          // a pull read here is not yet the state's (the reference's phases stop first)
           if (watch && crossed())
           {
             if (!rec) // the stop's sample is recorded
@@ -368,7 +367,7 @@ namespace pfaff
         return {best, best_s};
       }
 
-      // the event of row i at t: a slip stopped, a contact's impact or a limit's
+      // the event of row i at t: a slip stopped or turned, a contact's impact or a limit's
       void impact(int i, double t)
       {
         if (i >= U) // a slip stopped: it sticks, or slips on (friction.hpp)
@@ -377,7 +376,8 @@ namespace pfaff
           contact_impact(s, nar, held, guard, t, out.events);
         else
           limit_impact(s, held, guard, i, t, out.events);
-        ctl.next = t; // the controller sampled at the event
+        slips.restart(); // an impulse turns slips (not a stop): directions from here on
+        ctl.next = t;    // the controller sampled at the event
       }
 
       void account(const Saved & x)

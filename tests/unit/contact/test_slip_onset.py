@@ -7,7 +7,10 @@ at once, and this landing ended on the event budget after 3539 "slip" events at 
 instant. Witnesses: the run ends; no pair has more than 8 events of one kind at one
 instant; the energy never rises between samples by more than the integrator's error and
 never above the start (the impacts and slips dissipate ~100 J: a friction that pushed
-along the slip would add energy; the slip started the wrong way once took it to 15 kJ)."""
+along the slip would add energy; the slip started the wrong way once took it to 15 kJ);
+the energy account closes: the energy lost is the events' (a held set changed at one
+size once left stale rows of A, and the next start's projection took 21 J that no event
+recorded)."""
 
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from pfaff import core
 pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
 
 MODEL = Path(__file__).parents[2] / "models" / "contact" / "quadruped_floor.xml"
-DT, T_END = 2.5e-4, 0.45  # the landing starts at 0.32 s
+DT, T_END = 2e-4, 0.45  # the landing starts at 0.32 s
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +36,7 @@ def landing():
         warnings.simplefilter("ignore")
         sim = pfaff.Simulator(pfaff.load(MODEL, keyframe="stand", contact=True), dt=DT)
     for _ in range(int(round(T_END / 1e-3))):  # in calls of 1 ms, as a controller would
-        sim.step(n=4)
+        sim.step(n=int(round(1e-3 / DT)))
     return sim, sim.record().arrays()
 
 
@@ -55,10 +58,67 @@ def test_the_landing_dissipates(landing):
     _, rec = landing
     energy = rec["energy"] - rec["force_work"]
     rise, above = energy_rise(energy)
-    assert rise < 1e-2, rise  # J: RK4's error through the events at dt 0.25 ms
+    assert rise < 1e-2, rise  # J: RK4's error through the events at dt 0.2 ms
     assert above < 1e-9, above
     assert energy[0] - energy[-1] > 50.0  # J: the impacts and the slips
     # the check catches a friction that would push a point along its slip (0.1 J added)
     bumped = energy.copy()
     bumped[len(bumped) // 2 :] += 0.1
     assert energy_rise(bumped)[0] > 1e-2
+
+
+def energy_account(rec: dict, events) -> np.ndarray:
+    """E(t) - E(0) - work - correction + the events' energy lost [J]: zero to the
+    integrator's error where every loss is an event's."""
+    t = rec["t"]
+    lost = np.zeros_like(t)
+    for e in events:
+        lost[t >= e.t - 1e-12] += e.energy_lost
+    energy = rec["energy"] - rec["force_work"]
+    return energy - energy[0] - rec["work"] - rec["correction_energy"] + lost
+
+
+def test_the_energy_lost_is_the_events(landing):
+    sim, rec = landing
+    account = energy_account(rec, sim.events)
+    lost = sum(e.energy_lost for e in sim.events)
+    assert lost > 50.0
+    assert np.max(np.abs(account)) < 1e-2, np.max(np.abs(account))  # J, of ~110 J lost
+    # every recorded velocity keeps the held rows (the stale rows once broke it: 1.75 m/s)
+    assert np.nanmax(np.abs(rec["av"])) < 1e-9
+    # the check catches a loss no event records (the stale rows' 21 J; here 0.1 J)
+    short = list(sim.events)
+    dropped = next(e for e in short if e.energy_lost > 0.1)
+    short.remove(dropped)
+    assert np.max(np.abs(energy_account(rec, short))) > 0.1
+
+
+def test_one_long_call_at_a_millisecond_closes_the_account():
+    """The multi-impact instant at 0.3314 s (two knees and a foot at once, three held points
+    let go, two of them approaching again) in one 0.45 s call at dt 1 ms."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sim = pfaff.Simulator(pfaff.load(MODEL, keyframe="stand", contact=True), dt=1e-3)
+    sim.step(n=450)
+    rec = sim.record().arrays()
+    account = energy_account(rec, sim.events)
+    assert np.max(np.abs(account)) < 2e-2, np.max(np.abs(account))  # J, of ~100 J lost
+    assert np.nanmax(np.abs(rec["av"])) < 1e-9
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a Painleve step: a slipping knee whose friction makes "
+    "its row pull and whose frictionless solve pushes (26 kN) gains 0.14 J",
+)
+def test_a_painleve_step_at_a_quarter_millisecond():
+    """Known defect, kept visible: at dt 0.25 ms one step (0.34625 s) of the landing gains
+    0.136 J: the knee's two capsules touch the floor at one point, and a slipping row whose
+    friction makes it pull is solved again without friction and pushes with 26 kN. Coulomb
+    has no consistent force there (Painleve); a tangential impulse would resolve it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sim = pfaff.Simulator(pfaff.load(MODEL, keyframe="stand", contact=True), dt=2.5e-4)
+    sim.step(n=1400)  # to 0.35 s
+    rec = sim.record().arrays()
+    assert np.max(np.abs(energy_account(rec, sim.events))) < 1e-2
