@@ -1,7 +1,8 @@
 """The reference pages of the documentation site, from the code's own tables.
 
 - ``reference/system-file.md`` from :mod:`pfaff.files.system` (``TOP_KEYS``,
-  ``SIM_KEYS``, ``MODEL_KEYS``, ``START_KEYS``, ``CONSTRAINT_TYPES``, ``FORCE_TYPES``)
+  ``SIM_KEYS``, ``MODEL_KEYS``, ``START_KEYS``, ``CONSTRAINT_TYPES``, ``FORCE_TYPES``,
+  ``LIMIT_TYPES``: the keys of each type derived from its class, ``pfaff.files.schema``)
   and :mod:`pfaff.files.controller` (``CONTROLLER_KEYS``, ``CONTROLLER_TYPES``), each
   parameter's default read from the class's signature and its meaning from the
   class's docstring;
@@ -30,6 +31,8 @@ TOP_KEY_DOCS = {
     "simulation": "table: run defaults, overridden by `--set KEY=VALUE`",
     "constraints": "array of tables `[[constraints]]`, added to the model's own",
     "forces": "array of tables `[[forces]]`: force elements",
+    "limits": "array of tables `[[limits]]`: joint, tendon and ball limits, added to the "
+    "model file's own",
     "controller": "table: a built-in controller (below)",
 }
 MODEL_KEY_DOCS = {
@@ -63,6 +66,10 @@ KIND_DOCS = {
     "vec3": "`[x, y, z]`",
     "dirs": "`[[x, y, z], ...]`",
     "rot": "3 x 3 matrix (three rows)",
+    "bound": "number, or `inf` / `-inf`",
+    "strs": '`["name", ...]`',
+    "floats": "`[c1, c2, ...]`",
+    "band": "number, or `[lo, hi]`",
 }
 
 
@@ -124,6 +131,8 @@ def _summary(cls: type) -> str:
 
 
 def _types_section(title: str, types: dict, anchor_prefix: str) -> list[str]:
+    from pfaff.files.schema import takes_name
+
     lines = []
     for name, (cls, keys) in types.items():
         sig = inspect.signature(cls.__init__).parameters
@@ -139,7 +148,8 @@ def _types_section(title: str, types: dict, anchor_prefix: str) -> list[str]:
             else:
                 default = "optional"
             rows.append([f"`{key}`", KIND_DOCS[kind], default, docs[key]])
-        rows.append(["`name`", "string", "optional", "a name for reports and messages"])
+        if takes_name(cls):
+            rows.append(["`name`", "string", "optional", "a name for reports and messages"])
         lines += [
             f"### `{name}` {{#{anchor_prefix}-{name.replace('_', '-')}}}",
             "",
@@ -162,7 +172,7 @@ def system_file_page() -> str:
         "# System-file reference",
         "",
         "A system file is TOML: a model file (URDF or MJCF) or a robot, its start, "
-        "constraints, force elements and a controller, as data. This page is generated "
+        "constraints, force elements, limits and a controller, as data. This page is generated "
         "from the tables the parser checks every key against "
         "(`pfaff.files.system`, `pfaff.files.controller`), so it lists exactly what "
         "`pfaff run FILE.toml` accepts; a key not listed here is refused, naming the key "
@@ -202,6 +212,7 @@ def system_file_page() -> str:
         "",
         *_types_section("`[[constraints]]` types", sf.CONSTRAINT_TYPES, "constraint"),
         *_types_section("`[[forces]]` types", sf.FORCE_TYPES, "force"),
+        *_types_section("`[[limits]]` types", sf.LIMIT_TYPES, "limit"),
         "## `[controller]`",
         "",
         "Types: " + ", ".join(f"`{t}`" for t in ctl.CONTROLLER_TYPES) + ".",

@@ -16,6 +16,7 @@ from where import REPO
 from pfaff.errors import ParameterError
 from pfaff.files import controller as ctl
 from pfaff.files import system as sf
+from pfaff.files.schema import takes_name
 
 _spec = importlib.util.spec_from_file_location("docs_pages", REPO / "tools" / "docs_pages.py")
 pages = importlib.util.module_from_spec(_spec)
@@ -28,7 +29,13 @@ SAMPLE = {
     "vec3": [0.0, 0.0, 1.0],
     "dirs": [[1.0, 0.0, 0.0]],
     "rot": [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+    "bound": -1.0,  # a limit's lower bound (its upper is set apart)
+    "strs": ["j1", "j2"],
+    "floats": [1.0, 0.5],
+    "band": [0.0, 0.1],
 }
+#: the element tables of a system file and the anchors of their sections
+TYPE_TABLES = {"CONSTRAINT_TYPES": "constraint", "FORCE_TYPES": "force", "LIMIT_TYPES": "limit"}
 
 
 def _section(text: str, heading: str) -> str:
@@ -52,20 +59,20 @@ def test_system_file_page_lists_every_key_and_type():
     assert _keys(_section(text, "## `[start]`")) == list(sf.START_KEYS)
     assert _keys(_section(text, "## `[simulation]`")) == list(sf.SIM_KEYS)
     assert _keys(_section(text, "## `[controller]`")) == list(ctl.CONTROLLER_KEYS)
-    for types, anchor in ((sf.CONSTRAINT_TYPES, "constraint"), (sf.FORCE_TYPES, "force")):
-        for name, (_, keys) in types.items():
+    for table, anchor in TYPE_TABLES.items():
+        for name, (cls, keys) in getattr(sf, table).items():
             head = f"### `{name}` {{#{anchor}-{name.replace('_', '-')}}}"
-            assert _keys(_section(text, head)) == [*keys, "name"]
+            assert _keys(_section(text, head)) == [*keys, *(["name"] if takes_name(cls) else [])]
 
 
-@pytest.mark.parametrize("table", ["CONSTRAINT_TYPES", "FORCE_TYPES"])
+@pytest.mark.parametrize("table", list(TYPE_TABLES))
 def test_the_keys_the_page_lists_are_the_ones_the_parser_accepts(table):
     """Independent of the tables the page is made from: the page's rows are read back
     from its Markdown and fed to the parser, which accepts a spec with every listed key
     and refuses one key more."""
     text = pages.system_file_page()
     types = getattr(sf, table)
-    anchor = "constraint" if table == "CONSTRAINT_TYPES" else "force"
+    anchor = TYPE_TABLES[table]
     for name in types:
         body = _section(text, f"### `{name}` {{#{anchor}-{name.replace('_', '-')}}}")
         rows = re.findall(r"^\| `([^`]+)` \| ([^|]+) \| ([^|]+) \|", body, re.M)
@@ -73,13 +80,15 @@ def test_the_keys_the_page_lists_are_the_ones_the_parser_accepts(table):
         spec: dict = {"type": name}
         for i, (key, kind, _default) in enumerate(rows):
             kind = kinds[kind.strip()]
-            if key == "name":
-                continue
+            if key == "name" and takes_name(types[name][0]):
+                continue  # the optional label, not a key of the type
             spec[key] = f"frame{i}" if kind == "str" else SAMPLE[kind]
         if "joint1" in spec:
             spec.pop("joint2")  # a coupling to a fixed offset: one joint
         if name in ("points_coincide", "point_spring", "point_damper", "frame_aligned"):
             spec.pop("target")  # frame2 given: the world target does not apply
+        if "upper" in spec:
+            spec["upper"] = 1.0  # above the sample lower bound
         parsed = sf.parse_constraint("x", spec, types)
         assert type(parsed) is types[name][0]
         with pytest.raises(ParameterError, match=r"x\.bogus.*valid keys"):
@@ -284,6 +293,8 @@ def check_system_toml(data: dict) -> None:
         sf.parse_constraint(f"constraints[{i}]", spec)
     for i, spec in enumerate(data.get("forces", [])):
         sf.parse_constraint(f"forces[{i}]", spec, sf.FORCE_TYPES)
+    for i, spec in enumerate(data.get("limits", [])):
+        sf.parse_constraint(f"limits[{i}]", spec, sf.LIMIT_TYPES)
 
 
 def test_every_system_file_example_in_the_docs_parses():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
+from both_engines import ENGINES, assert_limited_runs_agree
 
 import pfaff
 from pfaff import core
@@ -118,15 +119,9 @@ def test_the_cores_ball_limit_run_is_the_numpy_reference(pendulum):
     """e = 0.5 over 0.8 s: the core's limited run (its events in C++, the held row the
     kind BallAngle) and the NumPy phase loop give the same events, their times to 1e-9 s,
     q, v and lambda to 1e-8."""
-    a, b = (_run(pendulum, 0.5, eng, 0.8) for eng in ("core", "numpy"))
-    assert (a.trajectory.engine, b.trajectory.engine) == ("core", "numpy")
-    ea = [(x.kind, x.side, x.joint) for x in a.events]
-    assert ea == [(x.kind, x.side, x.joint) for x in b.events] and len(ea) >= 2
-    assert max(abs(x.t - y.t) for x, y in zip(a.events, b.events)) <= 1e-9
-    ta, tb = a.trajectory.arrays(), b.trajectory.arrays()
-    assert ta["t"].shape == tb["t"].shape
-    for key in ("q", "v", "lambda"):
-        assert np.abs(ta[key] - tb[key]).max() <= 1e-8, key
+    a, b = (_run(pendulum, 0.5, eng, 0.8) for eng in ENGINES)
+    assert (a.trajectory.engine, b.trajectory.engine) == ENGINES
+    assert_limited_runs_agree(a, b, 1e-9, 1e-8, 2)
 
 
 def test_a_files_ball_limit_runs_in_the_simulator(tmp_path):

@@ -9,11 +9,12 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
+from both_engines import assert_force_terms_agree, assert_series_agree, simulate_both
 
 import pfaff
 from pfaff import core
 from pfaff.mechanism.base import ModelError
-from pfaff.simulate import BallSpring, DofDamper, SimOptions, simulate
+from pfaff.simulate import BallSpring, DofDamper, SimOptions
 from pfaff.simulate.actuators import Actuation, ActuatorForce
 from pfaff.simulate.core_engine import build, set_ctrl
 from pfaff.simulate.forces import ForceSet
@@ -119,26 +120,12 @@ def test_core_ball_terms_agree_with_numpy_and_runs_agree(tmp_path):
     sys_ = pfaff.load(_balls(tmp_path))
     mech, cs = sys_.mechanism, sys_.cset
     els = list(sys_.forces)
-    fset = ForceSet(mech, els)
-    system = build(cs, els)
     rng = np.random.default_rng(5)
-    for _ in range(40):
-        _, _, q, v = _random_state(sys_, rng)
-        snap = mech.compute(q, v)
-        Q, p = fset.evaluate(0.0, snap)
-        Qc, Vc, pc = system.force_terms(q, v)
-        scale = max(1.0, np.abs(Q).max())
-        assert np.abs(Qc - Q).max() <= 1e-12 * scale
-        assert abs(Vc - fset.potential(snap)) <= 1e-12 * scale and abs(pc - p) <= 1e-12 * scale
+    states = (_random_state(sys_, rng)[2:] for _ in range(40))
+    assert_force_terms_agree(mech, cs, els, states, 1e-12)
     q0, v0 = sys_.q0, np.linspace(-1, 1, sys_.nv)
-    runs = {
-        e: simulate(cs, q0, v0, 0.3, SimOptions(dt=1e-3, engine=e), forces=els)
-        for e in ("core", "numpy")
-    }
-    a, b = runs["core"].arrays(), runs["numpy"].arrays()
-    assert runs["core"].engine == "core"
-    for key in ("q", "v", "energy", "force_work", "force_potential"):
-        assert np.abs(a[key] - b[key]).max() <= 1e-9, key
+    a, b = simulate_both(cs, q0, v0, 0.3, SimOptions(dt=1e-3), forces=els)
+    assert_series_agree(a, b, ("q", "v", "energy", "force_work", "force_potential"), 1e-9)
 
 
 def test_dof_damper_refuses_a_wrong_count():

@@ -6,10 +6,9 @@ slider-crank on the core, and what a plant returns is checked at the boundary.""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
+from both_engines import simulate_both
 
 from pfaff import core
 from pfaff.constraints import ConstraintSet, PointOnPlane
@@ -20,18 +19,6 @@ from pfaff.simulate import SimOptions, simulate
 pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
 
 M_, L_, G_ = 1.0, 1.0, 9.81
-
-
-def _runs(cset, q0, v0, t_end, opt: SimOptions, **kw):
-    """The run of ``cset`` on the core (no fallback) and on NumPy."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        out = {
-            e: simulate(cset, q0, v0, t_end, SimOptions(**{**opt.__dict__, "engine": e}), **kw)
-            for e in ("core", "numpy")
-        }
-    assert out["core"].engine == "core" and out["numpy"].engine == "numpy"
-    return out["core"].arrays(), out["numpy"].arrays()
 
 
 def _singular_start():
@@ -47,7 +34,7 @@ def test_closed_form_slider_crank_on_the_core_equals_numpy():
     mech, cset = slider_crank.build(M_, L_, G_, "closed-form")
     assert isinstance(mech, SliderCrankChain) and core.unsupported_reason(cset) is None
     q0, v0 = _singular_start()
-    a, b = _runs(cset, q0, v0, 1.0, SimOptions(dt=1e-3))
+    a, b = simulate_both(cset, q0, v0, 1.0, SimOptions(dt=1e-3), strict=True)
     assert a["q"].shape == (1001, 2)
     assert np.abs(a["q"] - b["q"]).max() <= 1e-12
     assert np.abs(a["v"] - b["v"]).max() <= 1e-11
@@ -143,7 +130,7 @@ def test_a_users_mechanism_runs_on_the_core_and_keeps_its_energy():
     run equals NumPy's (1e-12 rad) and the energy stays to 1e-8 J (RK4, 1 ms)."""
     mech = _Pendulum()
     cset = ConstraintSet(mech, [])
-    a, b = _runs(cset, np.array([1.0]), np.zeros(1), 1.0, SimOptions(dt=1e-3))
+    a, b = simulate_both(cset, np.array([1.0]), np.zeros(1), 1.0, SimOptions(dt=1e-3), strict=True)
     assert np.abs(a["q"] - b["q"]).max() <= 1e-12
     assert np.abs(a["energy"] - a["energy"][0]).max() <= 1e-8
     assert np.abs(a["q"]).min() < 0.2  # it swung through the bottom
@@ -246,7 +233,7 @@ def test_a_pinocchio_mechanism_that_overrides_compute_runs_as_a_plant():
     damped = ConstraintSet(Damped(chain.model, "damped chain"), cset.constraints)
     assert core.unsupported_reason(damped) is None
     q0, v0 = _singular_start()
-    a, b = _runs(damped, q0, v0, 0.5, SimOptions(dt=1e-3))
+    a, b = simulate_both(damped, q0, v0, 0.5, SimOptions(dt=1e-3), strict=True)
     assert np.abs(a["q"] - b["q"]).max() <= 1e-12
     own = simulate(cset, q0, v0, 0.5, SimOptions(dt=1e-3, engine="core")).arrays()
     assert np.abs(a["q"] - own["q"]).max() > 1e-3

@@ -9,12 +9,12 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
+from both_engines import assert_force_terms_agree, assert_series_agree, simulate_both
 
 import pfaff
 from pfaff import core
 from pfaff.mechanism.base import ModelError
-from pfaff.simulate import SimOptions, TendonSpring, simulate
-from pfaff.simulate.core_engine import build
+from pfaff.simulate import SimOptions, TendonSpring
 from pfaff.simulate.forces import ForceSet
 
 pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
@@ -120,26 +120,11 @@ def test_core_tendon_terms_agree_with_numpy_and_runs_agree(tendons):
     sys_ = pfaff.load(tendons)
     mech, cs = sys_.mechanism, sys_.cset
     els = list(sys_.forces)
-    fset = ForceSet(mech, els)
-    system = build(cs, els)
     rng = np.random.default_rng(5)
-    for _ in range(40):
-        q, v = _state(rng)
-        snap = mech.compute(q, v)
-        Q, p = fset.evaluate(0.0, snap)
-        Qc, Vc, pc = system.force_terms(q, v)
-        scale = max(1.0, np.abs(Q).max())
-        assert np.abs(Qc - Q).max() <= 1e-12 * scale
-        assert abs(Vc - fset.potential(snap)) <= 1e-12 * scale and abs(pc - p) <= 1e-12 * scale
+    assert_force_terms_agree(mech, cs, els, (_state(rng) for _ in range(40)), 1e-12)
     q0, v0 = np.array([0.9, -0.6, 0.2]), np.array([1.0, -2.0, 0.5])
-    runs = {
-        e: simulate(cs, q0, v0, 0.4, SimOptions(dt=1e-3, engine=e), forces=els)
-        for e in ("core", "numpy")
-    }
-    a, b = runs["core"].arrays(), runs["numpy"].arrays()
-    assert runs["core"].engine == "core"
-    for key in ("q", "v", "energy", "force_work", "force_potential"):
-        assert np.abs(a[key] - b[key]).max() <= 1e-9, key
+    a, b = simulate_both(cs, q0, v0, 0.4, SimOptions(dt=1e-3), forces=els)
+    assert_series_agree(a, b, ("q", "v", "energy", "force_work", "force_potential"), 1e-9)
     drift = a["energy"] - a["energy"][0] - a["force_work"] - a["work"] - a["correction_energy"]
     assert np.abs(drift).max() <= 1e-6
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
+from both_engines import ENGINES, assert_limited_runs_agree
 
 import pfaff
 from pfaff import core
@@ -108,14 +109,8 @@ def test_the_cores_tendon_limit_run_is_the_numpy_reference(tmp_path):
     times to 1e-9 s, q, v and lambda to 1e-8."""
     system = _arm(tmp_path)
     lim = _limit(0.5, -0.3, 0.2)
-    a, b = (_run(system, lim, eng, 0.8, (3.0, -1.0)) for eng in ("core", "numpy"))
-    ea = [(x.kind, x.side, x.joint) for x in a.events]
-    assert ea == [(x.kind, x.side, x.joint) for x in b.events] and len(ea) >= 3
-    assert max(abs(x.t - y.t) for x, y in zip(a.events, b.events)) <= 1e-9
-    ta, tb = a.trajectory.arrays(), b.trajectory.arrays()
-    assert ta["t"].shape == tb["t"].shape
-    for key in ("q", "v", "lambda"):
-        assert np.abs(ta[key] - tb[key]).max() <= 1e-8, key
+    a, b = (_run(system, lim, eng, 0.8, (3.0, -1.0)) for eng in ENGINES)
+    assert_limited_runs_agree(a, b, 1e-9, 1e-8, 3)
 
 
 def test_a_joint_limit_in_place_of_the_tendons_is_caught(tmp_path):

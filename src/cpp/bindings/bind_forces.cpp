@@ -93,6 +93,7 @@ namespace pfaff
                    .def_rw("alo", &ForceSpec::alo)
                    .def_rw("ahi", &ForceSpec::ahi)
                    .def_rw("early", &ForceSpec::early)
+                   .def_rw("actearly", &ForceSpec::actearly)
                    .def_rw("free", &ForceSpec::free)
                    .def_rw("ref", &ForceSpec::ref);
     field(fspec, "ForceSpec", "p1", &ForceSpec::p1, "a point in frame s1");

@@ -7,8 +7,8 @@
 // range, else 0: dQ_j/d delta_l = gear^2 c_j c_l (g1 ctrl + b1), and in v likewise.
 // With activation dynamics (dyn > 0, MuJoCo's dyntype) the gain multiplies the
 // activation act(t) instead of ctrl. ctrl is held from t0 (act0 then), so act is the
-// exact solution of its linear ODE at the state's time t (u = t - t0, plus dt with
-// actearly: MuJoCo's next activation), clamped to [alo, ahi]:
+// exact solution of its linear ODE at the state's time t (u = t - t0, plus early with
+// actearly: the run's step dt, MuJoCo's next activation), clamped to [alo, ahi]:
 //   integrator  act' = ctrl:              act = act0 + ctrl u
 //   filter(exact) act' = (ctrl - act)/tau: act = ctrl + (act0 - ctrl) exp(-u / tau)
 // (a monotone solution clamped is the clamped ODE's solution while act0 is in range).

@@ -26,8 +26,14 @@ namespace pfaff
 
     /// the Model as set up so far
     const Model & model() const { return *mo_; }
-    /// the Model, read-only from now on; the builder holds nothing after it
-    std::unique_ptr<const Model> build() { return std::move(mo_); }
+    /// the Model, read-only from now on; the builder holds nothing after it. Its
+    /// actearly elements look ahead by its options' step dt, whichever change came last
+    std::unique_ptr<const Model> build()
+    {
+      if (mo_)
+        mo_->force_elements.set_step(mo_->opt.dt);
+      return std::move(mo_);
+    }
 
     Options & options() { return mo_->opt; }
     /// the slot of frame `name` among the frames the rows and force elements read

@@ -76,10 +76,12 @@ namespace pfaff
     double ctrl = 0.0;
     // Actuator with activation dynamics (MuJoCo's dyntype; actuator.cpp): dyn 0 none,
     // 1 integrator, 2 filter, 3 filterexact; tau_act its time constant (dynprm[0]);
-    // the activation act0 at the time t0 from which ctrl is held, its range [alo, ahi]
-    // and early (actearly: the step dt, else 0); iact its index in System::set_act's
-    // vector (-1: no activation)
+    // the activation act0 at the time t0 from which ctrl is held, its range [alo, ahi];
+    // actearly: the gain multiplies the activation early = the run's step dt ahead (set
+    // from the options by ForceSet::set_step, never by the lowering), else early = 0;
+    // iact its index in System::set_act's vector (-1: no activation)
     int dyn = 0, iact = -1;
+    bool actearly = false;
     double tau_act = 0.0, act0 = 0.0, t0 = 0.0, alo = -HUGE_VAL, ahi = HUGE_VAL, early = 0.0;
     std::shared_ptr<const ForceLaw> law; // Python: the law (shared by clones)
     bool conservative = false;           // Python: V is its potential, else Q.v is power
@@ -127,6 +129,14 @@ namespace pfaff
           s.act0 = act(s.iact);
           s.t0 = t0;
         }
+    }
+
+    /// the step dt of the runs the Model takes (its options'): the look-ahead of each
+    /// actearly element
+    void set_step(double dt)
+    {
+      for (auto & s : specs)
+        s.early = s.actearly ? dt : 0.0;
     }
 
     /// the activations at time t into act[spec.iact] (act sized by the caller)

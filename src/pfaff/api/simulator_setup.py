@@ -44,7 +44,7 @@ def prepare(system: System, dt: float, options: dict) -> tuple:
     opt = SimOptions(dt=float(dt), progress=False, **options)
     opt.validate()
     cset = system.cset
-    actuation = Actuation(system.actuators, system.mechanism, opt.dt)
+    actuation = Actuation(system.actuators, system.mechanism)
     forces = ForceSet(system.mechanism, [*system.forces, *actuation.elements]).elements
     engine, fallback = engine_choice(cset, opt, tuple(forces))
     proto = None

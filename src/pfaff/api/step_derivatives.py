@@ -41,6 +41,7 @@ import numpy as np
 
 from pfaff import core
 from pfaff.api.step_sensitivity import step_sensitivities
+from pfaff.simulate.actuators import step_ahead
 from pfaff.simulate.core_engine import build, configure, set_ctrl
 from pfaff.simulate.correction import correct_state
 from pfaff.simulate.forces import ForceSet
@@ -123,6 +124,7 @@ class _Stepper:
             self.engine = "core"
             return
         self.fset = system._force_set if forces is None else ForceSet(system.mechanism, forces)
+        step_ahead(self.fset.elements, opt.dt)
         elements = tuple(self.fset.elements)
         self.engine, _ = engine_choice(system.cset, replace(opt, engine="auto"), elements)
         if self.engine == "core":

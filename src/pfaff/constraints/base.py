@@ -112,6 +112,19 @@ class TermsConstraint(Constraint):
         return self.terms(snap)[1]
 
 
+class LinearRows(Constraint):
+    """A constraint linear in the coordinates: its Jacobian is the constant ``_row``
+    (1 x nv, set by ``bind``) and its drift is zero."""
+
+    _row: np.ndarray
+
+    def jacobian(self, snap: Snapshot) -> np.ndarray:
+        return self._row
+
+    def drift(self, snap: Snapshot) -> np.ndarray:
+        return np.zeros(1)
+
+
 @dataclass(frozen=True)
 class ConstraintEval:
     """A ConstraintSet evaluated at one state.

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pfaff.constraints.base import Constraint
+from pfaff.constraints.base import LinearRows
 from pfaff.constraints.library import tendon_coefficients, tendon_coordinates
 from pfaff.lowering import lowers
 from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
@@ -17,7 +17,7 @@ from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
 __all__ = ["CoordinateLock"]
 
 
-class CoordinateLock(Constraint):
+class CoordinateLock(LinearRows):
     """``Phi = sum_j c_j q_j - value`` over one-dof (hinge or slide) joints.
 
     Parameters
@@ -55,12 +55,6 @@ class CoordinateLock(Constraint):
 
     def residual(self, snap: Snapshot) -> np.ndarray:
         return np.array([float(self.c @ snap.q[self.iq]) - self.value])
-
-    def jacobian(self, snap: Snapshot) -> np.ndarray:
-        return self._row
-
-    def drift(self, snap: Snapshot) -> np.ndarray:
-        return np.zeros(1)
 
 
 @lowers(CoordinateLock, category="constraint")

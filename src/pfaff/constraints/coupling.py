@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from pfaff import lowering
-from pfaff.constraints.base import Constraint, TermsConstraint, named_joint
+from pfaff.constraints.base import Constraint, LinearRows, TermsConstraint, named_joint
 from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
 
 
@@ -24,7 +24,7 @@ def _one_dof(mechanism: Mechanism, joint: str) -> tuple[int, int]:
     return named_joint(mechanism, joint, 1, 1, need)
 
 
-class JointCoupling(Constraint):
+class JointCoupling(LinearRows):
     """Linear coupling of two one-dof joints: ``Phi = q_1 - c_0 - c_1 q_2`` (rad or m).
 
     Parameters
@@ -65,12 +65,6 @@ class JointCoupling(Constraint):
     def residual(self, snap: Snapshot) -> np.ndarray:
         q2 = snap.q[self._iq[1]] if len(self._iq) > 1 else 0.0
         return np.array([snap.q[self._iq[0]] - self.c0 - self.c1 * q2])
-
-    def jacobian(self, snap: Snapshot) -> np.ndarray:
-        return self._row
-
-    def drift(self, snap: Snapshot) -> np.ndarray:
-        return np.zeros(1)
 
 
 class Scaled(TermsConstraint):

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from pfaff.constraints.base import Constraint
+from pfaff.constraints.base import Constraint, LinearRows
 from pfaff.lowering import lowers
 from pfaff.mechanism.base import Mechanism, ModelError, Snapshot
 
@@ -295,7 +295,7 @@ class PointOnCircle(Constraint):
         return np.array([u @ ap + (vp @ vp - (u @ vp) ** 2) / r])
 
 
-class LockedJoint(Constraint):
+class LockedJoint(LinearRows):
     """A one-dof joint held at angle or position ``value``: ``Phi = q_i - value``.
 
     ``joint`` is a joint name (Pinocchio mechanisms) or a coordinate index
@@ -329,12 +329,6 @@ class LockedJoint(Constraint):
             d = np.arctan2(s, c) - self.value
             return np.array([(d + np.pi) % (2 * np.pi) - np.pi])
         return np.array([snap.q[self.iq] - self.value])
-
-    def jacobian(self, snap: Snapshot) -> np.ndarray:
-        return self._row
-
-    def drift(self, snap: Snapshot) -> np.ndarray:
-        return np.zeros(1)
 
 
 # -- lowerings to the compiled core (pfaff.lowering; src/cpp) ------------------------------

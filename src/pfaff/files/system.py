@@ -29,9 +29,15 @@ what is valid. Keys::
     ...
 
     [[forces]]                         # any number of force elements (see FORCE_TYPES)
-    type = "point_spring"              # point_spring, point_damper, joint_spring, joint_damper
+    type = "point_spring"              # point_spring, point_damper, joint_spring, ...
     frame1 = "a"                       # point elements: frame1, [frame2], [point1],
     stiffness = 100.0                  # [point2], [target]; joint elements: joint
+
+    [[limits]]                         # any number, added to the model file's own
+    type = "joint_limit"               # joint_limit, tendon_limit, ball_limit (LIMIT_TYPES)
+    joint = "elbow"
+    lower = -1.0                       # -inf / inf: one-sided
+    upper = 1.5
 
     [controller]                       # optional; see pfaff.files.controller
     type = "pidc"
@@ -52,90 +58,65 @@ import numpy as np
 import pinocchio as pin
 
 from pfaff.constraints import LockedJoint, PointOnPlane, PointsCoincide
+from pfaff.constraints.ball_angle import BallAngle
 from pfaff.constraints.base import Constraint, ConstraintSet
+from pfaff.constraints.coordinate_lock import CoordinateLock
 from pfaff.constraints.coupling import JointCoupling
 from pfaff.constraints.weld import FrameAligned, Weld
 from pfaff.errors import ParameterError
 from pfaff.files.controller import parse_controller
 from pfaff.files.model import ModelSystem, load_model
+from pfaff.files.schema import derive, parse_element, value
 from pfaff.mechanism.base import QUAT_TOL, ModelError
 from pfaff.simulate import INTEGRATORS
-from pfaff.simulate.forces import ForceSet, JointDamper, JointSpring, PointDamper, PointSpring
+from pfaff.simulate.forces import (
+    ForceSet,
+    JointDamper,
+    JointSpring,
+    PointDamper,
+    PointSpring,
+    TendonSpring,
+)
+from pfaff.simulate.limit_bounds import Bound
+from pfaff.simulate.limits import BallLimit, JointLimit, TendonLimit
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-#: constraint type -> (class, {key: (kind, required)}); kinds: str, float, vec3, dirs, rot
+#: constraint type -> (class, {key: (kind, required)}), derived from each class's signature
+#: (:func:`pfaff.files.schema.derive`); ``kinds=`` only where an annotation does not say
+_POINTS = {"point1": "vec3", "point2": "vec3", "target": "vec3"}
 CONSTRAINT_TYPES: dict[str, tuple[type, dict[str, tuple[str, bool]]]] = {
-    "points_coincide": (
-        PointsCoincide,
-        {
-            "frame1": ("str", True),
-            "frame2": ("str", False),
-            "point1": ("vec3", False),
-            "point2": ("vec3", False),
-            "target": ("vec3", False),
-            "directions": ("dirs", False),
-        },
+    "points_coincide": derive(PointsCoincide, _POINTS),
+    "weld": derive(Weld, {"offset": "rot"}),
+    "frame_aligned": derive(FrameAligned, {"offset": "rot", "target": "rot"}),
+    "joint_coupling": derive(JointCoupling),
+    "locked_joint": derive(LockedJoint),
+    "point_on_plane": derive(
+        PointOnPlane, {"normal": "vec3", "point": "vec3"}, skip=("unilateral",)
     ),
-    "weld": (Weld, {"frame1": ("str", True), "frame2": ("str", True), "offset": ("rot", False)}),
-    "frame_aligned": (
-        FrameAligned,
-        {
-            "frame1": ("str", True),
-            "frame2": ("str", False),
-            "offset": ("rot", False),
-            "target": ("rot", False),
-            "directions": ("dirs", False),
-        },
-    ),
-    "joint_coupling": (
-        JointCoupling,
-        {
-            "joint1": ("str", True),
-            "joint2": ("str", False),
-            "ratio": ("float", False),
-            "offset": ("float", False),
-        },
-    ),
-    "locked_joint": (LockedJoint, {"joint": ("str", True), "value": ("float", False)}),
-    "point_on_plane": (
-        PointOnPlane,
-        {
-            "frame": ("str", True),
-            "normal": ("vec3", True),
-            "offset": ("float", False),
-            "point": ("vec3", False),
-        },
-    ),
+    "coordinate_lock": derive(CoordinateLock),
+    "ball_angle": derive(BallAngle),
 }
 
 #: force element type -> (class, {key: (kind, required)}), as CONSTRAINT_TYPES
-_POINTS = {
-    "frame1": ("str", True),
-    "frame2": ("str", False),
-    "point1": ("vec3", False),
-    "point2": ("vec3", False),
-    "target": ("vec3", False),
-}
 FORCE_TYPES: dict[str, tuple[type, dict[str, tuple[str, bool]]]] = {
-    "point_spring": (
-        PointSpring,
-        {
-            **_POINTS,
-            "stiffness": ("float", True),
-            "rest_length": ("float", False),
-            "cubic": ("float", False),
-        },
-    ),
-    "point_damper": (PointDamper, {**_POINTS, "damping": ("float", True)}),
-    "joint_spring": (
-        JointSpring,
-        {"joint": ("str", True), "stiffness": ("float", True), "rest": ("float", False)},
-    ),
-    "joint_damper": (JointDamper, {"joint": ("str", True), "damping": ("float", True)}),
+    "point_spring": derive(PointSpring, _POINTS, required=("stiffness",), skip=("law",)),
+    "point_damper": derive(PointDamper, _POINTS, required=("damping",)),
+    "joint_spring": derive(JointSpring),
+    "joint_damper": derive(JointDamper),
+    "tendon_spring": derive(TendonSpring),
+}
+
+#: limit type -> (class, {key: (kind, required)}), as CONSTRAINT_TYPES; a bound may be
+#: ``inf`` or ``-inf`` (one-sided)
+_BOUNDS = {"lower": "bound", "upper": "bound"}
+LIMIT_TYPES: dict[str, tuple[type, dict[str, tuple[str, bool]]]] = {
+    "joint_limit": derive(JointLimit, _BOUNDS),
+    "tendon_limit": derive(TendonLimit, _BOUNDS),
+    "ball_limit": derive(BallLimit),
 }
 
 TOP_KEYS = (
@@ -147,6 +128,7 @@ TOP_KEYS = (
     "simulation",
     "constraints",
     "forces",
+    "limits",
     "controller",
 )
 SIM_KEYS = {"t_end": 5.0, "dt": 1e-3, "integrator": "rk4"}
@@ -169,9 +151,7 @@ def _table(data: dict, key: str, valid: tuple[str, ...], where: str) -> dict:
 
 
 def _number(path: str, x: Any) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not np.isfinite(x):
-        raise _err(path, x, "expected a finite number")
-    return float(x)
+    return value(path, "float", x)
 
 
 def _vector(path: str, x: Any, n: int | None) -> np.ndarray:
@@ -181,51 +161,15 @@ def _vector(path: str, x: Any, n: int | None) -> np.ndarray:
 
 
 def _value(path: str, kind: str, x: Any):
-    if kind == "str":
-        if not isinstance(x, str) or not x:
-            raise _err(path, x, "expected a non-empty string")
-        return x
-    if kind == "float":
-        return _number(path, x)
-    if kind == "vec3":
-        return _vector(path, x, 3)
-    if kind == "dirs":
-        if not isinstance(x, list) or not x:
-            raise _err(path, x, "expected a list of [x, y, z] directions")
-        return np.array([_vector(f"{path}[{i}]", d, 3) for i, d in enumerate(x)])
-    R = np.array([_vector(f"{path}[{i}]", r, 3) for i, r in enumerate(x)]) if x else None
-    if R is None or R.shape != (3, 3):
-        raise _err(path, x, "expected a 3 x 3 rotation matrix (three rows of three numbers)")
-    return R
+    return value(path, kind, x)
 
 
 def parse_constraint(path: str, spec: Any, types: dict | None = None) -> Constraint:
     """One ``[[constraints]]`` table as a constraint (ParameterError naming the key path);
-    with ``types=FORCE_TYPES`` one ``[[forces]]`` table as a force element."""
+    with ``types=FORCE_TYPES`` one ``[[forces]]`` table as a force element, with
+    ``types=LIMIT_TYPES`` one ``[[limits]]`` table as a limit."""
     types = CONSTRAINT_TYPES if types is None else types
-    if not isinstance(spec, dict):
-        raise _err(path, spec, "expected a table")
-    ctype = spec.get("type")
-    if ctype not in types:
-        raise _err(f"{path}.type", ctype, f"valid types: {', '.join(types)}")
-    cls, keys = types[ctype]
-    kwargs: dict[str, Any] = {}
-    for k, x in spec.items():
-        if k in ("type", "name"):
-            continue
-        if k not in keys:
-            valid = ", ".join(["type", "name", *keys])
-            raise _err(f"{path}.{k}", x, f"unknown key for {ctype}; valid keys: {valid}")
-        kwargs[k] = _value(f"{path}.{k}", keys[k][0], x)
-    missing = [k for k, (_, req) in keys.items() if req and k not in kwargs]
-    if missing:
-        raise ParameterError(f"{path} ({ctype}): missing key {missing[0]!r}")
-    if "name" in spec:
-        kwargs["name"] = _value(f"{path}.name", "str", spec["name"])
-    try:
-        return cls(**kwargs)
-    except ModelError as exc:
-        raise ParameterError(f"{path} ({ctype}): {exc}") from None
+    return parse_element(path, spec, types, (ModelError, ValueError))
 
 
 def _start(system: ModelSystem, start: dict, where: str) -> None:
@@ -324,26 +268,23 @@ def load_system(path: str | Path) -> SystemFile:
         g = _vector("gravity", data["gravity"], 3)
         system.mechanism.model.gravity = pin.Motion(g, np.zeros(3))
     _start(system, _table(data, "start", START_KEYS, "start"), "start")
-    cons = data.get("constraints", [])
-    if not isinstance(cons, list):
-        raise _err("constraints", cons, "expected an array of tables [[constraints]]")
-    for i, spec in enumerate(cons):
-        c = parse_constraint(f"constraints[{i}]", spec)
-        try:
-            ConstraintSet(system.mechanism, [c])  # binds: frames and joints exist
-        except ModelError as exc:
-            raise ParameterError(f"constraints[{i}] ({spec['type']}): {exc}") from None
-        system.constraints.append(c)
-    forces = data.get("forces", [])
-    if not isinstance(forces, list):
-        raise _err("forces", forces, "expected an array of tables [[forces]]")
-    for i, spec in enumerate(forces):
-        e = parse_constraint(f"forces[{i}]", spec, FORCE_TYPES)
-        try:
-            ForceSet(system.mechanism, [e])  # binds: frames and joints exist
-        except ModelError as exc:
-            raise ParameterError(f"forces[{i}] ({spec['type']}): {exc}") from None
-        system.forces.append(e)
+    mech = system.mechanism
+    # each element bound once on its own, so a missing frame or joint names its table
+    for key, types, bind, into in (
+        ("constraints", CONSTRAINT_TYPES, lambda c: ConstraintSet(mech, [c]), system.constraints),
+        ("forces", FORCE_TYPES, lambda e: ForceSet(mech, [e]), system.forces),
+        ("limits", LIMIT_TYPES, lambda lim: Bound(lim, mech), system.limits),
+    ):
+        tables = data.get(key, [])
+        if not isinstance(tables, list):
+            raise _err(key, tables, f"expected an array of tables [[{key}]]")
+        for i, spec in enumerate(tables):
+            element = parse_constraint(f"{key}[{i}]", spec, types)
+            try:
+                bind(element)
+            except ModelError as exc:
+                raise ParameterError(f"{key}[{i}] ({spec['type']}): {exc}") from None
+            into.append(element)
     sim = _table(data, "simulation", tuple(SIM_KEYS), "simulation")
     defaults = dict(SIM_KEYS)
     for k in ("t_end", "dt"):

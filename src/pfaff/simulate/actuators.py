@@ -32,7 +32,14 @@ from pfaff.mechanism.base import Mechanism, Snapshot
 from pfaff.simulate.force_base import ForceElement
 from pfaff.simulate.forces_joint import CoordinateSpring, JointDamper, JointElement, JointSpring
 
-__all__ = ["ActuatorForce", "Actuation", "activation_count", "activations_at", "start_act"]
+__all__ = [
+    "ActuatorForce",
+    "Actuation",
+    "activation_count",
+    "activations_at",
+    "start_act",
+    "step_ahead",
+]
 
 
 def _coordinates(actuator: Actuator, mechanism: Mechanism) -> tuple[np.ndarray, np.ndarray]:
@@ -51,18 +58,18 @@ class ActuatorForce(ForceElement):
     """One actuator as a force element: MuJoCo's force at each evaluation, for the
     ``ctrl`` last set (:meth:`Actuation.tau` sets it); with activation dynamics, for
     the activation ``act0`` at the time ``t0`` from which that ctrl is held
-    (:meth:`Actuation.set_act`), ``early`` ahead (the step, with ``actearly``)."""
+    (:meth:`Actuation.set_act`), ``early`` ahead: with ``actearly``, the step of the run
+    that steps it (:func:`step_ahead`; MuJoCo's next activation), else 0."""
 
     conservative = False
 
-    def __init__(
-        self, actuator: Actuator, index: int = 0, iact: int = -1, early: float = 0.0
-    ) -> None:
+    def __init__(self, actuator: Actuator, index: int = 0, iact: int = -1) -> None:
         self.actuator = actuator
         self.index = int(index)  # its entry in ctrl
         self.iact = int(iact)  # its entry in act (-1: no activation)
         self.ctrl = self.act0 = self.t0 = 0.0
-        self.early = float(early) if actuator.actearly else 0.0
+        self.actearly = bool(actuator.actearly and actuator.stateful)
+        self.early = 0.0  # the run's dt with actearly (step_ahead), else 0
         self.iq = self.iv = None
         self.name = f"actuator {actuator.name}"
 
@@ -84,6 +91,15 @@ def _stateful(forces) -> list[ActuatorForce]:
     """The actuator elements with activation dynamics among ``forces``, by ``iact``."""
     dyn = [e for e in forces if isinstance(e, ActuatorForce) and e.iact >= 0]
     return sorted(dyn, key=lambda e: e.iact)
+
+
+def step_ahead(forces, dt: float) -> None:
+    """The step ``dt`` [s] of the run about to step ``forces``: the look-ahead of each
+    actuator element with ``actearly`` among them (the core's ``ForceSet::set_step``
+    takes it from the run's options)."""
+    for e in forces:
+        if isinstance(e, ActuatorForce):
+            e.early = float(dt) if e.actearly else 0.0
 
 
 def activation_count(forces) -> int:
@@ -135,7 +151,6 @@ class Actuation:
     ----------
     actuators : the :class:`~pfaff.mechanism.actuators.Actuator` list (``nu`` of them).
     mechanism : the mechanism they act on.
-    dt : the step [s] (the look-ahead of an ``actearly`` actuator).
 
     Attributes
     ----------
@@ -144,9 +159,7 @@ class Actuation:
     elements : the force elements to simulate with (their state-dependent parts).
     """
 
-    def __init__(
-        self, actuators: Sequence[Actuator], mechanism: Mechanism, dt: float = 0.0
-    ) -> None:
+    def __init__(self, actuators: Sequence[Actuator], mechanism: Mechanism) -> None:
         self.actuators = list(actuators)
         self.nu = len(self.actuators)
         self.stateful = [i for i, a in enumerate(self.actuators) if a.stateful]
@@ -162,7 +175,7 @@ class Actuation:
             tendon = len(a.joints) > 1 or a.coefs[0] != 1.0
             nonlinear = a.forcerange is not None or any(a.gain_terms)  # clamp, gain(q, v)
             if a.stateful or nonlinear or k < 0 or c < 0 or (c > 0 and tendon):
-                e = ActuatorForce(a, i, self.na_before(i), dt)
+                e = ActuatorForce(a, i, self.na_before(i))
                 e.bind(mechanism)
                 self.elements.append(e)
                 self._forces.append((i, e))
@@ -295,7 +308,7 @@ def _lower_actuator(e: ActuatorForce, into):
     s.ictrl, s.ctrl = e.index, a.clamp_ctrl(e.ctrl)
     if a.stateful:
         s.dyn, s.iact, s.tau_act = DYNTYPES[a.dyntype], e.iact, float(a.timeconst)
-        s.act0, s.t0, s.early = e.act0, e.t0, e.early
+        s.act0, s.t0, s.actearly = e.act0, e.t0, e.actearly  # early: the run's dt
         if a.actrange is not None:
             s.alo, s.ahi = (float(x) for x in a.actrange)
     return s

@@ -21,7 +21,7 @@ from pfaff.constraints.base import ConstraintEval, ConstraintSet
 from pfaff.linalg import metric_projection, single_threaded_blas
 from pfaff.mechanism.base import Snapshot
 from pfaff.simulate import core_engine, watch
-from pfaff.simulate.actuators import activation_count, activations_at, start_act
+from pfaff.simulate.actuators import activation_count, activations_at, start_act, step_ahead
 from pfaff.simulate.correction import correct_state, newton_project
 from pfaff.simulate.forces import ForceElement, ForceSet
 from pfaff.simulate.memory import check_record, sample_bytes
@@ -240,6 +240,7 @@ def simulate(
     mech.check_frames(ctrl_frames)
     fset = ForceSet(mech, forces)
     start_act(fset.elements, act0, t0)
+    step_ahead(fset.elements, opt.dt)  # actearly looks one step of this run ahead
     ev = Evaluator(cset, opt, ctrl_frames, fset)
     unilateral = cset.unilateral_rows
     m, m_h = cset.dim, len(cset.holonomic_rows)

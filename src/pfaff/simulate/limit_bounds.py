@@ -47,8 +47,8 @@ class TendonLimit:
     """
 
     name: str
-    joints: tuple
-    coefficients: tuple
+    joints: tuple[str | int, ...]
+    coefficients: tuple[float, ...]
     lower: float
     upper: float
     restitution: float = 0.0

@@ -36,7 +36,7 @@ def _closed(t: np.ndarray, act0=ACT0, ctrl=CTRL) -> np.ndarray:
 
 def _run(engine: str, act0=ACT0, t_end=0.25, **kw):
     sys = pfaff.load(CARTS)
-    actuation = Actuation(sys.actuators, sys.mechanism, 1e-3)
+    actuation = Actuation(sys.actuators, sys.mechanism)
     tau = actuation.tau(CTRL)  # the held part; sets the elements' ctrl
     opt = SimOptions(dt=1e-3, engine=engine, **kw)
     forces = [*sys.forces, *actuation.elements]
@@ -79,7 +79,7 @@ def test_the_simulator_records_act_as_sim_act():
 
 def test_a_limited_run_records_act_from_its_act0():
     sys = pfaff.load(CARTS)
-    actuation = Actuation(sys.actuators, sys.mechanism, 1e-3)
+    actuation = Actuation(sys.actuators, sys.mechanism)
     tau = actuation.tau(CTRL)
     far = [JointLimit("x1", -10.0, 10.0)]  # a limit never met: the core's limited run
     run = simulate_limited(
