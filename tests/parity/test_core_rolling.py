@@ -289,3 +289,47 @@ def test_a_data_built_from_the_model_alone_runs_the_same():
     for name, x in fresh.items():
         np.testing.assert_array_equal(again[name], x, err_msg=name)
     assert np.abs(moved["q"] - fresh["q"]).max() > 1e-5
+
+
+def test_a_held_law_in_a_limited_run_is_sampled_by_the_core(monkeypatch):
+    """The blind-grasping law in simulate_limited with a stop on the first finger's base
+    joint (hit at 0.0342 s, the clock restarted there): the core samples the law's
+    elements itself -- Python's __call__ is not called once -- and the run equals the
+    same law called from the core per sample (a subclass, which has no held law) to 1e-12
+    in tau, q and v, with the same events. Wrong input: a law sampled every step (no
+    controller period) differs by > 1e-6."""
+    from pfaff.simulate.limits import JointLimit, simulate_limited
+
+    calls = {"n": 0}
+    call = BlindGrasp.__call__
+
+    def counted(self, t, rec):
+        calls["n"] += 1
+        return call(self, t, rec)
+
+    class Same(BlindGrasp):  # the parent's law, called from Python per sample
+        def __call__(self, t, rec):
+            return BlindGrasp.__call__(self, t, rec)  # counted
+
+    monkeypatch.setattr(BlindGrasp, "__call__", counted)
+    mech, _, cset, q0 = _grasp("ellipse")
+    stop = [JointLimit(0, -10.0, 1.88, 0.0)]
+
+    def run(cls, control_dt=1e-3):
+        opt = SimOptions(dt=2.5e-4, control_dt=control_dt, stage_projection=False)
+        law = cls(("f1_tip", "f2_tip"), rf.FINGER_JOINTS, RADII, 1.0, 0.008, 200.0, 8, k_q=0.01)
+        return simulate_limited(cset, q0, np.zeros(8), 0.05, stop, opt, controller=law)
+
+    got = run(BlindGrasp)
+    assert calls["n"] == 0
+    ref = run(Same)
+    assert calls["n"] > 40  # the subclass: one call per sample
+    assert [(e.kind, round(e.t, 9)) for e in got.events] == [
+        (e.kind, round(e.t, 9)) for e in ref.events
+    ]
+    assert len(got.events) >= 1
+    a, b = got.trajectory.arrays(), ref.trajectory.arrays()
+    for key in ("tau", "q", "v"):
+        assert _rel(a[key], b[key]) <= 1e-12, key
+    every = run(BlindGrasp, 2.5e-4).trajectory.arrays()
+    assert _rel(every["tau"], a["tau"]) > 1e-6

@@ -212,6 +212,24 @@ namespace pfaff
             }
           };
         }
+        else if (s.held().on)
+        {
+          // a built-in held law (System.set_held): sampled here on the run's clock (again
+          // at each event); Python is not called
+          c.number(next_control, "next_control", -HUGE_VAL, false);
+          c.number(control_period, "control_period", 0.0, true);
+          ctl.next = next_control;
+          ctl.period = control_period;
+          ctl.sample = [&s](double t, int) {
+            Data & d = s.d();
+            StepState & x = s.state();
+            d.t_ = t;
+            start_terms(s.mo(), d, x.q_, x.v_, false); // the frames of (q, v), with velocity
+            d.st_.next();
+            s.held().next = t; // due: the run's clock says so
+            return s.held().sample(s.mo(), d, x.q_, x.v_, t, s.mo().opt.dt, x.tau_);
+          };
+        }
         if (!watch.is_none() && !PyCallable_Check(watch.ptr()))
           c.fail("watch must be callable (t, q, contact) -> None, or None");
         LimitRun out;

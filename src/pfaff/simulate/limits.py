@@ -213,6 +213,11 @@ def _on_core(cset, q0, v0, t_end, limits, opt, forces, t0, tau, event_tol, relea
         for name in dict.fromkeys((*cset.frames, *frames)):
             sys_.observe(name)
     q, v = core_engine.project_start(sys_, np.asarray(q0, float), np.asarray(v0, float), opt)
+    law = None if controller is None else core_engine.held_law(controller, q, cset.mechanism)
+    if law is not None:  # a built-in law: the core samples it on the run's clock
+        core_engine.add_held(sys_, cset.mechanism, law)
+        sys_.set_held(t0, opt.control_dt or opt.dt)
+        controller = None
     bounds = [Bound(lim, cset.mechanism) for lim in limits]
     held = _start_held(held, bounds, q)
     check_inside(limits, cset.mechanism, q, held)
