@@ -226,8 +226,8 @@ namespace pfaff
             d.t_ = t;
             start_terms(s.mo(), d, x.q_, x.v_, false); // the frames of (q, v), with velocity
             d.st_.next();
-            s.held().next = t; // due: the run's clock says so
-            return s.held().sample(s.mo(), d, x.q_, x.v_, t, s.mo().opt.dt, x.tau_);
+            s.held().evaluate(s.mo(), d, x.q_, x.v_, t, x.tau_);
+            return true;
           };
         }
         if (!watch.is_none() && !PyCallable_Check(watch.ptr()))

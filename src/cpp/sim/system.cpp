@@ -256,13 +256,19 @@ namespace pfaff
   {
     if (!(on && sample_due(t, next, dt)))
       return false;
+    evaluate(mo, d, q, v, t, tau);
+    next += period;
+    return true;
+  }
+
+  void HeldLaw::evaluate(const Model & mo, Data & d, const VecX & q, const VecX & v, double t,
+                         VecX & tau)
+  {
     if (elements.gravity)
       gravity_terms(mo, d, q);
     // the frames of (q, v), with velocity
     terms.evaluate(elements, d.frames, q, v, d.g_fe_, d.Vg_fe_, t);
     tau = terms.Q;
-    next += period;
-    return true;
   }
 
   Status Stepper::run(const Model & mo, Data & d, HeldLaw & law, int k0, int k1, int n_steps,

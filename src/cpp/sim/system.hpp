@@ -37,6 +37,10 @@ namespace pfaff
     /// d at (q, v) with velocity; next moves one period on. False: no sample due
     bool sample(const Model & mo, Data & d, const VecX & q, const VecX & v, double t,
                 double dt, VecX & tau);
+    /// tau = the elements' Q at (q, v) at time t (d's frames at (q, v), with velocity),
+    /// whatever the clock: a sample another clock decides (a limited run's)
+    void evaluate(const Model & mo, Data & d, const VecX & q, const VecX & v, double t,
+                  VecX & tau);
   };
 
   /// The step loop: the state it moves with its accounts (StepState), the Recorder its
