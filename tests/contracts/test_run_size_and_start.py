@@ -25,7 +25,7 @@ FOUR_BAR = MODELS / "four_bar.xml"
 def four_bar():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return pfaff.load(FOUR_BAR)
+        return pfaff.load(FOUR_BAR, contact=False)  # the plain core loop's counts
 
 
 # ---------------------------------------------------------- a run too large to hold
@@ -47,6 +47,19 @@ def test_a_long_run_is_refused_against_the_memory_available(tmp_path, capsys, mo
     code = main(["run", str(FOUR_BAR), "--out", str(tmp_path / "r"), "--set", "t_end=1e5"])
     err = capsys.readouterr().err
     assert code == 2 and "t_end = 100000 s" in err and "8 GiB of memory available" in err
+
+
+@pytest.mark.parametrize("model", ["limited_pendulum.xml", "contact/ball_drop.xml"])
+def test_a_long_limited_or_contact_run_is_refused_before_it_starts(
+    model, tmp_path, capsys, monkeypatch
+):
+    # joint limits and contacts run the core's event loop: the same refusal, up front
+    monkeypatch.setattr(memory, "available_bytes", lambda: 8 * 2**30)
+    argv = ["run", str(MODELS / model), "--out", str(tmp_path / "r"), "--set", "t_end=1e5"]
+    code = main([*argv, "--set", "contact=true"] if "contact" in model else argv)
+    err = capsys.readouterr().err
+    assert code == 2 and "t_end = 100000 s" in err and "8 GiB of memory available" in err
+    assert not (tmp_path / "r").exists()
 
 
 def test_the_record_stride_of_a_model_file_records_one_step_in_k(tmp_path, capsys):

@@ -18,7 +18,7 @@ from pfaff import core
 from pfaff import dynamics as dyn
 from pfaff.api.checks import check_vector
 from pfaff.constraints.base import ConstraintSet
-from pfaff.contact.model import FRICTION_WARNING, MOVING_WARNING
+from pfaff.contact.model import PAIR_WARNINGS
 from pfaff.derivatives import RANK_RADIUS, DynamicsDerivatives
 from pfaff.derivatives import forward_dynamics_derivatives as _derivatives
 from pfaff.errors import ModelError
@@ -102,7 +102,7 @@ def _announced(system: System) -> System:
     """``system``, its contact warning (geoms that can meet, while contact is not
     modelled) also raised as a Python warning."""
     for w in system.warnings:
-        if w.startswith((CONTACT_WARNING, FRICTION_WARNING, MOVING_WARNING)):
+        if w.startswith((CONTACT_WARNING, *PAIR_WARNINGS)):
             warnings.warn(w, UserWarning, stacklevel=3)
     return system
 

@@ -179,7 +179,7 @@ def time_step(
     from pfaff.simulate.assembly import assemble
 
     h = file_timestep(path) if dt is None else float(dt)
-    system = load_model(path)
+    system = load_model(path, contact=False)  # MuJoCo runs with its contacts off
     cset = ConstraintSet(system.mechanism, system.constraints)
     asm = assemble(cset, system.q, system.v)
     opt = SimOptions(dt=h, engine="core", progress=False)

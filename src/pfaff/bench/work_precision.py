@@ -111,7 +111,7 @@ class _Model:
         from pfaff.simulate.assembly import assemble
 
         self.path, self.t_end = path, float(t_end)
-        self.system = load_model(path)
+        self.system = load_model(path, contact=False)  # MuJoCo runs with its contacts off
         self.cset = ConstraintSet(self.system.mechanism, self.system.constraints)
         self.asm = assemble(self.cset, self.system.q, self.system.v)
         mapping = read_mjcf(path)

@@ -38,8 +38,10 @@ from pfaff.mechanism.mjmodel import name_of
 from pfaff.simulate.limit_events import ContactEvent
 
 __all__ = [
+    "CYLINDER_WARNING",
     "FRICTION_WARNING",
     "MOVING_WARNING",
+    "PAIR_WARNINGS",
     "START_OVERLAP",
     "Contact",
     "ContactEvent",
@@ -55,6 +57,12 @@ FRICTION_WARNING = "torsional and rolling friction (condim 4, 6) are not modelle
 #: those of two round geoms (one's point held on the other's tangent plane, which turns
 #: with its body while held: approximate) and those with a round geom (frictionless)
 MOVING_WARNING = "contact between two moving bodies"
+#: the start of the warning of a file's cylinder pairs: a cylinder's contact points are
+#: held as points fixed in it (its faces and rims stand, slide and tip exactly), so it
+#: does not roll on its side, where the material point of contact moves round it
+CYLINDER_WARNING = "a cylinder does not roll"
+#: the warnings a file's contact pairs may give (how :func:`pfaff.load` recognises them)
+PAIR_WARNINGS = (FRICTION_WARNING, MOVING_WARNING, CYLINDER_WARNING)
 #: a pair of two moving bodies overlapping by more than this at the start is not modelled
 #: [m] (a keyframe saved from MuJoCo's soft contacts overlaps by a fraction of it)
 START_OVERLAP = 1e-3
@@ -180,6 +188,7 @@ def file_contacts(
     rubbing: list[str] = []
     sliding: list[str] = []
     pinned: list[str] = []
+    cylinders: list[str] = []
     overlap = _overlapping(m, qpos)
 
     def frame(g: int) -> str:
@@ -208,6 +217,8 @@ def file_contacts(
         out.frames2.append("" if int(m.geom_bodyid[still]) == 0 else frame(still))
         out.point_geoms.append(int(mover))
         out.names.append((_label(m, still), _label(m, mover)))
+        if int(m.geom_type[mover]) == mujoco.mjtGeom.mjGEOM_CYLINDER:
+            cylinders.append(label)
         round_ = _round(m, mover)
         out.radii.append(float(m.geom_size[mover][0]) if round_ else 0.0)
         rubs = p.mu > mujoco.mjMINMU
@@ -237,6 +248,13 @@ def file_contacts(
             f"{MOVING_WARNING} with a sphere or a capsule runs frictionless: "
             f"{len(sliding)} pair(s) ({'; '.join(sliding[:5])}"
             f"{'; ...' if len(sliding) > 5 else ''})"
+        )
+    if cylinders:
+        warns.append(
+            f"{CYLINDER_WARNING}: {len(cylinders)} pair(s) hold its contact points as "
+            f"points fixed in it ({'; '.join(cylinders[:5])}"
+            f"{'; ...' if len(cylinders) > 5 else ''}): it stands, slides and tips on its "
+            "faces and rims; lying on its side it sticks instead of rolling (a capsule rolls)"
         )
     if rubbing:
         warns.append(

@@ -124,6 +124,23 @@ def warn_once(message: str) -> None:
 MAX_STEPS = 2**62
 
 
+def check_run_record(cset: ConstraintSet, t0: float, t_end: float, opt, forces) -> int:
+    """The steps of a run over ``[t0, t_end]``, refused (:func:`check_record`) where its
+    record would not fit in the memory available -- before anything runs."""
+    n_steps = step_count(t0, t_end, opt.dt)
+    every = int(opt.record_every)
+    check_record(
+        record_count(n_steps, every),
+        sample_bytes(cset, activation_count(forces)),
+        f"t_end = {t_end:g} s at dt = {opt.dt:g} s is {n_steps:.3g} steps"
+        + (f", one sample in {every} recorded" if every > 1 else ""),
+        "choose a shorter t_end or a larger dt, or record less: a record stride keeps one "
+        "step in k (SimOptions(record_every=k); pfaff run FILE --set record_every=k for a "
+        "model or system file), pfaff.Simulator(system, record=False) only the last state",
+    )
+    return n_steps
+
+
 def step_count(t0: float, t_end: float, dt: float) -> int:
     """Steps of ``dt`` from ``t0`` to the final time ``t_end``: ``round((t_end - t0) / dt)``.
 
@@ -214,17 +231,8 @@ def simulate(
     """
     opt = options or SimOptions()
     opt.validate()
-    n_steps = step_count(t0, t_end, opt.dt)
+    n_steps = check_run_record(cset, t0, t_end, opt, forces)
     every = int(opt.record_every)
-    check_record(
-        record_count(n_steps, every),
-        sample_bytes(cset, activation_count(forces)),
-        f"t_end = {t_end:g} s at dt = {opt.dt:g} s is {n_steps:.3g} steps"
-        + (f", one sample in {every} recorded" if every > 1 else ""),
-        "choose a shorter t_end or a larger dt, or record less: a record stride keeps one "
-        "step in k (SimOptions(record_every=k); pfaff run FILE --set record_every=k for a "
-        "model or system file), pfaff.Simulator(system, record=False) only the last state",
-    )
     mech = cset.mechanism
     q0 = np.asarray(q0, dtype=float)
     v0 = np.asarray(v0, dtype=float)

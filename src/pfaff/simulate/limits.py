@@ -58,7 +58,7 @@ from pfaff.constraints.base import ConstraintSet
 from pfaff.simulate import core_engine
 from pfaff.simulate.actuators import start_act
 from pfaff.simulate.forces import ForceSet
-from pfaff.simulate.integrator import project_state
+from pfaff.simulate.integrator import check_run_record, project_state
 from pfaff.simulate.limit_bounds import BallLimit, Bound, TendonLimit, check_limit
 from pfaff.simulate.limit_events import (
     MAX_EVENTS_PER_STEP,
@@ -172,12 +172,14 @@ def simulate_limited(
     -------
     LimitedRun: the joined trajectory, the events and the limits held at the end. A start
     outside a limit is refused (ValueError naming the joint, its value and its range), as
-    are a bad ``grid`` and a ``held`` limit not at its bound. A failed run on the core
+    are a bad ``grid``, a ``held`` limit not at its bound and a record too large for the
+    memory available (``RecordTooLarge``, before anything runs). A failed run on the core
     raises :class:`~pfaff.simulate.limits_core.LimitedRunError` (the samples, events and
     held set up to the failure), on NumPy a ``SimulationError``.
     """
     opt = options or SimOptions()
     opt.validate()
+    check_run_record(cset, t0, t_end, opt, forces)  # a record too large is refused first
     if grid not in ("event", "fixed"):
         raise ValueError(f"grid = {grid!r}; valid: 'event', 'fixed'")
     if rest_speed is None:
