@@ -54,15 +54,14 @@ _CLOSE_GAIN = 5.0  # [N s/m] the fingers' velocity servo while they close
 
 def _reference(s: float, lift: float, t_lift: float) -> tuple[float, float, float]:
     """The rise (height over the start) of the lift reference [m] and its first two
-    derivatives ``s`` s after the grasp closed: a half cosine over ``t_lift``, held."""
+    derivatives ``s`` s after the grasp closed: ``lift (s/T - sin(w s) / w T)`` with
+    ``w = 2 pi / T``, ``T = t_lift`` (its acceleration a full sine: zero at both ends, so
+    the box starts and stops without a jump), then held."""
     if s >= t_lift:
         return lift, 0.0, 0.0
-    w = np.pi / t_lift
-    return (
-        lift * (1 - np.cos(w * s)) / 2,
-        lift * w * np.sin(w * s) / 2,
-        lift * w**2 * np.cos(w * s) / 2,
-    )
+    w = 2 * np.pi / t_lift
+    r = lift * (s / t_lift - np.sin(w * s) / (w * t_lift))
+    return r, lift * (1 - np.cos(w * s)) / t_lift, lift * w * np.sin(w * s) / t_lift
 
 
 def _finger(name: str) -> bool:
@@ -165,8 +164,9 @@ def grasp_run(system, p: dict, cones: bool) -> dict:
         out["error"].append(abs(q[2] - x0[2] - r))
         out["floor"].append(on_floor)
         f_all = res.f0 + res.K_f @ u  # on geom2: the finger (the box is geom1)
-        out["fingers"].append({fg: float(np.einsum("pi,pi->", f_all[k], res.normals[k]))
-                               for fg, k in at.items()})  # fmt: skip
+        for fg, k in at.items():  # each finger's corners' normal and vertical forces
+            out["fingers"].append((fg, float(np.einsum("pi,pi->", f_all[k], res.normals[k])),
+                                   float(-f_all[k][:, 2].sum())))  # fmt: skip
         out["drawn"].append([(res.points[k].mean(axis=0), f_all[k].sum(axis=0))
                              for k in at.values()])  # fmt: skip
         out["friction"].append(float(-f[:, 2].sum()))  # the fingers' vertical pull on the box
@@ -245,11 +245,15 @@ def grasp(p: dict) -> ScenarioResult:
     la = ln["trajectory"].arrays()
     plots = {
         "finger_forces": {
-            "title": "normal force of each finger (its corners' sum) at the control instants",
+            "title": "each finger's push and friction on the box (its corners' sums)",
             "ylabel": "force (N)",
             "x": t,
             "xlabel": "t (s)",
-            "series": {k: np.array([f[k] for f in run["fingers"]]) for k in FINGERS},
+            "series": {
+                f"{fg} {what}": np.array([f[i] for f in run["fingers"] if f[0] == fg])
+                for fg in FINGERS
+                for i, what in ((1, "normal"), (2, "friction (up)"))
+            },
         },
         "box_friction": {
             "title": "the fingers' friction on the box against its weight plus m a",
