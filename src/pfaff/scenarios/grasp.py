@@ -23,13 +23,15 @@ Metrics: ``min_normal_force`` [N] and ``max_cone_ratio`` (``|f_t| / (mu f_n)``) 
 finger corners at the control instants after the grasp closed;
 ``contact_events_after_grasp`` (slips, releases, impacts at the finger corners after the
 grasp closed: the Simulator decides them at every step from its own multipliers);
-``floor_releases``; ``box_slip`` [m] (the most the box moved relative to the fingers
+``floor_releases`` (the floor pair's release events); ``t_grasp`` [s] (when the fingers
+closed); ``box_slip`` [m] (the most the box moved relative to the fingers
 after the grasp closed: ~0 while the corners stick); ``box_height_gained`` [m] and
 ``height_error`` [m] (its gap to ``lift``); ``tracking_error_max`` [m] (the box's height
 against the reference); ``qp_failures`` (QPs whose force conditions missed by more than
 :data:`QP_TOL`); ``least_norm_min_normal_force`` [N], ``least_norm_contact_events``,
-``least_norm_box_height_gained`` [m] and ``least_norm_box_slip`` [m] of the run without
-the force conditions.
+``least_norm_box_height_gained`` [m], ``least_norm_box_slip`` [m] and
+``least_norm_grasp_lost_s`` (when a finger corner let go: the run stops there) of the run
+without the force conditions.
 """
 
 from __future__ import annotations
@@ -279,13 +281,14 @@ def grasp(p: dict) -> ScenarioResult:
         },
     }
     shown = "; ".join(f"{e.kind} of {e.geom2} at {e.t:.6g} s" for e in s["events"][:8])
+    who = "QP" if p["cones"] else "least-norm"
     notes = (
-        f"The fingers closed at {run['t_closed']:.3g} s. {'QP' if p['cones'] else 'least-norm'}"
-        f" run: {len(s['events'])} finger contact events after the grasp closed"
-        f"{': ' + shown if shown else ''}; the floor let go of {s['floor_releases']} "
-        f"corners. The least-norm run (Aghili Sec. 7.1, no force conditions): "
-        f"{len(sl['events'])} finger events, the box rose {sl['gained']:.3g} m and slipped "
-        f"{sl['slip']:.3g} m against the fingers"
+        f"The fingers closed at {run['t_closed']:.3g} s. {who} run: {len(s['events'])} "
+        f"finger contact events after the grasp closed{': ' + shown if shown else ''}; "
+        f"the floor's release events: {s['floor_releases']}. The least-norm run (Aghili "
+        f"Sec. 7.1, no force conditions): {len(sl['events'])} finger events, the grasp "
+        f"lost at {ln.get('lost', float('nan')):.3g} s, the box rose {sl['gained']:.3g} m "
+        f"and slipped {sl['slip']:.3g} m against the fingers"
         + (f"; it stopped: {ln['failure']}" if "failure" in ln else "")
         + "."
     )
