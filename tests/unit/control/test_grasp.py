@@ -61,6 +61,14 @@ def test_the_simulators_own_forces_agree(lifted):
     assert abs(pull - 0.5 * (9.81 + r.a0[2])) < 1e-9  # [N]
     assert min(c.normal_force for c in fingers) >= P["f_min"] - 1e-6
     assert all(c.mode == "stick" for c in fingers)
+    # the maps cover the contacts between two moving bodies (box and fingers): they
+    # predict the Simulator's own forces at other torques that keep every corner pushing
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        u = sim._last_tau[6:] + rng.normal(scale=[0.5, 0.3, 0.3])  # [N]
+        got = sim._limited.closed_contacts(sim.q, sim.v, B @ u)
+        f = np.array([c.normal_force * np.asarray(c.normal) + c.tangent for c in got])
+        assert len(got) == 8 and np.abs(f - (r.f0 + r.K_f @ (u - sim._last_tau[6:]))).max() < 1e-9
 
 
 def test_the_grasp_lifts_the_box_and_the_least_norm_control_loses_it():
