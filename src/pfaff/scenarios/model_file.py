@@ -40,6 +40,7 @@ from pfaff.scenarios.registry import Param, Scenario, ScenarioResult
 from pfaff.simulate import INTEGRATORS, SimOptions
 from pfaff.simulate.actuators import Actuation
 from pfaff.simulate.assembly import Assembly, assemble, moved_note
+from pfaff.simulate.integrator import step_count
 from pfaff.simulate.limit_events import ContactEvent
 from pfaff.simulate.limits import simulate_limited
 from pfaff.simulate.trajectory import energy_drift_rel
@@ -119,8 +120,11 @@ def run_system(
         )
     if system.limits or contacts is not None:  # unilateral constraints, with events
         wall = time.perf_counter()
+        # on the dt grid, as simulate ends and as the command line's note says
+        # (simulate_limited itself would end exactly at an off-grid t_end)
+        t_grid = step_count(0.0, t_end, opt.dt) * opt.dt
         run = simulate_limited(
-            cset, asm.q, asm.v, t_end, system.limits, opt, controller, forces, tau=tau,
+            cset, asm.q, asm.v, t_grid, system.limits, opt, controller, forces, tau=tau,
             contacts=contacts, restitution=restitution,
         )  # fmt: skip
         traj, wall, loss = run.trajectory, time.perf_counter() - wall, run.impact_loss
