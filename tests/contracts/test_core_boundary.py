@@ -27,7 +27,7 @@ Z = np.zeros
 
 
 def _five_bar():
-    m = load_model(MODELS / "five_bar.xml")
+    m = load_model(MODELS / "five_bar.xml", contact=False)
     cset = ConstraintSet(m.mechanism, m.constraints)
     return core.build(cset), cset, m.q
 
@@ -81,7 +81,7 @@ def _sim_step():
     Python; tau=None is zero torque, so "none" is valid there."""
     import pfaff
 
-    sim = pfaff.Simulator(pfaff.load(MODELS / "five_bar.xml"))
+    sim = pfaff.Simulator(pfaff.load(MODELS / "five_bar.xml", contact=False))
     return (lambda tau: sim.step(tau)), {"tau": Z(N)}
 
 
@@ -89,7 +89,7 @@ def _run_limited():
     """A limited run on the core (pfaff._core.run_limited): the torque held over it."""
     import pfaff
 
-    s = pfaff.load(MODELS / "limited_pendulum.xml")
+    s = pfaff.load(MODELS / "limited_pendulum.xml", contact=False)
     sys_ = core.build(s.cset)
     core.add_limit(sys_, 0, 0, -0.5, 2.0, 0.0, 1e-9)
     sys_.set_state(s.q0, s.v0)

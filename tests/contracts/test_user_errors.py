@@ -26,7 +26,7 @@ OWN = MODELS
 
 @pytest.fixture(scope="module")
 def five_bar():
-    m = load_model(OWN / "five_bar.xml")
+    m = load_model(OWN / "five_bar.xml", contact=False)
     return ConstraintSet(m.mechanism, m.constraints), m.q
 
 
@@ -86,7 +86,7 @@ def test_degenerate_models_are_refused_by_name(tmp_path, capsys, text, words):
     p = tmp_path / "m.xml"
     p.write_text(text)
     with pytest.raises(ModelError) as exc:
-        load_model(p)
+        load_model(p, contact=False)
     assert words in str(exc.value)
     assert main(["run", str(p), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
@@ -165,7 +165,9 @@ def test_a_quaternion_far_from_unit_is_refused(tmp_path):
 
 
 def test_mjcf_keyframe_quaternions_are_normalised_as_mujoco_does_and_said():
-    m = load_model(OWN / "leg.xml")  # its keyframe's quaternion has 4 printed digits
+    m = load_model(
+        OWN / "leg.xml", contact=False
+    )  # its keyframe's quaternion has 4 printed digits
     assert abs(np.linalg.norm(m.q[3:7]) - 1.0) < 1e-12
     assert any("quaternion of norm" in w and "normalised" in w for w in m.warnings)
 
@@ -254,7 +256,7 @@ def test_a_start_with_a_non_unit_quaternion_is_refused_by_every_entry_point():
     import pfaff
 
     with pytest.warns(UserWarning):  # the quadruped's own notes (contact not modelled)
-        s = pfaff.load(REPO / "examples" / "quadruped.xml")
+        s = pfaff.load(REPO / "examples" / "quadruped.xml", contact=False)
     free = next(j for j in s.mechanism.model.joints[1:] if j.nq == 7)
     q = s.q0.copy()
     q[free.idx_q + 3 : free.idx_q + 7] *= 2.0

@@ -79,7 +79,7 @@ def test_simulator_and_derivatives_with_a_python_law():
     """A Simulator of a four-bar with a Python drag runs on the core with no warning,
     equal to one on the NumPy engine; forward_dynamics_derivatives on the core (the
     law's partials by central differences) equal NumPy's to 1e-6."""
-    model = load_model(MODELS / "four_bar.xml")
+    model = load_model(MODELS / "four_bar.xml", contact=False)
     model.forces.append(AppliedForce(lambda t, q, v: -0.2 * v * np.abs(v), name="drag"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the file's assembly note
@@ -132,7 +132,7 @@ def test_what_a_law_returns_is_checked_at_the_boundary():
 def test_a_python_law_in_threaded_rollouts():
     """Rollouts on threads (the GIL released by the loop, taken by the law): equal to
     one Simulator's steps."""
-    model = load_model(MODELS / "four_bar.xml")
+    model = load_model(MODELS / "four_bar.xml", contact=False)
     model.forces.append(AppliedForce(lambda t, q, v: -0.1 * v, name="drag"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -50,7 +50,7 @@ class Simulator(CoreRecord):
         meshcat, its address in ``sim.viewer.url``), at most 30 times per second of
         wall time; or a Viewer to show it in.
     restitution : Newton's coefficient ``e`` in [0, 1] of the contact impacts (a system
-        loaded with ``contact=True``), default 0 (plastic).
+        loaded with its contacts, the default), default 0 (plastic).
     max_events : the events (impacts, releases) within one step after which the limits
         and contacts hit are held (the no-chatter rule; a ball bouncing to rest needs
         more to reach its accumulation point: about log(tol) / log(e)).

@@ -50,7 +50,7 @@ class DynamicsResult:
     rank: int
 
 
-def load(path: str | Path, keyframe: str | None = None, contact: bool = False) -> System:
+def load(path: str | Path, keyframe: str | None = None, contact: bool = True) -> System:
     """Read a model file (MJCF ``.xml``, URDF ``.urdf``) or a system file (``.toml``).
 
     Parameters
@@ -60,9 +60,11 @@ def load(path: str | Path, keyframe: str | None = None, contact: bool = False) -
         else its reference posture qpos0).
     contact : model the contacts between an MJCF's collision geoms (MuJoCo's filter
         and mixing rules; :mod:`pfaff.contact.model`): a :class:`pfaff.Simulator` holds
-        them as unilateral constraints with Coulomb friction. Off by default while a
-        sphere's or a capsule's pair runs frictionless (a warning names them); off, a
-        warning names the pairs that can meet.
+        them as unilateral constraints with Coulomb friction (what is approximate, as a
+        sphere's or a capsule's pair with a moving body running frictionless, is warned).
+        ``False``: no contacts, a warning naming the pairs that can meet. A model without
+        collision geoms that can meet runs as without contact. A URDF's collision
+        elements are not read (warned).
 
     Returns
     -------
@@ -144,8 +146,8 @@ class System:
         :func:`pfaff.simulate.limits.simulate_limited` and a :class:`pfaff.Simulator`
         hold as unilateral constraints.
     contacts : the contact pairs (:class:`pfaff.contact.model.FileContacts`) a
-        :class:`pfaff.Simulator` holds: the model's, from ``pfaff.load(path,
-        contact=True)``; None.
+        :class:`pfaff.Simulator` holds: the model's, from ``pfaff.load(path)``; None
+        with ``contact=False`` or without an MJCF.
     """
 
     def __init__(

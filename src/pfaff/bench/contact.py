@@ -67,7 +67,7 @@ def _file(label: str, path: Path, e: float, t_end: float) -> list[Row]:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the friction warning: like for like, below
-        system = pfaff.load(path, contact=True)
+        system = pfaff.load(path)
     m = mujoco.MjModel.from_xml_path(str(path))
     m.opt.integrator = mujoco.mjtIntegrator.mjINT_RK4
     if not any(system.contacts.mu):  # frictionless, as pfaff holds it

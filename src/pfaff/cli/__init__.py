@@ -212,7 +212,7 @@ def _cmd_bench(names: list[str], json_file: str | None = None) -> int:
     return EXIT_OK
 
 
-def _live_view(path: str, keyframe: str | None = None, open: bool = False, contact=False):
+def _live_view(path: str, keyframe: str | None = None, open: bool = False, contact=True):
     """A live view of a model or system file (ParameterError for anything else; its
     contact pairs modelled with ``contact``)."""
     from pfaff.api import load
@@ -236,12 +236,12 @@ def _live_view(path: str, keyframe: str | None = None, open: bool = False, conta
 
 def _run_viewed(name: str, overrides: dict):
     """``pfaff run FILE --view``: the run watched in a live view, paced to real time,
-    its contact forces drawn (``--set contact=true``)."""
+    its contact forces drawn (``--set contact=false``: none)."""
     from pfaff.scenarios import execute, get_scenario
     from pfaff.simulate.watch import watching
 
     params = get_scenario(name).resolve(overrides)
-    view = _live_view(name, params.get("keyframe") or None, contact=params.get("contact", False))
+    view = _live_view(name, params.get("keyframe") or None, contact=params.get("contact", True))
     try:
         with watching(view.follow, contacts=True):
             return execute(name, overrides)

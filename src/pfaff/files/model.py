@@ -60,25 +60,20 @@ class ModelSystem:
     contacts: Any = None  # the pairs held as contacts (pfaff.contact.model.FileContacts)
 
 
-def load_model(
-    path: str | Path, keyframe: str | None = None, contact: bool = False
-) -> ModelSystem:
+def load_model(path: str | Path, keyframe: str | None = None, contact: bool = True) -> ModelSystem:
     """Read an MJCF or URDF file into a :class:`ModelSystem` (start: ``keyframe``, else the
     file's first keyframe, else its default posture). ``contact``: the MJCF's contact
     pairs into ``contacts`` (:func:`pfaff.contact.model.file_contacts`, their warnings
-    replacing the one that names the pairs that can meet); a URDF is refused with it."""
+    replacing the one that names the pairs that can meet); ``contact=False``: none, the
+    pairs that can meet named in a warning. A URDF's collision elements are not read
+    (warned where it has some)."""
     from pfaff.constraints.mjcf_equality import equality_constraints
     from pfaff.mechanism.mjcf import read_mjcf
 
     p = Path(path)
-    if contact and p.suffix.lower() != ".xml":
-        raise ModelError(
-            f"{str(p)!r}: contact=True reads an MJCF's (.xml) collision geoms; a URDF "
-            "has none that pfaff reads"
-        )
     if p.suffix.lower() == ".urdf":
         mech = from_urdf(p)
-        q, warns, start = mech.neutral(), [], "neutral posture"
+        q, warns, start = mech.neutral(), _urdf_collisions(p) if contact else [], "neutral posture"
         limits = _urdf_limits(mech, q, warns)
         if warns:
             start = "neutral posture, moved into the joint limits"
@@ -207,3 +202,21 @@ def _urdf_limits(mech: PinocchioMechanism, q: np.ndarray, warns: list[str]) -> l
             "nearest bound"
         )
     return out
+
+
+def _urdf_collisions(path: Path) -> list[str]:
+    """The warning of a URDF whose ``<collision>`` elements pfaff does not hold as
+    contacts (it reads an MJCF's collision geoms), or none."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        n = sum(1 for _ in ET.parse(path).getroot().iter("collision"))
+    except ET.ParseError:  # from_urdf read it: Pinocchio's parser is the judge
+        return []
+    if not n:
+        return []
+    return [
+        f"{CONTACT_WARNING} for a URDF: its {n} <collision> element{'s' if n > 1 else ''} "
+        "are not held as contacts (pfaff holds an MJCF's collision geoms: convert the URDF "
+        "with MuJoCo's compiler, which reads it, and load the MJCF it saves)"
+    ]

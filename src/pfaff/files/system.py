@@ -259,7 +259,7 @@ def load_system(path: str | Path) -> SystemFile:
             f = p.parent / _value("model.file", "str", model["file"])
             if not f.is_file():
                 raise _err("model.file", model["file"], f"no such file ({f})")
-            system = load_model(f)
+            system = load_model(f, contact=False)  # a system file lists its own elements
         else:
             system = _robot(model["robot"])
     except ModelError as exc:

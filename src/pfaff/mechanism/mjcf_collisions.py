@@ -112,7 +112,8 @@ def collision_warning(m: mujoco.MjModel) -> str | None:
     n = len(pairs)
     return (
         f"{CONTACT_WARNING}: MuJoCo's collision filter lets {n} geom pair{'s' if n > 1 else ''}"
-        f" touch ({'; '.join(named[:_SHOWN])}{more}); they pass through each other here, "
-        "MuJoCo simulates their contacts (to run the same model in both, turn them off in the "
-        "file: <flag contact='disable'/>, contype='0' conaffinity='0', or <exclude>)"
+        f" touch ({'; '.join(named[:_SHOWN])}{more}); with contact=False they pass through "
+        "each other, where MuJoCo simulates their contacts (pfaff.load(path) holds them; to "
+        "run the same model in both without them, turn them off in the file: "
+        "<flag contact='disable'/>, contype='0' conaffinity='0', or <exclude>)"
     )

@@ -25,7 +25,7 @@ Metrics: ``pfaff_violation_max``, ``mujoco_violation_max``, ``mujoco_violation_m
 W(t)|`` over the largest kinetic energy, ``W`` the non-conservative work),
 ``pfaff_cost_per_sim_second_s``, ``mujoco_cost_per_sim_second_s``.
 
-With ``--set contact=true`` both hold the file's contacts (pfaff the pairs it models,
+Both hold the file's contacts (``--set contact=false``: neither; pfaff the pairs it models,
 :mod:`pfaff.contact.model`; MuJoCo its soft contacts, with the file's friction where pfaff
 holds friction at some pair, else frictionless with ``condim`` 1; torsional and rolling
 friction, ``condim`` 4 and 6, run in MuJoCo only, named in the warnings):
@@ -237,7 +237,7 @@ def compare_scenario(path: str | Path) -> Scenario:
     params = {
         "t_end": Param(5.0, "simulated time [s]", positive=True),
         "dt": Param(_timestep(p), "step of both simulations [s]", positive=True),
-        "contact": Param(False, "both hold the file's contacts (pfaff's exact, MuJoCo's soft)"),
+        "contact": Param(True, "both hold the file's contacts (pfaff's exact, MuJoCo's soft)"),
         "restitution": Param(0.0, "pfaff's Newton restitution at impacts", low=0, high=1),
     }
     return Scenario(f"compare:{p}", run, params)

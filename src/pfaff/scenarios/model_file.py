@@ -12,8 +12,9 @@ the start to the assembled state), ``energy_drift_rel`` (largest
 least :data:`ENERGY_FLOOR`). A file with limited hinge or
 slide joints runs them as unilateral constraints (:mod:`pfaff.simulate.limits`):
 ``limit_events`` and ``limit_impact_loss`` [J], the impacts' loss in the energy balance
-(the contacts' impacts included). With ``--set contact=true`` the MJCF's contact pairs are
-held too (:mod:`pfaff.contact.model`, Newton's ``restitution``): ``contact_events`` and
+(the contacts' impacts included). The MJCF's contact pairs are held too
+(:mod:`pfaff.contact.model`, Newton's ``restitution``; ``--set contact=false``: none):
+``contact_events`` and
 ``max_penetration`` [m], the deepest overlap of a modelled pair over the recorded states
 as MuJoCo's own narrow phase measures it (:mod:`pfaff.contact.penetration`; the
 ``penetration`` series per sample). A start that overlaps is moved out of the overlap at
@@ -297,7 +298,7 @@ def model_scenario(path: str | Path) -> Scenario:
     system = load_model(p)  # bad files are refused here, before any output
 
     def run(params: dict) -> ScenarioResult:
-        sysm = load_model(p, params["keyframe"] or None, params.get("contact", False))
+        sysm = load_model(p, params["keyframe"] or None, params.get("contact", True))
         opt = SimOptions(
             dt=params["dt"], integrator=params["integrator"], record_every=params["record_every"]
         )
@@ -319,7 +320,7 @@ def model_scenario(path: str | Path) -> Scenario:
     }
     if p.suffix.lower() == ".xml":
         params["contact"] = Param(
-            False, "hold the contacts between the file's collision geoms (pfaff.contact)"
+            True, "hold the contacts between the file's collision geoms (pfaff.contact)"
         )
     if system.keyframes:  # the default is the first one, by name
         params["keyframe"] = Param(

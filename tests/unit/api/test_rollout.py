@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core 
 
 @pytest.fixture(scope="module")
 def five_bar():
-    return pfaff.load(MODELS / "five_bar.xml")
+    return pfaff.load(MODELS / "five_bar.xml", contact=False)
 
 
 def _inputs(sys, K, T, seed=0):
@@ -42,7 +42,7 @@ def _sequential(sys, q0s, v0s, taus, **options):
 
 @pytest.mark.parametrize("path", [MODELS / "five_bar.xml", REPO / "examples" / "quadruped.xml"])
 def test_rollouts_equal_sequential_simulators_bit_for_bit(path):
-    sys = pfaff.load(path)
+    sys = pfaff.load(path, contact=False)
     K, T = 5, 120
     q0s, v0s, taus = _inputs(sys, K, T)
     ref = _sequential(sys, q0s, v0s, taus)
@@ -178,7 +178,7 @@ def test_a_rollout_holds_the_limits_as_limited_simulators_do(threads):
     events are those of K limited Simulators, bit for bit; every state is inside the
     range (the stop holds), where the rollout told to step through the limits leaves
     it."""
-    sys = pfaff.load(MODELS / "limited_pendulum.xml")
+    sys = pfaff.load(MODELS / "limited_pendulum.xml", contact=False)
     (lim,) = sys.limits
     K, T = 4, 400
     rng = np.random.default_rng(5)

@@ -20,7 +20,7 @@ SERIES = ("t", "q", "v", "a", "tau", "F", "lambda", "phi", "energy", "work")
 
 @pytest.fixture(scope="module", params=list(FILES))
 def system(request):
-    return pfaff.load(FILES[request.param])
+    return pfaff.load(FILES[request.param], contact=False)
 
 
 def _torques(sys, T, seed=0, scale=0.5):
@@ -113,7 +113,7 @@ def test_last_is_the_sample_the_step_started_from(system):
 
 
 def test_record_false_keeps_only_last():
-    sys = pfaff.load(FILES["five_bar"])
+    sys = pfaff.load(FILES["five_bar"], contact=False)
     a, b = pfaff.Simulator(sys, record=False), pfaff.Simulator(sys)
     for k in range(2100):  # wraps the record buffers twice
         tau = np.full(sys.nv, 0.1 * np.sin(0.01 * k))
@@ -126,7 +126,7 @@ def test_record_false_keeps_only_last():
 
 
 def test_bad_input_is_refused_naming_it():
-    sys = pfaff.load(FILES["five_bar"])
+    sys = pfaff.load(FILES["five_bar"], contact=False)
     sim = pfaff.Simulator(sys)
     with pytest.raises(ValueError, match=r"tau has shape \(3,\), expected \(4,\)"):
         sim.step(np.zeros(3))
@@ -151,7 +151,7 @@ def test_bad_input_is_refused_naming_it():
 
 
 def test_a_failed_step_raises_and_keeps_the_last_good_state():
-    sys = pfaff.load(FILES["five_bar"])
+    sys = pfaff.load(FILES["five_bar"], contact=False)
     sim = pfaff.Simulator(sys)
     sim.step(n=3)
     q3 = sim.q
@@ -165,7 +165,7 @@ def test_a_failed_step_raises_and_keeps_the_last_good_state():
 def test_an_adaptive_simulator_runs_on_the_core_as_the_reference():
     """RK45 in a Simulator is the core's, equal to the NumPy reference's run; Radau is the
     reference's alone, asked for explicitly."""
-    sys = pfaff.load(FILES["five_bar"])
+    sys = pfaff.load(FILES["five_bar"], contact=False)
     with pytest.raises(ValueError, match="'Radau'.*engine='numpy'"):
         pfaff.Simulator(sys, integrator="Radau")
     assert pfaff.Simulator(sys, integrator="Radau", engine="numpy").engine == "numpy"
@@ -193,7 +193,7 @@ def test_an_adaptive_simulator_runs_on_the_core_as_the_reference():
 def test_other_model_files_step_as_one_simulate(name):
     """Force elements (joint springs and dampers), a floating base (a free joint: nq !=
     nv), redundant rows: 200 step() calls equal one simulate."""
-    sys = pfaff.load(MODELS / name)
+    sys = pfaff.load(MODELS / name, contact=False)
     taus = _torques(sys, 200, seed=5, scale=0.1)
     sim = pfaff.Simulator(sys)
     assert sim.engine == "core"
@@ -236,7 +236,7 @@ def test_a_failed_position_correction_keeps_one_sample_per_state():
     """max_newton=0: no Newton step, so a hard push opens the loop past 1e-6 and the
     step fails after the core recorded its start; that sample is dropped, to be taken
     anew by the next step (one sample per state, times strictly increasing)."""
-    sys = pfaff.load(FILES["five_bar"])
+    sys = pfaff.load(FILES["five_bar"], contact=False)
     sim = pfaff.Simulator(sys, max_newton=0)
     push = np.full(sys.nv, 20.0)
     with pytest.raises(SimulationError, match=r"position correction failed .* after 0 it") as e:
@@ -258,7 +258,7 @@ def test_a_failed_position_correction_keeps_one_sample_per_state():
 def test_other_tableaus_step_as_one_simulate(integrator):
     """The core runs any explicit tableau of the registry: a Simulator with rk3 or Heun
     steps as one simulate with it, and differs from RK4 (the option reaches the core)."""
-    sys = pfaff.load(FILES["five_bar"])
+    sys = pfaff.load(FILES["five_bar"], contact=False)
     taus = _torques(sys, 200, seed=8)
     sim = pfaff.Simulator(sys, integrator=integrator)
     assert sim.engine == "core"

@@ -28,7 +28,7 @@ DT = 1e-3
 def _pendulum(lower: float, upper: float = 2.0) -> pfaff.System:
     """The limited pendulum with the stop of its file moved (System.limits is what a
     Simulator holds)."""
-    s = pfaff.load(PENDULUM)
+    s = pfaff.load(PENDULUM, contact=False)
     s.limits = [JointLimit("hinge", lower, upper)]
     return s
 
@@ -67,7 +67,7 @@ def test_pendulum_steps_as_one_limited_run_and_meets_the_closed_form(engine):
     """The file's plastic stop at -0.5 rad on the up-swing: 10 calls equal one run (the
     same events to 1e-12 s, t, q, v, lambda to 1e-12); the impact at the elliptic
     integral's time with the energy's speed, to 1e-10; sim.t stays steps * dt."""
-    s = pfaff.load(PENDULUM)
+    s = pfaff.load(PENDULUM, contact=False)
     sim = _stepped(s, engine)
     assert sim.engine == engine and sim.warnings == []
     assert sim.steps == 800 and abs(sim.t - 0.8) < 1e-15
@@ -86,7 +86,7 @@ def test_pendulum_steps_as_one_limited_run_and_meets_the_closed_form(engine):
 def test_four_bar_bounces_on_a_crank_limit_as_one_limited_run(engine):
     """Loop rows and an elastic limit (e = 0.5), three impacts, a constant torque: 10
     calls equal one run, events to 1e-12 s and states to 1e-12."""
-    s = pfaff.load(MODELS / "four_bar.xml")
+    s = pfaff.load(MODELS / "four_bar.xml", contact=False)
     s.limits = [JointLimit("crank", -1.0, 1.0, 0.5)]
     tau = np.full(s.nv, 0.01)
     sim = _stepped(s, engine, tau)
@@ -124,7 +124,7 @@ def test_a_resting_limit_is_held_across_calls_not_hit_again(engine):
 def test_a_moved_limit_is_caught_by_the_comparison():
     """A Simulator whose stop is 0.1 rad off the witness's: the events no longer pair
     up in time (or at all), and the gap is far above the tolerance."""
-    s, moved = pfaff.load(PENDULUM), _pendulum(-0.4)
+    s, moved = pfaff.load(PENDULUM, contact=False), _pendulum(-0.4)
     sim = _stepped(moved, "core")
     dt_ev, gap = _gap(sim, _witness(s, "core", s.limits))
     assert dt_ev > 1e-3 and gap > 1e-2
@@ -132,7 +132,7 @@ def test_a_moved_limit_is_caught_by_the_comparison():
 
 def test_limits_false_warns_and_steps_through_the_stop():
     """The opt-out: the compiled fast path, a warning, no events, the bound crossed."""
-    s = pfaff.load(PENDULUM)
+    s = pfaff.load(PENDULUM, contact=False)
     with pytest.warns(UserWarning, match="not held by a Simulator with limits=False"):
         sim = pfaff.Simulator(s, dt=DT, limits=False)
     assert any("limits=False" in w for w in sim.warnings)
@@ -167,7 +167,7 @@ def test_record_false_and_step_derivatives_say_where_a_limit_acts():
 
 
 def test_held_and_grid_arguments_are_checked():
-    s = pfaff.load(PENDULUM)
+    s = pfaff.load(PENDULUM, contact=False)
     opt = SimOptions(dt=DT, progress=False)
     args = (s.cset, s.q0, s.v0, 0.01, s.limits, opt)
     with pytest.raises(ValueError, match="grid = 'nominal'; valid"):
@@ -181,7 +181,7 @@ def test_held_and_grid_arguments_are_checked():
 
 
 def test_a_start_outside_a_limit_is_refused_and_an_explicit_engine_kept():
-    s = pfaff.load(PENDULUM)
+    s = pfaff.load(PENDULUM, contact=False)
     sim = pfaff.Simulator(s, dt=DT, engine="numpy")
     assert sim.engine == "numpy"  # an unconstrained system: numpy when asked for
     with pytest.raises(ValueError, match="outside the limit of joint 'hinge': q = -0.6"):

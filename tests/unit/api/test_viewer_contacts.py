@@ -127,12 +127,12 @@ def test_a_watched_contact_run_is_the_run_not_watched(drawings):
 
 
 def test_a_run_without_contacts_draws_none(drawings):
-    run = _run_viewed(str(MODELS / "five_bar.xml"), {"t_end": 0.2})
+    run = _run_viewed(str(MODELS / "five_bar.xml"), {"t_end": 0.2, "contact": False})
     assert run.summary["status"] == "ok" and len(drawings) >= 10
     assert all(force is None and not cones for _, _, force, cones in drawings)
     # with contact=false a contact file's run draws none either
     drawings.clear()
-    _run_viewed(str(MODELS / "contact" / "incline.xml"), {"t_end": 0.2})
+    _run_viewed(str(MODELS / "contact" / "incline.xml"), {"t_end": 0.2, "contact": False})
     assert len(drawings) >= 3
     assert all(force is None and not cones for _, _, force, cones in drawings)
 
@@ -148,7 +148,7 @@ def test_a_failing_watcher_ends_a_limited_run():
 
 
 def test_pair_forces_need_contact_pairs(drawings):
-    view = viewer_module.Viewer(pfaff.load(MODELS / "five_bar.xml"))
+    view = viewer_module.Viewer(pfaff.load(MODELS / "five_bar.xml", contact=False))
     with pytest.raises(ValueError, match="without contact pairs"):
         view.draw_pair_forces(view.system.q0, np.zeros((1, 4)))
 

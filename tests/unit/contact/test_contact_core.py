@@ -153,7 +153,7 @@ def test_a_lifting_force_releases_the_ball():
     assert sim.q[2] > 0.1 + 0.5 * G * (9 * DT) ** 2 * 0.9
 
 
-def test_contact_warns_of_friction_and_default_off_warns_of_pairs(tmp_path):
+def test_contact_warns_of_friction_and_contact_off_warns_of_pairs(tmp_path):
     # condim 6: rolling and torsional friction, not modelled (sliding friction alone)
     path = tmp_path / "ball6.xml"
     path.write_text((MODELS / "ball_drop.xml").read_text().replace(
@@ -166,8 +166,12 @@ def test_contact_warns_of_friction_and_default_off_warns_of_pairs(tmp_path):
         s = pfaff.load(MODELS / "ball_drop.xml", contact=True)
     assert s.contacts.mu == [1.0]
     with pytest.warns(UserWarning, match="contact is not modelled"):
-        s = pfaff.load(MODELS / "ball_drop.xml")
+        s = pfaff.load(MODELS / "ball_drop.xml", contact=False)
     assert s.contacts is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # on by default: the pair held, nothing to say
+        s = pfaff.load(MODELS / "ball_drop.xml")
+    assert s.contacts.names == [("floor", "ball")]
 
 
 def test_bad_restitution_and_contact_on_urdf_are_refused():

@@ -18,6 +18,7 @@ from pfaff.constraints.base import ConstraintSet
 from pfaff.contact.closed_forms import ball_impact_times
 from pfaff.contact.penetration import Penetration, penetration
 from pfaff.files.model import load_model
+from pfaff.mechanism.mjcf_collisions import CONTACT_WARNING
 from pfaff.scenarios.model_file import run_system
 from pfaff.simulate import SimOptions
 from pfaff.simulate.limit_events import ContactEvent
@@ -57,7 +58,8 @@ def test_pfaff_run_holds_the_floor_at_the_closed_form_impacts(tmp_path):
 
 def test_without_contact_the_ball_falls_through_and_no_contact_metric_is_made(tmp_path):
     out = tmp_path / "ball"
-    assert main(["run", str(BALL), "--out", str(out), "--set", "t_end=0.6"]) == 0
+    argv = ["run", str(BALL), "--out", str(out), "--set", "t_end=0.6"]
+    assert main([*argv, "--set", "contact=false"]) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert "max_penetration" not in summary["metrics"]
     assert any("contact is not modelled" in w for w in summary["warnings"])
@@ -118,10 +120,21 @@ def test_contacts_on_the_numpy_engine_are_refused():
         simulate_limited(cset, m.q, m.v, 0.1, [], opt, contacts=m.contacts)
 
 
-def test_contact_on_a_urdf_is_refused(tmp_path):
+def test_a_urdfs_collision_elements_are_warned_not_read(tmp_path):
     urdf = Path(__file__).parents[2] / "models" / "four_bar.urdf"
-    with pytest.raises(Exception, match="contact=True reads an MJCF"):
-        load_model(urdf, contact=True)
+    plain = load_model(urdf)  # contact on by default: a URDF has no pairs pfaff reads
+    assert plain.contacts is None
+    assert not [w for w in plain.warnings if w.startswith(CONTACT_WARNING)]
+    text = urdf.read_text()
+    collision = '<collision><geometry><box size="0.1 0.1 0.1"/></geometry></collision>'
+    with_collision = tmp_path / "four_bar.urdf"
+    i = text.index("</link>")
+    with_collision.write_text(text[:i] + collision + text[i:])
+    said = [w for w in load_model(with_collision).warnings if w.startswith(CONTACT_WARNING)]
+    assert len(said) == 1 and "1 <collision> element" in said[0]
+    off = load_model(with_collision, contact=False).warnings
+    assert not [w for w in off if w.startswith(CONTACT_WARNING)]
+    # the command line's contact parameter is an MJCF's: refused for a URDF
     assert main(["run", str(urdf), "--out", str(tmp_path / "u"), "--set", "contact=true"]) == 2
 
 

@@ -219,16 +219,18 @@ def test_what_is_not_modelled_is_listed():
     assert [a.name for a in system.actuators] == ["left_motor"]  # modelled: not in warnings
     assert "left_motor" not in w
     with pytest.warns(UserWarning, match="contact is not modelled"):
-        five_bar = pfaff.load(OWN / "five_bar.xml")
+        five_bar = pfaff.load(OWN / "five_bar.xml", contact=False)
     assert [w for w in five_bar.warnings if w.startswith("contact")] == [
         "contact is not modelled: MuJoCo's collision filter lets 4 geom pairs touch "
         "(body 'left' / body 'right'; body 'left' / body 'right_distal'; body 'left_distal' / "
-        "body 'right'; body 'left_distal' / body 'right_distal'); they pass through each "
-        "other here, MuJoCo simulates their contacts (to run the same model in both, turn "
-        "them off in the file: <flag contact='disable'/>, contype='0' conaffinity='0', or "
-        "<exclude>)"
+        "body 'right'; body 'left_distal' / body 'right_distal'); with contact=False they "
+        "pass through each other, where MuJoCo simulates their contacts (pfaff.load(path) "
+        "holds them; to run the same model in both without them, turn them off in the file: "
+        "<flag contact='disable'/>, contype='0' conaffinity='0', or <exclude>)"
     ]  # the two sides' links (the distal ones touch where the loop closes)
-    mesh_arm = [w for w in pfaff.load(OWN / "mesh_arm.xml").warnings if "contact" in w]
+    mesh_arm = [
+        w for w in pfaff.load(OWN / "mesh_arm.xml", contact=False).warnings if "contact" in w
+    ]
     assert len(mesh_arm) == 1 and "(body 'bob0' / body 'bob1')" in mesh_arm[0]
 
 

@@ -31,7 +31,7 @@ def _load(tmp_path, xml: str) -> tuple[pfaff.System, list[str]]:
     path.write_text(xml)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        system = pfaff.load(path)
+        system = pfaff.load(path, contact=False)  # the warning of contact turned off
     return system, [str(w.message) for w in caught]
 
 
@@ -47,9 +47,10 @@ def test_a_ball_above_a_floor_is_announced_once_by_name(tmp_path):
     system, raised = _load(tmp_path, _ball())
     expected = (
         "contact is not modelled: MuJoCo's collision filter lets 1 geom pair touch "
-        "(geom 'floor' / geom 'ball'); they pass through each other here, MuJoCo simulates "
-        "their contacts (to run the same model in both, turn them off in the file: "
-        "<flag contact='disable'/>, contype='0' conaffinity='0', or <exclude>)"
+        "(geom 'floor' / geom 'ball'); with contact=False they pass through each other, "
+        "where MuJoCo simulates their contacts (pfaff.load(path) holds them; to run the same "
+        "model in both without them, turn them off in the file: <flag contact='disable'/>, "
+        "contype='0' conaffinity='0', or <exclude>)"
     )
     assert _contact_lines(system.warnings) == [expected]
     assert _contact_lines(raised) == [expected]  # once, as a Python warning too
@@ -159,7 +160,8 @@ def test_a_run_that_falls_through_its_floor_says_so(tmp_path):
     out = tmp_path / "run"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert main(["run", str(model), "--out", str(out), "--set", "t_end=0.5"]) == 0
+        argv = ["run", str(model), "--out", str(out), "--set", "t_end=0.5"]
+        assert main([*argv, "--set", "contact=false"]) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"] == "ok"
     lines = [w for w in summary["warnings"] if CONTACT_WARNING in w]
