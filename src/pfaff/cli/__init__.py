@@ -256,7 +256,7 @@ def _cmd_view(args: argparse.Namespace) -> int:
         print(f"pfaff: error: --seconds {args.seconds}: expected >= 0", file=sys.stderr)
         return EXIT_USAGE
     try:
-        view = _live_view(args.file, args.keyframe, args.open)
+        view = _live_view(args.file, args.keyframe, args.open, contact=False)  # no forces: opaque
     except ParameterError as exc:
         print(f"pfaff: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

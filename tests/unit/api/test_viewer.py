@@ -39,7 +39,7 @@ def _settled(driver) -> np.ndarray:
 
 
 def test_live_view_shows_the_robot_and_its_motion(browser):  # noqa: F811
-    sys = pfaff.load(MODELS / "five_bar.xml")
+    sys = pfaff.load(MODELS / "five_bar.xml", contact=False)  # opaque: no contact forces
     sim = pfaff.Simulator(sys, viewer=True)
     try:
         url = sim.viewer.url
@@ -118,7 +118,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_viewer_refuses_bad_input():
-    sys = pfaff.load(MODELS / "five_bar.xml")
+    sys = pfaff.load(MODELS / "five_bar.xml", contact=False)  # opaque: no contact forces
     with pytest.raises(ValueError, match="viewer must be True, False or a Viewer"):
         pfaff.Simulator(sys, viewer="yes")
     v = pfaff.api.viewer.Viewer(sys)
