@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pfaff.api.simulator_limits import contacts_held
 from pfaff.constraints.base import ConstraintSet
 from pfaff.contact.penetration import deepest
 from pfaff.files.model import load_model
@@ -154,8 +155,8 @@ def compare_scenario(path: str | Path) -> Scenario:
 
     def run(params: dict) -> ScenarioResult:
         system = load_model(p, contact=params["contact"])
-        # contact: pfaff holds pairs (a file whose pairs all overlap at a pin holds none)
-        contact = system.contacts is not None and bool(system.contacts.pairs)
+        # pfaff holds pairs (a file whose pairs all overlap at a pin holds none)
+        contact = contacts_held(system) is not None
         mj_map = _mapping(p)
         dt, t_end = params["dt"], params["t_end"]
         cset = ConstraintSet(system.mechanism, system.constraints)

@@ -292,18 +292,10 @@ def grasp(p: dict) -> ScenarioResult:
         + (f"; it stopped: {ln['failure']}" if "failure" in ln else "")
         + "."
     )
-    from pfaff.scenarios.model_file import scaled_arrows, scene_boxes
+    from pfaff.scenarios.model_file import held_force_scene
 
-    scene = {"t": a["t"], "boxes": scene_boxes(system.mechanism, system.model.geoms, a["q"])}
-    if len(t):  # each finger's force on it as the QP chose it, from its instant to the next
-        at = np.clip(np.searchsorted(t, a["t"], side="right") - 1, 0, len(t) - 1)
-        drawn = np.array(run["drawn"])  # (instants, fingers, 2, 3)
-        drawn[at[a["t"] < t[0]]] = np.nan
-        pts, vec = drawn[at, :, 0], drawn[at, :, 1]
-        vec[a["t"] < t[0]] = np.nan
-        scene["arrows"] = scaled_arrows(pts, vec, system.mechanism, scene)
-    for box in scene["boxes"]:
-        box["opacity"] = 0.5
+    # each finger's force on it as the QP chose it, from its instant to the next
+    scene = held_force_scene(system, a, t, run["drawn"], since=t[0] if len(t) else None)
     message = run.get("failure", "")
     if "lost" in run:
         message = f"the grasp was lost at {run['lost']:.6g} s (a finger corner let go)"

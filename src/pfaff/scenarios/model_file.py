@@ -32,6 +32,7 @@ import numpy as np
 import pinocchio as pin
 
 from pfaff.api.arrows import geom_extent, newton_scale, scene_width, weight_of
+from pfaff.api.simulator_limits import contacts_held
 from pfaff.constraints.base import ConstraintSet
 from pfaff.contact.penetration import Penetration, contact_forces_world
 from pfaff.files.model import ModelSystem, load_model
@@ -112,7 +113,7 @@ def run_system(
     if act and controller is None:
         tau = (np.zeros(mech.nv) if tau is None else tau) + act.tau(None)
     loss = None
-    contacts = system.contacts if system.contacts is not None and system.contacts.pairs else None
+    contacts = contacts_held(system)
     pen = None if contacts is None else Penetration(contacts, system.coords.q_to_qpos)
     if pen is not None and (deep := pen.overlaps(asm.q, opt.position_tol)):
         system.warnings.append(
@@ -227,6 +228,24 @@ def force_arrows(
     (:func:`scene_boxes`), at the middle of each pair's contact points
     (:func:`scaled_arrows`)."""
     return scaled_arrows(*contact_forces_world(pen, q, force), mech, scene)
+
+
+def held_force_scene(system, a: dict, t: np.ndarray, drawn, since: float | None = None) -> dict:
+    """The 3D scene of a run under a controller that chose its contact forces at the
+    instants ``t``: the geoms half transparent, each force ``drawn`` (instants, K, 2, 3:
+    point, force [N]) held from its instant to the next (:func:`scaled_arrows`); none
+    before ``since`` [s] (None: the first instant's from the start). ``a``: the run's
+    arrays (``t``, ``q``)."""
+    scene = {"t": a["t"], "boxes": scene_boxes(system.mechanism, system.model.geoms, a["q"])}
+    if len(t):
+        at = np.clip(np.searchsorted(t, a["t"], side="right") - 1, 0, len(t) - 1)
+        held = np.array(drawn)[at]  # (samples, K, 2, 3)
+        if since is not None:
+            held[a["t"] < since] = np.nan
+        scene["arrows"] = scaled_arrows(held[:, :, 0], held[:, :, 1], system.mechanism, scene)
+    for box in scene["boxes"]:
+        box["opacity"] = 0.5
+    return scene
 
 
 def scaled_arrows(

@@ -180,15 +180,10 @@ def stand(p: dict) -> ScenarioResult:
         + (f"; it stopped: {ln['failure']}" if "failure" in ln else "")
         + "."
     )
-    from pfaff.scenarios.model_file import scaled_arrows, scene_boxes
+    from pfaff.scenarios.model_file import held_force_scene
 
-    scene = {"t": a["t"], "boxes": scene_boxes(system.mechanism, system.model.geoms, a["q"])}
     # each foot's force as the QP chose it, held from its control instant to the next
-    at = np.clip(np.searchsorted(t, a["t"], side="right") - 1, 0, len(t) - 1)
-    drawn = np.array(run["drawn"])  # (instants, feet, 2, 3)
-    scene["arrows"] = scaled_arrows(drawn[at, :, 0], drawn[at, :, 1], system.mechanism, scene)
-    for box in scene["boxes"]:
-        box["opacity"] = 0.5
+    scene = held_force_scene(system, a, t, run["drawn"])
     if "failure" in run:
         return ScenarioResult(run["trajectory"], metrics, wall, status="failed",
                               message=run["failure"], plots=plots, notes=notes,
