@@ -243,27 +243,11 @@ namespace pfaff
     }
     else
       RHS_ = -RHS_;
-    double gk = 0.0; // sum_k ||dA_k||^2
     if (m)
     {
       const Eigen::Map<const MatX> dAw(dAB_.data(), m, nv * nv);
-      // DAtl_(c, k) = dA_k(:, c) . lambda and sum_k ||dA_k||^2 (rank_radius) in one
-      // pass over dAB_ (column c nv + k of dAw is dA_k's column c)
-      DAtl_.resize(nv, nv);
-      const double * col = dAB_.data();
-      const double * l = lam_.data();
-      for (int c = 0; c < nv; ++c)
-        for (int k = 0; k < nv; ++k, col += m)
-        {
-          double s = 0.0, n = 0.0;
-          for (int i = 0; i < m; ++i)
-          {
-            s += col[i] * l[i];
-            n += col[i] * col[i];
-          }
-          DAtl_(c, k) = s;
-          gk += n;
-        }
+      z_.noalias() = dAw.transpose() * lam_;
+      DAtl_ = Eigen::Map<const MatX>(z_.data(), nv, nv).transpose();
       RHS_.leftCols(nv) -= DAtl_;
       // dlam_dq = A^+T dF_dq - A^+T dA^T lambda (+ the terms where rank < m) with dF_dq =
       // P rhs + dA^T lambda: the dA^T lambda terms cancel, dlamA_ keeps the rest
@@ -348,7 +332,8 @@ namespace pfaff
     out.radius = std::numeric_limits<double>::infinity();
     if (m && out.sigma.size())
     {
-      double gd = 0.0;
+      double gk = 0.0, gd = 0.0;
+      gk = dAB_.squaredNorm();
       if (r > 0 && gk > 0)
         out.radius = (out.sigma(r - 1) - tol) / std::sqrt(gk);
       if (U2_.cols() && V2_.cols())
