@@ -3,8 +3,9 @@
 // (rnea-derivatives.hxx, pin 4.1.0), its forward step taken from Pinocchio's own
 // template, its backward step the same sums without the two products the derivatives
 // never read: dtau/da (M, which the dynamics' mass pass already gave) and tau itself.
-// The partials in q and v come out of the same operations in the same order, so they
-// are Pinocchio's bit for bit.
+// The partials in q and v come out of the same expressions in the same order (the
+// witness: the derivatives' parity with the NumPy reference, whose partials are
+// Pinocchio's Python computeRNEADerivatives, unchanged at 1.8e-10 on the bench's files).
 #include "algorithms/rnea_partials.hpp"
 
 #include "pinocchio/algorithm/rnea-derivatives.hpp"
