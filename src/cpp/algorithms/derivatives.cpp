@@ -4,6 +4,7 @@
 // factors of A (rank, bases, A^+) are in derivatives_factor.cpp.
 #include "algorithms/derivatives.hpp"
 #include "algorithms/householder.hpp"
+#include "algorithms/rnea_partials.hpp"
 #include "algorithms/tree_factor.hpp"
 
 #include <cmath>
@@ -14,7 +15,6 @@
 #include "pinocchio/algorithm/frames.hpp"
 #include "pinocchio/algorithm/jacobian.hpp"
 #include "pinocchio/algorithm/kinematics-derivatives.hpp"
-#include "pinocchio/algorithm/rnea-derivatives.hpp"
 
 namespace pfaff
 {
@@ -154,7 +154,8 @@ namespace pfaff
     // Solver: a = C v + Nm (tau - h - M C v), F, lambda (eq. 16, 22, 32), with
     // Nm = V2 (V2^T M V2)^-1 V2^T = M^-1 - M^-1 B^T G^-1 B M^-1 and P = I - M Nm =
     // B^T G^-1 B M^-1. In the range-space form (B: orthonormal rows spanning A's row
-    // space, so N(B) = N(A); G = B M^-1 B^T = L L^T) Nm = M^-1 - Yr^T Yr, P = Br^T Yr:
+    // space, so N(B) = N(A); G = B M^-1 B^T = L L^T; Yr = L^-1 B M^-1, Br = L^-1 B)
+    // Nm = M^-1 - Yr^T Yr, P = Br^T Yr:
     // from kRangeNv coordinates on, where its thin products cost less than the
     // null-space form's nv x nv ones; below, the null-space form's fewer calls do
     const bool range = nv >= kRangeNv;
@@ -168,6 +169,7 @@ namespace pfaff
       {
         product(Nm, Yr_.transpose(), Yr_, -1.0, true);
         product(P, Br_.transpose(), Yr_, 1.0, false);
+        product(out.dlam_dtau, Er_.transpose(), Yr_, 1.0, false); // A^+T P
       }
       else
         P.setZero(nv, nv);
@@ -194,18 +196,12 @@ namespace pfaff
     // terms.py: Pinocchio's partials (RNEA at a, then kinematic Hessians) and the rows':
     // dA_k = dA / d delta_k stacked as the rows k m .. k m + m - 1 of dAB_; X_ =
     // [d(A a + drift)/dq at this a (the drift's and dA_k a together), d drift/dv]
-    // (Pinocchio's impl entry with these plain Eigen arguments is instantiated here, at
-    // this file's -O3, where the public one takes libpinocchio's instantiation for
-    // Eigen::Ref arguments: 3-5 % less time in the pass, the same sums). The partials go
-    // straight into RHS_'s halves, column-major as the products below read them
-    // (Pinocchio's own dtau_dq, dtau_dv are row-major: a transposing copy each); the pass
-    // writes the tree's blocks alone, the others stay at the zero set here
+    // (rnea_partials: Pinocchio's pass without dtau/da, which is M, and tau). The
+    // partials go straight into RHS_'s halves, column-major as the products below read
+    // them (Pinocchio's own dtau_dq, dtau_dv are row-major: a transposing copy each);
+    // the pass writes the tree's blocks alone, the others stay at the zero set here
     RHS_.setZero(nv, 2 * nv);
-    {
-      auto dtau_dq = RHS_.leftCols(nv);
-      auto dtau_dv = RHS_.rightCols(nv);
-      pinocchio::impl::computeRNEADerivatives(model, dd_, q, v, a_, dtau_dq, dtau_dv, dd_.M);
-    }
+    rnea_partials(model, dd_, q, v, a_, RHS_);
     dAB_.setZero();
     X_.setZero(m, 2 * nv);
     kd_.begin(q, v, a_);
@@ -235,7 +231,7 @@ namespace pfaff
     // r2_0 being r2 without the dA^T lambda terms (M da = r2 - P rhs), so that
     // dlambda = A^+T P rhs (the null-space form's products). In the range-space
     // form, with rhs' = rhs - M A^+ X, W = M^-1 rhs' and Nm M A^+ = A^+ - M^-1 B^T G^-1 E
-    // (E = B A^+), T = L^-1 (B W + E X) = Br W + Er X gives
+    // (E = B A^+, Er = L^-1 E), T = L^-1 (B W + E X) = Br W + Er X gives
     //   da = W - Yr^T T,  P rhs = Br^T T,  A^+T P rhs = Er^T T  (A^+T B^T = E^T),
     // for q and v at once; along tau da = Nm, dF = P and dlambda = A^+T P = Er^T Yr.
     // Column k of DAtl_ is dA_k^T lambda: dAB_ read as m x nv^2 times lambda gives it
@@ -270,18 +266,39 @@ namespace pfaff
         product(dlamA_, U1_, UX_, -1.0, true);
       }
     }
-    if (range)
+    if (range && r)
+    {
+      // with Br W = Yr RHS (Yr = L^-1 B M^-1): da = Nm RHS - Yr^T Er X and Er^T T =
+      // Er^T Yr RHS + Er^T Er X, both from one product K Z, K = [Nm, -Yr^T Er; Er^T Yr,
+      // Er^T Er], Z = [RHS; X] (one kernel call in place of five); P rhs = Br^T T =
+      // A^T (Er^T T), as B^T = A^T E^T (A^+ A projects onto the row space B^T spans).
+      // K into K_, Z into T_, K Z into W_ (its first nv rows da, the last m Er^T T)
+      K_.resize(nv + m, nv + m);
+      K_.topLeftCorner(nv, nv) = Nm;
+      K_.topRightCorner(nv, m) = -out.dlam_dtau.transpose();
+      K_.bottomLeftCorner(m, nv) = out.dlam_dtau;
+      auto EtE = K_.bottomRightCorner(m, m);
+      product(EtE, Er_.transpose(), Er_, 1.0, false);
+      T_.resize(nv + m, 2 * nv);
+      T_.topRows(nv) = RHS_;
+      T_.bottomRows(m) = X_;
+      W_.noalias() = K_ * T_;
+      const auto dlam = W_.bottomRows(m);
+      PR_.noalias() = d.A.transpose() * dlam;
+      out.da_dq = W_.topLeftCorner(nv, nv);
+      out.da_dv = W_.topRightCorner(nv, nv);
+      out.dlam_dq = dlam.leftCols(nv);
+      out.dlam_dv = dlam.rightCols(nv);
+    }
+    else if (range) // no row kept: da = M^-1 rhs, no force
     {
       W_.noalias() = Minv_ * RHS_;
-      if (r)
-      {
-        product(T_, Br_, W_, 1.0, false);
-        product(T_, Er_, X_, 1.0, true);
-        product(W_, Yr_.transpose(), T_, -1.0, true);
-        product(PR_, Br_.transpose(), T_, 1.0, false);
-      }
-      else
-        PR_.setZero(nv, 2 * nv);
+      out.da_dq = W_.leftCols(nv);
+      out.da_dv = W_.rightCols(nv);
+      PR_.setZero(nv, 2 * nv);
+      out.dlam_dq.setZero(m, nv);
+      out.dlam_dv.setZero(m, nv);
+      out.dlam_dtau.setZero(m, nv);
     }
     else // rhs = rhs' + (M A^+) X, da = -A^+ X + Nm rhs
     {
@@ -295,29 +312,14 @@ namespace pfaff
         W_.setZero(nv, 2 * nv);
       product(W_, Nm, RHS_, 1.0, true);
       product(PR_, P, RHS_, 1.0, false);
-    }
-    out.da_dq = W_.leftCols(nv);
-    out.da_dv = W_.rightCols(nv);
-    out.dF_dq = PR_.leftCols(nv);
-    out.dF_dv = PR_.rightCols(nv);
-    if (range && r)
-    {
-      product(out.dlam_dq, Er_.transpose(), T_.leftCols(nv), 1.0, false);
-      product(out.dlam_dv, Er_.transpose(), T_.rightCols(nv), 1.0, false);
-      product(out.dlam_dtau, Er_.transpose(), Yr_, 1.0, false);
-    }
-    else if (range)
-    {
-      out.dlam_dq.setZero(m, nv);
-      out.dlam_dv.setZero(m, nv);
-      out.dlam_dtau.setZero(m, nv);
-    }
-    else
-    {
-      product(out.dlam_dq, Ap_.transpose(), out.dF_dq, 1.0, false);
-      product(out.dlam_dv, Ap_.transpose(), out.dF_dv, 1.0, false);
+      out.da_dq = W_.leftCols(nv);
+      out.da_dv = W_.rightCols(nv);
+      product(out.dlam_dq, Ap_.transpose(), PR_.leftCols(nv), 1.0, false);
+      product(out.dlam_dv, Ap_.transpose(), PR_.rightCols(nv), 1.0, false);
       product(out.dlam_dtau, Ap_.transpose(), P, 1.0, false);
     }
+    out.dF_dq = PR_.leftCols(nv);
+    out.dF_dv = PR_.rightCols(nv);
     if (m)
       out.dF_dq += DAtl_;
     if (left_null_)

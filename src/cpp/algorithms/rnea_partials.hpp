@@ -1,0 +1,19 @@
+// The partials of RNEA in q and v for the derivatives of the projection dynamics
+// (rnea_partials.cpp): Pinocchio's computeRNEADerivatives without the products they do
+// not read.
+#pragma once
+
+#include "model/core_types.hpp"
+
+namespace pfaff
+{
+  /// the partials of RNEA at (q, v, a) in q (tangent) and v into out's columns 0 .. nv - 1
+  /// and nv .. 2 nv - 1 (out: nv x 2 nv or more rows; only the tree's blocks written):
+  /// Pinocchio's computeRNEADerivatives without dtau/da (M, which the dynamics' mass pass
+  /// gave) and tau. data holds the pass after, as Pinocchio's leaves it (oMi, ov, oa, J,
+  /// dJ, dVdq, dAdq without gravity, dAdv) for the kinematic Hessians and the frames'
+  /// acceleration partials
+  void rnea_partials(
+    const pinocchio::Model & model, pinocchio::Data & data, const VecX & q, const VecX & v,
+    const VecX & a, MatX & out);
+} // namespace pfaff
