@@ -42,6 +42,7 @@ __all__ = [
     "FRICTION_WARNING",
     "MOVING_WARNING",
     "PAIR_WARNINGS",
+    "PINNED_WARNING",
     "START_OVERLAP",
     "Contact",
     "ContactEvent",
@@ -61,8 +62,12 @@ MOVING_WARNING = "contact between two moving bodies"
 #: held as points fixed in it (its faces and rims stand, slide and tip exactly), so it
 #: does not roll on its side, where the material point of contact moves round it
 CYLINDER_WARNING = "a cylinder does not roll"
+#: the start of the warning of a file's pairs of a world geom and a link hinged to the
+#: world that overlap at the start by more than :data:`START_OVERLAP` (an arm's base link
+#: in the floor: no motion of the link brings its pin out, so the pair is not modelled)
+PINNED_WARNING = "a link pinned to the world"
 #: the warnings a file's contact pairs may give (how :func:`pfaff.load` recognises them)
-PAIR_WARNINGS = (FRICTION_WARNING, MOVING_WARNING, CYLINDER_WARNING)
+PAIR_WARNINGS = (FRICTION_WARNING, MOVING_WARNING, CYLINDER_WARNING, PINNED_WARNING)
 #: a pair of two moving bodies overlapping by more than this at the start is not modelled
 #: [m] (a keyframe saved from MuJoCo's soft contacts overlaps by a fraction of it)
 START_OVERLAP = 1e-3
@@ -149,20 +154,37 @@ def _round(m: mujoco.MjModel, g: int) -> bool:
     return int(m.geom_type[g]) in (mujoco.mjtGeom.mjGEOM_SPHERE, mujoco.mjtGeom.mjGEOM_CAPSULE)
 
 
+def _pinned_to_world(m: mujoco.MjModel, b: int) -> bool:
+    """Whether body ``b`` turns about a point fixed in the world: it has joints, none of
+    them free, and its parent is welded to the world."""
+    joints = range(int(m.body_jntadr[b]), int(m.body_jntadr[b]) + int(m.body_jntnum[b]))
+    return (
+        len(joints) > 0
+        and int(m.body_weldid[int(m.body_parentid[b])]) == 0
+        and all(int(m.jnt_type[j]) != mujoco.mjtJoint.mjJNT_FREE for j in joints)
+    )
+
+
 def _overlapping(m: mujoco.MjModel, qpos: np.ndarray | None) -> set[frozenset]:
-    """The geom pairs of two moving bodies that overlap by more than START_OVERLAP at
-    ``qpos`` (MuJoCo's narrow phase; none without ``qpos``)."""
+    """The geom pairs that overlap by more than START_OVERLAP at ``qpos`` (MuJoCo's
+    narrow phase; none without ``qpos``) and that no motion brings apart: of two moving
+    bodies (links meeting at a pin), or of a world geom and a link pinned to the world
+    (an arm's base link in the floor). A free body overlapping the world is moved out at
+    the start instead."""
     if qpos is None:
         return set()
     d = mujoco.MjData(m)
     d.qpos[:] = qpos
     mujoco.mj_kinematics(m, d)
     mujoco.mj_collision(m, d)
-    return {
-        frozenset((int(c.geom1), int(c.geom2)))
-        for c in d.contact[: d.ncon]
-        if c.dist < -START_OVERLAP and m.geom_bodyid[c.geom1] != 0 and m.geom_bodyid[c.geom2] != 0
-    }
+    out = set()
+    for c in d.contact[: d.ncon]:
+        b1, b2 = int(m.geom_bodyid[c.geom1]), int(m.geom_bodyid[c.geom2])
+        if c.dist >= -START_OVERLAP:
+            continue
+        if (b1 != 0 and b2 != 0) or _pinned_to_world(m, b1 or b2):
+            out.add(frozenset((int(c.geom1), int(c.geom2))))
+    return out
 
 
 def file_contacts(
@@ -170,8 +192,9 @@ def file_contacts(
 ) -> tuple[FileContacts, list]:
     """The contact pairs of the MJCF ``path`` that pfaff models, and warnings: the pairs
     of two moving bodies that overlap at the start ``qpos`` (MuJoCo's coordinates) by more
-    than :data:`START_OVERLAP` (not modelled: links meeting at a pin), those of two round
-    geoms (held on a tangent plane), those of two moving bodies with a round geom and
+    than :data:`START_OVERLAP` (not modelled: links meeting at a pin), those of a world geom
+    and a link pinned to the world overlapping it so (not modelled: no motion brings the
+    pin out), those of two round geoms (held on a tangent plane), those of two moving bodies with a round geom and
     friction (run frictionless) and the pairs whose ``condim`` 4 or 6 declares torsional
     or rolling friction (run with sliding friction alone). ``body_frames``: body name ->
     its Pinocchio frame (:attr:`pfaff.mechanism.mjcf_types.MjcfModel.body_frames`).
@@ -188,6 +211,7 @@ def file_contacts(
     rubbing: list[str] = []
     sliding: list[str] = []
     pinned: list[str] = []
+    in_world: list[str] = []
     cylinders: list[str] = []
     overlap = _overlapping(m, qpos)
 
@@ -201,6 +225,9 @@ def file_contacts(
         if b1 == 0 and b2 == 0:
             continue
         label = f"{_label(m, p.geom1)} / {_label(m, p.geom2)}"
+        if (b1 == 0 or b2 == 0) and frozenset((p.geom1, p.geom2)) in overlap:
+            in_world.append(label)
+            continue
         if b1 == 0 or b2 == 0:
             still, mover = (p.geom1, p.geom2) if b1 == 0 else (p.geom2, p.geom1)
         elif frozenset((p.geom1, p.geom2)) in overlap:
@@ -236,6 +263,14 @@ def file_contacts(
             f"is not modelled: {len(pinned)} pair(s) pass through each other "
             f"({'; '.join(pinned[:5])}{'; ...' if len(pinned) > 5 else ''}); links that "
             "meet at a pin are not in contact: <exclude> them in the file"
+        )
+    if in_world:
+        warns.append(
+            f"{PINNED_WARNING} that overlaps a world geom at the start by more than "
+            f"{START_OVERLAP:g} m is not in contact with it: {len(in_world)} pair(s) pass "
+            f"through each other ({'; '.join(in_world[:5])}"
+            f"{'; ...' if len(in_world) > 5 else ''}); no motion of the link brings its "
+            "pin out: <exclude> them in the file, or move the link or the geom"
         )
     if round_planes:
         warns.append(

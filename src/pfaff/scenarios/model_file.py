@@ -45,6 +45,8 @@ from pfaff.simulate.assembly import Assembly, assemble, moved_note
 from pfaff.simulate.integrator import step_count
 from pfaff.simulate.limit_events import ContactEvent
 from pfaff.simulate.limits import simulate_limited
+from pfaff.simulate.limits_core import LimitedRunError
+from pfaff.simulate.policy import StatusCode
 from pfaff.simulate.trajectory import energy_drift_rel
 
 #: the least energy the relative energy metrics are taken over [J]: a run that stays at
@@ -115,7 +117,8 @@ def run_system(
     loss = None
     contacts = contacts_held(system)
     pen = None if contacts is None else Penetration(contacts, system.coords.q_to_qpos)
-    if pen is not None and (deep := pen.overlaps(asm.q, opt.position_tol)):
+    deep = [] if pen is None else pen.overlaps(asm.q, opt.position_tol)
+    if deep:
         system.warnings.append(
             f"the start overlaps ({'; '.join(deep[:5])}): moved out of the overlap at its "
             "first instant (the least motion in the metric of M)"
@@ -125,10 +128,20 @@ def run_system(
         # on the dt grid, as simulate ends and as the command line's note says
         # (simulate_limited itself would end exactly at an off-grid t_end)
         t_grid = step_count(0.0, t_end, opt.dt) * opt.dt
-        run = simulate_limited(
-            cset, asm.q, asm.v, t_grid, system.limits, opt, controller, forces, tau=tau,
-            contacts=contacts, restitution=restitution,
-        )  # fmt: skip
+        try:
+            run = simulate_limited(
+                cset, asm.q, asm.v, t_grid, system.limits, opt, controller, forces, tau=tau,
+                contacts=contacts, restitution=restitution,
+            )  # fmt: skip
+        except LimitedRunError as e:
+            if deep and not len(e.trajectory) and e.status.code == StatusCode.START_FAILED:
+                # the move out of the overlap failed: say which pairs, and what to do
+                e.args = (
+                    f"{e.args[0]}; the start overlaps ({'; '.join(deep[:5])}) deeper than a "
+                    "motion of the mechanism can undo: move the bodies out in the file, "
+                    "<exclude> the pairs, or run with contact=false",
+                )
+            raise
         traj, wall, loss = run.trajectory, time.perf_counter() - wall, run.impact_loss
         touches = [e for e in run.events if isinstance(e, ContactEvent)]
     else:

@@ -23,6 +23,7 @@ from pfaff.scenarios.model_file import run_system
 from pfaff.simulate import SimOptions
 from pfaff.simulate.limit_events import ContactEvent
 from pfaff.simulate.limits import simulate_limited
+from pfaff.simulate.trajectory import SimulationError
 
 MODELS = Path(__file__).parents[2] / "models" / "contact"
 BALL = MODELS / "ball_drop.xml"
@@ -235,3 +236,51 @@ def test_a_run_at_rest_is_judged_against_the_energy_floor(tmp_path):
     assert m["energy_reference"] == ENERGY_FLOOR
     assert m["energy_drift_rel"] < 1e-9 and m["energy_balance_rel"] < 1e-9
     assert energy_drift_rel(a["energy"], a["kinetic"]) > 0.1  # the old scale: caught
+
+
+_ARM = """<mujoco><worldbody><geom name="floor" type="plane" size="2 2 0.1"/>
+  <body name="upper">{joint}
+    <geom name="upper" type="capsule" fromto="0 0 0 0.3 0 0" size="0.02"/>
+    <body name="lower" pos="0.3 0 0"><joint name="elbow" type="hinge" axis="0 1 0"/>
+      <geom name="lower" type="capsule" fromto="0 0 {lower}" size="0.02"/>
+    </body>
+  </body>
+</worldbody></mujoco>"""
+_HINGE = '<joint name="shoulder" type="hinge" axis="0 1 0"/>'
+
+
+def test_a_link_pinned_in_the_floor_is_left_out_of_contact_and_said(tmp_path):
+    """An arm hinged at the floor, its shoulder link lying half in it: no motion brings
+    the pin out, so that pair is not modelled (warned, naming it); the elbow link, which
+    can leave the floor, keeps its contact and falls onto it. A free link overlapping the
+    floor is no pin: it keeps its pair and is moved out at the start."""
+    from pfaff.contact.model import PINNED_WARNING
+
+    f = tmp_path / "arm.xml"
+    f.write_text(_ARM.format(joint=_HINGE, lower="0.03 0 0 0.3"))
+    system = load_model(f, contact=True)
+    said = [w for w in system.warnings if w.startswith(PINNED_WARNING)]
+    assert len(said) == 1 and "floor / upper" in said[0] and "lower" not in said[0]
+    assert [n for n in system.contacts.names] == [("floor", "lower")]
+    out = tmp_path / "o"
+    assert main(["run", str(f), "--out", str(out), "--set", "t_end=1.5"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["metrics"]["contact_events"] >= 1  # the elbow link lands on the floor
+    assert summary["metrics"]["max_penetration"] < 1e-9
+    assert [PINNED_WARNING in w for w in summary["warnings"]] == [True]  # no move-out
+    # the wrong input for the rule: a free upper link is no pin, its pair is kept
+    free = tmp_path / "free.xml"
+    free.write_text(_ARM.format(joint="<freejoint/>", lower="0.03 0 0 0.3"))
+    system = load_model(free, contact=True)
+    assert not [w for w in system.warnings if w.startswith(PINNED_WARNING)]
+    assert ("floor", "upper") in system.contacts.names
+
+
+def test_a_start_too_deep_to_move_out_names_the_pairs(tmp_path):
+    """The elbow link hanging 30 cm into the floor cannot be moved out by the arm: the
+    run fails at its start and says which pairs overlap and what to do."""
+    f = tmp_path / "arm.xml"
+    f.write_text(_ARM.format(joint=_HINGE, lower="0 0 0 -0.3"))
+    system = load_model(f, contact=True)
+    with pytest.raises(SimulationError, match=r"the start overlaps \(floor / lower 0\.3"):
+        run_system(system, 0.01, SimOptions(dt=1e-3, progress=False), "arm")
