@@ -18,29 +18,6 @@
 
 namespace pfaff
 {
-  namespace
-  {
-    /// dst = alpha l r (accumulate: dst += ...): coefficient by coefficient at a robot's
-    /// sizes, where Eigen would send a dynamic product with rows + cols + depth >= 20
-    /// through its blocked GEMM kernel, whose set-up costs more than the product at
-    /// nv ~ 7; through that kernel above them
-    template<class Dst, class L, class R>
-    void product(Dst & dst, const L & l, const R & r, double alpha, bool accumulate)
-    {
-      if (l.rows() + l.cols() + r.cols() <= 48)
-      {
-        if (accumulate)
-          dst += alpha * l.lazyProduct(r);
-        else
-          dst = alpha * l.lazyProduct(r);
-      }
-      else if (accumulate)
-        dst.noalias() += alpha * l * r;
-      else
-        dst.noalias() = alpha * l * r;
-    }
-  } // namespace
-
   Differentiator::Differentiator(const Model & mo, Data & d, bool held_law)
   : mo_(mo)
   , d_(d)
@@ -119,7 +96,7 @@ namespace pfaff
     P.setIdentity(nv, nv);
     if (V2_.cols())
     {
-      MV2_.noalias() = M * V2_;
+      product(MV2_, M, V2_, 1.0, false);
       product(K_, V2_.transpose(), MV2_, 1.0, false);
       llt_.compute(K_);
       S_ = llt_.solve(V2_.transpose());
@@ -270,21 +247,19 @@ namespace pfaff
     {
       // with Br W = Yr RHS (Yr = L^-1 B M^-1): da = Nm RHS - Yr^T Er X and Er^T T =
       // Er^T Yr RHS + Er^T Er X, both from one product K Z, K = [Nm, -Yr^T Er; Er^T Yr,
-      // Er^T Er], Z = [RHS; X] (one kernel call in place of five); P rhs = Br^T T =
+      // Er^T Er], Z = [RHS; X] (two kernel calls, K's column blocks, in place of five); P rhs = Br^T T =
       // A^T (Er^T T), as B^T = A^T E^T (A^+ A projects onto the row space B^T spans).
-      // K into K_, Z into T_, K Z into W_ (its first nv rows da, the last m Er^T T)
+      // K into K_, K Z into W_ (its first nv rows da, the last m Er^T T)
       K_.resize(nv + m, nv + m);
       K_.topLeftCorner(nv, nv) = Nm;
       K_.topRightCorner(nv, m) = -out.dlam_dtau.transpose();
       K_.bottomLeftCorner(m, nv) = out.dlam_dtau;
       auto EtE = K_.bottomRightCorner(m, m);
       product(EtE, Er_.transpose(), Er_, 1.0, false);
-      T_.resize(nv + m, 2 * nv);
-      T_.topRows(nv) = RHS_;
-      T_.bottomRows(m) = X_;
-      W_.noalias() = K_ * T_;
+      product(W_, K_.leftCols(nv), RHS_, 1.0, false);
+      product(W_, K_.rightCols(m), X_, 1.0, true);
       const auto dlam = W_.bottomRows(m);
-      PR_.noalias() = d.A.transpose() * dlam;
+      product(PR_, d.A.transpose(), dlam, 1.0, false);
       out.da_dq = W_.topLeftCorner(nv, nv);
       out.da_dv = W_.topRightCorner(nv, nv);
       out.dlam_dq = dlam.leftCols(nv);
@@ -292,7 +267,7 @@ namespace pfaff
     }
     else if (range) // no row kept: da = M^-1 rhs, no force
     {
-      W_.noalias() = Minv_ * RHS_;
+      product(W_, Minv_, RHS_, 1.0, false);
       out.da_dq = W_.leftCols(nv);
       out.da_dv = W_.rightCols(nv);
       PR_.setZero(nv, 2 * nv);

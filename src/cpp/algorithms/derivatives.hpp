@@ -15,6 +15,7 @@
 #include <unsupported/Eigen/CXX11/Tensor>
 
 #include "model/core.hpp"
+#include "algorithms/dense_product.hpp"
 #include "algorithms/force_element.hpp"
 #include "algorithms/kind_derivatives.hpp"
 
@@ -81,6 +82,12 @@ namespace pfaff
     static constexpr int kRangeNv = 16;
     /// A's singular values (descending) from the triangle R (m x m) of the QR of A^T
     void sigma_of_R(int m, VecX & sigma);
+    /// dst (+)= alpha l r (dense_product.hpp: the FMA kernel where the CPU has one)
+    template<class Dst, class L, class R>
+    void product(Dst && dst, const L & l, const R & r, double alpha, bool accumulate)
+    {
+      detail::product(std::forward<Dst>(dst), l, r, alpha, accumulate, Lt_);
+    }
     /// the Jacobi SVD of R^T (R: QR_'s m x m triangle) into sigma, Ur_, Vr_
     void svd_of_Rt(int m, VecX & sigma);
 
@@ -115,8 +122,9 @@ namespace pfaff
     Eigen::SelfAdjointEigenSolver<Eigen::Matrix2d> eig2_;
     MatX Rinv_, RR_, Ap_, V2_, U1_, U2_, Bt_, E_;
     Eigen::LLT<MatX> llt_, llt_G_; // K's or M's (models with mimic joints), G's
-    MatX K_, MV2_, S_, MAp_, Minv_, G_, Yr_, Br_, Er_, T_, W_, PR_, X_, RHS_;
+    MatX K_, MV2_, S_, MAp_, Minv_, G_, Yr_, Br_, Er_, W_, PR_, X_, RHS_;
     MatX Yu_; // the rows of U^-1 (tree_minv)
+    MatX Lt_; // a transposed left factor, evaluated for the FMA kernel
     MatX dlamA_, DAtl_, Yq_, UX_, U2A_, UV_; // (UX_ .. UV_: the rank < m products')
     VecX a_, lam_, F_, Qd_, Cv_, res_, Aplam_, y_, z_, x_, ud_;
     bool left_null_ = false; // rank < m: the Golub-Pereyra terms in I - A A^+ stay

@@ -134,7 +134,7 @@ namespace pfaff
         // A^T = Q_1 R, so A^+ = Q_1 R^-T = A^T R^-1 R^-T, B^T = Q_1, E = R^-T
         detail::upper_inverse(QR_, m, Rinv_);
         RR_.noalias() = Rinv_ * Rinv_.transpose();
-        Ap_.noalias() = A.transpose() * RR_;
+        product(Ap_, A.transpose(), RR_, 1.0, false);
         if (nv >= kRangeNv) // the range-space form's
         {
           detail::thin_q(QR_, hc_, m, Bt_);

@@ -151,9 +151,39 @@ namespace pfaff
       D = s.scale.head(k).asDiagonal() * D;
     const bool eye = k == 3 && D.isIdentity(0.0);
     const Vec3 zero = Vec3::Zero();
-    term(row, D, eye, 1.0, point(s.s1, offsets && s.has_p1, offsets ? s.p1 : zero));
+    const Point p1 = point(s.s1, offsets && s.has_p1, offsets ? s.p1 : zero);
     if (both && s.s2 >= 0)
-      term(row, D, eye, -1.0, point(s.s2, offsets && s.has_p2, offsets ? s.p2 : zero));
+      term_difference(row, D, eye, p1, point(s.s2, offsets && s.has_p2, offsets ? s.p2 : zero));
+    else
+      term(row, D, eye, 1.0, p1);
+  }
+
+  // Both points of a difference move with the coordinates they share (their joints'
+  // common ancestors: a loop's two sides hang from one chain), and for such a pair (k, c)
+  // the two Hessian columns w_k x J_c(p) differ by w_k x (w_c x (p1 - p2)) alone: the
+  // first term writes that difference once, the second skips the pair
+  void KindDerivatives::term_difference(
+    int row, const DMat & D, bool identity, const Point & p1, const Point & p2)
+  {
+    if (mo.mimic || p1.joint == 0 || p2.joint == 0)
+    {
+      term(row, D, identity, 1.0, p1);
+      term(row, D, identity, -1.0, p2);
+      return;
+    }
+    const auto & model = mo.model;
+    const auto & par = dd.parents_fromRow;
+    common_.assign(size_t(nv), 0);
+    for (int i = model.idx_vs[p1.joint] + model.nvs[p1.joint] - 1; i >= 0; i = par[size_t(i)])
+      common_[size_t(i)] = 1;
+    for (int i = model.idx_vs[p2.joint] + model.nvs[p2.joint] - 1; i >= 0; i = par[size_t(i)])
+      common_[size_t(i)] = char(common_[size_t(i)] == 1 ? 2 : 0);
+    for (char & c : common_)
+      c = char(c == 2);
+    dp_ = (dd.oMi[p1.joint] * p1.placement).translation()
+          - (dd.oMi[p2.joint] * p2.placement).translation();
+    term(row, D, identity, 1.0, p1, Share::first);
+    term(row, D, identity, -1.0, p2, Share::second);
   }
 
   // sign D p: dA_k += sign D dJ_k (the point's linear Jacobian's partials), X += sign D
@@ -173,7 +203,8 @@ namespace pfaff
   // the biped's knee loops).
   // With mimic joints (rows the tree does not describe) the kinematic Hessian's slices
   // over every coordinate.
-  void KindDerivatives::term(int row, const DMat & D, bool identity, double sign, const Point & p)
+  void KindDerivatives::term(
+    int row, const DMat & D, bool identity, double sign, const Point & p, Share share)
   {
     if (p.joint == 0) // a point on the world: fixed, no partials
       return;
@@ -260,10 +291,19 @@ namespace pfaff
         else
           Eigen::Map<VecX>(dst, dim).noalias() += sign * (D * col);
       };
+      // with a second point (term_difference), the shared coordinates' columns: the
+      // first term's are the difference's, w_c x (p1 - p2); the second skips them (a
+      // coordinate's ancestors are shared where it is, and so are the coordinates of
+      // its joint)
+      auto shared = [&](int c) { return share != Share::alone && common_[size_t(c)]; };
       for (int b = 0; b < ns; ++b)
       {
         const int c = sup_[size_t(b)];
-        const Vec3 wb = w_.col(b), Jb = Jp_.col(b);
+        const bool both = shared(c);
+        if (both && share == Share::second)
+          continue;
+        const Vec3 wb = w_.col(b);
+        const Vec3 Jb = both ? Vec3(wb.cross(dp_)) : Vec3(Jp_.col(b));
         put(c, c, wb.cross(Jb));
         for (int a = b + 1; a < ns; ++a) // k < c
         {
@@ -272,7 +312,7 @@ namespace pfaff
           const Vec3 col = wk.cross(Jb);
           put(k, c, col);
           if (k >= start[size_t(c)]) // k and c in one joint
-            put(c, k, wb.cross(Jp_.col(a)));
+            put(c, k, wb.cross(both ? Vec3(wk.cross(dp_)) : Vec3(Jp_.col(a))));
           else
             put(c, k, col);
         }

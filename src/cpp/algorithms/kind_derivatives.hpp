@@ -80,10 +80,26 @@ namespace pfaff
     Matrix6x J6;
 
   private:
-    void term(int row, const DMat & D, bool identity, double sign, const Point & p);
+    /// how term treats the coordinates both points of a difference p1 - p2 move
+    /// (common_): alone (no second point), first (dJ_c/dq_k of the difference, w_k x
+    /// (w_c x (p1 - p2)), for c among them), second (those left to the first)
+    enum class Share
+    {
+      alone,
+      first,
+      second
+    };
+    void term(int row, const DMat & D, bool identity, double sign, const Point & p,
+              Share share = Share::alone);
+    /// the rows D (p1 - p2) of two points: as two terms, with the coordinates both move
+    /// walked once (their Hessian columns differ by w_c x (p1 - p2) alone)
+    void term_difference(int row, const DMat & D, bool identity, const Point & p1,
+                         const Point & p2);
     bool hessians_ = false;
     Matrix6x v6_, a6q_, a6v_, a6a_;
     std::vector<int> sup_;      // term's support (coordinates, last first)
+    std::vector<char> common_;  // term_difference: the coordinates both points move
+    Vec3 dp_ = Vec3::Zero();    // and p1 - p2
     std::vector<int> col_joint_; // each coordinate's joint
     Matrix3x w_, Jp_;           // and its columns' w and J at the point
     MatX dA3_, X3_;             // a kind's own rows (3 x nv, 3 x 2 nv) before P

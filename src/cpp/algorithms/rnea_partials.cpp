@@ -65,11 +65,13 @@ namespace pfaff
           motionSet::inertiaAction(data.oYcrb[i], dAdq_cols, dFdq_cols);
 
         dYtJ_cols.transpose().noalias() = J_cols.transpose() * data.doYcrb[i];
-        dq.block(idx_v_plus, idx_v, nv_subtree_plus, nv).noalias() =
-          data.dFda.middleCols(idx_v_plus, nv_subtree_plus).transpose() * dAdq_cols
-          + dYtJ.middleCols(idx_v_plus, nv_subtree_plus).transpose() * dVdq_cols;
-        dq.block(idx_v, idx_v, nv, nv_subtree).noalias() =
-          J_cols.transpose() * data.dFdq.middleCols(idx_v, nv_subtree);
+        // (depth 6: coefficient by coefficient, where Eigen would call its matrix-vector
+        // or blocked kernels per joint)
+        dq.block(idx_v_plus, idx_v, nv_subtree_plus, nv) =
+          data.dFda.middleCols(idx_v_plus, nv_subtree_plus).transpose().lazyProduct(dAdq_cols)
+          + dYtJ.middleCols(idx_v_plus, nv_subtree_plus).transpose().lazyProduct(dVdq_cols);
+        dq.block(idx_v, idx_v, nv, nv_subtree) =
+          J_cols.transpose().lazyProduct(data.dFdq.middleCols(idx_v, nv_subtree));
 
         motionSet::act<pinocchio::ADDTO>(J_cols, data.of[i], dFdq_cols);
 
@@ -77,11 +79,11 @@ namespace pfaff
         dFdv_cols.noalias() = data.doYcrb[i] * J_cols;
         motionSet::inertiaAction<pinocchio::ADDTO>(data.oYcrb[i], dAdv_cols, dFdv_cols);
 
-        dv.block(idx_v_plus, idx_v, nv_subtree_plus, nv).noalias() =
-          data.dFda.middleCols(idx_v_plus, nv_subtree_plus).transpose() * dAdv_cols
-          + dYtJ.middleCols(idx_v_plus, nv_subtree_plus).transpose() * J_cols;
-        dv.block(idx_v, idx_v, nv, nv_subtree).noalias() =
-          J_cols.transpose() * data.dFdv.middleCols(idx_v, nv_subtree);
+        dv.block(idx_v_plus, idx_v, nv_subtree_plus, nv) =
+          data.dFda.middleCols(idx_v_plus, nv_subtree_plus).transpose().lazyProduct(dAdv_cols)
+          + dYtJ.middleCols(idx_v_plus, nv_subtree_plus).transpose().lazyProduct(J_cols);
+        dv.block(idx_v, idx_v, nv, nv_subtree) =
+          J_cols.transpose().lazyProduct(data.dFdv.middleCols(idx_v, nv_subtree));
 
         if (parent > 0)
         {

@@ -3,9 +3,11 @@
 #include <cmath>
 #include <string>
 
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 
 #include "bindings/bind.hpp"
+#include "algorithms/dense_product.hpp"
 #include "algorithms/derivatives.hpp"
 #include "sim/system.hpp"
 
@@ -31,6 +33,30 @@ void pfaff::bind_derivatives(nb::module_ & m)
   PFAFF_FIELD(dF_dq) PFAFF_FIELD(dF_dv) PFAFF_FIELD(dF_dtau)
   PFAFF_FIELD(dlam_dq) PFAFF_FIELD(dlam_dv) PFAFF_FIELD(dlam_dtau)
 #undef PFAFF_FIELD
+
+  // the derivatives' dense product alone, for its tests against NumPy's
+  m.def("fma_kernel", &detail::fma_kernel,
+        "whether the derivatives' dense products run on the AVX2 + FMA kernel (the CPU has "
+        "both and PFAFF_NO_AVX2 is unset) or on Eigen's");
+  m.def(
+    "dense_product",
+    [](const GMat & l, const GMat & r, const GMat & c, double alpha, bool accumulate) {
+      const Check ck{"dense_product"};
+      ck.mat(l, -1, -1, "l", "m x k").mat(r, l.x.cols(), -1, "r", "k x n, k = l's columns");
+      if (accumulate)
+        ck.mat(c, l.x.rows(), r.x.cols(), "c", "m x n, accumulated into");
+      else
+        ck.mat(c, -1, -1, "c", "any shape: overwritten");
+      MatX out = c.x, scratch;
+      detail::product(out, l.x, r.x, alpha, accumulate, scratch);
+      MatX out_t = c.x; // the same product with l given transposed (evaluated first)
+      const MatX lt = l.x.transpose();
+      detail::product(out_t, lt.transpose(), r.x, alpha, accumulate, scratch);
+      return std::make_pair(out, out_t);
+    },
+    "l"_a, "r"_a, "c"_a, "alpha"_a, "accumulate"_a,
+    "(c + alpha l r or alpha l r, the same with l passed as a transpose) by the "
+    "derivatives' dense product (pfaff's tests hold it to NumPy's)");
 
   nb::class_<Differentiator>(m, "Differentiator")
     .def(
