@@ -194,9 +194,10 @@ def file_contacts(
     of two moving bodies that overlap at the start ``qpos`` (MuJoCo's coordinates) by more
     than :data:`START_OVERLAP` (not modelled: links meeting at a pin), those of a world geom
     and a link pinned to the world overlapping it so (not modelled: no motion brings the
-    pin out), those of two round geoms (held on a tangent plane), those of two moving bodies with a round geom and
-    friction (run frictionless) and the pairs whose ``condim`` 4 or 6 declares torsional
-    or rolling friction (run with sliding friction alone). ``body_frames``: body name ->
+    pin out), those of two round geoms (held on a tangent plane), those of two moving
+    bodies with a round geom and friction (run frictionless) and the pairs whose
+    ``condim`` 4 or 6 declares torsional or rolling friction (run with sliding friction
+    alone). ``body_frames``: body name ->
     its Pinocchio frame (:attr:`pfaff.mechanism.mjcf_types.MjcfModel.body_frames`).
 
     A pair against the world holds the moving geom's point on the world geom's plane; a
