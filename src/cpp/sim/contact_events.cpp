@@ -40,16 +40,19 @@ namespace pfaff
     const int L = int(mo.limits.size());
     std::vector<Spec> specs;
     std::vector<int> pair;
+    std::vector<double> radius;
     std::vector<ContactMode> modes;
     for (auto & h : held)
       if (h.first >= L)
       {
         specs.push_back(mo.contact_specs[std::size_t(h.second)]);
         pair.push_back(mo.contact_spec_pair[std::size_t(h.second)]);
+        radius.push_back(mo.contact_spec_radius[std::size_t(h.second)]);
         modes.push_back(mo.contact_mode[std::size_t(h.second)]);
         h.second = int(specs.size()) - 1;
       }
-    s.change_model([&](ModelBuilder & b) { b.set_contact_rows(specs, pair, modes); }, false);
+    s.change_model(
+      [&](ModelBuilder & b) { b.set_contact_rows(specs, pair, radius, modes); }, false);
   }
 
   int contact_crossed(const System & s, Narrow & nar, const Held & held, const VecX & q, double tol)
@@ -180,6 +183,7 @@ namespace pfaff
     std::vector<int> reported(P, 0);
     std::vector<Spec> specs = mo.contact_specs; // the rows held, and those taken up now
     std::vector<int> pairs = mo.contact_spec_pair;
+    std::vector<double> radius = mo.contact_spec_radius;
     std::vector<ContactMode> modes = mo.contact_mode; // a new point's: from its slip
     double lost = loss; // the energy lost, on the first event
     for (std::size_t i = 0; i < in.size(); ++i)
@@ -191,6 +195,7 @@ namespace pfaff
       {
         specs.push_back(contact_spec(mo, d, in[i]));
         pairs.push_back(int(k));
+        radius.push_back(in[i].radius);
         modes.push_back(landing_mode(mo, d, vn_new, in[i]));
         held.emplace_back(L + int(k), int(specs.size()) - 1);
         ++count[k];
@@ -216,7 +221,8 @@ namespace pfaff
         guard.released(i, t);
       }
     }
-    s.change_model([&](ModelBuilder & b) { b.set_contact_rows(specs, pairs, modes); }, false);
+    s.change_model(
+      [&](ModelBuilder & b) { b.set_contact_rows(specs, pairs, radius, modes); }, false);
     guard.count(t);
   }
   void record_contacts(const System & s, const Held & held, LimitRecord & rec)
