@@ -23,8 +23,9 @@ at the contact, a radius from its held centre or axis point, does not move: the
 Pfaffian rows of :mod:`pfaff.contact.rolling`) and slips with Coulomb's force at that
 contact point; the core decides per contact point (``src/cpp/sim/contact.cpp``). A pair
 of two moving bodies with a sphere or a capsule runs frictionless, and a cylinder on a
-moving body holds its rim points (a warning names each). Torsional and rolling friction (``condim`` 4, 6) are not modelled (a warning
-names the pairs: they run with sliding friction alone).
+moving body holds its rim points (a warning names each). Torsional and rolling friction
+(``condim`` 4, 6) are not modelled (a warning names the pairs: they run with sliding
+friction alone).
 """
 
 from __future__ import annotations
