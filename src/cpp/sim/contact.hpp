@@ -119,7 +119,8 @@ namespace pfaff
   /// Newton's impact of every free point touching at the System's state (approaching,
   /// within 1e-10 m) in the metric of M, the rows held and the active rows already
   /// there kept: plastic (the points held) where the guard says so for their pair; one
-  /// event per pair into events
+  /// event per pair into events. A point taken up at the contact of a held point of its
+  /// pair of the other kind (round, vertex) supersedes it, without an event
   void contact_impact(
     System & s, Narrow & nar, Held & held, EventGuard & guard, double t,
     std::vector<LimitEventRec> & events);
