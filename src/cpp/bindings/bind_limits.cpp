@@ -137,8 +137,9 @@ namespace pfaff
             continue;
           const Spec & sp = mo.contact_specs[std::size_t(j)];
           const FrameKin & f = d.frames[std::size_t(sp.s1)];
-          const Vec3 p = f.p + f.R * sp.p1;
           const Vec3 n = spec_world(d, sp, sp.n);
+          // the contact point: a round point's a radius below its held core
+          const Vec3 p = f.p + f.R * sp.p1 - mo.contact_spec_radius[std::size_t(j)] * n;
           const ContactPairC & cp = mo.contact_pairs[std::size_t(i - L)];
           const Vec3 ft = tangent_force(mo, d, x.v_, held, c, d.lam_);
           const bool stick = stick_row(mo, held, c) >= 0;
@@ -150,7 +151,8 @@ namespace pfaff
       },
       "system"_a, "held"_a, "pushing"_a = true,
       "the held contact points at the system's state and torque: (pair, still geom, moving "
-      "geom, x, y, z of the point held, the normal's x, y, z, the normal force [N], the "
+      "geom, x, y, z of the contact point (a vertex held; a round point's contact, its held "
+      "centre or axis point a radius above it), the normal's x, y, z, the normal force [N], the "
       "friction force's x, y, z [N], True where the point sticks); pushing: the forces a "
       "run reads (where the least-norm multipliers pull or leave a cone, the split of the "
       "same motion that pushes inside the cones), else the least-norm ones (linear in the "

@@ -412,10 +412,11 @@ namespace pfaff
       const Spec & sp = s.contact_specs[std::size_t(j)];
       const ContactMode & md = s.contact_mode[std::size_t(j)];
       const ContactPairC & pc = s.contact_pairs[std::size_t(i - L)];
+      const double radius = s.contact_spec_radius[std::size_t(j)]; // its held point's
       if (!md.stick)
       {
         s.slip.push_back(SlipRow{s.loop.m + int(c), sp.s1, sp.p1, sp.n, md.s0, pc.mu, sp.s2,
-                                 pc.radius});
+                                 radius});
         continue;
       }
       Vec3 t[2];
@@ -424,10 +425,10 @@ namespace pfaff
       {
         Spec r = sp;
         r.n = tk;
-        if (pc.radius > 0.0 && sp.kind != Kind::PointOnBodyPlane)
+        if (radius > 0.0 && sp.kind != Kind::PointOnBodyPlane)
         { // t . (v_core + w x (-radius n)) = 0: no Phi (a still geom's plane only)
           r.kind = Kind::RollingPoint;
-          r.target = -pc.radius * sp.n;
+          r.target = -radius * sp.n;
           s.specs.push_back(r);
           s.row_cols.push_back(contact_window(s, sp));
           s.pf_rows.push_back(s.m);

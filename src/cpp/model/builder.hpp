@@ -70,12 +70,16 @@ namespace pfaff
     /// a contact pair; the loop's rows are those added so far (as add_limit's)
     void add_contact_pair(const ContactPairC & p);
     /// the rows of the contact points a run may hold (sim/contact_events.cpp)
+    /// (per spec: its pair, its held point's radius, its friction mode)
     void set_contact_rows(
-      std::vector<Spec> specs, std::vector<int> pair, std::vector<ContactMode> modes = {})
+      std::vector<Spec> specs, std::vector<int> pair, std::vector<double> radius,
+      std::vector<ContactMode> modes = {})
     {
       modes.resize(specs.size());
+      radius.resize(specs.size(), 0.0);
       mo_->contact_specs = std::move(specs);
       mo_->contact_spec_pair = std::move(pair);
+      mo_->contact_spec_radius = std::move(radius);
       mo_->contact_mode = std::move(modes);
     }
     /// contact spec j's friction mode (the rows change at the next set_held_rows)

@@ -96,6 +96,11 @@ namespace pfaff
     std::vector<ContactPairC> contact_pairs;
     std::vector<Spec> contact_specs;
     std::vector<int> contact_spec_pair;
+    /// per contact spec, the radius of its held point (a sphere's, a capsule's, a
+    /// cylinder's lying on its side, 0: a vertex): its contact point c lies radius below
+    /// the held core point along the normal, and c's material point is what sticks
+    /// (rolls without slipping) or slips
+    std::vector<double> contact_spec_radius;
     /// per contact spec, its friction mode (stick: set_held_rows adds its tangential
     /// rows after the held rows, in held order), and the held rows that slip with
     /// friction (accel then solves the non-symmetric system of algorithms/friction.cpp)

@@ -273,10 +273,8 @@ namespace pfaff
     Mat3 s_R = Mat3::Identity();
     double restitution = 0.0, rest_speed = 0.0;
     double mu = 0.0; // Coulomb's friction coefficient (0: frictionless)
-    /// the moving geom's radius, a sphere's or a capsule's (0: a vertex holds): its
-    /// contact point c lies radius below its held core point along the normal, and c's
-    /// material point is what sticks (rolls without slipping) or slips
-    double radius = 0.0;
+    // (the radius of a held point is its own: ContactPoint::radius, per contact spec
+    // Model::contact_spec_radius)
   };
 
   /// The friction mode of a held contact point (Model::contact_mode, per contact spec)

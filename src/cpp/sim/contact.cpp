@@ -1,5 +1,7 @@
 // The contact pairs of a System and their narrow phase (contact.hpp): MuJoCo's collision
-// function of the pair's geom types, fed the geoms' world poses from Pinocchio's frames.
+// function of the pair's geom types, fed the geoms' world poses from Pinocchio's frames;
+// each point round (its core a radius from the surface) or a vertex, by its geom and
+// normal.
 #include "sim/contact.hpp"
 #include "model/check.hpp"
 #include "model/core.hpp"
@@ -83,8 +85,8 @@ namespace pfaff
       const mjfCollision f = mjCOLLISIONFUNC[m->geom_type[ga]][m->geom_type[gb]];
       const int n = f ? f(m, d_, con, ga, gb, margin) : 0;
       const int type = m->geom_type[c.moving];
-      const double radius =
-        type == mjGEOM_SPHERE || type == mjGEOM_CAPSULE ? m->geom_size[3 * c.moving] : 0.0;
+      const double size = m->geom_size[3 * c.moving];
+      const Vec3 axis = R.col(2), centre = oMf.translation() + oMf.rotation() * c.g_pos;
       for (int i = 0; i < n; ++i)
       {
         ContactPoint p;
@@ -94,8 +96,16 @@ namespace pfaff
         p.n = Eigen::Map<const Vec3>(con[i].normal);
         if (!still_first)
           p.n = -p.n;
-        // the moving surface's point, then its core (a sphere's centre, a capsule's axis)
-        p.core = p.pos + p.n * (0.5 * p.dist + radius);
+        // round where the surface is: a sphere, a capsule, a cylinder lying on its side
+        // on a still geom (its normal across its axis)
+        const bool lying = type == mjGEOM_CYLINDER && c.slot2 < 0
+                           && std::abs(p.n.dot(axis)) < kCylinderLying;
+        p.radius = type == mjGEOM_SPHERE || type == mjGEOM_CAPSULE || lying ? size : 0.0;
+        // the moving surface's point, then its core (a sphere's centre, a capsule's or a
+        // cylinder's axis point)
+        p.core = p.pos + p.n * (0.5 * p.dist + p.radius);
+        if (lying) // on the axis itself (its face's centre: the same body point each step)
+          p.core = centre + axis * axis.dot(p.core - centre);
         p.local = oMf.rotation().transpose() * (p.core - oMf.translation());
         out_.push_back(p);
       }
@@ -161,9 +171,6 @@ namespace pfaff
     }
     p.restitution = restitution;
     p.rest_speed = rest_speed;
-    const int type = m->geom_type[p.moving];
-    if (type == mjGEOM_SPHERE || type == mjGEOM_CAPSULE)
-      p.radius = m->geom_size[3 * p.moving];
     s.change_model([&](ModelBuilder & b) { b.add_contact_pair(p); });
   }
 

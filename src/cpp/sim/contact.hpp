@@ -4,7 +4,8 @@
 // (mjCOLLISIONFUNC of the libmujoco the `mujoco` wheel ships) on the geoms' poses that
 // Pinocchio's kinematics give. A closed (held) contact point is a PointOnPlane row: the
 // point of the moving geom that the contact keeps on the static geom's surface (a
-// sphere's or capsule's core point at its radius, a box's vertex) on the plane through
+// sphere's or capsule's core point at its radius, a cylinder's axis point where it lies
+// on its side, a box's vertex) on the plane through
 // the contact with its normal; its multiplier is the normal force. Where both geoms are on
 // moving bodies the plane is fixed in the still-side geom's body (a PointOnBodyPlane row,
 // n^T (J1(p) - J2(p)): the force acts on both, equal and opposite). Their friction is
@@ -36,7 +37,17 @@ namespace pfaff
     Vec3 n = Vec3::UnitZ();    // the normal (world), from the still geom into the moving one
     Vec3 core = Vec3::Zero();  // the point the row holds, in the world
     Vec3 local = Vec3::Zero(); // the same in the moving body's frame
+    /// core's distance from the moving surface along -n: a round point's (a sphere's
+    /// centre, a capsule's axis point, a cylinder's axis point where it lies on its side
+    /// on a still geom), whose material point at the contact rolls or slips; 0: a vertex
+    /// (a box's, a mesh's, a cylinder's rim point), held fixed in its body
+    double radius = 0.0;
   };
+
+  /// a cylinder whose contact normal n has |n . axis| below this lies on its side: its
+  /// point is round (its axis point held a radius from the still geom; a still geom's
+  /// pair only: on a moving body its rim point holds)
+  constexpr double kCylinderLying = 1e-6;
 
   /// Points of a pair beyond this many are not held (the record pads this many rows per
   /// pair)
@@ -108,7 +119,8 @@ namespace pfaff
   /// Newton's impact of every free point touching at the System's state (approaching,
   /// within 1e-10 m) in the metric of M, the rows held and the active rows already
   /// there kept: plastic (the points held) where the guard says so for their pair; one
-  /// event per pair into events
+  /// event per pair into events. A point taken up at the contact of a held point of its
+  /// pair of the other kind (round, vertex) supersedes it, without an event
   void contact_impact(
     System & s, Narrow & nar, Held & held, EventGuard & guard, double t,
     std::vector<LimitEventRec> & events);

@@ -25,6 +25,38 @@ namespace pfaff
     // a contact's gap inside a step is clipped at this (no point this far: the margin) [m]
     constexpr double kGapMargin = 0.05;
 
+    // a point taken up whose contact is this near a held point's of its pair (of the
+    // other kind: round, or a vertex) supersedes it [m]
+    constexpr double kSupersede = 1e-5;
+
+    // the held entries of in's pairs that a point of in supersedes: a held vertex where
+    // a round point now touches (a cylinder tipped onto its side: its rim point where
+    // its axis point holds), or a held round point where a vertex now touches (a lying
+    // cylinder tipping onto a rim); their contacts (the material point a radius below a
+    // round point's core) the same, at the evaluated state d
+    std::vector<std::size_t> superseded(
+      const Model & mo, const Data & d, const Held & held, const std::vector<ContactPoint> & in)
+    {
+      const int L = int(mo.limits.size());
+      std::vector<std::size_t> out;
+      for (std::size_t c = 0; c < held.size(); ++c)
+      {
+        if (held[c].first < L)
+          continue;
+        const int j = held[c].second;
+        const Spec & sp = mo.contact_specs[std::size_t(j)];
+        const double r = mo.contact_spec_radius[std::size_t(j)];
+        const FrameKin & f = d.frames[std::size_t(sp.s1)];
+        const Vec3 x = f.p + f.R * sp.p1 - r * spec_world(d, sp, sp.n);
+        if (std::any_of(in.begin(), in.end(), [&](const ContactPoint & p) {
+              return L + p.pair == held[c].first && (p.radius > 0.0) != (r > 0.0)
+                     && (p.core - p.radius * p.n - x).norm() < kSupersede;
+            }))
+          out.push_back(c);
+      }
+      return out;
+    }
+
     bool held_point(const System & s, const Held & held, const ContactPoint & p)
     {
       const int L = int(s.mo().limits.size());
@@ -40,16 +72,19 @@ namespace pfaff
     const int L = int(mo.limits.size());
     std::vector<Spec> specs;
     std::vector<int> pair;
+    std::vector<double> radius;
     std::vector<ContactMode> modes;
     for (auto & h : held)
       if (h.first >= L)
       {
         specs.push_back(mo.contact_specs[std::size_t(h.second)]);
         pair.push_back(mo.contact_spec_pair[std::size_t(h.second)]);
+        radius.push_back(mo.contact_spec_radius[std::size_t(h.second)]);
         modes.push_back(mo.contact_mode[std::size_t(h.second)]);
         h.second = int(specs.size()) - 1;
       }
-    s.change_model([&](ModelBuilder & b) { b.set_contact_rows(specs, pair, modes); }, false);
+    s.change_model(
+      [&](ModelBuilder & b) { b.set_contact_rows(specs, pair, radius, modes); }, false);
   }
 
   int contact_crossed(const System & s, Narrow & nar, const Held & held, const VecX & q, double tol)
@@ -134,6 +169,7 @@ namespace pfaff
     }
     const MatX R = G(rows, Eigen::all);
     const VecX pre = vn(rows);
+    const std::vector<std::size_t> gone = superseded(mo, d, held, in);
     // per pair: its fastest approach decides whether it is plastic (the guard's rule)
     const std::size_t P = mo.contact_pairs.size();
     std::vector<double> approach(P, -HUGE_VAL);
@@ -180,6 +216,7 @@ namespace pfaff
     std::vector<int> reported(P, 0);
     std::vector<Spec> specs = mo.contact_specs; // the rows held, and those taken up now
     std::vector<int> pairs = mo.contact_spec_pair;
+    std::vector<double> radius = mo.contact_spec_radius;
     std::vector<ContactMode> modes = mo.contact_mode; // a new point's: from its slip
     double lost = loss; // the energy lost, on the first event
     for (std::size_t i = 0; i < in.size(); ++i)
@@ -191,6 +228,7 @@ namespace pfaff
       {
         specs.push_back(contact_spec(mo, d, in[i]));
         pairs.push_back(int(k));
+        radius.push_back(in[i].radius);
         modes.push_back(landing_mode(mo, d, vn_new, in[i]));
         held.emplace_back(L + int(k), int(specs.size()) - 1);
         ++count[k];
@@ -204,19 +242,28 @@ namespace pfaff
       }
     }
     // the held points that let go: released (one event per pair)
-    for (auto c = drop.rbegin(); c != drop.rend(); ++c)
+    // and those superseded by a point taken up now (the contact goes on: no event)
+    std::sort(drop.begin(), drop.end());
+    std::vector<std::size_t> erase = drop;
+    for (const std::size_t c : gone)
+      if (!std::binary_search(drop.begin(), drop.end(), c))
+        erase.push_back(c);
+    std::sort(erase.begin(), erase.end());
+    for (auto c = erase.rbegin(); c != erase.rend(); ++c)
     {
       const int i = held[*c].first;
       held.erase(held.begin() + long(*c));
-      if (std::none_of(drop.begin(), drop.end(), [&](std::size_t e) {
-            return e < *c && held[e].first == i;
-          }))
+      if (std::binary_search(drop.begin(), drop.end(), *c)
+          && std::none_of(drop.begin(), drop.end(), [&](std::size_t e) {
+               return e < *c && held[e].first == i;
+             }))
       {
         events.push_back(LimitEventRec{t, i, 1, 0, 0.0, 0.0, 0.0});
         guard.released(i, t);
       }
     }
-    s.change_model([&](ModelBuilder & b) { b.set_contact_rows(specs, pairs, modes); }, false);
+    s.change_model(
+      [&](ModelBuilder & b) { b.set_contact_rows(specs, pairs, radius, modes); }, false);
     guard.count(t);
   }
   void record_contacts(const System & s, const Held & held, LimitRecord & rec)

@@ -25,9 +25,9 @@ namespace pfaff
 
     // where friction acts on the moving geom: a round geom's contact point (radius below
     // its core along the normal), a vertex's own point
-    Vec3 friction_point(const ContactPairC & c, const ContactPoint & p)
+    Vec3 friction_point(const ContactPoint & p)
     {
-      return c.radius > 0.0 ? Vec3(p.core - c.radius * p.n) : p.core;
+      return p.radius > 0.0 ? Vec3(p.core - p.radius * p.n) : p.core;
     }
 
     // the held entry of contact spec j
@@ -84,7 +84,7 @@ namespace pfaff
     const Vec3 n = spec_world(d, sp, sp.n);
     // a round geom's material point at its contact, radius below its held core (a still
     // geom's pair: the normal is the world's)
-    const double r = mo.contact_pairs[std::size_t(mo.contact_spec_pair[std::size_t(j)])].radius;
+    const double r = mo.contact_spec_radius[std::size_t(j)];
     const Vec3 vp = pair_point_rows(mo, d, mo.contact_spec_pair[std::size_t(j)],
                                     f.p + f.R * sp.p1 - r * n) * v;
     return vp - n * n.dot(vp);
@@ -117,7 +117,7 @@ namespace pfaff
     const ContactPairC & c = mo.contact_pairs[std::size_t(p.pair)];
     if (c.mu <= 0.0)
       return md;
-    const Vec3 vp = pair_point_rows(mo, d, p.pair, friction_point(c, p)) * v;
+    const Vec3 vp = pair_point_rows(mo, d, p.pair, friction_point(p)) * v;
     const Vec3 vt = vp - p.n * p.n.dot(vp);
     md.anchor = pair_anchor(mo, d, p.pair, p.core);
     md.stick = vt.norm() <= c.rest_speed;
@@ -300,7 +300,7 @@ namespace pfaff
       if (c.mu <= 0.0 || !(plastic[std::size_t(in[std::size_t(i)].pair)] || c.restitution == 0.0))
         continue;
       const Matrix3x Jp =
-        pair_point_rows(mo, d, in[std::size_t(i)].pair, friction_point(c, in[std::size_t(i)]));
+        pair_point_rows(mo, d, in[std::size_t(i)].pair, friction_point(in[std::size_t(i)]));
       Vec3 t1, t2;
       tangent_basis(in[std::size_t(i)].n, t1, t2);
       T.row(2 * i) = t1.transpose() * Jp;

@@ -40,9 +40,10 @@ namespace pfaff
     // point at the contact, a round geom's radius below its core; the point at the
     // contact changes, so no w x (w x r) of that offset): a_core + dw/dt x (-radius n),
     // relative to the plane body's material point there
-    const Vec3 x = f.p + f.R * sp.p1 - c.radius * n;
+    const double radius = mo.contact_spec_radius[std::size_t(j)];
+    const Vec3 x = f.p + f.R * sp.p1 - radius * n;
     Vec3 ap = pair_point_rows(mo, d, k, x) * a + kinds::point_drift(f, true, sp.p1)
-              + f.drift.tail<3>().cross(Vec3(-c.radius * n));
+              + f.drift.tail<3>().cross(Vec3(-radius * n));
     if (c.slot2 >= 0)
     {
       const FrameKin & f2 = d.frames[std::size_t(c.slot2)];

@@ -210,8 +210,7 @@ class LimitStepper:
             sys_, held_rows(self.held, self.contact_held), pushing
         ):
             g1, g2 = self.contacts.names[k]
-            r = self.contacts.radii[k]  # from the held core point to the surface
-            point = (x - r * nx, y - r * ny, z - r * nz)
+            point = (x, y, z)  # the contact point (a round point's: below its held core)
             ft = float(np.hypot(np.hypot(tx, ty), tz))
             mode = "stick" if stick else "slip"
             out.append(Contact(g1, g2, point, (nx, ny, nz), fn, ft, mode, (tx, ty, tz)))

@@ -16,13 +16,16 @@ fixed in the other's body, ``PointOnBodyPlane``: the force acts on both, equal a
 opposite): a held point with friction sticks (held tangentially too, relative to the
 other body) or slips (the force ``-mu f_n s`` along its unit relative slip velocity
 ``s``, and the opposite on the other body), ``src/cpp/sim/friction.cpp``.
-A vertex (a box's corner, a mesh's vertex) sticks or slips where it is; a sphere or a
-capsule on a still geom sticks by rolling without slipping (its material point at the
-contact, a radius from its held centre or axis point, does not move: the Pfaffian rows
-of :mod:`pfaff.contact.rolling`) and slips with Coulomb's force at that contact point.
-A pair of two moving bodies with a sphere or a capsule runs frictionless (a warning
-names it). Torsional and rolling friction (``condim`` 4, 6) are not modelled (a warning
-names the pairs: they run with sliding friction alone).
+A vertex (a box's corner, a mesh's vertex, a cylinder's rim point) sticks or slips
+where it is; a sphere, a capsule, or a cylinder lying on its side (its contact normal
+across its axis) on a still geom sticks by rolling without slipping (its material point
+at the contact, a radius from its held centre or axis point, does not move: the
+Pfaffian rows of :mod:`pfaff.contact.rolling`) and slips with Coulomb's force at that
+contact point; the core decides per contact point (``src/cpp/sim/contact.cpp``). A pair
+of two moving bodies with a sphere or a capsule runs frictionless, and a cylinder on a
+moving body holds its rim points (a warning names each). Torsional and rolling friction
+(``condim`` 4, 6) are not modelled (a warning names the pairs: they run with sliding
+friction alone).
 """
 
 from __future__ import annotations
@@ -58,10 +61,11 @@ FRICTION_WARNING = "torsional and rolling friction (condim 4, 6) are not modelle
 #: those of two round geoms (one's point held on the other's tangent plane, which turns
 #: with its body while held: approximate) and those with a round geom (frictionless)
 MOVING_WARNING = "contact between two moving bodies"
-#: the start of the warning of a file's cylinder pairs: a cylinder's contact points are
-#: held as points fixed in it (its faces and rims stand, slide and tip exactly), so it
-#: does not roll on its side, where the material point of contact moves round it
-CYLINDER_WARNING = "a cylinder does not roll"
+#: the start of the warning of a file's cylinder pairs of two moving bodies: there its
+#: contact points are held as points fixed in it (its faces and rims stand, slide and
+#: tip exactly), so lying on its side on the other body it sticks where it would roll (on
+#: a still geom it rolls: its axis point held, as a capsule's)
+CYLINDER_WARNING = "a cylinder on a moving body does not roll"
 #: the start of the warning of a file's pairs of a world geom and a link hinged to the
 #: world that overlap at the start by more than :data:`START_OVERLAP` (an arm's base link
 #: in the floor: no motion of the link brings its pin out, so the pair is not modelled)
@@ -81,9 +85,9 @@ class Contact:
     ----------
     geom1, geom2 : the geoms' names (geom1 the plane's side: the one fixed in the world,
         or, between two moving bodies, the one whose body holds the plane).
-    point : the point held on geom1's surface, world frame [m] (a sphere's or capsule's
-        contact point, where it rolls or slips: its held centre or axis point a radius
-        above it; a box's vertex).
+    point : the point held on geom1's surface, world frame [m] (a sphere's, a capsule's
+        or a lying cylinder's contact point, where it rolls or slips: its held centre or
+        axis point a radius above it; a box's vertex, a cylinder's rim point).
     normal : the contact normal, from geom1 into geom2 (unit).
     normal_force : the force geom1 exerts on geom2 along ``normal`` [N] (>= 0).
     tangent_force : the magnitude of the friction force geom1 exerts on geom2 [N]
@@ -119,9 +123,6 @@ class FileContacts:
     names : per pair, the two geoms' names: the plane's side, then the held point's.
     frames2 : per pair, the Pinocchio body frame of the plane's side ("": the world).
     point_geoms : per pair, the geom id whose point is held.
-    radii : per pair, the moving geom's radius when it is a sphere or a capsule (the
-        core holds its centre, or its axis's point, at this distance from the still
-        geom), else 0 [m].
     mu : per pair, the Coulomb friction coefficient the core holds (the pair's
         ``friction[0]``; 0 for ``condim`` 1 and for a moving pair with a round geom).
     """
@@ -131,7 +132,6 @@ class FileContacts:
     pairs: list[ContactPair] = field(default_factory=list)
     frames: list[str] = field(default_factory=list)
     names: list[tuple[str, str]] = field(default_factory=list)
-    radii: list[float] = field(default_factory=list)
     mu: list[float] = field(default_factory=list)
     frames2: list[str] = field(default_factory=list)
     point_geoms: list[int] = field(default_factory=list)
@@ -245,10 +245,10 @@ def file_contacts(
         out.frames2.append("" if int(m.geom_bodyid[still]) == 0 else frame(still))
         out.point_geoms.append(int(mover))
         out.names.append((_label(m, still), _label(m, mover)))
-        if int(m.geom_type[mover]) == mujoco.mjtGeom.mjGEOM_CYLINDER:
+        cylinder = mujoco.mjtGeom.mjGEOM_CYLINDER
+        if out.frames2[-1] and cylinder in (int(m.geom_type[mover]), int(m.geom_type[still])):
             cylinders.append(label)
         round_ = _round(m, mover)
-        out.radii.append(float(m.geom_size[mover][0]) if round_ else 0.0)
         rubs = p.mu > mujoco.mjMINMU
         # rolling is held against a still geom only: a moving pair with a round geom slides
         rolls_on_body = out.frames2[-1] != "" and (round_ or _round(m, still))
@@ -287,10 +287,11 @@ def file_contacts(
         )
     if cylinders:
         warns.append(
-            f"{CYLINDER_WARNING}: {len(cylinders)} pair(s) hold its contact points as "
-            f"points fixed in it ({'; '.join(cylinders[:5])}"
+            f"{CYLINDER_WARNING}: {len(cylinders)} pair(s) of two moving bodies hold its "
+            f"contact points as points fixed in it ({'; '.join(cylinders[:5])}"
             f"{'; ...' if len(cylinders) > 5 else ''}): it stands, slides and tips on its "
-            "faces and rims; lying on its side it sticks instead of rolling (a capsule rolls)"
+            "faces and rims; lying on its side on the other body it sticks instead of "
+            "rolling (on a geom fixed in the world it rolls)"
         )
     if rubbing:
         warns.append(
