@@ -135,11 +135,8 @@ namespace pfaff
           const auto [i, j] = held[c];
           if (i < L)
             continue;
-          const Spec & sp = mo.contact_specs[std::size_t(j)];
-          const FrameKin & f = d.frames[std::size_t(sp.s1)];
-          const Vec3 n = spec_world(d, sp, sp.n);
-          // the contact point: a round point's a radius below its held core
-          const Vec3 p = f.p + f.R * sp.p1 - mo.contact_spec_radius[std::size_t(j)] * n;
+          Vec3 n;
+          const Vec3 p = spec_contact(mo, d, j, n); // a round point's: below its held core
           const ContactPairC & cp = mo.contact_pairs[std::size_t(i - L)];
           const Vec3 ft = tangent_force(mo, d, x.v_, held, c, d.lam_);
           const bool stick = stick_row(mo, held, c) >= 0;

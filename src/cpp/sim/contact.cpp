@@ -217,6 +217,14 @@ namespace pfaff
     return sp.kind == Kind::PointOnBodyPlane ? Vec3(d.frames[std::size_t(sp.s2)].R * x) : x;
   }
 
+  Vec3 spec_contact(const Model & mo, const Data & d, int j, Vec3 & n)
+  {
+    const Spec & sp = mo.contact_specs[std::size_t(j)];
+    const FrameKin & f = d.frames[std::size_t(sp.s1)];
+    n = spec_world(d, sp, sp.n);
+    return f.p + f.R * sp.p1 - mo.contact_spec_radius[std::size_t(j)] * n;
+  }
+
   Vec3 pair_anchor(const Model & mo, const Data & d, int k, const Vec3 & p)
   {
     const int slot2 = mo.contact_pairs[std::size_t(k)].slot2;

@@ -93,6 +93,9 @@ namespace pfaff
   Matrix3x pair_point_rows(const Model & mo, const Data & d, int k, const Vec3 & p);
   /// a direction x of contact spec sp (its normal's axes) in the world
   Vec3 spec_world(const Data & d, const Spec & sp, const Vec3 & x);
+  /// contact spec j's contact point (world) at the evaluated state d: its held point, a
+  /// round point's a radius below its held core along the normal n (world, out)
+  Vec3 spec_contact(const Model & mo, const Data & d, int j, Vec3 & n);
   /// the world point p as pair k's anchor (ContactMode: in the still body's frame)
   Vec3 pair_anchor(const Model & mo, const Data & d, int k, const Vec3 & p);
   /// a held contact spec's point is p (same pair, same body point to 1e-7 m)

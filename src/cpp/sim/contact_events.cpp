@@ -44,10 +44,9 @@ namespace pfaff
         if (held[c].first < L)
           continue;
         const int j = held[c].second;
-        const Spec & sp = mo.contact_specs[std::size_t(j)];
         const double r = mo.contact_spec_radius[std::size_t(j)];
-        const FrameKin & f = d.frames[std::size_t(sp.s1)];
-        const Vec3 x = f.p + f.R * sp.p1 - r * spec_world(d, sp, sp.n);
+        Vec3 n;
+        const Vec3 x = spec_contact(mo, d, j, n);
         if (std::any_of(in.begin(), in.end(), [&](const ContactPoint & p) {
               return L + p.pair == held[c].first && (p.radius > 0.0) != (r > 0.0)
                      && (p.core - p.radius * p.n - x).norm() < kSupersede;

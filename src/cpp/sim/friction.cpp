@@ -79,14 +79,10 @@ namespace pfaff
 
   Vec3 slip_velocity(const Model & mo, const Data & d, const VecX & v, int j)
   {
-    const Spec & sp = mo.contact_specs[std::size_t(j)];
-    const FrameKin & f = d.frames[std::size_t(sp.s1)];
-    const Vec3 n = spec_world(d, sp, sp.n);
-    // a round geom's material point at its contact, radius below its held core (a still
-    // geom's pair: the normal is the world's)
-    const double r = mo.contact_spec_radius[std::size_t(j)];
-    const Vec3 vp = pair_point_rows(mo, d, mo.contact_spec_pair[std::size_t(j)],
-                                    f.p + f.R * sp.p1 - r * n) * v;
+    // a round geom's material point at its contact, radius below its held core
+    Vec3 n;
+    const Vec3 x = spec_contact(mo, d, j, n);
+    const Vec3 vp = pair_point_rows(mo, d, mo.contact_spec_pair[std::size_t(j)], x) * v;
     return vp - n * n.dot(vp);
   }
 

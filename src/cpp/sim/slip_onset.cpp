@@ -35,13 +35,13 @@ namespace pfaff
     const int k = mo.contact_spec_pair[std::size_t(j)];
     const ContactPairC & c = mo.contact_pairs[std::size_t(k)];
     const FrameKin & f = d.frames[std::size_t(sp.s1)];
-    const Vec3 n = spec_world(d, sp, sp.n);
+    Vec3 n;
+    const Vec3 x = spec_contact(mo, d, j, n);
     // d/dt of the slip velocity v_core + w x (-radius n) (slip_velocity: the material
     // point at the contact, a round geom's radius below its core; the point at the
     // contact changes, so no w x (w x r) of that offset): a_core + dw/dt x (-radius n),
     // relative to the plane body's material point there
     const double radius = mo.contact_spec_radius[std::size_t(j)];
-    const Vec3 x = f.p + f.R * sp.p1 - radius * n;
     Vec3 ap = pair_point_rows(mo, d, k, x) * a + kinds::point_drift(f, true, sp.p1)
               + f.drift.tail<3>().cross(Vec3(-radius * n));
     if (c.slot2 >= 0)
