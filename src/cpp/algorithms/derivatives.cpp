@@ -18,6 +18,39 @@
 
 namespace pfaff
 {
+  namespace
+  {
+    /// X <- L^-1 X (L: the lower triangle of G's factor, r x r, r the rank of A; X: r
+    /// rows), by hand up to 16 rows: Eigen's blocked triangular solve costs more in its
+    /// set-up and its column-by-column chains than the r^2 / 2 products of a column
+    void lower_solve(const MatX & L, MatX & X)
+    {
+      const int r = int(L.rows());
+      if (r > 16)
+      {
+        L.triangularView<Eigen::Lower>().solveInPlace(X);
+        return;
+      }
+      // row by row over all columns: each column's sum is a short chain of its own, the
+      // columns' chains independent (a column at a time waits on each entry it stores)
+      double li[16];
+      for (int i = 0; i < r; ++i)
+      {
+        for (int l = 0; l < i; ++l)
+          li[l] = L(i, l);
+        const double inv = 1.0 / L(i, i);
+        for (Eigen::Index c = 0; c < X.cols(); ++c)
+        {
+          double * x = X.data() + c * r;
+          double s = x[i];
+          for (int l = 0; l < i; ++l)
+            s -= li[l] * x[l];
+          x[i] = s * inv;
+        }
+      }
+    }
+  } // namespace
+
   Differentiator::Differentiator(const Model & mo, Data & d, bool held_law)
   : mo_(mo)
   , d_(d)
@@ -74,12 +107,12 @@ namespace pfaff
     product(Yr_, Bt_.transpose(), Minv_, 1.0, false); // B M^-1
     product(G_, Yr_, Bt_, 1.0, false);
     llt_G_.compute(G_);
-    const auto L = llt_G_.matrixL();
-    L.solveInPlace(Yr_);
+    const MatX & L = llt_G_.matrixLLT(); // L in its lower triangle
+    lower_solve(L, Yr_);
     Br_ = Bt_.transpose();
-    L.solveInPlace(Br_);
+    lower_solve(L, Br_);
     Er_ = E_;
-    L.solveInPlace(Er_);
+    lower_solve(L, Er_);
   }
 
   void Differentiator::null_space(const MatX & M)
@@ -178,7 +211,9 @@ namespace pfaff
     // them (Pinocchio's own dtau_dq, dtau_dv are row-major: a transposing copy each);
     // the pass writes the tree's blocks alone, the others stay at the zero set here
     RHS_.setZero(nv, 2 * nv);
-    rnea_partials(model, dd_, q, v, a_, RHS_);
+    // the forward quantities of the mass pass dynamics_state just ran at (q, v), where
+    // it ran the fused pass (a mass that stood from the last q took RNEA's instead)
+    rnea_partials(model, dd_, q, v, a_, RHS_, d.st_.bias == d.st_.mass ? &d.data : nullptr);
     dAB_.setZero();
     X_.setZero(m, 2 * nv);
     kd_.begin(q, v, a_);
@@ -223,8 +258,38 @@ namespace pfaff
     if (m)
     {
       const Eigen::Map<const MatX> dAw(dAB_.data(), m, nv * nv);
-      z_.noalias() = dAw.transpose() * lam_;
-      DAtl_ = Eigen::Map<const MatX>(z_.data(), nv, nv).transpose();
+      // (dAw^T lambda read as nv x nv, transposed: a dot product of m terms per entry,
+      // written where it goes; Eigen's transposed matrix-vector product of this shape
+      // costs several times more)
+      DAtl_.resize(nv, nv);
+      for (int j = 0; j < nv; ++j)
+      {
+        const double * col = dAB_.data() + std::size_t(j) * nv * m;
+        int i = 0;
+        for (; i + 4 <= nv; i += 4, col += 4 * m) // four independent sums at a time
+        {
+          double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+          for (int k = 0; k < m; ++k)
+          {
+            const double l = lam_[k];
+            s0 += col[k] * l;
+            s1 += col[m + k] * l;
+            s2 += col[2 * m + k] * l;
+            s3 += col[3 * m + k] * l;
+          }
+          DAtl_(j, i) = s0;
+          DAtl_(j, i + 1) = s1;
+          DAtl_(j, i + 2) = s2;
+          DAtl_(j, i + 3) = s3;
+        }
+        for (; i < nv; ++i, col += m)
+        {
+          double s = 0.0;
+          for (int k = 0; k < m; ++k)
+            s += col[k] * lam_[k];
+          DAtl_(j, i) = s;
+        }
+      }
       RHS_.leftCols(nv) -= DAtl_;
       // dlam_dq = A^+T dF_dq - A^+T dA^T lambda (+ the terms where rank < m) with dF_dq =
       // P rhs + dA^T lambda: the dA^T lambda terms cancel, dlamA_ keeps the rest

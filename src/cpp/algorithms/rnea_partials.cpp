@@ -16,6 +16,70 @@ namespace pfaff
   {
     using Cols = Eigen::Block<MatX, Eigen::Dynamic, Eigen::Dynamic, true>;
 
+    /// ComputeRNEADerivativesForwardStep on the placements, Jacobian, velocities and
+    /// inertias the dynamics' fused mass pass (mass_and_bias: Pinocchio's
+    /// ContactAndImpulseDynamicsForwardStep, world frame) left at the same (q, v): no
+    /// joint calc, no placement again. Its bias acceleration oa0 (at a = 0) gives the
+    /// acceleration at a by oa_i = oa0_i + J_i a_i + (oa_parent - oa0_parent), as
+    /// oMi.act(v_i x vJ) = ov_parent x ov_i; the rest is Pinocchio's forward step's
+    struct SharedForward
+    : public pinocchio::fusion::JointUnaryVisitorBase<SharedForward>
+    {
+      using Model = pinocchio::Model;
+      using Data = pinocchio::Data;
+      typedef boost::fusion::vector<const Model &, Data &, const Data &, const VecX &> ArgsType;
+
+      template<typename JointModel>
+      static void algo(
+        const pinocchio::JointModelBase<JointModel> & jmodel, const Model & model, Data & data,
+        const Data & pass, const VecX & a)
+      {
+        using Motion = pinocchio::Motion;
+        using Matrix6x = Data::Matrix6x;
+        using ColsBlock =
+          typename pinocchio::SizeDepType<JointModel::NV>::template ColsReturn<Matrix6x>::Type;
+        namespace motionSet = pinocchio::motionSet;
+        const pinocchio::JointIndex i = jmodel.id();
+        const pinocchio::JointIndex parent = model.parents[i];
+        data.liMi[i] = pass.liMi[i];
+        data.oMi[i] = pass.oMi[i];
+        const Motion & ov = data.ov[i] = pass.ov[i];
+        ColsBlock J_cols = jmodel.jointCols(data.J);
+        J_cols = jmodel.jointCols(pass.J);
+        Motion & oa = data.oa[i];
+        oa = pass.oa[i];
+        oa.toVector().noalias() += J_cols * jmodel.jointVelocitySelector(a);
+        if (parent > 0)
+          oa += data.oa[parent] - pass.oa[parent];
+        data.oa_gf[i] = oa - model.gravity;
+        data.v[i] = data.oMi[i].actInv(ov); // the LOCAL partials read the joint frame's
+        data.a[i] = data.oMi[i].actInv(oa);
+        data.oYcrb[i] = data.oinertias[i] = pass.oinertias[i];
+        data.oh[i] = pass.oh[i]; // oinertias ov (the fused pass keeps each joint's)
+        data.of[i] = data.oYcrb[i] * data.oa_gf[i] + ov.cross(data.oh[i]);
+
+        ColsBlock dJ_cols = jmodel.jointCols(data.dJ);
+        ColsBlock dVdq_cols = jmodel.jointCols(data.dVdq);
+        ColsBlock dAdq_cols = jmodel.jointCols(data.dAdq);
+        ColsBlock dAdv_cols = jmodel.jointCols(data.dAdv);
+        motionSet::motionAction(ov, J_cols, dJ_cols);
+        motionSet::motionAction(data.oa_gf[parent], J_cols, dAdq_cols);
+        dAdv_cols = dJ_cols;
+        if (parent > 0)
+        {
+          motionSet::motionAction(data.ov[parent], J_cols, dVdq_cols);
+          motionSet::motionAction<pinocchio::ADDTO>(data.ov[parent], dVdq_cols, dAdq_cols);
+          dAdv_cols.noalias() += dVdq_cols;
+        }
+        else
+          dVdq_cols.setZero();
+        data.doYcrb[i] = data.oYcrb[i].variation(ov);
+        using Step = pinocchio::impl::ComputeRNEADerivativesForwardStep<
+          double, 0, pinocchio::JointCollectionDefaultTpl, VecX, VecX, VecX>;
+        Step::addForceCrossMatrix(data.oh[i], data.doYcrb[i]);
+      }
+    };
+
     /// ComputeRNEADerivativesBackwardStep less the rows of dtau/da and of tau
     struct Backward
     : public pinocchio::fusion::JointUnaryVisitorBase<Backward>
@@ -97,15 +161,19 @@ namespace pfaff
 
   void rnea_partials(
     const pinocchio::Model & model, pinocchio::Data & data, const VecX & q, const VecX & v,
-    const VecX & a, MatX & out)
+    const VecX & a, MatX & out, const pinocchio::Data * pass)
   {
     const int nv = model.nv;
     Cols dq = out.leftCols(nv), dv = out.rightCols(nv);
     data.oa_gf[0] = -model.gravity;
     using Forward = pinocchio::impl::ComputeRNEADerivativesForwardStep<
       double, 0, pinocchio::JointCollectionDefaultTpl, VecX, VecX, VecX>;
-    for (pinocchio::JointIndex i = 1; i < pinocchio::JointIndex(model.njoints); ++i)
-      Forward::run(model.joints[i], data.joints[i], Forward::ArgsType(model, data, q, v, a));
+    if (pass)
+      for (pinocchio::JointIndex i = 1; i < pinocchio::JointIndex(model.njoints); ++i)
+        SharedForward::run(model.joints[i], SharedForward::ArgsType(model, data, *pass, a));
+    else
+      for (pinocchio::JointIndex i = 1; i < pinocchio::JointIndex(model.njoints); ++i)
+        Forward::run(model.joints[i], data.joints[i], Forward::ArgsType(model, data, q, v, a));
     for (pinocchio::JointIndex i = pinocchio::JointIndex(model.njoints - 1); i > 0; --i)
       Backward::run(model.joints[i], Backward::ArgsType(model, data, dq, dv));
     // dAdq without gravity again (the frames' acceleration partials read it)

@@ -12,8 +12,11 @@ namespace pfaff
   /// Pinocchio's computeRNEADerivatives without dtau/da (M, which the dynamics' mass pass
   /// gave) and tau. data holds the pass after, as Pinocchio's leaves it (oMi, ov, oa, J,
   /// dJ, dVdq, dAdq without gravity, dAdv) for the kinematic Hessians and the frames'
-  /// acceleration partials
+  /// acceleration partials. pass: the dynamics' fused mass pass at the same (q, v)
+  /// (mass_and_bias, world frame: oMi, J, ov, oa at a = 0, oinertias, oh), whose forward
+  /// quantities the partials' forward step then reads instead of computing them again;
+  /// nullptr: Pinocchio's own forward step from q and v
   void rnea_partials(
     const pinocchio::Model & model, pinocchio::Data & data, const VecX & q, const VecX & v,
-    const VecX & a, MatX & out);
+    const VecX & a, MatX & out, const pinocchio::Data * pass = nullptr);
 } // namespace pfaff

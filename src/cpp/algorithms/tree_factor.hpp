@@ -57,27 +57,36 @@ namespace pfaff::detail
   /// nonzero on k's subtree alone (rows k .. k + nvSubtree_fromRow[k] - 1, contiguous),
   /// so M^-1 = sum_k Dinv_k y_k y_k^T adds each term on its subtree's block: ~ sum_k
   /// (subtree size)^2 / 2 products, where Pinocchio's cholesky::computeMinv solves each
-  /// column through every row. Y: a workspace (n x n, its column k is y_k)
+  /// column through every row. U^-1 itself comes column by column from U^-1 U = I:
+  /// z_j = e_j - sum_{i on j's path} U(i, j) z_i, each z_i nonzero in rows 0 .. i alone
+  /// (axpys over contiguous columns; row j's ancestors from data.supports_fromRow[j],
+  /// ascending, j last), then y_k = its row k. Y: a workspace (n x n, its column k is y_k)
   inline void tree_minv(const pinocchio::Data & data, MatX & Y, MatX & Minv)
   {
     const int n = int(data.U.rows());
-    const auto & par = data.parents_fromRow;
     const auto & sub = data.nvSubtree_fromRow;
-    Y.setZero(n, n);
-    Minv.setZero(n, n);
+    Minv.setZero(n, n); // U^-1 first
+    for (int j = 0; j < n; ++j)
+    {
+      double * zj = Minv.data() + size_t(j) * size_t(n);
+      const double * uj = data.U.data() + size_t(j) * size_t(n);
+      const auto & path = data.supports_fromRow[size_t(j)];
+      zj[j] = 1.0;
+      for (size_t t = 0; t + 1 < path.size(); ++t)
+      {
+        const int i = path[t];
+        const double c = uj[i];
+        const double * zi = Minv.data() + size_t(i) * size_t(n);
+        for (int r = 0; r <= i; ++r)
+          zj[r] -= c * zi[r];
+      }
+    }
+    Y = Minv.transpose();
+    Minv.setZero();
     for (int k = 0; k < n; ++k)
     {
-      double * y = Y.data() + size_t(k) * size_t(n);
+      const double * y = Y.data() + size_t(k) * size_t(n);
       const int end = k + sub[size_t(k)];
-      y[k] = 1.0;
-      for (int j = k + 1; j < end; ++j) // forward substitution over the subtree
-      {
-        const double * uj = data.U.data() + size_t(j) * size_t(n);
-        double s = 0.0;
-        for (int i = par[size_t(j)]; i >= k; i = par[size_t(i)])
-          s -= uj[i] * y[i];
-        y[j] = s;
-      }
       const double dk = data.Dinv[k];
       for (int j = k; j < end; ++j) // the upper triangle of Dinv_k y_k y_k^T
       {
