@@ -49,6 +49,22 @@ namespace pfaff
         }
       }
     }
+
+    /// ||X||_F^2 in eight independent sums (Eigen's reduction of a dynamic matrix waits
+    /// on one chain of additions: dA's m nv^2 entries are its largest array)
+    double squared_norm(const MatX & X)
+    {
+      const double * x = X.data();
+      const Eigen::Index n = X.size();
+      double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+      Eigen::Index i = 0;
+      for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; ++j)
+          s[j] += x[i + j] * x[i + j];
+      for (; i < n; ++i)
+        s[0] += x[i] * x[i];
+      return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    }
   } // namespace
 
   Differentiator::Differentiator(const Model & mo, Data & d, bool held_law)
@@ -311,24 +327,24 @@ namespace pfaff
     if (range && r)
     {
       // with Br W = Yr RHS (Yr = L^-1 B M^-1): da = Nm RHS - Yr^T Er X and Er^T T =
-      // Er^T Yr RHS + Er^T Er X, both from one product K Z, K = [Nm, -Yr^T Er; Er^T Yr,
-      // Er^T Er], Z = [RHS; X] (two kernel calls, K's column blocks, in place of five); P rhs = Br^T T =
-      // A^T (Er^T T), as B^T = A^T E^T (A^+ A projects onto the row space B^T spans).
-      // K into K_, K Z into W_ (its first nv rows da, the last m Er^T T)
-      K_.resize(nv + m, nv + m);
-      K_.topLeftCorner(nv, nv) = Nm;
-      K_.topRightCorner(nv, m) = -out.dlam_dtau.transpose();
-      K_.bottomLeftCorner(m, nv) = out.dlam_dtau;
-      auto EtE = K_.bottomRightCorner(m, m);
+      // Er^T Yr RHS + Er^T Er X (Er^T Yr = dlam_dtau), q's and v's columns straight
+      // into the result's fields; P rhs = Br^T T = A^T (Er^T T), as B^T = A^T E^T
+      // (A^+ A projects onto the row space B^T spans)
+      const MatX & D = out.dlam_dtau;
+      auto & EtE = G_; // G is factored: its storage takes Er^T Er
       product(EtE, Er_.transpose(), Er_, 1.0, false);
-      product(W_, K_.leftCols(nv), RHS_, 1.0, false);
-      product(W_, K_.rightCols(m), X_, 1.0, true);
-      const auto dlam = W_.bottomRows(m);
-      product(PR_, d.A.transpose(), dlam, 1.0, false);
-      out.da_dq = W_.topLeftCorner(nv, nv);
-      out.da_dv = W_.topRightCorner(nv, nv);
-      out.dlam_dq = dlam.leftCols(nv);
-      out.dlam_dv = dlam.rightCols(nv);
+      const auto Rq = RHS_.leftCols(nv), Rv = RHS_.rightCols(nv);
+      const auto Xq = X_.leftCols(nv), Xv = X_.rightCols(nv);
+      product(out.da_dq, Nm, Rq, 1.0, false);
+      product(out.da_dq, D.transpose(), Xq, -1.0, true);
+      product(out.da_dv, Nm, Rv, 1.0, false);
+      product(out.da_dv, D.transpose(), Xv, -1.0, true);
+      product(out.dlam_dq, D, Rq, 1.0, false);
+      product(out.dlam_dq, EtE, Xq, 1.0, true);
+      product(out.dlam_dv, D, Rv, 1.0, false);
+      product(out.dlam_dv, EtE, Xv, 1.0, true);
+      product(out.dF_dq, d.A.transpose(), out.dlam_dq, 1.0, false);
+      product(out.dF_dv, d.A.transpose(), out.dlam_dv, 1.0, false);
     }
     else if (range) // no row kept: da = M^-1 rhs, no force
     {
@@ -358,8 +374,11 @@ namespace pfaff
       product(out.dlam_dv, Ap_.transpose(), PR_.rightCols(nv), 1.0, false);
       product(out.dlam_dtau, Ap_.transpose(), P, 1.0, false);
     }
-    out.dF_dq = PR_.leftCols(nv);
-    out.dF_dv = PR_.rightCols(nv);
+    if (!(range && r))
+    {
+      out.dF_dq = PR_.leftCols(nv);
+      out.dF_dv = PR_.rightCols(nv);
+    }
     if (m)
       out.dF_dq += DAtl_;
     if (left_null_)
@@ -373,7 +392,7 @@ namespace pfaff
     if (m && out.sigma.size())
     {
       double gk = 0.0, gd = 0.0;
-      gk = dAB_.squaredNorm();
+      gk = squared_norm(dAB_);
       if (r > 0 && gk > 0)
         out.radius = (out.sigma(r - 1) - tol) / std::sqrt(gk);
       if (U2_.cols() && V2_.cols())

@@ -52,8 +52,7 @@ namespace pfaff
         if (parent > 0)
           oa += data.oa[parent] - pass.oa[parent];
         data.oa_gf[i] = oa - model.gravity;
-        data.v[i] = data.oMi[i].actInv(ov); // the LOCAL partials read the joint frame's
-        data.a[i] = data.oMi[i].actInv(oa);
+        data.v[i] = data.oMi[i].actInv(ov); // the LOCAL acceleration partials read it
         data.oYcrb[i] = data.oinertias[i] = pass.oinertias[i];
         data.oh[i] = pass.oh[i]; // oinertias ov (the fused pass keeps each joint's)
         data.of[i] = data.oYcrb[i] * data.oa_gf[i] + ov.cross(data.oh[i]);
