@@ -339,7 +339,7 @@ def test_pfaff_run_of_the_grasp_is_ok_and_records_the_forces(tmp_path):
 def test_a_moving_pair_with_a_round_geom_keeps_its_friction(tmp_path):
     """A ball on a free box keeps its pair's mu (it rolls on the box: RollingPoint rows
     relative to the box), as the same ball on the floor and a box on a box do, and no
-    warning says it runs frictionless."""
+    warning says it runs frictionless (the two balls' pair is approximate: warned)."""
     from pfaff.contact.model import MOVING_WARNING
     from pfaff.files.model import load_model
 
@@ -359,4 +359,8 @@ def test_a_moving_pair_with_a_round_geom_keeps_its_friction(tmp_path):
     # MuJoCo's combination: the larger of the floor's default 1 and the geoms' 0.7
     assert mu[frozenset(("floor", "ball2"))] == pytest.approx(1.0)
     assert mu[frozenset(("floor", "box"))] == pytest.approx(1.0)
-    assert not [w for w in system.warnings if w.startswith(MOVING_WARNING)]
+    # the two balls' pair is warned as approximate (one held on the other's tangent
+    # plane), none as frictionless
+    said = [w for w in system.warnings if w.startswith(MOVING_WARNING)]
+    assert len(said) == 1 and "two round geoms" in said[0] and "ball / ball2" in said[0]
+    assert not [w for w in system.warnings if "frictionless" in w]
