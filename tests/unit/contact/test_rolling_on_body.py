@@ -102,6 +102,14 @@ def test_round_body_launched_on_a_sliding_plank_spins_up_and_rolls(name):
     assert all(c.mode == "stick" for c in sim.contacts)
     assert abs(sum(c.normal_force for c in sim.contacts) - M * G) < 1e-9
     assert sum(np.linalg.norm(c.tangent) for c in sim.contacts) < 1e-9  # no force left
+    # friction's work is the kinetic energy lost, m v0^2 / 2 less the final state's
+    # (the ball's translation and spin, the plank's)
+    _, vs, rw, vp = plank_spin_up(V0, MU, M, MP, k, G)
+    lost = 0.5 * M * V0**2 - 0.5 * (M * vs**2 + k * M * rw**2 + MP * vp**2)
+    tr = sim.record()
+    assert abs(tr.series("force_work")[-1] + lost) < 1e-9
+    e = np.asarray(tr.series("energy"))
+    assert abs(e[-1] - e[0] + lost) < 1e-9
     # the wrong inputs the same check catches: a hollow ball's inertia (k = 2/3), a
     # plank held still (Mp -> infinity: spin_up's closed form), k off by 1 %
     assert _launched_miss(sim, 2.0 / 3.0, r) > 1e-2
