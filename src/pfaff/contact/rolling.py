@@ -1,5 +1,6 @@
 """The NumPy reference of the rows that hold a ball or a capsule rolling without slipping
-on a still plane or on a plane of a moving body (the core's kind ``RollingPoint``, ``src/cpp/kinds/rolling_point.cpp``).
+on a still plane or on a plane of a moving body (the core's kind ``RollingPoint``,
+``src/cpp/kinds/rolling_point.cpp``).
 
 A sphere's (a capsule's) held point is its centre (its axis point) ``p``, a point fixed in
 its body; the contact ``c = p - r n`` lies a radius ``r`` below it along the plane's unit

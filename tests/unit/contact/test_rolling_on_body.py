@@ -252,7 +252,7 @@ def test_slipping_ball_on_a_plank_matches_the_numpy_reference():
     rng = np.random.default_rng(2)
     sim.step(n=20)
     for _ in range(3):
-        tau = np.concatenate([[rng.normal()], rng.normal(size=2), [0.0], 0.02 * rng.normal(size=3)])
+        tau = np.concatenate([rng.normal(size=3), [0.0], 0.02 * rng.normal(size=3)])
         sim.step(tau=tau, n=5)
         (c,) = sim.contacts
         assert c.mode == "slip"
