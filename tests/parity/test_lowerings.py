@@ -150,6 +150,14 @@ CONSTRAINTS = {
         lambda: [
             RollingPoint("panda_link7", (1.0, 0.2, 0.0), (0.0, 0.0, -0.05), (0.0, 0.02, 0.1)),
             RollingPoint("panda_link7", (-0.2, 1.0, 0.3), (0.0, 0.0, -0.05), (0.0, 0.02, 0.1)),
+            # on a plane fixed in a moving link (t, l in its axes, turning with it)
+            RollingPoint(
+                "panda_link7",
+                (0.3, -1.0, 0.2),
+                (0.01, 0.0, -0.05),
+                (0.0, 0.02, 0.1),
+                frame2="panda_link3",
+            ),
         ],
         True,
     ),

@@ -1,6 +1,8 @@
 // The dynamics with contact rows that slip with Coulomb friction (core.hpp, Model::slip):
 // a slipping point's friction -mu f_n s acts at its body point (a sphere's or capsule's:
-// the material point at its contact, radius below its held core), s its unit slip velocity,
+// the material point at its contact, radius below its held core; between two moving
+// bodies relative to the plane body's material point there, which feels the opposite
+// force), s its unit slip velocity,
 // so that the generalised force of its normal row is (A_n - mu s^T J_p)^T lambda_n
 // (lambda_n <= 0 while it pushes: f_n = -lambda_n). With W the rows A so changed,
 //   M a + h = tau - W^T lambda,  A a = -drift
@@ -31,16 +33,15 @@ namespace pfaff
     for (const SlipRow & r : mo.slip)
     {
       const FrameKin & f = d.frames[std::size_t(r.slot)];
-      // a round geom's force acts at its contact point, radius below its held one (a
-      // still geom's pair only: a moving pair with a round geom runs frictionless)
-      Matrix3x Jp = detail::point_rows(
-        f, r.radius > 0.0 ? Vec3(f.R * r.local - r.radius * r.n) : Vec3(f.R * r.local));
-      Vec3 n = r.n;
+      // the normal in the world (r.n in the plane body's axes where it moves)
+      const Vec3 n = r.slot2 >= 0 ? Vec3(d.frames[std::size_t(r.slot2)].R * r.n) : r.n;
+      // a round geom's force acts at its contact point, radius below its held one
+      const Vec3 x = f.p + f.R * r.local - r.radius * n;
+      Matrix3x Jp = detail::point_rows(f, x - f.p);
       if (r.slot2 >= 0) // relative to the plane body's material point (its force opposite)
       {
         const FrameKin & f2 = d.frames[std::size_t(r.slot2)];
-        Jp -= detail::point_rows(f2, f.p + f.R * r.local - f2.p);
-        n = f2.R * r.n;
+        Jp -= detail::point_rows(f2, x - f2.p);
       }
       const Vec3 vp = Jp * v;
       const Vec3 vt = vp - n * n.dot(vp);

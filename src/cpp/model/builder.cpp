@@ -400,8 +400,9 @@ namespace pfaff
       ++s.m_h;
     }
     // the held contact points with friction: a stuck one's two tangential rows (its
-    // anchor fixed in the world; a round geom's: its material point at the contact
-    // rolls without slipping, two Pfaffian RollingPoint rows) after the held rows, in
+    // anchor fixed in the world or in the plane's body; a round geom's: its material
+    // point at the contact rolls without slipping on the still geom or on the plane's
+    // body, two Pfaffian RollingPoint rows) after the held rows, in
     // held order; a slipping one's Coulomb force on its normal row
     s.slip.clear();
     for (std::size_t c = 0; c < held.size(); ++c)
@@ -425,8 +426,9 @@ namespace pfaff
       {
         Spec r = sp;
         r.n = tk;
-        if (radius > 0.0 && sp.kind != Kind::PointOnBodyPlane)
-        { // t . (v_core + w x (-radius n)) = 0: no Phi (a still geom's plane only)
+        if (radius > 0.0)
+        { // t . (v1(c) - v2(c)) = 0 at the contact c = core - radius n: no Phi (t, n in
+          // the plane body's axes where it moves: spec s2, turning with it)
           r.kind = Kind::RollingPoint;
           r.target = -radius * sp.n;
           s.specs.push_back(r);

@@ -281,7 +281,7 @@ namespace pfaff
   struct ContactMode
   {
     bool stick = false;         // held tangentially too: two rows at anchor (a round
-                                // geom on a still geom: two RollingPoint rows, no anchor)
+                                // geom: two RollingPoint rows, no anchor)
     Vec3 anchor = Vec3::Zero(); // where it stuck [m]: world, or the plane body's frame
     Vec3 s0 = Vec3::Zero();     // a slipping point's slip direction while its speed is 0
   };

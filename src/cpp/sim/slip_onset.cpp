@@ -37,17 +37,23 @@ namespace pfaff
     const FrameKin & f = d.frames[std::size_t(sp.s1)];
     Vec3 n;
     const Vec3 x = spec_contact(mo, d, j, n);
-    // d/dt of the slip velocity v_core + w x (-radius n) (slip_velocity: the material
-    // point at the contact, a round geom's radius below its core; the point at the
-    // contact changes, so no w x (w x r) of that offset): a_core + dw/dt x (-radius n),
-    // relative to the plane body's material point there
+    // d/dt of the slip velocity u = v1(x) - v2(x) (slip_velocity: the material point at
+    // the contact x = core - radius n, relative to the plane body's material point there;
+    // x moves over both bodies, so no w x (w x r) of the offset -radius n, which turns
+    // with the plane body: x' = v_core + w2 x l), RollingPoint's drift (kinds) plus the
+    // rows times a: a_core + al1 x l + w1 x (w2 x l) - w2 x ((w2 - w1) x l) - a2(x)
+    // - w2 x u, l = -radius n (w2, a2 zero on the world)
     const double radius = mo.contact_spec_radius[std::size_t(j)];
-    Vec3 ap = pair_point_rows(mo, d, k, x) * a + kinds::point_drift(f, true, sp.p1)
-              + f.drift.tail<3>().cross(Vec3(-radius * n));
+    const Vec3 l = -radius * n;
+    const Matrix3x Jx = pair_point_rows(mo, d, k, x);
+    Vec3 ap = Jx * a + kinds::point_drift(f, true, sp.p1) + f.drift.tail<3>().cross(l);
     if (c.slot2 >= 0)
     {
       const FrameKin & f2 = d.frames[std::size_t(c.slot2)];
-      ap -= kinds::point_drift(f2, true, Vec3(f2.R.transpose() * (x - f2.p)));
+      const Vec3 &w1 = f.w, &w2 = f2.w;
+      ap += w1.cross(w2.cross(l)) - w2.cross((w2 - w1).cross(l))
+            - kinds::point_drift(f2, true, Vec3(f2.R.transpose() * (x - f2.p)))
+            - (d.vref_ ? w2.cross(Vec3(Jx * *d.vref_)) : Vec3::Zero());
     }
     return ap - n * n.dot(ap);
   }

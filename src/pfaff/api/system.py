@@ -61,7 +61,7 @@ def load(path: str | Path, keyframe: str | None = None, contact: bool = True) ->
     contact : model the contacts between an MJCF's collision geoms (MuJoCo's filter
         and mixing rules; :mod:`pfaff.contact.model`): a :class:`pfaff.Simulator` holds
         them as unilateral constraints with Coulomb friction (what is approximate, as a
-        sphere's or a capsule's pair with a moving body running frictionless, is warned).
+        pair of two round geoms on moving bodies, is warned).
         ``False``: no contacts, a warning naming the pairs that can meet. A model without
         collision geoms that can meet runs as without contact. A URDF's collision
         elements are not read (warned).

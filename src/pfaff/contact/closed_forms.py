@@ -13,7 +13,11 @@ MuJoCo's soft contacts make of the same cases (the files in ``tests/models/conta
   at ``v0`` with no spin it slides, spins up and rolls from ``t* = 2 v0 / (7 mu g)`` (a
   ball) on at ``5/7 v0``; on an incline it rolls without slipping with
   ``a = g sin(alpha) / (1 + k)`` while ``tan(alpha) <= mu (1 + k) / k``, else slides with
-  ``g (sin - mu cos)`` and spins up at ``mu g cos / (k r)``.
+  ``g (sin - mu cos)`` and spins up at ``mu g cos / (k r)``;
+- the same round body (mass ``m``) on a plank of mass ``Mp`` that slides freely: launched
+  along it at ``v0`` with no spin it slides, spins up and pushes the plank on until it
+  rolls (:func:`plank_spin_up`); resting on the plank pushed by a force ``F`` it rolls
+  back relative to it, or slips (:func:`pushed_plank`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ __all__ = [
     "ball_rest_time",
     "housner_ratio",
     "incline_distance",
+    "plank_spin_up",
+    "pushed_plank",
     "rocking_block_start",
     "roll_on_incline",
     "spin_up",
@@ -140,3 +146,48 @@ def roll_on_incline(
         a = g * s / (1.0 + k)
         return True, a, k * a
     return False, g * (s - mu * c), mu * g * c
+
+
+def plank_spin_up(
+    v0: float, mu: float, m: float, Mp: float, k: float = 0.4, g: float = 9.81
+) -> tuple[float, float, float, float]:
+    """``(t*, v_s, r w, v_p)``: a round body (mass ``m`` [kg], inertia ``k m r^2`` about
+    its rolling axis) launched at ``v0`` [m/s] with no spin along a plank (mass ``Mp``
+    [kg]) that slides without friction, friction ``mu`` between them; the time [s] it
+    starts to roll on the plank and, from then on, its speed, its spin times its radius
+    and the plank's speed [m/s].
+
+    While it slides it decelerates at ``mu g``, spins up at ``mu g / (k r)`` and its
+    friction pushes the plank at ``mu m g / Mp``: the slip ``v_s - r w - v_p`` falls at
+    ``mu g (1 + 1/k + m / Mp)``, zero at ``t*``; after it no horizontal force acts and
+    every velocity stays. The momentum ``m v_s + Mp v_p = m v0`` is kept throughout.
+    """
+    _check_positive(v0=v0, mu=mu, m=m, Mp=Mp, k=k, g=g)
+    t = v0 / (mu * g * (1.0 + 1.0 / k + m / Mp))
+    return t, v0 - mu * g * t, mu * g * t / k, mu * m * g * t / Mp
+
+
+def pushed_plank(
+    F: float, mu: float, m: float, Mp: float, k: float = 0.4, g: float = 9.81
+) -> tuple[bool, float, float, float]:
+    """``(rolls, a_p, a_s, r alpha)``: a plank (mass ``Mp`` [kg]) that slides without
+    friction, pushed along by a force ``F`` [N] from rest, with a round body (mass ``m``
+    [kg], inertia ``k m r^2`` about its rolling axis, across the push) resting on it,
+    friction ``mu``: the plank's and the body's accelerations [m/s^2] and its angular
+    acceleration times its radius [m/s^2] (positive: rolling the way of the push).
+
+    Rolling on the plank (``a_s - r alpha = a_p``) needs the friction
+    ``f = k / (1 + k) m a_p`` on the body: ``a_p = F / (Mp + k / (1 + k) m)``,
+    ``a_s = k / (1 + k) a_p`` (a solid ball: ``2/7``), while ``|f| <= mu m g``. Above,
+    it slips: ``a_s = mu g``, ``r alpha = -mu g / k`` and ``a_p = (F - mu m g) / Mp``
+    (signs along ``F``).
+    """
+    _check_positive(mu=mu, m=m, Mp=Mp, k=k, g=g)
+    if not math.isfinite(F):
+        raise ValueError(f"F must be a finite force [N], got {F!r}")
+    c = k / (1.0 + k)
+    a_p = F / (Mp + c * m)
+    if c * abs(a_p) <= mu * g:
+        return True, a_p, c * a_p, c * a_p - a_p
+    sign = math.copysign(1.0, F)
+    return False, (F - sign * mu * m * g) / Mp, sign * mu * g, -sign * mu * g / k

@@ -17,13 +17,13 @@ opposite): a held point with friction sticks (held tangentially too, relative to
 other body) or slips (the force ``-mu f_n s`` along its unit relative slip velocity
 ``s``, and the opposite on the other body), ``src/cpp/sim/friction.cpp``.
 A vertex (a box's corner, a mesh's vertex, a cylinder's rim point) sticks or slips
-where it is; a sphere, a capsule, or a cylinder lying on its side (its contact normal
-across its axis) on a still geom sticks by rolling without slipping (its material point
-at the contact, a radius from its held centre or axis point, does not move: the
-Pfaffian rows of :mod:`pfaff.contact.rolling`) and slips with Coulomb's force at that
-contact point; the core decides per contact point (``src/cpp/sim/contact.cpp``). A pair
-of two moving bodies with a sphere or a capsule runs frictionless, and a cylinder on a
-moving body holds its rim points (a warning names each). Torsional and rolling friction
+where it is; a sphere or a capsule sticks by rolling without slipping (its material
+point at the contact, a radius from its held centre or axis point, does not move, or on
+a moving body moves with that body's material point there: the Pfaffian rows of
+:mod:`pfaff.contact.rolling`) and slips with Coulomb's force at that contact point, as
+does a cylinder lying on its side (its contact normal across its axis) on a still geom;
+the core decides per contact point (``src/cpp/sim/contact.cpp``). A cylinder on a
+moving body holds its rim points (a warning names the pairs). Torsional and rolling friction
 (``condim`` 4, 6) are not modelled (a warning names the pairs: they run with sliding
 friction alone).
 """
@@ -58,8 +58,8 @@ __all__ = [
 FRICTION_WARNING = "torsional and rolling friction (condim 4, 6) are not modelled"
 #: the start of the warnings of a file's pairs of two moving bodies: those that overlap at
 #: the start by more than :data:`START_OVERLAP` (links meeting at a pin: not modelled),
-#: those of two round geoms (one's point held on the other's tangent plane, which turns
-#: with its body while held: approximate) and those with a round geom (frictionless)
+#: and those of two round geoms (one's point held on the other's tangent plane, which
+#: turns with its body while held: approximate)
 MOVING_WARNING = "contact between two moving bodies"
 #: the start of the warning of a file's cylinder pairs of two moving bodies: there its
 #: contact points are held as points fixed in it (its faces and rims stand, slide and
@@ -124,7 +124,7 @@ class FileContacts:
     frames2 : per pair, the Pinocchio body frame of the plane's side ("": the world).
     point_geoms : per pair, the geom id whose point is held.
     mu : per pair, the Coulomb friction coefficient the core holds (the pair's
-        ``friction[0]``; 0 for ``condim`` 1 and for a moving pair with a round geom).
+        ``friction[0]``; 0 for ``condim`` 1).
     """
 
     path: str
@@ -194,8 +194,7 @@ def file_contacts(
     of two moving bodies that overlap at the start ``qpos`` (MuJoCo's coordinates) by more
     than :data:`START_OVERLAP` (not modelled: links meeting at a pin), those of a world geom
     and a link pinned to the world overlapping it so (not modelled: no motion brings the
-    pin out), those of two round geoms (held on a tangent plane), those of two moving
-    bodies with a round geom and friction (run frictionless) and the pairs whose
+    pin out), those of two round geoms (held on a tangent plane) and the pairs whose
     ``condim`` 4 or 6 declares torsional or rolling friction (run with sliding friction
     alone). ``body_frames``: body name ->
     its Pinocchio frame (:attr:`pfaff.mechanism.mjcf_types.MjcfModel.body_frames`).
@@ -210,7 +209,6 @@ def file_contacts(
     out = FileContacts(str(Path(path).resolve()), buf.tobytes())
     round_planes: list[str] = []
     rubbing: list[str] = []
-    sliding: list[str] = []
     pinned: list[str] = []
     in_world: list[str] = []
     cylinders: list[str] = []
@@ -248,13 +246,7 @@ def file_contacts(
         cylinder = mujoco.mjtGeom.mjGEOM_CYLINDER
         if out.frames2[-1] and cylinder in (int(m.geom_type[mover]), int(m.geom_type[still])):
             cylinders.append(label)
-        round_ = _round(m, mover)
-        rubs = p.mu > mujoco.mjMINMU
-        # rolling is held against a still geom only: a moving pair with a round geom slides
-        rolls_on_body = out.frames2[-1] != "" and (round_ or _round(m, still))
-        out.mu.append(float(p.mu) if rubs and not rolls_on_body else 0.0)
-        if rubs and rolls_on_body:
-            sliding.append(f"{label} (mu {p.mu:g})")
+        out.mu.append(float(p.mu) if p.mu > mujoco.mjMINMU else 0.0)
         if p.dropped:
             rubbing.append(f"{label} ({p.dropped})")
     warns = []
@@ -278,12 +270,6 @@ def file_contacts(
             f"{MOVING_WARNING} of two round geoms is approximate: {len(round_planes)} "
             "pair(s) hold one's point on the other's tangent plane, turning with its body "
             f"({'; '.join(round_planes[:5])}{'; ...' if len(round_planes) > 5 else ''})"
-        )
-    if sliding:
-        warns.append(
-            f"{MOVING_WARNING} with a sphere or a capsule runs frictionless: "
-            f"{len(sliding)} pair(s) ({'; '.join(sliding[:5])}"
-            f"{'; ...' if len(sliding) > 5 else ''})"
         )
     if cylinders:
         warns.append(
