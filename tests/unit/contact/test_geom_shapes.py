@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
 
 import pfaff
 from pfaff.contact.closed_forms import roll_on_incline
@@ -77,12 +78,7 @@ def test_a_standing_cylinder_rests_on_its_rim_with_its_weight():
 
 def _world_v(sim) -> tuple[np.ndarray, np.ndarray]:
     """The free body's linear velocity of its origin and angular velocity, world axes."""
-    x, y, z, w = sim.q[3:7]  # Pinocchio's quaternion
-    Rb = np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])  # fmt: skip
+    Rb = Rotation.from_quat(sim.q[3:7]).as_matrix()  # Pinocchio's quaternion: x, y, z, w
     return Rb @ sim.v[:3], Rb @ sim.v[3:6]
 
 

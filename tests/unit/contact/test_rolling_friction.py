@@ -17,6 +17,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
 
 import pfaff
 from pfaff import core
@@ -68,12 +69,8 @@ def _world_v(sim) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _rot(quat) -> np.ndarray:
-    x, y, z, w = quat
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])  # fmt: skip
+    """The rotation matrix of a quaternion (x, y, z, w: Pinocchio's order)."""
+    return Rotation.from_quat(quat).as_matrix()
 
 
 def test_ball_launched_along_a_floor_spins_up_and_rolls_from_the_closed_form_time():

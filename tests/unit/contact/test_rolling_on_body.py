@@ -17,6 +17,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
 
 import pfaff
 from pfaff import core
@@ -46,12 +47,8 @@ def _sim(name: str, keyframe: str = "launched", dt: float = DT) -> pfaff.Simulat
 
 
 def _rot(quat) -> np.ndarray:
-    x, y, z, w = quat
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])  # fmt: skip
+    """The rotation matrix of a quaternion (x, y, z, w: Pinocchio's order)."""
+    return Rotation.from_quat(quat).as_matrix()
 
 
 def _state(q, v) -> tuple[float, float, float, float, float]:
