@@ -30,12 +30,13 @@ import warnings
 
 import numpy as np
 
-from pfaff.contact.penetration import Penetration
+from pfaff.contact.penetration import Penetration, deep_start_hint
 from pfaff.simulate.core_engine import set_ctrl
 from pfaff.simulate.limit_events import MAX_EVENTS_PER_STEP, ContactEvent
 from pfaff.simulate.limits import LimitEvent, check_inside, simulate_limited
-from pfaff.simulate.limits_core import held_rows, limited_system, run_core
+from pfaff.simulate.limits_core import LimitedRunError, held_rows, limited_system, run_core
 from pfaff.simulate.options import SimOptions
+from pfaff.simulate.policy import StatusCode
 from pfaff.simulate.trajectory import Trajectory
 
 __all__ = ["LimitStepper", "contacts_held", "holds_events", "limits_not_held"]
@@ -165,11 +166,19 @@ class LimitStepper:
         sys_.set_state(q, v)
         set_ctrl(sys_, self.forces)
         t_end = t + n * self.options.dt
-        run = run_core(
-            sys_, self.system.cset, self.limits, tau, t, t_end, self.held, "fixed",
-            self.options.record_every, max_events=self.max_events, contacts=self.contacts,
-            contact_held=self.contact_held,
-        )  # fmt: skip
+        try:
+            run = run_core(
+                sys_, self.system.cset, self.limits, tau, t, t_end, self.held, "fixed",
+                self.options.record_every, max_events=self.max_events,
+                contacts=self.contacts, contact_held=self.contact_held,
+            )  # fmt: skip
+        except LimitedRunError as e:
+            # the move out of a start's overlap failed: say which pairs, and what to do
+            failed_start = getattr(e.status, "code", None) == StatusCode.START_FAILED
+            if failed_start and self._pen is not None:
+                if deep := self._pen.overlaps(q, self.options.position_tol):
+                    e.args = (f"{e.args[0]}{deep_start_hint(deep)}",)
+            raise
         return run.trajectory, run.events, run.held, run.contact_held
 
     def check_start(self, q) -> None:

@@ -30,6 +30,18 @@ def deepest(d: mujoco.MjData) -> float:
     return max(0.0, -float(d.contact.dist[: d.ncon].min())) if d.ncon else 0.0
 
 
+def deep_start_hint(deep: list[str]) -> str:
+    """What a run that failed at its start adds to its message where the start overlaps
+    (``deep``: the pairs and depths of :meth:`Penetration.overlaps`): the move out of
+    the overlap failed, so the overlap is deeper than a motion of the mechanism can
+    undo; the pairs, and what to do."""
+    return (
+        f"; the start overlaps ({'; '.join(deep[:5])}) deeper than a motion of the "
+        "mechanism can undo: move the bodies out in the file, <exclude> the pairs, or run "
+        "with contact=false"
+    )
+
+
 class Penetration:
     """MuJoCo's narrow phase on pfaff's configurations, for the pairs of ``contacts``.
 

@@ -34,7 +34,7 @@ import pinocchio as pin
 from pfaff.api.arrows import geom_extent, newton_scale, scene_width, weight_of
 from pfaff.api.simulator_limits import contacts_held
 from pfaff.constraints.base import ConstraintSet
-from pfaff.contact.penetration import Penetration, contact_forces_world
+from pfaff.contact.penetration import Penetration, contact_forces_world, deep_start_hint
 from pfaff.files.model import ModelSystem, load_model
 from pfaff.mechanism.pinocchio_backend import PinocchioMechanism
 from pfaff.scenarios.common import timed_simulate
@@ -136,11 +136,7 @@ def run_system(
         except LimitedRunError as e:
             if deep and not len(e.trajectory) and e.status.code == StatusCode.START_FAILED:
                 # the move out of the overlap failed: say which pairs, and what to do
-                e.args = (
-                    f"{e.args[0]}; the start overlaps ({'; '.join(deep[:5])}) deeper than a "
-                    "motion of the mechanism can undo: move the bodies out in the file, "
-                    "<exclude> the pairs, or run with contact=false",
-                )
+                e.args = (f"{e.args[0]}{deep_start_hint(deep)}",)
             raise
         traj, wall, loss = run.trajectory, time.perf_counter() - wall, run.impact_loss
         touches = [e for e in run.events if isinstance(e, ContactEvent)]

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import pfaff
 from pfaff.cli import main
 from pfaff.constraints.base import ConstraintSet
 from pfaff.contact.closed_forms import ball_impact_times
@@ -284,3 +285,21 @@ def test_a_start_too_deep_to_move_out_names_the_pairs(tmp_path):
     system = load_model(f, contact=True)
     with pytest.raises(SimulationError, match=r"the start overlaps \(floor / lower 0\.3"):
         run_system(system, 0.01, SimOptions(dt=1e-3, progress=False), "arm")
+
+
+def test_a_simulator_whose_start_is_too_deep_names_the_pairs(tmp_path):
+    """The same start through the Simulator: its first step fails, naming the pairs and
+    what to do; the arm with its elbow link out of the floor (the wrong input to the
+    check: no overlap) steps on."""
+    f = tmp_path / "arm.xml"
+    f.write_text(_ARM.format(joint=_HINGE, lower="0 0 0 -0.3"))
+    with pytest.warns(UserWarning, match="the start overlaps"):
+        sim = pfaff.Simulator(pfaff.load(f, contact=True), dt=1e-3)
+    with pytest.raises(SimulationError, match=r"deeper than a motion of the mechanism"):
+        sim.step(n=5)
+    f.write_text(_ARM.format(joint=_HINGE, lower="0.03 0 0 0.3"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the shoulder link pinned in the floor: said
+        out = pfaff.Simulator(pfaff.load(f, contact=True), dt=1e-3)
+    out.step(n=5)
+    assert out.steps == 5
