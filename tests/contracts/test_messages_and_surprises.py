@@ -108,6 +108,19 @@ def test_complex_arrays_are_refused_naming_them(arg):
     assert sim.steps == 0
 
 
+@pytest.mark.parametrize("n", [5, np.int64(5), 0.5, True])
+def test_a_number_as_tau_is_refused_saying_n(n):
+    # sim.step(5) meant as five steps: the message says tau's shape and, for a whole
+    # number, n=; the state does not move
+    sim = pfaff.Simulator(_load(MODELS / "four_bar.xml"), 1e-3)
+    with pytest.raises(ValueError, match=r"tau=.* is a number.*shape \(3,\)") as e:
+        sim.step(n)
+    whole = not isinstance(n, (bool, float))
+    assert ("say n=5" in str(e.value)) == whole and sim.steps == 0
+    sim.step(np.zeros(3))  # an array of shape (nv,) runs
+    assert sim.steps == 1
+
+
 def test_complex_ctrl_is_refused_naming_it():
     robot = _load(MODELS / "four_bar.xml")
     sim = pfaff.Simulator(robot, 1e-3)

@@ -49,6 +49,16 @@ namespace pfaff
     const MatX & S, const VecX & r, const std::vector<PushRow> & push,
     const std::vector<ConeRows> & cones, double tol, VecX & lam);
 
+  /// Which of the points of an overlap (rows G, gaps dist < 0 where they overlap) the
+  /// least motion out of it leaves clear: the move min 1/2 dq^T M dq with the rows A
+  /// kept (A dq = 0) and every gap after it >= 0 (dist + G dq >= 0, first order), a
+  /// convex QP (ProxQP, dense); a point whose gap after it exceeds clear_gap is clear (a
+  /// short link with both ends in the floor: lifting the deeper end brings the other
+  /// out, where holding both on the floor would ask for a turn the first order does not
+  /// see). All zero (none clear) where the QP does not solve.
+  std::vector<char> clear_after_move(
+    const MatX & M, const MatX & A, const MatX & G, const VecX & dist, double clear_gap);
+
   /// max over the push rows of their pull and over the cones of |lambda_t| - mu f_n
   /// (<= 0: every row pushes, every cone holds)
   double push_violation(

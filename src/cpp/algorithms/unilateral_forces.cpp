@@ -65,4 +65,26 @@ namespace pfaff
     lam = qp.results.x;
     return true;
   }
+
+  std::vector<char> clear_after_move(
+    const MatX & M, const MatX & A, const MatX & G, const VecX & dist, double clear_gap)
+  {
+    const Eigen::Index nv = M.rows(), n = G.rows();
+    std::vector<char> clear(std::size_t(n), 0);
+    proxsuite::proxqp::dense::QP<double> qp(nv, A.rows(), n);
+    qp.settings.eps_abs = 1e-13;
+    qp.settings.eps_rel = 0.0;
+    qp.settings.max_iter = kIterations;
+    qp.settings.max_iter_in = kIterations;
+    qp.init(M, VecX::Zero(nv), A, VecX::Zero(A.rows()), G, VecX(-dist),
+            VecX::Constant(n, -kNoBound));
+    qp.solve();
+    if (qp.results.info.status != proxsuite::proxqp::QPSolverOutput::PROXQP_SOLVED
+        || !qp.results.x.allFinite())
+      return clear;
+    const VecX gap = dist + G * qp.results.x;
+    for (Eigen::Index i = 0; i < n; ++i)
+      clear[std::size_t(i)] = gap(i) > clear_gap ? 1 : 0;
+    return clear;
+  }
 } // namespace pfaff

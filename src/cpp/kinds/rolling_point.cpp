@@ -65,8 +65,7 @@ namespace pfaff::kinds
     {
       const Vec3 & w2 = f2->w;
       const Vec3 u = Jc * d.vref_->segment(out.c0, out.w);
-      acc += w1.cross(w2.cross(l)) - w2.cross((w2 - w1).cross(l))
-             - (f2->drift.head<3>() + f2->drift.tail<3>().cross(r2) + w2.cross(w2.cross(r2)));
+      acc += body2_contact_drift(f, *f2, l, f.p + rc);
       turn = -2.0 * t.dot(w2.cross(u));
     }
     d.drift(out.row) = t.dot(acc) + turn;

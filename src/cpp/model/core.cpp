@@ -64,6 +64,14 @@ namespace pfaff
     return f.drift.head<3>() + f.drift.tail<3>().cross(r) + f.w.cross(f.w.cross(r));
   }
 
+  Vec3 kinds::body2_contact_drift(
+    const FrameKin & f1, const FrameKin & f2, const Vec3 & l, const Vec3 & x)
+  {
+    const Vec3 &w1 = f1.w, &w2 = f2.w;
+    return w1.cross(w2.cross(l)) - w2.cross((w2 - w1).cross(l))
+           - point_drift(f2, true, Vec3(f2.R.transpose() * (x - f2.p)));
+  }
+
   Model::Model(const std::string & model_data, bool binary)
   : model(load_model(model_data, binary))
   {

@@ -263,6 +263,13 @@ namespace pfaff
       Matrix3x & Jp, Vec3 & ap);
     /// point_terms' acceleration at a = 0 alone: f's drift at the point
     Vec3 point_drift(const FrameKin & f, bool has_off, const Vec3 & off);
+    /// A round geom's contact point x = core + l (l = -radius n, turning with the plane
+    /// body f2 while the core moves with f1) relative to f2's material point at x: the
+    /// terms of d/dt (v1(x) - v2(x)) at a = 0 that body 2 adds to f1's,
+    ///   w1 x (w2 x l) - w2 x ((w2 - w1) x l) - a2(x),
+    /// a2(x) f2's drift at x (RollingPoint's rows' drift and the slip's acceleration)
+    Vec3 body2_contact_drift(const FrameKin & f1, const FrameKin & f2, const Vec3 & l,
+                             const Vec3 & x);
     /// R_e of an orientation block (R_1 R_world against the world, R_1 R_off R_2^T
     /// between two frames) and the angular-velocity rows d.Gjw_ of d R_e / dt
     /// (the first w columns of d.Gjw_: the window's, out.c0 .. out.c0 + out.w)

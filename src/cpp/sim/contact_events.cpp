@@ -4,6 +4,7 @@
 // of M, plastic below the pair's rest speed or where the event guard says so, a plastic
 // point held as a row).
 #include "sim/contact.hpp"
+#include "algorithms/pushing_forces.hpp"
 #include "sim/friction.hpp"
 #include "sim/limit_detail.hpp"
 #include "model/core.hpp"
@@ -55,6 +56,10 @@ namespace pfaff
       }
       return out;
     }
+
+    // A start deeper than this [m] (a keyframe's foot in the floor) is moved out by the
+    // least motion that leaves every point's gap >= 0 (clear_after_move)
+    constexpr double kDeep = 1e-9;
 
     bool held_point(const System & s, const Held & held, const ContactPoint & p)
     {
@@ -140,6 +145,28 @@ namespace pfaff
       if (p.dist <= kTouch && !held_point(s, held, p))
         hit.push_back(p);
     MatX G = contact_rows(mo, d, hit);
+    if (std::any_of(hit.begin(), hit.end(), [](const ContactPoint & p) { return p.dist < -kDeep; }))
+    {
+      // an overlap (a start): the points the least motion out of it leaves clear are
+      // not part of it
+      VecX dist(long(hit.size()));
+      for (std::size_t i = 0; i < hit.size(); ++i)
+        dist(long(i)) = hit[i].dist;
+      const std::vector<char> clear = clear_after_move(dense_M(mo, d), d.A, G, dist, kDeep);
+      std::vector<ContactPoint> kept;
+      std::vector<long> keep_rows;
+      for (std::size_t i = 0; i < hit.size(); ++i)
+        if (!clear[i])
+        {
+          kept.push_back(hit[i]);
+          keep_rows.push_back(long(i));
+        }
+      if (!kept.empty() && kept.size() < hit.size())
+      {
+        G = MatX(G(keep_rows, Eigen::all));
+        hit = kept;
+      }
+    }
     VecX vn = G * v;
     // the approaching points, and those leaving slower than their pair's rest speed
     // (a bounce too small to locate: held), alone; a touching point leaving faster stays

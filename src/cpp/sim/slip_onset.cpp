@@ -50,10 +50,8 @@ namespace pfaff
     if (c.slot2 >= 0)
     {
       const FrameKin & f2 = d.frames[std::size_t(c.slot2)];
-      const Vec3 &w1 = f.w, &w2 = f2.w;
-      ap += w1.cross(w2.cross(l)) - w2.cross((w2 - w1).cross(l))
-            - kinds::point_drift(f2, true, Vec3(f2.R.transpose() * (x - f2.p)))
-            - (d.vref_ ? w2.cross(Vec3(Jx * *d.vref_)) : Vec3::Zero());
+      ap += kinds::body2_contact_drift(f, f2, l, x)
+            - (d.vref_ ? f2.w.cross(Vec3(Jx * *d.vref_)) : Vec3::Zero());
     }
     return ap - n * n.dot(ap);
   }

@@ -41,3 +41,15 @@ def refuse_complex(who: str, name: str, x, n: int, size: str) -> None:
             f"{who}: {name} is complex ({x!r:.80}), expected real numbers "
             f"({n},) = ({size},): an imaginary part is never dropped silently"
         )
+
+
+def refuse_number(who: str, tau, nv: int) -> None:
+    """Refuse a number given as the joint torque ``tau`` (``sim.step(5)`` meant as five
+    steps): ValueError saying what tau is and, for an integer, to say ``n=``."""
+    if tau is not None and np.ndim(tau) == 0 and not isinstance(tau, str):
+        whole = isinstance(tau, (int, np.integer)) and not isinstance(tau, bool)
+        steps = f": to take {tau} steps, say n={tau}" if whole else ""
+        raise ValueError(
+            f"{who}: tau={tau!r} is a number; tau is the joint torque, an array of shape "
+            f"({nv},) (nv) or None (zero){steps}"
+        )

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from pfaff import core
-from pfaff.api.checks import check_vector, refuse_complex
+from pfaff.api.checks import check_vector, refuse_complex, refuse_number
 from pfaff.api.simulator_limits import LimitStepper, holds_events, limits_not_held
 from pfaff.api.simulator_record import CHUNK, CoreRecord
 from pfaff.api.simulator_setup import prepare, steps_asked
@@ -275,9 +275,9 @@ class Simulator(CoreRecord):
     def _torque(self, tau, ctrl):
         """The joint torque of ``step(tau, ctrl)``: ``tau`` plus the actuators' held
         torque of ``ctrl`` (which also sets their force elements' ctrl). Complex numbers
-        are refused here (NumPy would drop their imaginary part with a warning); shapes
-        and finiteness are checked by the core, at its boundary."""
+        and a number as tau are refused here; shapes and finiteness by the core."""
         refuse_complex("Simulator.step", "tau", tau, self.system.nv, "nv")
+        refuse_number("Simulator.step", tau, self.system.nv)
         refuse_complex("Simulator.step", "ctrl", ctrl, self.system.nu, "nu")
         if ctrl is not None and not self._actuation:
             raise ValueError(

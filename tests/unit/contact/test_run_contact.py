@@ -277,22 +277,64 @@ def test_a_link_pinned_in_the_floor_is_left_out_of_contact_and_said(tmp_path):
     assert ("floor", "upper") in system.contacts.names
 
 
+#: a free ball between a floor and a ceiling 6 cm above it, its radius
+#: 5 cm: in the floor by {depth} m (and in the ceiling by 4 cm less), which no motion
+#: undoes where the depth is above 1 cm
+_SQUEEZED = """<mujoco><worldbody><geom name="floor" type="plane" size="2 2 0.1"/>
+  <geom name="ceiling" type="box" pos="0 0 0.11" size="1 1 0.05"/>
+  <body name="ball" pos="0 0 {z}"><freejoint/>
+    <geom name="ball" type="sphere" size="0.05"/></body>
+</worldbody></mujoco>"""
+
+
+def _squeezed(depth: float) -> str:
+    return _SQUEEZED.format(depth=depth, z=0.05 - depth)
+
+
 def test_a_start_too_deep_to_move_out_names_the_pairs(tmp_path):
-    """The elbow link hanging 30 cm into the floor cannot be moved out by the arm: the
-    run fails at its start and says which pairs overlap and what to do."""
-    f = tmp_path / "arm.xml"
+    """A ball 2 cm into the floor and 2 cm into the ceiling cannot be moved out: the run
+    fails at its start and says which pairs overlap and what to do. The arm whose elbow
+    link hangs 30 cm into the floor is no such start: its shoulder swings the link out
+    (its lower end held on the floor, nothing left inside)."""
+    f = tmp_path / "squeezed.xml"
+    f.write_text(_squeezed(0.02))
+    system = load_model(f, contact=True)
+    with pytest.raises(SimulationError, match=r"the start overlaps \(.*floor / ball 0\.02"):
+        run_system(system, 0.01, SimOptions(dt=1e-3, progress=False), "ball")
     f.write_text(_ARM.format(joint=_HINGE, lower="0 0 0 -0.3"))
     system = load_model(f, contact=True)
-    with pytest.raises(SimulationError, match=r"the start overlaps \(floor / lower 0\.3"):
-        run_system(system, 0.01, SimOptions(dt=1e-3, progress=False), "arm")
+    res = run_system(system, 0.01, SimOptions(dt=1e-3, progress=False), "arm")
+    assert res.metrics["max_penetration"] < 1e-9
+
+
+def test_an_overlap_whose_points_cannot_all_touch_is_left_by_its_deepest(tmp_path):
+    """The elbow link hanging 1 cm into the floor (its capsule's lower end 3 cm deep, its
+    elbow end 2 cm): both ends on the floor would take a quarter turn of the link, which
+    the first order does not see; the least motion out of the overlap (a QP: every gap
+    >= 0) lifts the lower end onto the floor and brings the elbow end clear. The start
+    holds one point, and no overlap is left (MuJoCo's narrow phase reads it)."""
+    f = tmp_path / "arm.xml"
+    f.write_text(_ARM.format(joint=_HINGE, lower="0 0 0 -0.01"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the overlap and the pinned shoulder link: said
+        system = pfaff.load(f, contact=True)
+        sim = pfaff.Simulator(system, dt=1e-3)
+    before = penetration(system.contacts, system.q_to_qpos, sim.q[None])[0]
+    assert abs(before - 0.03) < 1e-9  # the wrong start the check reads: 3 cm deep
+    sim.step(n=20)
+    deep = penetration(system.contacts, system.q_to_qpos, sim.record().arrays()["q"])
+    assert np.max(deep) < 1e-9
+    held = [c for c in sim.contacts if (c.geom1, c.geom2) == ("floor", "lower")]
+    assert len(held) == 1 and held[0].normal_force > 0.0
+    assert abs(held[0].point[2]) < 1e-9  # on the floor
 
 
 def test_a_simulator_whose_start_is_too_deep_names_the_pairs(tmp_path):
     """The same start through the Simulator: its first step fails, naming the pairs and
     what to do; the arm with its elbow link out of the floor (the wrong input to the
     check: no overlap) steps on."""
-    f = tmp_path / "arm.xml"
-    f.write_text(_ARM.format(joint=_HINGE, lower="0 0 0 -0.3"))
+    f = tmp_path / "squeezed.xml"
+    f.write_text(_squeezed(0.02))
     with pytest.warns(UserWarning, match="the start overlaps"):
         sim = pfaff.Simulator(pfaff.load(f, contact=True), dt=1e-3)
     with pytest.raises(SimulationError, match=r"deeper than a motion of the mechanism"):
