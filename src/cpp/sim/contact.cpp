@@ -67,17 +67,22 @@ namespace pfaff
       const pinocchio::SE3 & oMf = pinocchio::updateFramePlacement(
         mo.model, *pd_, mo.frame_slots[std::size_t(c.slot)].id);
       const Mat3 R = oMf.rotation() * c.g_R;
-      put(d_, c.moving, oMf.translation() + oMf.rotation() * c.g_pos, R);
-      if (c.slot2 >= 0) // on a moving body: its pose by its body frame
-      {
-        const pinocchio::SE3 & oM2 = pinocchio::updateFramePlacement(
+      const Vec3 centre = oMf.translation() + oMf.rotation() * c.g_pos;
+      const pinocchio::SE3 * oM2 = nullptr; // the still geom's body frame, if it moves
+      if (c.slot2 >= 0)
+        oM2 = &pinocchio::updateFramePlacement(
           mo.model, *pd_, mo.frame_slots[std::size_t(c.slot2)].id);
-        put(d_, c.still, oM2.translation() + oM2.rotation() * c.s_pos,
-            oM2.rotation() * c.s_R);
-      }
-      else
-        put(d_, c.still, Eigen::Map<const Vec3>(m->geom_pos + 3 * c.still),
-            rotation(m->geom_quat + 4 * c.still));
+      const Vec3 centre2 = oM2 ? Vec3(oM2->translation() + oM2->rotation() * c.s_pos)
+                               : Vec3(Eigen::Map<const Vec3>(m->geom_pos + 3 * c.still));
+      // MuJoCo's own bounding-sphere test (mj_collideGeoms): geoms whose spheres are
+      // farther apart than their radii and the margin cannot touch (a plane's radius is
+      // 0: unbounded)
+      const double r1 = m->geom_rbound[c.moving], r2 = m->geom_rbound[c.still];
+      if (r1 > 0.0 && r2 > 0.0 && (centre - centre2).norm() > r1 + r2 + margin)
+        continue;
+      put(d_, c.moving, centre, R);
+      put(d_, c.still, centre2,
+          oM2 ? Mat3(oM2->rotation() * c.s_R) : rotation(m->geom_quat + 4 * c.still));
       // MuJoCo's functions take the lower geom type first (mj_collideGeoms' order); the
       // normal points from the first geom to the second
       const bool still_first = m->geom_type[c.still] <= m->geom_type[c.moving];
@@ -86,7 +91,7 @@ namespace pfaff
       const int n = f ? f(m, d_, con, ga, gb, margin) : 0;
       const int type = m->geom_type[c.moving];
       const double size = m->geom_size[3 * c.moving];
-      const Vec3 axis = R.col(2), centre = oMf.translation() + oMf.rotation() * c.g_pos;
+      const Vec3 axis = R.col(2);
       for (int i = 0; i < n; ++i)
       {
         ContactPoint p;

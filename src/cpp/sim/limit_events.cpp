@@ -182,6 +182,18 @@ namespace pfaff
     n = 0;
   }
 
+  void LimitRecord::reserve(std::size_t samples)
+  {
+    // at most 256 MB up front (a long run asked for grows past it as it goes)
+    std::size_t per = contact_width;
+    for (int i = 0; i < n_series; ++i)
+      per += width[i];
+    samples = std::min(samples, (std::size_t(1) << 25) / std::max<std::size_t>(per, 1));
+    for (int i = 0; i < n_series; ++i)
+      cols[i].reserve(samples * width[i]);
+    contact.reserve(samples * contact_width);
+  }
+
   void LimitRecord::pop()
   {
     if (n == 0)

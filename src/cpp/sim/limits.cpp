@@ -403,6 +403,8 @@ namespace pfaff
     out.record.clear(s.mo(), s.mo().loop.m + L + C, s.mo().loop.m_h + L + C);
     Run r{s, o, out, held, EventGuard(dt, o.max_events, U), ctl, {0, 0, 0}, 0, {}, Narrow(s.mo())};
     const double n = std::ceil((t_end - t0) / dt);
+    // the samples due on the grid, the first and last one (events add a few: those grow)
+    out.record.reserve(std::size_t(n / std::max(1, s.mo().opt.record_every)) + 2);
     // the guard bounds a step's events by max_events plus one impact per limit; a
     // budget twice that per step (and per phase) ends a run that would not
     const long budget = 2L * (long(n) + 1) * (o.max_events + U + 2) * (o.fixed_grid ? 1 : 2);

@@ -63,6 +63,9 @@ namespace pfaff
     std::size_t contact_width = 0;
     int n = 0;
     void clear(const Model & mo, int m_full, int mh_full);
+    /// room for `samples` samples (a run's whole record: no copy as it grows, where each
+    /// sample of a model with many contact pairs is tens of kB of padded rows)
+    void reserve(std::size_t samples);
     void pop(); // the last sample
   };
 

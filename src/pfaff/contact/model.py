@@ -155,13 +155,15 @@ def _round(m: mujoco.MjModel, g: int) -> bool:
 
 
 def _pinned_to_world(m: mujoco.MjModel, b: int) -> bool:
-    """Whether body ``b`` turns about a point fixed in the world: it has joints, none of
-    them free, and its parent is welded to the world."""
+    """Whether body ``b`` turns about a point fixed in the world: it has joints, each a
+    hinge or a ball (a slide moves it along, a free joint anywhere), and its parent is
+    welded to the world."""
     joints = range(int(m.body_jntadr[b]), int(m.body_jntadr[b]) + int(m.body_jntnum[b]))
+    turns = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_BALL)
     return (
         len(joints) > 0
         and int(m.body_weldid[int(m.body_parentid[b])]) == 0
-        and all(int(m.jnt_type[j]) != mujoco.mjtJoint.mjJNT_FREE for j in joints)
+        and all(int(m.jnt_type[j]) in turns for j in joints)
     )
 
 

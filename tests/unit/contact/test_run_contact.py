@@ -291,6 +291,28 @@ def _squeezed(depth: float) -> str:
     return _SQUEEZED.format(depth=depth, z=0.05 - depth)
 
 
+@pytest.mark.parametrize("joint", ["slide", "hinge"])
+def test_a_body_on_a_slide_in_the_floor_is_no_pin(tmp_path, joint):
+    """A box on a vertical slide 1 cm in the floor: the slide lifts it out (moved out at
+    the start, no overlap left); the same box hinged at its centre (the wrong input for
+    the rule: no motion brings its centre out) is a link pinned to the world, its pair
+    left out and said."""
+    from pfaff.contact.model import PINNED_WARNING
+
+    f = tmp_path / "box.xml"
+    f.write_text(
+        '<mujoco><worldbody><geom name="floor" type="plane" size="2 2 0.1"/>'
+        f'<body name="box" pos="0 0 0.04"><joint type="{joint}" axis="0 0 1"/>'
+        '<geom name="box" type="box" size="0.05 0.05 0.05"/></body></worldbody></mujoco>'
+    )
+    system = load_model(f, contact=True)
+    pinned = [w for w in system.warnings if w.startswith(PINNED_WARNING)]
+    assert len(pinned) == (joint == "hinge")
+    if joint == "slide":
+        res = run_system(system, 0.05, SimOptions(dt=1e-3, progress=False), "box")
+        assert res.metrics["max_penetration"] < 1e-9 and res.metrics["contact_events"] >= 1
+
+
 def test_a_start_too_deep_to_move_out_names_the_pairs(tmp_path):
     """A ball 2 cm into the floor and 2 cm into the ceiling cannot be moved out: the run
     fails at its start and says which pairs overlap and what to do. The arm whose elbow
