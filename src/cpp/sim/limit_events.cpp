@@ -194,6 +194,18 @@ namespace pfaff
     contact.reserve(samples * contact_width);
   }
 
+  void LimitRecord::widen(int b, std::size_t w)
+  {
+    const std::size_t w0 = width[b];
+    std::vector<double> & c = cols[b];
+    std::vector<double> out(std::size_t(n) * w, 0.0);
+    out.reserve(std::max(c.capacity() / std::max<std::size_t>(w0, 1) * w, out.size()));
+    for (int i = 0; i < n; ++i)
+      std::copy_n(c.data() + std::size_t(i) * w0, w0, out.data() + std::size_t(i) * w);
+    c = std::move(out);
+    width[b] = w;
+  }
+
   void LimitRecord::pop()
   {
     if (n == 0)
@@ -218,6 +230,8 @@ namespace pfaff
         c.push_back(x);
       else
       {
+        if (std::size_t(x.size()) > r.width[int(b)])
+          r.widen(int(b), std::size_t(x.size()));
         c.insert(c.end(), x.data(), x.data() + x.size());
         c.resize(c.size() + (r.width[int(b)] - std::size_t(x.size())), 0.0);
       }

@@ -395,12 +395,13 @@ namespace pfaff
   {
     const double dt = s.mo().opt.dt;
     const int L = int(s.mo().limits.size()), U = s.mo().unilaterals();
-    // the contacts' rows (with friction: a stuck point's two tangential rows too)
-    const int C = kContactRows * int(s.mo().contact_pairs.size()) * (s.mo().friction() ? 3 : 1);
     out = LimitRun{};
     s.state().newton_failures = 0;
     compact_contacts(s, held);
-    out.record.clear(s.mo(), s.mo().loop.m + L + C, s.mo().loop.m_h + L + C);
+    // the rows' series as wide as the loop's and the limits' rows, or the held set's
+    // where it is wider; a wider held set later widens them (LimitRecord::widen)
+    const int H = std::max(L, int(held.size()));
+    out.record.clear(s.mo(), s.mo().loop.m + H, s.mo().loop.m_h + H);
     Run r{s, o, out, held, EventGuard(dt, o.max_events, U), ctl, {0, 0, 0}, 0, {}, Narrow(s.mo())};
     const double n = std::ceil((t_end - t0) / dt);
     // the samples due on the grid, the first and last one (events add a few: those grow)

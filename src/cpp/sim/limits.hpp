@@ -66,6 +66,10 @@ namespace pfaff
     /// room for `samples` samples (a run's whole record: no copy as it grows, where each
     /// sample of a model with many contact pairs is tens of kB of padded rows)
     void reserve(std::size_t samples);
+    /// series b's rows `w` wide, the samples recorded so far padded with 0.0 (a held set
+    /// wider than any before: the record of a model with many contact pairs is as wide
+    /// as the rows it held, not as all its pairs' rows)
+    void widen(int b, std::size_t w);
     void pop(); // the last sample
   };
 

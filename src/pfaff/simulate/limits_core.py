@@ -42,8 +42,6 @@ RELEASE_TOL = 1e-10
 #: a contact impact no faster is plastic [m/s]: a bounce slower rises less than the
 #: resolution of a coordinate near 1 m (its location would not be resolved)
 CONTACT_REST_SPEED = 1e-7
-#: the rows of held contact points the record keeps per contact pair (the core's)
-CONTACT_ROWS = 8
 #: the core's contact event kinds, by code
 CONTACT_KINDS = ("impact", "release", "stick", "slip")
 #: the series of a limited run's record, in the order run_limited returns them
@@ -65,15 +63,6 @@ class LimitedRunError(SimulationError):
     def __init__(self, message: str, run: LimitedRun, status) -> None:
         super().__init__(message, run.trajectory)
         self.events, self.held, self.status = run.events, run.held, status
-
-
-def contact_rows(contacts) -> int:
-    """The rows the record keeps for the contact pairs of ``contacts``
-    (:class:`pfaff.contact.model.FileContacts` or None): ``CONTACT_ROWS`` held points per
-    pair, each with two tangential rows too where a pair has friction (the core's)."""
-    if contacts is None or not contacts.pairs:
-        return 0
-    return CONTACT_ROWS * len(contacts.pairs) * (3 if any(mu > 0 for mu in contacts.mu) else 1)
 
 
 def held_rows(held: dict, contact_held=()) -> list[tuple[int, int]]:
@@ -156,13 +145,18 @@ def run_core(
     named = by_name(_RECORDED, rec)
     if look is not None and st is None and len(forces):  # a finished run's last sample
         look(named["t"][-1, 0], named["q"][-1], forces[-1] if n_pairs else ())
-    m = cset.dim + len(limits) + contact_rows(contacts)
+    # the rows' series: the loop's rows and the limits' (one per limit), or the widest
+    # held set's where it is wider (contacts), as Trajectory.concat pads; phi the
+    # holonomic rows and the widest held set's
+    m = max(cset.dim + max(len(limits), max_held), named["lambda"].shape[1])
     m_h = len(cset.holonomic_rows) + max_held
     traj = Trajectory(mech.nq, mech.nv, m, m_h, named["act"].shape[1])
     traj.engine = "core"
     for s, b in zip(_RECORDED, rec):
         if s.name == "phi":
-            b = b[:, :m_h]  # the widest held set's rows, as Trajectory.concat pads
+            b = b[:, :m_h]
+        elif s.name in ("lambda", "av") and b.shape[1] < m:
+            b = np.pad(b, ((0, 0), (0, m - b.shape[1])))
         if s.name == "t" and law is not None:
             _signals(traj, b[:, 0], calls, law.signals)
             continue

@@ -23,6 +23,7 @@ from pfaff.contact.model import FRICTION_WARNING
 from pfaff.contact.mujoco_cases import run_mujoco
 
 MODELS = Path(__file__).parents[2] / "models" / "contact"
+EXAMPLES = Path(__file__).parents[3] / "examples"
 G = 9.81
 DT = 1e-3
 
@@ -86,6 +87,28 @@ def test_box_rests_on_four_redundant_corners_whose_forces_sum_to_mg():
     assert abs(sim.q[2] - 0.1) < 1e-9 and np.max(np.abs(sim.v)) < 1e-9
     corners = sorted((round(c.point[0], 9), round(c.point[1], 9)) for c in cs)
     assert corners == [(-0.2, -0.15), (-0.2, 0.15), (0.2, -0.15), (0.2, 0.15)]
+
+
+def test_a_contact_runs_rows_are_as_wide_as_the_rows_it_held():
+    """The record's lambda and av hold the loop's rows and the widest held set's, not a
+    slot for every point of every pair: the box at rest holds its four corners (their
+    multipliers sum to -m g, their F_z to -m g too); the quadruped falling free with its
+    262 pairs among its legs holds none, so its rows are its 12 loop rows (before, 6300
+    columns of zeros: 50 kB a sample)."""
+    sim = pfaff.Simulator(_load("box_on_plane.xml"), dt=DT)
+    sim.step(n=100)
+    a = sim.record().arrays()
+    assert a["lambda"].shape == (101, 4) and a["av"].shape == (101, 4)
+    assert np.max(np.abs(a["lambda"][-1].sum() + 2.0 * G)) < 1e-9
+    assert abs(a["F"][-1][2] + 2.0 * G) < 1e-9
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the quadruped's round pairs: said
+        robot = pfaff.load(EXAMPLES / "quadruped.xml")
+    assert len(robot.contacts.pairs) > 200 and robot.cset.dim == 12
+    sim = pfaff.Simulator(robot, dt=DT)
+    sim.step(n=20)
+    a = sim.record().arrays()
+    assert a["lambda"].shape == (21, 12) and a["phi"].shape == (21, 12)
 
 
 def _reference_forces(system, q, v, tau, rows):
