@@ -145,7 +145,8 @@ namespace pfaff
       if (p.dist <= kTouch && !held_point(s, held, p))
         hit.push_back(p);
     MatX G = contact_rows(mo, d, hit);
-    if (std::any_of(hit.begin(), hit.end(), [](const ContactPoint & p) { return p.dist < -kDeep; }))
+    const auto deep = [](const ContactPoint & p) { return p.dist < -kDeep; };
+    if (std::any_of(hit.begin(), hit.end(), deep))
     {
       // an overlap (a start): the points the least motion out of it leaves clear are
       // not part of it

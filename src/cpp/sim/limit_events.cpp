@@ -165,11 +165,11 @@ namespace pfaff
   }
 
   // -- the record ------------------------------------------------------------------------
-  void LimitRecord::clear(const Model & mo, int m_full, int mh_full)
+  void LimitRecord::clear(const Model & mo, int m_rows, int mh_rows)
   {
     // every series of series.def (the force buffers' after the record's), its width
     const std::size_t widths[] = {1, std::size_t(mo.nq()), std::size_t(mo.nv()),
-                                  std::size_t(m_full), std::size_t(mh_full),
+                                  std::size_t(m_rows), std::size_t(mh_rows),
                                   std::size_t(activation_count(mo))};
     for (int i = 0; i < n_series; ++i)
     {

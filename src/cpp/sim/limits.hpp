@@ -62,9 +62,9 @@ namespace pfaff
     std::vector<double> contact;
     std::size_t contact_width = 0;
     int n = 0;
-    void clear(const Model & mo, int m_full, int mh_full);
-    /// room for `samples` samples (a run's whole record: no copy as it grows, where each
-    /// sample of a model with many contact pairs is tens of kB of padded rows)
+    /// no samples; the rows' series m_rows wide (lambda, av), phi mh_rows (widen: wider)
+    void clear(const Model & mo, int m_rows, int mh_rows);
+    /// room for `samples` samples (a run's whole record: no copy as it grows)
     void reserve(std::size_t samples);
     /// series b's rows `w` wide, the samples recorded so far padded with 0.0 (a held set
     /// wider than any before: the record of a model with many contact pairs is as wide
