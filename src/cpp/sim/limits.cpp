@@ -398,16 +398,13 @@ namespace pfaff
     out = LimitRun{};
     s.state().newton_failures = 0;
     compact_contacts(s, held);
-    // the rows' series as wide as the loop's and the limits' rows, or the held set's
-    // where it is wider; a wider held set later widens them (LimitRecord::widen)
+    // rows as wide as the loop's and the limits' or the held set's (widen: wider later)
     const int H = std::max(L, int(held.size()));
     out.record.clear(s.mo(), s.mo().loop.m + H, s.mo().loop.m_h + H);
     Run r{s, o, out, held, EventGuard(dt, o.max_events, U), ctl, {0, 0, 0}, 0, {}, Narrow(s.mo())};
     const double n = std::ceil((t_end - t0) / dt);
-    // the samples due on the grid, the first and last one (events add a few: those grow)
-    out.record.reserve(std::size_t(n / std::max(1, s.mo().opt.record_every)) + 2);
-    // the guard bounds a step's events by max_events plus one impact per limit; a
-    // budget twice that per step (and per phase) ends a run that would not
+    out.record.reserve(std::size_t(n / o.record_every) + 2); // the grid's samples, both ends
+    // twice the guard's bound on a step's events (and phases) ends a run that would not
     const long budget = 2L * (long(n) + 1) * (o.max_events + U + 2) * (o.fixed_grid ? 1 : 2);
     long phases = 0;
     t = t0;
