@@ -329,24 +329,26 @@ namespace pfaff
     if (range && r)
     {
       // with Br W = Yr RHS (Yr = L^-1 B M^-1): da = Nm RHS - Yr^T Er X and Er^T T =
-      // Er^T Yr RHS + Er^T Er X (Er^T Yr = dlam_dtau), q's and v's columns straight
-      // into the result's fields; P rhs = Br^T T = A^T (Er^T T), as B^T = A^T E^T
+      // Er^T Yr RHS + Er^T Er X (Er^T Yr = dlam_dtau), for q's and v's
+      // columns at once; P rhs = Br^T T = A^T (Er^T T), as B^T = A^T E^T
       // (A^+ A projects onto the row space B^T spans)
       const MatX & D = out.dlam_dtau;
       auto & EtE = G_; // G is factored: its storage takes Er^T Er
       product(EtE, Er_.transpose(), Er_, 1.0, false);
-      const auto Rq = RHS_.leftCols(nv), Rv = RHS_.rightCols(nv);
-      const auto Xq = X_.leftCols(nv), Xv = X_.rightCols(nv);
-      product(out.da_dq, Nm, Rq, 1.0, false);
-      product(out.da_dq, D.transpose(), Xq, -1.0, true);
-      product(out.da_dv, Nm, Rv, 1.0, false);
-      product(out.da_dv, D.transpose(), Xv, -1.0, true);
-      product(out.dlam_dq, D, Rq, 1.0, false);
-      product(out.dlam_dq, EtE, Xq, 1.0, true);
-      product(out.dlam_dv, D, Rv, 1.0, false);
-      product(out.dlam_dv, EtE, Xv, 1.0, true);
-      product(out.dF_dq, d.A.transpose(), out.dlam_dq, 1.0, false);
-      product(out.dF_dv, d.A.transpose(), out.dlam_dv, 1.0, false);
+      // q's and v's columns side by side (RHS_, X_: nv x 2 nv, m x 2 nv): one product
+      // each, then their halves into the result's fields (UX_, whose rank < m use is
+      // over by now, takes dF's)
+      product(W_, Nm, RHS_, 1.0, false);
+      product(W_, D.transpose(), X_, -1.0, true);
+      product(PR_, D, RHS_, 1.0, false);
+      product(PR_, EtE, X_, 1.0, true);
+      product(UX_, d.A.transpose(), PR_, 1.0, false);
+      out.da_dq = W_.leftCols(nv);
+      out.da_dv = W_.rightCols(nv);
+      out.dlam_dq = PR_.leftCols(nv);
+      out.dlam_dv = PR_.rightCols(nv);
+      out.dF_dq = UX_.leftCols(nv);
+      out.dF_dv = UX_.rightCols(nv);
     }
     else if (range) // no row kept: da = M^-1 rhs, no force
     {

@@ -93,13 +93,15 @@ def test_report_writer_passes_the_runs_reference(five_bar_run, monkeypatch, tmp_
 # ------------------------------------------------------------- units
 
 
-# cheap parameters for every scenario (and the branches that add metrics)
+# cheap parameters for every scenario (and the branches that add metrics; the names of
+# the branches left out here, q* and the sweep, are literal keys, held by the source
+# test below)
 CHEAP = {
     "dual-panda-box": {"t_move": "0.2", "t_acc": "0.05"},
     "four-bar": {"t_end": "0.1", "parallelogram": "true"},
     "five-bar-ilqr": {"horizon": "3", "dt": "0.04", "iterations": "2"},
     "curvature": {"t_end": "0.1"},
-    "handwriting-robot": {"t_end": "0.05", "sweep": "false"},
+    "handwriting-robot": {"t_end": "0.05", "sweep": "false", "qstar": "false"},
     "panda-contact": {"t_end": "0.03"},
     "panda-surface": {"t_end": "0.05"},
     "panda-table": {"t_end": "0.6", "baseline": "true"},
@@ -109,6 +111,7 @@ CHEAP = {
     "rolling-grasp": {"t_end": "0.01"},
     "slider-crank": {"t_end": "0.1"},
     "slider-crank-pidc": {"t_end": "0.1"},
+    "stand": {"t_end": "0.1"},
     "yz-constrained": {"t_move": "0.1", "t_acc": "0.02"},
     "yz-free": {"t_move": "0.1", "t_acc": "0.02"},
 }
