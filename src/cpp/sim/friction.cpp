@@ -268,6 +268,42 @@ namespace pfaff
     guard.count(t);
   }
 
+  void stopped_by_impact(System & s, const Held & held, double tol, double t,
+                         EventGuard & guard, std::vector<LimitEventRec> & events,
+                         SlipWatch & watch)
+  {
+    // left slipping, such a point would keep its Coulomb force along its last slip
+    // direction at zero slip (a body at rest squeezed by its own friction, labelled
+    // "slip"). The modes are read anew after each stop_slip (it makes a new Model)
+    const int L = int(s.mo().limits.size());
+    std::vector<char> done(s.mo().contact_pairs.size(), 0);
+    for (bool kin = false;;)
+    {
+      int stopped = -1;
+      for (const auto & [i, j] : held)
+      {
+        const Model & mo = s.mo();
+        if (i < L || done[std::size_t(i - L)] || mo.contact_pairs[std::size_t(i - L)].mu <= 0.0
+            || mo.contact_mode[std::size_t(j)].stick)
+          continue;
+        if (!kin)
+          frames_at(s, s.state().q_, s.state().v_);
+        kin = true;
+        const double speed = slip_velocity(mo, s.d(), s.state().v_, j).norm();
+        if (speed <= mo.contact_pairs[std::size_t(i - L)].rest_speed)
+        {
+          done[std::size_t(i - L)] = 1;
+          stopped = j;
+          break;
+        }
+      }
+      if (stopped < 0)
+        return;
+      stop_slip(s, held, stopped, tol, t, guard, events, watch);
+      kin = false; // (stop_slip evaluated the terms anew)
+    }
+  }
+
   VecX friction_impact(
     System & s, const MatX & M, const VecX & v, const std::vector<ContactPoint> & in,
     const MatX & R, const VecX & target, const std::vector<int> & plastic, const Held & held,

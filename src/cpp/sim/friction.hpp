@@ -105,6 +105,12 @@ namespace pfaff
   /// within a step) it is held stuck to the step's end (watch.hold)
   void stop_slip(System & s, const Held & held, int j, double tol, double t, EventGuard & guard,
                  std::vector<LimitEventRec> & events, SlipWatch & watch);
+  /// after an impact (a contact's or a limit's impulse) at the System's state: each
+  /// slipping point the impulse stopped (its slip speed at most its pair's rest speed)
+  /// is a slip stopped at t (stop_slip, once per pair): it sticks, or slips on
+  void stopped_by_impact(System & s, const Held & held, double tol, double t,
+                         EventGuard & guard, std::vector<LimitEventRec> & events,
+                         SlipWatch & watch);
   /// the tangential acceleration [m/s^2] of contact spec j's material point at the
   /// acceleration a (d's frames; relative to the plane body's point there)
   Vec3 slip_acceleration(const Model & mo, const Data & d, const VecX & a, int j);

@@ -1,10 +1,10 @@
 // A limited run in the compiled step loop (limits.hpp): the phase loop of
-// pfaff.simulate.limits (either grid, a record stride, a controller on one clock), phase
-// by phase, with one System whose held limits are LockedJoint rows toggled in its active
-// row set. A phase is what one simulate call of the reference is: its start brought onto the manifold of its rows, its samples
-// recorded, a free limit past its bound or a held one that pulls ending it; phases are
-// joined as Trajectory.concat joins them (a phase's first sample replaces the last one
-// of the phase before at the same time; the accounts counted on).
+// pfaff.simulate.limits (either grid, a record stride, a controller on one clock), phase by
+// phase, one System whose held limits are LockedJoint rows toggled in its active row set.
+// A phase is one simulate call of the reference (its start onto its rows' manifold, its
+// samples recorded, ended by a free limit past its bound or a held one pulling), joined
+// as Trajectory.concat joins them (its first sample replaces the phase before's last at
+// the same time; the accounts counted on).
 #include "sim/limits.hpp"
 #include "sim/contact.hpp"
 #include "sim/friction.hpp"
@@ -87,8 +87,7 @@ namespace pfaff
         return true;
       }
 
-      // the terms of the state at t (Stepper::run's body before the step), its sample
-      // recorded when `rec`
+      // the terms of the state at t (Stepper::run's body before the step), recorded if rec
       bool sample(double t, int k, bool rec)
       {
         const Model & mo = s.mo();
@@ -173,12 +172,11 @@ namespace pfaff
         return phase(t0, h, K, watch, t_at, prev, has);
       }
 
-      // one phase of K steps of h from the System's state at t0 (watch: with the stop
-      // and the release of simulate_limited's phases, a stop before a release); t_at: the sample it ended at, prev
-      // the one before (has: there is one). As simulate records a phase: every
-      // record_every-th step, its last, a stop and a release; a release is read at every
-      // step, so the record stride never moves an event; the controller sampled where
-      // due, before the sample
+      // one phase of K steps of h from the System's state at t0 (watch: with the stop and
+      // the release of simulate_limited's phases, a stop before a release); t_at: the
+      // sample it ended at, prev the one before (has: there is one). Recorded as simulate
+      // does: every record_every-th step, its last, a stop and a release (a release read
+      // at every step: the stride never moves an event); the controller sampled where due
       End phase(double t0, double h, int K, bool watch, double & t_at, Saved & prev, bool & has)
       {
         if (!start(t0))
@@ -271,8 +269,7 @@ namespace pfaff
           return false;
         if (!rec)
           keep(t);
-        // the rows that let go together (the held set's contact problem), else the first
-        // that pulls
+        // the rows that let go together (the held set's contact problem), else the first pulling
         if (!release_together(s, held, guard, o.release_tol, t, out.events))
           release_held(s, held, guard, std::size_t(c), t, out.events);
         ctl.next = t; // the controller sampled at the event
@@ -308,8 +305,7 @@ namespace pfaff
         return step_to(a, x, q) ? l.value(q) : std::numeric_limits<double>::quiet_NaN();
       }
 
-      // limit_events.locate: the first limit crossed in the step from prev to the
-      // present sample at t1, and the crossing time after prev
+      // limit_events.locate: the first limit crossed from prev to the sample at t1, and when
       std::pair<int, double> locate(const Saved & a, double t1)
       {
         const VecX q1 = s.state().q_;
@@ -372,10 +368,14 @@ namespace pfaff
       {
         if (i >= U) // a slip stopped: it sticks, or slips on (friction.hpp)
           stop_slip(s, held, i - U, o.release_tol, t, guard, out.events, slips);
-        else if (i >= L)
-          contact_impact(s, nar, held, guard, t, out.events);
-        else
-          limit_impact(s, held, guard, i, t, out.events);
+        else // an impact, then the slips it stopped (friction.hpp)
+        {
+          if (i >= L)
+            contact_impact(s, nar, held, guard, t, out.events);
+          else
+            limit_impact(s, held, guard, i, t, out.events);
+          stopped_by_impact(s, held, o.release_tol, t, guard, out.events, slips);
+        }
         slips.restart(); // an impulse turns slips (not a stop): directions from here on
         ctl.next = t;    // the controller sampled at the event
       }

@@ -245,9 +245,13 @@ def test_a_lying_cylinder_lifted_at_one_end_pivots_on_its_rim_and_lies_again(tmp
     assert np.max(np.abs(sim.v)) < 1e-9
     cs = sim.contacts  # its two axis ends, each carrying half its weight
     assert len(cs) == 2 and max(abs(c.normal_force - G / 2) for c in cs) < 1e-9  # [N]
-    # (at rest, friction's split between the ends is rigid contact's indeterminacy: one
-    # end may be left "slip" with its zero slip, the other holding it; they sum to 0)
-    assert np.linalg.norm(sum(np.array(c.tangent) for c in cs)) < 1e-9  # [N]
+    # the landing's impulse stopped the end that slipped: it sticks with the other (it
+    # was left "slip" at zero slip, the two ends squeezing the body with mu f_n each)
+    assert [c.mode for c in cs] == ["stick", "stick"]
+    assert max(np.linalg.norm(c.tangent) for c in cs) < 1e-9  # [N]
+    landing = [e for e in sim.events if e.kind == "impact" and e.t > 0.1]
+    assert len(landing) == 1
+    assert [e.t for e in sim.events if e.kind == "stick"][-1] == landing[0].t
     deep = penetration(system.contacts, system.q_to_qpos, sim.record().arrays()["q"])
     assert deep.max() < 1e-9  # [m]
 
