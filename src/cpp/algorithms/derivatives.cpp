@@ -126,8 +126,6 @@ namespace pfaff
     llt_G_.compute(G_);
     const MatX & L = llt_G_.matrixLLT(); // L in its lower triangle
     lower_solve(L, Yr_);
-    Br_ = Bt_.transpose();
-    lower_solve(L, Br_);
     Er_ = E_;
     lower_solve(L, Er_);
   }
@@ -182,7 +180,7 @@ namespace pfaff
     // Nm = V2 (V2^T M V2)^-1 V2^T = M^-1 - M^-1 B^T G^-1 B M^-1 and P = I - M Nm =
     // B^T G^-1 B M^-1. In the range-space form (B: orthonormal rows spanning A's row
     // space, so N(B) = N(A); G = B M^-1 B^T = L L^T; Yr = L^-1 B M^-1, Br = L^-1 B)
-    // Nm = M^-1 - Yr^T Yr, P = Br^T Yr:
+    // Nm = M^-1 - Yr^T Yr, P = Br^T Yr = A^T (Er^T Yr) (formed so, with dF):
     // from kRangeNv coordinates on, where its thin products cost less than the
     // null-space form's nv x nv ones; below, the null-space form's fewer calls do
     const bool range = nv >= kRangeNv;
@@ -195,8 +193,7 @@ namespace pfaff
       if (r)
       {
         product(Nm, Yr_.transpose(), Yr_, -1.0, true);
-        product(P, Br_.transpose(), Yr_, 1.0, false);
-        product(out.dlam_dtau, Er_.transpose(), Yr_, 1.0, false); // A^+T P
+        product(out.dlam_dtau, Er_.transpose(), Yr_, 1.0, false); // A^+T P (P: below)
       }
       else
         P.setZero(nv, nv);
@@ -336,19 +333,24 @@ namespace pfaff
       auto & EtE = G_; // G is factored: its storage takes Er^T Er
       product(EtE, Er_.transpose(), Er_, 1.0, false);
       // q's and v's columns side by side (RHS_, X_: nv x 2 nv, m x 2 nv): one product
-      // each, then their halves into the result's fields (UX_, whose rank < m use is
-      // over by now, takes dF's)
+      // each, then their halves into the result's fields. dF = A^T dlambda in q, v and
+      // tau at once (PR_: m x 3 nv, dlam_dtau the third block): along tau that is P,
+      // as A^T E^T = (E A)^T = B^T (the rows of B lie in A's row space)
       product(W_, Nm, RHS_, 1.0, false);
       product(W_, D.transpose(), X_, -1.0, true);
-      product(PR_, D, RHS_, 1.0, false);
-      product(PR_, EtE, X_, 1.0, true);
-      product(UX_, d.A.transpose(), PR_, 1.0, false);
+      PR_.resize(m, 3 * nv);
+      auto dlam = PR_.leftCols(2 * nv);
+      product(dlam, D, RHS_, 1.0, false);
+      product(dlam, EtE, X_, 1.0, true);
+      PR_.rightCols(nv) = D;
+      product(dF_, d.A.transpose(), PR_, 1.0, false);
       out.da_dq = W_.leftCols(nv);
       out.da_dv = W_.rightCols(nv);
       out.dlam_dq = PR_.leftCols(nv);
-      out.dlam_dv = PR_.rightCols(nv);
-      out.dF_dq = UX_.leftCols(nv);
-      out.dF_dv = UX_.rightCols(nv);
+      out.dlam_dv = PR_.middleCols(nv, nv);
+      out.dF_dq = dF_.leftCols(nv);
+      out.dF_dv = dF_.middleCols(nv, nv);
+      P = dF_.rightCols(nv);
     }
     else if (range) // no row kept: da = M^-1 rhs, no force
     {

@@ -74,7 +74,7 @@ namespace pfaff
     void factor(const MatX & A);
     /// M^-1 into Minv_ (M's sparse factor where the tree describes M, its dense
     /// Cholesky otherwise) and the range-space factors of the projection: with
-    /// G = B M^-1 B^T = L L^T, Yr_ = L^-1 B M^-1, Br_ = L^-1 B, Er_ = L^-1 E_
+    /// G = B M^-1 B^T = L L^T, Yr_ = L^-1 B M^-1, Er_ = L^-1 E_
     void range_space(const MatX & M);
     /// Nm and P (into the result's da_dtau, dF_dtau) in the null-space form, from V2
     void null_space(const MatX & M);
@@ -122,7 +122,8 @@ namespace pfaff
     Eigen::SelfAdjointEigenSolver<Eigen::Matrix2d> eig2_;
     MatX Rinv_, RR_, Ap_, V2_, U1_, U2_, Bt_, E_;
     Eigen::LLT<MatX> llt_, llt_G_; // K's or M's (models with mimic joints), G's
-    MatX K_, MV2_, S_, MAp_, Minv_, G_, Yr_, Br_, Er_, W_, PR_, X_, RHS_;
+    MatX K_, MV2_, S_, MAp_, Minv_, G_, Yr_, Er_, W_, PR_, X_, RHS_;
+    MatX dF_; // the range-space form's dF in q, v and tau side by side (nv x 3 nv)
     MatX Yu_; // the rows of U^-1 (tree_minv)
     MatX Lt_; // a transposed left factor, evaluated for the FMA kernel
     MatX dlamA_, DAtl_, Yq_, UX_, U2A_, UV_; // (UX_ .. UV_: the rank < m products')
