@@ -15,8 +15,6 @@
 // PointOnBodyPlane's drift along t.
 // its line of kinds.def, which CMake gathers (name, rows, window, holonomic):
 // PFAFF_KIND(RollingPoint, 1, 1, 0)
-#include <stdexcept>
-
 #include "model/check.hpp"
 #include "model/core.hpp"
 #include "model/core_detail.hpp"
@@ -71,23 +69,53 @@ namespace pfaff::kinds
     d.drift(out.row) = t.dot(acc) + turn;
   }
 
-  // A a + drift = t . a_p + (l x t) . alpha (alpha the frame's angular acceleration at
-  // the state's a): the point p's rows (KindDerivatives::point_rows with D = t^T) and
-  // (l x t)^T times the frame's angular partials (dJ_w / d delta_k, d alpha / dq, dv).
-  // On the world's plane only: a plane on a moving body is refused
+  // On the world's plane: A a + drift = t . a_p + (l x t) . alpha (alpha the frame's
+  // angular acceleration at the state's a): the point p's rows (KindDerivatives::
+  // point_rows with D = t^T) and (l x t)^T times the frame's angular partials
+  // (dJ_w / d delta_k, d alpha / dq, dv).
+  // On a plane of body 2, u = v1(p) - v2(p) + (w1 - w2) x l gives
+  //   A v = t . (v1(p) - v2(p)) + m . (w1 - w2),  m = l x t (fixed in body 2, as t, l):
+  // PointOnBodyPlane's row of normal t at p (its derivative rows), plus the angular
+  // row m . (w1 - w2), whose A a + drift is m . (al1 - al2) + (w2 x m) . (w1 - w2).
+  // Along delta_k m moves by g2 x m (g2 = J_w2's column k), w and al by their partials;
+  // along v_k, w by J_w's column, al by dal_v.
   void derive_RollingPoint(KindDerivatives & kd, const Spec & s, int row)
   {
-    if (s.s2 >= 0)
-      throw std::invalid_argument(
-        "the derivatives of a RollingPoint on a moving body's plane (spec.s2 >= 0) are not "
-        "modelled: a point rolling on a plane fixed in the world (s2 = -1) has them");
-    kd.point_rows(s, row, s.n.transpose(), true, false);
-    kd.frame(s.s1, kd.f1);
-    const Eigen::RowVector3d lt = s.target.cross(s.n).transpose();
     const int nv = kd.nv;
+    auto & f1 = kd.f1;
+    kd.frame(s.s1, f1);
+    if (s.s2 < 0)
+    {
+      kd.point_rows(s, row, s.n.transpose(), true, false);
+      const Eigen::RowVector3d lt = s.target.cross(s.n).transpose();
+      for (int k = 0; k < nv; ++k)
+        kd.dAB.row(k * kd.m + row).noalias() += lt * f1.Hw.middleCols(k * nv, nv);
+      kd.X.row(row).head(nv).noalias() += lt * f1.dal;
+      kd.X.row(row).tail(nv).noalias() += lt * f1.dal_v;
+      return;
+    }
+    Spec plane = s; // t . (v1(p) - v2(p)): p on a plane of body 2 with normal t
+    plane.kind = Kind::PointOnBodyPlane;
+    plane.has_p1 = true;
+    plane.has_p2 = false;
+    derive_PointOnBodyPlane(kd, plane, row);
+    auto & f2 = kd.f2;
+    kd.frame(s.s2, f2);
+    const double sc = s.scale.size() ? s.scale(0) : 1.0;
+    const Vec3 m = f2.R * s.target.cross(s.n);
+    const Vec3 dw = f1.w - f2.w, dal = f1.al - f2.al, wm = f2.w.cross(m);
     for (int k = 0; k < nv; ++k)
-      kd.dAB.row(k * kd.m + row).noalias() += lt * kd.f1.Hw.middleCols(k * nv, nv);
-    kd.X.row(row).head(nv).noalias() += lt * kd.f1.dal;
-    kd.X.row(row).tail(nv).noalias() += lt * kd.f1.dal_v;
+    {
+      const Vec3 g = f2.Jw.col(k), gm = g.cross(m);
+      auto dA = kd.dAB.row(k * kd.m + row);
+      for (int c = 0; c < nv; ++c)
+        dA(c) += sc * (gm.dot(f1.Jw.col(c) - f2.Jw.col(c))
+                       + m.dot(f1.Hw.col(k * nv + c) - f2.Hw.col(k * nv + c)));
+      const Vec3 dwk = f1.dw.col(k) - f2.dw.col(k);
+      kd.X(row, k) += sc * (gm.dot(dal) + m.dot(f1.dal.col(k) - f2.dal.col(k))
+                            + (f2.dw.col(k).cross(m) + f2.w.cross(gm)).dot(dw) + wm.dot(dwk));
+      kd.X(row, nv + k) += sc * (m.dot(f1.dal_v.col(k) - f2.dal_v.col(k)) + gm.dot(dw)
+                                 + wm.dot(f1.Jw.col(k) - f2.Jw.col(k)));
+    }
   }
 } // namespace pfaff::kinds

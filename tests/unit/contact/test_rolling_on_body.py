@@ -25,6 +25,7 @@ from pfaff.constraints import ConstraintSet, PointOnBodyPlane
 from pfaff.contact.closed_forms import plank_spin_up, pushed_plank
 from pfaff.contact.friction import SlipPoint, slip_dynamics, slip_rows
 from pfaff.contact.rolling import RollingPoint, contact_point_jacobian, rolling_constraints
+from pfaff.derivatives import forward_dynamics_derivatives
 from pfaff.mechanism.base import ModelError
 
 pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
@@ -287,3 +288,32 @@ def test_rolling_point_refuses_a_plane_on_its_own_frame_and_bad_closed_form_inpu
         pushed_plank(float("nan"), MU, M, MP)
     with pytest.raises(ValueError, match="mu must be"):
         pushed_plank(1.0, -0.1, M, MP)
+
+
+def test_rolling_rows_on_a_turning_body_have_their_derivatives_on_the_core():
+    # derive_RollingPoint on a plane of body 2 (PointOnBodyPlane's row of normal t at p
+    # plus the angular row (l x t) . (w1 - w2)) against the NumPy derivatives (central
+    # differences of the reference's rows) and differences of the core's own dynamics,
+    # at random states of the Panda with link 7 rolling on a plane of link 4
+    from pfaff.mechanism import load_robot
+    from tests.unit.dynamics.test_derivatives_core_kinds import _agree
+
+    mech = load_robot("panda")
+
+    def make(rng, q):
+        t, lever = rng.normal(size=3), 0.05 * rng.normal(size=3)
+        return [
+            RollingPoint("panda_link7", t, lever, 0.1 * rng.normal(size=3), frame2="panda_link4")
+        ]
+
+    worst_np, worst_fd = _agree(make, mech, n=6)
+    assert worst_np < 1e-5 and worst_fd < 1e-6
+    # the world's rolling row at the same t and l (body 2's terms left out) is caught
+    rng = np.random.default_rng(1)
+    q, v, tau = rng.uniform(-1, 1, mech.nq), rng.normal(size=mech.nv), rng.normal(size=7)
+    cons = make(rng, q)
+    got = core.differentiator(ConstraintSet(mech, cons), 1e-9)(q, v, tau)["da_dq"]
+    f2 = mech.compute(q, v, ("panda_link4",), extras=False).frame("panda_link4")
+    still = RollingPoint("panda_link7", f2.R @ cons[0].t, f2.R @ cons[0].lever, cons[0].point)
+    wrong = forward_dynamics_derivatives(ConstraintSet(mech, [still]), q, v, tau).da_dq
+    assert np.max(np.abs(got - wrong)) > 1.0  # [1/s^2]
