@@ -110,11 +110,13 @@ namespace pfaff
   /// the least distance of pair k's points not held at q, at most margin (none: margin)
   double contact_gap(
     const System & s, Narrow & nar, const Held & held, const VecX & q, int k, double margin);
-  /// the first root in (0, h] of pair k's gap over steps of length x from the step's
-  /// start (step(x, q, v); false where it fails: NaN returned)
+  /// the first root in (0, end] (end <= h, the step's length) of pair k's gap over
+  /// steps of length x from the step's start (step(x, q, v); false where it fails: NaN
+  /// returned); end itself where the gap has not closed by then
   double contact_root(
     System & s, Narrow & nar, const Held & held, int k,
-    const std::function<bool(double, VecX &, VecX &)> & step, double h, double event_tol);
+    const std::function<bool(double, VecX &, VecX &)> & step, double h, double end,
+    double event_tol);
   /// the contact forces of the System's evaluated state into rec.contact (rec's
   /// contact_width: 4 per pair): per pair the held points' normal forces summed, then
   /// their friction forces' x, y, z

@@ -113,7 +113,8 @@ namespace pfaff
 
   double contact_root(
     System & s, Narrow & nar, const Held & held, int k,
-    const std::function<bool(double, VecX &, VecX &)> & step, double h, double event_tol)
+    const std::function<bool(double, VecX &, VecX &)> & step, double h, double end,
+    double event_tol)
   {
     bool bad = false;
     // below the time's resolution the start's gap, where it is within the tolerance 0
@@ -126,7 +127,7 @@ namespace pfaff
       const double gx = ok ? contact_gap(s, nar, held, q, k, kGapMargin) : -1.0;
       return x <= 1e-9 * h && std::abs(gx) <= s.mo().opt.position_tol ? 0.0 : gx;
     };
-    const double x = first_root(g, 1.0, h, event_tol);
+    const double x = first_root(g, 1.0, end, event_tol);
     return bad ? std::numeric_limits<double>::quiet_NaN() : x;
   }
 

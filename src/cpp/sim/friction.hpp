@@ -54,7 +54,8 @@ namespace pfaff
     std::vector<int> turned(System & s, const Held & held, const VecX & q, const VecX & v,
                             bool update);
     /// the first root in (0, h] of spec j's slip velocity along its direction over steps
-    /// of length x (step(x, q, v), false where it fails: NaN returned)
+    /// of length x (step(x, q, v), false where it fails: NaN returned); h itself where
+    /// it has not turned by then
     double root(System & s, int j, const std::function<bool(double, VecX &, VecX &)> & step,
                 double h, double event_tol);
     void forget(int j);

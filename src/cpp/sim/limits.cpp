@@ -260,8 +260,8 @@ namespace pfaff
         return e;
       }
 
-      // limit_events.release: the first held row that pulls at this sample, released
-      // where the guard allows (release_pulling); the sample is recorded first
+      // limit_events.release: the first held row pulling at this sample, released where
+      // the guard allows (release_pulling), the sample recorded first
       bool release(double t, bool rec)
       {
         const long c = first_pulling(s, held, guard, o.release_tol, t);
@@ -276,9 +276,8 @@ namespace pfaff
         return true;
       }
 
-      // q after one step of length x from (q_a, v_a) at t_a brought onto the manifold
-      // (the reference's simulate over x): the step on a copy of the accounts; false
-      // where the step fails
+      // q after one step of length x from (q_a, v_a) at t_a onto the manifold (the
+      // reference's simulate over x), on a copy of the accounts; false where it fails
       bool step_to(const Saved & a, double x, VecX & q, VecX * v = nullptr)
       {
         s.set_state(a.q, a.v);
@@ -338,13 +337,14 @@ namespace pfaff
             best_s = x;
           }
         }
-        // the contact pairs past their still geom: the first root of their gap; the
-        // slipping points whose slip turned: the first root of their slip velocity
+        // the contact pairs past their still geom (the first root of their gap), the slips
+        // that turned (of their velocity), each searched up to the earliest found so far
         const auto to = [&](double x, VecX & q, VecX & v) {
           q = a.q;
           v = a.v;
           return x <= 1e-9 * h || step_to(a, x, q, &v);
         };
+        const auto upto = [&] { return best < 0 ? h : best_s; };
         auto take = [&](int i, double x) {
           if (std::isfinite(x) && (best < 0 || x < best_s))
           {
@@ -355,10 +355,10 @@ namespace pfaff
         };
         for (std::size_t k = 0; k < s.mo().contact_pairs.size(); ++k)
           if (contact_gap(s, nar, held, q1, int(k), 0.0) < -s.mo().opt.position_tol
-              && !take(L + int(k), contact_root(s, nar, held, int(k), to, h, o.event_tol)))
+              && !take(L + int(k), contact_root(s, nar, held, int(k), to, h, upto(), o.event_tol)))
             return {-1, 0.0};
         for (int j : turned)
-          if (!take(U + j, slips.root(s, j, to, h, o.event_tol)))
+          if (!take(U + j, slips.root(s, j, to, upto(), o.event_tol)))
             return {-1, 0.0};
         return {best, best_s};
       }
