@@ -231,6 +231,29 @@ def rolling_constraints(contact: RollingContact) -> list[Constraint]:
     return [ContactConstraint(contact), RollingConstraint(contact)]
 
 
+def _du(contour: Contour, r: float):
+    """``ds / dx = 1 / (kappa(s) + 1/r)`` in the contour's parameter ``u`` (``ds = |gamma'|
+    du``): ``du / dx = 1 / ((kappa(u) + 1/r) |gamma'(u)|)``, at one ``u`` (math-module
+    floats: no arclength inversion per evaluation, as the ODE in ``s`` needs)."""
+
+    def rate(u: float) -> float:
+        _, _, x1, y1, x2, y2 = contour.scalar(u)
+        sp = math.hypot(x1, y1)
+        return 1.0 / (((x1 * y2 - y1 * x2) / sp**3 + 1.0 / r) * sp)
+
+    return rate
+
+
+def _unwrapped_s(contour: Contour, u: np.ndarray, u0: float, s0: float) -> np.ndarray:
+    """The arclength (unwrapped, m) at the parameters ``u`` (unwrapped), ``s0`` at ``u0``."""
+
+    def s_of(x):
+        x = np.asarray(x, dtype=float)
+        return contour.arclength(x) + contour.length * np.floor(x / contour.U)
+
+    return s0 + s_of(u) - s_of([u0])[0]
+
+
 def integrate_arclength(
     t: np.ndarray,
     rel_rate: np.ndarray,
@@ -242,15 +265,17 @@ def integrate_arclength(
     """Integrate ``(kappa(s) + 1/r) s' = phi' - theta'`` (planar rolling ODE).
 
     ``rel_rate`` = ``phi' - theta'`` sampled at ``t``; it is interpolated by a
-    cubic spline and the ODE is solved by DOP853. Returns ``s(t)`` (unwrapped).
+    cubic spline and the ODE is solved by DOP853, in the contour's parameter ``u``
+    (:func:`_du`), then ``s = s(u)``. Returns ``s(t)`` (unwrapped).
     """
-    rate = CubicSpline(t, rel_rate)
+    rate, du = CubicSpline(t, rel_rate), _du(contour, r)
+    u0 = float(contour.param(s0)[0])
 
     def f(tt, y):
-        return [rate(tt) / (contour.curvature(y[0])[0] + 1.0 / r)]
+        return [rate(tt) * du(y[0])]
 
-    sol = solve_ivp(f, (t[0], t[-1]), [s0], method="DOP853", t_eval=t, rtol=rtol, atol=1e-15)
-    return sol.y[0]
+    sol = solve_ivp(f, (t[0], t[-1]), [u0], method="DOP853", t_eval=t, rtol=rtol, atol=1e-15)
+    return _unwrapped_s(contour, sol.y[0], u0, s0)
 
 
 def integrate_arclength_angle(
@@ -262,26 +287,30 @@ def integrate_arclength_angle(
     scalar ODE ``ds / d beta = 1 / (kappa(s) + 1/r)``: its solution is a function of
     the value of ``beta`` alone (for any time history between samples), so
     integrating it in ``beta`` from ``beta[0]`` (DOP853 with dense output over
-    ``[min beta, max beta]``) and evaluating it at the sampled ``beta`` (a state of
-    the simulation, ``phi = e^T q`` and ``theta``) has no time-sampling error: the
-    result is the exact ODE solution driven by the simulated motion. Equivalent to
-    integrating the time ODE with the cubic Hermite interpolant of ``beta``
-    through ``(beta, beta')`` at the samples. Returns ``s`` (unwrapped, m).
+    ``[min beta, max beta]``, in the contour's parameter ``u``: :func:`_du`) and
+    evaluating it at the sampled ``beta`` (a state of the simulation, ``phi = e^T q``
+    and ``theta``) has no time-sampling error: the result is the exact ODE solution
+    driven by the simulated motion. Equivalent to integrating the time ODE with the
+    cubic Hermite interpolant of ``beta`` through ``(beta, beta')`` at the samples.
+    Returns ``s`` (unwrapped, m).
     """
     beta = np.asarray(beta, dtype=float)
-    b0 = float(beta[0])
+    b0, du = float(beta[0]), _du(contour, r)
+    u0 = float(contour.param(s0)[0])
 
     def f(_b, y):
-        return [1.0 / (contour.curvature(y[0])[0] + 1.0 / r)]
+        return [du(y[0])]
 
-    s = np.full(beta.shape, float(s0))
+    u = np.full(beta.shape, u0)
     for end, mask in ((beta.max(), beta > b0), (beta.min(), beta < b0)):
         if np.any(mask):
             sol = solve_ivp(
-                f, (b0, float(end)), [s0], method="DOP853", dense_output=True,
+                f, (b0, float(end)), [u0], method="DOP853", dense_output=True,
                 rtol=rtol, atol=1e-16,
             )  # fmt: skip
-            s[mask] = sol.sol(beta[mask])[0]
+            u[mask] = sol.sol(beta[mask])[0]
+    s = _unwrapped_s(contour, u, u0, s0)
+    s[~((beta > b0) | (beta < b0))] = s0
     return s
 
 
