@@ -108,3 +108,43 @@ def test_standing_keeps_every_corner_pushing_inside_its_cone(tmp_path):
     # the least-norm motion control makes corners pull: the simulator lets them go
     assert m["least_norm_min_normal_force"] < -1.0  # [N]
     assert m["least_norm_contact_events"] > 0
+
+
+def _random_qp(seed=0):
+    rng = np.random.default_rng(seed)
+    k, nv, P = 12, 18, 16
+    return dict(
+        a0=rng.normal(size=nv), K_a=rng.normal(size=(nv, k)),
+        f0=rng.normal(size=(P, 3)) + [0.0, 0.0, 5.0], K_f=0.1 * rng.normal(size=(P, 3, k)),
+        normals=np.tile([0.0, 0.0, 1.0], (P, 1)), mu=np.full(P, 0.6),
+        S=np.eye(nv)[:6], a_d=rng.normal(size=6), f_min=1.0,
+    )  # fmt: skip
+
+
+def _kkt_residual(qp, u) -> float:
+    """|H u + g + C_a^T y| at the least-squares y >= 0 of the active conditions [N m]:
+    the QP's optimality, witnessed apart from any solver."""
+    J = qp["S"] @ qp["K_a"]
+    H = J.T @ J + 1e-4 * np.eye(len(u))
+    g = J.T @ (qp["S"] @ qp["a0"] - qp["a_d"])
+    G, h = cone_rows(qp["normals"], qp["mu"], qp["f_min"])
+    C = G @ qp["K_f"].reshape(-1, len(u))
+    act = (h - G @ qp["f0"].reshape(-1)) - C @ u <= 1e-6
+    y = np.linalg.lstsq(C[act].T, -(H @ u + g), rcond=None)[0]
+    assert np.all(y >= -1e-9)
+    return float(np.abs(H @ u + g + C[act].T @ y).max())
+
+
+def test_the_qp_gives_one_torque_every_call_and_it_is_the_minimum():
+    # proxsuite 0.8's dense QP returns last digits that differ between calls on the same
+    # data; the torque is its solution made exact on its active set: the same bits each
+    # call, stationary to round-off, within ProxQP's tolerance of ProxQP's own
+    qp = _random_qp()
+    for cones in (True, False):
+        us = [force_sign_qp(**qp, cones=cones).u for _ in range(4)]
+        assert all(np.array_equal(us[0], u) for u in us[1:])
+    u = force_sign_qp(**qp).u
+    assert _kkt_residual(qp, u) < 1e-9  # [N m]
+    assert _kkt_residual(qp, u + 1e-3) > 1e-6  # a torque off the minimum is caught
+    sol = force_sign_qp(**qp)
+    assert sol.slack >= -1e-9 and sol.status == "solved"
