@@ -33,8 +33,9 @@ MAX_ITER = 200
 @dataclass(frozen=True)
 class ForceSignQP:
     """A solved QP: ``u`` the driven torque, ``status`` ProxQP's (``"solved"`` or why
-    not), ``slack`` the least margin of the constraints at ``u`` [N] (>= 0 when they
-    hold, to the solver's tolerance)."""
+    not; ``"solved"`` for the unconstrained minimum, which takes no ProxQP), ``slack``
+    the least margin of the constraints at ``u`` [N] (>= 0 when they hold, to the
+    solver's tolerance; infinite without constraints)."""
 
     u: np.ndarray
     status: str
