@@ -99,8 +99,7 @@ namespace pfaff::kinds
     plane.has_p1 = true;
     plane.has_p2 = false;
     derive_PointOnBodyPlane(kd, plane, row);
-    auto & f2 = kd.f2;
-    kd.frame(s.s2, f2);
+    const auto & f2 = kd.f2; // frame s2's partials, as derive_PointOnBodyPlane left them
     const double sc = s.scale.size() ? s.scale(0) : 1.0;
     const Vec3 m = f2.R * s.target.cross(s.n);
     const Vec3 dw = f1.w - f2.w, dal = f1.al - f2.al, wm = f2.w.cross(m);

@@ -77,6 +77,13 @@ namespace pfaff
     return -1;
   }
 
+  bool slipping(const Model & mo, int i, int j)
+  {
+    const int L = int(mo.limits.size());
+    return i >= L && mo.contact_pairs[std::size_t(i - L)].mu > 0.0
+           && !mo.contact_mode[std::size_t(j)].stick;
+  }
+
   Vec3 slip_velocity(const Model & mo, const Data & d, const VecX & v, int j)
   {
     // a round geom's material point at its contact, radius below its held core
@@ -274,34 +281,29 @@ namespace pfaff
   {
     // left slipping, such a point would keep its Coulomb force along its last slip
     // direction at zero slip (a body at rest squeezed by its own friction, labelled
-    // "slip"). The modes are read anew after each stop_slip (it makes a new Model)
-    const int L = int(s.mo().limits.size());
-    std::vector<char> done(s.mo().contact_pairs.size(), 0);
-    for (bool kin = false;;)
+    // "slip"). One per pair: stop_slip sticks the pair's other stopped points with it,
+    // and changes no other pair's mode
+    const Model & mo = s.mo();
+    const int L = int(mo.limits.size());
+    std::vector<char> seen(mo.contact_pairs.size(), 0);
+    std::vector<int> stopped;
+    bool kin = false;
+    for (const auto & [i, j] : held)
     {
-      int stopped = -1;
-      for (const auto & [i, j] : held)
+      if (!slipping(mo, i, j) || seen[std::size_t(i - L)])
+        continue;
+      if (!kin)
+        frames_at(s, s.state().q_, s.state().v_);
+      kin = true;
+      if (slip_velocity(mo, s.d(), s.state().v_, j).norm()
+          <= mo.contact_pairs[std::size_t(i - L)].rest_speed)
       {
-        const Model & mo = s.mo();
-        if (i < L || done[std::size_t(i - L)] || mo.contact_pairs[std::size_t(i - L)].mu <= 0.0
-            || mo.contact_mode[std::size_t(j)].stick)
-          continue;
-        if (!kin)
-          frames_at(s, s.state().q_, s.state().v_);
-        kin = true;
-        const double speed = slip_velocity(mo, s.d(), s.state().v_, j).norm();
-        if (speed <= mo.contact_pairs[std::size_t(i - L)].rest_speed)
-        {
-          done[std::size_t(i - L)] = 1;
-          stopped = j;
-          break;
-        }
+        seen[std::size_t(i - L)] = 1;
+        stopped.push_back(j);
       }
-      if (stopped < 0)
-        return;
-      stop_slip(s, held, stopped, tol, t, guard, events, watch);
-      kin = false; // (stop_slip evaluated the terms anew)
     }
+    for (const int j : stopped) // (each stop_slip makes a new Model: mo is not read here)
+      stop_slip(s, held, j, tol, t, guard, events, watch);
   }
 
   VecX friction_impact(

@@ -30,6 +30,8 @@ namespace pfaff
   /// the first of the two tangential rows of held entry c (a stuck contact point with
   /// friction) among the active rows, else -1
   int stick_row(const Model & mo, const Held & held, std::size_t c);
+  /// held entry (i, j) is a contact point with friction that slips (not stuck)
+  bool slipping(const Model & mo, int i, int j);
   /// the tangential velocity [m/s] of contact spec j's body point at v (d's frames; a
   /// sphere's or capsule's: its material point at the contact, its slip)
   Vec3 slip_velocity(const Model & mo, const Data & d, const VecX & v, int j);

@@ -28,13 +28,11 @@ namespace pfaff
     std::vector<int> out;
     std::vector<std::pair<int, ContactMode>> moved; // s0: the direction at this sample
     const Model & mo = s.mo();
-    const int L = int(mo.limits.size());
     bool kin = false;
     fit(mo.contact_specs.size());
     for (const auto & [i, j] : held)
     {
-      if (i < L || mo.contact_pairs[std::size_t(i - L)].mu <= 0.0
-          || mo.contact_mode[std::size_t(j)].stick)
+      if (!slipping(mo, i, j))
         continue;
       if (!kin)
         frames_at(s, q, v);

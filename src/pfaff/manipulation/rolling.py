@@ -251,7 +251,7 @@ def _unwrapped_s(contour: Contour, u: np.ndarray, u0: float, s0: float) -> np.nd
         x = np.asarray(x, dtype=float)
         return contour.arclength(x) + contour.length * np.floor(x / contour.U)
 
-    return s0 + s_of(u) - s_of([u0])[0]
+    return s0 + (s_of(u) - s_of([u0])[0])  # s0 itself where u is u0
 
 
 def integrate_arclength(
@@ -309,9 +309,7 @@ def integrate_arclength_angle(
                 rtol=rtol, atol=1e-16,
             )  # fmt: skip
             u[mask] = sol.sol(beta[mask])[0]
-    s = _unwrapped_s(contour, u, u0, s0)
-    s[~((beta > b0) | (beta < b0))] = s0
-    return s
+    return _unwrapped_s(contour, u, u0, s0)
 
 
 def frobenius_defect(
