@@ -7,6 +7,7 @@
 #include "algorithms/rnea_partials.hpp"
 #include "algorithms/tree_factor.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -49,23 +50,6 @@ namespace pfaff
         }
       }
     }
-
-    /// ||X||_F^2 in eight independent sums (dA's m nv^2 entries, the call's largest
-    /// array; perf put Eigen's squaredNorm of it at 2 % of the biped's call, its sum
-    /// waiting on a chain of additions; this loop's share was not timed apart)
-    double squared_norm(const MatX & X)
-    {
-      const double * x = X.data();
-      const Eigen::Index n = X.size();
-      double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
-      Eigen::Index i = 0;
-      for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; ++j)
-          s[j] += x[i + j] * x[i + j];
-      for (; i < n; ++i)
-        s[0] += x[i] * x[i];
-      return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-    }
   } // namespace
 
   Differentiator::Differentiator(const Model & mo, Data & d, bool held_law)
@@ -98,9 +82,92 @@ namespace pfaff
         fp.p2 = point(f.s2, f.has_p2, f.p2);
       fpoints_.push_back(fp);
     }
-    const int nv = mo.model.nv;
+    const auto & model = mo.model;
+    const int nv = model.nv;
     m_ = mo.m;
     dAB_.setZero(m_ * nv, nv);
+    int row = 0;
+    for (const Spec & s : mo.specs)
+    {
+      RowSupport b{row, s.dim, {}};
+      std::vector<char> on(std::size_t(nv), char(!windowed(s) || mo.mimic));
+      for (int slot : {s.s1, s.s2})
+      {
+        const pinocchio::JointIndex j = slot >= 0 ? mo.frame_slots[std::size_t(slot)].joint : 0;
+        if (j > 0 && windowed(s) && !mo.mimic)
+          for (int i = model.idx_vs[j] + model.nvs[j] - 1; i >= 0;
+               i = dd_.parents_fromRow[std::size_t(i)])
+            on[std::size_t(i)] = 1;
+      }
+      for (int i = 0; i < nv; ++i)
+        if (on[std::size_t(i)])
+          b.cols.push_back(i);
+      dense_dA_ = dense_dA_ || int(b.cols.size()) == nv;
+      supports_.push_back(std::move(b));
+      row += s.dim;
+    }
+  }
+
+  void Differentiator::zero_dA()
+  {
+    if (dense_dA_) // a spec over every coordinate: one memset of the whole
+    {
+      dAB_.setZero();
+      return;
+    }
+    const Eigen::Index ld = dAB_.rows();
+    for (const RowSupport & b : supports_)
+      for (int c : b.cols)
+      {
+        double * col = dAB_.data() + c * ld + b.row;
+        for (int k : b.cols)
+        {
+          double * x = col + std::size_t(k) * std::size_t(m_);
+          if (b.dim == 3) // a point's rows: stored in place (a memset call each costs more)
+            x[0] = x[1] = x[2] = 0.0;
+          else
+            std::fill_n(x, b.dim, 0.0);
+        }
+      }
+  }
+
+  double Differentiator::dA_lambda()
+  {
+    const int nv = mo_.nv();
+    const Eigen::Index ld = dAB_.rows();
+    DAtl_.setZero(nv, nv);
+    double sq[4] = {0.0, 0.0, 0.0, 0.0}; // independent sums (a row's entries in turn)
+    for (const RowSupport & b : supports_)
+    {
+      const double * l = lam_.data() + b.row;
+      for (int c : b.cols)
+      {
+        const double * col = dAB_.data() + c * ld + b.row;
+        double * out = DAtl_.data() + c; // row c of DAtl_ (column k: + k nv)
+        if (b.dim == 3) // a point's rows: three sums a pair, unrolled
+          for (int k : b.cols)
+          {
+            const double * x = col + std::size_t(k) * std::size_t(m_);
+            out[std::size_t(k) * std::size_t(nv)] += x[0] * l[0] + x[1] * l[1] + x[2] * l[2];
+            sq[0] += x[0] * x[0];
+            sq[1] += x[1] * x[1];
+            sq[2] += x[2] * x[2];
+          }
+        else
+          for (int k : b.cols)
+          {
+            const double * x = col + std::size_t(k) * std::size_t(m_);
+            double t = 0.0;
+            for (int r = 0; r < b.dim; ++r)
+            {
+              t += x[r] * l[r];
+              sq[r & 3] += x[r] * x[r];
+            }
+            out[std::size_t(k) * std::size_t(nv)] += t;
+          }
+      }
+    }
+    return (sq[0] + sq[1]) + (sq[2] + sq[3]);
   }
 
   void Differentiator::range_space(const MatX & M)
@@ -133,15 +200,15 @@ namespace pfaff
   void Differentiator::null_space(const MatX & M)
   {
     const int nv = mo_.nv(), m = mo_.m;
-    MatX & Nm = out_.da_dtau;
-    MatX & P = out_.dF_dtau;
+    auto Nm = out_.da.rightCols(nv);
+    auto P = out_.dF.rightCols(nv);
     if (qr_rows_) // V2 = Q [0; I] (the workspace: no allocation per call)
     {
       V2_.setZero(nv, nv - m);
       V2_.bottomRows(nv - m).setIdentity();
       detail::apply_q(QR_, hc_, m, V2_);
     }
-    P.setIdentity(nv, nv);
+    P.setIdentity();
     if (V2_.cols())
     {
       product(MV2_, M, V2_, 1.0, false);
@@ -152,7 +219,7 @@ namespace pfaff
       product(P, MV2_, S_, -1.0, true); // M Nm = (M V2) (V2^T M V2)^-1 V2^T
     }
     else
-      Nm.setZero(nv, nv);
+      Nm.setZero();
   }
 
   void Differentiator::compute(const VecX & q, const VecX & v, const VecX & tau)
@@ -184,8 +251,12 @@ namespace pfaff
     // from kRangeNv coordinates on, where its thin products cost less than the
     // null-space form's nv x nv ones; below, the null-space form's fewer calls do
     const bool range = nv >= kRangeNv;
-    MatX & Nm = out.da_dtau;
-    MatX & P = out.dF_dtau;
+    out.da.resize(nv, 3 * nv);
+    out.dlam.resize(m, 3 * nv);
+    out.dF.resize(nv, 3 * nv);
+    auto Nm = out.da.rightCols(nv);
+    auto P = out.dF.rightCols(nv);
+    auto D = out.dlam.rightCols(nv); // dlambda/dtau = A^+T P
     if (range)
     {
       range_space(M);
@@ -193,10 +264,10 @@ namespace pfaff
       if (r)
       {
         product(Nm, Yr_.transpose(), Yr_, -1.0, true);
-        product(out.dlam_dtau, Er_.transpose(), Yr_, 1.0, false); // A^+T P (P: below)
+        product(D, Er_.transpose(), Yr_, 1.0, false); // A^+T P (P: below)
       }
       else
-        P.setZero(nv, nv);
+        P.setZero();
     }
     else
       null_space(M);
@@ -228,7 +299,7 @@ namespace pfaff
     // the forward quantities of the mass pass dynamics_state just ran at (q, v), where
     // it ran the fused pass (a mass that stood from the last q took RNEA's instead)
     rnea_partials(model, dd_, q, v, a_, RHS_, d.st_.bias == d.st_.mass ? &d.data : nullptr);
-    dAB_.setZero();
+    zero_dA();
     X_.setZero(m, 2 * nv);
     kd_.begin(q, v, a_);
     if (needs_hessians())
@@ -260,8 +331,8 @@ namespace pfaff
     // (E = B A^+, Er = L^-1 E), T = L^-1 (B W + E X) = Br W + Er X gives
     //   da = W - Yr^T T,  P rhs = Br^T T,  A^+T P rhs = Er^T T  (A^+T B^T = E^T),
     // for q and v at once; along tau da = Nm, dF = P and dlambda = A^+T P = Er^T Yr.
-    // Column k of DAtl_ is dA_k^T lambda: dAB_ read as m x nv^2 times lambda gives it
-    // transposed; column k of dAB_ a (read as m x nv) is dA_k a.
+    // Column k of DAtl_ is dA_k^T lambda (dA_lambda, over the rows' supports); column k
+    // of dAB_ a (read as m x nv) is dA_k a.
     if (!fpoints_.empty()) // M a + h_rnea = tau + Q(q, v) - A^T lambda
     {
       RHS_.leftCols(nv) = fq_.dQq - RHS_.leftCols(nv);
@@ -269,48 +340,17 @@ namespace pfaff
     }
     else
       RHS_ = -RHS_;
+    double gk = 0.0; // ||dA||_F^2
     if (m)
     {
-      const Eigen::Map<const MatX> dAw(dAB_.data(), m, nv * nv);
-      // (dAw^T lambda read as nv x nv, transposed: a dot product of m terms per entry,
-      // written where it goes, no copy of z; perf put Eigen's transposed matrix-vector
-      // product of this shape and the transposing copy at 3.6 % of the biped's call, a
-      // plain loop with one sum per entry higher: hence four sums at a time)
-      DAtl_.resize(nv, nv);
-      for (int j = 0; j < nv; ++j)
-      {
-        const double * col = dAB_.data() + std::size_t(j) * nv * m;
-        int i = 0;
-        for (; i + 4 <= nv; i += 4, col += 4 * m) // four independent sums at a time
-        {
-          double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-          for (int k = 0; k < m; ++k)
-          {
-            const double l = lam_[k];
-            s0 += col[k] * l;
-            s1 += col[m + k] * l;
-            s2 += col[2 * m + k] * l;
-            s3 += col[3 * m + k] * l;
-          }
-          DAtl_(j, i) = s0;
-          DAtl_(j, i + 1) = s1;
-          DAtl_(j, i + 2) = s2;
-          DAtl_(j, i + 3) = s3;
-        }
-        for (; i < nv; ++i, col += m)
-        {
-          double s = 0.0;
-          for (int k = 0; k < m; ++k)
-            s += col[k] * lam_[k];
-          DAtl_(j, i) = s;
-        }
-      }
+      gk = dA_lambda();
       RHS_.leftCols(nv) -= DAtl_;
       // dlam_dq = A^+T dF_dq - A^+T dA^T lambda (+ the terms where rank < m) with dF_dq =
       // P rhs + dA^T lambda: the dA^T lambda terms cancel, dlamA_ keeps the rest
       if (left_null_)
       {
         // y_k += A^+T dA_k^T Qd; dlamA_k += (I - U1 U1^T) dA_k A^+ lambda
+        const Eigen::Map<const MatX> dAw(dAB_.data(), m, nv * nv);
         z_.noalias() = dAw.transpose() * Qd_;
         Yq_ = Eigen::Map<const MatX>(z_.data(), nv, nv).transpose();
         auto Xq = X_.leftCols(nv);
@@ -329,66 +369,45 @@ namespace pfaff
       // Er^T Yr RHS + Er^T Er X (Er^T Yr = dlam_dtau), for q's and v's
       // columns at once; P rhs = Br^T T = A^T (Er^T T), as B^T = A^T E^T
       // (A^+ A projects onto the row space B^T spans)
-      const MatX & D = out.dlam_dtau;
       auto & EtE = G_; // G is factored: its storage takes Er^T Er
       product(EtE, Er_.transpose(), Er_, 1.0, false);
       // q's and v's columns side by side (RHS_, X_: nv x 2 nv, m x 2 nv): one product
-      // each, then their halves into the result's fields. dF = A^T dlambda in q, v and
-      // tau at once (PR_: m x 3 nv, dlam_dtau the third block): along tau that is P,
-      // as A^T E^T = (E A)^T = B^T (the rows of B lie in A's row space)
-      product(W_, Nm, RHS_, 1.0, false);
-      product(W_, D.transpose(), X_, -1.0, true);
-      PR_.resize(m, 3 * nv);
-      auto dlam = PR_.leftCols(2 * nv);
+      // each, into the result's first two blocks. dF = A^T dlambda in q, v and tau at
+      // once: along tau that is P, as A^T E^T = (E A)^T = B^T (the rows of B lie in A's
+      // row space)
+      auto W = out.da.leftCols(2 * nv);
+      product(W, Nm, RHS_, 1.0, false);
+      product(W, D.transpose(), X_, -1.0, true);
+      auto dlam = out.dlam.leftCols(2 * nv);
       product(dlam, D, RHS_, 1.0, false);
       product(dlam, EtE, X_, 1.0, true);
-      PR_.rightCols(nv) = D;
-      product(dF_, d.A.transpose(), PR_, 1.0, false);
-      out.da_dq = W_.leftCols(nv);
-      out.da_dv = W_.rightCols(nv);
-      out.dlam_dq = PR_.leftCols(nv);
-      out.dlam_dv = PR_.middleCols(nv, nv);
-      out.dF_dq = dF_.leftCols(nv);
-      out.dF_dv = dF_.middleCols(nv, nv);
-      P = dF_.rightCols(nv);
+      product(out.dF, d.A.transpose(), out.dlam, 1.0, false);
     }
     else if (range) // no row kept: da = M^-1 rhs, no force
     {
-      product(W_, Minv_, RHS_, 1.0, false);
-      out.da_dq = W_.leftCols(nv);
-      out.da_dv = W_.rightCols(nv);
-      PR_.setZero(nv, 2 * nv);
-      out.dlam_dq.setZero(m, nv);
-      out.dlam_dv.setZero(m, nv);
-      out.dlam_dtau.setZero(m, nv);
+      product(out.da.leftCols(2 * nv), Minv_, RHS_, 1.0, false);
+      out.dF.leftCols(2 * nv).setZero();
+      out.dlam.setZero();
     }
     else // rhs = rhs' + (M A^+) X, da = -A^+ X + Nm rhs
     {
+      auto W = out.da.leftCols(2 * nv);
       if (m)
       {
         product(MAp_, M, Ap_, 1.0, false);
         product(RHS_, MAp_, X_, 1.0, true);
-        product(W_, Ap_, X_, -1.0, false);
+        product(W, Ap_, X_, -1.0, false);
       }
       else
-        W_.setZero(nv, 2 * nv);
-      product(W_, Nm, RHS_, 1.0, true);
-      product(PR_, P, RHS_, 1.0, false);
-      out.da_dq = W_.leftCols(nv);
-      out.da_dv = W_.rightCols(nv);
-      product(out.dlam_dq, Ap_.transpose(), PR_.leftCols(nv), 1.0, false);
-      product(out.dlam_dv, Ap_.transpose(), PR_.rightCols(nv), 1.0, false);
-      product(out.dlam_dtau, Ap_.transpose(), P, 1.0, false);
-    }
-    if (!(range && r))
-    {
-      out.dF_dq = PR_.leftCols(nv);
-      out.dF_dv = PR_.rightCols(nv);
+        W.setZero();
+      product(W, Nm, RHS_, 1.0, true);
+      product(out.dF.leftCols(2 * nv), P, RHS_, 1.0, false);
+      product(out.dlam, Ap_.transpose(), out.dF, 1.0, false); // A^+T [P rhs, P]
     }
     if (m)
-      out.dF_dq += DAtl_;
+      out.dF.leftCols(nv) += DAtl_;
     if (left_null_)
-      out.dlam_dq += dlamA_;
+      out.dlam.leftCols(nv) += dlamA_;
     out.a = a_;
     out.F = F_;
     out.lam = lam_;
@@ -397,8 +416,7 @@ namespace pfaff
     out.radius = std::numeric_limits<double>::infinity();
     if (m && out.sigma.size())
     {
-      double gk = 0.0, gd = 0.0;
-      gk = squared_norm(dAB_);
+      double gd = 0.0;
       if (r > 0 && gk > 0)
         out.radius = (out.sigma(r - 1) - tol) / std::sqrt(gk);
       if (U2_.cols() && V2_.cols())

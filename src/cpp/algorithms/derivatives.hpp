@@ -32,9 +32,18 @@ namespace pfaff
   struct DynamicsDerivatives
   {
     VecX a, lam, F, sigma;
-    MatX da_dq, da_dv, da_dtau, dlam_dq, dlam_dv, dlam_dtau, dF_dq, dF_dv, dF_dtau;
+    /// the derivatives in q, v and tau side by side (nv x 3 nv, m x 3 nv, nv x 3 nv):
+    /// the products write each field's three blocks at once, no copy (field(da, 0) is
+    /// da_dq, column-major and contiguous, as NumPy views it)
+    MatX da, dlam, dF;
     int rank = 0;
     double radius = std::numeric_limits<double>::infinity();
+    /// block `which` (0: q, 1: v, 2: tau) of one of the fields, in place
+    static Eigen::Map<MatX> block(MatX & f, int which)
+    {
+      const Eigen::Index n = f.cols() / 3;
+      return {f.data() + which * n * f.rows(), f.rows(), n};
+    }
   };
 
   class Differentiator
@@ -90,6 +99,20 @@ namespace pfaff
     }
     /// the Jacobi SVD of R^T (R: QR_'s m x m triangle) into sigma, Ur_, Vr_
     void svd_of_Rt(int m, VecX & sigma);
+    /// a spec's rows of A (from `row`, `dim` of them) and the coordinates that move
+    /// them, ascending: a window kind's, its frames' supporting joints' (without mimic
+    /// joints), else every coordinate. Its entries of dA_k are 0.0 unless k and the
+    /// column are both among them: dAB_ is set to zero once, then only there
+    struct RowSupport
+    {
+      int row, dim;
+      std::vector<int> cols;
+    };
+    /// the kinds' entries of dAB_ to 0.0 (before they add theirs)
+    void zero_dA();
+    /// DAtl_ = the matrix whose column k is dA_k^T lambda, and ||dA||_F^2 (the rank
+    /// radius's), over the supports' entries alone
+    double dA_lambda();
 
     const Model & mo_;
     Data & d_;
@@ -97,6 +120,8 @@ namespace pfaff
     pinocchio::Data dd_; // RNEA derivatives at a, the kinematic Hessians of that q
     std::vector<Point> points_; // the force elements' points
     std::vector<ForcePoint> fpoints_;
+    std::vector<RowSupport> supports_;
+    bool dense_dA_ = false; // a spec's support is every coordinate: zero dAB_ whole
     Matrix6x J6_;
     force_elements::Partials fq_; // the force elements' partials and their workspaces
     int m_ = 0; // the rows when made
@@ -122,8 +147,7 @@ namespace pfaff
     Eigen::SelfAdjointEigenSolver<Eigen::Matrix2d> eig2_;
     MatX Rinv_, RR_, Ap_, V2_, U1_, U2_, Bt_, E_;
     Eigen::LLT<MatX> llt_, llt_G_; // K's or M's (models with mimic joints), G's
-    MatX K_, MV2_, S_, MAp_, Minv_, G_, Yr_, Er_, W_, PR_, X_, RHS_;
-    MatX dF_; // the range-space form's dF in q, v and tau side by side (nv x 3 nv)
+    MatX K_, MV2_, S_, MAp_, Minv_, G_, Yr_, Er_, X_, RHS_;
     MatX Yu_; // the rows of U^-1 (tree_minv)
     MatX Lt_; // a transposed left factor, evaluated for the FMA kernel
     MatX dlamA_, DAtl_, Yq_, UX_, U2A_, UV_; // (UX_ .. UV_: the rank < m products')

@@ -29,10 +29,22 @@ void pfaff::bind_derivatives(nb::module_ & m)
 #define PFAFF_FIELD(name)                                                                   \
   r.def_prop_ro(#name, view(&DynamicsDerivatives::name), nb::rv_policy::reference_internal);
   PFAFF_FIELD(a) PFAFF_FIELD(lam) PFAFF_FIELD(F) PFAFF_FIELD(sigma)
-  PFAFF_FIELD(da_dq) PFAFF_FIELD(da_dv) PFAFF_FIELD(da_dtau)
-  PFAFF_FIELD(dF_dq) PFAFF_FIELD(dF_dv) PFAFF_FIELD(dF_dtau)
-  PFAFF_FIELD(dlam_dq) PFAFF_FIELD(dlam_dv) PFAFF_FIELD(dlam_dtau)
 #undef PFAFF_FIELD
+  // the derivatives: views of the blocks of da, dlam, dF (q, v, tau side by side)
+  auto block = [](MatX DynamicsDerivatives::*field, int which) {
+    return [field, which](DynamicsDerivatives & d) {
+      return DynamicsDerivatives::block(d.*field, which);
+    };
+  };
+#define PFAFF_BLOCKS(field)                                                                 \
+  r.def_prop_ro(#field "_dq", block(&DynamicsDerivatives::field, 0),                         \
+                nb::rv_policy::reference_internal)                                          \
+    .def_prop_ro(#field "_dv", block(&DynamicsDerivatives::field, 1),                        \
+                 nb::rv_policy::reference_internal)                                         \
+    .def_prop_ro(#field "_dtau", block(&DynamicsDerivatives::field, 2),                      \
+                 nb::rv_policy::reference_internal);
+  PFAFF_BLOCKS(da) PFAFF_BLOCKS(dF) PFAFF_BLOCKS(dlam)
+#undef PFAFF_BLOCKS
 
   // the derivatives' dense product alone, for its tests against NumPy's
   m.def("fma_kernel", &detail::fma_kernel,

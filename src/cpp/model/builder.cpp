@@ -14,14 +14,6 @@
 
 namespace pfaff
 {
-  // per kind (kinds.def's third column): its rows are 0.0 outside its frames' trees'
-  // columns (Model::row_cols)
-  const bool kind_window[] = {
-#define PFAFF_KIND(K, rows, window, holonomic) window != 0,
-#include "kinds.def"
-#undef PFAFF_KIND
-  };
-
   ModelBuilder::ModelBuilder(const std::string & model_data, bool binary)
   : mo_(std::make_unique<Model>(model_data, binary))
   {
@@ -145,7 +137,7 @@ namespace pfaff
     c.number(s.c0, "spec.c0", -HUGE_VAL, false).number(s.c1, "spec.c1", -HUGE_VAL, false);
     mo.specs.push_back(s);
     std::pair<int, int> cols{0, mo.model.nv};
-    if (kind_window[k])
+    if (windowed(s))
     {
       int c0 = mo.model.nv, c1 = 0;
       for (int slot : {s.s1, s.s2})
@@ -192,7 +184,7 @@ namespace pfaff
     {
       if (holonomic_only && !holonomic(s))
         continue;
-      if (!kind_window[static_cast<int>(s.kind)])
+      if (!windowed(s))
         return false; // rows over all the columns: their trees are known only from A
       const int t1 = tree(s.s1), t2 = tree(s.s2);
       for (int t : {t1, t2})

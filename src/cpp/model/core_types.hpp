@@ -144,6 +144,19 @@ namespace pfaff
     return h[int(s.kind)] && !s.pfaffian;
   }
 
+  /// Whether the spec's kind is a window kind (kinds.def's third column): its rows are
+  /// nonzero only on its frames' (spec.s1, spec.s2) columns and move with their
+  /// supporting joints alone
+  inline bool windowed(const Spec & s)
+  {
+    static constexpr bool w[] = {
+#define PFAFF_KIND(K, rows, window, holonomic) window != 0,
+#include "kinds.def"
+#undef PFAFF_KIND
+    };
+    return w[int(s.kind)];
+  }
+
   struct RowBlock;
 
   /// Row-space factorisation of A with the absolute threshold: A^+ = V1 W^T.
