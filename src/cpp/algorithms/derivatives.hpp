@@ -33,7 +33,7 @@ namespace pfaff
   {
     VecX a, lam, F, sigma;
     /// the derivatives in q, v and tau side by side (nv x 3 nv, m x 3 nv, nv x 3 nv):
-    /// the products write each field's three blocks at once, no copy (field(da, 0) is
+    /// the products write each field's three blocks at once, no copy (block(da, 0) is
     /// da_dq, column-major and contiguous, as NumPy views it)
     MatX da, dlam, dF;
     int rank = 0;
