@@ -90,14 +90,17 @@ namespace pfaff
     for (const Spec & s : mo.specs)
     {
       RowSupport b{row, s.dim, {}};
-      std::vector<char> on(std::size_t(nv), char(!windowed(s) || mo.mimic));
+      const bool own = windowed(s) && !mo.mimic; // else every coordinate
+      std::vector<char> on(std::size_t(nv), char(!own));
       for (int slot : {s.s1, s.s2})
       {
         const pinocchio::JointIndex j = slot >= 0 ? mo.frame_slots[std::size_t(slot)].joint : 0;
-        if (j > 0 && windowed(s) && !mo.mimic)
-          for (int i = model.idx_vs[j] + model.nvs[j] - 1; i >= 0;
-               i = dd_.parents_fromRow[std::size_t(i)])
+        if (own && j > 0) // the joint's last coordinate and its ancestors (Pinocchio's)
+        {
+          const int last = model.idx_vs[j] + model.nvs[j] - 1;
+          for (const int i : dd_.supports_fromRow[std::size_t(last)])
             on[std::size_t(i)] = 1;
+        }
       }
       for (int i = 0; i < nv; ++i)
         if (on[std::size_t(i)])
