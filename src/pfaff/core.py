@@ -301,17 +301,12 @@ def differentiator(cset: ConstraintSet, rank_tol: float, forces=()):
 
     Every force element lowers (one written in Python as a law the core calls, its
     partials by central differences) and every constraint kind that lowers has its
-    derivative rows in the core (``derive_K`` in ``src/cpp/kinds/``). Raises
-    ``ValueError`` (naming it) for a system the core cannot run, and for a mechanism
-    given in closed form (:mod:`pfaff.plant`: the core's derivatives of M and h are
-    Pinocchio's; the NumPy reference differentiates it).
+    derivative rows in the core (``derive_K`` in ``src/cpp/kinds/``). A mechanism given
+    in closed form (:mod:`pfaff.plant`) has no Pinocchio derivative pass behind its
+    terms: the core takes its partials by central differences of the terms it calls
+    (``src/cpp/algorithms/plant_derivatives.cpp``, as the NumPy reference). Raises
+    ``ValueError`` (naming it) for a system the core cannot run.
     """
-    if plant.is_plant(cset.mechanism):
-        raise ValueError(
-            f"the compiled derivatives take M and h from Pinocchio's derivative passes; "
-            f"mechanism {cset.mechanism.name!r} is given in closed form (its derivatives "
-            "are taken on the NumPy engine)"
-        )
     system = build(cset)
     into = Build(system, cset.mechanism)
     for e in forces:

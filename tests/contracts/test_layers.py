@@ -12,10 +12,10 @@ LAYERS = [
     "linalg",
     "lowering",  # the one registry of lowerings to the compiled core: imports nothing of pfaff
     "mechanism",
+    "plant",  # a mechanism given in closed form (its terms from Python, as the core takes it)
     "constraints",
     "dynamics",
     "derivatives",  # derivatives of the dynamics (Pinocchio partials, projector at constant rank)
-    "plant",  # a mechanism given in closed form as the compiled core takes it
     "core",  # the compiled engine's conductor (pfaff._core behind it): design.md Sec. 1
     "simulate",
     "contact",  # unilateral contact: its closed forms and what MuJoCo makes of them

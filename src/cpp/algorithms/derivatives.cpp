@@ -52,21 +52,12 @@ namespace pfaff
     }
   } // namespace
 
-  Differentiator::Differentiator(const Model & mo, Data & d, bool held_law)
+  Differentiator::Differentiator(const Model & mo, Data & d)
   : mo_(mo)
   , d_(d)
   , dd_(mo.model)
   , kd_(mo, d, dd_, dAB_, X_)
   {
-    const char * where = "Differentiator";
-    if (mo.plant)
-      throw std::invalid_argument(
-        std::string(where) + ": the mechanism is given in closed form (System.set_plant); "
-        "its derivatives are taken on the NumPy engine (pfaff.derivatives)");
-    if (held_law)
-      throw std::invalid_argument(
-        std::string(where) + ": the system has a held control law; its derivatives are taken "
-        "on the NumPy engine (pfaff.derivatives)");
     auto point = [&](int slot, bool has_off, const Vec3 & off) {
       points_.push_back(kd_.point(slot, has_off, off));
       return int(points_.size()) - 1;
@@ -297,31 +288,38 @@ namespace pfaff
     // (rnea_partials: Pinocchio's pass without dtau/da, which is M, and tau). The
     // partials go straight into RHS_'s halves, column-major as the products below read
     // them (Pinocchio's own dtau_dq, dtau_dv are row-major: a transposing copy each);
-    // the pass writes the tree's blocks alone, the others stay at the zero set here
-    RHS_.setZero(nv, 2 * nv);
-    // the forward quantities of the mass pass dynamics_state just ran at (q, v), where
-    // it ran the fused pass (a mass that stood from the last q took RNEA's instead)
-    rnea_partials(model, dd_, q, v, a_, RHS_, d.st_.bias == d.st_.mass ? &d.data : nullptr);
-    zero_dA();
-    X_.setZero(m, 2 * nv);
-    kd_.begin(q, v, a_);
-    if (needs_hessians())
-      kd_.hessians();
-    if (!fpoints_.empty())
-      force_partials(q, v);
-    // each kind's derivative rows (derive_K, src/cpp/kinds/*.cpp), by its position in
-    // kinds.def
-    using Derive = void (*)(KindDerivatives &, const Spec &, int);
-    static constexpr Derive derive[] = {
-#define PFAFF_KIND(K, rows, window, holonomic) &kinds::derive_##K,
-#include "kinds.def"
-#undef PFAFF_KIND
-    };
-    int row = 0;
-    for (const Spec & s : mo.specs)
+    // the pass writes the tree's blocks alone, the others stay at the zero set here. A
+    // plant has no such passes: central differences of its own terms instead
+    const bool plant = bool(mo.plant);
+    if (plant) // a mechanism given in closed form: RHS_ = d(M a + h - Q), dAB_, X_
+      plant_partials(q, v);
+    else
     {
-      derive[int(s.kind)](kd_, s, row);
-      row += s.dim;
+      RHS_.setZero(nv, 2 * nv);
+      // the forward quantities of the mass pass dynamics_state just ran at (q, v), where
+      // it ran the fused pass (a mass that stood from the last q took RNEA's instead)
+      rnea_partials(model, dd_, q, v, a_, RHS_, d.st_.bias == d.st_.mass ? &d.data : nullptr);
+      zero_dA();
+      X_.setZero(m, 2 * nv);
+      kd_.begin(q, v, a_);
+      if (needs_hessians())
+        kd_.hessians();
+      if (!fpoints_.empty())
+        force_partials(q, v);
+      // each kind's derivative rows (derive_K, src/cpp/kinds/*.cpp), by its position in
+      // kinds.def
+      using Derive = void (*)(KindDerivatives &, const Spec &, int);
+      static constexpr Derive derive[] = {
+  #define PFAFF_KIND(K, rows, window, holonomic) &kinds::derive_##K,
+  #include "kinds.def"
+  #undef PFAFF_KIND
+      };
+      int row = 0;
+      for (const Spec & s : mo.specs)
+      {
+        derive[int(s.kind)](kd_, s, row);
+        row += s.dim;
+      }
     }
 
     // Solver.along in q and v at once (pseudo_inverse_terms for dA in q; the
@@ -336,7 +334,7 @@ namespace pfaff
     // for q and v at once; along tau da = Nm, dF = P and dlambda = A^+T P = Er^T Yr.
     // Column k of DAtl_ is dA_k^T lambda (dA_lambda, over the rows' supports); column k
     // of dAB_ a (read as m x nv) is dA_k a.
-    if (!fpoints_.empty()) // M a + h_rnea = tau + Q(q, v) - A^T lambda
+    if (!plant && !fpoints_.empty()) // M a + h_rnea = tau + Q(q, v) - A^T lambda
     {
       RHS_.leftCols(nv) = fq_.dQq - RHS_.leftCols(nv);
       RHS_.rightCols(nv) = fq_.dQv - RHS_.rightCols(nv);

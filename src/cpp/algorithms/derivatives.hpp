@@ -49,11 +49,13 @@ namespace pfaff
   class Differentiator
   {
   public:
-    /// refuses (std::invalid_argument) a held law (held_law; the NumPy engine takes
-    /// it); every constraint kind's derivative rows are its own (derive_K in its file
+    /// every constraint kind's derivative rows are its own (derive_K in its file
     /// src/cpp/kinds/<name>.cpp), so are the force elements' partials
-    /// (src/cpp/forces/*.cpp); d is the Data the terms are computed into
-    Differentiator(const Model & mo, Data & d, bool held_law);
+    /// (src/cpp/forces/*.cpp); a mechanism given in closed form (Model::plant) takes
+    /// them all by central differences (plant_partials). d is the Data the terms are
+    /// computed into. A held control law is no term: its torque, held over the
+    /// controller's period, is the caller's tau
+    Differentiator(const Model & mo, Data & d);
     /// the derivatives at (q, v, tau) into result() (its storage is reused from call
     /// to call: copy what is kept)
     void compute(const VecX & q, const VecX & v, const VecX & tau);
@@ -76,6 +78,15 @@ namespace pfaff
     /// a point's position, Jacobian (linear rows) and kinematic Hessian at this q
     void point_kin(int point, force_elements::PointKin & k);
     bool needs_hessians() const;
+    /// a mechanism given in closed form (plant_derivatives.cpp): RHS_ = d(M a + h -
+    /// Q)/d(q, v) at this a, dAB_ and X_ by central differences of the terms the core
+    /// evaluates at q +- kPlantStep e_k and v +- kPlantStep max(1, |v|_inf) e_k; the
+    /// terms of (q, v) are evaluated again at the end
+    void plant_partials(const VecX & q, const VecX & v);
+    /// M a + h - Q at (q, v) into fs_, A and drift into Data (plant_partials' sides)
+    void terms_at(const VecX & q, const VecX & v);
+    /// the central differences' step in q (the NumPy reference's fd_step default)
+    static constexpr double kPlantStep = 1e-5;
     /// the factors of A: Bt_ (an orthonormal basis of its row space, r columns), E_ =
     /// Bt_^T A^+ (r x m), V2 (of N(A); null_space forms it where the QR certified the
     /// rank), U1 (of its range, only where rank < m), A^+, the singular values and the
@@ -154,6 +165,8 @@ namespace pfaff
     VecX a_, lam_, F_, Qd_, Cv_, res_, Aplam_, y_, z_, x_, ud_;
     bool left_null_ = false; // rank < m: the Golub-Pereyra terms in I - A A^+ stay
     bool qr_rows_ = false;   // the QR of A^T certified full row rank (no SVD taken)
+    VecX qs_, vs_, fs_, fp_, dp_; // plant_partials' neighbouring states and their terms
+    MatX Ap_s_;
     KindDerivatives kd_; // the kinds' derivative rows into dAB_ and X_
   };
 

@@ -74,11 +74,11 @@ void pfaff::bind_derivatives(nb::module_ & m)
     .def(
       "__init__",
       [](Differentiator * self, System & s) {
-        new (self) Differentiator(s.mo(), s.d(), !s.held().elements.empty());
+        new (self) Differentiator(s.mo(), s.d());
       },
       "system"_a, nb::keep_alive<1, 2>(),
       "derivatives of the projection dynamics of `system` (its Model, its Data for the "
-      "terms; analytic kinds only)")
+      "terms; a held control law's torque is the caller's tau)")
     .def(
       "compute",
       [](Differentiator & d, const GVec & q, const GVec & v, const GVec & tau) {

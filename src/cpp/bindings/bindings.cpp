@@ -64,6 +64,12 @@ namespace
 NB_MODULE(_core, m)
 {
   m.doc() = "pfaff's compiled step core (C++17 on Pinocchio); see pfaff.core";
+  // a System holds the Python callables of a user's elements (a plant's compute, a force
+  // law, a constraint's rows); where one reaches back to the System through its module's
+  // globals (a Simulator and a Mechanism subclass in one script), the cycle outlives
+  // this module at interpreter exit, and nanobind would print "leaked instances" about
+  // objects the process is about to drop anyway
+  nb::set_leak_warnings(false);
 
   nb::enum_<pfaff::Kind>(m, "Kind")
 #define PFAFF_KIND(K, rows, window, holonomic) .value(#K, pfaff::Kind::K)

@@ -26,6 +26,7 @@ from pfaff.files.model import MODEL_SUFFIXES, ModelSystem, load_model
 from pfaff.files.system import load_system
 from pfaff.linalg import DEFAULT_RANK_TOL
 from pfaff.mechanism.mjcf_collisions import CONTACT_WARNING
+from pfaff.plant import is_plant
 from pfaff.simulate.assembly import Assembly, assemble, moved_note
 from pfaff.simulate.forces import ForceSet
 
@@ -306,7 +307,9 @@ class System:
         partials analytic, a Python law's by central differences), ``"numpy"``
         :mod:`pfaff.derivatives` (the force elements' partials by central differences),
         ``"auto"`` the core when it takes the system, else NumPy with a warning (once)
-        saying why.
+        saying why. A mechanism given in closed form (:mod:`pfaff.plant`) has its ``M a +
+        h`` and every row's ``A`` and drift by central differences of its ``compute``
+        (step 1e-5) on either engine; ``d.fd_constraints`` then names every kind.
         """
         if engine not in ("auto", "numpy", "core"):
             raise ValueError(f"engine={engine!r}; valid: 'auto', 'numpy', 'core'")
@@ -317,8 +320,11 @@ class System:
             if compiled is not None:
                 d = compiled(q, v, tau)
                 stable = bool(d["rank_radius"] >= RANK_RADIUS)
+                fd = ()  # a closed-form mechanism's rows: central differences, as NumPy's
+                if is_plant(self.mechanism):
+                    fd = tuple(dict.fromkeys(type(c).__name__ for c in self.cset.constraints))
                 return DynamicsDerivatives(
-                    **d, rank_stable=stable, fd_constraints=(), engine="core"
+                    **d, rank_stable=stable, fd_constraints=fd, engine="core"
                 )
         dq = dv = None
         if self._force_set:

@@ -89,7 +89,8 @@ def forward_dynamics_derivatives(
 
     Parameters
     ----------
-    cset : the constraints, bound to a Pinocchio mechanism.
+    cset : the constraints, bound to a Pinocchio mechanism or to one given in closed
+        form (its M a + h and every row by central differences of its ``compute``).
     q, v, tau : the state (nq,), (nv,) and the applied torque (nv,) (already the sum of
         every applied generalized force, e.g. force elements).
     rank_tol : absolute threshold on the singular values of A (as the dynamics).
@@ -97,7 +98,7 @@ def forward_dynamics_derivatives(
         (force elements: springs, dampers); zero when None.
     rank_radius_min : ``rank_stable`` needs the rank constant within this distance.
     fd_step : tangent step of the central differences of constraint kinds without
-        analytic derivatives.
+        analytic derivatives (and of a closed-form mechanism's terms).
 
     Notes
     -----
@@ -114,7 +115,7 @@ def forward_dynamics_derivatives(
     solver = Solver(M, snap.h, tau, drift, f)
     a, F, lam = solver.a, solver.F, solver.lam
 
-    dRq, dRv = rnea_partials(mech, q, v, a)
+    dRq, dRv = rnea_partials(mech, q, v, a, fd_step)
     cp = constraint_partials(cset, q, v, fd_step)
     Z = np.zeros((nv, nv))
     tq = Z if dtau_dq is None else np.asarray(dtau_dq, dtype=float)

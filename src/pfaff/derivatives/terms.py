@@ -11,6 +11,11 @@
   drift (step ``fd_step`` in the tangent space for q; in v the drift is quadratic,
   so its central difference is exact up to rounding). The result names these kinds
   (``DynamicsDerivatives.fd_constraints``).
+- A mechanism given in closed form (:func:`pfaff.plant.is_plant`: its ``compute`` is
+  its own, no Pinocchio derivative pass behind it): ``M a + h`` and every constraint's
+  ``A`` and drift by central differences of its ``compute`` (steps ``fd_step`` in q,
+  ``fd_step max(1, |v|_inf)`` in v), as the compiled core takes them
+  (``src/cpp/algorithms/plant_derivatives.cpp``).
 
 ``q`` is perturbed in the tangent space (``integrate(q, delta)``), Pinocchio's
 convention for all of its derivatives.
@@ -27,21 +32,11 @@ import pinocchio as pin
 from pfaff.constraints.base import Constraint, ConstraintSet
 from pfaff.constraints.coupling import JointCoupling, Scaled
 from pfaff.constraints.library import LockedJoint, PointOnPlane, PointsCoincide
-from pfaff.errors import ModelError
 from pfaff.mechanism.base import Mechanism
+from pfaff.plant import is_plant
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 _DATA: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _model(mechanism: Mechanism) -> pin.Model:
-    model = getattr(mechanism, "model", None)
-    if not isinstance(model, pin.Model):
-        raise ModelError(
-            f"forward_dynamics_derivatives needs a Pinocchio mechanism (URDF, MJCF or a "
-            f"pin.Model); {mechanism.name!r} is a {type(mechanism).__name__}"
-        )
-    return model
 
 
 def _datas(mechanism: Mechanism) -> tuple[pin.Data, pin.Data]:
@@ -49,19 +44,50 @@ def _datas(mechanism: Mechanism) -> tuple[pin.Data, pin.Data]:
     apart from the mechanism's own so that no snapshot is disturbed."""
     d = _DATA.get(mechanism)
     if d is None:
-        model = _model(mechanism)
+        model = mechanism.model
         d = _DATA[mechanism] = (model.createData(), model.createData())
     return d
 
 
 def rnea_partials(
-    mechanism: Mechanism, q: np.ndarray, v: np.ndarray, a: np.ndarray
+    mechanism: Mechanism, q: np.ndarray, v: np.ndarray, a: np.ndarray, fd_step: float = 1e-5
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(d(M a + h)/dq, d(M a + h)/dv)`` at fixed ``a`` (nv, nv) each, analytic
-    (``pin.computeRNEADerivatives``)."""
-    model, data = _model(mechanism), _datas(mechanism)[0]
+    """``(d(M a + h)/dq, d(M a + h)/dv)`` at fixed ``a`` (nv, nv) each: analytic
+    (``pin.computeRNEADerivatives``), or for a mechanism given in closed form central
+    differences of its ``compute`` (:func:`plant_partials`)."""
+    if is_plant(mechanism):
+        return plant_partials(mechanism, q, v, a, fd_step)
+    model, data = mechanism.model, _datas(mechanism)[0]
     dq, dv, _ = pin.computeRNEADerivatives(model, data, q, v, a)
     return np.array(dq), np.array(dv)
+
+
+def v_step(v: np.ndarray, fd_step: float) -> float:
+    """The step of a closed-form mechanism's central differences in v: ``fd_step``
+    scaled with the speed (``max(1, |v|_inf)``), so that rounding stays at q's level."""
+    return fd_step * max(1.0, float(np.abs(v).max(initial=0.0)))
+
+
+def plant_partials(
+    mech: Mechanism, q: np.ndarray, v: np.ndarray, a: np.ndarray, fd_step: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(d(M a + h)/dq, d(M a + h)/dv)`` of a mechanism given in closed form at fixed
+    ``a``: central differences of its ``compute`` (``integrate(q, +-fd_step e_k)``,
+    ``v +- v_step e_k``; ``h`` is quadratic in v, so that side is exact to rounding)."""
+    nv, hv = mech.nv, v_step(v, fd_step)
+
+    def f(qq, vv):
+        s = mech.compute(qq, vv, (), extras=False)
+        return s.M @ a + s.h
+
+    dq, dv = np.empty((nv, nv)), np.empty((nv, nv))
+    for k in range(nv):
+        e = np.zeros(nv)
+        e[k] = fd_step
+        dq[:, k] = (f(mech.integrate(q, e), v) - f(mech.integrate(q, -e), v)) / (2 * fd_step)
+        e[k] = hv
+        dv[:, k] = (f(q, v + e) - f(q, v - e)) / (2 * hv)
+    return dq, dv
 
 
 @dataclass
@@ -96,7 +122,7 @@ class _Points:
     """Partials of world points fixed in frames, computed once per (frame, offset)."""
 
     def __init__(self, mechanism: Mechanism, q: np.ndarray, v: np.ndarray) -> None:
-        self.model = model = _model(mechanism)
+        self.model = model = mechanism.model
         self.data = data = _datas(mechanism)[1]
         self.mech, self.nv = mechanism, model.nv
         pin.computeJointKinematicHessians(model, data, q)
@@ -150,13 +176,13 @@ def _point_rows(c: Constraint, pts: _Points, nv: int):
 
 
 def _fd_rows(
-    mech: Mechanism, blocks, q: np.ndarray, v: np.ndarray, h: float, m: int
+    mech: Mechanism, blocks, q: np.ndarray, v: np.ndarray, h: float, m: int, hv: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Central differences of the blocks' own ``A`` and drift (documented fallback)."""
+    """Central differences of the blocks' own ``A`` and drift (steps ``h`` in q, ``hv``
+    in v, where the drift is quadratic)."""
     nv = mech.nv
     frames = tuple(dict.fromkeys(f for c, _ in blocks for f in c.frames))
     dA, dq, dv = np.zeros((nv, m, nv)), np.zeros((m, nv)), np.zeros((m, nv))
-    hv = 1e-3 * max(1.0, float(np.abs(v).max(initial=0.0)))
 
     def terms(qq, vv):
         snap = mech.compute(qq, vv, frames, dynamics=False)
@@ -178,22 +204,26 @@ def _fd_rows(
 def constraint_partials(
     cset: ConstraintSet, q: np.ndarray, v: np.ndarray, fd_step: float = 1e-5
 ) -> ConstraintPartials:
-    """The derivatives of the set's stacked ``A`` and drift at ``(q, v)``."""
+    """The derivatives of the set's stacked ``A`` and drift at ``(q, v)`` (of every
+    constraint by central differences where the mechanism is given in closed form)."""
     mech, nv = cset.mechanism, cset.mechanism.nv
-    m = cset.dim
+    m, plant = cset.dim, is_plant(mech)
     dA, dq, dv = np.zeros((nv, m, nv)), np.zeros((m, nv)), np.zeros((m, nv))
     pts, fd, k = None, [], 0
     for c in cset.constraints:
         rows = slice(k, k + c.dim)
         k += c.dim
-        if not _analytic(c):
+        if plant or not _analytic(c):
             fd.append((c, rows))
             continue
         if pts is None:
             pts = _Points(mech, q, v)
         dA[:, rows], dq[rows], dv[rows] = _point_rows(c, pts, nv)
     if fd:
-        fA, fq, fv = _fd_rows(mech, fd, q, v, fd_step, m)
+        # the drift is quadratic in v: any step is exact to rounding; a plant's is the
+        # step its M a + h take (plant_partials), as the core's
+        hv = v_step(v, fd_step) if plant else 1e-3 * max(1.0, float(np.abs(v).max(initial=0.0)))
+        fA, fq, fv = _fd_rows(mech, fd, q, v, fd_step, m, hv)
         for _, rows in fd:
             dA[:, rows], dq[rows], dv[rows] = fA[:, rows], fq[rows], fv[rows]
     kinds = tuple(dict.fromkeys(type(c).__name__ for c, _ in fd))

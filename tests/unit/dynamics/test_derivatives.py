@@ -12,7 +12,6 @@ import pfaff
 from pfaff import dynamics as dyn
 from pfaff.constraints import ConstraintSet, PointOnPlane, PointOnSurface, PointsCoincide
 from pfaff.derivatives import forward_dynamics_derivatives, projection
-from pfaff.errors import ModelError
 from pfaff.mechanism.pinocchio_backend import PinocchioMechanism
 from pfaff.simulate.assembly import assemble
 from pfaff.simulate.forces_joint import JointDamper, JointSpring
@@ -367,13 +366,3 @@ def test_system_method_with_force_elements_and_bad_input():
         sys.forward_dynamics_derivatives(q, v, np.zeros(2), engine="numpy")
     with pytest.raises(ValueError, match="non-finite"):
         sys.forward_dynamics_derivatives(q, np.full(sys.nv, np.inf))
-
-
-def test_needs_a_pinocchio_mechanism():
-    """A closed-form mechanism has no Pinocchio model to differentiate: a clear error."""
-    from pfaff.mechanism.closed_form import SliderCrankChain
-
-    cset = ConstraintSet(SliderCrankChain())
-    z = np.zeros(cset.mechanism.nv)
-    with pytest.raises(ModelError, match="needs a Pinocchio mechanism"):
-        forward_dynamics_derivatives(cset, np.zeros(cset.mechanism.nq), z, z)
