@@ -64,9 +64,9 @@ def available() -> bool:
 def unsupported_reason(cset: ConstraintSet) -> str | None:
     """Why the core cannot run ``cset`` (None when it can): a mechanism given in closed
     form (:func:`pfaff.plant.is_plant`) whose configuration is no vector space
-    (:func:`pfaff.plant.plant_reason`), a constraint with no lowering
-    (:mod:`pfaff.lowering`) or whose lowering refuses it, or a frame name that is not
-    unique."""
+    (:func:`pfaff.plant.plant_reason`) or a constraint that neither a lowering of its
+    own nor the constraints' fallback (rows written in Python) takes. A frame name that
+    repeats in a Pinocchio model is its last frame on both engines."""
     if _core is None:
         return f"the compiled core is not built ({_IMPORT_ERROR})"
     mech = cset.mechanism
@@ -78,14 +78,6 @@ def unsupported_reason(cset: ConstraintSet) -> str | None:
         why = lowering.reason(c, "constraint")
         if why is not None:
             return f"constraint {c.name!r}: {why}"
-    if plant.is_plant(mech):
-        return None
-    names = [f.name for f in mech.model.frames]
-    for frame in cset.frames:
-        if names.count(frame) > 1:
-            return (
-                f"frame name {frame!r} is not unique in the model (the core finds frames by name)"
-            )
     return None
 
 

@@ -62,7 +62,11 @@ namespace pfaff
       Check{where}.fail("unknown frame '" + name + "' (the model has "
                         + std::to_string(mo.model.nframes) + " frames)");
     FrameSlot f;
-    f.id = mo.model.getFrameId(name);
+    // a name that repeats (a URDF's joint and link of one name) is its last frame, as
+    // PinocchioMechanism.frame_id takes it: both engines hold the same frame
+    for (pinocchio::FrameIndex i = 0; i < mo.model.frames.size(); ++i)
+      if (mo.model.frames[i].name == name)
+        f.id = i;
     f.joint = mo.model.frames[f.id].parentJoint;
     if (f.joint > 0)
     {
