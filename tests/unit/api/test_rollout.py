@@ -4,6 +4,8 @@ leaves the others as they are; the checks at its boundary."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -124,19 +126,23 @@ def test_the_core_checks_its_own_boundary(five_bar):
     assert [s.code for s in status] == [0, 0]
 
 
-def test_a_system_the_core_cannot_run_rolls_out_on_numpy():
-    """four_bar.toml (a frame name twice: no core): Simulators one after another, with
-    the reason as a warning, the same results as those Simulators."""
+def test_rollouts_on_the_numpy_engine_are_its_simulators():
+    """four_bar.toml (a frame name twice: the core and NumPy both hold its last frame)
+    asked on the NumPy engine: Simulators one after another, no warning, the same results
+    as those Simulators; on the core (no fallback) the same trajectories to 1e-9."""
     sys = pfaff.load(MODELS / "four_bar.toml")
     q0s, v0s, taus = _inputs(sys, 2, 15, seed=2)
     taus *= 0.2
-    with pytest.warns(UserWarning, match="not unique"):
-        out = pfaff.rollout(sys, q0s, v0s, taus, threads=2)
-    with pytest.warns(UserWarning, match="not unique"):
-        ref = _sequential(sys, q0s, v0s, taus)
-    assert list(out["status"]) == [0, 0]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*(NumPy engine|cannot run).*")
+        out = pfaff.rollout(sys, q0s, v0s, taus, threads=2, engine="numpy")
+        ref = _sequential(sys, q0s, v0s, taus, engine="numpy")
+        fast = pfaff.rollout(sys, q0s, v0s, taus, threads=2)
+    assert list(out["status"]) == [0, 0] and list(fast["status"]) == [0, 0]
     for key in ref:
         np.testing.assert_array_equal(out[key], ref[key])
+    for key in ("q", "v"):
+        np.testing.assert_allclose(fast[key], ref[key], atol=1e-9, err_msg=key)
 
 
 def test_options_reach_every_rollout(five_bar):

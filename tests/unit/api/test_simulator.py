@@ -4,6 +4,8 @@ against the NumPy reference dynamics; the checks at its boundary."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -205,19 +207,23 @@ def test_other_model_files_step_as_one_simulate(name):
         assert np.max(np.abs(got[key] - ref[key]), initial=0.0) <= 1e-12, key
 
 
-def test_a_system_the_core_cannot_run_steps_on_numpy_with_the_reason():
-    """four_bar.toml names a frame twice (the core finds frames by name): the NumPy
-    engine, the reason in sim.warnings, the trajectory of one simulate to round-off."""
+def test_a_simulator_on_the_numpy_engine_is_one_simulate():
+    """four_bar.toml names a frame twice (both engines hold its last frame) asked on the
+    NumPy engine: no warning, the trajectory of one simulate to round-off, and the
+    core's Simulator (no fallback) the same to 1e-9."""
     sys = pfaff.load(MODELS / "four_bar.toml")
-    with pytest.warns(UserWarning, match="frame name 'coupler_tip' is not unique"):
-        sim = pfaff.Simulator(sys)
-    assert sim.engine == "numpy" and "not unique" in sim.warnings[0]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*(NumPy engine|cannot run).*")
+        sim, fast = pfaff.Simulator(sys, engine="numpy"), pfaff.Simulator(sys)
+    assert (sim.engine, fast.engine) == ("numpy", "core") and sim.warnings == []
     T = 100
     taus = _torques(sys, T, seed=6, scale=0.1)
     for tau in taus:
         sim.step(tau)
+        fast.step(tau)
     got = sim.record()
-    assert got.engine == "numpy" and got.steps == T and got.warnings == sim.warnings
+    assert got.engine == "numpy" and got.steps == T
+    np.testing.assert_allclose(fast.record().arrays()["q"], got.arrays()["q"], atol=1e-9)
     opt = SimOptions(dt=1e-3, engine="numpy", progress=False)
     ref = simulate(
         sys.cset, sys.q0, sys.v0, T * 1e-3, opt, lambda t, s: taus[min(round(t / 1e-3), T - 1)]
