@@ -310,9 +310,9 @@ namespace pfaff
       // kinds.def
       using Derive = void (*)(KindDerivatives &, const Spec &, int);
       static constexpr Derive derive[] = {
-  #define PFAFF_KIND(K, rows, window, holonomic) &kinds::derive_##K,
-  #include "kinds.def"
-  #undef PFAFF_KIND
+#define PFAFF_KIND(K, rows, window, holonomic) &kinds::derive_##K,
+#include "kinds.def"
+#undef PFAFF_KIND
       };
       int row = 0;
       for (const Spec & s : mo.specs)

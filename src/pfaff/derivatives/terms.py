@@ -220,9 +220,9 @@ def constraint_partials(
             pts = _Points(mech, q, v)
         dA[:, rows], dq[rows], dv[rows] = _point_rows(c, pts, nv)
     if fd:
-        # the drift is quadratic in v: any step is exact to rounding; a plant's is the
-        # step its M a + h take (plant_partials), as the core's
-        hv = v_step(v, fd_step) if plant else 1e-3 * max(1.0, float(np.abs(v).max(initial=0.0)))
+        # the drift is quadratic in v: any step is exact to rounding (1e-3 keeps it
+        # least); a plant's is the step its M a + h take (plant_partials), as the core's
+        hv = v_step(v, fd_step if plant else 1e-3)
         fA, fq, fv = _fd_rows(mech, fd, q, v, fd_step, m, hv)
         for _, rows in fd:
             dA[:, rows], dq[rows], dv[rows] = fA[:, rows], fq[rows], fv[rows]
