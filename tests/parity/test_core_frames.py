@@ -1,5 +1,5 @@
 """A frame name that repeats in a Pinocchio model (a URDF's joint and link of one name)
-names its last frame on both engines (``PinocchioMechanism.frame_id``, the core's
+names its last frame on both engines (``pfaff.mechanism.base.frame_ids``, the core's
 ``ModelBuilder::new_frame``): the core runs such a system, the same run as NumPy's,
 holding the frame NumPy holds."""
 
@@ -13,6 +13,7 @@ from both_engines import simulate_both
 from pfaff import core
 from pfaff.constraints import ConstraintSet, PointOnPlane
 from pfaff.mechanism import PinocchioMechanism
+from pfaff.mechanism.base import frame_index
 from pfaff.mechanism.builders import PlanarLink, planar_chain
 from pfaff.simulate import SimOptions
 
@@ -45,6 +46,8 @@ def test_a_repeated_frame_name_is_its_last_frame_on_both_engines():
     assert np.abs(a["q"] - b["q"]).max() <= 1e-12
     model, data = mech.model, mech.model.createData()
     ids = [i for i, f in enumerate(model.frames) if f.name == "pen"]
+    # one rule for every lookup by name (the viewer's, IK's, the geometry's too)
+    assert frame_index(model, "pen") == mech.frame_id("pen") == ids[-1] != ids[0]
     xs = []
     for q in a["q"][::30]:
         pin.framesForwardKinematics(model, data, q)

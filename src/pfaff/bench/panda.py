@@ -14,6 +14,7 @@ import pinocchio as pin
 from pfaff import dynamics as D
 from pfaff.constraints import ConstraintSet, PointsCoincide
 from pfaff.mechanism import PinocchioMechanism, load_robot, robot_urdf
+from pfaff.mechanism.base import frame_index
 from pfaff.mechanism.robots import package_dir
 
 from .timing import REPEATS, Row, median_us, paired_us, row
@@ -65,7 +66,7 @@ def pinocchio_contact(mech: PinocchioMechanism) -> tuple:
     constrained dynamics: ``(model, data, constraint models, constraint datas)``, the
     data initialised by ``initConstraintDynamics``."""
     m = mech.model
-    fr = m.frames[m.getFrameId(PANDA_FRAME)]
+    fr = m.frames[frame_index(m, PANDA_FRAME)]
     cm = pin.RigidConstraintModel(
         pin.ContactType.CONTACT_3D,
         m,

@@ -18,6 +18,8 @@ import numpy as np
 import pinocchio as pin
 import scipy.linalg as sla
 
+from pfaff.mechanism.base import frame_index
+
 
 def fk_jacobian_fd(model: pin.Model, frame: str, q: np.ndarray, h: float = 1e-3) -> np.ndarray:
     """(6, nv) world-aligned Jacobian of a frame (origin velocity, angular velocity)
@@ -26,7 +28,7 @@ def fk_jacobian_fd(model: pin.Model, frame: str, q: np.ndarray, h: float = 1e-3)
     Error ``O(h^4)`` plus round-off ``eps / h``: about 1e-12 for arm-sized chains.
     """
     data = model.createData()
-    fid = model.getFrameId(frame)
+    fid = frame_index(model, frame)
 
     def pose(x):
         pin.framesForwardKinematics(model, data, x)

@@ -21,6 +21,7 @@ import numpy as np
 import pinocchio as pin
 
 from pfaff.linalg import skew
+from pfaff.mechanism.base import frame_index
 
 _AXES = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
 
@@ -129,7 +130,7 @@ def screw_chain(model: pin.Model, frame: str) -> ScrewChain:
         a, revolute = joint_axis(model.joints[i])
         w = T[i][:3, :3] @ a
         xi[i - 1] = np.r_[np.cross(T[i][:3, 3], w), w] if revolute else np.r_[w, 0, 0, 0]
-    f = model.frames[model.getFrameId(frame)]
+    f = model.frames[frame_index(model, frame)]
     g0 = T[f.parentJoint] @ f.placement.homogeneous
     return ScrewChain(xi, np.array(T[1:]), g0)
 
@@ -199,7 +200,7 @@ def poe_vs_pinocchio_fk_err(model: pin.Model, frame: str, qs: np.ndarray) -> tup
     """
     chain = screw_chain(model, frame)
     data = model.createData()
-    fid = model.getFrameId(frame)
+    fid = frame_index(model, frame)
     e_fk = e_j = 0.0
     for q in np.atleast_2d(qs):
         pin.framesForwardKinematics(model, data, q)

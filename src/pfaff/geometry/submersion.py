@@ -33,6 +33,7 @@ import pinocchio as pin
 
 from pfaff.geometry.screws import ScrewChain, ad, body_jacobian, body_jacobian_dot_v
 from pfaff.linalg import DEFAULT_RANK_TOL, null_space, pinv, svd, weighted_pinv
+from pfaff.mechanism.base import frame_index
 
 Inverse = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -221,7 +222,7 @@ def euler_poincare(
     Witness: ``d/dt X`` = Pinocchio's ``LOCAL`` frame acceleration with
     ``a = aba(q, v, tau)``.
     """
-    fid = model.getFrameId(frame)
+    fid = frame_index(model, frame)
     out = {}
     for grav in (True, False):
         mdl = model if grav else pin.Model(model)

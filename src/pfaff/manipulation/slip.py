@@ -20,6 +20,7 @@ import numpy as np
 import pinocchio as pin
 
 from pfaff.manipulation.rolling import RollingContact
+from pfaff.mechanism.base import frame_index
 
 __all__ = ["material_slip"]
 
@@ -45,7 +46,7 @@ def material_slip(
     data = model.createData()
     pin.forwardKinematics(model, data, q, v)
     pin.updateFramePlacements(model, data)
-    fo, ft = model.getFrameId(contact.obj), model.getFrameId(contact.tip)
+    fo, ft = frame_index(model, contact.obj), frame_index(model, contact.tip)
     Mo, c = data.oMf[fo], data.oMf[ft].translation[:2]
     R, p = Mo.rotation[:2, :2], Mo.translation[:2]
     u = contact.contour.foot_point(R.T @ (c - p))

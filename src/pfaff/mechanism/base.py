@@ -20,13 +20,19 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pfaff.errors import ModelError
 from pfaff.linalg import cross3, skew
 
+if TYPE_CHECKING:
+    import pinocchio
+
 __all__ = [
+    "frame_ids",
+    "frame_index",
     "ModelError",
     "QUAT_QUIET",
     "QUAT_TOL",
@@ -232,3 +238,16 @@ class Mechanism(ABC):
             raise ModelError(f"q has shape {np.shape(q)}, expected ({self.nq},)")
         if v is not None and np.shape(v) != (self.nv,):
             raise ModelError(f"v has shape {np.shape(v)}, expected ({self.nv},)")
+
+
+def frame_ids(model: pinocchio.Model) -> dict[str, int]:
+    """Each frame name of ``model`` and the index it names: the last frame of that name
+    (Pinocchio keeps one frame per name and type, so a URDF's joint and link of one name
+    are two frames). The one rule of every lookup by name, the compiled core's
+    (``ModelBuilder::new_frame``) included."""
+    return {f.name: i for i, f in enumerate(model.frames)}
+
+
+def frame_index(model: pinocchio.Model, name: str) -> int:
+    """The index of the frame ``name`` of ``model`` (:func:`frame_ids`' rule)."""
+    return frame_ids(model)[name]

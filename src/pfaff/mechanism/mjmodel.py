@@ -21,7 +21,7 @@ import mujoco
 import numpy as np
 import pinocchio as pin
 
-from pfaff.mechanism.base import ModelError, unit_quaternion
+from pfaff.mechanism.base import ModelError, frame_index, unit_quaternion
 from pfaff.mechanism.mjcf_types import MjcfModel, MjJoint
 
 __all__ = ["build_model", "name_of", "quat_matrix"]
@@ -163,7 +163,7 @@ def _check(m: mujoco.MjModel, model: pin.Model, joints, bodies, path: str) -> No
             f"compiled {m.nbody - 1} bodies, nq {m.nq}, nv {m.nv}"
         )
     for name in bodies:
-        jid = int(model.frames[model.getFrameId(name)].parentJoint)
+        jid = int(model.frames[frame_index(model, name)].parentJoint)
         if jid == 0:
             continue
         Y = model.inertias[jid]

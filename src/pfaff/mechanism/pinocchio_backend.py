@@ -14,7 +14,14 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from pfaff.mechanism.base import QUAT_TOL, FrameState, Mechanism, ModelError, Snapshot
+from pfaff.mechanism.base import (
+    QUAT_TOL,
+    FrameState,
+    Mechanism,
+    ModelError,
+    Snapshot,
+    frame_ids,
+)
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 
@@ -50,7 +57,7 @@ class PinocchioMechanism(Mechanism):
         self.nq = model.nq
         self.nv = model.nv
         self.polylines = [list(p) for p in polylines]
-        self._frame_ids = {f.name: i for i, f in enumerate(model.frames)}
+        self._frame_ids = frame_ids(model)
         self._a0 = np.zeros(self.nv)
         self._lower = np.tril(np.ones((self.nv, self.nv), dtype=bool), -1)
         for i in range(1, model.njoints):

@@ -13,6 +13,8 @@ import numpy as np
 import pinocchio as pin
 from scipy.optimize import least_squares
 
+from pfaff.mechanism.base import frame_index
+
 
 def two_link_ik(x: float, y: float, l1: float, l2: float, elbow: float) -> np.ndarray:
     """Joint angles ``(q1, q2)`` of a planar two-link arm whose tip reaches ``(x, y)``.
@@ -94,7 +96,7 @@ def frame_ik(
     data = model.createData()
     iq = np.arange(model.nq) if joints is None else joints
     lo, hi = model.lowerPositionLimit[iq], model.upperPositionLimit[iq]
-    fid = model.getFrameId(frame)
+    fid = frame_index(model, frame)
     qf = pin.neutral(model) if q_rest is None else np.array(q_rest, dtype=float)
     seed = np.asarray(seed, dtype=float)
     ref = seed if posture is None else np.asarray(posture, dtype=float)
