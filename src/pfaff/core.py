@@ -288,8 +288,9 @@ def differentiator(cset: ConstraintSet, rank_tol: float, forces=()):
     """The compiled derivatives of the projection dynamics of ``cset`` with the bound
     force elements ``forces`` (``src/cpp/algorithms/derivatives.cpp`` and each element's
     ``src/cpp/forces/<name>.cpp``, the NumPy reference :mod:`pfaff.derivatives`): a
-    function ``(q, v, tau) -> dict`` of ``a, lam, F, sigma, rank, rank_radius`` and the
-    derivatives ``da_dq, ..., dlam_dtau`` (arrays of their own).
+    function ``(q, v, tau) -> dict`` of ``a, lam, F, sigma, rank, rank_radius``, the
+    derivatives ``da_dq, ..., dlam_dtau`` (arrays of their own) and ``fd_constraints`` (the
+    kinds whose rows are central differences: every kind of a plant).
 
     Every force element lowers (one written in Python as a law the core calls, its
     partials by central differences) and every constraint kind that lowers has its
@@ -308,10 +309,15 @@ def differentiator(cset: ConstraintSet, rank_tol: float, forces=()):
     system.options = o
     diff = _core.Differentiator(system)
 
+    # the kinds whose rows are central differences: a plant's every kind
+    fd = ()
+    if plant.is_plant(cset.mechanism):
+        fd = tuple(dict.fromkeys(type(c).__name__ for c in cset.constraints))
+
     def compute(q, v, tau) -> dict:
         r = diff.compute(q, v, tau)
         out = {name: getattr(r, name) for name in DERIVATIVE_FIELDS}
-        out.update(rank=r.rank, rank_radius=r.rank_radius)
+        out.update(rank=r.rank, rank_radius=r.rank_radius, fd_constraints=fd)
         return out
 
     compute.raw = diff.compute  # the binding alone (pfaff bench derivatives)

@@ -58,9 +58,6 @@ namespace pfaff
         }
       }
     }
-    // the state's own terms again: what follows reads M and A of (q, v)
-    dynamics_state(mo_, d_, q, v, false);
-    evaluate(mo_, d_, q, v, true);
-    dense_M(mo_, d_);
+    terms_at(q, v); // the state's own terms again: what follows reads M and A of (q, v)
   }
 } // namespace pfaff

@@ -26,7 +26,6 @@ from pfaff.files.model import MODEL_SUFFIXES, ModelSystem, load_model
 from pfaff.files.system import load_system
 from pfaff.linalg import DEFAULT_RANK_TOL
 from pfaff.mechanism.mjcf_collisions import CONTACT_WARNING
-from pfaff.plant import is_plant
 from pfaff.simulate.assembly import Assembly, assemble, moved_note
 from pfaff.simulate.forces import ForceSet
 
@@ -320,12 +319,7 @@ class System:
             if compiled is not None:
                 d = compiled(q, v, tau)
                 stable = bool(d["rank_radius"] >= RANK_RADIUS)
-                fd = ()  # a closed-form mechanism's rows: central differences, as NumPy's
-                if is_plant(self.mechanism):
-                    fd = tuple(dict.fromkeys(type(c).__name__ for c in self.cset.constraints))
-                return DynamicsDerivatives(
-                    **d, rank_stable=stable, fd_constraints=fd, engine="core"
-                )
+                return DynamicsDerivatives(**d, rank_stable=stable, engine="core")
         dq = dv = None
         if self._force_set:
             Q, dq, dv = self._force_partials(q, v)

@@ -17,7 +17,6 @@ import numpy as np
 
 from pfaff.api.arrows import newton_scale, weight_of
 from pfaff.api.system import System
-from pfaff.mechanism.base import frame_index
 
 __all__ = ["Viewer"]
 
@@ -251,8 +250,7 @@ class Viewer:
                 for k, z in enumerate((half, -half)):
                     node[f"cap{k}"].set_object(mg.Sphere(r), mat)
                     node[f"cap{k}"].set_transform(tf.translation_matrix([0, 0, z]))
-        model = self.system.mechanism.model
-        return path, frame_index(model, frame), np.asarray(T, dtype=float)
+        return path, self.system.mechanism.frame_id(frame), np.asarray(T, dtype=float)
 
     def _add_urdf(self, urdf: str) -> bool:
         """The URDF's visual meshes through Pinocchio's MeshcatVisualizer; False when

@@ -26,8 +26,6 @@ from .timing import Row, paired_us, row
 STEPS, M, L, G, DT = 500, 1.0, 1.0, 9.81, 1e-3
 #: states at which the derivatives are timed and compared
 STATES = 20
-#: the derivatives compared (pfaff.derivatives.DynamicsDerivatives' fields)
-FIELDS = ("a", "da_dq", "da_dv", "da_dtau", "dlam_dq", "dlam_dv", "dF_dq", "dF_dv")
 
 
 def bench_plant() -> list[Row]:
@@ -79,7 +77,7 @@ def _derivative_rows(cset) -> list[Row]:
     gap = 0.0
     for q, v, tau in states:
         c, n = compiled(q, v, tau), numpy(q, v, tau)
-        for f in FIELDS:
+        for f in core.DERIVATIVE_FIELDS:
             ref = getattr(n, f)
             gap = max(gap, float(np.abs(c[f] - ref).max() / max(1.0, np.abs(ref).max())))
 

@@ -21,7 +21,7 @@ import mujoco
 import numpy as np
 import pinocchio as pin
 
-from pfaff.mechanism.base import ModelError, frame_index, unit_quaternion
+from pfaff.mechanism.base import ModelError, frame_ids, unit_quaternion
 from pfaff.mechanism.mjcf_types import MjcfModel, MjJoint
 
 __all__ = ["build_model", "name_of", "quat_matrix"]
@@ -162,8 +162,9 @@ def _check(m: mujoco.MjModel, model: pin.Model, joints, bodies, path: str) -> No
             f"MJCF file {path!r}: built {got[0]} bodies, nq {got[1]}, nv {got[2]}; MuJoCo "
             f"compiled {m.nbody - 1} bodies, nq {m.nq}, nv {m.nv}"
         )
+    ids = frame_ids(model)
     for name in bodies:
-        jid = int(model.frames[frame_index(model, name)].parentJoint)
+        jid = int(model.frames[ids[name]].parentJoint)
         if jid == 0:
             continue
         Y = model.inertias[jid]

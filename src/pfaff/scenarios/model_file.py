@@ -36,7 +36,6 @@ from pfaff.api.simulator_limits import contacts_held
 from pfaff.constraints.base import ConstraintSet
 from pfaff.contact.penetration import Penetration, contact_forces_world, deep_start_hint
 from pfaff.files.model import ModelSystem, load_model
-from pfaff.mechanism.base import frame_index
 from pfaff.mechanism.pinocchio_backend import PinocchioMechanism
 from pfaff.scenarios.common import timed_simulate
 from pfaff.scenarios.registry import Param, Scenario, ScenarioResult
@@ -60,7 +59,7 @@ def scene_boxes(mech: PinocchioMechanism, geoms: list, q: np.ndarray) -> list[di
     model, data = mech.model, mech.model.createData()
     out = []
     for i, (frame, gtype, size, placement) in enumerate(geoms[:200]):
-        fid = frame_index(model, frame)
+        fid = mech.frame_id(frame)
         out.append(
             {"name": f"geom{i}", "size": geom_extent(gtype, size), "fid": fid, "T": placement}
         )
