@@ -5,9 +5,12 @@ against three witnesses: the NumPy reference (``pfaff.derivatives.terms``, its o
 differences of ``compute``), Pinocchio's analytic derivatives of the same mechanism
 (a PinocchioMechanism whose ``compute`` is overridden), and Richardson-extrapolated
 differences of the whole forward dynamics. A held control law's torque is the
-caller's tau: the derivatives of a system holding one are those without it."""
+caller's tau: the derivatives of a system holding one are those without it. The docs'
+example (docs/derivatives.md) runs and prints what it says."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -22,6 +25,7 @@ from pfaff.simulate import JointDamper, JointSpring
 from pfaff.simulate.core_engine import add_held
 from pfaff.systems.yz_planar import YZPlanarPlant
 from tests.unit.dynamics.test_derivatives import H_LIN, _fd, _rel
+from tests.where import REPO
 
 pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
 
@@ -179,3 +183,13 @@ def test_a_held_law_is_the_callers_torque():
     b = core._core.Differentiator(held).compute(q, v, tau)
     for name in FIELDS:
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
+
+
+def test_the_docs_example_runs(capsys):
+    """docs/derivatives.md's closed-form example, as written: the core takes it and names
+    the differenced kind, as its comment says."""
+    text = (REPO / "docs" / "derivatives.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```", text, re.S | re.M)
+    (example,) = [b for b in blocks if '"closed-form"' in b]
+    exec(compile(example, "docs/derivatives.md", "exec"), {})
+    assert capsys.readouterr().out.split() == ["core", "('PointOnPlane',)", "True"]
