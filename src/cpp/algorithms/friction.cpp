@@ -73,6 +73,12 @@ namespace pfaff
       lam = svd.matrixV() * y;
     };
     solve();
+    // each slipping row's multiplier with every friction on: where it pulls and the
+    // frictionless solve below pushes, Coulomb has no consistent force (Painleve's case:
+    // the run resolves it by a tangential impulse, sim/friction.cpp's jam)
+    d.coulomb_lam_.resize(Eigen::Index(mo.slip.size()));
+    for (std::size_t k = 0; k < mo.slip.size(); ++k)
+      d.coulomb_lam_(Eigen::Index(k)) = lam(mo.slip[k].row);
     // a slipping row whose multiplier pulls carries no friction (Coulomb's |f_t| <= mu
     // max(0, f_n): friction turned round would push along the slip), solved once more
     bool pulls = false;

@@ -157,6 +157,7 @@ namespace pfaff
     double Vg_fe_ = 0.0;
     const VecX * vref_ = nullptr; // the velocity of the state being evaluated
     VecX slip_lam_, slip_F_;      // accel's multipliers and force with slipping rows
+    VecX coulomb_lam_; // per Model::slip row: its multiplier with every friction on
     // a plant's terms (Model::plant), the names of the frame slots and of the observed
     // frames it is asked for (fit), and the zero velocity of its kinematics passes
     PlantTerms plant_;

@@ -53,6 +53,20 @@ namespace pfaff
       tangent_basis(sp.n, t1, t2);
       return -spec_world(d, sp, lam(r) * t1 + lam(r + 1) * t2);
     }
+
+    // the velocity nearest to v in the metric of M that keeps every held row at (q, v)
+    // (the System's rows set from held) into the System's state: the energy it takes
+    double stop_held(System & s, const Held & held, const VecX & q, const VecX & v)
+    {
+      set_held_rows(s, held);
+      frames_at(s, q, v);
+      const MatX M = dense_M(s.mo(), s.d());
+      const VecX vp = metric_impact_rows(M, MatX(0, v.size()), v, s.d().A,
+                                         VecX::Zero(s.d().A.rows()), s.mo().opt.rank_tol);
+      s.set_state(q, vp);
+      return 0.5 * (v.dot(M * v) - vp.dot(M * vp));
+    }
+
   } // namespace
 
   void frames_at(System & s, const VecX & q, const VecX & v)
@@ -259,19 +273,34 @@ namespace pfaff
     // a point held stuck while it still moves (a second turn within a step) is stopped
     // here by the least impulse in the metric of M, its energy the event's (else the next
     // start's projection would take it unrecorded)
-    double lost = 0.0;
-    if (sticks && speed > kStopped)
-    {
-      const VecX q0 = q, v0 = v;
-      set_held_rows(s, held);
-      frames_at(s, q0, v0);
-      const MatX M = dense_M(s.mo(), s.d());
-      const VecX vp = metric_impact_rows(M, MatX(0, v0.size()), v0, s.d().A,
-                                         VecX::Zero(s.d().A.rows()), s.mo().opt.rank_tol);
-      lost = 0.5 * (v0.dot(M * v0) - vp.dot(M * vp));
-      s.set_state(q0, vp);
-    }
+    const double lost = sticks && speed > kStopped ? stop_held(s, held, VecX(q), VecX(v)) : 0.0;
     events.push_back(LimitEventRec{t, i, sticks ? 2 : 3, 0, speed, sticks ? 0.0 : speed, lost});
+    guard.count(t);
+  }
+
+  void jam(System & s, const Held & held, int j, double t, EventGuard & guard,
+           std::vector<LimitEventRec> & events, SlipWatch & watch)
+  {
+    const std::size_t cj = entry_of(s.mo(), held, j);
+    if (cj >= held.size())
+      return;
+    const int L = int(s.mo().limits.size()), i = held[cj].first;
+    const VecX q = s.state().q_, v = s.state().v_;
+    frames_at(s, q, v);
+    const double speed = slip_velocity(s.mo(), s.d(), v, j).norm();
+    // stuck where it is: its two tangential rows through its body point's place now
+    const Spec & sp = s.mo().contact_specs[std::size_t(j)];
+    const FrameKin & f = s.d().frames[std::size_t(sp.s1)];
+    ContactMode md = s.mo().contact_mode[std::size_t(j)];
+    md.stick = true;
+    md.anchor = pair_anchor(s.mo(), s.d(), i - L, f.p + f.R * sp.p1);
+    set_mode(s, j, md);
+    const double lost = stop_held(s, held, q, v);
+    // held stuck for a step (leave_cone would slip it at once, into the same case)
+    watch.forget(j);
+    watch.stuck(j, t, s.mo().opt.dt);
+    watch.hold(j, t + s.mo().opt.dt);
+    events.push_back(LimitEventRec{t, i, 4, 0, speed, 0.0, lost}); // "jam"
     guard.count(t);
   }
 

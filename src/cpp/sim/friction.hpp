@@ -114,6 +114,26 @@ namespace pfaff
   void stopped_by_impact(System & s, const Held & held, double tol, double t,
                          EventGuard & guard, std::vector<LimitEventRec> & events,
                          SlipWatch & watch);
+  /// the held contact specs whose slipping row is in Painleve's case at d's state (accel
+  /// evaluated): with every friction on its multiplier pulls (Data::coulomb_lam_), the
+  /// dynamics solved without its friction push (Data::slip_lam_), both by more than tol:
+  /// Coulomb has no consistent force there
+  std::vector<int> painleve(const Model & mo, const Data & d, const Held & held, double tol);
+  /// painleve at (q, v) (the System's terms and acceleration evaluated there)
+  std::vector<int> painleve_at(System & s, const Held & held, const VecX & q, const VecX & v,
+                               double tol);
+  /// the first root in (0, h] of slipping spec j's multiplier with every friction on over
+  /// steps of length x (step(x, q, v), false where it fails: read as pulling), where it
+  /// turns to pull; h itself where it has not by then (NaN: j does not slip)
+  double jam_root(System & s, const Held & held, int j,
+                  const std::function<bool(double, VecX &, VecX &)> & step, double h,
+                  double event_tol);
+  /// spec j, slipping in Painleve's case at the System's state, sticks by a tangential
+  /// impulse (an impact without collision, Genot and Brogliato 1999): the velocity
+  /// nearest in the metric of M with its point stuck and every held row kept, its energy
+  /// the "jam" event's; it is held stuck to the step's end (watch)
+  void jam(System & s, const Held & held, int j, double t, EventGuard & guard,
+           std::vector<LimitEventRec> & events, SlipWatch & watch);
   /// the tangential acceleration [m/s^2] of contact spec j's material point at the
   /// acceleration a (d's frames; relative to the plane body's point there)
   Vec3 slip_acceleration(const Model & mo, const Data & d, const VecX & a, int j);

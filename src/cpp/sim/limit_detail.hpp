@@ -18,6 +18,11 @@ namespace pfaff
     return x < l.lower - slack || x > l.upper + slack;
   }
 
+  /// a run's events by index: a limit's i, L + a contact pair's, U + a contact spec's
+  /// (its slip stopped), U + kJam + a slipping spec's in Painleve's case (friction.hpp;
+  /// more specs than any run holds)
+  constexpr int kJam = 1 << 24;
+
   /// row i (a limit's index, L + a contact point's) is in the held set
   inline bool is_held(const Held & held, int i)
   {

@@ -242,11 +242,13 @@ namespace pfaff
       bool crossed()
       {
         past = first_past(s, nar, held, s.state().q_);
-        if (past < 0) // a slipping point's slip turned (its directions move on, else)
-        {
-          const std::vector<int> j = slips.turned(s, held, s.state().q_, s.state().v_, true);
-          past = j.empty() ? -1 : U + j[0];
-        }
+        // else a slipping point's slip turned (its directions move on, else), else one is
+        // in Painleve's case (the sample's terms)
+        std::vector<int> j;
+        if (past < 0 && !(j = slips.turned(s, held, s.state().q_, s.state().v_, true)).empty())
+          past = U + j[0];
+        if (past < 0 && !(j = painleve(s.mo(), s.d(), held, o.release_tol)).empty())
+          past = U + kJam + j[0];
         return past >= 0;
       }
 
@@ -297,19 +299,13 @@ namespace pfaff
         return c.code == status_code::ok;
       }
 
-      // limit l's value after one step of length x (NaN where it fails)
-      double step_to(const Saved & a, double x, const JointLimit & l)
-      {
-        VecX q;
-        return step_to(a, x, q) ? l.value(q) : std::numeric_limits<double>::quiet_NaN();
-      }
-
       // limit_events.locate: the first limit crossed from prev to the sample at t1, and when
       std::pair<int, double> locate(const Saved & a, double t1)
       {
-        const VecX q1 = s.state().q_;
+        const VecX q1 = s.state().q_, v1 = s.state().v_;
         const double h = t1 - a.t;
-        const std::vector<int> turned = slips.turned(s, held, q1, s.state().v_, false);
+        const std::vector<int> turned = slips.turned(s, held, q1, v1, false);
+        const std::vector<int> jams = painleve_at(s, held, q1, v1, o.release_tol);
         int best = -1;
         double best_s = kInf;
         for (std::size_t i = 0; i < s.mo().limits.size(); ++i)
@@ -324,7 +320,8 @@ namespace pfaff
           auto g = [&](double x) {
             if (x <= 1e-9 * h) // the start's Taylor line (x0 snapped: ON_BOUND)
               return sign * (x0 + l.rate(a.q, a.v) * x - bound);
-            const double qi = step_to(a, x, l);
+            VecX qx; // limit l's value after one step of length x (NaN where it fails)
+            const double qi = step_to(a, x, qx) ? l.value(qx) : NAN;
             bad = bad || !std::isfinite(qi);
             return std::isfinite(qi) ? sign * (qi - bound) : -1.0;
           };
@@ -360,22 +357,25 @@ namespace pfaff
         for (int j : turned)
           if (!take(U + j, slips.root(s, j, to, upto(), o.event_tol)))
             return {-1, 0.0};
+        for (int j : jams)
+          if (!take(U + kJam + j, jam_root(s, held, j, to, upto(), o.event_tol)))
+            return {-1, 0.0};
         return {best, best_s};
       }
 
       // the event of row i at t: a slip stopped or turned, a contact's impact or a limit's
       void impact(int i, double t)
       {
-        if (i >= U) // a slip stopped: it sticks, or slips on (friction.hpp)
+        if (i >= U + kJam) // Painleve's case: a tangential impulse sticks it
+          jam(s, held, i - U - kJam, t, guard, out.events, slips);
+        else if (i >= U) // a slip stopped: it sticks, or slips on (friction.hpp)
           stop_slip(s, held, i - U, o.release_tol, t, guard, out.events, slips);
-        else // an impact, then the slips it stopped (friction.hpp)
-        {
-          if (i >= L)
-            contact_impact(s, nar, held, guard, t, out.events);
-          else
-            limit_impact(s, held, guard, i, t, out.events);
+        else if (i >= L) // an impact, then the slips it stopped (friction.hpp)
+          contact_impact(s, nar, held, guard, t, out.events);
+        else
+          limit_impact(s, held, guard, i, t, out.events);
+        if (i < U)
           stopped_by_impact(s, held, o.release_tol, t, guard, out.events, slips);
-        }
         slips.restart(); // an impulse turns slips (not a stop): directions from here on
         ctl.next = t;    // the controller sampled at the event
       }

@@ -31,7 +31,7 @@ namespace pfaff
   {
     double t = 0.0;
     int limit = -1;
-    int kind = 0; // 0 impact, 1 release
+    int kind = 0; // 0 impact, 1 release; a contact's also 2 stick, 3 slip, 4 jam
     int side = 0; // 0 lower, 1 upper
     double v_pre = 0.0, v_post = 0.0, energy_lost = 0.0;
   };

@@ -64,13 +64,15 @@ class ContactEvent:
     t : the time [s].
     kind : ``"impact"``, ``"release"`` (a held point's normal force pulled), ``"stick"``
         (a slipping point's slip stopped and the force it needs lies inside the friction
-        cone) or ``"slip"`` (a stuck point's friction force left the cone, or a stopped
-        slip goes on along the slip it impends).
+        cone), ``"slip"`` (a stuck point's friction force left the cone, or a stopped
+        slip goes on along the slip it impends) or ``"jam"`` (a slipping point whose
+        friction would make its normal force pull, Painleve's case, stuck by a tangential
+        impulse).
     geom1, geom2 : the pair's geoms (geom1 fixed in the world).
     v_pre, v_post : an impact's normal velocity of the pair's first point before and
         after it [m/s] (negative: approaching; 0 for a release); a stick's or a slip's
         slip speed before and after it [m/s].
-    energy_lost : the kinetic energy the impact took [J].
+    energy_lost : the kinetic energy the impact (a stick's or a jam's impulse) took [J].
     """
 
     t: float

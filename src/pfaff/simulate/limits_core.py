@@ -43,7 +43,7 @@ RELEASE_TOL = 1e-10
 #: resolution of a coordinate near 1 m (its location would not be resolved)
 CONTACT_REST_SPEED = 1e-7
 #: the core's contact event kinds, by code
-CONTACT_KINDS = ("impact", "release", "stick", "slip")
+CONTACT_KINDS = ("impact", "release", "stick", "slip", "jam")
 #: the series of a limited run's record, in the order run_limited returns them
 _RECORDED = (*CORE_SERIES, *FORCE_SERIES)
 

@@ -1,0 +1,71 @@
+// Painleve's case of a slipping contact point (friction.hpp): Coulomb's force -mu f_n s
+// on its normal row makes that row's multiplier pull, while without it the row pushes
+// (the slipping rod of Painleve's paradox: no consistent force). The run locates the
+// instant its multiplier with friction turns to pull (its first root over the step, as a
+// slip's stop is located) and there sticks the point by a tangential impulse
+// (friction.cpp's jam: an impact without collision, Genot and Brogliato 1999).
+#include "sim/friction.hpp"
+#include "model/core.hpp"
+#include "sim/limit_detail.hpp"
+#include "sim/system.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace pfaff
+{
+  namespace
+  {
+    // the System's terms and acceleration at (q, v) (a sample's)
+    void accel_at(System & s, const VecX & q, const VecX & v)
+    {
+      start_terms(s.mo(), s.d(), q, v, false);
+      s.d().st_.next();
+      accel(s.mo(), s.d(), s.state().tau_, s.d().rs_, s.d().a_);
+    }
+  } // namespace
+
+  std::vector<int> painleve(const Model & mo, const Data & d, const Held & held, double tol)
+  {
+    std::vector<int> out;
+    if (d.coulomb_lam_.size() != Eigen::Index(mo.slip.size()))
+      return out;
+    for (std::size_t k = 0; k < mo.slip.size(); ++k)
+    {
+      const int r = mo.slip[k].row;
+      const std::size_t c = std::size_t(r - mo.loop.m);
+      if (c < held.size() && d.coulomb_lam_(Eigen::Index(k)) > tol && d.slip_lam_(r) < -tol)
+        out.push_back(held[c].second);
+    }
+    return out;
+  }
+
+  std::vector<int> painleve_at(System & s, const Held & held, const VecX & q, const VecX & v,
+                               double tol)
+  {
+    accel_at(s, q, v);
+    return painleve(s.mo(), s.d(), held, tol);
+  }
+
+  double jam_root(System & s, const Held & held, int j,
+                  const std::function<bool(double, VecX &, VecX &)> & step, double h,
+                  double event_tol)
+  {
+    const Model & mo = s.mo();
+    long k = 0; // j's slipping row among Model::slip
+    while (k < long(mo.slip.size())
+           && held[std::size_t(mo.slip[std::size_t(k)].row - mo.loop.m)].second != j)
+      ++k;
+    if (k == long(mo.slip.size()))
+      return std::numeric_limits<double>::quiet_NaN();
+    auto g = [&](double x) { // its multiplier with friction: pushing below zero
+      VecX q, v;
+      if (!step(x, q, v))
+        return -1.0;
+      accel_at(s, q, v);
+      const double lam = s.d().coulomb_lam_(k);
+      return std::isfinite(lam) ? -lam : -1.0;
+    };
+    return first_root(g, 0.0, h, event_tol);
+  }
+} // namespace pfaff
