@@ -43,6 +43,8 @@ namespace pfaff
   std::vector<int> painleve_at(System & s, const Held & held, const VecX & q, const VecX & v,
                                double tol)
   {
+    if (s.mo().slip.empty()) // no slipping point: no evaluation
+      return {};
     accel_at(s, q, v);
     return painleve(s.mo(), s.d(), held, tol);
   }

@@ -121,7 +121,8 @@ def test_painleve_states_jam_and_the_landing_does_not_depend_on_the_step():
     Before, that step was solved without friction and gained 0.14 J at dt 0.25 ms.
     Witnesses: at three steps the energy account closes to the integrator's error, and
     the events (located, so independent of the grid) come at the same times with the
-    same losses (to the integrator's error); without the jams' losses the account is off by joules."""
+    same losses (to the integrator's error); without the jams' losses the account is off
+    by joules."""
     runs = {dt: _landing_at(dt) for dt in (1.25e-4, 2.5e-4, 5e-4)}
     first = None
     for dt, (sim, rec) in runs.items():
@@ -135,8 +136,11 @@ def test_painleve_states_jam_and_the_landing_does_not_depend_on_the_step():
         others = [e for e in sim.events if e.kind != "jam"]
         assert np.max(np.abs(energy_account(rec, others))) > 1.0
         # the impacts and the jams' impulses, the same at every step
-        seen = [(e.t, e.energy_lost) for e in sim.events if e.kind in ("impact", "jam")
-                and e.energy_lost > 1e-6]
+        seen = [
+            (e.t, e.energy_lost)
+            for e in sim.events
+            if e.kind in ("impact", "jam") and e.energy_lost > 1e-6
+        ]
         if first is None:
             first = seen
             continue
