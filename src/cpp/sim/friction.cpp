@@ -67,6 +67,18 @@ namespace pfaff
       return 0.5 * (v.dot(M * v) - vp.dot(M * vp));
     }
 
+
+    // contact spec j (of held row i)'s mode stuck where its body point is at the System's
+    // frames: its two tangential rows through that place
+    ContactMode stuck_here(System & s, int i, int j)
+    {
+      const Spec & sp = s.mo().contact_specs[std::size_t(j)];
+      const FrameKin & f = s.d().frames[std::size_t(sp.s1)];
+      ContactMode md = s.mo().contact_mode[std::size_t(j)];
+      md.stick = true;
+      md.anchor = pair_anchor(s.mo(), s.d(), i - int(s.mo().limits.size()), f.p + f.R * sp.p1);
+      return md;
+    }
   } // namespace
 
   void frames_at(System & s, const VecX & q, const VecX & v)
@@ -218,11 +230,7 @@ namespace pfaff
       if (ic != i || s.mo().contact_mode[std::size_t(jc)].stick
           || (c != cj && !(slip_velocity(s.mo(), s.d(), v, jc).norm() <= kStopped)))
         continue;
-      const Spec & sp = s.mo().contact_specs[std::size_t(jc)];
-      const FrameKin & f = s.d().frames[std::size_t(sp.s1)];
-      ContactMode md = s.mo().contact_mode[std::size_t(jc)];
-      md.stick = true;
-      md.anchor = pair_anchor(s.mo(), s.d(), ic - L, f.p + f.R * sp.p1);
+      const ContactMode md = stuck_here(s, ic, jc);
       set_mode(s, jc, md);
       stop.push_back(c);
       if (c == cj)
@@ -284,17 +292,11 @@ namespace pfaff
     const std::size_t cj = entry_of(s.mo(), held, j);
     if (cj >= held.size())
       return;
-    const int L = int(s.mo().limits.size()), i = held[cj].first;
+    const int i = held[cj].first;
     const VecX q = s.state().q_, v = s.state().v_;
     frames_at(s, q, v);
     const double speed = slip_velocity(s.mo(), s.d(), v, j).norm();
-    // stuck where it is: its two tangential rows through its body point's place now
-    const Spec & sp = s.mo().contact_specs[std::size_t(j)];
-    const FrameKin & f = s.d().frames[std::size_t(sp.s1)];
-    ContactMode md = s.mo().contact_mode[std::size_t(j)];
-    md.stick = true;
-    md.anchor = pair_anchor(s.mo(), s.d(), i - L, f.p + f.R * sp.p1);
-    set_mode(s, j, md);
+    set_mode(s, j, stuck_here(s, i, j));
     const double lost = stop_held(s, held, q, v);
     // held stuck for a step (leave_cone would slip it at once, into the same case)
     watch.forget(j);
