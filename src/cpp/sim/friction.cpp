@@ -67,7 +67,6 @@ namespace pfaff
       return 0.5 * (v.dot(M * v) - vp.dot(M * vp));
     }
 
-
     // contact spec j (of held row i)'s mode stuck where its body point is at the System's
     // frames: its two tangential rows through that place
     ContactMode stuck_here(System & s, int i, int j)

@@ -363,7 +363,7 @@ namespace pfaff
         return {best, best_s};
       }
 
-      // the event of row i at t: a slip stopped or turned, a contact's impact or a limit's
+      // the event of row i at t: a jam, a slip stopped or turned, a contact's or a limit's impact
       void impact(int i, double t)
       {
         if (i >= U + kJam) // Painleve's case: a tangential impulse sticks it
@@ -374,7 +374,7 @@ namespace pfaff
           contact_impact(s, nar, held, guard, t, out.events);
         else
           limit_impact(s, held, guard, i, t, out.events);
-        if (i < U)
+        if (i < U || i >= U + kJam) // an impulse: the slips it stopped stick, or slip on
           stopped_by_impact(s, held, o.release_tol, t, guard, out.events, slips);
         slips.restart(); // an impulse turns slips (not a stop): directions from here on
         ctl.next = t;    // the controller sampled at the event
