@@ -30,11 +30,22 @@ MODEL = Path(__file__).parents[2] / "models" / "contact" / "quadruped_floor.xml"
 DT, T_END = 2e-4, 0.45  # the landing starts at 0.32 s
 
 
-@pytest.fixture(scope="module")
-def landing():
+def _sim(dt: float) -> pfaff.Simulator:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sim = pfaff.Simulator(pfaff.load(MODEL, keyframe="stand", contact=True), dt=DT)
+        return pfaff.Simulator(pfaff.load(MODEL, keyframe="stand", contact=True), dt=dt)
+
+
+def _landing_at(dt: float):
+    """The landing to T_END in one call at step dt, and its record."""
+    sim = _sim(dt)
+    sim.step(n=int(round(T_END / dt)))
+    return sim, sim.record().arrays()
+
+
+@pytest.fixture(scope="module")
+def landing():
+    sim = _sim(DT)
     for _ in range(int(round(T_END / 1e-3))):  # in calls of 1 ms, as a controller would
         sim.step(n=int(round(1e-3 / DT)))
     return sim, sim.record().arrays()
@@ -96,22 +107,10 @@ def test_the_energy_lost_is_the_events(landing):
 def test_one_long_call_at_a_millisecond_closes_the_account():
     """The multi-impact instant at 0.3314 s (two knees and a foot at once, three held points
     let go, two of them approaching again) in one 0.45 s call at dt 1 ms."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        sim = pfaff.Simulator(pfaff.load(MODEL, keyframe="stand", contact=True), dt=1e-3)
-    sim.step(n=450)
-    rec = sim.record().arrays()
+    sim, rec = _landing_at(1e-3)
     account = energy_account(rec, sim.events)
     assert np.max(np.abs(account)) < 1e-5, np.max(np.abs(account))  # J, of ~77 J lost
     assert np.nanmax(np.abs(rec["av"])) < 1e-9
-
-
-def _landing_at(dt: float):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        sim = pfaff.Simulator(pfaff.load(MODEL, keyframe="stand", contact=True), dt=dt)
-    sim.step(n=int(round(T_END / dt)))
-    return sim, sim.record().arrays()
 
 
 def test_painleve_states_jam_and_the_landing_does_not_depend_on_the_step():
