@@ -117,9 +117,7 @@ def screw_chain(model: pin.Model, frame: str) -> ScrewChain:
     ``xi = (p x w, w)`` (revolute) or ``(w, 0)`` (prismatic). The model must
     be a serial chain (``parents[i] == i - 1``) with one-dof joints.
     """
-    if not model.existFrame(frame):
-        names = [f.name for f in model.frames]
-        raise ValueError(f"unknown frame {frame!r}; valid frames: {', '.join(names)}")
+    f = model.frames[frame_index(model, frame)]
     nj = model.njoints
     if any(model.parents[i] != i - 1 for i in range(1, nj)) or model.nv != nj - 1:
         raise ValueError("screw_chain handles serial chains of one-dof joints only")
@@ -130,7 +128,6 @@ def screw_chain(model: pin.Model, frame: str) -> ScrewChain:
         a, revolute = joint_axis(model.joints[i])
         w = T[i][:3, :3] @ a
         xi[i - 1] = np.r_[np.cross(T[i][:3, 3], w), w] if revolute else np.r_[w, 0, 0, 0]
-    f = model.frames[frame_index(model, frame)]
     g0 = T[f.parentJoint] @ f.placement.homogeneous
     return ScrewChain(xi, np.array(T[1:]), g0)
 

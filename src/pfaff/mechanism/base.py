@@ -249,5 +249,14 @@ def frame_ids(model: pinocchio.Model) -> dict[str, int]:
 
 
 def frame_index(model: pinocchio.Model, name: str) -> int:
-    """The index of the frame ``name`` of ``model`` (:func:`frame_ids`' rule)."""
-    return frame_ids(model)[name]
+    """The index of the frame ``name`` of ``model`` (:func:`frame_ids`' rule).
+
+    Raises
+    ------
+    ModelError
+        naming ``name`` and the model's frames when it has none of that name.
+    """
+    ids = frame_ids(model)
+    if name not in ids:
+        raise ModelError(f"unknown frame {name!r}; valid frames: {', '.join(ids)}")
+    return ids[name]

@@ -91,8 +91,6 @@ def frame_ik(
         when the pose error stays above ``tol`` (the target is out of reach
         within the limits) or ``frame`` does not exist.
     """
-    if not model.existFrame(frame):
-        raise ValueError(f"frame_ik: unknown frame {frame!r}")
     data = model.createData()
     iq = np.arange(model.nq) if joints is None else joints
     lo, hi = model.lowerPositionLimit[iq], model.upperPositionLimit[iq]

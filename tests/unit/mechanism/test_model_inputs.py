@@ -130,3 +130,12 @@ def test_a_q_unit_to_the_tolerance_passes(scale):
         mech.check_state(q, np.zeros(mech.nv))
         with pytest.raises(ModelError, match="v has shape"):  # still checks the sizes
             mech.check_state(q, np.zeros(mech.nv + int(rng.integers(1, 3))))
+
+
+def test_frame_index_names_an_unknown_frame_and_the_valid_ones():
+    from pfaff.mechanism.base import frame_ids, frame_index
+
+    model = from_urdf(URDF).model
+    assert frame_index(model, "l2") == frame_ids(model)["l2"]
+    with pytest.raises(ModelError, match="unknown frame 'l3'; valid frames: .*l2"):
+        frame_index(model, "l3")
