@@ -362,9 +362,9 @@ namespace pfaff
         sigma_of_factor(d, rs);
       return;
     }
-    if (allow_qr && mm <= n && rs.deficient && pivoted_rows(mo, d, Am, rs))
+    if (allow_qr && (mm > n || rs.deficient) && pivoted_rows(mo, d, Am, rs))
     {
-      // rank deficient at the last call: straight to the pivoted QR
+      // more rows than coordinates, or rank deficient at the last call: the pivoted QR
       if (want_sigma)
         sigma_of_factor(d, rs);
       return;

@@ -50,8 +50,9 @@ namespace pfaff
   } // namespace detail
 
 
-  // Rank-deficient rows without the SVD (e.g. 12 loop rows of rank 8 on 30 dof).
-  // Column-pivoted QR of A^T: A^T Pi = Q [R11 R12; 0 R22], R11 r x r. The split is
+  // Rank-deficient rows without the SVD (e.g. 12 loop rows of rank 8 on 30 dof, or a
+  // box stack's 24 held rows on 12 dof). Column-pivoted QR of the n x m A^T:
+  // A^T Pi = Q [R11 R12; 0 R22], R11 r x r, R22 (n - r) x (m - r). The split is
   // certified for the absolute threshold when
   //   sigma_r(A) >= sigma_min(R11) >= 1 / ||R11^-1||_F >= 2 rank_tol   (interlacing:
   //     the first r columns of A^T Pi are Q_1 R11) and
@@ -68,18 +69,18 @@ namespace pfaff
   {
     bool pivoted_rows(const Model & mo, Data & d, const MatX & Am, RowSpace & rs)
     {
-      const int mm = int(Am.rows());
+      const int mm = int(Am.rows()), n = int(Am.cols());
       const double tol = mo.opt.rank_tol;
       d.cpqr_.compute(Am.transpose());
       const MatX & QR = d.cpqr_.matrixQR();
       int r = 0;
-      while (r < mm && std::abs(QR(r, r)) >= tol)
+      while (r < std::min(mm, n) && std::abs(QR(r, r)) >= tol)
         ++r;
       if (r == 0 || r == mm)
         return false; // full row rank: the full-rank QR (as linalg.full_row_rank_qr) or SVD
-      double r22 = 0.0; // ||R22||_F of the (m - r) x (m - r) upper triangle
-      for (int j = r; j < mm; ++j)
-        r22 += QR.col(j).segment(r, j - r + 1).squaredNorm();
+      double r22 = 0.0; // ||R22||_F of the upper trapezoid: rows r .. min(j, n - 1) of column j
+      for (int j = r; j < mm && r < n; ++j)
+        r22 += QR.col(j).segment(r, std::min(j, n - 1) - r + 1).squaredNorm();
       if (!(std::sqrt(r22) * 2.0 <= tol))
         return false;
       upper_inverse(QR, r, d.Y_);
@@ -103,7 +104,11 @@ namespace pfaff
       rs.rank = r;
       rs.sigma_min = kNaN;
       rs.deficient = r < mm;
-      rs.R = QR.topRows(mm).triangularView<Eigen::Upper>(); // for sigma_of_factor
+      // for sigma_of_factor: more rows than coordinates have sigma_min(A) = 0 (no R kept)
+      if (mm <= n)
+        rs.R = QR.topRows(mm).triangularView<Eigen::Upper>();
+      else
+        rs.R.resize(0, 0);
       return true;
     }
   } // namespace detail

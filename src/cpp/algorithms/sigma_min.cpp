@@ -135,7 +135,7 @@ namespace pfaff
         rs.sigma_min = std::min(rs.sigma_min, br.sigma_min);
       }
     }
-    else if (rs.rank == 0 || rs.zero_rows || rs.nblocks > 0)
+    else if (rs.rank == 0 || rs.zero_rows || rs.nblocks > 0 || rs.m > rs.n)
       // a zero row of A, or more rows than coordinates: sigma_min(A) = 0
       rs.sigma_min = 0.0;
     else if (rs.R.size() == 0)
