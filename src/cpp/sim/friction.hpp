@@ -128,6 +128,15 @@ namespace pfaff
   double jam_root(System & s, const Held & held, int j,
                   const std::function<bool(double, VecX &, VecX &)> & step, double h,
                   double event_tol);
+  /// Painleve's pole inside a step: where a slipping point's normal row, with its
+  /// friction, loses its effective mass (A M^-1 W^T singular), its multiplier with
+  /// friction diverges and a step whose stage comes near it fails (x_bad: the shortest
+  /// step that failed). The last step length that succeeds below x_bad (bisection to
+  /// event_tol) and the slipping spec whose multiplier with friction is largest there:
+  /// the point the diverging force stops (jam). {-1, 0}: no point slips, or none failed
+  std::pair<int, double> pole(System & s, const Held & held,
+                              const std::function<bool(double, VecX &, VecX &)> & step,
+                              double x_bad, double event_tol);
   /// spec j, slipping in Painleve's case at the System's state, sticks by a tangential
   /// impulse (an impact without collision, Genot and Brogliato 1999): the velocity
   /// nearest in the metric of M with its point stuck and every held row kept, its energy

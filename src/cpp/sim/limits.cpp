@@ -307,7 +307,25 @@ namespace pfaff
         const std::vector<int> turned = slips.turned(s, held, q1, v1, false);
         const std::vector<int> jams = painleve_at(s, held, q1, v1, o.release_tol);
         int best = -1;
-        double best_s = kInf;
+        double best_s = kInf, x_bad = kInf; // the shortest step that failed
+        const auto to = [&](double x, VecX & q, VecX & v) {
+          q = a.q;
+          v = a.v;
+          const bool ok = x <= 1e-9 * h || step_to(a, x, q, &v);
+          x_bad = ok ? x_bad : std::min(x_bad, x);
+          return ok;
+        };
+        auto take = [&](int i, double x) {
+          if (std::isfinite(x) && (best < 0 || x < best_s))
+            std::tie(best, best_s) = std::make_pair(i, x);
+          return std::isfinite(x);
+        };
+        // a step that failed: Painleve's pole met, a jam there (false: no event found)
+        const auto failed = [&] {
+          const auto [j, x] = pole(s, held, to, x_bad, o.event_tol);
+          x_bad = kInf;
+          return j >= 0 && take(U + kJam + j, x);
+        };
         for (std::size_t i = 0; i < s.mo().limits.size(); ++i)
         {
           const JointLimit & l = s.mo().limits[i];
@@ -315,50 +333,30 @@ namespace pfaff
             continue;
           const bool lower = l.value(q1) < l.lower;
           const double bound = lower ? l.lower : l.upper, sign = lower ? 1.0 : -1.0;
-          bool bad = false;
           const double v0 = l.value(a.q), x0 = std::abs(v0 - bound) <= 1e-13 ? bound : v0;
           auto g = [&](double x) {
             if (x <= 1e-9 * h) // the start's Taylor line (x0 snapped: ON_BOUND)
               return sign * (x0 + l.rate(a.q, a.v) * x - bound);
-            VecX qx; // limit l's value after one step of length x (NaN where it fails)
-            const double qi = step_to(a, x, qx) ? l.value(qx) : NAN;
-            bad = bad || !std::isfinite(qi);
-            return std::isfinite(qi) ? sign * (qi - bound) : -1.0;
+            VecX qx, vx; // limit l's value after one step of length x
+            return to(x, qx, vx) ? sign * (l.value(qx) - bound) : -1.0;
           };
           const double x = first_root(g, sign * l.rate(a.q, a.v), h, o.event_tol);
-          if (bad)
+          if (std::isfinite(x_bad) ? !failed() : !take(int(i), x))
             return {-1, 0.0};
-          if (best < 0 || x < best_s)
-          {
-            best = int(i);
-            best_s = x;
-          }
         }
         // the contact pairs past their still geom (the first root of their gap), the slips
         // that turned (of their velocity), each searched up to the earliest found so far
-        const auto to = [&](double x, VecX & q, VecX & v) {
-          q = a.q;
-          v = a.v;
-          return x <= 1e-9 * h || step_to(a, x, q, &v);
-        };
         const auto upto = [&] { return best < 0 ? h : best_s; };
-        auto take = [&](int i, double x) {
-          if (std::isfinite(x) && (best < 0 || x < best_s))
-          {
-            best = i;
-            best_s = x;
-          }
-          return std::isfinite(x);
-        };
         for (std::size_t k = 0; k < s.mo().contact_pairs.size(); ++k)
           if (contact_gap(s, nar, held, q1, int(k), 0.0) < -s.mo().opt.position_tol
-              && !take(L + int(k), contact_root(s, nar, held, int(k), to, h, upto(), o.event_tol)))
+              && !take(L + int(k), contact_root(s, nar, held, int(k), to, h, upto(), o.event_tol))
+              && !failed())
             return {-1, 0.0};
         for (int j : turned)
-          if (!take(U + j, slips.root(s, j, to, upto(), o.event_tol)))
+          if (!take(U + j, slips.root(s, j, to, upto(), o.event_tol)) && !failed())
             return {-1, 0.0};
         for (int j : jams)
-          if (!take(U + kJam + j, jam_root(s, held, j, to, upto(), o.event_tol)))
+          if (!take(U + kJam + j, jam_root(s, held, j, to, upto(), o.event_tol)) && !failed())
             return {-1, 0.0};
         return {best, best_s};
       }

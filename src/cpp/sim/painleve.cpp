@@ -3,7 +3,9 @@
 // (the slipping rod of Painleve's paradox: no consistent force). The run locates the
 // instant its multiplier with friction turns to pull (its first root over the step, as a
 // slip's stop is located) and there sticks the point by a tangential impulse
-// (friction.cpp's jam: an impact without collision, Genot and Brogliato 1999).
+// (friction.cpp's jam: an impact without collision, Genot and Brogliato 1999); so too
+// where a step meets the pole between the two, the point's effective normal mass with
+// friction passing through zero (pole).
 #include "sim/friction.hpp"
 #include "model/core.hpp"
 #include "sim/limit_detail.hpp"
@@ -69,5 +71,32 @@ namespace pfaff
       return std::isfinite(lam) ? -lam : -1.0;
     };
     return first_root(g, 0.0, h, event_tol);
+  }
+
+  // Near the pole the normal force with friction grows as 1 / a_n and stops the slip
+  // within a vanishing time: its limit is the jam's tangential impulse. An RK stage next
+  // to the pole takes that force as an acceleration (1e7-1e8 m/s^2 on a humanoid's hand)
+  // and the step fails; the pole is located to the last step that does not.
+  std::pair<int, double> pole(System & s, const Held & held,
+                              const std::function<bool(double, VecX &, VecX &)> & step,
+                              double x_bad, double event_tol)
+  {
+    const Model & mo = s.mo();
+    if (mo.slip.empty() || !std::isfinite(x_bad))
+      return {-1, 0.0};
+    VecX q, v;
+    double lo = 0.0, hi = x_bad;
+    while (hi - lo > event_tol)
+    {
+      const double mid = 0.5 * (lo + hi);
+      (step(mid, q, v) ? lo : hi) = mid;
+    }
+    if (!step(lo, q, v))
+      return {-1, 0.0};
+    accel_at(s, q, v);
+    Eigen::Index k = 0;
+    s.d().coulomb_lam_.cwiseAbs().maxCoeff(&k);
+    const std::size_t c = std::size_t(mo.slip[std::size_t(k)].row - mo.loop.m);
+    return c < held.size() ? std::make_pair(held[c].second, lo) : std::make_pair(-1, 0.0);
   }
 } // namespace pfaff
