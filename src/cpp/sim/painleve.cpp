@@ -75,7 +75,7 @@ namespace pfaff
 
   // Near the pole the normal force with friction grows as 1 / a_n and stops the slip
   // within a vanishing time: its limit is the jam's tangential impulse. An RK stage next
-  // to the pole takes that force as an acceleration (1e7-1e8 m/s^2 on a humanoid's hand)
+  // to the pole takes that force as an acceleration (1e7-1e8 m/s^2 on MuJoCo's humanoid)
   // and the step fails; the pole is located to the last step that does not.
   std::pair<int, double> pole(System & s, const Held & held,
                               const std::function<bool(double, VecX &, VecX &)> & step,
@@ -94,6 +94,8 @@ namespace pfaff
     if (!step(lo, q, v))
       return {-1, 0.0};
     accel_at(s, q, v);
+    if (s.d().coulomb_lam_.size() != Eigen::Index(mo.slip.size()))
+      return {-1, 0.0};
     Eigen::Index k = 0;
     s.d().coulomb_lam_.cwiseAbs().maxCoeff(&k);
     const std::size_t c = std::size_t(mo.slip[std::size_t(k)].row - mo.loop.m);
