@@ -260,8 +260,10 @@ def failure_message(cset, st, run: LimitedRun) -> str:
         )
     elif code == StatusCode.LOCATE_FAILED:
         why = (
-            f"the crossing of a limit inside the step to t = {st.t:.6g} s cannot be located "
-            "(a step inside the bracket failed)"
+            f"the crossing of a limit or contact inside the step to t = {st.t:.6g} s cannot "
+            "be located (a step inside the bracket failed, and no slipping point's "
+            "Painleve pole explains it: the held rows' dynamics diverge there); a "
+            "smaller dt may step past it"
         )
     else:
         why = status_message(cset, st)

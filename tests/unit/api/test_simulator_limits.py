@@ -258,3 +258,23 @@ def test_a_held_limit_is_released_by_a_torque_that_lifts_it(engine):
     k = len(got["t"]) - len(ref["t"])
     for key in ("t", "q", "v", "lambda"):
         assert np.abs(got[key][k:] - ref[key]).max() <= 1e-12, key
+
+
+def test_a_located_crossing_that_fails_says_when_and_what_to_try():
+    """LOCATE_FAILED (a trial step of a location failed, no Painleve pole explains it):
+    the message names the step's end, the cause and the remedy; the other codes keep
+    their own messages."""
+    from types import SimpleNamespace
+
+    from pfaff.simulate.limit_events import LimitedRun
+    from pfaff.simulate.limits_core import failure_message
+    from pfaff.simulate.policy import StatusCode
+    from pfaff.simulate.trajectory import Trajectory
+
+    run = LimitedRun(Trajectory(1, 1, 0, 0), held={3: "lower"})
+    st = SimpleNamespace(code=int(StatusCode.LOCATE_FAILED), t=0.217, value=0.0)
+    msg = failure_message(None, st, run)
+    assert "LOCATE_FAILED" in msg and "t = 0.217 s" in msg
+    assert "Painleve pole" in msg and "smaller dt" in msg and "limit 3 (lower)" in msg
+    budget = SimpleNamespace(code=int(StatusCode.EVENT_BUDGET), t=0.5, value=99.0)
+    assert "smaller dt" not in failure_message(None, budget, run)
