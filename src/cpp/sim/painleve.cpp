@@ -25,6 +25,13 @@ namespace pfaff
       s.d().st_.next();
       accel(s.mo(), s.d(), s.state().tau_, s.d().rs_, s.d().a_);
     }
+
+    // the contact spec of Model::slip's k-th slipping row (its held entry's), -1 if none
+    int slip_spec(const Model & mo, const Held & held, std::size_t k)
+    {
+      const std::size_t c = std::size_t(mo.slip[k].row - mo.loop.m);
+      return c < held.size() ? held[c].second : -1;
+    }
   } // namespace
 
   std::vector<int> painleve(const Model & mo, const Data & d, const Held & held, double tol)
@@ -34,10 +41,9 @@ namespace pfaff
       return out;
     for (std::size_t k = 0; k < mo.slip.size(); ++k)
     {
-      const int r = mo.slip[k].row;
-      const std::size_t c = std::size_t(r - mo.loop.m);
-      if (c < held.size() && d.coulomb_lam_(Eigen::Index(k)) > tol && d.slip_lam_(r) < -tol)
-        out.push_back(held[c].second);
+      const int j = slip_spec(mo, held, k);
+      if (j >= 0 && d.coulomb_lam_(Eigen::Index(k)) > tol && d.slip_lam_(mo.slip[k].row) < -tol)
+        out.push_back(j);
     }
     return out;
   }
@@ -57,8 +63,7 @@ namespace pfaff
   {
     const Model & mo = s.mo();
     long k = 0; // j's slipping row among Model::slip
-    while (k < long(mo.slip.size())
-           && held[std::size_t(mo.slip[std::size_t(k)].row - mo.loop.m)].second != j)
+    while (k < long(mo.slip.size()) && slip_spec(mo, held, std::size_t(k)) != j)
       ++k;
     if (k == long(mo.slip.size()))
       return std::numeric_limits<double>::quiet_NaN();
@@ -84,21 +89,28 @@ namespace pfaff
     const Model & mo = s.mo();
     if (mo.slip.empty() || !std::isfinite(x_bad))
       return {-1, 0.0};
-    VecX q, v;
+    VecX q, v, q_lo, v_lo; // the state after the last step that succeeds
     double lo = 0.0, hi = x_bad;
+    if (!step(lo, q_lo, v_lo))
+      return {-1, 0.0};
     while (hi - lo > event_tol)
     {
       const double mid = 0.5 * (lo + hi);
-      (step(mid, q, v) ? lo : hi) = mid;
+      if (!step(mid, q, v))
+        hi = mid;
+      else
+      {
+        lo = mid;
+        q_lo.swap(q);
+        v_lo.swap(v);
+      }
     }
-    if (!step(lo, q, v))
-      return {-1, 0.0};
-    accel_at(s, q, v);
+    accel_at(s, q_lo, v_lo);
     if (s.d().coulomb_lam_.size() != Eigen::Index(mo.slip.size()))
       return {-1, 0.0};
     Eigen::Index k = 0;
     s.d().coulomb_lam_.cwiseAbs().maxCoeff(&k);
-    const std::size_t c = std::size_t(mo.slip[std::size_t(k)].row - mo.loop.m);
-    return c < held.size() ? std::make_pair(held[c].second, lo) : std::make_pair(-1, 0.0);
+    const int j = slip_spec(mo, held, std::size_t(k));
+    return j >= 0 ? std::make_pair(j, lo) : std::make_pair(-1, 0.0);
   }
 } // namespace pfaff
