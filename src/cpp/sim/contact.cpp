@@ -247,9 +247,11 @@ namespace pfaff
     return G;
   }
 
-  bool same_point(const Model & mo, int spec, const ContactPoint & p)
+  bool same_point(const Model & mo, int spec, const ContactPoint & p, bool follow)
   {
     const Spec & sp = mo.contact_specs[std::size_t(spec)];
-    return mo.contact_spec_pair[std::size_t(spec)] == p.pair && (sp.p1 - p.local).norm() < 1e-7;
+    const bool round = follow && p.radius > 0.0 && mo.contact_spec_radius[std::size_t(spec)] > 0.0;
+    return mo.contact_spec_pair[std::size_t(spec)] == p.pair
+           && (sp.p1 - p.local).norm() < (round ? kFollow : 1e-7);
   }
 } // namespace pfaff

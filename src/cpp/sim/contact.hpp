@@ -49,6 +49,14 @@ namespace pfaff
   /// pair only: on a moving body its rim point holds)
   constexpr double kCylinderLying = 1e-6;
 
+  /// A round point's core within this of a held round point's core of its pair (in its
+  /// body's frame) [m] is the held point: where two round geoms turn on each other their
+  /// nearest points slide along their axes, while a held point stays fixed in its body (its
+  /// row holds it on the other's tangent plane). Beyond it, the point taken up supersedes
+  /// the held one (contact_impact, which takes up every touching point not the held one to
+  /// 1e-7 m: the one located, and those that slid less)
+  constexpr double kFollow = 1e-3;
+
   /// Points of a pair beyond this many are not held (the record pads this many rows per
   /// pair)
   constexpr int kContactRows = 8;
@@ -98,8 +106,9 @@ namespace pfaff
   Vec3 spec_contact(const Model & mo, const Data & d, int j, Vec3 & n);
   /// the world point p as pair k's anchor (ContactMode: in the still body's frame)
   Vec3 pair_anchor(const Model & mo, const Data & d, int k, const Vec3 & p);
-  /// a held contact spec's point is p (same pair, same body point to 1e-7 m)
-  bool same_point(const Model & mo, int spec, const ContactPoint & p);
+  /// a held contact spec's point is p: same pair, same body point to 1e-7 m (a round
+  /// point and a round spec, where follow: their cores to kFollow)
+  bool same_point(const Model & mo, int spec, const ContactPoint & p, bool follow = true);
 
   // contact_events.cpp: the contact pairs' part of a limited run (limits.cpp)
   /// the held entries (L + k, j) of contacts renumbered to the first contact_specs, the

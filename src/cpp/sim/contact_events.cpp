@@ -26,15 +26,17 @@ namespace pfaff
     // a contact's gap inside a step is clipped at this (no point this far: the margin) [m]
     constexpr double kGapMargin = 0.05;
 
-    // a point taken up whose contact is this near a held point's of its pair (of the
-    // other kind: round, or a vertex) supersedes it [m]
+    // a point taken up whose contact is this near a held point's of its pair, the other
+    // kind (round, or a vertex), supersedes it [m]
     constexpr double kSupersede = 1e-5;
 
-    // the held entries of in's pairs that a point of in supersedes: a held vertex where
-    // a round point now touches (a cylinder tipped onto its side: its rim point where
-    // its axis point holds), or a held round point where a vertex now touches (a lying
-    // cylinder tipping onto a rim); their contacts (the material point a radius below a
-    // round point's core) the same, at the evaluated state d
+    // the held entries of in's pairs that a point of in supersedes: a held vertex where a
+    // round point now touches (a cylinder tipped onto its side: its rim point where its
+    // axis point holds), or a held round point where a vertex now touches (a lying cylinder
+    // tipping onto a rim), their contacts (the material point a radius below a round
+    // point's core) the same at the evaluated state d; and a held round point whose pair's
+    // nearest points slid past kFollow (two round geoms turning on each other: the point
+    // taken up, within twice that of its core, follows it)
     std::vector<std::size_t> superseded(
       const Model & mo, const Data & d, const Held & held, const std::vector<ContactPoint> & in)
     {
@@ -46,11 +48,15 @@ namespace pfaff
           continue;
         const int j = held[c].second;
         const double r = mo.contact_spec_radius[std::size_t(j)];
+        const Vec3 & core = mo.contact_specs[std::size_t(j)].p1;
         Vec3 n;
         const Vec3 x = spec_contact(mo, d, j, n);
         if (std::any_of(in.begin(), in.end(), [&](const ContactPoint & p) {
-              return L + p.pair == held[c].first && (p.radius > 0.0) != (r > 0.0)
-                     && (p.core - p.radius * p.n - x).norm() < kSupersede;
+              if (L + p.pair != held[c].first)
+                return false;
+              if ((p.radius > 0.0) != (r > 0.0))
+                return (p.core - p.radius * p.n - x).norm() < kSupersede;
+              return r > 0.0 && (p.local - core).norm() < 2.0 * kFollow;
             }))
           out.push_back(c);
       }
@@ -61,11 +67,11 @@ namespace pfaff
     // least motion that leaves every point's gap >= 0 (clear_after_move)
     constexpr double kDeep = 1e-9;
 
-    bool held_point(const System & s, const Held & held, const ContactPoint & p)
+    bool held_point(const System & s, const Held & held, const ContactPoint & p, bool follow = true)
     {
       const int L = int(s.mo().limits.size());
       return std::any_of(held.begin(), held.end(), [&](const auto & h) {
-        return h.first >= L && same_point(s.mo(), h.second, p);
+        return h.first >= L && same_point(s.mo(), h.second, p, follow);
       });
     }
   } // namespace
@@ -139,11 +145,12 @@ namespace pfaff
     const int L = int(mo.limits.size());
     const VecX q = s.state().q_, v = s.state().v_;
     Data & d = s.d();
-    dynamics_state(mo, d, q, v, false);
+    dynamics_state(mo, d, q, v, true);
     evaluate(mo, d, q, v, false);
+    const double V0 = d.potential;
     std::vector<ContactPoint> hit;
     for (const ContactPoint & p : nar.points(mo, q, kTouch))
-      if (p.dist <= kTouch && !held_point(s, held, p))
+      if (p.dist <= kTouch && !held_point(s, held, p, false))
         hit.push_back(p);
     MatX G = contact_rows(mo, d, hit);
     const auto deep = [](const ContactPoint & p) { return p.dist < -kDeep; };
@@ -216,17 +223,31 @@ namespace pfaff
       target(long(i)) = plastic[std::size_t(in[i].pair)] ? 0.0 : -c.restitution * pre(long(i));
     }
     const MatX M = dense_M(mo, d);
+    // the superseded points' rows are not kept through the impact: the points taken up
+    // replace them
+    std::vector<int> keep(held.size(), 1);
+    for (const std::size_t c : gone)
+      keep[c] = 0;
+    std::vector<Eigen::Index> kept;
+    const std::vector<int> owner = row_owner(mo, held, d.A.rows());
+    for (Eigen::Index r = 0; r < d.A.rows(); ++r)
+      if (owner[std::size_t(r)] < 0 || keep[std::size_t(owner[std::size_t(r)])])
+        kept.push_back(r);
+    const MatX A = d.A(kept, Eigen::all);
     // with friction: the impulse-level active set of friction.hpp (held points that
     // would pull let go), else Newton's law with the active rows kept
-    std::vector<std::size_t> drop;
     std::vector<int> may_go(held.size());
     for (std::size_t c = 0; c < held.size(); ++c)
       may_go[c] = guard.may_release(held[c].first, t) ? 1 : 0;
     const bool rubs = std::any_of(in.begin(), in.end(), [&](const ContactPoint & p) {
       return mo.contact_pairs[std::size_t(p.pair)].mu > 0.0;
     });
-    const VecX vn_new = rubs ? friction_impact(s, M, v, in, R, target, plastic, held, may_go, drop)
-                             : metric_impact_rows(M, d.A, v, R, target, mo.opt.rank_tol);
+    const VecX vn_new = rubs ? friction_impact(s, M, v, in, R, target, plastic, held, may_go, keep)
+                             : metric_impact_rows(M, A, v, R, target, mo.opt.rank_tol);
+    std::vector<std::size_t> drop; // the held points that let go
+    for (std::size_t c = 0; c < held.size(); ++c)
+      if (!keep[c] && !std::binary_search(gone.begin(), gone.end(), c))
+        drop.push_back(c);
     const double loss = 0.5 * (v.dot(M * v) - vn_new.dot(M * vn_new));
     const VecX post = R * vn_new;
     // the points onto the still geom (Phi = dist to round-off: the gap's sign after the
@@ -235,18 +256,19 @@ namespace pfaff
     VecX dist(long(in.size()));
     for (std::size_t i = 0; i < in.size(); ++i)
       dist(long(i)) = -in[i].dist;
-    const VecX dq = metric_impact_rows(M, d.A, VecX::Zero(v.size()), R, dist, mo.opt.rank_tol);
+    const VecX dq = metric_impact_rows(M, A, VecX::Zero(v.size()), R, dist, mo.opt.rank_tol);
     s.set_state(pinocchio::integrate(mo.model, q, dq), vn_new);
     std::vector<int> count(P, 0); // held rows per pair (at most kContactRows)
-    for (const auto & h : held)
-      if (h.first >= L)
-        ++count[std::size_t(h.first - L)];
+    for (std::size_t c = 0; c < held.size(); ++c)
+      if (held[c].first >= L && !std::binary_search(gone.begin(), gone.end(), c))
+        ++count[std::size_t(held[c].first - L)];
     std::vector<int> reported(P, 0);
     std::vector<Spec> specs = mo.contact_specs; // the rows held, and those taken up now
     std::vector<int> pairs = mo.contact_spec_pair;
     std::vector<double> radius = mo.contact_spec_radius;
     std::vector<ContactMode> modes = mo.contact_mode; // a new point's: from its slip
     double lost = loss; // the energy lost, on the first event
+    const std::size_t first = events.size();
     for (std::size_t i = 0; i < in.size(); ++i)
     {
       const std::size_t k = std::size_t(in[i].pair);
@@ -271,7 +293,6 @@ namespace pfaff
     }
     // the held points that let go: released (one event per pair)
     // and those superseded by a point taken up now (the contact goes on: no event)
-    std::sort(drop.begin(), drop.end());
     std::vector<std::size_t> erase = drop;
     for (const std::size_t c : gone)
       if (!std::binary_search(drop.begin(), drop.end(), c))
@@ -292,6 +313,14 @@ namespace pfaff
     }
     s.change_model(
       [&](ModelBuilder & b) { b.set_contact_rows(specs, pairs, radius, modes); }, false);
+    // a held round point re-anchored: its move out of the micrometres the surrogate let
+    // the geoms sink is the event's too (its potential energy; a start's overlap, moved
+    // out before the first sample, is not)
+    if (!gone.empty() && first < events.size())
+    {
+      dynamics_state(s.mo(), s.d(), s.state().q_, s.state().v_, true);
+      events[first].energy_lost += V0 - s.d().potential;
+    }
     guard.count(t);
   }
   void record_contacts(const System & s, const Held & held, LimitRecord & rec)

@@ -336,16 +336,9 @@ namespace pfaff
       stop_slip(s, held, j, tol, t, guard, events, watch);
   }
 
-  VecX friction_impact(
-    System & s, const MatX & M, const VecX & v, const std::vector<ContactPoint> & in,
-    const MatX & R, const VecX & target, const std::vector<int> & plastic, const Held & held,
-    const std::vector<int> & may_go, std::vector<std::size_t> & drop)
+  std::vector<int> row_owner(const Model & mo, const Held & held, long m)
   {
-    const Model & mo = s.mo();
-    const Data & d = s.d();
-    const int L = int(mo.limits.size()), nv = mo.nv();
-    const Eigen::Index m = d.A.rows(), k = R.rows();
-    // the held contact entry of each active row (-1: the loop's or a limit's, kept)
+    const int L = int(mo.limits.size());
     std::vector<int> owner(std::size_t(m), -1);
     for (std::size_t c = 0; c < held.size(); ++c)
       if (held[c].first >= L)
@@ -354,6 +347,19 @@ namespace pfaff
         if (const int r = stick_row(mo, held, c); r >= 0)
           owner[std::size_t(r)] = owner[std::size_t(r) + 1] = int(c);
       }
+    return owner;
+  }
+
+  VecX friction_impact(
+    System & s, const MatX & M, const VecX & v, const std::vector<ContactPoint> & in,
+    const MatX & R, const VecX & target, const std::vector<int> & plastic, const Held & held,
+    const std::vector<int> & may_go, std::vector<int> & keep)
+  {
+    const Model & mo = s.mo();
+    const Data & d = s.d();
+    const int nv = mo.nv();
+    const Eigen::Index m = d.A.rows(), k = R.rows();
+    const std::vector<int> owner = row_owner(mo, held, m);
     // the points that stop (plastic, or e = 0) with friction stop along the surface too:
     // two tangential rows
     MatX T = MatX::Zero(2 * k, nv);
@@ -371,7 +377,6 @@ namespace pfaff
       T.row(2 * i + 1) = t2.transpose() * Jp;
       sticks[std::size_t(i)] = 1;
     }
-    std::vector<int> keep(held.size(), 1);
     VecX vp = v;
     // an impulse-level active set: a held point whose impulse would pull lets go, a
     // point whose sticking impulse leaves the cone slips (no tangential impulse)
@@ -446,10 +451,6 @@ namespace pfaff
       if (!changed)
         break;
     }
-    drop.clear();
-    for (std::size_t c = 0; c < held.size(); ++c)
-      if (!keep[c])
-        drop.push_back(c);
     return vp;
   }
 } // namespace pfaff

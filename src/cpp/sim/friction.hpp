@@ -152,15 +152,18 @@ namespace pfaff
   /// in, the direction out; false where none is found (the Model's mode of j is left
   /// slipping: the caller sets it)
   bool slip_onset(System & s, const Held & held, int j, double tol, Vec3 & s0);
+  /// the held contact entry that owns each of the m active rows (its normal row, its
+  /// tangential rows while it sticks), -1 for the loop's and the limits' rows
+  std::vector<int> row_owner(const Model & mo, const Held & held, long m);
   /// the velocity after an impact with friction at the System's state (d's frames and
   /// rows): the points in (their normal rows R to their targets; the plastic ones with
   /// friction stopped along the surface where the impulse that needs lies inside the cone,
-  /// else slipping with no tangential impulse) with the active rows kept, except the
-  /// held contact points whose impulse would pull: their held entries into drop (they let
-  /// go: Housner's rocking block leaves its old edge) where may_go (by held entry) allows
-  /// (the event guard's pins: a pinned point stays held)
+  /// else slipping with no tangential impulse) with the active rows of the held entries
+  /// keep names (1) kept. A held contact point whose impulse would pull lets go (keep 0:
+  /// Housner's rocking block leaves its old edge) where may_go (by held entry) allows (the
+  /// event guard's pins: a pinned point stays held)
   VecX friction_impact(
     System & s, const MatX & M, const VecX & v, const std::vector<ContactPoint> & in,
     const MatX & R, const VecX & target, const std::vector<int> & plastic, const Held & held,
-    const std::vector<int> & may_go, std::vector<std::size_t> & drop);
+    const std::vector<int> & may_go, std::vector<int> & keep);
 } // namespace pfaff

@@ -270,7 +270,8 @@ def file_contacts(
     if round_planes:
         warns.append(
             f"{MOVING_WARNING} of two round geoms is approximate: {len(round_planes)} "
-            "pair(s) hold one's point on the other's tangent plane, turning with its body "
+            "pair(s) hold one's point on the other's tangent plane, turning with its body, "
+            "moved to their nearest points where those slide 1 mm "
             f"({'; '.join(round_planes[:5])}{'; ...' if len(round_planes) > 5 else ''})"
         )
     if cylinders:
