@@ -133,7 +133,8 @@ namespace pfaff
   /// friction diverges and a step whose stage comes near it fails (x_bad: the shortest
   /// step that failed). The last step length that succeeds below x_bad (bisection to
   /// event_tol) and the slipping spec whose multiplier with friction is largest there:
-  /// the point the diverging force stops (jam). {-1, 0}: no point slips, or none failed
+  /// the point the diverging force stops (jam); -1 where no point slips (the step length
+  /// still found). {-1, 0}: no step failed
   std::pair<int, double> pole(System & s, const Held & held,
                               const std::function<bool(double, VecX &, VecX &)> & step,
                               double x_bad, double event_tol);

@@ -22,6 +22,20 @@ namespace pfaff
   /// (its slip stopped), U + kJam + a slipping spec's in Painleve's case (friction.hpp;
   /// more specs than any run holds)
   constexpr int kJam = 1 << 24;
+  /// no event: a step that failed is taken shorter (limits.cpp's stepless)
+  constexpr int kShorter = -2;
+
+  /// the state a limited run's phase goes back to: a sample's time, state, the phase's
+  /// accounts, the torque held over the step from it and the controller's next instant
+  struct Saved
+  {
+    double t = 0.0;
+    VecX q, v;
+    double work = 0.0, corr = 0.0, fwork = 0.0;
+    int newton_it = 0;
+    VecX tau;
+    double next = 0.0;
+  };
 
   /// row i (a limit's index, L + a contact point's) is in the held set
   inline bool is_held(const Held & held, int i)

@@ -25,18 +25,7 @@ namespace pfaff
   namespace
   {
     constexpr double kInf = std::numeric_limits<double>::infinity();
-
-    // the state a phase goes back to: a sample's time, state, the phase's accounts, the
-    // torque held over the step from it and the controller's next instant
-    struct Saved
-    {
-      double t = 0.0;
-      VecX q, v;
-      double work = 0.0, corr = 0.0, fwork = 0.0;
-      int newton_it = 0;
-      VecX tau;
-      double next = 0.0;
-    };
+    constexpr double kGain = 1e-3; // a trial step's gain of energy / kinetic energy: fails
 
     // how a phase ended
     enum class End
@@ -44,6 +33,7 @@ namespace pfaff
       done,     // its last sample
       released, // a held limit pulled (the limit already released)
       crossed,  // a free limit past its bound at sample `at` (stop)
+      stepless, // the step from the last sample failed (Status; Painleve's pole looked for)
       failed,   // a step or the start failed (Status)
     };
 
@@ -230,7 +220,8 @@ namespace pfaff
           if (c.code != status_code::ok)
           {
             st = c;
-            end = End::failed;
+            end = watch ? End::stepless : End::failed;
+            t_at = t + h;
             break;
           }
         }
@@ -278,25 +269,20 @@ namespace pfaff
         return true;
       }
 
-      // q after one step of length x from (q_a, v_a) at t_a onto the manifold (the
-      // reference's simulate over x), on a copy of the accounts; false where it fails
+      // q after one step of length x from a onto the manifold; false where it fails or
+      // gains energy (System::trial_step, kGain: by Painleve's pole an RK stage takes the
+      // diverging normal force as an acceleration: MuJoCo's humanoid gained 0.5 J, 5 J)
       bool step_to(const Saved & a, double x, VecX & q, VecX * v = nullptr)
       {
-        s.set_state(a.q, a.v);
-        const Status p = s.project_state(o.start_iterations);
-        if (!(p.value <= std::max(1e3 * s.mo().opt.position_tol, 1e-9)))
-          return false;
-        Data & d = s.d();
-        d.t_ = a.t;
-        start_terms(s.mo(), d, s.state().q_, s.state().v_, true);
-        d.st_.next();
-        accel(s.mo(), d, s.state().tau_, d.rs_, d.a_);
-        StepState w = s.state();
-        const Status c = step(s.mo(), d, w, a.t, 0, x);
-        q = w.q_;
-        if (v)
-          *v = w.v_;
-        return c.code == status_code::ok;
+        return s.trial_step(a.q, a.v, a.t, x, o.start_iterations, kGain, q, v);
+      }
+
+      // step_to from a over x of a step of h: (q, v) a's where x is below the time's resolution
+      bool trial(const Saved & a, double h, double x, VecX & q, VecX & v)
+      {
+        q = a.q;
+        v = a.v;
+        return x <= 1e-9 * h || step_to(a, x, q, &v);
       }
 
       // limit_events.locate: the first limit crossed from prev to the sample at t1, and when
@@ -309,9 +295,7 @@ namespace pfaff
         int best = -1;
         double best_s = kInf, x_bad = kInf; // the shortest step that failed
         const auto to = [&](double x, VecX & q, VecX & v) {
-          q = a.q;
-          v = a.v;
-          const bool ok = x <= 1e-9 * h || step_to(a, x, q, &v);
+          const bool ok = trial(a, h, x, q, v);
           x_bad = ok ? x_bad : std::min(x_bad, x);
           return ok;
         };
@@ -359,6 +343,15 @@ namespace pfaff
           if (!take(U + kJam + j, jam_root(s, held, j, to, upto(), o.event_tol)) && !failed())
             return {-1, 0.0};
         return {best, best_s};
+      }
+
+      // a step from a to t1 that failed: a jam where Painleve's pole is met (the last step
+      // that does not fail), else the longest step that succeeds (kShorter: no event)
+      std::pair<int, double> stepless(const Saved & a, double t1)
+      {
+        const auto to = [&](double x, VecX & q, VecX & v) { return trial(a, t1 - a.t, x, q, v); };
+        const auto [j, x] = pole(s, held, to, t1 - a.t, o.event_tol);
+        return {j >= 0 ? U + kJam + j : kShorter, x};
       }
 
       // the event of row i at t: a jam, a slip stopped or turned, a contact's or a limit's impact
@@ -435,7 +428,7 @@ namespace pfaff
       const End end = r.chain(t, h, K, true, t_at, prev, has);
       if (end == End::failed)
         return r.st;
-      if (end != End::crossed)
+      if (end != End::crossed && end != End::stepless)
       {
         t = t_at;
         r.account(r.save(t));
@@ -452,12 +445,19 @@ namespace pfaff
       else
       {
         const double t1 = t_at;
-        out.record.pop(); // the sample past the bound is dropped
-        --r.phase_rows;
+        if (end == End::crossed)
+        {
+          out.record.pop(); // the sample past the bound is dropped
+          --r.phase_rows;
+        }
         r.account(prev);
         s.state().tau_ = prev.tau; // the torque held over the step, not sampled inside it
         ctl.next = t1;
-        std::tie(i, x) = r.locate(prev, t1);
+        std::tie(i, x) = end == End::crossed ? r.locate(prev, t1) : r.stepless(prev, t1);
+        if (end == End::stepless && !(i >= 0 || x > 1e-9 * dt)) // the step's own failure
+          return r.st;
+        if (end == End::stepless)
+          r.st = Status{}; // a jam there, or a shorter step: the run goes on
         // a stop (or pair) crossed and left again before t1 is past its bound at the
         // crossing found: located again up to there, until none is (at most a few times)
         for (int again = 0; i >= 0 && again < 4; ++again)
@@ -471,7 +471,7 @@ namespace pfaff
             break;
           std::tie(i, x) = std::make_pair(j, y);
         }
-        if (i < 0)
+        if (i < 0 && i != kShorter)
         {
           r.st.code = status_code::locate_failed;
           r.st.what = "locate";
@@ -489,7 +489,8 @@ namespace pfaff
           r.account(r.save(t));
         }
       }
-      r.impact(i, t);
+      if (i >= 0)
+        r.impact(i, t);
     }
     set_held_rows(s, held);
     return r.st;

@@ -87,11 +87,9 @@ namespace pfaff
                               double x_bad, double event_tol)
   {
     const Model & mo = s.mo();
-    if (mo.slip.empty() || !std::isfinite(x_bad))
-      return {-1, 0.0};
     VecX q, v, q_lo, v_lo; // the state after the last step that succeeds
     double lo = 0.0, hi = x_bad;
-    if (!step(lo, q_lo, v_lo))
+    if (!std::isfinite(x_bad) || !step(lo, q_lo, v_lo))
       return {-1, 0.0};
     while (hi - lo > event_tol)
     {
@@ -105,12 +103,13 @@ namespace pfaff
         v_lo.swap(v);
       }
     }
+    if (mo.slip.empty())
+      return {-1, lo};
     accel_at(s, q_lo, v_lo);
     if (s.d().coulomb_lam_.size() != Eigen::Index(mo.slip.size()))
-      return {-1, 0.0};
+      return {-1, lo};
     Eigen::Index k = 0;
     s.d().coulomb_lam_.cwiseAbs().maxCoeff(&k);
-    const int j = slip_spec(mo, held, std::size_t(k));
-    return j >= 0 ? std::make_pair(j, lo) : std::make_pair(-1, 0.0);
+    return {slip_spec(mo, held, std::size_t(k)), lo};
   }
 } // namespace pfaff

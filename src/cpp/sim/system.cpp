@@ -251,6 +251,33 @@ namespace pfaff
     return st;
   }
 
+  bool System::trial_step(const VecX & q0, const VecX & v0, double t0, double x, int max_iter,
+                          double gain, VecX & q, VecX * v)
+  {
+    set_state(q0, v0);
+    const Status p = project_state(max_iter);
+    if (!(p.value <= std::max(1e3 * mo().opt.position_tol, 1e-9)))
+      return false;
+    Data & d = data_;
+    d.t_ = t0;
+    pfaff::dynamics_state(mo(), d, state().q_, state().v_, true);
+    const double kinetic = d.kinetic, e0 = d.kinetic + d.potential;
+    pfaff::start_terms(mo(), d, state().q_, state().v_, true);
+    d.st_.next();
+    pfaff::accel(mo(), d, state().tau_, d.rs_, d.a_);
+    StepState w = state();
+    const double done = w.work + w.corr + w.force_work;
+    const Status c = pfaff::step(mo(), d, w, t0, 0, x);
+    q = w.q_;
+    if (v)
+      *v = w.v_;
+    if (c.code != status_code::ok)
+      return false;
+    pfaff::dynamics_state(mo(), d, w.q_, w.v_, true);
+    const double up = d.kinetic + d.potential - e0 - (w.work + w.corr + w.force_work - done);
+    return !(up > gain * std::max(kinetic, d.kinetic) + 1e-9);
+  }
+
   bool HeldLaw::sample(const Model & mo, Data & d, const VecX & q, const VecX & v, double t,
                        double dt, VecX & tau)
   {

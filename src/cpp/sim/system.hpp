@@ -180,6 +180,14 @@ namespace pfaff
     /// rebuilt at the projected state, so that a run from it computes what it would on
     /// a fresh System set to it. Status: max |Phi| where Newton stopped, its iterations
     Status project_state(int max_iter);
+    /// q (and v) after one step of length x from (q0, v0) at t0 with the state's torque,
+    /// the start brought onto the manifold (project_state(max_iter)), on a copy of the
+    /// accounts; false where the start or the step fails, or where the step gains energy:
+    /// its balance (the energy less the work of the torque, of the force elements and of
+    /// the corrections) up by more than gain times its kinetic energy (its start's or its
+    /// end's, the larger) and 1e-9 J
+    bool trial_step(const VecX & q0, const VecX & v0, double t0, double x, int max_iter,
+                    double gain, VecX & q, VecX * v);
     /// states k0 .. k1-1 (each: terms, record into the recorder, step); stops after
     /// n_steps
     Status run(int k0, int k1, int n_steps, double t0)

