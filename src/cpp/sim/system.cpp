@@ -260,9 +260,9 @@ namespace pfaff
       return false;
     Data & d = data_;
     d.t_ = t0;
-    pfaff::dynamics_state(mo(), d, state().q_, state().v_, true);
-    const double kinetic = d.kinetic, e0 = d.kinetic + d.potential;
+    // the start's energies from its terms (project_state left fresh data: computed here)
     pfaff::start_terms(mo(), d, state().q_, state().v_, true);
+    const double kinetic = d.kinetic, e0 = d.kinetic + d.potential;
     d.st_.next();
     pfaff::accel(mo(), d, state().tau_, d.rs_, d.a_);
     StepState w = state();
