@@ -344,16 +344,19 @@ def set_contact_world(system, mjb: bytes, label: str) -> None:
 
 def add_contact_pair(
     system, g1: int, g2: int, body_frame: str, restitution: float, rest_speed: float,
-    mu: float = 0.0, body_frame2: str = "",
+    mu: float = 0.0, body_frame2: str = "", slip_impulse: bool = False,
 ) -> None:  # fmt: skip
     """Add the contact pair of geoms ``g1``, ``g2`` (one fixed in the world, the other's
     body frame ``body_frame``; or both on moving bodies, ``g1``'s point held on a plane of
     ``g2``'s body, ``body_frame`` ``g1``'s body frame and ``body_frame2`` ``g2``'s) to a
     ``pfaff._core.System`` after its constraints, with Newton's ``restitution``, the
     approach speed ``rest_speed`` at or below which an impact is plastic and Coulomb's
-    friction ``mu`` (0: frictionless; ``src/cpp/sim/friction.hpp``). Raises ValueError
-    naming what is wrong."""
-    _core.add_contact_pair(system, g1, g2, body_frame, restitution, rest_speed, mu, body_frame2)
+    friction ``mu`` (0: frictionless; ``src/cpp/sim/friction.hpp``); ``slip_impulse``: a
+    point that slips through an impact takes Coulomb's impulse (Moreau's law), else it
+    slips through frictionless. Raises ValueError naming what is wrong."""
+    _core.add_contact_pair(
+        system, g1, g2, body_frame, restitution, rest_speed, mu, body_frame2, bool(slip_impulse)
+    )
 
 
 def held_contacts(system, held, pushing: bool = True) -> list:

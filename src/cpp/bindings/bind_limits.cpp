@@ -107,11 +107,14 @@ namespace pfaff
       "name; label names it in messages (ValueError when MuJoCo cannot load it)");
     m.def("add_contact_pair", &add_contact_pair, "system"_a, "g1"_a, "g2"_a, "body_frame"_a,
           "restitution"_a, "rest_speed"_a, "mu"_a = 0.0, "body_frame2"_a = "",
+          "slip_impulse"_a = false,
           "add the contact pair of geoms g1, g2 (one fixed in the world, body_frame the "
           "other's body frame; or both on moving bodies, g1's point held on g2's plane, "
           "body_frame g1's body frame and body_frame2 g2's) with Newton's restitution in "
           "[0, 1], the approach speed at or below which an impact is plastic and Coulomb's "
-          "friction mu >= 0 (0: frictionless; ValueError naming what is wrong)");
+          "friction mu >= 0 (0: frictionless; ValueError naming what is wrong); slip_impulse: "
+          "a point that slips through an impact takes Coulomb's impulse (Moreau's law), else "
+          "it slips through frictionless");
     m.def(
       "held_contacts",
       [](System & s, std::vector<std::pair<int, int>> held, bool pushing) {

@@ -286,6 +286,9 @@ namespace pfaff
     Mat3 s_R = Mat3::Identity();
     double restitution = 0.0, rest_speed = 0.0;
     double mu = 0.0; // Coulomb's friction coefficient (0: frictionless)
+    // a point that slips through an impact takes Coulomb's impulse (Moreau's law,
+    // algorithms/slip_impact.hpp), else it slips through frictionless
+    bool slip_impulse = false;
     // (the radius of a held point is its own: ContactPoint::radius, per contact spec
     // Model::contact_spec_radius)
   };

@@ -133,7 +133,7 @@ namespace pfaff
 
   void add_contact_pair(
     System & s, int g1, int g2, const std::string & body_frame, double restitution,
-    double rest_speed, double mu, const std::string & body_frame2)
+    double rest_speed, double mu, const std::string & body_frame2, bool slip_impulse)
   {
     const Check c{"System.add_contact_pair"};
     const mjModel * m = s.mo().contact_world.m.get();
@@ -176,6 +176,7 @@ namespace pfaff
     }
     p.restitution = restitution;
     p.rest_speed = rest_speed;
+    p.slip_impulse = slip_impulse;
     s.change_model([&](ModelBuilder & b) { b.add_contact_pair(p); });
   }
 

@@ -86,10 +86,12 @@ namespace pfaff
   /// frame, mu its Coulomb friction (0: frictionless). With both geoms on moving bodies
   /// g1's point is held on g2's plane: body_frame is g1's body frame, body_frame2 g2's
   /// (std::invalid_argument naming what is wrong: no world, a geom id, two geoms of the
-  /// world, a missing body_frame2)
+  /// world, a missing body_frame2); slip_impulse: a point that slips through an impact
+  /// takes Coulomb's impulse (else it slips through frictionless)
   void add_contact_pair(
     System & s, int g1, int g2, const std::string & body_frame, double restitution,
-    double rest_speed, double mu = 0.0, const std::string & body_frame2 = "");
+    double rest_speed, double mu = 0.0, const std::string & body_frame2 = "",
+    bool slip_impulse = false);
   /// the held row of a point: PointOnPlane on its body frame (PointOnBodyPlane on the
   /// still geom's body), Phi = the distance now
   Spec contact_spec(const Model & mo, const Data & d, const ContactPoint & p);

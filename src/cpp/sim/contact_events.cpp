@@ -267,6 +267,13 @@ namespace pfaff
     std::vector<int> pairs = mo.contact_spec_pair;
     std::vector<double> radius = mo.contact_spec_radius;
     std::vector<ContactMode> modes = mo.contact_mode; // a new point's: from its slip
+    // a held point that slips on through Coulomb's impulse slips along its slip after it
+    // (its s0: one the impulse turned by more than 90 degrees would take its friction
+    // along its slip over the next step)
+    for (const auto & [i, j] : held)
+      if (slipping(mo, i, j) && mo.contact_pairs[std::size_t(i - L)].slip_impulse)
+        if (const Vec3 u = slip_velocity(mo, d, vn_new, j); u.norm() > 1e-10)
+          modes[std::size_t(j)].s0 = u.normalized();
     double lost = loss; // the energy lost, on the first event
     const std::size_t first = events.size();
     for (std::size_t i = 0; i < in.size(); ++i)

@@ -1,7 +1,6 @@
 // Coulomb friction's events in a limited run (friction.hpp): which held point sticks or
 // slips, the force of each, the located stop of a slip.
 #include "sim/friction.hpp"
-#include "algorithms/pushing_forces.hpp"
 #include "model/core.hpp"
 #include "model/core_detail.hpp"
 #include "sim/limit_detail.hpp"
@@ -20,15 +19,6 @@ namespace pfaff
     constexpr double kSpeed = 1e-10;
     // a slipping point this slow when another of its pair stops stops with it [m/s]
     constexpr double kStopped = 1e-9;
-    // an impulse that pulls by more than this lets its held point go [N s]
-    constexpr double kPull = 1e-12;
-
-    // where friction acts on the moving geom: a round geom's contact point (radius below
-    // its core along the normal), a vertex's own point
-    Vec3 friction_point(const ContactPoint & p)
-    {
-      return p.radius > 0.0 ? Vec3(p.core - p.radius * p.n) : p.core;
-    }
 
     // the held entry of contact spec j
     std::size_t entry_of(const Model & mo, const Held & held, int j)
@@ -79,6 +69,11 @@ namespace pfaff
       return md;
     }
   } // namespace
+
+  Vec3 friction_point(const ContactPoint & p)
+  {
+    return p.radius > 0.0 ? Vec3(p.core - p.radius * p.n) : p.core;
+  }
 
   void frames_at(System & s, const VecX & q, const VecX & v)
   {
@@ -334,123 +329,5 @@ namespace pfaff
     }
     for (const int j : stopped) // (each stop_slip makes a new Model: mo is not read here)
       stop_slip(s, held, j, tol, t, guard, events, watch);
-  }
-
-  std::vector<int> row_owner(const Model & mo, const Held & held, long m)
-  {
-    const int L = int(mo.limits.size());
-    std::vector<int> owner(std::size_t(m), -1);
-    for (std::size_t c = 0; c < held.size(); ++c)
-      if (held[c].first >= L)
-      {
-        owner[std::size_t(mo.loop.m) + c] = int(c);
-        if (const int r = stick_row(mo, held, c); r >= 0)
-          owner[std::size_t(r)] = owner[std::size_t(r) + 1] = int(c);
-      }
-    return owner;
-  }
-
-  VecX friction_impact(
-    System & s, const MatX & M, const VecX & v, const std::vector<ContactPoint> & in,
-    const MatX & R, const VecX & target, const std::vector<int> & plastic, const Held & held,
-    const std::vector<int> & may_go, std::vector<int> & keep)
-  {
-    const Model & mo = s.mo();
-    const Data & d = s.d();
-    const int nv = mo.nv();
-    const Eigen::Index m = d.A.rows(), k = R.rows();
-    const std::vector<int> owner = row_owner(mo, held, m);
-    // the points that stop (plastic, or e = 0) with friction stop along the surface too:
-    // two tangential rows
-    MatX T = MatX::Zero(2 * k, nv);
-    std::vector<int> sticks(std::size_t(k), 0);
-    for (Eigen::Index i = 0; i < k; ++i)
-    {
-      const ContactPairC & c = mo.contact_pairs[std::size_t(in[std::size_t(i)].pair)];
-      if (c.mu <= 0.0 || !(plastic[std::size_t(in[std::size_t(i)].pair)] || c.restitution == 0.0))
-        continue;
-      const Matrix3x Jp =
-        pair_point_rows(mo, d, in[std::size_t(i)].pair, friction_point(in[std::size_t(i)]));
-      Vec3 t1, t2;
-      tangent_basis(in[std::size_t(i)].n, t1, t2);
-      T.row(2 * i) = t1.transpose() * Jp;
-      T.row(2 * i + 1) = t2.transpose() * Jp;
-      sticks[std::size_t(i)] = 1;
-    }
-    VecX vp = v;
-    // an impulse-level active set: a held point whose impulse would pull lets go, a
-    // point whose sticking impulse leaves the cone slips (no tangential impulse)
-    for (std::size_t it = 0; it <= held.size() + std::size_t(k); ++it)
-    {
-      std::vector<Eigen::Index> rows, trows;
-      for (Eigen::Index r = 0; r < m; ++r)
-        if (owner[std::size_t(r)] < 0 || keep[std::size_t(owner[std::size_t(r)])])
-          rows.push_back(r);
-      for (Eigen::Index i = 0; i < k; ++i)
-        if (sticks[std::size_t(i)])
-          trows.insert(trows.end(), {2 * i, 2 * i + 1});
-      const Eigen::Index a = Eigen::Index(rows.size()), b = Eigen::Index(trows.size());
-      MatX Rt(k + b, nv);
-      Rt.topRows(k) = R;
-      Rt.bottomRows(b) = T(trows, Eigen::all);
-      VecX bt = VecX::Zero(k + b);
-      bt.head(k) = target;
-      vp = metric_impact_rows(M, d.A(rows, Eigen::all), v, Rt, bt, mo.opt.rank_tol);
-      MatX G(a + k + b, nv);
-      G.topRows(a) = d.A(rows, Eigen::all);
-      G.bottomRows(k + b) = Rt;
-      // the impulses: M (v+ - v) = -G^T iota, least-norm (redundant rows); where those
-      // pull at a held point or leave a sticking point's cone, the nearest impulses of the
-      // same velocity change that push inside the cones (pushing_forces.hpp), if any
-      VecX iota = G.transpose().completeOrthogonalDecomposition().solve(-(M * (vp - v)));
-      {
-        std::vector<PushRow> push;
-        std::vector<ConeRows> cones;
-        for (Eigen::Index q = 0; q < a; ++q)
-          if (const int c = owner[std::size_t(rows[std::size_t(q)])];
-              c >= 0 && rows[std::size_t(q)] == mo.loop.m + c)
-            push.push_back(PushRow{int(q), -1.0});
-        for (Eigen::Index i = 0, j = 0; i < k; ++i)
-        {
-          push.push_back(PushRow{int(a + i), -1.0});
-          if (sticks[std::size_t(i)])
-            cones.push_back(ConeRows{int(a + i), int(a + k + 2 * j++),
-                                     mo.contact_pairs[std::size_t(in[std::size_t(i)].pair)].mu});
-        }
-        VecX pushing;
-        if (pushing_forces(G, iota, push, cones, mo.opt.rank_tol, kPull, pushing))
-          iota = pushing;
-      }
-      bool changed = false;
-      for (Eigen::Index q = 0; q < a; ++q)
-      {
-        const int c = owner[std::size_t(rows[std::size_t(q)])];
-        if (c >= 0 && rows[std::size_t(q)] == mo.loop.m + c && iota(q) > kPull
-            && may_go[std::size_t(c)])
-        {
-          keep[std::size_t(c)] = 0;
-          changed = true;
-        }
-      }
-      // the cone is read once no held point pulls (an impulse of the over-held set is
-      // not the impact's)
-      for (Eigen::Index i = 0, j = 0; i < k && !changed; ++i)
-      {
-        if (!sticks[std::size_t(i)])
-          continue;
-        const double mu = mo.contact_pairs[std::size_t(in[std::size_t(i)].pair)].mu;
-        const double it_n = iota(a + i);
-        const double it_t = iota.segment(a + k + 2 * j, 2).norm();
-        ++j;
-        if (it_t > mu * std::max(0.0, -it_n) + kPull)
-        {
-          sticks[std::size_t(i)] = 0;
-          changed = true;
-        }
-      }
-      if (!changed)
-        break;
-    }
-    return vp;
   }
 } // namespace pfaff

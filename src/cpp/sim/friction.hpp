@@ -41,6 +41,10 @@ namespace pfaff
   Vec3 tangent_force(
     const Model & mo, const Data & d, const VecX & v, const Held & held, std::size_t c,
     const VecX & lam);
+  /// where friction acts on the moving geom: a round geom's contact point (radius below
+  /// its core along the normal), a vertex's own point
+  Vec3 friction_point(const ContactPoint & p);
+
   /// the friction mode of a point held at an impact with velocity v after it (d's frames
   /// at the impact's state): stuck where its tangential speed is at most its pair's rest
   /// speed (the start's projection then stops it), else slipping along it
@@ -157,9 +161,10 @@ namespace pfaff
   /// tangential rows while it sticks), -1 for the loop's and the limits' rows
   std::vector<int> row_owner(const Model & mo, const Held & held, long m);
   /// the velocity after an impact with friction at the System's state (d's frames and
-  /// rows): the points in (their normal rows R to their targets; the plastic ones with
-  /// friction stopped along the surface where the impulse that needs lies inside the cone,
-  /// else slipping with no tangential impulse) with the active rows of the held entries
+  /// rows; friction_impact.cpp): the points in (their normal rows R to their targets; the
+  /// plastic ones with friction stopped along the surface where the impulse that needs
+  /// lies inside the cone, else slipping through it with Coulomb's impulse, as do the held
+  /// points that slip: algorithms/slip_impact.hpp) with the active rows of the held entries
   /// keep names (1) kept. A held contact point whose impulse would pull lets go (keep 0:
   /// Housner's rocking block leaves its old edge) where may_go (by held entry) allows (the
   /// event guard's pins: a pinned point stays held)

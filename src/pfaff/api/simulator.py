@@ -20,7 +20,12 @@ import numpy as np
 
 from pfaff import core
 from pfaff.api.checks import check_vector, refuse_complex, refuse_number
-from pfaff.api.simulator_limits import LimitStepper, holds_events, limits_not_held
+from pfaff.api.simulator_limits import (
+    IMPACT_FRICTION,
+    LimitStepper,
+    holds_events,
+    limits_not_held,
+)
 from pfaff.api.simulator_record import CHUNK, CoreRecord
 from pfaff.api.simulator_setup import prepare, steps_asked
 from pfaff.api.step_info import StepInfo, info_of
@@ -51,6 +56,13 @@ class Simulator(CoreRecord):
         wall time; or a Viewer to show it in.
     restitution : Newton's coefficient ``e`` in [0, 1] of the contact impacts (a system
         loaded with its contacts, the default), default 0 (plastic).
+    impact_friction : friction in a contact impact that stops its points (plastic, or
+        ``e = 0``): a point stops along the surface too where the impulse that takes lies
+        inside its friction cone; outside it, ``"coulomb"`` (default) gives it Coulomb's
+        impulse ``mu P_n`` against its slip after the impact (Moreau's impact law: a foot
+        or a box landing while it slides loses ``mu |v_n|`` of its speed), ``"stick"``
+        lets it slip through frictionless (the earlier law; its landings close their
+        energy account tighter where slips near Painleve's pole: docs/contact.md).
     max_events : the events (impacts, releases) within one step after which the limits
         and contacts hit are held (the no-chatter rule; a ball bouncing to rest needs
         more to reach its accumulation point: about log(tol) / log(e)).
@@ -89,6 +101,7 @@ class Simulator(CoreRecord):
         limits: bool = True,
         restitution: float = 0.0,
         max_events: int = MAX_EVENTS_PER_STEP,
+        impact_friction: str = "coulomb",
         **options,
     ):
         self.system = system
@@ -102,10 +115,15 @@ class Simulator(CoreRecord):
         e = float(restitution)
         if not 0.0 <= e <= 1.0:
             raise ValueError(f"restitution = {restitution!r}, valid: a number in [0, 1]")
+        if impact_friction not in IMPACT_FRICTION:
+            raise ValueError(
+                f"impact_friction = {impact_friction!r}, valid: {', '.join(IMPACT_FRICTION)}"
+            )
         if holds_events(system, limits):
             self._limited = LimitStepper(
-                system, self.options, self._forces, self.engine, proto, limits, e, max_events
-            )
+                system, self.options, self._forces, self.engine, proto, limits, e, max_events,
+                impact_friction,
+            )  # fmt: skip
         if system.limits and not limits:
             self.warnings.append(limits_not_held(system, "a Simulator with limits=False"))
         self._py = self.engine != "core" or self._limited is not None  # steps from Python

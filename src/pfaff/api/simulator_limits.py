@@ -49,6 +49,10 @@ def contacts_held(system):
     return c if c is not None and c.pairs else None
 
 
+#: the laws of friction in a contact impact (``Simulator(impact_friction=...)``)
+IMPACT_FRICTION = ("stick", "coulomb")
+
+
 def holds_events(system, limits: bool = True) -> bool:
     """A Simulator of ``system`` steps through a :class:`LimitStepper`: its joint limits
     held (``limits``) or contact pairs to hold."""
@@ -88,12 +92,14 @@ class LimitStepper:
         limits: bool = True,
         restitution: float = 0.0,
         max_events: int = MAX_EVENTS_PER_STEP,
+        impact_friction: str = "coulomb",
     ) -> None:
         self.system, self.forces = system, tuple(forces)
         self.options = dataclasses.replace(options, engine=engine)
         self.limits = list(system.limits) if limits else []
         self.contacts = contacts_held(system)
         self.restitution = float(restitution)
+        self.impact_friction = impact_friction
         self.max_events = int(max_events)
         if self.max_events < 1:
             raise ValueError(f"max_events = {max_events!r}, valid: an int >= 1")
@@ -126,7 +132,7 @@ class LimitStepper:
         rest_speed = max(1e-9, self.options.position_tol / self.options.dt)
         return limited_system(
             proto, self.system.mechanism, self.limits, rest_speed, self.contacts,
-            self.restitution,
+            self.restitution, self.impact_friction == "coulomb",
         )  # fmt: skip
 
     def reset(self) -> None:

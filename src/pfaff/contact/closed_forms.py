@@ -17,7 +17,11 @@ MuJoCo's soft contacts make of the same cases (the files in ``tests/models/conta
 - the same round body (mass ``m``) on a plank of mass ``Mp`` that slides freely: launched
   along it at ``v0`` with no spin it slides, spins up and pushes the plank on until it
   rolls (:func:`plank_spin_up`); resting on the plank pushed by a force ``F`` it rolls
-  back relative to it, or slips (:func:`pushed_plank`).
+  back relative to it, or slips (:func:`pushed_plank`);
+- a body thrown along a floor at ``v0`` from a height ``h`` that lands plastically while
+  it slides (Moreau's impact law with Coulomb friction): the landing's tangential impulse
+  ``mu m v_n`` takes ``mu v_n`` off its speed, a ball's spins it up too
+  (:func:`thrown_landing`).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ __all__ = [
     "rocking_block_start",
     "roll_on_incline",
     "spin_up",
+    "thrown_landing",
 ]
 
 
@@ -191,3 +196,53 @@ def pushed_plank(
         return True, a_p, c * a_p, c * a_p - a_p
     sign = math.copysign(1.0, F)
     return False, (F - sign * mu * m * g) / Mp, sign * mu * g, -sign * mu * g / k
+
+
+def thrown_landing(
+    v0: float, h: float, mu: float, k: float | None = None, g: float = 9.81
+) -> dict[str, float]:
+    """A body thrown along a floor at ``v0`` [m/s] with no spin, its lowest point ``h`` [m]
+    above it, that lands plastically (``e = 0``) while it slides, with Coulomb friction
+    ``mu`` in the impact and after it (Moreau's impact law: the tangential impulse is
+    ``mu P_n`` against the slip after the impact, or sticks it inside the cone).
+
+    ``k=None``: a box landing flat (no turn: its corners' impulses sum to ``m v_n``); it
+    keeps ``v0 - mu v_n`` (stops dead where that is <= 0) and slides to rest at ``mu g``.
+    ``k``: a round body of inertia ``k m r^2`` (a solid ball 2/5); its contact point's
+    slip ``v - r w`` falls by ``mu v_n (1 + 1/k)`` in the impact: it slips through where
+    ``v0 > mu v_n (1 + 1/k)``, then spins up to roll at ``v0 / (1 + k)`` (its angular
+    momentum about the contact point is kept, impact included), else it rolls from the
+    impact on.
+
+    Returns ``t_impact`` [s], ``v_n`` (the approach speed [m/s]), ``v_after`` (the speed
+    after the impact), ``slip_after`` (the contact point's slip after it), ``lost`` (the
+    impact's energy per unit mass [J/kg]), ``t_stick`` (when the slip ends [s]) and
+    ``x_stick`` (the distance along the floor by then [m]).
+    """
+    _check_positive(v0=v0, h=h, mu=mu, g=g)
+    if k is not None:
+        _check_positive(k=k)
+    t1 = math.sqrt(2.0 * h / g)
+    vn = g * t1
+    c = 1.0 if k is None else 1.0 + 1.0 / k  # the slip's fall per unit of mu v_n
+    through = v0 > c * mu * vn
+    if through:
+        v1 = v0 - mu * vn
+        slip = v0 - c * mu * vn
+    else:  # stuck by the impact: a box stops, a ball rolls at v0 / (1 + k)
+        v1 = 0.0 if k is None else v0 / (1.0 + k)
+        slip = 0.0
+    w1 = 0.0 if k is None else (v1 - slip)  # r w after the impact
+    kin = 0.5 * v1**2 + (0.0 if k is None else 0.5 * k * w1**2)  # per unit mass
+    lost = 0.5 * vn**2 + 0.5 * v0**2 - kin
+    dt = slip / (c * mu * g)  # the slip falls at mu g (1 + 1/k) after the impact
+    x = v0 * t1 + v1 * dt - 0.5 * mu * g * dt**2
+    return {
+        "t_impact": t1,
+        "v_n": vn,
+        "v_after": v1,
+        "slip_after": slip,
+        "lost": lost,
+        "t_stick": t1 + dt,
+        "x_stick": x,
+    }

