@@ -110,7 +110,7 @@ namespace pfaff
     for (SlipImpulse & s : slips)
     {
       const Vec3 u = s.T * vp;
-      s.reversed = u.norm() > kSpeed && u.normalized().dot(s.d) < 1.0 - 1e-9;
+      s.lost = u.norm() > kSpeed && u.normalized().dot(s.d) < 1.0 - 1e-9;
     }
     return vp;
   }

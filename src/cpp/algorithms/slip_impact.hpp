@@ -18,7 +18,7 @@ namespace pfaff
     Vec3 n = Vec3::UnitZ(); ///< its normal (world, unit)
     double mu = 0.0;       ///< its friction coefficient
     Vec3 d = Vec3::Zero(); ///< its slip direction after the impact (world, unit): a guess in, the one found out
-    bool reversed = false; ///< out: no direction found along which its slip goes on (it cannot slip through)
+    bool lost = false;    ///< out: no direction found along which its slip goes on (it cannot slip through)
   };
 
   /// The velocity after an impact whose rows G reach their targets b (G v+ = b) under the
@@ -33,8 +33,8 @@ namespace pfaff
   /// QR of G, pivots at or below rank_tol times the largest dropped): redundant rows (a
   /// box's four corners) split their impulses as the frictionless impact does, so that
   /// the velocity after is unique. With mu = 0 this is the impact metric_impact_rows
-  /// solves. H and iota out; a point whose
-  /// slip the friction turns back is flagged reversed (the iteration stops there).
+  /// solves. H and iota out; a point with no direction along which its slip goes on
+  /// (the friction turns it back) is flagged lost.
   VecX slip_impact(
     const MatX & M, const MatX & G, const VecX & v, const VecX & b,
     std::vector<SlipImpulse> & slips, double rank_tol, MatX & H, VecX & iota);

@@ -152,7 +152,7 @@ namespace pfaff
           const int i = slip_of[e];
           if (i >= 0)
             dir[std::size_t(i)] = slips[e].d;
-          if (!slips[e].reversed && !gains)
+          if (!slips[e].lost && !gains)
             continue;
           if (i >= 0)
             slips_free[std::size_t(i)] = 1;

@@ -20,12 +20,7 @@ import numpy as np
 
 from pfaff import core
 from pfaff.api.checks import check_vector, refuse_complex, refuse_number
-from pfaff.api.simulator_limits import (
-    IMPACT_FRICTION,
-    LimitStepper,
-    holds_events,
-    limits_not_held,
-)
+from pfaff.api.simulator_limits import LimitStepper, contact_laws, holds_events, limits_not_held
 from pfaff.api.simulator_record import CHUNK, CoreRecord
 from pfaff.api.simulator_setup import prepare, steps_asked
 from pfaff.api.step_info import StepInfo, info_of
@@ -54,15 +49,11 @@ class Simulator(CoreRecord):
     viewer : True: show the state live in the browser (a :class:`~pfaff.api.Viewer` on
         meshcat, its address in ``sim.viewer.url``), at most 30 times per second of
         wall time; or a Viewer to show it in.
-    restitution : Newton's coefficient ``e`` in [0, 1] of the contact impacts (a system
-        loaded with its contacts, the default), default 0 (plastic).
-    impact_friction : friction in a contact impact that stops its points (plastic, or
-        ``e = 0``): a point stops along the surface too where the impulse that takes lies
-        inside its friction cone; outside it, ``"coulomb"`` (default) gives it Coulomb's
-        impulse ``mu P_n`` against its slip after the impact (Moreau's impact law: a foot
-        or a box landing while it slides loses ``mu |v_n|`` of its speed), ``"stick"``
-        lets it slip through frictionless (the earlier law; its landings close their
-        energy account tighter where slips near Painleve's pole: docs/contact.md).
+    restitution, impact_friction : the laws of the contact impacts (a system loaded with
+        its contacts): Newton's ``e`` in [0, 1], default 0 (plastic); where an impact
+        stops a point whose sticking impulse leaves its cone, ``"coulomb"`` (default:
+        Coulomb's impulse ``mu P_n`` against its slip after, Moreau's law) or ``"stick"``
+        (it slips through frictionless, the earlier law; docs/contact.md).
     max_events : the events (impacts, releases) within one step after which the limits
         and contacts hit are held (the no-chatter rule; a ball bouncing to rest needs
         more to reach its accumulation point: about log(tol) / log(e)).
@@ -112,13 +103,7 @@ class Simulator(CoreRecord):
         self.warnings: list[str] = [] if fallback is None else [fallback]
         self._sample_bytes = sample_bytes(system.cset, self._actuation.na)
         self._limited = None
-        e = float(restitution)
-        if not 0.0 <= e <= 1.0:
-            raise ValueError(f"restitution = {restitution!r}, valid: a number in [0, 1]")
-        if impact_friction not in IMPACT_FRICTION:
-            raise ValueError(
-                f"impact_friction = {impact_friction!r}, valid: {', '.join(IMPACT_FRICTION)}"
-            )
+        e = contact_laws(restitution, impact_friction)
         if holds_events(system, limits):
             self._limited = LimitStepper(
                 system, self.options, self._forces, self.engine, proto, limits, e, max_events,
@@ -260,7 +245,7 @@ class Simulator(CoreRecord):
         tau = self._torque(tau, ctrl)
         self._last_tau = tau
         if n != 1:
-            n = self._steps_asked(n)
+            n = steps_asked(n, self.record_all, self._sample_bytes, None if self._py else self._k)
         if self._actuation.na:  # the activations now, from which this ctrl is held
             self._act0, self._t_act, self._ctrl_act = self.act, self.t, self._actuation.check(ctrl)
             self._actuation.set_act(self._act0, self._t_act)
@@ -284,11 +269,6 @@ class Simulator(CoreRecord):
                 left -= k
         if self.viewer is not None:
             self.viewer.show(self.q, contacts=(lambda: self.contacts) if self._limited else None)
-
-    def _steps_asked(self, n) -> int:
-        """``step``'s ``n`` checked (:func:`~pfaff.api.simulator_setup.steps_asked`)."""
-        taken = None if self._py else self._k
-        return steps_asked(n, self.record_all, self._sample_bytes, taken)
 
     def _torque(self, tau, ctrl):
         """The joint torque of ``step(tau, ctrl)``: ``tau`` plus the actuators' held

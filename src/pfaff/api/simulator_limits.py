@@ -53,6 +53,18 @@ def contacts_held(system):
 IMPACT_FRICTION = ("stick", "coulomb")
 
 
+def contact_laws(restitution, impact_friction: str) -> float:
+    """Newton's ``restitution`` as a float in [0, 1] once ``impact_friction`` is one of
+    :data:`IMPACT_FRICTION`; ValueError naming the one that is not, and what is valid."""
+    e = float(restitution)
+    if not 0.0 <= e <= 1.0:
+        raise ValueError(f"restitution = {restitution!r}, valid: a number in [0, 1]")
+    if impact_friction not in IMPACT_FRICTION:
+        valid = ", ".join(IMPACT_FRICTION)
+        raise ValueError(f"impact_friction = {impact_friction!r}, valid: {valid}")
+    return e
+
+
 def holds_events(system, limits: bool = True) -> bool:
     """A Simulator of ``system`` steps through a :class:`LimitStepper`: its joint limits
     held (``limits``) or contact pairs to hold."""
