@@ -30,6 +30,14 @@ namespace pfaff
       return held.size();
     }
 
+    // a held point of pair row i slips
+    bool pair_slips(const Model & mo, const Held & held, int i)
+    {
+      return std::any_of(held.begin(), held.end(), [&](const std::pair<int, int> & e) {
+        return e.first == i && slipping(mo, e.first, e.second);
+      });
+    }
+
     void set_mode(System & s, int j, const ContactMode & md)
     {
       s.change_model([&](ModelBuilder & b) { b.set_contact_mode(j, md); }, false);
@@ -150,13 +158,14 @@ namespace pfaff
   }
 
   bool leave_cone(System & s, const Held & held, double tol, double t, EventGuard & guard,
-                  std::vector<LimitEventRec> & events, SlipWatch & watch)
+                  std::vector<LimitEventRec> & events, SlipWatch & watch, bool & stale)
   {
-    const Model & mo = s.mo();
+    const Model & mo = s.mo(); // (replaced by set_mode below: not read after it)
     const int L = int(mo.limits.size());
+    const double dt = mo.opt.dt;
     const VecX lam = s.d().lam_;
-    std::vector<std::pair<int, ContactMode>> change;
-    std::vector<int> pairs;
+    std::vector<std::pair<int, ContactMode>> change, stuck; // the modes after, before
+    std::vector<int> rows;                                   // their pairs' rows
     for (std::size_t c = 0; c < held.size(); ++c)
     {
       const int r = stick_row(mo, held, c);
@@ -169,22 +178,51 @@ namespace pfaff
       const double fn = -lam(mo.loop.m + int(c));
       if (!(ft.norm() > mo.contact_pairs[std::size_t(i - L)].mu * std::max(0.0, fn) + tol))
         continue;
-      ContactMode md = mo.contact_mode[std::size_t(j)];
+      stuck.emplace_back(j, mo.contact_mode[std::size_t(j)]);
+      ContactMode md = stuck.back().second;
       md.stick = false;
       md.s0 = -ft.normalized(); // the slip it impends: against the force that held it
       change.emplace_back(j, md);
-      watch.slipped(j, t);
-      if (std::find(pairs.begin(), pairs.end(), i) == pairs.end())
-        pairs.push_back(i);
+      rows.push_back(i);
     }
+    if (change.empty())
+      return false;
     for (const auto & [j, md] : change)
       set_mode(s, j, md);
+    // a point whose slip is at once in Painleve's case (with its friction its normal
+    // force pulls, without it pushes) cannot start to slip: it stays stuck, its force
+    // outside the cone, held so to the step's end (a jammed point at rest: no event and
+    // no energy, where a slip would be jammed again at once, two events at every step).
+    // Then the others again, with it stuck
+    stale = true;
+    std::vector<char> stays(change.size(), 0);
+    for (bool more = true; more;)
+    {
+      set_held_rows(s, held);
+      const std::vector<int> jammed = painleve_at(s, held, s.state().q_, s.state().v_, tol);
+      more = false;
+      for (std::size_t k = 0; k < change.size(); ++k)
+        if (!stays[k] && std::count(jammed.begin(), jammed.end(), change[k].first))
+        {
+          set_mode(s, change[k].first, stuck[k].second);
+          watch.hold(change[k].first, t + dt);
+          stays[k] = more = true;
+        }
+    }
+    std::vector<int> pairs;
+    for (std::size_t k = 0; k < change.size(); ++k)
+      if (!stays[k])
+      {
+        watch.slipped(change[k].first, t);
+        if (std::find(pairs.begin(), pairs.end(), rows[k]) == pairs.end())
+          pairs.push_back(rows[k]);
+      }
     for (int i : pairs)
     {
       events.push_back(LimitEventRec{t, i, 3, 0, 0.0, 0.0, 0.0});
       guard.count(t);
     }
-    return !change.empty();
+    return !pairs.empty();
   }
 
   void stop_slip(System & s, const Held & held, int j, double tol, double t, EventGuard & guard,
@@ -296,8 +334,19 @@ namespace pfaff
     watch.forget(j);
     watch.stuck(j, t, s.mo().opt.dt);
     watch.hold(j, t + s.mo().opt.dt);
-    events.push_back(LimitEventRec{t, i, 4, 0, speed, 0.0, lost}); // "jam"
     guard.count(t);
+    // jammed at zero slip speed at the instant its pair's slip started (leave_cone's
+    // event, the pole met at once): the point never slipped, nothing moved and no energy
+    // went, so neither is an event
+    const double now = t - 1e-9 * s.mo().opt.dt;
+    if (speed <= kStopped && !pair_slips(s.mo(), held, i))
+      for (auto e = events.rbegin(); e != events.rend() && e->t >= now; ++e)
+        if (e->limit == i && e->kind == 3 && e->v_pre == 0.0)
+        {
+          events.erase(std::next(e).base());
+          return;
+        }
+    events.push_back(LimitEventRec{t, i, 4, 0, speed, 0.0, lost}); // "jam"
   }
 
   void stopped_by_impact(System & s, const Held & held, double tol, double t,

@@ -103,9 +103,11 @@ namespace pfaff
   /// at a sample (d's multipliers of the System's state): the stuck points whose
   /// tangential force leaves the cone by more than tol slip along the slip they impend
   /// (those watch holds stuck excepted), one "slip" event per pair into events; whether
-  /// any did
+  /// any did. A point whose slip would at once be in Painleve's case stays stuck, held
+  /// to the step's end (no event); stale: d's terms are no longer the sample's (a slip
+  /// was tried)
   bool leave_cone(System & s, const Held & held, double tol, double t, EventGuard & guard,
-                  std::vector<LimitEventRec> & events, SlipWatch & watch);
+                  std::vector<LimitEventRec> & events, SlipWatch & watch, bool & stale);
   /// contact spec j's slip stopped at the System's state: it sticks where the force it
   /// then needs lies inside the cone (event "stick"), else slips on (event "slip") along
   /// the direction its slip starts in (slip_onset), else (none found, or a second stop

@@ -31,10 +31,10 @@ namespace pfaff
     enum class End
     {
       done,     // its last sample
-      released, // a held limit pulled (the limit already released)
+      released, // a held limit pulled (the limit already released), a stuck point slips
       crossed,  // a free limit past its bound at sample `at` (stop)
       stepless, // the step from the last sample failed (Status; Painleve's pole looked for)
-      failed,   // a step or the start failed (Status)
+      failed    // a step or the start failed (Status)
     };
 
     struct Run
@@ -196,9 +196,9 @@ namespace pfaff
             end = End::crossed;
             break;
           }
-          if (watch && (release(t, rec) || stick_slip(t, rec)))
+          if (bool ok = true; watch && (release(t, rec) || stick_slip(t, k, rec, ok) || !ok))
           {
-            end = End::released;
+            end = ok ? End::released : End::failed;
             break;
           }
           if (k == K)
@@ -244,9 +244,11 @@ namespace pfaff
       }
 
       // friction.hpp's leave_cone at this sample: stuck points that slip (an event)
-      bool stick_slip(double t, bool rec)
+      bool stick_slip(double t, int k, bool rec, bool & ok)
       {
-        const bool e = leave_cone(s, held, o.release_tol, t, guard, out.events, slips);
+        bool stale = false; // slips tried and all stayed stuck: the step reads a new sample
+        const bool e = leave_cone(s, held, o.release_tol, t, guard, out.events, slips, stale);
+        ok = e || !stale || sample(t, k, false);
         if (e && !rec)
           keep(t);
         ctl.next = e ? t : ctl.next; // the controller sampled at the event
@@ -495,5 +497,4 @@ namespace pfaff
     set_held_rows(s, held);
     return r.st;
   }
-
 } // namespace pfaff

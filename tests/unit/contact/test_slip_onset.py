@@ -64,7 +64,9 @@ def test_the_landing_ends_with_a_bounded_number_of_events(landing):
     sim, rec = landing
     assert rec["t"][-1] == pytest.approx(T_END, abs=1e-9)
     kinds = collections.Counter(e.kind for e in sim.events)
-    assert kinds["impact"] >= 10 and kinds["slip"] >= 5 and kinds["release"] >= 10, kinds
+    # (slips whose onset is at once in Painleve's case stay stuck: 17 slip-and-jam pairs
+    # at zero slip speed are no longer events)
+    assert kinds["impact"] >= 10 and kinds["slip"] >= 3 and kinds["release"] >= 10, kinds
     at_once = collections.Counter((e.kind, e.geom2, round(e.t, 9)) for e in sim.events)
     assert max(at_once.values()) <= 8, at_once.most_common(3)  # the guard's max_events
 
