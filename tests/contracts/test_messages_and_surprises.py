@@ -172,3 +172,33 @@ def test_a_simulator_pickles_and_continues_bit_for_bit(model, record):
                 assert np.allclose(ro[key], ra[key], rtol=0, atol=1e-12), key
             else:
                 assert np.array_equal(ro[key], ra[key]), key
+
+
+def _chain(tmp_path, frictionloss: float):
+    """Four hinged links in a chain, each joint with this dry friction (MuJoCo's
+    frictionloss), written to tmp_path."""
+    inner = ""
+    for k in reversed(range(4)):
+        inner = (
+            f'<body name="b{k}" pos="0 0 -0.3"><joint name="j{k}" axis="0 1 0" '
+            f'frictionloss="{frictionloss}"/><geom type="capsule" fromto="0 0 0 0 0 -0.3" '
+            f'size="0.02" contype="0" conaffinity="0"/>{inner}</body>'
+        )
+    path = tmp_path / "chain.xml"
+    path.write_text(f"<mujoco><worldbody>{inner}</worldbody></mujoco>")
+    return path
+
+
+def test_what_a_file_holds_and_pfaff_does_not_simulate_is_raised_at_load(tmp_path):
+    """A file written for MuJoCo loads without the parts pfaff does not model (a joint's
+    dry friction): one warning says how many and names the first three, so a user who
+    never reads System.warnings still learns it."""
+    with pytest.warns(UserWarning, match=r"4 part\(s\) of the file are not simulated") as rec:
+        system = pfaff.load(_chain(tmp_path, 0.2))
+    said = [str(w.message) for w in rec if "not simulated" in str(w.message)]
+    assert len(said) == 1 and "joint 'j0': frictionloss 0.2" in said[0]
+    assert "and 1 more" in said[0] and "j3" not in said[0]
+    assert sum("frictionloss" in w for w in system.warnings) == 4
+    with warnings.catch_warnings():  # the same file without it: no such warning
+        warnings.simplefilter("error")
+        pfaff.load(_chain(tmp_path, 0.0))

@@ -100,12 +100,27 @@ def load(path: str | Path, keyframe: str | None = None, contact: bool = True) ->
     return _announced(System(model, source=str(p)))
 
 
+#: the words of a ``System.warnings`` line that names a part of the file not simulated
+DROPPED = ("not modelled", "not held", "is ignored", "left out")
+
+
 def _announced(system: System) -> System:
-    """``system``, its contact warning (geoms that can meet, while contact is not
-    modelled) also raised as a Python warning."""
-    for w in system.warnings:
-        if w.startswith((CONTACT_WARNING, *PAIR_WARNINGS)):
-            warnings.warn(w, UserWarning, stacklevel=3)
+    """``system``, its contact warnings (geoms that can meet, while contact is not
+    modelled; pairs held approximately) raised as Python warnings, and the parts of the
+    file it does not simulate (a joint's dry friction, an actuator left out) as one more,
+    naming the first three: a file written for MuJoCo runs without them."""
+    contact = [w for w in system.warnings if w.startswith((CONTACT_WARNING, *PAIR_WARNINGS))]
+    for w in contact:
+        warnings.warn(w, UserWarning, stacklevel=3)
+    dropped = [w for w in system.warnings if w not in contact and any(d in w for d in DROPPED)]
+    if dropped:
+        more = f"; and {len(dropped) - 3} more" if len(dropped) > 3 else ""
+        warnings.warn(
+            f"{len(dropped)} part(s) of the file are not simulated ({'; '.join(dropped[:3])}"
+            f"{more}): System.warnings lists each",
+            UserWarning,
+            stacklevel=3,
+        )
     return system
 
 
