@@ -112,9 +112,21 @@ namespace pfaff
            && !mo.contact_mode[std::size_t(j)].stick;
   }
 
-  Vec3 slip_velocity(const Model & mo, const Data & d, const VecX & v, int j)
+  Matrix3x slip_rows(const Model & mo, const Data & d, int j, Vec3 & n)
   {
     // a round geom's material point at its contact, radius below its held core
+    const Vec3 x = spec_contact(mo, d, j, n);
+    return tangential_rows(pair_point_rows(mo, d, mo.contact_spec_pair[std::size_t(j)], x), n);
+  }
+
+  Matrix3x tangential_rows(const Matrix3x & Jp, const Vec3 & n)
+  {
+    return Jp - n * (n.transpose() * Jp);
+  }
+
+  Vec3 slip_velocity(const Model & mo, const Data & d, const VecX & v, int j)
+  {
+    // (the point's velocity, then its tangential part: slip_rows(...) * v to round-off)
     Vec3 n;
     const Vec3 x = spec_contact(mo, d, j, n);
     const Vec3 vp = pair_point_rows(mo, d, mo.contact_spec_pair[std::size_t(j)], x) * v;
@@ -164,8 +176,13 @@ namespace pfaff
     const int L = int(mo.limits.size());
     const double dt = mo.opt.dt;
     const VecX lam = s.d().lam_;
-    std::vector<std::pair<int, ContactMode>> change, stuck; // the modes after, before
-    std::vector<int> rows;                                   // their pairs' rows
+    struct Tried // a stuck point set slipping: its spec, its pair's row, its modes
+    {
+      int j, row;
+      ContactMode before, after;
+      bool stays = false;
+    };
+    std::vector<Tried> tried;
     for (std::size_t c = 0; c < held.size(); ++c)
     {
       const int r = stick_row(mo, held, c);
@@ -178,44 +195,41 @@ namespace pfaff
       const double fn = -lam(mo.loop.m + int(c));
       if (!(ft.norm() > mo.contact_pairs[std::size_t(i - L)].mu * std::max(0.0, fn) + tol))
         continue;
-      stuck.emplace_back(j, mo.contact_mode[std::size_t(j)]);
-      ContactMode md = stuck.back().second;
-      md.stick = false;
-      md.s0 = -ft.normalized(); // the slip it impends: against the force that held it
-      change.emplace_back(j, md);
-      rows.push_back(i);
+      Tried x{j, i, mo.contact_mode[std::size_t(j)], mo.contact_mode[std::size_t(j)]};
+      x.after.stick = false;
+      x.after.s0 = -ft.normalized(); // the slip it impends: against the force that held it
+      tried.push_back(x);
     }
-    if (change.empty())
+    if (tried.empty())
       return false;
-    for (const auto & [j, md] : change)
-      set_mode(s, j, md);
+    for (const Tried & x : tried)
+      set_mode(s, x.j, x.after);
     // a point whose slip is at once in Painleve's case (with its friction its normal
     // force pulls, without it pushes) cannot start to slip: it stays stuck, its force
     // outside the cone, held so to the step's end (a jammed point at rest: no event and
     // no energy, where a slip would be jammed again at once, two events at every step).
     // Then the others again, with it stuck
     stale = true;
-    std::vector<char> stays(change.size(), 0);
     for (bool more = true; more;)
     {
       set_held_rows(s, held);
       const std::vector<int> jammed = painleve_at(s, held, s.state().q_, s.state().v_, tol);
       more = false;
-      for (std::size_t k = 0; k < change.size(); ++k)
-        if (!stays[k] && std::count(jammed.begin(), jammed.end(), change[k].first))
+      for (Tried & x : tried)
+        if (!x.stays && std::count(jammed.begin(), jammed.end(), x.j))
         {
-          set_mode(s, change[k].first, stuck[k].second);
-          watch.hold(change[k].first, t + dt);
-          stays[k] = more = true;
+          set_mode(s, x.j, x.before);
+          watch.hold(x.j, t + dt);
+          x.stays = more = true;
         }
     }
     std::vector<int> pairs;
-    for (std::size_t k = 0; k < change.size(); ++k)
-      if (!stays[k])
+    for (const Tried & x : tried)
+      if (!x.stays)
       {
-        watch.slipped(change[k].first, t);
-        if (std::find(pairs.begin(), pairs.end(), rows[k]) == pairs.end())
-          pairs.push_back(rows[k]);
+        watch.slipped(x.j, t);
+        if (std::find(pairs.begin(), pairs.end(), x.row) == pairs.end())
+          pairs.push_back(x.row);
       }
     for (int i : pairs)
     {

@@ -35,6 +35,10 @@ namespace pfaff
   /// the tangential velocity [m/s] of contact spec j's body point at v (d's frames; a
   /// sphere's or capsule's: its material point at the contact, its slip)
   Vec3 slip_velocity(const Model & mo, const Data & d, const VecX & v, int j);
+  /// the rows of that tangential velocity (d's frames), its normal n (world) out
+  Matrix3x slip_rows(const Model & mo, const Data & d, int j, Vec3 & n);
+  /// a point's velocity rows Jp less their part along the unit normal n
+  Matrix3x tangential_rows(const Matrix3x & Jp, const Vec3 & n);
   /// the friction force [N] on the moving geom of held entry c (a contact point) at the
   /// multipliers lam of d's state with velocity v: a stuck point's rows, a slipping
   /// point's -mu f_n s; 0 without friction

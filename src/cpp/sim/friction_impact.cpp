@@ -22,12 +22,6 @@ namespace pfaff
     constexpr double kPull = 1e-12;
     // below this slip speed a held slipping point's direction is its mode's s0 [m/s]
     constexpr double kSpeed = 1e-10;
-
-    // a point's velocity rows Jp less their normal part: its slip velocity's rows
-    Matrix3x tangential(const Matrix3x & Jp, const Vec3 & n)
-    {
-      return Jp - n * (n.transpose() * Jp);
-    }
   } // namespace
 
   std::vector<int> row_owner(const Model & mo, const Held & held, long m)
@@ -75,7 +69,7 @@ namespace pfaff
       sticks[std::size_t(i)] = 1;
       if (!c.slip_impulse)
         continue;
-      Tp[std::size_t(i)] = tangential(Jp, p.n);
+      Tp[std::size_t(i)] = tangential_rows(Jp, p.n);
       // the slip it would go on with: the guess of its direction where it slips through
       if (const Vec3 u = Tp[std::size_t(i)] * v; u.norm() > kSpeed)
         dir[std::size_t(i)] = u.normalized();
@@ -87,9 +81,7 @@ namespace pfaff
       if (const auto [i, j] = held[c];
           slipping(mo, i, j) && mo.contact_pairs[std::size_t(i - L)].slip_impulse)
       {
-        Vec3 & n = held_n[c];
-        const Vec3 x = spec_contact(mo, d, j, n);
-        held_T[c] = tangential(pair_point_rows(mo, d, i - L, x), n);
+        held_T[c] = slip_rows(mo, d, j, held_n[c]);
         const Vec3 u = held_T[c] * v;
         held_d[c] = u.norm() > kSpeed ? Vec3(u.normalized()) : mo.contact_mode[std::size_t(j)].s0;
       }
