@@ -372,11 +372,16 @@ def set_held(system, held) -> None:
     _core.set_held(system, held)
 
 
+def run_memory():
+    """A new ``pfaff._core.RunMemory`` (:func:`run_limited`'s ``memory``): no call before."""
+    return _core.RunMemory()
+
+
 def run_limited(system, tau, t0: float, t_end: float, held, fixed_grid: bool,
                 record_every: int, max_events: int, event_tol: float, release_tol: float,
                 hold_chunk: int, start_iterations: int, control=None,
                 next_control: float = 0.0, control_period: float = 0.0,
-                watch=None):  # fmt: skip
+                watch=None, memory=None):  # fmt: skip
     """``simulate_limited(..., grid="fixed" or "event")`` from the state of a
     ``pfaff._core.System`` with limits at ``t0`` to ``t_end``, ``tau`` held, in one call
     (``src/cpp/sim/limits.cpp``): ``(Status or None, events, held at the end, the most
@@ -388,9 +393,12 @@ def run_limited(system, tau, t0: float, t_end: float, held, fixed_grid: bool,
     torque (``set_tau``) from the system's state; False ends the run. ``watch(t, q,
     contact)``, every ``LIMITED_CHECK_EVERY`` steps, is handed the last recorded sample
     (its time, configuration and contact forces, per pair as returned); it only reads,
-    and an exception it raises ends the run and is raised again."""
+    and an exception it raises ends the run and is raised again. ``memory`` (a
+    ``pfaff._core.RunMemory``): the last call's event guard and slip watch, taken up
+    where that call ended at ``t0``, and this run's written into it where it succeeds,
+    so that calls one after the other run as one call would."""
     return _core.run_limited(
         system, tau, t0, t_end, held, fixed_grid, record_every, max_events, event_tol,
         release_tol, hold_chunk, start_iterations, control, next_control, control_period,
-        watch,
+        watch, memory,
     )  # fmt: skip

@@ -169,13 +169,23 @@ namespace pfaff
       "bilateral rows of the system's active set, as a held phase of run_limited has them: "
       "its steps (rollout) are then those of that fixed mode");
 
+    nb::class_<RunMemory>(
+      m, "RunMemory",
+      "what a limited run leaves to a call that goes on from its end (run_limited's "
+      "memory): the event guard's clocks (stops pinned, releases, the last step's events) and "
+      "the slipping points' directions and holds. A call at its end time with it runs as "
+      "one call through both would; another call leaves it aside")
+      .def(nb::init<>())
+      .def("copy", [](const RunMemory & r) { return RunMemory(r); })
+      .def_ro("t_end", &RunMemory::t_end, "the time its run ended (NaN: none yet) [s]");
+
     m.def(
       "run_limited",
       [](System & s, const GVec & tau, double t0, double t_end,
          std::vector<std::pair<int, int>> held, bool fixed_grid, int record_every,
          int max_events, double event_tol, double release_tol, int hold_chunk,
          int start_iterations, nb::object control, double next_control,
-         double control_period, nb::object watch) {
+         double control_period, nb::object watch, RunMemory * memory) {
         const Check c{"run_limited"};
         c.vec(tau, s.nv(), "tau", "nv");
         c.number(t0, "t0", -HUGE_VAL, false);
@@ -288,7 +298,7 @@ namespace pfaff
         Status st;
         {
           nb::gil_scoped_release release;
-          st = run_limited(s, t0, t_end, held, o, ctl, out);
+          st = run_limited(s, t0, t_end, held, o, ctl, out, memory);
         }
         if (watch_failed)
           throw nb::python_error();
@@ -308,6 +318,7 @@ namespace pfaff
       "system"_a, "tau"_a, "t0"_a, "t_end"_a, "held"_a, "fixed_grid"_a, "record_every"_a,
       "max_events"_a, "event_tol"_a, "release_tol"_a, "hold_chunk"_a, "start_iterations"_a,
       "control"_a.none(), "next_control"_a, "control_period"_a, "watch"_a.none() = nb::none(),
+      "memory"_a.none() = nb::none(),
       "simulate_limited(..., grid='fixed' or 'event', record_every) from the system's state "
       "at t0 to t_end with tau held: (Status or None, events (t, limit, kind 0 impact / 1 "
       "release, side 0 lower / 1 upper, v_pre, v_post, energy_lost), held at the end "
@@ -318,6 +329,7 @@ namespace pfaff
       "torque (set_tau) from the system's state; False (or an exception) ends the run. "
       "watch(t, q, contact), every 64 steps, reads the last recorded sample: its time, "
       "configuration and contact forces (per pair, as returned); its exception ends the "
-      "run and is raised");
+      "run and is raised. memory (RunMemory): the last call's, taken up where it ended at "
+      "t0, and this run's written into it where it succeeds");
   }
 } // namespace pfaff

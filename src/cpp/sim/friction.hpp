@@ -12,6 +12,8 @@
 
 #include <cstddef>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -85,6 +87,9 @@ namespace pfaff
     void stuck(int j, double t, double dt);
     /// spec j is held stuck at t (leave_cone does not slip it)
     bool holds(int j, double t) const;
+    /// the watch of these specs, spec specs[c]'s as c's (a run's held contact points in
+    /// held order: the specs the next call's compact_contacts numbers so)
+    SlipWatch ordered(const std::vector<int> & specs) const;
 
   private:
     std::vector<Vec3> dir_;
@@ -92,6 +97,27 @@ namespace pfaff
     std::vector<double> last_, start_, hold_;
     void fit(std::size_t n);
   };
+
+  /// What a run leaves to a call that goes on from its end (a Simulator stepped call by
+  /// call): the event guard's clocks (the stops pinned, the releases, the last step's
+  /// events) and the slip watch's directions and holds, the watch's by held contact point
+  /// in held order. A call taking it up at its end time runs as the one call through both
+  /// would (run_limited's memory)
+  struct RunMemory
+  {
+    double t_end = std::numeric_limits<double>::quiet_NaN();
+    int unilaterals = -1; // the run's limits and pairs (its guard's size)
+    std::optional<EventGuard> guard;
+    SlipWatch slips;
+  };
+  /// memory's guard and watch into guard and slips where it goes on at t0: the end of a
+  /// run of U limits and pairs, to 1e-9 dt (else they are left as new)
+  void take_up(const RunMemory * memory, double t0, double dt, int U, EventGuard & guard,
+               SlipWatch & slips);
+  /// a run's clocks at its end t into memory, where there is one (L: its limits, the
+  /// watch in held order)
+  void remember(RunMemory * memory, double t, const Held & held, int L, const EventGuard & guard,
+                const SlipWatch & slips);
 
   /// at a sample (d's least-norm multipliers lam_ of the System's evaluated state, a
   /// contact held): where a held row pulls or a stuck point's friction leaves its cone by

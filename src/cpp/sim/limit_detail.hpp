@@ -91,7 +91,7 @@ namespace pfaff
   /// run_limited's phases (limits.cpp); t: the time reached
   Status run_phases(
     System & s, double t0, double t_end, Held & held, const LimitOptions & o,
-    LimitControl & ctl, LimitRun & out, double & t);
+    LimitControl & ctl, LimitRun & out, double & t, RunMemory * memory);
 
   /// limit_events._crossing: the first root of the gap g (inside > 0) in (0, h]; where
   /// g(0) is 0, rate > 0 says it opens first (the root is looked for past where it does)

@@ -26,12 +26,12 @@ namespace pfaff
   }
   Status run_limited(
     System & s, double t0, double t_end, Held & held, const LimitOptions & o,
-    LimitControl & ctl, LimitRun & out)
+    LimitControl & ctl, LimitRun & out, RunMemory * memory)
   {
     double t = t0;
     try
     {
-      return run_phases(s, t0, t_end, held, o, ctl, out, t);
+      return run_phases(s, t0, t_end, held, o, ctl, out, t, memory);
     }
     catch (const KKTSingular & e) // the KKT method at a singular A: stopped as System::run
     {

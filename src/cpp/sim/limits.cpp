@@ -1,10 +1,9 @@
-// A limited run in the compiled step loop (limits.hpp): the phase loop of
-// pfaff.simulate.limits (either grid, a record stride, a controller on one clock), phase by
-// phase, one System whose held limits are LockedJoint rows toggled in its active row set.
-// A phase is one simulate call of the reference (its start onto its rows' manifold, its
-// samples recorded, ended by a free limit past its bound or a held one pulling), joined
-// as Trajectory.concat joins them (its first sample replaces the phase before's last at
-// the same time; the accounts counted on).
+// A limited run in the compiled step loop (limits.hpp): pfaff.simulate.limits' phase loop
+// (either grid, a record stride, a controller on one clock), one System whose held limits
+// are LockedJoint rows toggled in its active row set. A phase is one simulate call of the
+// reference (its start onto its rows' manifold, its samples, ended by a free limit past its
+// bound or a held one pulling), joined as Trajectory.concat joins them (its first sample
+// replaces the last one before at the same time; the accounts counted on).
 #include "sim/limits.hpp"
 #include "sim/contact.hpp"
 #include "sim/friction.hpp"
@@ -233,8 +232,7 @@ namespace pfaff
       bool crossed()
       {
         past = first_past(s, nar, held, s.state().q_);
-        // else a slipping point's slip turned (its directions move on, else), else one is
-        // in Painleve's case (the sample's terms)
+        // else a slip turned (the others' directions move on), else one in Painleve's case
         std::vector<int> j;
         if (past < 0 && !(j = slips.turned(s, held, s.state().q_, s.state().v_, true)).empty())
           past = U + j[0];
@@ -384,7 +382,7 @@ namespace pfaff
 
   Status run_phases(
     System & s, double t0, double t_end, Held & held, const LimitOptions & o,
-    LimitControl & ctl, LimitRun & out, double & t)
+    LimitControl & ctl, LimitRun & out, double & t, RunMemory * memory)
   {
     const double dt = s.mo().opt.dt;
     const int L = int(s.mo().limits.size()), U = s.mo().unilaterals();
@@ -395,6 +393,7 @@ namespace pfaff
     const int H = std::max(L, int(held.size()));
     out.record.clear(s.mo(), s.mo().loop.m + H, s.mo().loop.m_h + H);
     Run r{s, o, out, held, EventGuard(dt, o.max_events, U), ctl, {0, 0, 0}, 0, {}, Narrow(s.mo())};
+    take_up(memory, t0, dt, U, r.guard, r.slips);
     const double n = std::ceil((t_end - t0) / dt);
     out.record.reserve(std::size_t(n / o.record_every) + 2); // the grid's samples, both ends
     // twice the guard's bound on a step's events (and phases) ends a run that would not
@@ -495,6 +494,7 @@ namespace pfaff
         r.impact(i, t);
     }
     set_held_rows(s, held);
+    remember(memory, t, held, L, r.guard, r.slips);
     return r.st;
   }
 } // namespace pfaff

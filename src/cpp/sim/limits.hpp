@@ -25,6 +25,7 @@ namespace pfaff
   struct Model;
   struct Data;
   struct StepState;
+  struct RunMemory; // friction.hpp
 
   /// One event of a limited run (pfaff.simulate.limit_events.LimitEvent)
   struct LimitEventRec
@@ -109,6 +110,8 @@ namespace pfaff
     bool plastic(int i, double t, double approach, double rest_speed, const Held & held);
     bool may_release(int i, double t) const { return t >= pinned_[std::size_t(i)]; }
     void released(int i, double t) { released_[std::size_t(i)] = t; }
+    /// the limits and pairs it guards
+    std::size_t size() const { return pinned_.size(); }
 
   private:
     double dt_;
@@ -126,10 +129,11 @@ namespace pfaff
   /// (set_tau, or the controller ctl) at t0 to t_end in steps of opt.dt: the samples, events and accounts into
   /// out (also those before a failure), held moved to the limits held at the end.
   /// Status code 4: an event budget exceeded (never by the guard's rule), 5: a phase's
-  /// start not brought onto the manifold, 6: a crossing not located
+  /// start not brought onto the manifold, 6: a crossing not located. memory: the last
+  /// call's, taken up where it ended at t0, and this run's into it where it succeeds
   Status run_limited(
     System & s, double t0, double t_end, Held & held, const LimitOptions & o,
-    LimitControl & ctl, LimitRun & out);
+    LimitControl & ctl, LimitRun & out, RunMemory * memory = nullptr);
 
   // limit_events.cpp
   /// the velocity nearest to v in the metric M with A v = 0 and rows R v = b (a limit's

@@ -7,6 +7,7 @@
 #include "sim/limit_detail.hpp"
 #include "sim/system.hpp"
 
+#include <cmath>
 #include <limits>
 
 namespace pfaff
@@ -134,6 +135,46 @@ namespace pfaff
   bool SlipWatch::holds(int j, double t) const
   {
     return std::size_t(j) < hold_.size() && t < hold_[std::size_t(j)];
+  }
+
+  SlipWatch SlipWatch::ordered(const std::vector<int> & specs) const
+  {
+    SlipWatch w;
+    w.fit(specs.size());
+    for (std::size_t c = 0; c < specs.size(); ++c)
+    {
+      const std::size_t j = std::size_t(specs[c]);
+      if (j >= dir_.size())
+        continue; // never watched: as new
+      w.dir_[c] = dir_[j];
+      w.last_[c] = last_[j];
+      w.start_[c] = start_[j];
+      w.hold_[c] = hold_[j];
+    }
+    return w;
+  }
+
+  void take_up(const RunMemory * memory, double t0, double dt, int U, EventGuard & guard,
+               SlipWatch & slips)
+  {
+    if (memory && memory->guard && memory->unilaterals == U
+        && std::abs(memory->t_end - t0) <= 1e-9 * dt)
+    {
+      guard = *memory->guard;
+      slips = memory->slips;
+    }
+  }
+
+  void remember(RunMemory * memory, double t, const Held & held, int L, const EventGuard & guard,
+                const SlipWatch & slips)
+  {
+    if (!memory)
+      return;
+    std::vector<int> specs; // the held contact points in held order
+    for (const auto & [i, j] : held)
+      if (i >= L)
+        specs.push_back(j);
+    *memory = RunMemory{t, int(guard.size()), guard, slips.ordered(specs)};
   }
 
 } // namespace pfaff

@@ -4,14 +4,17 @@
 ``limits=True``, the default) is :func:`~pfaff.simulate.limits.simulate_limited` from the
 Simulator's state over ``n`` steps of ``dt``, with the torque held, on the Simulator's
 engine: located events, the M-metric impact with restitution, plastic contact held as a
-row while its multiplier pushes (``pfaff.simulate.limits``). Two things carry across
+row while its multiplier pushes (``pfaff.simulate.limits``). Three things carry across
 calls, so that any cutting of a run into ``step`` calls is the same run:
 
-* the limits held (a joint resting on its stop at the end of a call starts the next
-  call held, not as a new impact);
+* the limits and contact points held (a joint resting on its stop at the end of a call
+  starts the next call held, not as a new impact);
 * the sample grid ``k dt``: a step an event falls in is finished to its end after the
   impact (``grid="fixed"``), so ``sim.t`` stays ``steps * dt``; the record gains the
-  event's own sample.
+  event's own sample;
+* on the compiled core, the run's clocks (``pfaff._core.RunMemory``): the no-chatter
+  rule's stops pinned and releases, the slipping points' directions, the stuck points
+  held stuck to a step's end. A call that ends inside such a hold leaves it to the next.
 
 On the compiled core a call is one call into C++ (``limits_core.run_core``,
 ``src/cpp/sim/limits.cpp``), with any record stride: the core system holds the
@@ -128,7 +131,7 @@ class LimitStepper:
     def __getstate__(self) -> dict:
         """Pickled without its compiled system (:meth:`restore` gives the new one)."""
         state = self.__dict__.copy()
-        state.update(_core=None, _pen=None)
+        state.update(_core=None, _pen=None, _memory=None)
         return state
 
     def restore(self, proto) -> None:
@@ -137,6 +140,7 @@ class LimitStepper:
         plastic impact at rest)."""
         self._core = self._limited_system(proto)
         self.contact_held = []
+        self._memory = self._new_memory()
 
     def _limited_system(self, proto):
         """A copy of the Simulator's core system ``proto`` holding the limits
@@ -148,17 +152,25 @@ class LimitStepper:
         )  # fmt: skip
 
     def reset(self) -> None:
-        """No limit held, no contact held, no event."""
+        """No limit held, no contact held, no event, the run's clocks new."""
         self.held: dict[int, str] = {}
         self.contact_held: list[tuple[int, int]] = []
         self.events: list[LimitEvent] = []
+        self._memory = self._new_memory()
+
+    def _new_memory(self):
+        """A new ``pfaff._core.RunMemory`` for the core's runs (None: none)."""
+        from pfaff import core
+
+        return None if self._core is None else core.run_memory()
 
     def run(self, q, v, t: float, tau, n: int, keep: bool = True) -> tuple[Trajectory, list]:
         """``n`` steps of ``dt`` from ``(q, v)`` at time ``t`` with ``tau`` held: the
         trajectory and the events. ``keep``: carry the held set and the events on (else
         the stepper is left as it was)."""
         if self._core is not None:
-            traj, events, held, contact_held = self._run_core(q, v, t, tau, n)
+            memory = self._memory if keep else self._memory.copy()
+            traj, events, held, contact_held = self._run_core(q, v, t, tau, n, memory)
         else:
             dt = self.options.dt
             run = simulate_limited(
@@ -175,9 +187,10 @@ class LimitStepper:
             self.contact_held = [(i, j) for j, (i, _) in enumerate(self.contact_held)]
         return traj, events
 
-    def _run_core(self, q, v, t: float, tau, n: int):
+    def _run_core(self, q, v, t: float, tau, n: int, memory):
         """The limited run in one call into the core: ``(trajectory, events, held at the
-        end)`` as ``simulate_limited(..., grid="fixed")`` gives them. A failed core run
+        end)`` as ``simulate_limited(..., grid="fixed")`` gives them, ``memory`` the
+        clocks of the call before (written where the run succeeds). A failed core run
         raises :class:`~pfaff.simulate.limits_core.LimitedRunError` (the stepper keeps
         its held set and events)."""
         sys_ = self._core
@@ -188,7 +201,7 @@ class LimitStepper:
             run = run_core(
                 sys_, self.system.cset, self.limits, tau, t, t_end, self.held, "fixed",
                 self.options.record_every, max_events=self.max_events,
-                contacts=self.contacts, contact_held=self.contact_held,
+                contacts=self.contacts, contact_held=self.contact_held, memory=memory,
             )  # fmt: skip
         except LimitedRunError as e:
             # the move out of a start's overlap failed: say which pairs, and what to do

@@ -124,6 +124,7 @@ def run_core(
     control_dt: float = 0.0,
     contacts=None,
     contact_held=(),
+    memory=None,
 ) -> LimitedRun:
     """The limited run of the core system ``sys_`` (:func:`limited_system`, its state set)
     of ``cset`` from ``t0`` to ``t_end`` with ``tau`` held, in one call: the trajectory
@@ -138,7 +139,9 @@ def run_core(
     ``contacts``: the :class:`pfaff.contact.model.FileContacts` the system holds
     (:func:`limited_system`), ``contact_held`` the held contact rows ``(len(limits) +
     pair, row)`` the last run ended with; the run's are in its ``contact_held``, its
-    contact events :class:`pfaff.contact.model.ContactEvent` s among the events."""
+    contact events :class:`pfaff.contact.model.ContactEvent` s among the events.
+    ``memory``: the ``pfaff._core.RunMemory`` of the call before
+    (:func:`pfaff.core.run_limited`), written where the run succeeds."""
     mech = cset.mechanism
     tau = np.zeros(mech.nv) if tau is None else np.asarray(tau, float)
     pairs = held_rows(held, contact_held)
@@ -148,7 +151,7 @@ def run_core(
     st, evs, held_end, max_held, steps, failures, rec, calls, _, forces = core.run_limited(
         sys_, tau, float(t0), float(t_end), pairs, grid == "fixed", int(record_every),
         int(max_events), float(event_tol), float(release_tol), HOLD_CHUNK, START_ITERATIONS,
-        law, float(t0), float(control_dt), look,
+        law, float(t0), float(control_dt), look, memory,
     )  # fmt: skip
     named = by_name(_RECORDED, rec)
     if look is not None and st is None and len(forces):  # a finished run's last sample
