@@ -177,7 +177,10 @@ namespace pfaff
       "one call through both would; another call leaves it aside")
       .def(nb::init<>())
       .def("copy", [](const RunMemory & r) { return RunMemory(r); })
-      .def_ro("t_end", &RunMemory::t_end, "the time its run ended (NaN: none yet) [s]");
+      .def_ro("t_end", &RunMemory::t_end, "the time its run ended (NaN: none yet) [s]")
+      .def_ro("unsaid", &RunMemory::unsaid,
+              "(t, limit) of the slip events the call before gave that its run took back "
+              "(a stop at their instant and zero slip speed: the point never slipped)");
 
     m.def(
       "run_limited",

@@ -38,6 +38,28 @@ namespace pfaff
       });
     }
 
+    // spec j of pair row i stopped at zero slip speed (kStopped) at the instant its slip
+    // started (leave_cone's, within 1e-6 dt: a stop located where the slip velocity
+    // turned by 1e-12 m/s, 3e-13 s after its start, moved it 1e-25 m), no point of the
+    // pair slipping now: it never slipped, nothing moved and no energy went, so neither
+    // is an event. The pair's slip event erased (true), or, given by the call before,
+    // taken back (watch.unsaid)
+    bool unslipped(const Model & mo, const Held & held, int i, int j, double speed, double t,
+                   std::vector<LimitEventRec> & events, SlipWatch & watch)
+    {
+      const double since = watch.started(j);
+      if (speed > kStopped || pair_slips(mo, held, i) || !(t - since <= 1e-6 * mo.opt.dt))
+        return false;
+      for (auto e = events.rbegin(); e != events.rend() && e->t >= since; ++e)
+        if (e->limit == i && e->kind == 3 && e->v_pre == 0.0)
+        {
+          events.erase(std::next(e).base());
+          return true;
+        }
+      watch.unsaid.emplace_back(since, i);
+      return true;
+    }
+
     void set_mode(System & s, int j, const ContactMode & md)
     {
       s.change_model([&](ModelBuilder & b) { b.set_contact_mode(j, md); }, false);
@@ -328,8 +350,13 @@ namespace pfaff
     // here by the least impulse in the metric of M, its energy the event's (else the next
     // start's projection would take it unrecorded)
     const double lost = sticks && speed > kStopped ? stop_held(s, held, VecX(q), VecX(v)) : 0.0;
-    events.push_back(LimitEventRec{t, i, sticks ? 2 : 3, 0, speed, sticks ? 0.0 : speed, lost});
     guard.count(t);
+    // stuck again at zero slip speed at the instant its slip started: a slip along the
+    // force that held it whose own friction turns it back at once, with no direction
+    // where it would grow (slip_onset)
+    if (sticks && unslipped(s.mo(), held, i, j, speed, t, events, watch))
+      return;
+    events.push_back(LimitEventRec{t, i, sticks ? 2 : 3, 0, speed, sticks ? 0.0 : speed, lost});
   }
 
   void jam(System & s, const Held & held, int j, double t, EventGuard & guard,
@@ -349,17 +376,10 @@ namespace pfaff
     watch.stuck(j, t, s.mo().opt.dt);
     watch.hold(j, t + s.mo().opt.dt);
     guard.count(t);
-    // jammed at zero slip speed at the instant its pair's slip started (leave_cone's
-    // event, the pole met at once): the point never slipped, nothing moved and no energy
-    // went, so neither is an event
-    const double now = t - 1e-9 * s.mo().opt.dt;
-    if (speed <= kStopped && !pair_slips(s.mo(), held, i))
-      for (auto e = events.rbegin(); e != events.rend() && e->t >= now; ++e)
-        if (e->limit == i && e->kind == 3 && e->v_pre == 0.0)
-        {
-          events.erase(std::next(e).base());
-          return;
-        }
+    // jammed at zero slip speed at the instant its pair's slip started: the pole met at
+    // once
+    if (unslipped(s.mo(), held, i, j, speed, t, events, watch))
+      return;
     events.push_back(LimitEventRec{t, i, 4, 0, speed, 0.0, lost}); // "jam"
   }
 

@@ -87,9 +87,15 @@ namespace pfaff
     void stuck(int j, double t, double dt);
     /// spec j is held stuck at t (leave_cone does not slip it)
     bool holds(int j, double t) const;
+    /// the time spec j's last slip started (-inf: none)
+    double started(int j) const;
     /// the watch of these specs, spec specs[c]'s as c's (a run's held contact points in
     /// held order: the specs the next call's compact_contacts numbers so)
     SlipWatch ordered(const std::vector<int> & specs) const;
+
+    /// (t, pair row) of the slip events of the call before that a stop at their
+    /// instant took back (stop_slip, jam: the slip never moved the point)
+    std::vector<std::pair<double, int>> unsaid;
 
   private:
     std::vector<Vec3> dir_;
@@ -109,6 +115,8 @@ namespace pfaff
     int unilaterals = -1; // the run's limits and pairs (its guard's size)
     std::optional<EventGuard> guard;
     SlipWatch slips;
+    /// (t, pair row) of the slip events the call before gave that this run took back
+    std::vector<std::pair<double, int>> unsaid;
   };
   /// memory's guard and watch into guard and slips where it goes on at t0: the end of a
   /// run of U limits and pairs, to 1e-9 dt (else they are left as new)

@@ -137,6 +137,11 @@ namespace pfaff
     return std::size_t(j) < hold_.size() && t < hold_[std::size_t(j)];
   }
 
+  double SlipWatch::started(int j) const
+  {
+    return std::size_t(j) < start_.size() ? start_[std::size_t(j)] : -kInfTime;
+  }
+
   SlipWatch SlipWatch::ordered(const std::vector<int> & specs) const
   {
     SlipWatch w;
@@ -174,7 +179,7 @@ namespace pfaff
     for (const auto & [i, j] : held)
       if (i >= L)
         specs.push_back(j);
-    *memory = RunMemory{t, int(guard.size()), guard, slips.ordered(specs)};
+    *memory = RunMemory{t, int(guard.size()), guard, slips.ordered(specs), slips.unsaid};
   }
 
 } // namespace pfaff

@@ -11,6 +11,7 @@ forms by tenths of a second and the corner's law, which the same checks catch.""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import warnings
@@ -23,7 +24,7 @@ import pytest
 import pfaff
 from pfaff import core
 from pfaff.contact.closed_forms import thrown_landing
-from tests.unit.contact.test_slip_onset import energy_account
+from tests.unit.contact.test_slip_onset import energy_account, idle_jams, idle_stops
 
 pytestmark = pytest.mark.skipif(not core.available(), reason="the compiled core is not built")
 
@@ -141,6 +142,13 @@ def test_the_quadrupeds_landing_takes_energy_in_every_impact_and_accounts_for_it
     # the account catches an impact's loss left out
     short = [e for e in sim.events if e is not max(impacts, key=lambda e: e.energy_lost)]
     assert np.max(np.abs(energy_account(rec, short))) > 1.0
+    # a shin stuck at rest from 0.401 s, its force outside the cone with no direction
+    # its slip would grow along (slip_onset), is held stuck a step at a time: no event
+    # (16 pairs of a slip and a stick at the same instant, at zero speed, before)
+    assert idle_stops(sim.events) == [] and idle_jams(sim.events) == []
+    slip = next(e for e in sim.events if e.kind == "slip")
+    stop = dataclasses.replace(slip, kind="stick", v_pre=1e-15)
+    assert idle_stops([*sim.events, stop])  # the check catches one
 
 
 def _corner_landing(tmp_path: Path, seed: int, law: str):

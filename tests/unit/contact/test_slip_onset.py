@@ -67,19 +67,35 @@ def test_the_landing_ends_with_a_bounded_number_of_events(landing):
     kinds = collections.Counter(e.kind for e in sim.events)
     # a stuck point whose slip would at once be in Painleve's case stays stuck: 16 pairs of
     # a slip and a jam at zero slip speed, one per step of a knee at rest, are no events
-    # now (21 slips then, 4 now)
-    assert kinds["impact"] >= 10 and kinds["slip"] >= 3 and kinds["release"] >= 10, kinds
+    # (21 slips then, 4 after); nor are 4 pairs of a slip and a stick at zero slip speed
+    # at one instant, one of them across a call's end (a shin at 0.319 s): no slip now
+    assert kinds["impact"] >= 10 and kinds["jam"] >= 1 and kinds["release"] >= 10, kinds
     at_once = collections.Counter((e.kind, e.geom2, round(e.t, 9)) for e in sim.events)
     assert max(at_once.values()) <= 8, at_once.most_common(3)  # the guard's max_events
-    assert idle_jams(sim.events) == []
+    assert idle_jams(sim.events) == [] and idle_stops(sim.events) == []
     jam = next(e for e in sim.events if e.kind == "jam")
     assert idle_jams([*sim.events, replace(jam, v_pre=1e-12)])  # the check catches one
+    slip = replace(jam, kind="slip", v_pre=0.0)
+    assert idle_stops([*sim.events, slip, replace(jam, kind="stick", v_pre=1e-12)])
 
 
 def idle_jams(events: list) -> list:
     """The jams of a point that did not slip (its slip speed before at most 1e-9 m/s):
     no impulse stops it, so no event."""
     return [e for e in events if e.kind == "jam" and e.v_pre <= 1e-9]
+
+
+def idle_stops(events: list) -> list:
+    """The stops of a point that did not slip: a "stick" at slip speed at most 1e-9 m/s
+    at the instant (to 1e-12 s) of a "slip" of its pair, so no event."""
+    slips = [(e.geom1, e.geom2, e.t) for e in events if e.kind == "slip"]
+    return [
+        e
+        for e in events
+        if e.kind == "stick"
+        and e.v_pre <= 1e-9
+        and any((a, b) == (e.geom1, e.geom2) and abs(t - e.t) <= 1e-12 for a, b, t in slips)
+    ]
 
 
 def test_the_landing_dissipates(landing):
