@@ -172,15 +172,17 @@ namespace pfaff
     nb::class_<RunMemory>(
       m, "RunMemory",
       "what a limited run leaves to a call that goes on from its end (run_limited's "
-      "memory): the event guard's clocks (stops pinned, releases, the last step's events) and "
-      "the slipping points' directions and holds. A call at its end time with it runs as "
-      "one call through both would; another call leaves it aside")
+      "memory): the event guard's clocks (stops pinned, releases, the last step's events), "
+      "the slipping points' directions and holds, and the slips its last instant started "
+      "(reported by the next call). A call at its end time with it runs as one call "
+      "through both would; another call leaves it aside")
       .def(nb::init<>())
       .def("copy", [](const RunMemory & r) { return RunMemory(r); })
       .def_ro("t_end", &RunMemory::t_end, "the time its run ended (NaN: none yet) [s]")
-      .def_ro("unsaid", &RunMemory::unsaid,
-              "(t, limit) of the slip events the call before gave that its run took back "
-              "(a stop at their instant and zero slip speed: the point never slipped)");
+      .def_prop_ro(
+        "pending", [](const RunMemory & r) { return r.pending.size(); },
+        "the slips its run's last instant started, which the call that goes on reports (it "
+        "may stop them at once: then neither is an event)");
 
     m.def(
       "run_limited",

@@ -42,10 +42,10 @@ namespace pfaff
     // started (leave_cone's, within 1e-6 dt: a stop located where the slip velocity
     // turned by 1e-12 m/s, 3e-13 s after its start, moved it 1e-25 m), no point of the
     // pair slipping now: it never slipped, nothing moved and no energy went, so neither
-    // is an event. The pair's slip event erased (true), or, given by the call before,
-    // taken back (watch.unsaid)
+    // is an event. The pair's slip event erased: true (a call's last instant's is the
+    // next call's first: RunMemory)
     bool unslipped(const Model & mo, const Held & held, int i, int j, double speed, double t,
-                   std::vector<LimitEventRec> & events, SlipWatch & watch)
+                   std::vector<LimitEventRec> & events, const SlipWatch & watch)
     {
       const double since = watch.started(j);
       if (speed > kStopped || pair_slips(mo, held, i) || !(t - since <= 1e-6 * mo.opt.dt))
@@ -56,8 +56,7 @@ namespace pfaff
           events.erase(std::next(e).base());
           return true;
         }
-      watch.unsaid.emplace_back(since, i);
-      return true;
+      return false;
     }
 
     void set_mode(System & s, int j, const ContactMode & md)

@@ -93,10 +93,6 @@ namespace pfaff
     /// held order: the specs the next call's compact_contacts numbers so)
     SlipWatch ordered(const std::vector<int> & specs) const;
 
-    /// (t, pair row) of the slip events of the call before that a stop at their
-    /// instant took back (stop_slip, jam: the slip never moved the point)
-    std::vector<std::pair<double, int>> unsaid;
-
   private:
     std::vector<Vec3> dir_;
     // per spec: the last stop's time, the last slip's start, held stuck until
@@ -107,7 +103,9 @@ namespace pfaff
   /// What a run leaves to a call that goes on from its end (a Simulator stepped call by
   /// call): the event guard's clocks (the stops pinned, the releases, the last step's
   /// events) and the slip watch's directions and holds, the watch's by held contact point
-  /// in held order. A call taking it up at its end time runs as the one call through both
+  /// in held order, and the slips its last instant started (leave_cone's events), which
+  /// the next call reports (at its start it may stop them at once: then neither is an
+  /// event). A call taking it up at its end time runs as the one call through both
   /// would (run_limited's memory)
   struct RunMemory
   {
@@ -115,17 +113,16 @@ namespace pfaff
     int unilaterals = -1; // the run's limits and pairs (its guard's size)
     std::optional<EventGuard> guard;
     SlipWatch slips;
-    /// (t, pair row) of the slip events the call before gave that this run took back
-    std::vector<std::pair<double, int>> unsaid;
+    std::vector<LimitEventRec> pending; // the slips started at t_end
   };
-  /// memory's guard and watch into guard and slips where it goes on at t0: the end of a
-  /// run of U limits and pairs, to 1e-9 dt (else they are left as new)
+  /// memory's guard, watch and pending slips into guard, slips and events where it goes
+  /// on at t0: the end of a run of U limits and pairs, to 1e-9 dt (else left as new)
   void take_up(const RunMemory * memory, double t0, double dt, int U, EventGuard & guard,
-               SlipWatch & slips);
+               SlipWatch & slips, std::vector<LimitEventRec> & events);
   /// a run's clocks at its end t into memory, where there is one (L: its limits, the
-  /// watch in held order)
+  /// watch in held order), and the slips started at t moved from events into it
   void remember(RunMemory * memory, double t, const Held & held, int L, const EventGuard & guard,
-                const SlipWatch & slips);
+                const SlipWatch & slips, std::vector<LimitEventRec> & events);
 
   /// at a sample (d's least-norm multipliers lam_ of the System's evaluated state, a
   /// contact held): where a held row pulls or a stuck point's friction leaves its cone by

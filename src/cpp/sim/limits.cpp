@@ -393,7 +393,7 @@ namespace pfaff
     const int H = std::max(L, int(held.size()));
     out.record.clear(s.mo(), s.mo().loop.m + H, s.mo().loop.m_h + H);
     Run r{s, o, out, held, EventGuard(dt, o.max_events, U), ctl, {0, 0, 0}, 0, {}, Narrow(s.mo())};
-    take_up(memory, t0, dt, U, r.guard, r.slips);
+    take_up(memory, t0, dt, U, r.guard, r.slips, out.events);
     const double n = std::ceil((t_end - t0) / dt);
     out.record.reserve(std::size_t(n / o.record_every) + 2); // the grid's samples, both ends
     // twice the guard's bound on a step's events (and phases) ends a run that would not
@@ -494,7 +494,7 @@ namespace pfaff
         r.impact(i, t);
     }
     set_held_rows(s, held);
-    remember(memory, t, held, L, r.guard, r.slips);
+    remember(memory, t, held, L, r.guard, r.slips, out.events);
     return r.st;
   }
 } // namespace pfaff

@@ -110,8 +110,9 @@ namespace pfaff
     bool plastic(int i, double t, double approach, double rest_speed, const Held & held);
     bool may_release(int i, double t) const { return t >= pinned_[std::size_t(i)]; }
     void released(int i, double t) { released_[std::size_t(i)] = t; }
-    /// the limits and pairs it guards
+    /// the limits and pairs it guards, and its step [s]
     std::size_t size() const { return pinned_.size(); }
+    double dt() const { return dt_; }
 
   private:
     double dt_;

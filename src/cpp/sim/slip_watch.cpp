@@ -8,6 +8,7 @@
 #include "sim/system.hpp"
 
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 namespace pfaff
@@ -160,18 +161,19 @@ namespace pfaff
   }
 
   void take_up(const RunMemory * memory, double t0, double dt, int U, EventGuard & guard,
-               SlipWatch & slips)
+               SlipWatch & slips, std::vector<LimitEventRec> & events)
   {
     if (memory && memory->guard && memory->unilaterals == U
         && std::abs(memory->t_end - t0) <= 1e-9 * dt)
     {
       guard = *memory->guard;
       slips = memory->slips;
+      events.insert(events.begin(), memory->pending.begin(), memory->pending.end());
     }
   }
 
   void remember(RunMemory * memory, double t, const Held & held, int L, const EventGuard & guard,
-                const SlipWatch & slips)
+                const SlipWatch & slips, std::vector<LimitEventRec> & events)
   {
     if (!memory)
       return;
@@ -179,7 +181,13 @@ namespace pfaff
     for (const auto & [i, j] : held)
       if (i >= L)
         specs.push_back(j);
-    *memory = RunMemory{t, int(guard.size()), guard, slips.ordered(specs), slips.unsaid};
+    // leave_cone's slips of this instant (kind 3 at zero slip speed), the last events
+    auto from = events.end();
+    while (from != events.begin() && std::prev(from)->t >= t - 1e-9 * guard.dt()
+           && std::prev(from)->kind == 3 && std::prev(from)->v_pre == 0.0)
+      --from;
+    *memory = RunMemory{t, int(guard.size()), guard, slips.ordered(specs), {from, events.end()}};
+    events.erase(from, events.end());
   }
 
 } // namespace pfaff

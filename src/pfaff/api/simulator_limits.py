@@ -14,9 +14,9 @@ calls, so that any cutting of a run into ``step`` calls is the same run:
   event's own sample;
 * on the compiled core, the run's clocks (``pfaff._core.RunMemory``): the no-chatter
   rule's stops pinned and releases, the slipping points' directions, the stuck points
-  held stuck to a step's end. A call that ends inside such a hold leaves it to the next;
-  a slip a call ends on that the next call's start stops at once, at zero slip speed,
-  is taken back from the events (one call gives neither).
+  held stuck to a step's end. A call that ends inside such a hold leaves it to the next,
+  and a slip its last instant starts is the next call's event (that call's start may
+  stop it at once, at zero slip speed: then, as in one call, neither is an event).
 
 On the compiled core a call is one call into C++ (``limits_core.run_core``,
 ``src/cpp/sim/limits.cpp``), with any record stride: the core system holds the
@@ -184,30 +184,10 @@ class LimitStepper:
             contact_held = []
         if keep:
             self.held, self.contact_held = held, contact_held
-            self._take_back()
             self.events.extend(events)
         else:  # the core renumbered the held contact rows to the first ones, in order
             self.contact_held = [(i, j) for j, (i, _) in enumerate(self.contact_held)]
         return traj, events
-
-    def _take_back(self) -> None:
-        """Drop the slip events of the call before that the last call took back
-        (``RunMemory.unsaid``: a point stopped at zero slip speed at the instant its slip
-        started, a call's end, never slipped), as one call through both gives none."""
-        if self._memory is None:
-            return
-        for t, i in self._memory.unsaid:
-            pair = tuple(self.contacts.names[i - len(self.limits)])
-            for k in range(len(self.events) - 1, -1, -1):
-                e = self.events[k]
-                if (
-                    isinstance(e, ContactEvent)
-                    and e.kind == "slip"
-                    and (e.geom1, e.geom2) == pair
-                    and abs(e.t - t) <= 1e-9 * self.options.dt
-                ):
-                    del self.events[k]
-                    break
 
     def _run_core(self, q, v, t: float, tau, n: int, memory):
         """The limited run in one call into the core: ``(trajectory, events, held at the
