@@ -290,6 +290,10 @@ def derivative_warning(stepper: LimitStepper, q, v, t: float, tau) -> str | None
             "the held step"
         )
     _, events = stepper.run(q, v, t, tau, 1, keep=False)
+    # the slips the last call's end started, which this step reports: the mode it starts in
+    pending = 0 if stepper._memory is None else stepper._memory.pending
+    while pending and events and events[0].kind == "slip" and abs(events[0].t - t) <= 1e-9:
+        events, pending = events[1:], pending - 1
     if not events:
         return None
     e = events[0]
