@@ -48,6 +48,8 @@ VARIANT_CODE = {"Mc": 0, "Mc1": 1, "Mc2": 2}
 METHOD_CODE = {"projection": 0, "kkt": 1}
 #: the options whose core field is a code of SimOptions' name (options.def)
 OPTION_CODES = {"variant": VARIANT_CODE, "method": METHOD_CODE}
+#: ``run_memory()``: a new ``pfaff._core.RunMemory`` (:func:`run_limited`'s ``memory``)
+run_memory = getattr(_core, "RunMemory", None)
 
 
 def option_value(name: str, value):
@@ -372,11 +374,6 @@ def set_held(system, held) -> None:
     _core.set_held(system, held)
 
 
-def run_memory():
-    """A new ``pfaff._core.RunMemory`` (:func:`run_limited`'s ``memory``): no call before."""
-    return _core.RunMemory()
-
-
 def run_limited(system, tau, t0: float, t_end: float, held, fixed_grid: bool,
                 record_every: int, max_events: int, event_tol: float, release_tol: float,
                 hold_chunk: int, start_iterations: int, control=None,
@@ -393,10 +390,8 @@ def run_limited(system, tau, t0: float, t_end: float, held, fixed_grid: bool,
     torque (``set_tau``) from the system's state; False ends the run. ``watch(t, q,
     contact)``, every ``LIMITED_CHECK_EVERY`` steps, is handed the last recorded sample
     (its time, configuration and contact forces, per pair as returned); it only reads,
-    and an exception it raises ends the run and is raised again. ``memory`` (a
-    ``pfaff._core.RunMemory``): the last call's event guard and slip watch, taken up
-    where that call ended at ``t0``, and this run's written into it where it succeeds,
-    so that calls one after the other run as one call would."""
+    and an exception it raises ends the run and is raised again. ``memory``: the last
+    call's clocks (:data:`run_memory`), taken up at its end ``t0``, this run's written in."""
     return _core.run_limited(
         system, tau, t0, t_end, held, fixed_grid, record_every, max_events, event_tol,
         release_tol, hold_chunk, start_iterations, control, next_control, control_period,

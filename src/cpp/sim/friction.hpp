@@ -110,8 +110,7 @@ namespace pfaff
   struct RunMemory
   {
     double t_end = std::numeric_limits<double>::quiet_NaN();
-    int unilaterals = -1; // the run's limits and pairs (its guard's size)
-    std::optional<EventGuard> guard;
+    std::optional<EventGuard> guard; // its size: the run's limits and pairs
     SlipWatch slips;
     std::vector<LimitEventRec> pending; // the slips started at t_end
   };

@@ -163,7 +163,7 @@ namespace pfaff
   void take_up(const RunMemory * memory, double t0, double dt, int U, EventGuard & guard,
                SlipWatch & slips, std::vector<LimitEventRec> & events)
   {
-    if (memory && memory->guard && memory->unilaterals == U
+    if (memory && memory->guard && int(memory->guard->size()) == U
         && std::abs(memory->t_end - t0) <= 1e-9 * dt)
     {
       guard = *memory->guard;
@@ -186,7 +186,7 @@ namespace pfaff
     while (from != events.begin() && std::prev(from)->t >= t - 1e-9 * guard.dt()
            && std::prev(from)->kind == 3 && std::prev(from)->v_pre == 0.0)
       --from;
-    *memory = RunMemory{t, int(guard.size()), guard, slips.ordered(specs), {from, events.end()}};
+    *memory = RunMemory{t, guard, slips.ordered(specs), {from, events.end()}};
     events.erase(from, events.end());
   }
 
