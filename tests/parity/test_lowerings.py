@@ -31,6 +31,7 @@ from pfaff.constraints.coupling import JointCoupling, Scaled
 from pfaff.constraints.quat_aligned import QuatAligned
 from pfaff.constraints.revolute import RevoluteClosure
 from pfaff.constraints.weld import FrameAligned, Weld
+from pfaff.contact.rim import RimOnPlane, RimRolling
 from pfaff.contact.rolling import RollingPoint
 from pfaff.manipulation.rolling import ContactConstraint, RollingConstraint
 from pfaff.mechanism import from_urdf, load_robot, planar_particle
@@ -157,6 +158,25 @@ CONSTRAINTS = {
                 (0.01, 0.0, -0.05),
                 (0.0, 0.02, 0.1),
                 frame2="panda_link3",
+            ),
+        ],
+        True,
+    ),
+    RimOnPlane: (
+        "panda",
+        lambda: [
+            RimOnPlane("panda_link7", (0.0, 0.02, 0.1), (0.3, 1.0, 0.2), 0.05, (0, 0, 1), 0.5)
+        ],
+        True,
+    ),
+    RimRolling: (
+        "panda",
+        lambda: [
+            RimRolling(
+                "panda_link7", (0.0, 0.02, 0.1), (0.3, 1.0, 0.2), 0.05, (0, 0, 1), (1, 0, 0)
+            ),
+            RimRolling(
+                "panda_link7", (0.0, 0.02, 0.1), (0.3, 1.0, 0.2), 0.05, (0, 0, 1), (0, 1, 0)
             ),
         ],
         True,

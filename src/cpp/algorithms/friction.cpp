@@ -11,6 +11,7 @@
 // on the velocity, so every stage of the integrator evaluates it (accel's path).
 #include "model/core.hpp"
 #include "model/core_detail.hpp"
+#include "model/rim.hpp"
 
 #include <Eigen/Cholesky>
 #include <Eigen/SVD>
@@ -36,7 +37,9 @@ namespace pfaff
       // the normal in the world (r.n in the plane body's axes where it moves)
       const Vec3 n = r.slot2 >= 0 ? Vec3(d.frames[std::size_t(r.slot2)].R * r.n) : r.n;
       // a round geom's force acts at its contact point, radius below its held one
-      const Vec3 x = f.p + f.R * r.local - r.radius * n;
+      const Vec3 x = f.p + f.R * r.local
+                     + (r.axis.squaredNorm() > 0.0 ? rim_lever(f.R * r.axis, n, r.radius)
+                                                   : Vec3(-r.radius * n));
       Matrix3x Jp = detail::point_rows(f, x - f.p);
       if (r.slot2 >= 0) // relative to the plane body's material point (its force opposite)
       {

@@ -410,10 +410,11 @@ namespace pfaff
       const ContactMode & md = s.contact_mode[std::size_t(j)];
       const ContactPairC & pc = s.contact_pairs[std::size_t(i - L)];
       const double radius = s.contact_spec_radius[std::size_t(j)]; // its held point's
+      const bool rim = sp.kind == Kind::RimOnPlane;
       if (!md.stick)
       {
         s.slip.push_back(SlipRow{s.loop.m + int(c), sp.s1, sp.p1, sp.n, md.s0, pc.mu, sp.s2,
-                                 radius});
+                                 radius, rim ? sp.p2 : Vec3::Zero()});
         continue;
       }
       Vec3 t[2];
@@ -422,11 +423,13 @@ namespace pfaff
       {
         Spec r = sp;
         r.n = tk;
-        if (radius > 0.0)
+        if (rim || radius > 0.0)
         { // t . (v1(c) - v2(c)) = 0 at the contact c = core - radius n: no Phi (t, n in
           // the plane body's axes where it moves: spec s2, turning with it)
-          r.kind = Kind::RollingPoint;
-          r.target = -radius * sp.n;
+          // (a rim's: its lowest point rolls, RimRolling)
+          r.kind = rim ? Kind::RimRolling : Kind::RollingPoint;
+          if (!rim)
+            r.target = -radius * sp.n;
           s.specs.push_back(r);
           s.row_cols.push_back(contact_window(s, sp));
           s.pf_rows.push_back(s.m);

@@ -327,6 +327,9 @@ namespace pfaff
     /// a round geom's radius: the slip and the force are those of the material point at
     /// its contact, radius below the held body point along -n (0: a vertex's own)
     double radius = 0.0;
+    /// a rim's axis in the frame's axes (SlipRow's point the rim's lowest on the plane,
+    /// its lever model/rim.hpp's; zero: not a rim)
+    Vec3 axis = Vec3::Zero();
   };
 
   // -- joint limits (sim/limits.hpp: the run that holds and releases them) ----------

@@ -6,6 +6,7 @@
 #include "model/check.hpp"
 #include "model/core.hpp"
 #include "model/core_detail.hpp"
+#include "model/rim.hpp"
 #include "sim/system.hpp"
 
 #include <cmath>
@@ -103,14 +104,29 @@ namespace pfaff
           p.n = -p.n;
         // round where the surface is: a sphere, a capsule, a cylinder lying on its side
         // on a still geom (its normal across its axis)
-        const bool lying = type == mjGEOM_CYLINDER && c.slot2 < 0
-                           && std::abs(p.n.dot(axis)) < kCylinderLying;
+        const double sa = p.n.dot(axis);
+        const bool lying = type == mjGEOM_CYLINDER && c.slot2 < 0 && std::abs(sa) < kCylinderLying;
         p.radius = type == mjGEOM_SPHERE || type == mjGEOM_CAPSULE || lying ? size : 0.0;
         // the moving surface's point, then its core (a sphere's centre, a capsule's or a
         // cylinder's axis point)
         p.core = p.pos + p.n * (0.5 * p.dist + p.radius);
         if (lying) // on the axis itself (its face's centre: the same body point each step)
           p.core = centre + axis * axis.dot(p.core - centre);
+        else if (type == mjGEOM_CYLINDER && c.slot2 < 0 && 1.0 - sa * sa > kRimFlat * kRimFlat)
+        { // a tilted cylinder's point at a cap rim's lowest point: that rim's
+          const Vec3 l = rim_lever(axis, p.n, size);
+          for (const double side : {-1.0, 1.0})
+          {
+            const Vec3 cap = centre + side * m->geom_size[3 * c.moving + 1] * axis;
+            if ((cap + l - p.core).norm() < kRimPoint)
+            {
+              p.core = cap;
+              p.radius = size;
+              p.axis = axis;
+              break;
+            }
+          }
+        }
         p.local = oMf.rotation().transpose() * (p.core - oMf.translation());
         out_.push_back(p);
       }
@@ -192,6 +208,15 @@ namespace pfaff
     sp.n = p.n;
     sp.d = p.n.dot(p.core) - p.dist; // Phi = n . core - d: the distance now
     sp.contact = -1;
+    if (p.axis.squaredNorm() > 0.0) // a rim on the still geom: its lowest point on the plane
+    {
+      sp.kind = Kind::RimOnPlane;
+      sp.p2 = c.g_R.col(2); // the cylinder's axis in its body frame
+      sp.target = p.n;
+      sp.rho = p.radius;
+      sp.d = p.n.dot(p.core + contact_lever(p.radius, p.axis, p.n)) - p.dist;
+      return sp;
+    }
     if (c.slot2 >= 0) // the plane through the still surface's point, fixed in body 2
     {
       const FrameKin & f2 = d.frames[std::size_t(c.slot2)];
@@ -218,6 +243,11 @@ namespace pfaff
     return J;
   }
 
+  Vec3 contact_lever(double radius, const Vec3 & axis, const Vec3 & n)
+  {
+    return axis.squaredNorm() > 0.0 ? rim_lever(axis, n, radius) : Vec3(-radius * n);
+  }
+
   Vec3 spec_world(const Data & d, const Spec & sp, const Vec3 & x)
   {
     return sp.kind == Kind::PointOnBodyPlane ? Vec3(d.frames[std::size_t(sp.s2)].R * x) : x;
@@ -227,6 +257,11 @@ namespace pfaff
   {
     const Spec & sp = mo.contact_specs[std::size_t(j)];
     const FrameKin & f = d.frames[std::size_t(sp.s1)];
+    if (sp.kind == Kind::RimOnPlane)
+    {
+      n = sp.target;
+      return f.p + f.R * sp.p1 + rim_lever(f.R * sp.p2, n, sp.rho);
+    }
     n = spec_world(d, sp, sp.n);
     return f.p + f.R * sp.p1 - mo.contact_spec_radius[std::size_t(j)] * n;
   }
@@ -244,7 +279,11 @@ namespace pfaff
   {
     MatX G = MatX::Zero(long(pts.size()), mo.nv());
     for (std::size_t i = 0; i < pts.size(); ++i)
-      G.row(long(i)) = pts[i].n.transpose() * pair_point_rows(mo, d, pts[i].pair, pts[i].core);
+    { // at the contact (a rim's lowest point; a round point's core gives the same row)
+      const ContactPoint & p = pts[i];
+      const Vec3 x = p.core + contact_lever(p.radius, p.axis, p.n);
+      G.row(long(i)) = p.n.transpose() * pair_point_rows(mo, d, p.pair, x);
+    }
     return G;
   }
 

@@ -40,9 +40,20 @@ namespace pfaff
     /// core's distance from the moving surface along -n: a round point's (a sphere's
     /// centre, a capsule's axis point, a cylinder's axis point where it lies on its side
     /// on a still geom), whose material point at the contact rolls or slips; 0: a vertex
-    /// (a box's, a mesh's, a cylinder's rim point), held fixed in its body
+    /// (a box's, a mesh's), held fixed in its body; a rim's radius (below)
     double radius = 0.0;
+    /// a cylinder's rim point on a still geom: the cylinder's unit axis (world; zero: not
+    /// a rim), core the centre of the rim (a cap's), the point its lowest, core + l
+    /// (model/rim.hpp), which moves over the body as the rim rolls
+    Vec3 axis = Vec3::Zero();
   };
+
+  /// a cylinder's point on a still geom within this of a cap rim's lowest point [m] is
+  /// that rim's (the narrow phase gives it to round-off)
+  constexpr double kRimPoint = 1e-7;
+  /// a rim whose plane is within this of the still plane's, sqrt(1 - (n . a)^2), lies on
+  /// its cap: its lowest point is not defined, its points held as vertices
+  constexpr double kRimFlat = 1e-3;
 
   /// a cylinder whose contact normal n has |n . axis| below this lies on its side: its
   /// point is round (its axis point held a radius from the still geom; a still geom's
@@ -101,6 +112,9 @@ namespace pfaff
   /// the rows J1(p) - J2(p) of pair k's point p (world): the moving body's point minus
   /// the still body's material point at p (none on the world)
   Matrix3x pair_point_rows(const Model & mo, const Data & d, int k, const Vec3 & p);
+  /// a held point's lever from its core to its contact: a rim's (model/rim.hpp, axis its
+  /// axis in the world), a round point's -radius n, a vertex's zero
+  Vec3 contact_lever(double radius, const Vec3 & axis, const Vec3 & n);
   /// a direction x of contact spec sp (its normal's axes) in the world
   Vec3 spec_world(const Data & d, const Spec & sp, const Vec3 & x);
   /// contact spec j's contact point (world) at the evaluated state d: its held point, a

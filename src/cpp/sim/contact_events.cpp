@@ -36,7 +36,8 @@ namespace pfaff
     // tipping onto a rim), their contacts (the material point a radius below a round
     // point's core) the same at the evaluated state d; and a held round point whose pair's
     // nearest points slid past kFollow (two round geoms turning on each other: the point
-    // taken up, within twice that of its core, follows it)
+    // taken up, within twice that of its core, follows it); a held rim come down flat on
+    // its cap (its lowest point no longer defined: the cap's points, taken up, hold it)
     std::vector<std::size_t> superseded(
       const Model & mo, const Data & d, const Held & held, const std::vector<ContactPoint> & in)
     {
@@ -51,11 +52,17 @@ namespace pfaff
         const Vec3 & core = mo.contact_specs[std::size_t(j)].p1;
         Vec3 n;
         const Vec3 x = spec_contact(mo, d, j, n);
+        const Spec & sp = mo.contact_specs[std::size_t(j)];
+        const double s = sp.kind == Kind::RimOnPlane
+                           ? n.dot(d.frames[std::size_t(sp.s1)].R * sp.p2) : 0.0;
+        const bool flat = 1.0 - s * s < kRimFlat * kRimFlat;
         if (std::any_of(in.begin(), in.end(), [&](const ContactPoint & p) {
               if (L + p.pair != held[c].first)
                 return false;
+              if (flat)
+                return true;
               if ((p.radius > 0.0) != (r > 0.0))
-                return (p.core - p.radius * p.n - x).norm() < kSupersede;
+                return (friction_point(p) - x).norm() < kSupersede;
               return r > 0.0 && (p.local - core).norm() < 2.0 * kFollow;
             }))
           out.push_back(c);

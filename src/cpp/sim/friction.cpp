@@ -101,7 +101,7 @@ namespace pfaff
 
   Vec3 friction_point(const ContactPoint & p)
   {
-    return p.radius > 0.0 ? Vec3(p.core - p.radius * p.n) : p.core;
+    return p.core + contact_lever(p.radius, p.axis, p.n);
   }
 
   void frames_at(System & s, const VecX & q, const VecX & v)

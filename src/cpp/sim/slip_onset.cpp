@@ -13,6 +13,7 @@
 #include "sim/friction.hpp"
 #include "model/builder.hpp"
 #include "model/core.hpp"
+#include "model/rim.hpp"
 #include "sim/system.hpp"
 
 #include <algorithm>
@@ -43,10 +44,14 @@ namespace pfaff
     // with the plane body: x' = v_core + w2 x l), RollingPoint's drift (kinds) plus the
     // rows times a: a_core + al1 x l + w1 x (w2 x l) - w2 x ((w2 - w1) x l) - a2(x)
     // - w2 x u, l = -radius n (w2, a2 zero on the world)
+    // (a rim's lowest point x = c + l moves over the body: w x l' more, RimRolling's)
     const double radius = mo.contact_spec_radius[std::size_t(j)];
-    const Vec3 l = -radius * n;
+    Vec3 l = -radius * n, ld = Vec3::Zero();
+    if (sp.kind == Kind::RimOnPlane)
+      rim_lever<double>(f.R * sp.p2, f.w, n, sp.rho, l, ld);
     const Matrix3x Jx = pair_point_rows(mo, d, k, x);
-    Vec3 ap = Jx * a + kinds::point_drift(f, true, sp.p1) + f.drift.tail<3>().cross(l);
+    Vec3 ap = Jx * a + kinds::point_drift(f, true, sp.p1) + f.drift.tail<3>().cross(l)
+              + f.w.cross(ld);
     if (c.slot2 >= 0)
     {
       const FrameKin & f2 = d.frames[std::size_t(c.slot2)];

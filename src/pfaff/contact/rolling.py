@@ -45,7 +45,8 @@ from pfaff.mechanism.base import FrameState, ModelError, Snapshot
 __all__ = ["RollingPoint", "contact_point_jacobian", "rolling_constraints", "tangent_basis"]
 
 
-def _vec3(x, what: str) -> np.ndarray:
+def vec3(x, what: str) -> np.ndarray:
+    """``x`` as 3 finite floats (ModelError naming ``what`` otherwise)."""
     a = np.asarray(x, dtype=float)
     if a.shape != (3,) or not np.all(np.isfinite(a)):
         raise ModelError(f"{what} must be 3 finite numbers, got {x!r}")
@@ -56,7 +57,7 @@ def tangent_basis(normal) -> tuple[np.ndarray, np.ndarray]:
     """Two unit tangents ``t1, t2`` of the unit normal ``n`` with ``t1 x t2 = n``: ``t1``
     across the axis least aligned with ``n`` (the core's ``tangent_basis``, the same
     pair for the same ``n``)."""
-    n = _vec3(normal, "normal")
+    n = vec3(normal, "normal")
     if abs(np.linalg.norm(n) - 1.0) > 1e-12:
         raise ModelError(f"normal must be a unit vector, got |n| = {np.linalg.norm(n)!r}")
     k = int(np.argmin(np.abs(n)))
@@ -69,7 +70,7 @@ def contact_point_jacobian(frame: FrameState, point, lever) -> np.ndarray:
     """The (3, nv) velocity Jacobian of the body's material point at ``c = p + l``:
     ``J_v - [R p_local + l]_x J_w`` (``point``: ``p`` in the frame's axes; ``lever``:
     ``l`` in the world, ``-r n``)."""
-    rc = frame.R @ _vec3(point, "point") + _vec3(lever, "lever")
+    rc = frame.R @ vec3(point, "point") + vec3(lever, "lever")
     return frame.J[:3] - skew(rc) @ frame.J[3:]
 
 
@@ -94,12 +95,12 @@ class RollingPoint(Constraint):
     def __init__(
         self, frame: str, direction, lever, point=(0.0, 0.0, 0.0), name=None, frame2=None
     ):  # fmt: skip
-        t = _vec3(direction, "rolling direction")
+        t = vec3(direction, "rolling direction")
         if np.linalg.norm(t) == 0:
             raise ModelError("rolling direction must be non-zero")
         distinct_frames(frame, frame2, f"rolling point {name or frame!r}")
-        self.t, self.lever = t / np.linalg.norm(t), _vec3(lever, "lever")
-        self.frame, self.point, self.frame2 = frame, _vec3(point, "point"), frame2
+        self.t, self.lever = t / np.linalg.norm(t), vec3(lever, "lever")
+        self.frame, self.point, self.frame2 = frame, vec3(point, "point"), frame2
         self.frames = (frame,) if frame2 is None else (frame, frame2)
         self.name = name or f"{frame} rolls"
 

@@ -169,12 +169,12 @@ def test_a_cylinder_tipping_off_its_rim_ends_lying_on_its_side():
     system = _load("cylinder_tips.xml")
     sim = pfaff.Simulator(system, dt=1e-3)
     sim.step(n=1500)
-    # the start on its rim point, which slips near the end of the fall, then the side's
-    # landing (its two axis ends held, a plastic impact; the rim point it fell about
-    # superseded by its end's axis point) at 0.345 s: no more events
+    # the start on its rim, which slips near the end of the fall, then the side's landing
+    # at 0.345 s (a plastic impact: its other end's axis point taken up; the rim, level
+    # now, is its end's, and the impact stops its slip): no more events
     kinds = [e.kind for e in sim.events]
-    assert kinds == ["impact", "slip", "impact"], kinds
-    assert 0.3 < sim.events[-1].t < 0.4
+    assert kinds == ["impact", "slip", "impact", "stick"], kinds
+    assert 0.3 < sim.events[-1].t < 0.4 and sim.events[-1].t == sim.events[-2].t
     x, y, _, _ = sim.q[3:7]
     axis_z = 1 - 2 * (x * x + y * y)  # the world z of its axis (body z)
     assert abs(axis_z) < 1e-9 and abs(sim.q[2] - 0.05) < 1e-9  # lying, at its radius

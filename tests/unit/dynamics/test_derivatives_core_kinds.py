@@ -25,6 +25,7 @@ from pfaff.constraints import (
     Weld,
 )
 from pfaff.constraints.coupling import Scaled
+from pfaff.contact.rim import rim_constraints
 from pfaff.derivatives import forward_dynamics_derivatives
 from tests.unit.dynamics.test_derivatives import _fd, _floating_ball, _tangent, _two_link
 from tests.unit.dynamics.test_derivatives_core import FIELDS
@@ -201,6 +202,20 @@ def _ball_angle_floating(rng, q):
     return [BallAngle("ball", 0.7), PointOnPlane("corner", (0.0, 0.3, 1.0), 0.1)]
 
 
+def _rim_panda(rng, q):
+    # a rim's normal row and its two rolling rows (the lever turns with the body)
+    return rim_constraints(
+        "panda_hand_tcp", 0.05 * rng.standard_normal(3), rng.standard_normal(3), 0.04,
+        (0.0, 0.3, 1.0), 0.1,
+    )  # fmt: skip
+
+
+def _rim_floating(rng, q):
+    return rim_constraints(
+        "corner", (0.02, -0.05, 0.1), rng.standard_normal(3), 0.1, (0, 0, 1), 0.0
+    )
+
+
 CASES = {
     "weld": ("panda", _weld_panda),
     "weld-world-frame": ("panda", _weld_world),
@@ -220,6 +235,8 @@ CASES = {
     "mixed": ("panda", _everything_panda),
     "coordinate-lock": ("panda", _coordinate_lock_with_circle),
     "ball-angle-floating": ("floating", _ball_angle_floating),
+    "rim-panda": ("panda", _rim_panda),
+    "rim-floating": ("floating", _rim_floating),
 }
 
 
