@@ -62,9 +62,9 @@ FRICTION_WARNING = "torsional and rolling friction (condim 4, 6) are not modelle
 #: turns with its body while held: approximate)
 MOVING_WARNING = "contact between two moving bodies"
 #: the start of the warning of a file's cylinder pairs of two moving bodies: there its
-#: contact points are held as points fixed in it (its faces and rims stand, slide and
-#: tip exactly), so lying on its side on the other body it sticks where it would roll (on
-#: a still geom it rolls: its axis point held, as a capsule's)
+#: contact points are held as points fixed in it (its faces stand, slide and tip
+#: exactly), so lying on its side or tilted on a rim on the other body it sticks where it
+#: would roll (on a still geom it rolls: its axis point held, as a capsule's, or its rim)
 CYLINDER_WARNING = "a cylinder on a moving body does not roll"
 #: the start of the warning of a file's pairs of a world geom and a link hinged to the
 #: world that overlap at the start by more than :data:`START_OVERLAP` (an arm's base link
@@ -279,8 +279,8 @@ def file_contacts(
             f"{CYLINDER_WARNING}: {len(cylinders)} pair(s) of two moving bodies hold its "
             f"contact points as points fixed in it ({'; '.join(cylinders[:5])}"
             f"{'; ...' if len(cylinders) > 5 else ''}): it stands, slides and tips on its "
-            "faces and rims; lying on its side on the other body it sticks instead of "
-            "rolling (on a geom fixed in the world it rolls)"
+            "faces; lying on its side or tilted on a rim on the other body it sticks instead "
+            "of rolling (on a geom fixed in the world it rolls)"
         )
     if rubbing:
         warns.append(
