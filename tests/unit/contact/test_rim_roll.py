@@ -6,7 +6,9 @@ held to a second implementation, the NumPy engine running the NumPy reference ro
 (pfaff.contact.rim) as bilateral constraints, and to the conservation of energy (rolling
 does no work) and of the contact (its material point still, no penetration). A rim held
 as a point fixed in the body (a vertex, as before the rim kinds) gives
-another motion (it pivots), which the comparison refuses."""
+another motion (it pivots), which the comparison refuses. With little friction the rim
+slips: its forces against the NumPy solve of the slipping dynamics, its energy against
+friction's work."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from scipy.spatial.transform import Rotation
 
 import pfaff
 from pfaff.constraints import ConstraintSet, PointOnPlane
+from pfaff.contact.friction import SlipPoint, slip_dynamics, slip_rows
 from pfaff.contact.rim import rim_constraints
 from pfaff.simulate import SimOptions, simulate
 
@@ -122,3 +125,42 @@ def test_a_rim_held_as_a_vertex_pivots_and_the_comparison_refuses_it(run):
     vertex = [PointOnPlane("disk", e, float(e @ x), point=body_x) for e in np.eye(3)]
     ref = _reference(system, q0, v0, vertex)
     assert np.abs(ref["q"][-1] - sim.q).max() > 1e-2
+
+
+def test_a_rim_that_slips_takes_coulombs_force_at_its_lowest_point(tmp_path):
+    # mu 0.05: the rolling start needs more friction than the cone holds, so the rim
+    # slips at once; its normal and friction forces against the NumPy solve of the same
+    # equations (pfaff.contact.friction with the rim's row and its contact's Jacobian),
+    # its energy against friction's work
+    mu = 0.05
+    path = tmp_path / "slipping_disk.xml"
+    path.write_text(XML.replace('friction="1 ', f'friction="{mu} '))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the file's own start overlaps the floor
+        system = pfaff.load(path, contact=True)
+        sim = pfaff.Simulator(system, dt=DT)
+    sim.reset(*_start())
+    mech = system.mechanism
+    for _ in range(5):
+        sim.step(n=100)
+        (c,) = sim.contacts
+        assert c.mode == "slip"
+        q, v = sim.q, sim.v
+        (row,) = _rim_rows(q)[:1]
+        cset = ConstraintSet(mech, [row])
+        snap = mech.compute(q, v, cset.frames, extras=False)
+        ev = cset.evaluate(snap)
+        fr = snap.frame("disk")
+        x = _lowest(q)[1]
+        Jp = np.asarray(fr.J)[:3] + np.cross(np.asarray(fr.J)[3:].T, x).T  # v + w x x
+        vt = Jp @ v - UP * (UP @ (Jp @ v))
+        W = slip_rows(ev.A, v, [SlipPoint(0, Jp, UP, mu, vt / np.linalg.norm(vt))])
+        _, lam = slip_dynamics(snap.M, -snap.h, ev.A, ev.drift, W, system.rank_tol)
+        assert abs(c.normal_force + lam[0]) < 1e-9  # [N]
+        want = mu * lam[0] * vt / np.linalg.norm(vt)  # -mu f_n s
+        assert np.linalg.norm(np.array(c.tangent) - want) < 1e-9  # [N]
+        assert np.abs(c.point - (q[:3] + x)).max() < 1e-12  # [m]
+    rec = sim.record().arrays()
+    energy, work = np.asarray(sim.record().series("energy")), rec["force_work"]
+    assert work[-1] < -0.2  # [J]: friction took 0.246 J in 0.5 s
+    assert np.abs(energy - energy[0] - (work - work[0])).max() < 1e-7  # [J] (6e-11 at 0.25 ms)
