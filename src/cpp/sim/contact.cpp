@@ -110,6 +110,8 @@ namespace pfaff
         // the moving surface's point, then its core (a sphere's centre, a capsule's or a
         // cylinder's axis point)
         p.core = p.pos + p.n * (0.5 * p.dist + p.radius);
+        if (type == mjGEOM_CYLINDER && c.slot2 < 0 && 1.0 - sa * sa < kRimFlat * kRimFlat)
+          p.face = 1.5 * size * std::sqrt(std::max(0.0, 1.0 - sa * sa)) + 1e-10;
         if (lying) // on the axis itself (its face's centre: the same body point each step)
           p.core = centre + axis * axis.dot(p.core - centre);
         else if (type == mjGEOM_CYLINDER && c.slot2 < 0 && 1.0 - sa * sa > kRimFlat * kRimFlat)
@@ -132,6 +134,12 @@ namespace pfaff
       }
     }
     return out_;
+  }
+
+  pinocchio::SE3 Narrow::frame_placement(const Model & mo, const VecX & q, int slot)
+  {
+    pinocchio::forwardKinematics(mo.model, *pd_, q);
+    return pinocchio::updateFramePlacement(mo.model, *pd_, mo.frame_slots[std::size_t(slot)].id);
   }
 
   void set_contact_world(System & s, const std::string & mjb, const std::string & label)

@@ -46,13 +46,19 @@ namespace pfaff
     /// a rim), core the centre of the rim (a cap's), the point its lowest, core + l
     /// (model/rim.hpp), which moves over the body as the rim rolls
     Vec3 axis = Vec3::Zero();
+    /// a cylinder's cap within kRimFlat of flat on a still geom: the height [m] within
+    /// which its points land with its lowest as the face (the narrow phase's points at
+    /// 120 degrees from the lowest lie 1.5 r rho above it), else 0
+    double face = 0.0;
   };
 
   /// a cylinder's point on a still geom within this of a cap rim's lowest point [m] is
   /// that rim's (the narrow phase gives it to round-off)
   constexpr double kRimPoint = 1e-7;
-  /// a rim whose plane is within this of the still plane's, sqrt(1 - (n . a)^2), lies on
-  /// its cap: its lowest point is not defined, its points held as vertices
+  /// a rim whose plane is within this of the still plane's, rho = sqrt(1 - (n . a)^2),
+  /// lies on its cap: its lowest point is not held as a rim's (the lowest point races
+  /// round the rim as rho goes to 0), its points are vertices, and the cap lands as a
+  /// face (ContactPoint::face); a held rim coming down to it lands so (rim_turn)
   constexpr double kRimFlat = 1e-3;
 
   /// a cylinder whose contact normal n has |n . axis| below this lies on its side: its
@@ -82,6 +88,8 @@ namespace pfaff
     Narrow & operator=(const Narrow &) = delete;
     /// every pair's points within `margin` at q (the pair order of Model::contact_pairs)
     const std::vector<ContactPoint> & points(const Model & mo, const VecX & q, double margin);
+    /// the placement of frame slot `slot` at q (Pinocchio's kinematics of q)
+    pinocchio::SE3 frame_placement(const Model & mo, const VecX & q, int slot);
 
   private:
     mjData_ * d_ = nullptr;
@@ -135,7 +143,20 @@ namespace pfaff
   /// the least distance of pair k's points not held at q, at most margin (none: margin)
   double contact_gap(
     const System & s, Narrow & nar, const Held & held, const VecX & q, int k, double margin);
-  /// the first root in (0, end] (end <= h, the step's length) of pair k's gap over
+  /// pair k's gap at q is below -tol, or one of its held rims came down flat over the
+  /// step from q0 (rim_turn below 0)
+  bool contact_past(
+    const System & s, Narrow & nar, const Held & held, const VecX & q0, const VecX & q, int k,
+    double tol);
+  /// the least over pair k's held rims of r ((a x n) . (a0 x n) / |a0 x n| - kRimFlat / 2)
+  /// [m], a its axis at q, a0 at q0 (r (rho - kRimFlat / 2) at q0: its points there are
+  /// the cap's, vertices within its face's height): below 0 where the rim
+  /// came down to lie on its cap (its face lands) or over it; margin without held rims
+  double rim_turn(
+    const System & s, Narrow & nar, const Held & held, const VecX & q0, const VecX & q, int k,
+    double margin);
+  /// the first root in (0, end] (end <= h, the step's length) of pair k's gap (and its
+  /// rims' rim_turn from the step's start) over
   /// steps of length x from the step's start (step(x, q, v); false where it fails: NaN
   /// returned); end itself where the gap has not closed by then
   double contact_root(

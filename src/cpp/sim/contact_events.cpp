@@ -23,6 +23,9 @@ namespace pfaff
   {
     // points within this of the still geom take part in an impact [m]
     constexpr double kTouch = 1e-10;
+    // the narrow phase's reach at an impact [m]: a landing cap's points (ContactPoint::face,
+    // up to 1.5 r kRimFlat above its lowest)
+    constexpr double kFaceReach = 1e-3;
     // a contact's gap inside a step is clipped at this (no point this far: the margin) [m]
     constexpr double kGapMargin = 0.05;
 
@@ -124,12 +127,40 @@ namespace pfaff
     return g;
   }
 
+  double rim_turn(
+    const System & s, Narrow & nar, const Held & held, const VecX & q0, const VecX & q, int k,
+    double margin)
+  {
+    const Model & mo = s.mo();
+    const int L = int(mo.limits.size());
+    double g = margin;
+    for (const auto & [i, j] : held)
+    {
+      if (i != L + k || mo.contact_specs[std::size_t(j)].kind != Kind::RimOnPlane)
+        continue;
+      const Spec & sp = mo.contact_specs[std::size_t(j)];
+      const Vec3 w0 = (nar.frame_placement(mo, q0, sp.s1).rotation() * sp.p2).cross(sp.target);
+      const Vec3 w = (nar.frame_placement(mo, q, sp.s1).rotation() * sp.p2).cross(sp.target);
+      g = std::min(g, sp.rho * (w.dot(w0) / w0.norm() - 0.5 * kRimFlat));
+    }
+    return g;
+  }
+
+  bool contact_past(
+    const System & s, Narrow & nar, const Held & held, const VecX & q0, const VecX & q, int k,
+    double tol)
+  {
+    return contact_gap(s, nar, held, q, k, 0.0) < -tol || rim_turn(s, nar, held, q0, q, k, 0.0) < 0.0;
+  }
+
   double contact_root(
     System & s, Narrow & nar, const Held & held, int k,
     const std::function<bool(double, VecX &, VecX &)> & step, double h, double end,
     double event_tol)
   {
     bool bad = false;
+    VecX q0, v0;
+    step(0.0, q0, v0); // the step's start
     // below the time's resolution the start's gap, where it is within the tolerance 0
     // (a point just put on its still geom): crossing's rule then looks for the gap
     // opening inside the step (rate > 0)
@@ -137,7 +168,9 @@ namespace pfaff
       VecX q, v;
       const bool ok = step(x, q, v);
       bad = bad || !ok;
-      const double gx = ok ? contact_gap(s, nar, held, q, k, kGapMargin) : -1.0;
+      const double gx = ok ? std::min(contact_gap(s, nar, held, q, k, kGapMargin),
+                                      rim_turn(s, nar, held, q0, q, k, kGapMargin))
+                           : -1.0;
       return x <= 1e-9 * h && std::abs(gx) <= s.mo().opt.position_tol ? 0.0 : gx;
     };
     const double x = first_root(g, 1.0, end, event_tol);
@@ -156,8 +189,15 @@ namespace pfaff
     evaluate(mo, d, q, v, false);
     const double V0 = d.potential;
     std::vector<ContactPoint> hit;
-    for (const ContactPoint & p : nar.points(mo, q, kTouch))
-      if (p.dist <= kTouch && !held_point(s, held, p, false))
+    // (a cylinder's cap landing flat: its points within its face's height, where one
+    // touches)
+    const std::vector<ContactPoint> & near = nar.points(mo, q, kFaceReach);
+    std::vector<char> lands(mo.contact_pairs.size(), 0);
+    for (const ContactPoint & p : near)
+      lands[std::size_t(p.pair)] |= p.face > 0.0 && p.dist <= kTouch ? 1 : 0;
+    for (const ContactPoint & p : near)
+      if ((p.dist <= kTouch || (lands[std::size_t(p.pair)] && p.dist <= p.face))
+          && !held_point(s, held, p, false))
         hit.push_back(p);
     MatX G = contact_rows(mo, d, hit);
     const auto deep = [](const ContactPoint & p) { return p.dist < -kDeep; };
@@ -293,7 +333,10 @@ namespace pfaff
         specs.push_back(contact_spec(mo, d, in[i]));
         pairs.push_back(int(k));
         radius.push_back(in[i].radius);
-        modes.push_back(landing_mode(mo, d, vn_new, in[i]));
+        // (stuck where the move put it: a landing cap's points moved up to its face's height)
+        ContactPoint moved = in[i];
+        moved.core = nar.frame_placement(mo, s.state().q_, mo.contact_pairs[k].slot).act(in[i].local);
+        modes.push_back(landing_mode(mo, d, vn_new, moved));
         held.emplace_back(L + int(k), int(specs.size()) - 1);
         ++count[k];
       }
@@ -329,8 +372,10 @@ namespace pfaff
       [&](ModelBuilder & b) { b.set_contact_rows(specs, pairs, radius, modes); }, false);
     // a held round point re-anchored: its move out of the micrometres the surrogate let
     // the geoms sink is the event's too (its potential energy; a start's overlap, moved
-    // out before the first sample, is not)
-    if (!gone.empty() && first < events.size())
+    // out before the first sample, is not); so is a landing cap's move onto its face
+    const bool faced = std::any_of(
+      in.begin(), in.end(), [](const ContactPoint & p) { return p.dist > kTouch; });
+    if ((!gone.empty() || faced) && first < events.size())
     {
       dynamics_state(s.mo(), s.d(), s.state().q_, s.state().v_, true);
       events[first].energy_lost += V0 - s.d().potential;

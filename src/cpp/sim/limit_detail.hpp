@@ -65,8 +65,10 @@ namespace pfaff
   class Narrow;
 
   /// Watch, over every unilateral row not held: the first past its bound at q by more
-  /// than the position tolerance (a limit's index, L + a contact point's), else -1
-  int first_past(const System & s, Narrow & nar, const Held & held, const VecX & q);
+  /// than the position tolerance (a limit's index, L + a contact point's; with q0, the
+  /// step's start, L + the pair of a held rim come down flat since: rim_turn), else -1
+  int first_past(
+    const System & s, Narrow & nar, const Held & held, const VecX & q, const VecX * q0 = nullptr);
 
   /// limit_events.impact: Newton's law in the metric of M for limit i at its bound, at
   /// the System's state (put on the bound); plastic (the stop held) where the guard says

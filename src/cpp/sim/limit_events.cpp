@@ -290,7 +290,7 @@ namespace pfaff
     }
   } // namespace
 
-  int first_past(const System & s, Narrow & nar, const Held & held, const VecX & q)
+  int first_past(const System & s, Narrow & nar, const Held & held, const VecX & q, const VecX * q0)
   {
     const Model & mo = s.mo();
     const int L = int(mo.limits.size());
@@ -298,7 +298,9 @@ namespace pfaff
       if (!is_held(held, i) && outside(mo.limits[std::size_t(i)],
                                         mo.limits[std::size_t(i)].value(q), mo.opt.position_tol))
         return i;
-    const int k = contact_crossed(s, nar, held, q, mo.opt.position_tol);
+    int k = contact_crossed(s, nar, held, q, mo.opt.position_tol);
+    for (int j = 0; q0 && k < 0 && j < int(mo.contact_pairs.size()); ++j)
+      k = rim_turn(s, nar, held, *q0, q, j, 0.0) < 0.0 ? j : -1; // a rim come down flat
     return k < 0 ? -1 : L + k;
   }
 

@@ -188,7 +188,7 @@ namespace pfaff
           }
           // a crossing first: the step to this sample went past a bound (located again),
           // a pull read here is not yet the state's (the reference's phases stop first)
-          if (watch && crossed())
+          if (watch && crossed(has ? &prev.q : nullptr))
           {
             if (!rec) // the stop's sample is recorded
               keep(t);
@@ -229,9 +229,9 @@ namespace pfaff
         return end;
       }
 
-      bool crossed()
+      bool crossed(const VecX * q0) // (q0: the step's start, if there is one)
       {
-        past = first_past(s, nar, held, s.state().q_);
+        past = first_past(s, nar, held, s.state().q_, q0);
         // else a slip turned (the others' directions move on), else one in Painleve's case
         std::vector<int> j;
         if (past < 0 && !(j = slips.turned(s, held, s.state().q_, s.state().v_, true)).empty())
@@ -332,7 +332,7 @@ namespace pfaff
         // that turned (of their velocity), each searched up to the earliest found so far
         const auto upto = [&] { return best < 0 ? h : best_s; };
         for (std::size_t k = 0; k < s.mo().contact_pairs.size(); ++k)
-          if (contact_gap(s, nar, held, q1, int(k), 0.0) < -s.mo().opt.position_tol
+          if (contact_past(s, nar, held, a.q, q1, int(k), s.mo().opt.position_tol)
               && !take(L + int(k), contact_root(s, nar, held, int(k), to, h, upto(), o.event_tol))
               && !failed())
             return {-1, 0.0};
@@ -464,7 +464,7 @@ namespace pfaff
         for (int again = 0; i >= 0 && again < 4; ++again)
         {
           VecX qx, vx;
-          if (!r.step_to(prev, x, qx, &vx) || first_past(s, r.nar, held, qx) < 0)
+          if (!r.step_to(prev, x, qx, &vx) || first_past(s, r.nar, held, qx, &prev.q) < 0)
             break;
           s.set_state(qx, vx); // locate reads the interval's end from the state
           const auto [j, y] = r.locate(prev, prev.t + x);

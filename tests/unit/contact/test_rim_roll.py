@@ -164,3 +164,31 @@ def test_a_rim_that_slips_takes_coulombs_force_at_its_lowest_point(tmp_path):
     energy, work = np.asarray(sim.record().series("energy")), rec["force_work"]
     assert work[-1] < -0.2  # [J]: friction took 0.246 J in 0.5 s
     assert np.abs(energy - energy[0] - (work - work[0])).max() < 1e-7  # [J] (6e-11 at 0.25 ms)
+
+
+def test_a_disk_tipping_off_its_rim_lands_flat_on_its_cap_as_a_face(tmp_path):
+    # no spin, tilted 0.27 rad from lying flat: it tips about its rim (held as a rim down
+    # to rho = 5e-4, where the rim's lowest point no longer holds), slips, and its cap
+    # lands as a face: one impact books the energy, and it rests on three cap points
+    path = tmp_path / "tipping_disk.xml"
+    path.write_text(XML)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the file's own start overlaps the floor
+        system = pfaff.load(path, contact=True)
+        sim = pfaff.Simulator(system, dt=DT)
+    sim.reset(*_start(tilt=1.3, spin=0.0))
+    e0 = _energy(sim.q, sim.v)
+    sim.step(n=300)
+    kinds = [e.kind for e in sim.events]
+    assert kinds == ["impact", "slip", "impact"], kinds
+    landing = sim.events[-1]
+    assert 0.08 < landing.t < 0.09
+    # the energy it had above lying flat, lost in the landing (and friction's work)
+    rec = sim.record().arrays()
+    flat = MASS * G * HALF
+    assert abs(e0 - flat + rec["force_work"][-1] - landing.energy_lost) < 1e-6  # [J]
+    assert abs(_energy(sim.q, sim.v) - flat) < 1e-12 and np.abs(sim.v).max() < 1e-12
+    cs = sim.contacts
+    assert len(cs) == 3 and abs(sum(c.normal_force for c in cs) - MASS * G) < 1e-9  # [N]
+    spread = np.array([c.point for c in cs])[:, :2]
+    assert np.linalg.norm(spread - spread.mean(0), axis=1).min() > 0.09  # [m]: the cap's rim
