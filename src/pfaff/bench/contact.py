@@ -20,7 +20,8 @@ box resting on four corners, two legs dropped onto a floor (hips, knees and ankl
 their stops too: MuJoCo's limits on, as pfaff's), a box on a 20 degree incline with
 friction 0.5 (above tan 20 deg: it stays), a ball launched along a floor with friction
 (it slips, then rolls: its rolling rows against MuJoCo's condim 3), a box resting on a
-box resting on the floor (contact between two moving bodies).
+box resting on the floor (contact between two moving bodies), a disk rolling on its rim
+(its lowest rim point held rolling). Both start from the file's first keyframe.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ FILES = (
     ("incline", MODELS / "incline.xml", 0.0, 1.0),
     ("roll", MODELS / "ball_roll.xml", 0.0, 1.0),
     ("stack", MODELS / "box_stack.xml", 0.0, 1.0),
+    ("disk", MODELS / "rolling_disk.xml", 0.0, 0.5),
 )
 
 
@@ -87,6 +89,8 @@ def _file(label: str, path: Path, e: float, t_end: float) -> list[Row]:
 
     def run_mujoco(record: bool = False):
         mujoco.mj_resetData(m, d)
+        if m.nkey:  # the file's first keyframe: pfaff.load's start
+            mujoco.mj_resetDataKeyframe(m, d, 0)
         for k in range(T):
             mujoco.mj_step(m, d)
             if record and d.ncon:

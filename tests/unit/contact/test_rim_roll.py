@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,17 +28,7 @@ from pfaff.simulate import SimOptions, simulate
 
 R_DISK, HALF, MASS, G = 0.1, 0.02, 1.0, 9.81
 DT, T_END = 1e-3, 0.5
-XML = f"""<mujoco model="rolling_disk">
-  <option gravity="0 0 -{G}"/>
-  <worldbody>
-    <geom name="floor" type="plane" size="5 5 0.1" friction="1 0.005 0.0001"/>
-    <body name="disk">
-      <freejoint name="disk"/>
-      <geom name="disk" type="cylinder" size="{R_DISK} {HALF}" mass="{MASS}"
-            friction="1 0.005 0.0001"/>
-    </body>
-  </worldbody>
-</mujoco>"""
+XML = (Path(__file__).parents[2] / "models" / "contact" / "rolling_disk.xml").read_text()
 UP = np.array([0.0, 0.0, 1.0])
 
 
