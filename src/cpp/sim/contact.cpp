@@ -104,17 +104,18 @@ namespace pfaff
           p.n = -p.n;
         // round where the surface is: a sphere, a capsule, a cylinder lying on its side
         // on a still geom (its normal across its axis)
-        const double sa = p.n.dot(axis);
-        const bool lying = type == mjGEOM_CYLINDER && c.slot2 < 0 && std::abs(sa) < kCylinderLying;
+        const bool cylinder = type == mjGEOM_CYLINDER && c.slot2 < 0; // on a still geom
+        const double sa = p.n.dot(axis), rho2 = 1.0 - sa * sa;
+        const bool lying = cylinder && std::abs(sa) < kCylinderLying;
         p.radius = type == mjGEOM_SPHERE || type == mjGEOM_CAPSULE || lying ? size : 0.0;
         // the moving surface's point, then its core (a sphere's centre, a capsule's or a
         // cylinder's axis point)
         p.core = p.pos + p.n * (0.5 * p.dist + p.radius);
-        if (type == mjGEOM_CYLINDER && c.slot2 < 0 && 1.0 - sa * sa < kRimFlat * kRimFlat)
-          p.face = 1.5 * size * std::sqrt(std::max(0.0, 1.0 - sa * sa)) + 1e-10;
+        if (cylinder && rho2 < kRimFlat * kRimFlat) // on its cap
+          p.face = 1.5 * size * std::sqrt(std::max(0.0, rho2)) + 1e-10;
         if (lying) // on the axis itself (its face's centre: the same body point each step)
           p.core = centre + axis * axis.dot(p.core - centre);
-        else if (type == mjGEOM_CYLINDER && c.slot2 < 0 && 1.0 - sa * sa > kRimFlat * kRimFlat)
+        else if (cylinder && rho2 > kRimFlat * kRimFlat)
         { // a tilted cylinder's point at a cap rim's lowest point: that rim's
           const Vec3 l = rim_lever(axis, p.n, size);
           for (const double side : {-1.0, 1.0})

@@ -5,7 +5,8 @@
 // Pinocchio's kinematics give. A closed (held) contact point is a PointOnPlane row: the
 // point of the moving geom that the contact keeps on the static geom's surface (a
 // sphere's or capsule's core point at its radius, a cylinder's axis point where it lies
-// on its side, a box's vertex) on the plane through
+// on its side, a box's vertex; a tilted cylinder's rim, its lowest point: RimOnPlane,
+// model/rim.hpp) on the plane through
 // the contact with its normal; its multiplier is the normal force. Where both geoms are on
 // moving bodies the plane is fixed in the still-side geom's body (a PointOnBodyPlane row,
 // n^T (J1(p) - J2(p)): the force acts on both, equal and opposite). Their friction is

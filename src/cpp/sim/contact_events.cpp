@@ -52,10 +52,10 @@ namespace pfaff
           continue;
         const int j = held[c].second;
         const double r = mo.contact_spec_radius[std::size_t(j)];
-        const Vec3 & core = mo.contact_specs[std::size_t(j)].p1;
+        const Spec & sp = mo.contact_specs[std::size_t(j)];
+        const Vec3 & core = sp.p1;
         Vec3 n;
         const Vec3 x = spec_contact(mo, d, j, n);
-        const Spec & sp = mo.contact_specs[std::size_t(j)];
         const double s = sp.kind == Kind::RimOnPlane
                            ? n.dot(d.frames[std::size_t(sp.s1)].R * sp.p2) : 0.0;
         const bool flat = 1.0 - s * s < kRimFlat * kRimFlat;
@@ -150,7 +150,8 @@ namespace pfaff
     const System & s, Narrow & nar, const Held & held, const VecX & q0, const VecX & q, int k,
     double tol)
   {
-    return contact_gap(s, nar, held, q, k, 0.0) < -tol || rim_turn(s, nar, held, q0, q, k, 0.0) < 0.0;
+    return contact_gap(s, nar, held, q, k, 0.0) < -tol
+           || rim_turn(s, nar, held, q0, q, k, 0.0) < 0.0;
   }
 
   double contact_root(
@@ -335,7 +336,8 @@ namespace pfaff
         radius.push_back(in[i].radius);
         // (stuck where the move put it: a landing cap's points moved up to its face's height)
         ContactPoint moved = in[i];
-        moved.core = nar.frame_placement(mo, s.state().q_, mo.contact_pairs[k].slot).act(in[i].local);
+        moved.core =
+          nar.frame_placement(mo, s.state().q_, mo.contact_pairs[k].slot).act(in[i].local);
         modes.push_back(landing_mode(mo, d, vn_new, moved));
         held.emplace_back(L + int(k), int(specs.size()) - 1);
         ++count[k];
