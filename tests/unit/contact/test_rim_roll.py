@@ -61,11 +61,12 @@ def run(tmp_path_factory):
     path = tmp_path_factory.mktemp("rim") / "rolling_disk.xml"
     path.write_text(XML)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the file's own start overlaps the floor
+        warnings.simplefilter("error")  # its keyframe starts it on the floor, rolling
         system = pfaff.load(path, contact=True)
         sim = pfaff.Simulator(system, dt=DT)
-    sim.reset(*_start())
     q0, v0 = sim.q.copy(), sim.v.copy()
+    want_q, want_v = _start()
+    assert np.abs(q0 - want_q).max() < 1e-15 and np.abs(v0 - want_v).max() < 1e-15
     checks = []
     for _ in range(10):
         sim.step(n=int(round(0.1 * T_END / DT)))
@@ -90,7 +91,7 @@ def test_the_contact_run_rolls_as_the_numpy_reference_of_the_rim(run):
     ref = _reference(system, q0, v0, _rim_rows(q0))
     assert np.abs(ref["q"][-1] - sim.q).max() < 1e-9  # [m, quaternion]
     assert np.abs(ref["v"][-1] - sim.v).max() < 1e-8  # [m/s, rad/s]
-    assert [e.kind for e in sim.events] == ["impact"]  # the file's start, moved out
+    assert [e.kind for e in sim.events] == ["impact"]  # the start's touching point, held
 
 
 def test_it_rolls_without_slipping_on_its_lowest_rim_point_and_keeps_its_energy(run):
@@ -127,7 +128,7 @@ def test_a_rim_that_slips_takes_coulombs_force_at_its_lowest_point(tmp_path):
     path = tmp_path / "slipping_disk.xml"
     path.write_text(XML.replace('friction="1 ', f'friction="{mu} '))
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the file's own start overlaps the floor
+        warnings.simplefilter("error")  # no warning: its keyframe starts it on the floor
         system = pfaff.load(path, contact=True)
         sim = pfaff.Simulator(system, dt=DT)
     sim.reset(*_start())
@@ -164,7 +165,7 @@ def test_a_disk_tipping_off_its_rim_lands_flat_on_its_cap_as_a_face(tmp_path):
     path = tmp_path / "tipping_disk.xml"
     path.write_text(XML)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the file's own start overlaps the floor
+        warnings.simplefilter("error")  # no warning: its keyframe starts it on the floor
         system = pfaff.load(path, contact=True)
         sim = pfaff.Simulator(system, dt=DT)
     sim.reset(*_start(tilt=1.3, spin=0.0))
