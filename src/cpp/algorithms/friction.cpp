@@ -37,9 +37,7 @@ namespace pfaff
       // the normal in the world (r.n in the plane body's axes where it moves)
       const Vec3 n = r.slot2 >= 0 ? Vec3(d.frames[std::size_t(r.slot2)].R * r.n) : r.n;
       // a round geom's force acts at its contact point, radius below its held one
-      const Vec3 x = f.p + f.R * r.local
-                     + (r.axis.squaredNorm() > 0.0 ? rim_lever(f.R * r.axis, n, r.radius)
-                                                   : Vec3(-r.radius * n));
+      const Vec3 x = f.p + f.R * r.local + contact_lever(r.radius, f.R * r.axis, n);
       Matrix3x Jp = detail::point_rows(f, x - f.p);
       if (r.slot2 >= 0) // relative to the plane body's material point (its force opposite)
       {

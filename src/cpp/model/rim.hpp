@@ -39,4 +39,13 @@ namespace pfaff
     const double s = n.dot(a);
     return (-r / std::sqrt(1.0 - s * s)) * (n - s * a);
   }
+
+  /// a held point's lever from its core to its contact: a rim's (axis its axis in the
+  /// world), a round point's -radius n (axis zero), a vertex's zero (radius 0 too)
+  inline Eigen::Vector3d contact_lever(
+    double radius, const Eigen::Vector3d & axis, const Eigen::Vector3d & n)
+  {
+    return axis.squaredNorm() > 0.0 ? rim_lever(axis, n, radius)
+                                    : Eigen::Vector3d(-radius * n);
+  }
 } // namespace pfaff

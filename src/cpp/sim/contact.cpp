@@ -60,7 +60,7 @@ namespace pfaff
     if (!d_)
       return out_;
     const mjModel * m = mo.contact_world.m.get();
-    pinocchio::forwardKinematics(mo.model, *pd_, q);
+    kinematics(mo, q);
     mjPreContact con[mjMAXCONPAIR];
     for (std::size_t k = 0; k < mo.contact_pairs.size(); ++k)
     {
@@ -137,9 +137,17 @@ namespace pfaff
     return out_;
   }
 
+  void Narrow::kinematics(const Model & mo, const VecX & q)
+  {
+    if (fk_q_.size() == q.size() && fk_q_ == q)
+      return;
+    pinocchio::forwardKinematics(mo.model, *pd_, q);
+    fk_q_ = q;
+  }
+
   pinocchio::SE3 Narrow::frame_placement(const Model & mo, const VecX & q, int slot)
   {
-    pinocchio::forwardKinematics(mo.model, *pd_, q);
+    kinematics(mo, q);
     return pinocchio::updateFramePlacement(mo.model, *pd_, mo.frame_slots[std::size_t(slot)].id);
   }
 
@@ -250,11 +258,6 @@ namespace pfaff
       J -= detail::point_rows(f2, p - f2.p);
     }
     return J;
-  }
-
-  Vec3 contact_lever(double radius, const Vec3 & axis, const Vec3 & n)
-  {
-    return axis.squaredNorm() > 0.0 ? rim_lever(axis, n, radius) : Vec3(-radius * n);
   }
 
   Vec3 spec_world(const Data & d, const Spec & sp, const Vec3 & x)

@@ -95,6 +95,9 @@ namespace pfaff
   private:
     mjData_ * d_ = nullptr;
     std::unique_ptr<pinocchio::Data> pd_; // only with a contact world (limits alone: none)
+    VecX fk_q_;                           // the configuration pd_'s kinematics are of
+    /// Pinocchio's kinematics of q into pd_, unless they are of q already
+    void kinematics(const Model & mo, const VecX & q);
     std::vector<ContactPoint> out_;
   };
 
@@ -121,9 +124,6 @@ namespace pfaff
   /// the rows J1(p) - J2(p) of pair k's point p (world): the moving body's point minus
   /// the still body's material point at p (none on the world)
   Matrix3x pair_point_rows(const Model & mo, const Data & d, int k, const Vec3 & p);
-  /// a held point's lever from its core to its contact: a rim's (model/rim.hpp, axis its
-  /// axis in the world), a round point's -radius n, a vertex's zero
-  Vec3 contact_lever(double radius, const Vec3 & axis, const Vec3 & n);
   /// a direction x of contact spec sp (its normal's axes) in the world
   Vec3 spec_world(const Data & d, const Spec & sp, const Vec3 & x);
   /// contact spec j's contact point (world) at the evaluated state d: its held point, a
@@ -152,10 +152,11 @@ namespace pfaff
   /// the least over pair k's held rims of r ((a x n) . (a0 x n) / |a0 x n| - kRimFlat / 2)
   /// [m], a its axis at q, a0 at q0 (r (rho - kRimFlat / 2) at q0: its points there are
   /// the cap's, vertices within its face's height): below 0 where the rim
-  /// came down to lie on its cap (its face lands) or over it; margin without held rims
+  /// came down to lie on its cap (its face lands) or over it; margin without held rims.
+  /// k < 0: every pair's rims, the least one's pair into *pair
   double rim_turn(
     const System & s, Narrow & nar, const Held & held, const VecX & q0, const VecX & q, int k,
-    double margin);
+    double margin, int * pair = nullptr);
   /// the first root in (0, end] (end <= h, the step's length) of pair k's gap (and its
   /// rims' rim_turn from the step's start) over
   /// steps of length x from the step's start (step(x, q, v); false where it fails: NaN

@@ -129,19 +129,23 @@ namespace pfaff
 
   double rim_turn(
     const System & s, Narrow & nar, const Held & held, const VecX & q0, const VecX & q, int k,
-    double margin)
+    double margin, int * pair)
   {
     const Model & mo = s.mo();
     const int L = int(mo.limits.size());
     double g = margin;
     for (const auto & [i, j] : held)
     {
-      if (i != L + k || mo.contact_specs[std::size_t(j)].kind != Kind::RimOnPlane)
+      if (i < L || (k >= 0 && i != L + k)
+          || mo.contact_specs[std::size_t(j)].kind != Kind::RimOnPlane)
         continue;
       const Spec & sp = mo.contact_specs[std::size_t(j)];
       const Vec3 w0 = (nar.frame_placement(mo, q0, sp.s1).rotation() * sp.p2).cross(sp.target);
       const Vec3 w = (nar.frame_placement(mo, q, sp.s1).rotation() * sp.p2).cross(sp.target);
-      g = std::min(g, sp.rho * (w.dot(w0) / w0.norm() - 0.5 * kRimFlat));
+      const double gj = sp.rho * (w.dot(w0) / w0.norm() - 0.5 * kRimFlat);
+      if (gj < g && pair)
+        *pair = i - L;
+      g = std::min(g, gj);
     }
     return g;
   }

@@ -1,6 +1,7 @@
 // Coulomb friction's events in a limited run (friction.hpp): which held point sticks or
 // slips, the force of each, the located stop of a slip.
 #include "sim/friction.hpp"
+#include "model/rim.hpp"
 #include "model/core.hpp"
 #include "model/core_detail.hpp"
 #include "sim/limit_detail.hpp"
@@ -51,7 +52,7 @@ namespace pfaff
       if (speed > kStopped || pair_slips(mo, held, i) || !(t - since <= 1e-6 * mo.opt.dt))
         return false;
       for (auto e = events.rbegin(); e != events.rend() && e->t >= since; ++e)
-        if (e->limit == i && e->kind == 3 && e->v_pre == 0.0)
+        if (e->limit == i && cone_slip(*e))
         {
           events.erase(std::next(e).base());
           return true;

@@ -100,6 +100,9 @@ namespace pfaff
     void fit(std::size_t n);
   };
 
+  /// the event a slip leave_cone starts gives (kind 3, at zero slip speed)
+  inline bool cone_slip(const LimitEventRec & e) { return e.kind == 3 && e.v_pre == 0.0; }
+
   /// What a run leaves to a call that goes on from its end (a Simulator stepped call by
   /// call): the event guard's clocks (the stops pinned, the releases, the last step's
   /// events) and the slip watch's directions and holds, the watch's by held contact point

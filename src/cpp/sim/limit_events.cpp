@@ -299,8 +299,9 @@ namespace pfaff
                                         mo.limits[std::size_t(i)].value(q), mo.opt.position_tol))
         return i;
     int k = contact_crossed(s, nar, held, q, mo.opt.position_tol);
-    for (int j = 0; q0 && k < 0 && j < int(mo.contact_pairs.size()); ++j)
-      k = rim_turn(s, nar, held, *q0, q, j, 0.0) < 0.0 ? j : -1; // a rim come down flat
+    int j = -1; // a held rim come down flat
+    if (q0 && k < 0 && rim_turn(s, nar, held, *q0, q, -1, 0.0, &j) < 0.0)
+      k = j;
     return k < 0 ? -1 : L + k;
   }
 

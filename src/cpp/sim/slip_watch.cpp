@@ -184,7 +184,7 @@ namespace pfaff
     // leave_cone's slips of this instant (kind 3 at zero slip speed), the last events
     auto from = events.end();
     while (from != events.begin() && std::prev(from)->t >= t - 1e-9 * guard.dt()
-           && std::prev(from)->kind == 3 && std::prev(from)->v_pre == 0.0)
+           && cone_slip(*std::prev(from)))
       --from;
     *memory = RunMemory{t, guard, slips.ordered(specs), {from, events.end()}};
     events.erase(from, events.end());
